@@ -1,0 +1,162 @@
+//! The boot tool's command line. Hand-rolled: three modes and a dozen flags do not need a
+//! parsing library, and every error names the flag at fault.
+
+use crate::{gdb, qemu};
+use std::path::PathBuf;
+
+pub const USAGE: &str = "\
+usage: boot run [OPTIONS] [KEY=VALUE...]   build and boot the kernel; KEY=VALUE are boot options
+       boot gdb [OPTIONS]                  boot paused with a gdb stub and attach gdb at the entry
+       boot test-runner ELF [ARGS...]      boot a kernel test binary (cargo's runner)
+
+options:
+  --opts STRING        boot options, e.g. \"hz=250 policy=eevdf\" (added to any KEY=VALUE)
+  --realtime           no -icount: virtual time follows the host clock (figures vary)
+  --icount-shift N     deterministic time, 2^N ns per instruction (default 0)
+  --timeout SECS       kill QEMU after SECS seconds (run; default 300)
+  --memory MIB         guest RAM (default 256)
+  --release            build the kernel with optimisations
+  --kernel ELF         boot this kernel ELF instead of building one
+  --port N             gdb stub port (gdb; default 1234)
+  --no-launch          gdb: start QEMU only and print the gdb command to attach
+  --verbose            print the kernel path and the exact qemu-system-x86_64 command
+
+exit status: 0 success, 1 kernel failure or panic, 2 bad boot options, 3 timeout,
+             4 no report from the kernel, 5 host-side error, 64 usage error";
+
+/// Options shared by `run` and `gdb`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Args {
+    pub options: Vec<String>,
+    pub realtime: bool,
+    pub icount_shift: u32,
+    pub timeout_secs: u64,
+    pub memory_mib: u32,
+    pub release: bool,
+    pub kernel: Option<PathBuf>,
+    pub gdb_port: u16,
+    pub no_launch: bool,
+    pub verbose: bool,
+}
+
+impl Default for Args {
+    fn default() -> Self {
+        Args {
+            options: Vec::new(),
+            realtime: false,
+            icount_shift: qemu::DEFAULT_ICOUNT_SHIFT,
+            timeout_secs: 300,
+            memory_mib: qemu::DEFAULT_MEMORY_MIB,
+            release: false,
+            kernel: None,
+            gdb_port: gdb::DEFAULT_PORT,
+            no_launch: false,
+            verbose: false,
+        }
+    }
+}
+
+#[derive(Debug, PartialEq)]
+pub enum Mode {
+    Help,
+    Run(Args),
+    Gdb(Args),
+    TestRunner { kernel: PathBuf, extra: Vec<String> },
+}
+
+fn number<T: std::str::FromStr>(flag: &str, value: Option<&String>, range: std::ops::RangeInclusive<T>) -> Result<T, String>
+where
+    T: PartialOrd + std::fmt::Display,
+{
+    let value = value.ok_or_else(|| format!("{flag} needs a value"))?;
+    let n: T = value.parse().map_err(|_| format!("{flag}: '{value}' is not a number"))?;
+    if !range.contains(&n) {
+        return Err(format!("{flag}: {n} is out of range ({}..={})", range.start(), range.end()));
+    }
+    Ok(n)
+}
+
+fn parse_args(rest: &[String], gdb_mode: bool) -> Result<Args, String> {
+    let mut args = Args::default();
+    let mut it = rest.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--opts" => {
+                let value = it.next().ok_or("--opts needs a value")?;
+                args.options.extend(value.split_ascii_whitespace().map(String::from));
+            }
+            "--realtime" => args.realtime = true,
+            "--icount-shift" => args.icount_shift = number(arg, it.next(), 0..=10)?,
+            "--timeout" => args.timeout_secs = number(arg, it.next(), 1..=86_400)?,
+            "--memory" => args.memory_mib = number(arg, it.next(), 32..=65_536)?,
+            "--release" => args.release = true,
+            "--kernel" => args.kernel = Some(it.next().ok_or("--kernel needs a path")?.into()),
+            "--verbose" | "-v" => args.verbose = true,
+            "--port" if gdb_mode => args.gdb_port = number(arg, it.next(), 1..=65_535)?,
+            "--no-launch" if gdb_mode => args.no_launch = true,
+            option if option.starts_with('-') => return Err(format!("unknown flag {option}")),
+            // Anything else is a boot option; the kernel validates it.
+            option => args.options.push(option.to_string()),
+        }
+    }
+    Ok(args)
+}
+
+/// Parses the arguments after the program name.
+pub fn parse(argv: &[String]) -> Result<Mode, String> {
+    let Some((mode, rest)) = argv.split_first() else {
+        return Err("missing mode".into());
+    };
+    match mode.as_str() {
+        "run" => Ok(Mode::Run(parse_args(rest, false)?)),
+        "gdb" => Ok(Mode::Gdb(parse_args(rest, true)?)),
+        "test-runner" => {
+            let (kernel, extra) = rest.split_first().ok_or("test-runner needs the kernel ELF path")?;
+            Ok(Mode::TestRunner { kernel: kernel.into(), extra: extra.to_vec() })
+        }
+        "help" | "--help" | "-h" => Ok(Mode::Help),
+        other => Err(format!("unknown mode '{other}'")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn run_collects_boot_options_from_opts_and_positionals() {
+        let mut v = argv("run --verbose hz=100");
+        v.extend(["--opts".into(), "policy=eevdf  trace=on".into()]);
+        let Mode::Run(args) = parse(&v).unwrap() else { panic!() };
+        assert_eq!(args.options, ["hz=100", "policy=eevdf", "trace=on"]);
+        assert!(args.verbose && !args.realtime);
+    }
+
+    #[test]
+    fn flags_are_checked() {
+        assert!(parse(&argv("run --icount-shift 11")).unwrap_err().contains("out of range"));
+        assert!(parse(&argv("run --timeout soon")).unwrap_err().contains("not a number"));
+        assert!(parse(&argv("run --port 1")).unwrap_err().contains("unknown flag --port"));
+        assert!(parse(&argv("run --opts")).unwrap_err().contains("needs a value"));
+        assert!(parse(&argv("fly")).unwrap_err().contains("unknown mode"));
+        assert!(parse(&[]).is_err());
+    }
+
+    #[test]
+    fn gdb_takes_a_port_and_no_launch() {
+        let Mode::Gdb(args) = parse(&argv("gdb --port 4000 --no-launch")).unwrap() else { panic!() };
+        assert_eq!((args.gdb_port, args.no_launch), (4000, true));
+    }
+
+    #[test]
+    fn test_runner_passes_the_elf_and_the_rest() {
+        assert_eq!(
+            parse(&argv("test-runner /t/kernel-abc --nocapture")).unwrap(),
+            Mode::TestRunner { kernel: "/t/kernel-abc".into(), extra: vec!["--nocapture".into()] }
+        );
+    }
+}

@@ -1,0 +1,40 @@
+//! The bootable disk image: the kernel ELF wrapped by the `bootloader` crate into a BIOS
+//! (MBR) disk image, written next to the ELF as `<elf>.img` and kept there, so it can be
+//! booted again with plain `qemu-system-x86_64 -drive format=raw,file=...`.
+//!
+//! BIOS rather than UEFI: no firmware download, half the build, and the legacy PIC works.
+
+use bootloader::{BiosBoot, BootConfig};
+use std::path::{Path, PathBuf};
+
+/// The image path for a kernel ELF.
+pub fn image_path(kernel: &Path) -> PathBuf {
+    let mut name = kernel.file_name().unwrap_or_default().to_os_string();
+    name.push(".img");
+    kernel.with_file_name(name)
+}
+
+/// The bootloader's runtime configuration: silent. Its log would otherwise interleave with
+/// the kernel's output on the serial line that tests and users read.
+fn quiet_boot_config() -> BootConfig {
+    let mut config = BootConfig::default();
+    config.serial_logging = false;
+    config.frame_buffer_logging = false;
+    config.log_level = bootloader_boot_config::LevelFilter::Off;
+    config
+}
+
+/// Writes the image for `kernel` unless an up-to-date one exists; returns its path.
+pub fn build_image(kernel: &Path) -> Result<PathBuf, String> {
+    let image = image_path(kernel);
+    let modified = |p: &Path| p.metadata().and_then(|m| m.modified()).ok();
+    let kernel_time = modified(kernel).ok_or_else(|| format!("kernel not found: {}", kernel.display()))?;
+    if modified(&image).is_some_and(|t| t >= kernel_time) {
+        return Ok(image);
+    }
+    BiosBoot::new(kernel)
+        .set_boot_config(&quiet_boot_config())
+        .create_disk_image(&image)
+        .map_err(|e| format!("cannot create the disk image {}: {e:#}", image.display()))?;
+    Ok(image)
+}

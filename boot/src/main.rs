@@ -1,0 +1,122 @@
+//! `boot`: cfslab's host tool. It builds the kernel, wraps it in a BIOS disk image, runs it
+//! in QEMU and turns the kernel's report into an exit status (see `status.rs`).
+//!
+//! ```text
+//! boot run [OPTIONS] [KEY=VALUE...]   boot the kernel with boot options
+//! boot test-runner ELF [ARGS...]      what `cargo test` calls for each kernel test binary
+//! boot gdb [OPTIONS]                  QEMU paused with a gdb stub, and gdb attached
+//! ```
+
+mod build;
+mod cli;
+mod gdb;
+mod image;
+mod qemu;
+mod status;
+
+use cli::{Args, Mode};
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+use status::Status;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let status = match cli::parse(&args) {
+        Ok(Mode::Help) => {
+            println!("{}", cli::USAGE);
+            Status::Success
+        }
+        Ok(Mode::Run(args)) => report(run(&args)),
+        Ok(Mode::TestRunner { kernel, extra }) => report(test_runner(&kernel, &extra)),
+        Ok(Mode::Gdb(args)) => report(debug(&args)),
+        Err(message) => {
+            eprintln!("boot: {message}\n\n{}", cli::USAGE);
+            Status::Usage
+        }
+    };
+    ExitCode::from(status.code() as u8)
+}
+
+/// Prints a one-line verdict for anything but success.
+fn report(result: Result<Status, String>) -> Status {
+    match result {
+        Ok(Status::Success) => Status::Success,
+        Ok(status) => {
+            eprintln!("boot: {status} (exit status {})", status.code());
+            status
+        }
+        Err(message) => {
+            eprintln!("boot: {message}");
+            Status::HostError
+        }
+    }
+}
+
+/// The kernel to boot: `--kernel`, or a fresh build.
+fn kernel_for(args: &Args) -> Result<std::path::PathBuf, String> {
+    match &args.kernel {
+        Some(path) => Ok(path.clone()),
+        None => build::build_kernel(args.release),
+    }
+}
+
+fn machine_for(args: &Args, kernel: &Path) -> Result<qemu::Machine, String> {
+    let image = image::build_image(kernel)?;
+    let mut machine = qemu::Machine::new(image);
+    machine.options = args.options.join(" ");
+    machine.icount_shift = if args.realtime { None } else { Some(args.icount_shift) };
+    machine.memory_mib = args.memory_mib;
+    if args.verbose {
+        eprintln!("boot: kernel {}", kernel.display());
+        eprintln!("boot: {}", machine.command_line());
+    }
+    Ok(machine)
+}
+
+fn run(args: &Args) -> Result<Status, String> {
+    let kernel = kernel_for(args)?;
+    let machine = machine_for(args, &kernel)?;
+    let status = qemu::run(&machine, Some(Duration::from_secs(args.timeout_secs)))?;
+    if status == Status::Timeout {
+        eprintln!("boot: no report within {} s; QEMU was killed (raise it with --timeout)", args.timeout_secs);
+    }
+    Ok(status)
+}
+
+/// Default per-test-kernel timeout; `CFSLAB_TEST_TIMEOUT` (seconds) overrides it.
+const TEST_TIMEOUT_SECS: u64 = 300;
+
+fn test_runner(kernel: &Path, extra: &[String]) -> Result<Status, String> {
+    let name = kernel.file_name().unwrap_or_default().to_string_lossy();
+    eprintln!("boot: booting test kernel {name} in QEMU");
+    if !extra.is_empty() {
+        eprintln!("boot: note: test arguments {extra:?} are ignored; a test kernel runs all its tests");
+    }
+    let timeout = std::env::var("CFSLAB_TEST_TIMEOUT").ok().and_then(|s| s.parse().ok()).unwrap_or(TEST_TIMEOUT_SECS);
+    let args = Args { verbose: std::env::var_os("CFSLAB_VERBOSE").is_some(), ..Args::default() };
+    let machine = machine_for(&args, kernel)?;
+    qemu::run(&machine, Some(Duration::from_secs(timeout)))
+}
+
+fn debug(args: &Args) -> Result<Status, String> {
+    let kernel = kernel_for(args)?;
+    let mut machine = machine_for(args, &kernel)?;
+    machine.gdb_port = Some(args.gdb_port);
+    let script = gdb::write_script(&build::target_dir(), &kernel, args.gdb_port)?;
+    let attach = gdb::command_line(&script);
+    let mut qemu = machine.spawn(true)?;
+    if args.no_launch {
+        eprintln!("boot: QEMU is paused, waiting for gdb on 127.0.0.1:{}; attach with:", args.gdb_port);
+        println!("{attach}");
+        return qemu::wait_with_timeout(&mut qemu, None);
+    }
+    eprintln!("boot: {attach}");
+    let gdb_status = std::process::Command::new("gdb").args(["-q", "-x"]).arg(&script).status();
+    let _ = qemu.kill();
+    let _ = qemu.wait();
+    match gdb_status {
+        Ok(_) => Ok(Status::Success),
+        Err(e) => Err(format!("cannot start gdb ({e}); install it (Debian: apt-get install gdb)")),
+    }
+}

@@ -1,0 +1,198 @@
+//! Starting QEMU: the machine cfslab runs on, the exact command line (printable with
+//! `--verbose`), and running it to the end with a timeout while its serial output streams
+//! to our stdout.
+
+use crate::status::Status;
+use std::io::{ErrorKind, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Under `-icount shift=N` every guest instruction advances virtual time by 2^N ns, so time
+/// depends only on what the guest executes: the same figures on every run and machine.
+/// Shift 0 is a 1 GHz, one-instruction-per-cycle CPU, close to the 2008-era machines the seeds
+/// ran on.
+pub const DEFAULT_ICOUNT_SHIFT: u32 = 0;
+
+/// Enough for the 16 MiB minimum heap with a comfortable margin.
+pub const DEFAULT_MEMORY_MIB: u32 = 256;
+
+/// The QEMU binary; override with `QEMU=/path/to/qemu-system-x86_64`.
+pub fn qemu_binary() -> String {
+    std::env::var("QEMU").unwrap_or_else(|_| "qemu-system-x86_64".into())
+}
+
+/// One QEMU machine for one kernel image.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    pub image: PathBuf,
+    /// Boot options, passed through fw_cfg; empty for none.
+    pub options: String,
+    /// `Some(N)`: deterministic `-icount shift=N,sleep=off`; `None`: real time.
+    pub icount_shift: Option<u32>,
+    pub memory_mib: u32,
+    /// `Some(port)`: start paused with a gdb stub on that port.
+    pub gdb_port: Option<u16>,
+}
+
+/// QEMU's option syntax uses commas as separators; a literal comma in a value is doubled.
+pub fn escape_option_value(value: &str) -> String {
+    value.replace(',', ",,")
+}
+
+impl Machine {
+    pub fn new(image: PathBuf) -> Self {
+        Machine {
+            image,
+            options: String::new(),
+            icount_shift: Some(DEFAULT_ICOUNT_SHIFT),
+            memory_mib: DEFAULT_MEMORY_MIB,
+            gdb_port: None,
+        }
+    }
+
+    /// The arguments after the binary name.
+    pub fn args(&self) -> Vec<String> {
+        let mut args: Vec<String> = vec![
+            "-drive".into(),
+            format!("format=raw,file={}", escape_option_value(&self.image.display().to_string())),
+            // The kernel's exit status: value v written to port 0xf4 → QEMU exits (v << 1) | 1.
+            "-device".into(),
+            "isa-debug-exit,iobase=0xf4,iosize=0x04".into(),
+            "-serial".into(),
+            "stdio".into(),
+            "-display".into(),
+            "none".into(),
+            "-monitor".into(),
+            "none".into(),
+            // A triple fault must end the run, not reboot into it again.
+            "-no-reboot".into(),
+            "-m".into(),
+            format!("{}M", self.memory_mib),
+        ];
+        if let Some(shift) = self.icount_shift {
+            args.extend(["-icount".into(), format!("shift={shift},sleep=off"), "-rtc".into(), "clock=vm".into()]);
+        }
+        if !self.options.is_empty() {
+            args.push("-fw_cfg".into());
+            args.push(format!("name=opt/cfslab/cmdline,string={}", escape_option_value(&self.options)));
+        }
+        if let Some(port) = self.gdb_port {
+            args.extend(["-gdb".into(), format!("tcp:127.0.0.1:{port}"), "-S".into()]);
+        }
+        args
+    }
+
+    /// The full command line, quoted for a POSIX shell: what `--verbose` prints.
+    pub fn command_line(&self) -> String {
+        std::iter::once(qemu_binary()).chain(self.args()).map(|a| shell_quote(&a)).collect::<Vec<_>>().join(" ")
+    }
+
+    /// Starts QEMU with its serial output on a pipe (or inherited, if `inherit_stdout`).
+    pub fn spawn(&self, inherit_stdout: bool) -> Result<Child, String> {
+        Command::new(qemu_binary())
+            .args(self.args())
+            .stdin(Stdio::null())
+            .stdout(if inherit_stdout { Stdio::inherit() } else { Stdio::piped() })
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| match e.kind() {
+                ErrorKind::NotFound => format!(
+                    "{} not found: install QEMU (Debian: apt-get install qemu-system-x86)",
+                    qemu_binary()
+                ),
+                _ => format!("cannot start {}: {e}", qemu_binary()),
+            })
+    }
+}
+
+/// Quotes `arg` for a POSIX shell if it needs it.
+pub fn shell_quote(arg: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !arg.is_empty() && arg.chars().all(safe) {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
+/// Copies the child's stdout to ours as it arrives, in a thread.
+pub fn forward_output(child: &mut Child) -> Option<std::thread::JoinHandle<()>> {
+    let mut from = child.stdout.take()?;
+    Some(std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        let mut out = std::io::stdout();
+        while let Ok(n) = from.read(&mut buf) {
+            if n == 0 || out.write_all(&buf[..n]).and_then(|_| out.flush()).is_err() {
+                break;
+            }
+        }
+    }))
+}
+
+/// Waits for `child` to exit, killing it after `timeout`; returns the boot tool's status.
+pub fn wait_with_timeout(child: &mut Child, timeout: Option<Duration>) -> Result<Status, String> {
+    let start = Instant::now();
+    loop {
+        if let Some(exit) = child.try_wait().map_err(|e| format!("waiting for QEMU: {e}"))? {
+            return Ok(Status::from_qemu(exit.code()));
+        }
+        if timeout.is_some_and(|t| start.elapsed() >= t) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(Status::Timeout);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Runs the machine to its end, streaming its serial output to stdout.
+pub fn run(machine: &Machine, timeout: Option<Duration>) -> Result<Status, String> {
+    let mut child = machine.spawn(false)?;
+    let forwarder = forward_output(&mut child);
+    let status = wait_with_timeout(&mut child, timeout)?;
+    if let Some(forwarder) = forwarder {
+        let _ = forwarder.join();
+    }
+    Ok(status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commas_in_options_are_doubled_for_qemu() {
+        assert_eq!(escape_option_value("run=seed000-s1,seed003"), "run=seed000-s1,,seed003");
+        let mut m = Machine::new("k.img".into());
+        m.options = "features=A,B hz=100".into();
+        assert!(m.args().contains(&"name=opt/cfslab/cmdline,string=features=A,,B hz=100".to_string()));
+    }
+
+    #[test]
+    fn deterministic_by_default_realtime_on_request() {
+        let mut m = Machine::new("k.img".into());
+        let args = m.args().join(" ");
+        assert!(args.contains("-icount shift=0,sleep=off -rtc clock=vm"), "{args}");
+        assert!(!args.contains("-fw_cfg"), "no options, no fw_cfg file: {args}");
+        m.icount_shift = None;
+        assert!(!m.args().join(" ").contains("-icount"));
+    }
+
+    #[test]
+    fn gdb_mode_starts_paused_with_a_stub() {
+        let mut m = Machine::new("k.img".into());
+        m.gdb_port = Some(4321);
+        assert!(m.args().join(" ").ends_with("-gdb tcp:127.0.0.1:4321 -S"));
+    }
+
+    #[test]
+    fn the_printed_command_line_is_shell_safe() {
+        let mut m = Machine::new("/tmp/a b/k.img".into());
+        m.options = "hz=100 run=lab".into();
+        let line = m.command_line();
+        assert!(line.contains("'format=raw,file=/tmp/a b/k.img'"), "{line}");
+        assert!(line.contains("'name=opt/cfslab/cmdline,string=hz=100 run=lab'"), "{line}");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+    }
+}

@@ -1,0 +1,71 @@
+//! The Global Descriptor Table and the Task State Segment.
+//!
+//! In long mode segmentation is almost gone, but two things still need the GDT: the code
+//! segment the CPU runs in, and the TSS, whose Interrupt Stack Table gives the double-fault
+//! handler a stack of its own. That matters when the kernel stack overflows: the page fault
+//! on the guard page cannot push its frame on the dead stack, the CPU escalates to a double
+//! fault, and only a known-good stack lets the handler run and report it.
+
+use core::ops::Range;
+use spin::Lazy;
+use x86_64::VirtAddr;
+use x86_64::instructions::segmentation::{CS, DS, ES, SS, Segment};
+use x86_64::instructions::tables::load_tss;
+use x86_64::structures::gdt::{Descriptor, GlobalDescriptorTable, SegmentSelector};
+use x86_64::structures::tss::TaskStateSegment;
+
+/// The IST slot (0-based, as the `x86_64` crate counts) holding the double-fault stack.
+pub const DOUBLE_FAULT_IST_INDEX: u16 = 0;
+
+const DOUBLE_FAULT_STACK_SIZE: usize = 32 * 1024;
+
+/// The double-fault stack. It lives in .bss, so it exists before the heap does; `u128`
+/// elements give it the 16-byte alignment the x86_64 ABI wants for stacks. Only the CPU
+/// writes it (through the TSS), so it is never referenced from Rust, only its address.
+static mut DOUBLE_FAULT_STACK: [u128; DOUBLE_FAULT_STACK_SIZE / 16] = [0; DOUBLE_FAULT_STACK_SIZE / 16];
+
+/// Address range of the double-fault stack, for tests that check the handler really runs on it.
+pub fn double_fault_stack() -> Range<u64> {
+    let start = VirtAddr::from_ptr(&raw const DOUBLE_FAULT_STACK).as_u64();
+    start..start + DOUBLE_FAULT_STACK_SIZE as u64
+}
+
+static TSS: Lazy<TaskStateSegment> = Lazy::new(|| {
+    let mut tss = TaskStateSegment::new();
+    // Stacks grow down: the IST entry is the *end* of the area.
+    tss.interrupt_stack_table[DOUBLE_FAULT_IST_INDEX as usize] =
+        VirtAddr::new(double_fault_stack().end);
+    tss
+});
+
+struct Selectors {
+    code: SegmentSelector,
+    data: SegmentSelector,
+    tss: SegmentSelector,
+}
+
+static GDT: Lazy<(GlobalDescriptorTable, Selectors)> = Lazy::new(|| {
+    let mut gdt = GlobalDescriptorTable::new();
+    let code = gdt.append(Descriptor::kernel_code_segment());
+    let data = gdt.append(Descriptor::kernel_data_segment());
+    let tss = gdt.append(Descriptor::tss_segment(&TSS));
+    (gdt, Selectors { code, data, tss })
+});
+
+/// Loads cfslab's GDT, reloads the segment registers from it and loads the TSS.
+///
+/// The data segments are reloaded too: the bootloader's selectors index *its* GDT, and a
+/// stale SS would fault on the first `iretq` from an interrupt.
+pub fn init() {
+    let (gdt, selectors) = &*GDT;
+    gdt.load();
+    // SAFETY: the selectors come from the GDT just loaded and describe flat 64-bit kernel
+    // code/data segments and a TSS that lives in a static for the rest of the run.
+    unsafe {
+        CS::set_reg(selectors.code);
+        SS::set_reg(selectors.data);
+        DS::set_reg(selectors.data);
+        ES::set_reg(selectors.data);
+        load_tss(selectors.tss);
+    }
+}

@@ -1,0 +1,228 @@
+//! The Interrupt Descriptor Table and the CPU exceptions.
+//!
+//! Every architecturally defined exception has a handler. A breakpoint (`int3`) is counted,
+//! logged and resumed; every other exception is fatal: the handler describes it in one line
+//! (name, vector, error code, RIP, and CR2 for a page fault) and ends the run as a failure.
+//! The double fault runs on its own IST stack (see [`super::gdt`]) so that a kernel stack
+//! overflow is still reported instead of becoming a silent triple fault.
+//!
+//! Tests replace the fatal ending with [`set_fatal_hook`] to check what was reported.
+
+use core::fmt;
+use core::sync::atomic::{AtomicU64, Ordering};
+use spin::{Lazy, Once};
+use x86_64::registers::control::Cr2;
+use x86_64::structures::idt::{InterruptDescriptorTable, InterruptStackFrame, PageFaultErrorCode};
+
+use super::gdt::DOUBLE_FAULT_IST_INDEX;
+
+/// What a fatal exception handler knows about the fault it caught.
+#[derive(Debug, Clone)]
+pub struct Fault {
+    /// Human name, e.g. "page fault".
+    pub name: &'static str,
+    /// Intel's mnemonic, e.g. "#PF".
+    pub mnemonic: &'static str,
+    /// Interrupt vector (0–31 for exceptions).
+    pub vector: u8,
+    /// The error code the CPU pushed, for the exceptions that push one.
+    pub error_code: Option<u64>,
+    /// Where the faulting instruction is.
+    pub instruction_pointer: u64,
+    /// The interrupted code's stack pointer.
+    pub stack_pointer: u64,
+    /// A stack address inside the handler: shows which stack the handler ran on.
+    pub handler_stack_pointer: u64,
+    /// The linear address that caused a page fault (CR2); `None` for other exceptions.
+    pub fault_address: Option<u64>,
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "EXCEPTION: {} ({}, vector {})", self.name, self.mnemonic, self.vector)?;
+        if let Some(code) = self.error_code {
+            write!(f, " error_code={code:#x}")?;
+            if self.vector == PAGE_FAULT_VECTOR {
+                write!(f, " ({:?})", PageFaultErrorCode::from_bits_truncate(code))?;
+            }
+        }
+        write!(f, " rip={:#x} rsp={:#x}", self.instruction_pointer, self.stack_pointer)?;
+        if let Some(address) = self.fault_address {
+            write!(f, " cr2={address:#x}")?;
+        }
+        Ok(())
+    }
+}
+
+const PAGE_FAULT_VECTOR: u8 = 14;
+
+static FATAL_HOOK: Once<fn(&Fault) -> !> = Once::new();
+
+/// Replaces the default ending of a fatal exception (print, exit as failure). Only the
+/// first call has an effect. Meant for tests whose success *is* a fault.
+pub fn set_fatal_hook(hook: fn(&Fault) -> !) {
+    FATAL_HOOK.call_once(|| hook);
+}
+
+fn fatal(fault: Fault) -> ! {
+    if let Some(hook) = FATAL_HOOK.get() {
+        hook(&fault);
+    }
+    use core::fmt::Write;
+    let _ = writeln!(super::serial::emergency_console(), "{fault}");
+    crate::exit(crate::ExitCode::Failure)
+}
+
+/// An address on the current stack: good enough to tell which stack we are on.
+fn current_stack_address() -> u64 {
+    let marker = 0u8;
+    core::ptr::addr_of!(marker) as u64
+}
+
+fn describe(
+    (name, mnemonic, vector): (&'static str, &'static str, u8),
+    frame: &InterruptStackFrame,
+    error_code: Option<u64>,
+) -> Fault {
+    let fault_address = (vector == PAGE_FAULT_VECTOR).then(|| Cr2::read_raw());
+    Fault {
+        name,
+        mnemonic,
+        vector,
+        error_code,
+        instruction_pointer: frame.instruction_pointer.as_u64(),
+        stack_pointer: frame.stack_pointer.as_u64(),
+        handler_stack_pointer: current_stack_address(),
+        fault_address,
+    }
+}
+
+/// Defines a fatal handler; `error_code` marks the exceptions for which the CPU pushes one.
+macro_rules! fatal_handler {
+    ($handler:ident, $what:expr) => {
+        extern "x86-interrupt" fn $handler(frame: InterruptStackFrame) {
+            fatal(describe($what, &frame, None))
+        }
+    };
+    ($handler:ident, $what:expr, error_code) => {
+        extern "x86-interrupt" fn $handler(frame: InterruptStackFrame, code: u64) {
+            fatal(describe($what, &frame, Some(code)))
+        }
+    };
+}
+
+fatal_handler!(divide_error, ("divide error", "#DE", 0));
+fatal_handler!(debug, ("debug", "#DB", 1));
+fatal_handler!(non_maskable_interrupt, ("non-maskable interrupt", "NMI", 2));
+fatal_handler!(overflow, ("overflow", "#OF", 4));
+fatal_handler!(bound_range_exceeded, ("bound range exceeded", "#BR", 5));
+fatal_handler!(invalid_opcode, ("invalid opcode", "#UD", 6));
+fatal_handler!(device_not_available, ("device not available", "#NM", 7));
+fatal_handler!(invalid_tss, ("invalid TSS", "#TS", 10), error_code);
+fatal_handler!(segment_not_present, ("segment not present", "#NP", 11), error_code);
+fatal_handler!(stack_segment_fault, ("stack-segment fault", "#SS", 12), error_code);
+fatal_handler!(general_protection_fault, ("general protection fault", "#GP", 13), error_code);
+fatal_handler!(x87_floating_point, ("x87 floating-point error", "#MF", 16));
+fatal_handler!(alignment_check, ("alignment check", "#AC", 17), error_code);
+fatal_handler!(simd_floating_point, ("SIMD floating-point error", "#XM", 19));
+fatal_handler!(virtualization, ("virtualization exception", "#VE", 20));
+fatal_handler!(control_protection, ("control protection", "#CP", 21), error_code);
+fatal_handler!(hypervisor_injection, ("hypervisor injection", "#HV", 28));
+fatal_handler!(vmm_communication, ("VMM communication", "#VC", 29), error_code);
+fatal_handler!(security, ("security exception", "#SX", 30), error_code);
+
+extern "x86-interrupt" fn page_fault(frame: InterruptStackFrame, code: PageFaultErrorCode) {
+    fatal(describe(("page fault", "#PF", PAGE_FAULT_VECTOR), &frame, Some(code.bits())))
+}
+
+extern "x86-interrupt" fn double_fault(frame: InterruptStackFrame, code: u64) -> ! {
+    fatal(describe(("double fault", "#DF", 8), &frame, Some(code)))
+}
+
+extern "x86-interrupt" fn machine_check(frame: InterruptStackFrame) -> ! {
+    fatal(describe(("machine check", "#MC", 18), &frame, None))
+}
+
+static BREAKPOINTS: AtomicU64 = AtomicU64::new(0);
+
+/// How many `int3` breakpoints the kernel has taken (and resumed from) so far.
+pub fn breakpoint_count() -> u64 {
+    BREAKPOINTS.load(Ordering::Relaxed)
+}
+
+extern "x86-interrupt" fn breakpoint(frame: InterruptStackFrame) {
+    BREAKPOINTS.fetch_add(1, Ordering::Relaxed);
+    log::debug!("breakpoint (#BP) at rip={:#x}", frame.instruction_pointer.as_u64());
+}
+
+static IDT: Lazy<InterruptDescriptorTable> = Lazy::new(|| {
+    let mut idt = InterruptDescriptorTable::new();
+    idt.divide_error.set_handler_fn(divide_error);
+    idt.debug.set_handler_fn(debug);
+    idt.non_maskable_interrupt.set_handler_fn(non_maskable_interrupt);
+    idt.breakpoint.set_handler_fn(breakpoint);
+    idt.overflow.set_handler_fn(overflow);
+    idt.bound_range_exceeded.set_handler_fn(bound_range_exceeded);
+    idt.invalid_opcode.set_handler_fn(invalid_opcode);
+    idt.device_not_available.set_handler_fn(device_not_available);
+    // SAFETY: the IST index names the double-fault stack set up in the TSS by gdt::init,
+    // which runs before this table is loaded, and no other handler uses that stack.
+    unsafe {
+        idt.double_fault
+            .set_handler_fn(double_fault)
+            .set_stack_index(DOUBLE_FAULT_IST_INDEX);
+    }
+    idt.invalid_tss.set_handler_fn(invalid_tss);
+    idt.segment_not_present.set_handler_fn(segment_not_present);
+    idt.stack_segment_fault.set_handler_fn(stack_segment_fault);
+    idt.general_protection_fault.set_handler_fn(general_protection_fault);
+    idt.page_fault.set_handler_fn(page_fault);
+    idt.x87_floating_point.set_handler_fn(x87_floating_point);
+    idt.alignment_check.set_handler_fn(alignment_check);
+    idt.machine_check.set_handler_fn(machine_check);
+    idt.simd_floating_point.set_handler_fn(simd_floating_point);
+    idt.virtualization.set_handler_fn(virtualization);
+    idt.cp_protection_exception.set_handler_fn(control_protection);
+    idt.hv_injection_exception.set_handler_fn(hypervisor_injection);
+    idt.vmm_communication_exception.set_handler_fn(vmm_communication);
+    idt.security_exception.set_handler_fn(security);
+    idt
+});
+
+/// Loads the IDT. Must run after [`super::gdt::init`] (the double fault needs the TSS).
+pub fn init() {
+    IDT.load();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test_case]
+    fn breakpoint_returns_to_the_next_instruction() {
+        let before = breakpoint_count();
+        x86_64::instructions::interrupts::int3();
+        x86_64::instructions::interrupts::int3();
+        assert_eq!(breakpoint_count(), before + 2);
+    }
+
+    #[test_case]
+    fn page_fault_line_names_cr2_and_decodes_the_error_code() {
+        let fault = Fault {
+            name: "page fault",
+            mnemonic: "#PF",
+            vector: 14,
+            error_code: Some(0b10),
+            instruction_pointer: 0x1000,
+            stack_pointer: 0x2000,
+            handler_stack_pointer: 0,
+            fault_address: Some(0xdead_b000),
+        };
+        let line = alloc::format!("{fault}");
+        assert_eq!(
+            line,
+            "EXCEPTION: page fault (#PF, vector 14) error_code=0x2 (PageFaultErrorCode(CAUSED_BY_WRITE)) \
+             rip=0x1000 rsp=0x2000 cr2=0xdeadb000"
+        );
+    }
+}

@@ -1,0 +1,26 @@
+//! The x86_64 machine as cfslab uses it under QEMU: the COM1 UART, the GDT/TSS, the IDT with
+//! its exception handlers, QEMU's fw_cfg device (boot options) and isa-debug-exit (the exit
+//! status the host sees).
+
+pub mod fw_cfg;
+pub mod gdt;
+pub mod interrupts;
+pub mod qemu_exit;
+pub mod serial;
+
+/// Brings up the CPU tables: first the GDT (with the TSS and its double-fault stack), then
+/// the IDT, which refers to the TSS's stacks. Interrupts stay disabled: nothing in this
+/// milestone raises one except the CPU's own exceptions.
+pub fn init() {
+    gdt::init();
+    interrupts::init();
+}
+
+/// Parks the CPU for good: `hlt` with interrupts off never wakes up except for an NMI, and
+/// the loop sends it back to sleep if that happens.
+pub fn halt_forever() -> ! {
+    loop {
+        ::x86_64::instructions::interrupts::disable();
+        ::x86_64::instructions::hlt();
+    }
+}

@@ -1,0 +1,42 @@
+//! The COM1 serial port (a 16550 UART at I/O port 0x3F8): cfslab's only console. QEMU's
+//! `-serial stdio` connects it to the host's terminal, and every figure the lab prints goes
+//! through here.
+//!
+//! Two writers share the port. [`with_console`] is the normal one, behind a spin lock.
+//! [`emergency_console`] ignores the lock: panics and CPU exceptions use it, because the code
+//! that failed may have been holding the lock when it did.
+
+use core::fmt;
+use spin::{Lazy, Mutex};
+use uart_16550::SerialPort;
+
+const COM1: u16 = 0x3F8;
+
+static CONSOLE: Lazy<Mutex<SerialPort>> = Lazy::new(|| {
+    // SAFETY: 0x3F8 is COM1 on every PC and QEMU machine; no other code in cfslab drives
+    // this port except through this lock or the emergency writer below.
+    let mut port = unsafe { SerialPort::new(COM1) };
+    port.init();
+    Mutex::new(port)
+});
+
+/// Initialises the UART (baud rate, 8N1, FIFOs). Printing before this is harmless: the
+/// first print initialises it too.
+pub fn init() {
+    Lazy::force(&CONSOLE);
+}
+
+/// Runs `f` with the console locked and interrupts off, so that an interrupt handler that
+/// prints cannot deadlock against the code it interrupted.
+pub fn with_console<R>(f: impl FnOnce(&mut dyn fmt::Write) -> R) -> R {
+    ::x86_64::instructions::interrupts::without_interrupts(|| f(&mut *CONSOLE.lock()))
+}
+
+/// A writer that does not take the console lock, for the last words of a panic or a fatal
+/// exception. Output may interleave with a half-printed line; it is never lost to a deadlock.
+pub fn emergency_console() -> impl fmt::Write {
+    // SAFETY: the UART was initialised by `init` (or, if the failure came before that, it
+    // still has the BIOS's settings, which QEMU accepts); writing bytes to its data port
+    // cannot break memory safety, at worst it mixes characters with another writer.
+    unsafe { SerialPort::new(COM1) }
+}

@@ -1,0 +1,276 @@
+//! Boot options: what the host asked this run to do.
+//!
+//! The options arrive as one string through fw_cfg (`opt/cfslab/cmdline`), space-separated
+//! `key=value` pairs, and are validated *all* before anything runs: a typo must not cost a
+//! ten-second experiment. The table of keys and values is DESIGN.md's contract; this module
+//! holds the parsed result ([`Config`]) and prints it back in canonical form for the boot
+//! banner. The parser itself is in [`parse`].
+//!
+//! Options that later milestones act on (policy, era, features, tunables...) are already
+//! validated and kept here, so that the option language never changes under a user's feet.
+
+mod parse;
+#[cfg(test)]
+mod tests;
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+pub use parse::{MAX_CMDLINE_BYTES, OptionError};
+
+/// The fw_cfg file the boot tool writes the options into.
+pub const FW_CFG_NAME: &str = "opt/cfslab/cmdline";
+
+/// Scheduling policy (`policy=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// The Completely Fair Scheduler, 2.6.23–6.5, in the era chosen with `era=`.
+    Cfs,
+    /// Earliest Eligible Virtual Deadline First, Linux 6.6+.
+    Eevdf,
+    /// The O(1) scheduler of Linux 2.6.11 (seed 002's kernel).
+    O1,
+}
+
+/// A Linux release whose scheduler tunables and features `era=` reproduces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    V2_6_24,
+    V2_6_25,
+    V2_6_32,
+    V2_6_35,
+    V2_6_36,
+    V6_6,
+}
+
+/// What tasks are grouped by for group scheduling (`group=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grouping {
+    /// One group per uid, as CONFIG_FAIR_USER_SCHED (2.6.24) and USER_SCHED (2.6.25) did.
+    Uid,
+    /// No groups: every task competes on its own.
+    None,
+}
+
+/// The timer device driving ticks and timers (`clockevent=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockEvent {
+    /// The local APIC timer, in one-shot mode (hrtimers).
+    Lapic,
+    /// The 8254 PIT, periodic at `hz` (the 2005 world).
+    Pit,
+}
+
+/// One `features=` entry: a sched_features name, set or (with `NO_`) cleared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeatureSetting {
+    pub name: &'static str,
+    pub enabled: bool,
+}
+
+/// One `shares=` entry: the weight of uid `uid`'s group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Share {
+    pub uid: u32,
+    pub weight: u32,
+}
+
+/// Tunables overridden on the command line (sysctl names); `None` keeps the era's value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tunables {
+    pub latency_ns: Option<u64>,
+    pub min_granularity_ns: Option<u64>,
+    pub wakeup_granularity_ns: Option<u64>,
+    pub base_slice_ns: Option<u64>,
+}
+
+/// Console verbosity (`log=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    Error,
+    Warn,
+    Info,
+    Debug,
+    Trace,
+}
+
+/// The validated boot options. Fields left `None` or empty mean "the default", which may
+/// depend on other options (see the `effective_*` methods).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Scenario names, in order; `["lab"]` by default.
+    pub run: Vec<&'static str>,
+    pub policy: Policy,
+    pub era: Option<Era>,
+    pub features: Vec<FeatureSetting>,
+    pub tunables: Tunables,
+    pub group: Option<Grouping>,
+    pub shares: Vec<Share>,
+    pub hz: u32,
+    pub clockevent: ClockEvent,
+    pub hrtimer: bool,
+    /// Length of each scenario's measured window; `None` = the scenario's own default.
+    pub duration_ns: Option<u64>,
+    pub trace: bool,
+    pub log: LogLevel,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            run: alloc::vec!["lab"],
+            policy: Policy::Cfs,
+            era: None,
+            features: Vec::new(),
+            tunables: Tunables::default(),
+            group: None,
+            shares: Vec::new(),
+            hz: 1000,
+            clockevent: ClockEvent::Lapic,
+            hrtimer: true,
+            duration_ns: None,
+            trace: false,
+            log: LogLevel::Info,
+        }
+    }
+}
+
+impl Config {
+    /// Parses and validates a boot command line (see the module docs).
+    pub fn parse(cmdline: &str) -> Result<Config, OptionError> {
+        parse::parse(cmdline)
+    }
+
+    /// Parses raw fw_cfg bytes, which need not be UTF-8.
+    pub fn parse_bytes(cmdline: &[u8]) -> Result<Config, OptionError> {
+        let text = core::str::from_utf8(cmdline).map_err(|e| OptionError::not_utf8(e.valid_up_to()))?;
+        Self::parse(text)
+    }
+
+    /// The era in force: the one given, or the policy's default (2.6.36, the last CFS
+    /// before EEVDF, for `cfs`; 6.6 for `eevdf`). `None` for `o1`, which has no eras.
+    pub fn effective_era(&self) -> Option<Era> {
+        match self.policy {
+            Policy::O1 => None,
+            Policy::Cfs => Some(self.era.unwrap_or(Era::V2_6_36)),
+            Policy::Eevdf => Some(self.era.unwrap_or(Era::V6_6)),
+        }
+    }
+
+    /// The grouping in force: the one given, or the era's: per-uid groups were the default
+    /// configuration in 2.6.24 (FAIR_USER_SCHED) and 2.6.25 (USER_SCHED), none afterwards.
+    pub fn effective_group(&self) -> Grouping {
+        self.group.unwrap_or(match self.effective_era() {
+            Some(Era::V2_6_24 | Era::V2_6_25) => Grouping::Uid,
+            _ => Grouping::None,
+        })
+    }
+}
+
+impl Policy {
+    pub const ALL: [(&'static str, Policy); 3] =
+        [("cfs", Policy::Cfs), ("eevdf", Policy::Eevdf), ("o1", Policy::O1)];
+}
+
+impl Era {
+    pub const ALL: [(&'static str, Era); 6] = [
+        ("2.6.24", Era::V2_6_24),
+        ("2.6.25", Era::V2_6_25),
+        ("2.6.32", Era::V2_6_32),
+        ("2.6.35", Era::V2_6_35),
+        ("2.6.36", Era::V2_6_36),
+        ("6.6", Era::V6_6),
+    ];
+
+    /// The policy this era's scheduler is.
+    pub fn policy(self) -> Policy {
+        match self {
+            Era::V6_6 => Policy::Eevdf,
+            _ => Policy::Cfs,
+        }
+    }
+}
+
+impl Grouping {
+    pub const ALL: [(&'static str, Grouping); 2] = [("uid", Grouping::Uid), ("none", Grouping::None)];
+}
+
+impl ClockEvent {
+    pub const ALL: [(&'static str, ClockEvent); 2] =
+        [("lapic", ClockEvent::Lapic), ("pit", ClockEvent::Pit)];
+}
+
+impl LogLevel {
+    pub const ALL: [(&'static str, LogLevel); 5] = [
+        ("error", LogLevel::Error),
+        ("warn", LogLevel::Warn),
+        ("info", LogLevel::Info),
+        ("debug", LogLevel::Debug),
+        ("trace", LogLevel::Trace),
+    ];
+}
+
+/// The name a `(name, value)` table gives `value`.
+fn name_of<T: PartialEq + Copy>(table: &[(&'static str, T)], value: T) -> &'static str {
+    table.iter().find(|(_, v)| *v == value).map_or("?", |(name, _)| name)
+}
+
+fn on_off(on: bool) -> &'static str {
+    if on { "on" } else { "off" }
+}
+
+/// Writes `ns` in the largest unit that divides it exactly, as `duration=` accepts it.
+fn write_duration(f: &mut fmt::Formatter<'_>, ns: u64) -> fmt::Result {
+    const UNITS: [(u64, &str); 4] = [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us"), (1, "ns")];
+    let (div, unit) = UNITS.iter().find(|(div, _)| ns % div == 0).copied().unwrap_or((1, "ns"));
+    write!(f, "{}{unit}", ns / div)
+}
+
+/// The canonical option string: every option in force, defaults resolved, in table order.
+/// It parses back to the same effective configuration.
+impl fmt::Display for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "run={}", self.run.join(","))?;
+        write!(f, " policy={}", name_of(&Policy::ALL, self.policy))?;
+        if let Some(era) = self.effective_era() {
+            write!(f, " era={}", name_of(&Era::ALL, era))?;
+        }
+        if !self.features.is_empty() {
+            let names: Vec<String> = self
+                .features
+                .iter()
+                .map(|s| alloc::format!("{}{}", if s.enabled { "" } else { "NO_" }, s.name))
+                .collect();
+            write!(f, " features={}", names.join(","))?;
+        }
+        let tunables = [
+            ("latency_ns", self.tunables.latency_ns),
+            ("min_granularity_ns", self.tunables.min_granularity_ns),
+            ("wakeup_granularity_ns", self.tunables.wakeup_granularity_ns),
+            ("base_slice_ns", self.tunables.base_slice_ns),
+        ];
+        for (key, value) in tunables {
+            if let Some(value) = value {
+                write!(f, " {key}={value}")?;
+            }
+        }
+        if self.policy != Policy::O1 {
+            write!(f, " group={}", name_of(&Grouping::ALL, self.effective_group()))?;
+        }
+        if !self.shares.is_empty() {
+            let shares: Vec<String> =
+                self.shares.iter().map(|s| alloc::format!("{}:{}", s.uid, s.weight)).collect();
+            write!(f, " shares={}", shares.join(","))?;
+        }
+        write!(f, " hz={}", self.hz)?;
+        write!(f, " clockevent={}", name_of(&ClockEvent::ALL, self.clockevent))?;
+        write!(f, " hrtimer={}", on_off(self.hrtimer))?;
+        if let Some(ns) = self.duration_ns {
+            f.write_str(" duration=")?;
+            write_duration(f, ns)?;
+        }
+        write!(f, " trace={}", on_off(self.trace))?;
+        write!(f, " log={}", name_of(&LogLevel::ALL, self.log))
+    }
+}

@@ -1,0 +1,370 @@
+//! The boot option parser: command line → [`Config`], or one [`OptionError`] that names the
+//! option, says what is wrong with it and lists what would be right.
+//!
+//! It reads hostile input calmly: any byte string, of any length, produces either a config or
+//! an error, never a panic. Bad tokens are echoed back escaped and shortened, so a non-ASCII
+//! or kilobyte-long key cannot garble the console line that reports it.
+
+use super::{ClockEvent, Config, Era, FeatureSetting, Grouping, LogLevel, Policy, Share};
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::fmt::{self, Write};
+
+/// The longest command line accepted (fw_cfg's buffer in the kernel).
+pub const MAX_CMDLINE_BYTES: usize = 4096;
+
+/// Every key, in DESIGN.md's table order.
+pub const KEYS: [&str; 16] = [
+    "run",
+    "policy",
+    "era",
+    "features",
+    "latency_ns",
+    "min_granularity_ns",
+    "wakeup_granularity_ns",
+    "base_slice_ns",
+    "group",
+    "shares",
+    "hz",
+    "clockevent",
+    "hrtimer",
+    "duration",
+    "trace",
+    "log",
+];
+
+/// Scenario names `run=` accepts (`lab` = all of the seed experiments).
+pub const SCENARIOS: [&str; 6] =
+    ["lab", "seed000-s1", "seed000-s2", "seed002-a", "seed002-b", "seed003"];
+
+/// sched_features names `features=` accepts: Linux's own (from 2.6.24 to 6.6) and cfslab's
+/// additions (DESIGN.md), each settable or, with `NO_`, clearable.
+pub const FEATURES: [&str; 16] = [
+    "FAIR_SLEEPERS",
+    "NEW_FAIR_SLEEPERS",
+    "GENTLE_FAIR_SLEEPERS",
+    "NORMALIZED_SLEEPER",
+    "START_DEBIT",
+    "WAKEUP_PREEMPT",
+    "ASYM_GRAN",
+    "NEXT_BUDDY",
+    "LAST_BUDDY",
+    "PLACE_LAG",
+    "PLACE_DEADLINE_INITIAL",
+    "RUN_TO_PARITY",
+    "GROUP_SLEEPER_CREDIT",
+    "DYN_GRANULARITY",
+    "CLAMP_CHILD_RIGHTMOST",
+    "VFORK_SLEEPER_CREDIT",
+];
+
+const HZ_VALUES: [u32; 3] = [100, 250, 1000];
+
+/// Linux's sysctl bounds for the granularity tunables: 100 µs to 1 s (wakeup: 0 to 1 s).
+const TUNABLE_MIN_NS: u64 = 100_000;
+const TUNABLE_MAX_NS: u64 = 1_000_000_000;
+
+/// Linux's MIN_SHARES and MAX_SHARES for a task group's weight.
+const MIN_SHARES: u32 = 2;
+const MAX_SHARES: u32 = 1 << 18;
+
+const MIN_DURATION_NS: u64 = 10_000_000;
+const MAX_DURATION_NS: u64 = 3_600_000_000_000;
+
+/// Longest excerpt of a bad token echoed in an error.
+const ECHO_MAX_CHARS: usize = 40;
+
+/// A rejected boot option. Its `Display` is the one line the kernel prints before exiting
+/// with the "bad options" status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionError {
+    /// The key (or the whole token, if it had no valid key), escaped and shortened.
+    pub option: String,
+    /// What is wrong.
+    pub reason: String,
+    /// What would be accepted.
+    pub valid: String,
+}
+
+impl fmt::Display for OptionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "bad boot option {}: {} (valid: {})", self.option, self.reason, self.valid)
+    }
+}
+
+impl OptionError {
+    fn new(option: &str, reason: impl ToString, valid: impl ToString) -> Self {
+        OptionError { option: echo(option), reason: reason.to_string(), valid: valid.to_string() }
+    }
+
+    /// The command line is longer than [`MAX_CMDLINE_BYTES`].
+    pub fn too_long(len: usize) -> Self {
+        OptionError::new(
+            "cmdline",
+            alloc::format!("{len} bytes long"),
+            alloc::format!("at most {MAX_CMDLINE_BYTES} bytes"),
+        )
+    }
+
+    pub(super) fn not_utf8(at: usize) -> Self {
+        OptionError::new(
+            "cmdline",
+            alloc::format!("not valid UTF-8 (at byte {at})"),
+            "space-separated key=value pairs in ASCII",
+        )
+    }
+}
+
+/// `text` made safe for a one-line report: printable ASCII kept, the rest `\u{..}`-escaped,
+/// cut to [`ECHO_MAX_CHARS`] characters.
+fn echo(text: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == ECHO_MAX_CHARS {
+            out.push_str("...");
+            break;
+        }
+        if c.is_ascii_graphic() {
+            out.push(c);
+        } else {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        }
+    }
+    out
+}
+
+fn list(items: impl IntoIterator<Item = impl fmt::Display>) -> String {
+    let mut out = String::new();
+    for (i, item) in items.into_iter().enumerate() {
+        let _ = write!(out, "{}{item}", if i == 0 { "" } else { ", " });
+    }
+    out
+}
+
+/// The value of `table` named `value`, or an error listing the names.
+fn choose<T: Copy>(key: &str, value: &str, table: &[(&'static str, T)], what: &str) -> Result<T, OptionError> {
+    table.iter().find(|(name, _)| *name == value).map(|(_, v)| *v).ok_or_else(|| {
+        OptionError::new(key, alloc::format!("unknown {what} '{}'", echo(value)), list(table.iter().map(|(n, _)| n)))
+    })
+}
+
+/// A plain decimal integer: digits only, no sign, no overflow.
+fn parse_u64(text: &str) -> Option<u64> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.bytes().try_fold(0u64, |acc, b| acc.checked_mul(10)?.checked_add(u64::from(b - b'0')))
+}
+
+fn parse_in_range(key: &str, value: &str, min: u64, max: u64) -> Result<u64, OptionError> {
+    let valid = alloc::format!("an integer from {min} to {max}");
+    let n = parse_u64(value)
+        .ok_or_else(|| OptionError::new(key, alloc::format!("'{}' is not a number", echo(value)), &valid))?;
+    if !(min..=max).contains(&n) {
+        return Err(OptionError::new(key, alloc::format!("{n} is out of range"), &valid));
+    }
+    Ok(n)
+}
+
+fn parse_on_off(key: &str, value: &str) -> Result<bool, OptionError> {
+    choose(key, value, &[("on", true), ("off", false)], "value")
+}
+
+/// Comma-separated items, none empty.
+fn items<'a>(key: &str, value: &'a str, valid: &str) -> Result<Vec<&'a str>, OptionError> {
+    let items: Vec<&str> = value.split(',').collect();
+    if items.iter().any(|item| item.is_empty()) {
+        return Err(OptionError::new(key, "empty item in the comma list", valid));
+    }
+    Ok(items)
+}
+
+fn parse_run(value: &str) -> Result<Vec<&'static str>, OptionError> {
+    let valid = alloc::format!("a comma list of {}", list(SCENARIOS));
+    let mut run = Vec::new();
+    for item in items("run", value, &valid)? {
+        let Some(&name) = SCENARIOS.iter().find(|&&s| s == item) else {
+            return Err(OptionError::new("run", alloc::format!("unknown scenario '{}'", echo(item)), &valid));
+        };
+        if run.contains(&name) {
+            return Err(OptionError::new("run", alloc::format!("scenario '{name}' listed twice"), &valid));
+        }
+        run.push(name);
+    }
+    Ok(run)
+}
+
+fn parse_features(value: &str) -> Result<Vec<FeatureSetting>, OptionError> {
+    let valid = alloc::format!("a comma list of {}, each optionally prefixed NO_", list(FEATURES));
+    let mut settings: Vec<FeatureSetting> = Vec::new();
+    for item in items("features", value, &valid)? {
+        let (enabled, wanted) = match item.strip_prefix("NO_") {
+            Some(rest) => (false, rest),
+            None => (true, item),
+        };
+        let Some(&name) = FEATURES.iter().find(|&&f| f == wanted) else {
+            return Err(OptionError::new("features", alloc::format!("unknown feature '{}'", echo(item)), &valid));
+        };
+        if settings.iter().any(|s| s.name == name) {
+            return Err(OptionError::new("features", alloc::format!("feature {name} given twice"), &valid));
+        }
+        settings.push(FeatureSetting { name, enabled });
+    }
+    Ok(settings)
+}
+
+fn parse_shares(value: &str) -> Result<Vec<Share>, OptionError> {
+    let valid = alloc::format!("a comma list of uid:weight, weight from {MIN_SHARES} to {MAX_SHARES}");
+    let mut shares: Vec<Share> = Vec::new();
+    for item in items("shares", value, &valid)? {
+        let bad = |why: &str| OptionError::new("shares", alloc::format!("'{}' {why}", echo(item)), &valid);
+        let (uid, weight) = item.split_once(':').ok_or_else(|| bad("is not uid:weight"))?;
+        let uid = parse_u64(uid).and_then(|u| u32::try_from(u).ok()).ok_or_else(|| bad("has a bad uid"))?;
+        let weight = parse_u64(weight).ok_or_else(|| bad("has a bad weight"))?;
+        if !(u64::from(MIN_SHARES)..=u64::from(MAX_SHARES)).contains(&weight) {
+            return Err(bad("has a weight out of range"));
+        }
+        if shares.iter().any(|s| s.uid == uid) {
+            return Err(bad("repeats a uid"));
+        }
+        shares.push(Share { uid, weight: weight as u32 });
+    }
+    Ok(shares)
+}
+
+/// `10s`, `500ms`, `250us`, `1000000ns`.
+fn parse_duration(value: &str) -> Result<u64, OptionError> {
+    let valid = "a whole number of s, ms, us or ns, from 10ms to 3600s";
+    let digits = value.bytes().take_while(u8::is_ascii_digit).count();
+    let (number, unit) = value.split_at(digits);
+    let scale = match unit {
+        "s" => 1_000_000_000,
+        "ms" => 1_000_000,
+        "us" => 1_000,
+        "ns" => 1,
+        _ => {
+            return Err(OptionError::new("duration", alloc::format!("'{}' has no valid unit", echo(value)), valid));
+        }
+    };
+    let ns = parse_u64(number)
+        .and_then(|n| n.checked_mul(scale))
+        .ok_or_else(|| OptionError::new("duration", alloc::format!("'{}' is not a duration", echo(value)), valid))?;
+    if !(MIN_DURATION_NS..=MAX_DURATION_NS).contains(&ns) {
+        return Err(OptionError::new("duration", alloc::format!("{} is out of range", echo(value)), valid));
+    }
+    Ok(ns)
+}
+
+/// Applies one `key=value` to `config`. `key` is known and `value` non-empty.
+fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), OptionError> {
+    let tunable = |value| parse_in_range(key, value, TUNABLE_MIN_NS, TUNABLE_MAX_NS).map(Some);
+    match key {
+        "run" => config.run = parse_run(value)?,
+        "policy" => config.policy = choose(key, value, &Policy::ALL, "policy")?,
+        "era" => config.era = Some(choose(key, value, &Era::ALL, "era")?),
+        "features" => config.features = parse_features(value)?,
+        "latency_ns" => config.tunables.latency_ns = tunable(value)?,
+        "min_granularity_ns" => config.tunables.min_granularity_ns = tunable(value)?,
+        "wakeup_granularity_ns" => {
+            config.tunables.wakeup_granularity_ns = Some(parse_in_range(key, value, 0, TUNABLE_MAX_NS)?)
+        }
+        "base_slice_ns" => config.tunables.base_slice_ns = tunable(value)?,
+        "group" => config.group = Some(choose(key, value, &Grouping::ALL, "grouping")?),
+        "shares" => config.shares = parse_shares(value)?,
+        "hz" => {
+            let valid = list(HZ_VALUES);
+            config.hz = parse_u64(value)
+                .and_then(|n| HZ_VALUES.into_iter().find(|&hz| u64::from(hz) == n))
+                .ok_or_else(|| {
+                    OptionError::new(key, alloc::format!("unsupported tick rate '{}'", echo(value)), valid)
+                })?;
+        }
+        "clockevent" => config.clockevent = choose(key, value, &ClockEvent::ALL, "clock event device")?,
+        "hrtimer" => config.hrtimer = parse_on_off(key, value)?,
+        "duration" => config.duration_ns = Some(parse_duration(value)?),
+        "trace" => config.trace = parse_on_off(key, value)?,
+        "log" => config.log = choose(key, value, &LogLevel::ALL, "log level")?,
+        _ => unreachable!("apply is only called with keys from KEYS"),
+    }
+    Ok(())
+}
+
+/// Checks between options: each is fine alone, but not every combination means something.
+fn check_combination(config: &Config) -> Result<(), OptionError> {
+    let policy = super::name_of(&Policy::ALL, config.policy);
+    if let Some(era) = config.era {
+        let eras_of_policy = list(Era::ALL.iter().filter(|(_, e)| e.policy() == config.policy).map(|(n, _)| n));
+        if config.policy == Policy::O1 {
+            return Err(OptionError::new("era", "policy=o1 is Linux 2.6.11's scheduler and has no era presets", "no era= with policy=o1"));
+        }
+        if era.policy() != config.policy {
+            let name = super::name_of(&Era::ALL, era);
+            return Err(OptionError::new("era", alloc::format!("era {name} is not a {policy} era"), eras_of_policy));
+        }
+    }
+    let t = &config.tunables;
+    let (cfs_only, eevdf_only) = (
+        [("latency_ns", t.latency_ns), ("min_granularity_ns", t.min_granularity_ns), ("wakeup_granularity_ns", t.wakeup_granularity_ns)],
+        [("base_slice_ns", t.base_slice_ns)],
+    );
+    let allowed: &[_] = match config.policy {
+        Policy::Cfs => &cfs_only,
+        Policy::Eevdf => &eevdf_only,
+        Policy::O1 => &[],
+    };
+    let given = cfs_only.iter().chain(eevdf_only.iter()).filter(|(_, v)| v.is_some());
+    for (key, _) in given {
+        if !allowed.iter().any(|(k, _)| k == key) {
+            let valid = if allowed.is_empty() { String::from("none with this policy") } else { list(allowed.iter().map(|(k, _)| k)) };
+            return Err(OptionError::new(key, alloc::format!("not a tunable of policy={policy}"), alloc::format!("tunables: {valid}")));
+        }
+    }
+    if config.policy == Policy::O1 {
+        if !config.features.is_empty() {
+            return Err(OptionError::new("features", "policy=o1 has no sched_features", "no features= with policy=o1"));
+        }
+        if config.group == Some(Grouping::Uid) || !config.shares.is_empty() {
+            return Err(OptionError::new("group", "policy=o1 has no group scheduling", "group=none or no group= with policy=o1"));
+        }
+    }
+    if !config.shares.is_empty() && config.effective_group() != Grouping::Uid {
+        return Err(OptionError::new("shares", "group weights need per-uid groups", "shares= together with group=uid"));
+    }
+    Ok(())
+}
+
+/// Parses a whole command line; see [`Config::parse`].
+pub fn parse(cmdline: &str) -> Result<Config, OptionError> {
+    if cmdline.len() > MAX_CMDLINE_BYTES {
+        return Err(OptionError::too_long(cmdline.len()));
+    }
+    let mut config = Config::default();
+    let mut seen: Vec<&str> = Vec::new();
+    for token in cmdline.split_ascii_whitespace() {
+        let Some((key, value)) = token.split_once('=') else {
+            return Err(OptionError::new(token, "expected key=value", list(KEYS)));
+        };
+        if key.is_empty() {
+            return Err(OptionError::new(token, "missing key before '='", list(KEYS)));
+        }
+        let Some(&key) = KEYS.iter().find(|&&k| k == key) else {
+            return Err(OptionError::new(key, "unknown option", list(KEYS)));
+        };
+        if seen.contains(&key) {
+            return Err(OptionError::new(key, "given twice", "each option at most once"));
+        }
+        seen.push(key);
+        if value.is_empty() {
+            return Err(OptionError::new(key, "empty value", valid_values(key)));
+        }
+        apply(&mut config, key, value)?;
+    }
+    check_combination(&config)?;
+    Ok(config)
+}
+
+/// What `key` accepts, for the "empty value" error: the message an invalid value would give.
+fn valid_values(key: &str) -> String {
+    let mut probe = Config::default();
+    apply(&mut probe, key, "\u{0}").map_or_else(|e| e.valid, |_| String::new())
+}

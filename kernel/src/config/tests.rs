@@ -1,0 +1,216 @@
+//! In-kernel unit tests of the boot option parser, including hostile input.
+
+use super::parse::{KEYS, MAX_CMDLINE_BYTES};
+use super::*;
+use alloc::format;
+use alloc::string::{String, ToString};
+
+fn error_of(cmdline: &str) -> OptionError {
+    Config::parse(cmdline).expect_err("should be rejected")
+}
+
+#[test_case]
+fn empty_and_blank_command_lines_give_the_defaults() {
+    assert_eq!(Config::parse(""), Ok(Config::default()));
+    assert_eq!(Config::parse("  \t \n "), Ok(Config::default()));
+}
+
+#[test_case]
+fn every_key_parses() {
+    let c = Config::parse(
+        "run=seed000-s1,seed003 policy=cfs era=2.6.24 features=NO_START_DEBIT,GROUP_SLEEPER_CREDIT \
+         latency_ns=20000000 min_granularity_ns=4000000 wakeup_granularity_ns=0 group=uid \
+         shares=0:2048,1:512 hz=250 clockevent=pit hrtimer=off duration=500ms trace=on log=debug",
+    )
+    .unwrap();
+    assert_eq!(c.run, ["seed000-s1", "seed003"]);
+    assert_eq!(c.era, Some(Era::V2_6_24));
+    assert_eq!(
+        c.features,
+        [
+            FeatureSetting { name: "START_DEBIT", enabled: false },
+            FeatureSetting { name: "GROUP_SLEEPER_CREDIT", enabled: true }
+        ]
+    );
+    assert_eq!(c.tunables.latency_ns, Some(20_000_000));
+    assert_eq!(c.tunables.wakeup_granularity_ns, Some(0));
+    assert_eq!(c.shares, [Share { uid: 0, weight: 2048 }, Share { uid: 1, weight: 512 }]);
+    assert_eq!((c.hz, c.clockevent, c.hrtimer, c.trace), (250, ClockEvent::Pit, false, true));
+    assert_eq!(c.duration_ns, Some(500_000_000));
+    assert_eq!(c.log, LogLevel::Debug);
+    let e = Config::parse("policy=eevdf base_slice_ns=3000000").unwrap();
+    assert_eq!(e.tunables.base_slice_ns, Some(3_000_000));
+}
+
+#[test_case]
+fn the_echo_is_canonical_and_parses_back() {
+    for cmdline in [
+        "",
+        "policy=eevdf hz=100 duration=2s",
+        "era=2.6.24 shares=1:512 features=NO_START_DEBIT trace=on",
+        "policy=o1 run=seed002-a,seed002-b clockevent=pit hrtimer=off duration=1500us",
+    ] {
+        let echo = Config::parse(cmdline).unwrap().to_string();
+        let again = Config::parse(&echo).unwrap_or_else(|e| panic!("echo '{echo}' rejected: {e}"));
+        assert_eq!(again.to_string(), echo);
+    }
+    assert_eq!(
+        Config::default().to_string(),
+        "run=lab policy=cfs era=2.6.36 group=none hz=1000 clockevent=lapic hrtimer=on trace=off log=info"
+    );
+}
+
+#[test_case]
+fn defaults_follow_the_era() {
+    let c = Config::parse("era=2.6.24").unwrap();
+    assert_eq!(c.effective_group(), Grouping::Uid);
+    let c = Config::parse("era=2.6.36").unwrap();
+    assert_eq!(c.effective_group(), Grouping::None);
+    assert_eq!(Config::parse("policy=eevdf").unwrap().effective_era(), Some(Era::V6_6));
+    assert_eq!(Config::parse("policy=o1").unwrap().effective_era(), None);
+}
+
+#[test_case]
+fn a_bad_hz_names_the_option_and_its_values() {
+    let e = error_of("hz=7");
+    assert_eq!(e.option, "hz");
+    assert_eq!(e.valid, "100, 250, 1000");
+    assert_eq!(
+        e.to_string(),
+        "bad boot option hz: unsupported tick rate '7' (valid: 100, 250, 1000)"
+    );
+}
+
+#[test_case]
+fn an_unknown_key_lists_the_keys() {
+    let e = error_of("bogus=1");
+    assert_eq!((e.option.as_str(), e.reason.as_str()), ("bogus", "unknown option"));
+    for key in KEYS {
+        assert!(e.valid.contains(key), "{key} missing from {}", e.valid);
+    }
+}
+
+#[test_case]
+fn an_empty_value_lists_what_the_key_accepts() {
+    let e = error_of("policy=");
+    assert_eq!((e.option.as_str(), e.reason.as_str()), ("policy", "empty value"));
+    assert_eq!(e.valid, "cfs, eevdf, o1");
+    assert!(error_of("duration=").valid.contains("ms"));
+}
+
+#[test_case]
+fn malformed_tokens_are_rejected() {
+    assert_eq!(error_of("=").reason, "missing key before '='");
+    assert_eq!(error_of("==").reason, "missing key before '='");
+    assert_eq!(error_of("=cfs").option, "=cfs");
+    assert_eq!(error_of("policy").reason, "expected key=value");
+    assert_eq!(error_of("hz=1000 hz=100").reason, "given twice");
+    assert_eq!(error_of("policy=cfs=eevdf").option, "policy");
+}
+
+#[test_case]
+fn very_long_input_is_refused_whole_and_echoed_short() {
+    let long = "x".repeat(MAX_CMDLINE_BYTES + 1);
+    let e = error_of(&long);
+    assert_eq!(e.option, "cmdline");
+    assert!(e.reason.contains(&format!("{}", MAX_CMDLINE_BYTES + 1)));
+    // At the limit, padding is fine...
+    let padded = format!("hz=100{}", " ".repeat(MAX_CMDLINE_BYTES - 6));
+    assert_eq!(Config::parse(&padded).unwrap().hz, 100);
+    // ...and a long bad key is cut in the report.
+    let key = "k".repeat(3000);
+    let e = error_of(&format!("{key}=1"));
+    assert_eq!(e.option, format!("{}...", "k".repeat(40)));
+}
+
+#[test_case]
+fn non_ascii_is_escaped_in_reports() {
+    let e = error_of("pölicy=cfs");
+    assert_eq!(e.option, "p\\u{f6}licy");
+    let e = error_of("policy=cfs\u{200b}");
+    assert!(e.reason.contains("cfs\\u{200b}"), "{}", e.reason);
+    let e = Config::parse_bytes(b"hz=100 \xff\xfe=1").unwrap_err();
+    assert_eq!(e.option, "cmdline");
+    assert!(e.reason.contains("byte 7"), "{}", e.reason);
+}
+
+#[test_case]
+fn numbers_are_checked_for_range_and_form() {
+    assert!(error_of("latency_ns=99999").reason.contains("out of range"));
+    assert!(error_of("latency_ns=1000000001").reason.contains("out of range"));
+    assert!(error_of("latency_ns=-5").reason.contains("not a number"));
+    assert!(error_of("latency_ns=+5").reason.contains("not a number"));
+    assert!(error_of("latency_ns=99999999999999999999999").reason.contains("not a number"));
+    assert!(error_of("hz=1000.0").reason.contains("unsupported"));
+}
+
+#[test_case]
+fn durations_need_a_unit_and_a_sane_length() {
+    let ns = |s: &str| Config::parse(&format!("duration={s}")).map(|c| c.duration_ns.unwrap());
+    assert_eq!(ns("10s"), Ok(10_000_000_000));
+    assert_eq!(ns("10ms"), Ok(10_000_000));
+    assert_eq!(ns("25000us"), Ok(25_000_000));
+    assert!(ns("10").is_err());
+    assert!(ns("1h").is_err());
+    assert!(ns("ms").is_err());
+    assert!(ns("9ms").is_err());
+    assert!(ns("3601s").is_err());
+    assert!(ns("99999999999999999999s").is_err());
+}
+
+#[test_case]
+fn lists_reject_unknown_repeated_and_empty_items() {
+    assert!(error_of("run=seed001").reason.contains("unknown scenario"));
+    assert!(error_of("run=seed003,seed003").reason.contains("twice"));
+    assert!(error_of("run=lab,,seed003").reason.contains("empty item"));
+    assert!(error_of("features=START_DEBT").reason.contains("unknown feature"));
+    assert!(error_of("features=START_DEBIT,NO_START_DEBIT").reason.contains("twice"));
+    assert!(error_of("features=NO_").reason.contains("unknown feature"));
+    assert!(error_of("era=2.6.24 shares=1:1").reason.contains("out of range"));
+    assert!(error_of("era=2.6.24 shares=1:1024,1:512").reason.contains("repeats"));
+    assert!(error_of("era=2.6.24 shares=1").reason.contains("uid:weight"));
+    assert!(error_of("era=2.6.24 shares=x:1024").reason.contains("bad uid"));
+}
+
+#[test_case]
+fn combinations_that_mean_nothing_are_rejected() {
+    assert_eq!(error_of("policy=cfs era=6.6").option, "era");
+    assert_eq!(error_of("policy=eevdf era=2.6.24").option, "era");
+    assert_eq!(error_of("policy=o1 era=2.6.24").option, "era");
+    assert_eq!(error_of("policy=eevdf latency_ns=6000000").option, "latency_ns");
+    assert_eq!(error_of("base_slice_ns=3000000").option, "base_slice_ns");
+    assert_eq!(error_of("policy=o1 features=START_DEBIT").option, "features");
+    assert_eq!(error_of("policy=o1 group=uid").option, "group");
+    assert_eq!(error_of("group=none shares=1:512").option, "shares");
+    assert_eq!(error_of("era=2.6.36 shares=1:512").option, "shares");
+}
+
+/// Deterministic fuzzing: thousands of random command lines over an alphabet rich in the
+/// characters the parser cares about. None may panic, and every rejection is one short line.
+#[test_case]
+fn random_command_lines_never_panic() {
+    const ALPHABET: &[&str] = &[
+        "=", ",", ":", " ", "\t", "NO_", "hz", "run", "shares", "features", "policy", "era", "1",
+        "0", "250", "ms", "s", "lab", "cfs", "uid", "START_DEBIT", "ö", "\u{0}", "\u{7f}", "2.6.24",
+        "duration", "99999999999999999999", "-", "x",
+    ];
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..3000 {
+        let mut cmdline = String::new();
+        for _ in 0..(next() % 12) {
+            cmdline.push_str(ALPHABET[(next() % ALPHABET.len() as u64) as usize]);
+        }
+        if let Err(e) = Config::parse(&cmdline) {
+            let line = e.to_string();
+            assert!(!line.contains('\n'), "multi-line error for {cmdline:?}");
+            assert!(line.chars().all(|c| c.is_ascii() && !c.is_ascii_control()), "{line:?}");
+            assert!(e.option.len() <= 40 * "\\u{10ffff}".len() + 3, "echo too long: {cmdline:?}");
+        }
+    }
+}

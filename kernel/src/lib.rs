@@ -1,0 +1,122 @@
+//! # cfslab kernel
+//!
+//! A bare-metal x86_64 teaching kernel whose purpose is to run Linux's Completely Fair
+//! Scheduler, and the experiments that shaped it, where a reader can watch every decision.
+//!
+//! This crate is the *mechanism*: hardware ([`arch`]), memory ([`mm`]), the console
+//! ([`console`]) and the boot options ([`config`]). The scheduling *policy* lives in its own
+//! pure crate (a later milestone), which the kernel only asks who runs next.
+//!
+//! Start reading at [`init`], which brings the machine up in order, then at `main.rs`.
+
+#![no_std]
+#![cfg_attr(test, no_main)]
+#![feature(custom_test_frameworks)]
+#![feature(abi_x86_interrupt)]
+#![test_runner(crate::testing::run_tests)]
+#![reexport_test_harness_main = "test_main"]
+
+extern crate alloc;
+
+pub mod arch;
+pub mod config;
+pub mod console;
+pub mod mm;
+pub mod panic;
+pub mod selfcheck;
+pub mod testing;
+
+use arch::x86_64::fw_cfg::{self, FwCfgError};
+use bootloader_api::config::{BootloaderConfig, Mapping};
+use bootloader_api::BootInfo;
+use config::{Config, OptionError};
+
+/// Where the bootloader maps the (position-independent) kernel image. Pinned rather than
+/// left to the bootloader so that gdb can be told the load offset before the kernel runs;
+/// the boot tool's gdb mode uses the same number (boot/src/gdb.rs).
+pub const KERNEL_BASE: u64 = 0x100_0000_0000;
+
+/// The compile-time contract with the bootloader, embedded in the kernel ELF.
+pub const BOOTLOADER_CONFIG: BootloaderConfig = {
+    let mut config = BootloaderConfig::new_default();
+    // The frame allocator and page-table code reach physical memory through this mapping.
+    config.mappings.physical_memory = Some(Mapping::Dynamic);
+    config.mappings.kernel_base = Mapping::FixedAddress(KERNEL_BASE);
+    // Unoptimised debug builds are stack-hungry (formatting, the option parser's tests).
+    config.kernel_stack_size = 256 * 1024;
+    config
+};
+
+/// How a run ends, as seen by the host: written to QEMU's isa-debug-exit device, which turns
+/// value `v` into QEMU exit status `(v << 1) | 1`; the boot tool maps those statuses to its
+/// own (0 success, 1 failure, 2 bad options).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum ExitCode {
+    /// QEMU status 33.
+    Success = 0x10,
+    /// QEMU status 35: a failed test, a panic, a fatal exception.
+    Failure = 0x11,
+    /// QEMU status 37: the boot options were rejected.
+    BadOptions = 0x12,
+}
+
+/// Ends the run (QEMU exits with `code`).
+pub fn exit(code: ExitCode) -> ! {
+    arch::x86_64::qemu_exit::exit(code as u32)
+}
+
+/// What [`init`] established.
+pub struct Boot {
+    pub config: Config,
+    pub memory: mm::MemoryReport,
+    /// Where the bootloader put the kernel image (the gdb symbol offset).
+    pub kernel_image_offset: u64,
+}
+
+/// Brings the machine up: console, CPU tables, memory, then the boot options. Never returns
+/// on a bad option or too little memory: it prints one line saying why and exits with
+/// [`ExitCode::BadOptions`] or [`ExitCode::Failure`].
+pub fn init(boot_info: &'static mut BootInfo) -> Boot {
+    console::init();
+    println!("cfslab {} - a teaching kernel for Linux's CFS (x86_64)", env!("CARGO_PKG_VERSION"));
+    arch::x86_64::init();
+    let kernel_image_offset = boot_info.kernel_image_offset;
+    let memory = mm::init(boot_info).unwrap_or_else(|error| {
+        println!("cfslab: memory: {error}");
+        exit(ExitCode::Failure)
+    });
+    let config = read_config().unwrap_or_else(|error| {
+        println!("{error}");
+        exit(ExitCode::BadOptions)
+    });
+    console::set_level(config.log);
+    println!("boot options: {config}");
+    Boot { config, memory, kernel_image_offset }
+}
+
+/// Reads the boot options from fw_cfg; none given means all defaults.
+fn read_config() -> Result<Config, OptionError> {
+    let mut buf = [0u8; config::MAX_CMDLINE_BYTES];
+    match fw_cfg::read_file(config::FW_CFG_NAME, &mut buf) {
+        Ok(Some(len)) => Config::parse_bytes(&buf[..len]),
+        Ok(None) => Ok(Config::default()),
+        Err(FwCfgError::TooLarge { size, .. }) => Err(OptionError::too_long(size)),
+    }
+}
+
+#[cfg(test)]
+bootloader_api::entry_point!(test_kernel_main, config = &BOOTLOADER_CONFIG);
+
+#[cfg(test)]
+fn test_kernel_main(boot_info: &'static mut BootInfo) -> ! {
+    init(boot_info);
+    test_main();
+    exit(ExitCode::Success)
+}
+
+#[cfg(test)]
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    testing::test_panic_handler(info)
+}

@@ -1,0 +1,113 @@
+//! The physical frame allocator: hands out 4 KiB frames from the usable regions of the
+//! bootloader's memory map, and takes them back.
+//!
+//! Fresh frames come from a bump pointer that walks the usable regions in order; freed frames
+//! go on a free list threaded *through the frames themselves* (the first 8 bytes of a free
+//! frame hold the address of the next one), reached through the bootloader's mapping of all
+//! physical memory. So the allocator needs no memory of its own, which is what lets it exist
+//! before the heap does.
+
+use bootloader_api::info::{MemoryRegion, MemoryRegionKind};
+use x86_64::structures::paging::{FrameAllocator, FrameDeallocator, PhysFrame, Size4KiB};
+use x86_64::{PhysAddr, VirtAddr};
+
+const FRAME_SIZE: u64 = 4096;
+
+/// Frame allocator over the boot memory map.
+pub struct BootFrameAllocator {
+    regions: &'static [MemoryRegion],
+    /// Index of the region the bump pointer is in.
+    region: usize,
+    /// Next never-used frame address (inside `regions[region]`).
+    next: u64,
+    /// Head of the list of freed frames.
+    free_list: Option<PhysFrame>,
+    /// Where physical address 0 is mapped in virtual memory.
+    physical_memory_offset: VirtAddr,
+    in_use: u64,
+}
+
+impl BootFrameAllocator {
+    /// An allocator over the `Usable` entries of `regions`.
+    ///
+    /// # Safety
+    /// Every region marked `Usable` must really be unused, and all physical memory must be
+    /// mapped at `physical_memory_offset`: the free list writes into freed frames there.
+    pub unsafe fn new(regions: &'static [MemoryRegion], physical_memory_offset: VirtAddr) -> Self {
+        let mut allocator = BootFrameAllocator {
+            regions,
+            region: 0,
+            next: 0,
+            free_list: None,
+            physical_memory_offset,
+            in_use: 0,
+        };
+        allocator.enter_region(0);
+        allocator
+    }
+
+    /// Moves the bump pointer to the first usable region at or after `index`.
+    fn enter_region(&mut self, index: usize) {
+        self.region = (index..self.regions.len())
+            .find(|&i| self.regions[i].kind == MemoryRegionKind::Usable)
+            .unwrap_or(self.regions.len());
+        if let Some(region) = self.regions.get(self.region) {
+            self.next = region.start.next_multiple_of(FRAME_SIZE);
+        }
+    }
+
+    fn bump(&mut self) -> Option<PhysFrame> {
+        while let Some(region) = self.regions.get(self.region) {
+            if self.next + FRAME_SIZE <= region.end {
+                let frame = PhysFrame::containing_address(PhysAddr::new(self.next));
+                self.next += FRAME_SIZE;
+                return Some(frame);
+            }
+            self.enter_region(self.region + 1);
+        }
+        None
+    }
+
+    fn link_of(&self, frame: PhysFrame) -> *mut u64 {
+        (self.physical_memory_offset + frame.start_address().as_u64()).as_mut_ptr()
+    }
+
+    /// Frames handed out and not yet returned.
+    pub fn frames_in_use(&self) -> u64 {
+        self.in_use
+    }
+}
+
+// SAFETY: `allocate_frame` returns each usable frame at most once until it is deallocated:
+// the bump pointer only moves forward, and a frame is on the free list only after it was
+// handed back.
+unsafe impl FrameAllocator<Size4KiB> for BootFrameAllocator {
+    fn allocate_frame(&mut self) -> Option<PhysFrame> {
+        let frame = match self.free_list {
+            Some(head) => {
+                // SAFETY: `head` is a free frame, mapped at the physical-memory offset, whose
+                // first word was written by `deallocate_frame` with the next free frame.
+                let next = unsafe { self.link_of(head).read() };
+                self.free_list = (next != 0).then(|| PhysFrame::containing_address(PhysAddr::new(next)));
+                head
+            }
+            None => self.bump()?,
+        };
+        self.in_use += 1;
+        Some(frame)
+    }
+}
+
+impl FrameDeallocator<Size4KiB> for BootFrameAllocator {
+    /// # Safety
+    /// `frame` must have come from this allocator and must no longer be mapped or used.
+    unsafe fn deallocate_frame(&mut self, frame: PhysFrame) {
+        // Frame 0 is never usable (it holds the real-mode IVT), so 0 can mean "end of list".
+        let next = self.free_list.map_or(0, |f| f.start_address().as_u64());
+        // SAFETY: the caller gives the frame back, so nothing else uses its memory, and all
+        // physical memory is mapped at the offset (see `new`).
+        unsafe { self.link_of(frame).write(next) };
+        self.free_list = Some(frame);
+        self.in_use -= 1;
+    }
+}

@@ -1,0 +1,83 @@
+//! The kernel heap: a fixed range of virtual memory backed by frames from the frame allocator
+//! and managed by `linked_list_allocator`, so that `alloc`'s `Box`, `Vec` and `BTreeMap` work.
+//!
+//! The size is chosen from the memory map at boot (a quarter of usable RAM, between
+//! [`MIN_HEAP_BYTES`] and [`MAX_HEAP_BYTES`]); a machine too small for the minimum is told so
+//! in one line instead of failing later in some allocation.
+
+use linked_list_allocator::LockedHeap;
+use x86_64::VirtAddr;
+use x86_64::structures::paging::mapper::MapToError;
+use x86_64::structures::paging::{FrameAllocator, Mapper, Page, PageTableFlags, Size4KiB};
+
+/// Where the heap starts: its own level-4 slot (136), far from the bootloader's mappings.
+pub const HEAP_START: u64 = 0x4444_4444_0000;
+/// The heap is never smaller than this; cfslab's later milestones count on it.
+pub const MIN_HEAP_BYTES: u64 = 16 << 20;
+/// Nor larger than this: mapping more only slows the boot down.
+pub const MAX_HEAP_BYTES: u64 = 128 << 20;
+
+#[global_allocator]
+static ALLOCATOR: LockedHeap = LockedHeap::empty();
+
+/// The heap size for `usable_bytes` of usable RAM, or `None` if the minimum does not fit.
+pub fn size_for(usable_bytes: u64) -> Option<u64> {
+    // Leave room for page tables, task stacks and the frames later milestones allocate.
+    let size = (usable_bytes / 4).clamp(MIN_HEAP_BYTES, MAX_HEAP_BYTES);
+    (usable_bytes >= 2 * MIN_HEAP_BYTES).then_some(size & !0xfff)
+}
+
+/// Maps `size` bytes at [`HEAP_START`] and hands them to the allocator.
+pub fn init(
+    mapper: &mut impl Mapper<Size4KiB>,
+    frames: &mut impl FrameAllocator<Size4KiB>,
+    size: u64,
+) -> Result<(), MapToError<Size4KiB>> {
+    let start = VirtAddr::new(HEAP_START);
+    let first = Page::<Size4KiB>::containing_address(start);
+    let last = Page::containing_address(start + size - 1);
+    let flags = PageTableFlags::PRESENT | PageTableFlags::WRITABLE | PageTableFlags::NO_EXECUTE;
+    for page in Page::range_inclusive(first, last) {
+        let frame = frames.allocate_frame().ok_or(MapToError::FrameAllocationFailed)?;
+        // SAFETY: the heap range is used by nothing else, and `frame` is a fresh frame that
+        // nothing else maps.
+        unsafe { mapper.map_to(page, frame, flags, frames)?.flush() };
+    }
+    // SAFETY: the range was just mapped writable and is handed to the allocator exactly once.
+    unsafe { ALLOCATOR.lock().init(start.as_mut_ptr(), size as usize) };
+    Ok(())
+}
+
+/// A snapshot of heap usage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeapStats {
+    /// Bytes the heap manages.
+    pub size: usize,
+    /// Bytes currently allocated (including the allocator's per-block rounding).
+    pub used: usize,
+}
+
+/// Current heap usage.
+pub fn stats() -> HeapStats {
+    x86_64::instructions::interrupts::without_interrupts(|| {
+        let heap = ALLOCATOR.lock();
+        HeapStats { size: heap.size(), used: heap.used() }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test_case]
+    fn heap_size_is_a_quarter_of_ram_within_bounds() {
+        assert_eq!(size_for(256 << 20), Some(64 << 20));
+        assert_eq!(size_for(40 << 20), Some(MIN_HEAP_BYTES));
+        assert_eq!(size_for(8 << 30), Some(MAX_HEAP_BYTES));
+    }
+
+    #[test_case]
+    fn too_little_ram_for_the_minimum_heap_is_refused() {
+        assert_eq!(size_for(MIN_HEAP_BYTES), None);
+    }
+}

@@ -1,0 +1,142 @@
+//! Memory management: the physical frame allocator, the kernel page tables as the bootloader
+//! left them (all of physical memory mapped at an offset), and the kernel heap.
+
+pub mod frames;
+pub mod heap;
+
+use bootloader_api::BootInfo;
+use bootloader_api::info::MemoryRegionKind;
+use core::fmt;
+use frames::BootFrameAllocator;
+use spin::Mutex;
+use x86_64::registers::control::Cr3;
+use x86_64::structures::paging::{OffsetPageTable, PageTable, Translate};
+use x86_64::{PhysAddr, VirtAddr};
+
+/// The kernel's page tables and frame allocator, for whoever maps memory after boot.
+pub struct Memory {
+    pub mapper: OffsetPageTable<'static>,
+    pub frames: BootFrameAllocator,
+}
+
+/// Set by [`init`].
+pub static MEMORY: Mutex<Option<Memory>> = Mutex::new(None);
+
+/// What [`init`] found and did, for the boot self-check.
+#[derive(Debug, Clone, Copy)]
+pub struct MemoryReport {
+    pub regions: usize,
+    pub usable_bytes: u64,
+    pub largest_usable_bytes: u64,
+    pub heap_bytes: u64,
+}
+
+impl fmt::Display for MemoryReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} regions, {} MiB usable (largest {} MiB), heap {} MiB at {:#x}",
+            self.regions,
+            self.usable_bytes >> 20,
+            self.largest_usable_bytes >> 20,
+            self.heap_bytes >> 20,
+            heap::HEAP_START
+        )
+    }
+}
+
+/// Why memory could not be set up; [`crate::init`] prints it in one line.
+#[derive(Debug)]
+pub enum MemoryError {
+    NoPhysicalMemoryMapping,
+    TooLittleRam { usable_bytes: u64 },
+    HeapMapping,
+}
+
+impl fmt::Display for MemoryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoPhysicalMemoryMapping => {
+                write!(f, "the bootloader did not map physical memory")
+            }
+            Self::TooLittleRam { usable_bytes } => write!(
+                f,
+                "only {} MiB of usable RAM; cfslab needs at least {} MiB (give QEMU more with -m)",
+                usable_bytes >> 20,
+                (2 * heap::MIN_HEAP_BYTES) >> 20
+            ),
+            Self::HeapMapping => write!(f, "could not map the kernel heap"),
+        }
+    }
+}
+
+/// Sets up the frame allocator and the heap from the bootloader's memory map.
+pub fn init(boot_info: &'static mut BootInfo) -> Result<MemoryReport, MemoryError> {
+    let offset = boot_info
+        .physical_memory_offset
+        .into_option()
+        .ok_or(MemoryError::NoPhysicalMemoryMapping)?;
+    let offset = VirtAddr::new(offset);
+    let regions: &'static [_] = &*boot_info.memory_regions;
+    let usable = regions.iter().filter(|r| r.kind == MemoryRegionKind::Usable);
+    let usable_bytes: u64 = usable.clone().map(|r| r.end - r.start).sum();
+    let largest_usable_bytes = usable.map(|r| r.end - r.start).max().unwrap_or(0);
+    let heap_bytes = heap::size_for(usable_bytes).ok_or(MemoryError::TooLittleRam { usable_bytes })?;
+
+    let (level_4_frame, _) = Cr3::read();
+    let level_4: *mut PageTable = (offset + level_4_frame.start_address().as_u64()).as_mut_ptr();
+    // SAFETY: the bootloader maps all physical memory at `offset` (we asked for it in
+    // BOOTLOADER_CONFIG), CR3 holds the active level-4 table, and this is the only
+    // OffsetPageTable ever made from it; its usable regions are unused by the bootloader.
+    let mut memory = unsafe {
+        Memory {
+            mapper: OffsetPageTable::new(&mut *level_4, offset),
+            frames: BootFrameAllocator::new(regions, offset),
+        }
+    };
+    heap::init(&mut memory.mapper, &mut memory.frames, heap_bytes)
+        .map_err(|_| MemoryError::HeapMapping)?;
+    *MEMORY.lock() = Some(memory);
+    Ok(MemoryReport { regions: regions.len(), usable_bytes, largest_usable_bytes, heap_bytes })
+}
+
+/// The physical address `addr` is mapped to, if it is mapped.
+pub fn translate(addr: VirtAddr) -> Option<PhysAddr> {
+    MEMORY.lock().as_ref()?.mapper.translate_addr(addr)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use x86_64::structures::paging::{FrameAllocator, FrameDeallocator};
+
+    #[test_case]
+    fn freed_frames_are_reused_first() {
+        let mut guard = MEMORY.lock();
+        let frames = &mut guard.as_mut().unwrap().frames;
+        let in_use = frames.frames_in_use();
+        let a = frames.allocate_frame().unwrap();
+        let b = frames.allocate_frame().unwrap();
+        assert_ne!(a, b);
+        // SAFETY: a and b were just allocated and never mapped.
+        unsafe {
+            frames.deallocate_frame(a);
+            frames.deallocate_frame(b);
+        }
+        assert_eq!(frames.frames_in_use(), in_use);
+        // Last freed, first reused.
+        assert_eq!(frames.allocate_frame(), Some(b));
+        assert_eq!(frames.allocate_frame(), Some(a));
+        // SAFETY: as above.
+        unsafe {
+            frames.deallocate_frame(a);
+            frames.deallocate_frame(b);
+        }
+    }
+
+    #[test_case]
+    fn the_heap_is_mapped_and_an_unused_slot_is_not() {
+        assert!(translate(VirtAddr::new(heap::HEAP_START)).is_some());
+        assert!(translate(VirtAddr::new(0x5555_0000_0000)).is_none());
+    }
+}

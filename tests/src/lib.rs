@@ -1,0 +1,1 @@
+//! System test helpers.
