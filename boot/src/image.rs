@@ -3,9 +3,15 @@
 //! booted again with plain `qemu-system-x86_64 -drive format=raw,file=...`.
 //!
 //! BIOS rather than UEFI: no firmware download, half the build, and the legacy PIC works.
+//!
+//! The image holds a copy of the kernel *without debug info* (`llvm-objcopy --strip-debug`):
+//! the BIOS stage reads the kernel through real-mode disk calls, and a debug kernel's 4 MB of
+//! DWARF would more than double the time to the boot banner. Code and addresses are
+//! unchanged, so gdb still uses the full ELF for symbols.
 
 use bootloader::{BiosBoot, BootConfig};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// The image path for a kernel ELF.
 pub fn image_path(kernel: &Path) -> PathBuf {
@@ -24,6 +30,36 @@ fn quiet_boot_config() -> BootConfig {
     config
 }
 
+/// `llvm-objcopy` from the pinned toolchain's `llvm-tools-preview` component.
+fn llvm_objcopy() -> Option<PathBuf> {
+    let output = Command::new("rustc")
+        .current_dir(crate::build::workspace_root())
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()?;
+    let sysroot = PathBuf::from(String::from_utf8(output.stdout).ok()?.trim());
+    std::fs::read_dir(sysroot.join("lib/rustlib"))
+        .ok()?
+        .filter_map(|entry| Some(entry.ok()?.path().join("bin/llvm-objcopy")))
+        .find(|path| path.is_file())
+}
+
+/// A copy of `kernel` without debug info, next to it; the original if that fails.
+fn stripped_copy(kernel: &Path) -> PathBuf {
+    let mut name = kernel.file_name().unwrap_or_default().to_os_string();
+    name.push(".stripped");
+    let stripped = kernel.with_file_name(name);
+    let done = llvm_objcopy().is_some_and(|objcopy| {
+        Command::new(objcopy).arg("--strip-debug").arg(kernel).arg(&stripped).status().is_ok_and(|s| s.success())
+    });
+    if done {
+        stripped
+    } else {
+        eprintln!("boot: warning: llvm-objcopy unavailable, the image carries debug info (slower boot)");
+        kernel.to_path_buf()
+    }
+}
+
 /// Writes the image for `kernel` unless an up-to-date one exists; returns its path.
 pub fn build_image(kernel: &Path) -> Result<PathBuf, String> {
     let image = image_path(kernel);
@@ -32,7 +68,7 @@ pub fn build_image(kernel: &Path) -> Result<PathBuf, String> {
     if modified(&image).is_some_and(|t| t >= kernel_time) {
         return Ok(image);
     }
-    BiosBoot::new(kernel)
+    BiosBoot::new(&stripped_copy(kernel))
         .set_boot_config(&quiet_boot_config())
         .create_disk_image(&image)
         .map_err(|e| format!("cannot create the disk image {}: {e:#}", image.display()))?;

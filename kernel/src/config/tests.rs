@@ -48,7 +48,7 @@ fn the_echo_is_canonical_and_parses_back() {
         "",
         "policy=eevdf hz=100 duration=2s",
         "era=2.6.24 shares=1:512 features=NO_START_DEBIT trace=on",
-        "policy=o1 run=seed002-a,seed002-b clockevent=pit hrtimer=off duration=1500us",
+        "policy=o1 run=seed002-a,seed002-b clockevent=pit hrtimer=off duration=15000us",
     ] {
         let echo = Config::parse(cmdline).unwrap().to_string();
         let again = Config::parse(&echo).unwrap_or_else(|e| panic!("echo '{echo}' rejected: {e}"));
