@@ -15,9 +15,7 @@ use std::process::Command;
 
 /// The image path for a kernel ELF.
 pub fn image_path(kernel: &Path) -> PathBuf {
-    let mut name = kernel.file_name().unwrap_or_default().to_os_string();
-    name.push(".img");
-    kernel.with_file_name(name)
+    with_suffix(kernel, ".img")
 }
 
 /// The bootloader's runtime configuration: silent. Its log would otherwise interleave with
@@ -44,14 +42,26 @@ fn llvm_objcopy() -> Option<PathBuf> {
         .find(|path| path.is_file())
 }
 
+/// `path` with `suffix` appended to its file name.
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    path.with_file_name(name)
+}
+
+/// A unique scratch name beside `path`: several test processes may build the same image at
+/// once, so each writes its own file and renames it into place (an atomic replace).
+fn scratch_for(path: &Path) -> PathBuf {
+    with_suffix(path, &format!(".tmp{}", std::process::id()))
+}
+
 /// A copy of `kernel` without debug info, next to it; the original if that fails.
 fn stripped_copy(kernel: &Path) -> PathBuf {
-    let mut name = kernel.file_name().unwrap_or_default().to_os_string();
-    name.push(".stripped");
-    let stripped = kernel.with_file_name(name);
+    let stripped = with_suffix(kernel, ".stripped");
+    let scratch = scratch_for(&stripped);
     let done = llvm_objcopy().is_some_and(|objcopy| {
-        Command::new(objcopy).arg("--strip-debug").arg(kernel).arg(&stripped).status().is_ok_and(|s| s.success())
-    });
+        Command::new(objcopy).arg("--strip-debug").arg(kernel).arg(&scratch).status().is_ok_and(|s| s.success())
+    }) && std::fs::rename(&scratch, &stripped).is_ok();
     if done {
         stripped
     } else {
@@ -68,9 +78,11 @@ pub fn build_image(kernel: &Path) -> Result<PathBuf, String> {
     if modified(&image).is_some_and(|t| t >= kernel_time) {
         return Ok(image);
     }
+    let scratch = scratch_for(&image);
     BiosBoot::new(&stripped_copy(kernel))
         .set_boot_config(&quiet_boot_config())
-        .create_disk_image(&image)
+        .create_disk_image(&scratch)
         .map_err(|e| format!("cannot create the disk image {}: {e:#}", image.display()))?;
+    std::fs::rename(&scratch, &image).map_err(|e| format!("cannot write {}: {e}", image.display()))?;
     Ok(image)
 }

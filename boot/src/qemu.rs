@@ -56,6 +56,9 @@ impl Machine {
         let mut args: Vec<String> = vec![
             "-drive".into(),
             format!("format=raw,file={}", escape_option_value(&self.image.display().to_string())),
+            // Writes go to a throw-away overlay: the kept image never changes, and several
+            // QEMUs (parallel tests) can share it without fighting over its write lock.
+            "-snapshot".into(),
             // The kernel's exit status: value v written to port 0xf4 → QEMU exits (v << 1) | 1.
             "-device".into(),
             "isa-debug-exit,iobase=0xf4,iosize=0x04".into(),

@@ -1,1 +1,70 @@
-//! System test helpers.
+//! Helpers for cfslab's system tests: boot the real kernel through the real `boot` tool (as
+//! `make run` does) and read what it printed. Tests assert on the machine-readable lines
+//! (`RESULT {...}`, `boot options: ...`, `bad boot option ...`), never on decoration.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The workspace root.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// `cargo run -q -p boot -- ARGS`, from the workspace root, as a command to adjust and run.
+pub fn boot_command<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Command {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command.current_dir(workspace_root()).args(["run", "-q", "-p", "boot", "--"]).args(args);
+    command
+}
+
+/// One finished kernel run.
+#[derive(Debug)]
+pub struct Run {
+    /// The boot tool's exit status (0 success, 1 failure, 2 bad options, 3 timeout, ...).
+    pub status: i32,
+    /// The kernel's serial output.
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// The lines of the serial output.
+    pub fn lines(&self) -> impl Iterator<Item = &str> {
+        self.stdout.lines()
+    }
+
+    /// The first line starting with `prefix`, without the prefix.
+    pub fn line_after(&self, prefix: &str) -> Option<&str> {
+        self.lines().find_map(|l| l.strip_prefix(prefix))
+    }
+
+    /// Every `RESULT {...}` line, parsed.
+    pub fn results(&self) -> Vec<Value> {
+        self.lines()
+            .filter_map(|l| l.strip_prefix("RESULT "))
+            .map(|json| serde_json::from_str(json).unwrap_or_else(|e| panic!("bad RESULT line {json}: {e}")))
+            .collect()
+    }
+
+    /// The one RESULT line of `kind`.
+    pub fn result(&self, kind: &str) -> Value {
+        let mut found = self.results().into_iter().filter(|r| r["kind"] == kind);
+        let first = found.next().unwrap_or_else(|| panic!("no RESULT of kind {kind} in:\n{}", self.stdout));
+        assert!(found.next().is_none(), "several RESULTs of kind {kind}");
+        first
+    }
+}
+
+/// Boots the kernel with `options` (deterministic mode, 120 s timeout) and waits for the end.
+pub fn boot(options: &str) -> Run {
+    let output: Output = boot_command(&["run", "--timeout", "120", "--opts", options])
+        .output()
+        .expect("cannot run the boot tool");
+    Run {
+        status: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
