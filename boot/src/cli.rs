@@ -13,7 +13,7 @@ options:
   --opts STRING        boot options, e.g. \"hz=250 policy=eevdf\" (added to any KEY=VALUE)
   --realtime           no -icount: virtual time follows the host clock (figures vary)
   --icount-shift N     deterministic time, 2^N ns per instruction (default 0)
-  --timeout SECS       kill QEMU after SECS seconds (run; default 300)
+  --timeout SECS       kill QEMU after SECS seconds (default: 300 for run, none for gdb)
   --memory MIB         guest RAM (default 256)
   --release            build the kernel with optimisations
   --kernel ELF         boot this kernel ELF instead of building one
@@ -30,7 +30,8 @@ pub struct Args {
     pub options: Vec<String>,
     pub realtime: bool,
     pub icount_shift: u32,
-    pub timeout_secs: u64,
+    /// `None`: the mode's default (300 s for `run`, none for `gdb`).
+    pub timeout_secs: Option<u64>,
     pub memory_mib: u32,
     pub release: bool,
     pub kernel: Option<PathBuf>,
@@ -45,7 +46,7 @@ impl Default for Args {
             options: Vec::new(),
             realtime: false,
             icount_shift: qemu::DEFAULT_ICOUNT_SHIFT,
-            timeout_secs: 300,
+            timeout_secs: None,
             memory_mib: qemu::DEFAULT_MEMORY_MIB,
             release: false,
             kernel: None,
@@ -64,14 +65,24 @@ pub enum Mode {
     TestRunner { kernel: PathBuf, extra: Vec<String> },
 }
 
-fn number<T: std::str::FromStr>(flag: &str, value: Option<&String>, range: std::ops::RangeInclusive<T>) -> Result<T, String>
+fn number<T>(
+    flag: &str,
+    value: Option<&String>,
+    range: std::ops::RangeInclusive<T>,
+) -> Result<T, String>
 where
-    T: PartialOrd + std::fmt::Display,
+    T: std::str::FromStr + PartialOrd + std::fmt::Display,
 {
     let value = value.ok_or_else(|| format!("{flag} needs a value"))?;
-    let n: T = value.parse().map_err(|_| format!("{flag}: '{value}' is not a number"))?;
+    let n: T = value
+        .parse()
+        .map_err(|_| format!("{flag}: '{value}' is not a number"))?;
     if !range.contains(&n) {
-        return Err(format!("{flag}: {n} is out of range ({}..={})", range.start(), range.end()));
+        return Err(format!(
+            "{flag}: {n} is out of range ({}..={})",
+            range.start(),
+            range.end()
+        ));
     }
     Ok(n)
 }
@@ -83,11 +94,12 @@ fn parse_args(rest: &[String], gdb_mode: bool) -> Result<Args, String> {
         match arg.as_str() {
             "--opts" => {
                 let value = it.next().ok_or("--opts needs a value")?;
-                args.options.extend(value.split_ascii_whitespace().map(String::from));
+                args.options
+                    .extend(value.split_ascii_whitespace().map(String::from));
             }
             "--realtime" => args.realtime = true,
             "--icount-shift" => args.icount_shift = number(arg, it.next(), 0..=10)?,
-            "--timeout" => args.timeout_secs = number(arg, it.next(), 1..=86_400)?,
+            "--timeout" => args.timeout_secs = Some(number(arg, it.next(), 1..=86_400)?),
             "--memory" => args.memory_mib = number(arg, it.next(), 32..=65_536)?,
             "--release" => args.release = true,
             "--kernel" => args.kernel = Some(it.next().ok_or("--kernel needs a path")?.into()),
@@ -111,8 +123,13 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
         "run" => Ok(Mode::Run(parse_args(rest, false)?)),
         "gdb" => Ok(Mode::Gdb(parse_args(rest, true)?)),
         "test-runner" => {
-            let (kernel, extra) = rest.split_first().ok_or("test-runner needs the kernel ELF path")?;
-            Ok(Mode::TestRunner { kernel: kernel.into(), extra: extra.to_vec() })
+            let (kernel, extra) = rest
+                .split_first()
+                .ok_or("test-runner needs the kernel ELF path")?;
+            Ok(Mode::TestRunner {
+                kernel: kernel.into(),
+                extra: extra.to_vec(),
+            })
         }
         "help" | "--help" | "-h" => Ok(Mode::Help),
         other => Err(format!("unknown mode '{other}'")),
@@ -131,24 +148,44 @@ mod tests {
     fn run_collects_boot_options_from_opts_and_positionals() {
         let mut v = argv("run --verbose hz=100");
         v.extend(["--opts".into(), "policy=eevdf  trace=on".into()]);
-        let Mode::Run(args) = parse(&v).unwrap() else { panic!() };
+        let Mode::Run(args) = parse(&v).unwrap() else {
+            panic!()
+        };
         assert_eq!(args.options, ["hz=100", "policy=eevdf", "trace=on"]);
         assert!(args.verbose && !args.realtime);
     }
 
     #[test]
     fn flags_are_checked() {
-        assert!(parse(&argv("run --icount-shift 11")).unwrap_err().contains("out of range"));
-        assert!(parse(&argv("run --timeout soon")).unwrap_err().contains("not a number"));
-        assert!(parse(&argv("run --port 1")).unwrap_err().contains("unknown flag --port"));
-        assert!(parse(&argv("run --opts")).unwrap_err().contains("needs a value"));
+        assert!(
+            parse(&argv("run --icount-shift 11"))
+                .unwrap_err()
+                .contains("out of range")
+        );
+        assert!(
+            parse(&argv("run --timeout soon"))
+                .unwrap_err()
+                .contains("not a number")
+        );
+        assert!(
+            parse(&argv("run --port 1"))
+                .unwrap_err()
+                .contains("unknown flag --port")
+        );
+        assert!(
+            parse(&argv("run --opts"))
+                .unwrap_err()
+                .contains("needs a value")
+        );
         assert!(parse(&argv("fly")).unwrap_err().contains("unknown mode"));
         assert!(parse(&[]).is_err());
     }
 
     #[test]
     fn gdb_takes_a_port_and_no_launch() {
-        let Mode::Gdb(args) = parse(&argv("gdb --port 4000 --no-launch")).unwrap() else { panic!() };
+        let Mode::Gdb(args) = parse(&argv("gdb --port 4000 --no-launch")).unwrap() else {
+            panic!()
+        };
         assert_eq!((args.gdb_port, args.no_launch), (4000, true));
     }
 
@@ -156,7 +193,10 @@ mod tests {
     fn test_runner_passes_the_elf_and_the_rest() {
         assert_eq!(
             parse(&argv("test-runner /t/kernel-abc --nocapture")).unwrap(),
-            Mode::TestRunner { kernel: "/t/kernel-abc".into(), extra: vec!["--nocapture".into()] }
+            Mode::TestRunner {
+                kernel: "/t/kernel-abc".into(),
+                extra: vec!["--nocapture".into()]
+            }
         );
     }
 }

@@ -35,13 +35,17 @@ pub fn write_script(target_dir: &Path, kernel: &Path, port: u16) -> Result<PathB
     let dir = target_dir.join("cfslab");
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let path = dir.join("kernel.gdb");
-    std::fs::write(&path, script(kernel, port)).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    std::fs::write(&path, script(kernel, port))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(path)
 }
 
 /// The command that attaches gdb using the script.
 pub fn command_line(script: &Path) -> String {
-    format!("gdb -q -x {}", crate::qemu::shell_quote(&script.display().to_string()))
+    format!(
+        "gdb -q -x {}",
+        crate::qemu::shell_quote(&script.display().to_string())
+    )
 }
 
 #[cfg(test)]

@@ -60,12 +60,19 @@ fn stripped_copy(kernel: &Path) -> PathBuf {
     let stripped = with_suffix(kernel, ".stripped");
     let scratch = scratch_for(&stripped);
     let done = llvm_objcopy().is_some_and(|objcopy| {
-        Command::new(objcopy).arg("--strip-debug").arg(kernel).arg(&scratch).status().is_ok_and(|s| s.success())
+        Command::new(objcopy)
+            .arg("--strip-debug")
+            .arg(kernel)
+            .arg(&scratch)
+            .status()
+            .is_ok_and(|s| s.success())
     }) && std::fs::rename(&scratch, &stripped).is_ok();
     if done {
         stripped
     } else {
-        eprintln!("boot: warning: llvm-objcopy unavailable, the image carries debug info (slower boot)");
+        eprintln!(
+            "boot: warning: llvm-objcopy unavailable, the image carries debug info (slower boot)"
+        );
         kernel.to_path_buf()
     }
 }
@@ -74,7 +81,8 @@ fn stripped_copy(kernel: &Path) -> PathBuf {
 pub fn build_image(kernel: &Path) -> Result<PathBuf, String> {
     let image = image_path(kernel);
     let modified = |p: &Path| p.metadata().and_then(|m| m.modified()).ok();
-    let kernel_time = modified(kernel).ok_or_else(|| format!("kernel not found: {}", kernel.display()))?;
+    let kernel_time =
+        modified(kernel).ok_or_else(|| format!("kernel not found: {}", kernel.display()))?;
     if modified(&image).is_some_and(|t| t >= kernel_time) {
         return Ok(image);
     }
@@ -83,6 +91,7 @@ pub fn build_image(kernel: &Path) -> Result<PathBuf, String> {
         .set_boot_config(&quiet_boot_config())
         .create_disk_image(&scratch)
         .map_err(|e| format!("cannot create the disk image {}: {e:#}", image.display()))?;
-    std::fs::rename(&scratch, &image).map_err(|e| format!("cannot write {}: {e}", image.display()))?;
+    std::fs::rename(&scratch, &image)
+        .map_err(|e| format!("cannot write {}: {e}", image.display()))?;
     Ok(image)
 }

@@ -15,10 +15,10 @@ mod qemu;
 mod status;
 
 use cli::{Args, Mode};
+use status::Status;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
-use status::Status;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -65,7 +65,11 @@ fn machine_for(args: &Args, kernel: &Path) -> Result<qemu::Machine, String> {
     let image = image::build_image(kernel)?;
     let mut machine = qemu::Machine::new(image);
     machine.options = args.options.join(" ");
-    machine.icount_shift = if args.realtime { None } else { Some(args.icount_shift) };
+    machine.icount_shift = if args.realtime {
+        None
+    } else {
+        Some(args.icount_shift)
+    };
     machine.memory_mib = args.memory_mib;
     if args.verbose {
         eprintln!("boot: kernel {}", kernel.display());
@@ -77,12 +81,16 @@ fn machine_for(args: &Args, kernel: &Path) -> Result<qemu::Machine, String> {
 fn run(args: &Args) -> Result<Status, String> {
     let kernel = kernel_for(args)?;
     let machine = machine_for(args, &kernel)?;
-    let status = qemu::run(&machine, Some(Duration::from_secs(args.timeout_secs)))?;
+    let timeout = args.timeout_secs.unwrap_or(RUN_TIMEOUT_SECS);
+    let status = qemu::run(&machine, Some(Duration::from_secs(timeout)))?;
     if status == Status::Timeout {
-        eprintln!("boot: no report within {} s; QEMU was killed (raise it with --timeout)", args.timeout_secs);
+        eprintln!("boot: no report within {timeout} s; QEMU was killed (raise it with --timeout)");
     }
     Ok(status)
 }
+
+/// Default timeout of `run`.
+const RUN_TIMEOUT_SECS: u64 = 300;
 
 /// Default per-test-kernel timeout; `CFSLAB_TEST_TIMEOUT` (seconds) overrides it.
 const TEST_TIMEOUT_SECS: u64 = 300;
@@ -91,10 +99,18 @@ fn test_runner(kernel: &Path, extra: &[String]) -> Result<Status, String> {
     let name = kernel.file_name().unwrap_or_default().to_string_lossy();
     eprintln!("boot: booting test kernel {name} in QEMU");
     if !extra.is_empty() {
-        eprintln!("boot: note: test arguments {extra:?} are ignored; a test kernel runs all its tests");
+        eprintln!(
+            "boot: note: test arguments {extra:?} are ignored; a test kernel runs all its tests"
+        );
     }
-    let timeout = std::env::var("CFSLAB_TEST_TIMEOUT").ok().and_then(|s| s.parse().ok()).unwrap_or(TEST_TIMEOUT_SECS);
-    let args = Args { verbose: std::env::var_os("CFSLAB_VERBOSE").is_some(), ..Args::default() };
+    let timeout = std::env::var("CFSLAB_TEST_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(TEST_TIMEOUT_SECS);
+    let args = Args {
+        verbose: std::env::var_os("CFSLAB_VERBOSE").is_some(),
+        ..Args::default()
+    };
     let machine = machine_for(&args, kernel)?;
     qemu::run(&machine, Some(Duration::from_secs(timeout)))
 }
@@ -107,16 +123,24 @@ fn debug(args: &Args) -> Result<Status, String> {
     let attach = gdb::command_line(&script);
     let mut qemu = machine.spawn(true)?;
     if args.no_launch {
-        eprintln!("boot: QEMU is paused, waiting for gdb on 127.0.0.1:{}; attach with:", args.gdb_port);
+        eprintln!(
+            "boot: QEMU is paused, waiting for gdb on 127.0.0.1:{}; attach with:",
+            args.gdb_port
+        );
         println!("{attach}");
-        return qemu::wait_with_timeout(&mut qemu, None);
+        return qemu::wait_with_timeout(&mut qemu, args.timeout_secs.map(Duration::from_secs));
     }
     eprintln!("boot: {attach}");
-    let gdb_status = std::process::Command::new("gdb").args(["-q", "-x"]).arg(&script).status();
+    let gdb_status = std::process::Command::new("gdb")
+        .args(["-q", "-x"])
+        .arg(&script)
+        .status();
     let _ = qemu.kill();
     let _ = qemu.wait();
     match gdb_status {
         Ok(_) => Ok(Status::Success),
-        Err(e) => Err(format!("cannot start gdb ({e}); install it (Debian: apt-get install gdb)")),
+        Err(e) => Err(format!(
+            "cannot start gdb ({e}); install it (Debian: apt-get install gdb)"
+        )),
     }
 }

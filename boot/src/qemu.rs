@@ -55,7 +55,10 @@ impl Machine {
     pub fn args(&self) -> Vec<String> {
         let mut args: Vec<String> = vec![
             "-drive".into(),
-            format!("format=raw,file={}", escape_option_value(&self.image.display().to_string())),
+            format!(
+                "format=raw,file={}",
+                escape_option_value(&self.image.display().to_string())
+            ),
             // Writes go to a throw-away overlay: the kept image never changes, and several
             // QEMUs (parallel tests) can share it without fighting over its write lock.
             "-snapshot".into(),
@@ -68,17 +71,29 @@ impl Machine {
             "none".into(),
             "-monitor".into(),
             "none".into(),
+            // No network card: nothing uses one, and SeaBIOS would spend time probing its
+            // option ROM (which a minimal QEMU install may not even have).
+            "-nic".into(),
+            "none".into(),
             // A triple fault must end the run, not reboot into it again.
             "-no-reboot".into(),
             "-m".into(),
             format!("{}M", self.memory_mib),
         ];
         if let Some(shift) = self.icount_shift {
-            args.extend(["-icount".into(), format!("shift={shift},sleep=off"), "-rtc".into(), "clock=vm".into()]);
+            args.extend([
+                "-icount".into(),
+                format!("shift={shift},sleep=off"),
+                "-rtc".into(),
+                "clock=vm".into(),
+            ]);
         }
         if !self.options.is_empty() {
             args.push("-fw_cfg".into());
-            args.push(format!("name=opt/cfslab/cmdline,string={}", escape_option_value(&self.options)));
+            args.push(format!(
+                "name=opt/cfslab/cmdline,string={}",
+                escape_option_value(&self.options)
+            ));
         }
         if let Some(port) = self.gdb_port {
             args.extend(["-gdb".into(), format!("tcp:127.0.0.1:{port}"), "-S".into()]);
@@ -88,7 +103,11 @@ impl Machine {
 
     /// The full command line, quoted for a POSIX shell: what `--verbose` prints.
     pub fn command_line(&self) -> String {
-        std::iter::once(qemu_binary()).chain(self.args()).map(|a| shell_quote(&a)).collect::<Vec<_>>().join(" ")
+        std::iter::once(qemu_binary())
+            .chain(self.args())
+            .map(|a| shell_quote(&a))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// Starts QEMU with its serial output on a pipe (or inherited, if `inherit_stdout`).
@@ -96,7 +115,11 @@ impl Machine {
         Command::new(qemu_binary())
             .args(self.args())
             .stdin(Stdio::null())
-            .stdout(if inherit_stdout { Stdio::inherit() } else { Stdio::piped() })
+            .stdout(if inherit_stdout {
+                Stdio::inherit()
+            } else {
+                Stdio::piped()
+            })
             .stderr(Stdio::inherit())
             .spawn()
             .map_err(|e| match e.kind() {
@@ -137,7 +160,10 @@ pub fn forward_output(child: &mut Child) -> Option<std::thread::JoinHandle<()>> 
 pub fn wait_with_timeout(child: &mut Child, timeout: Option<Duration>) -> Result<Status, String> {
     let start = Instant::now();
     loop {
-        if let Some(exit) = child.try_wait().map_err(|e| format!("waiting for QEMU: {e}"))? {
+        if let Some(exit) = child
+            .try_wait()
+            .map_err(|e| format!("waiting for QEMU: {e}"))?
+        {
             return Ok(Status::from_qemu(exit.code()));
         }
         if timeout.is_some_and(|t| start.elapsed() >= t) {
@@ -166,18 +192,30 @@ mod tests {
 
     #[test]
     fn commas_in_options_are_doubled_for_qemu() {
-        assert_eq!(escape_option_value("run=seed000-s1,seed003"), "run=seed000-s1,,seed003");
+        assert_eq!(
+            escape_option_value("run=seed000-s1,seed003"),
+            "run=seed000-s1,,seed003"
+        );
         let mut m = Machine::new("k.img".into());
         m.options = "features=A,B hz=100".into();
-        assert!(m.args().contains(&"name=opt/cfslab/cmdline,string=features=A,,B hz=100".to_string()));
+        assert!(
+            m.args()
+                .contains(&"name=opt/cfslab/cmdline,string=features=A,,B hz=100".to_string())
+        );
     }
 
     #[test]
     fn deterministic_by_default_realtime_on_request() {
         let mut m = Machine::new("k.img".into());
         let args = m.args().join(" ");
-        assert!(args.contains("-icount shift=0,sleep=off -rtc clock=vm"), "{args}");
-        assert!(!args.contains("-fw_cfg"), "no options, no fw_cfg file: {args}");
+        assert!(
+            args.contains("-icount shift=0,sleep=off -rtc clock=vm"),
+            "{args}"
+        );
+        assert!(
+            !args.contains("-fw_cfg"),
+            "no options, no fw_cfg file: {args}"
+        );
         m.icount_shift = None;
         assert!(!m.args().join(" ").contains("-icount"));
     }
@@ -195,7 +233,10 @@ mod tests {
         m.options = "hz=100 run=lab".into();
         let line = m.command_line();
         assert!(line.contains("'format=raw,file=/tmp/a b/k.img'"), "{line}");
-        assert!(line.contains("'name=opt/cfslab/cmdline,string=hz=100 run=lab'"), "{line}");
+        assert!(
+            line.contains("'name=opt/cfslab/cmdline,string=hz=100 run=lab'"),
+            "{line}"
+        );
         assert_eq!(shell_quote("it's"), r"'it'\''s'");
     }
 }

@@ -27,8 +27,8 @@ pub mod selfcheck;
 pub mod testing;
 
 use arch::x86_64::fw_cfg::{self, FwCfgError};
-use bootloader_api::config::{BootloaderConfig, Mapping};
 use bootloader_api::BootInfo;
+use bootloader_api::config::{BootloaderConfig, Mapping};
 use config::{Config, OptionError};
 
 /// Where the bootloader maps the (position-independent) kernel image. Pinned rather than
@@ -79,7 +79,10 @@ pub struct Boot {
 /// [`ExitCode::BadOptions`] or [`ExitCode::Failure`].
 pub fn init(boot_info: &'static mut BootInfo) -> Boot {
     console::init();
-    println!("cfslab {} - a teaching kernel for Linux's CFS (x86_64)", env!("CARGO_PKG_VERSION"));
+    println!(
+        "cfslab {} - a teaching kernel for Linux's CFS (x86_64)",
+        env!("CARGO_PKG_VERSION")
+    );
     arch::x86_64::init();
     let kernel_image_offset = boot_info.kernel_image_offset;
     let memory = mm::init(boot_info).unwrap_or_else(|error| {
@@ -92,7 +95,11 @@ pub fn init(boot_info: &'static mut BootInfo) -> Boot {
     });
     console::set_level(config.log);
     println!("boot options: {config}");
-    Boot { config, memory, kernel_image_offset }
+    Boot {
+        config,
+        memory,
+        kernel_image_offset,
+    }
 }
 
 /// Reads the boot options from fw_cfg; none given means all defaults.

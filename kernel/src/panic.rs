@@ -16,7 +16,14 @@ pub fn report(info: &PanicInfo) -> ! {
     // The emergency writer: the panicking code may hold the console lock.
     let mut console = emergency_console();
     let _ = match info.location() {
-        Some(at) => writeln!(console, "PANIC at {}:{}:{}: {}", at.file(), at.line(), at.column(), info.message()),
+        Some(at) => writeln!(
+            console,
+            "PANIC at {}:{}:{}: {}",
+            at.file(),
+            at.line(),
+            at.column(),
+            info.message()
+        ),
         None => writeln!(console, "PANIC: {}", info.message()),
     };
     crate::exit(crate::ExitCode::Failure)

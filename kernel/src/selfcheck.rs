@@ -22,7 +22,11 @@ pub fn heap_round_trip() -> usize {
         assert_eq!(tree[&999], 998_001);
         heap::stats().used - before
     };
-    assert_eq!(heap::stats().used, before, "the heap did not return to its starting level");
+    assert_eq!(
+        heap::stats().used,
+        before,
+        "the heap did not return to its starting level"
+    );
     peak
 }
 
@@ -32,7 +36,10 @@ pub fn run(boot: &Boot) {
     println!("kernel image at {:#x}", boot.kernel_image_offset);
     let peak = heap_round_trip();
     let heap = heap::stats();
-    println!("heap: round trip of {peak} bytes ok, {} of {} bytes in use", heap.used, heap.size);
+    println!(
+        "heap: round trip of {peak} bytes ok, {} of {} bytes in use",
+        heap.used, heap.size
+    );
     println!(
         "run={}: the lab arrives with milestone 4; this build runs the boot self-check only",
         boot.config.run.join(",")

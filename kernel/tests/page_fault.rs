@@ -20,7 +20,10 @@ fn main(boot_info: &'static mut BootInfo) -> ! {
     kernel::init(boot_info);
     interrupts::set_fatal_hook(expect_page_fault_at_probe);
     print!("page_fault::unmapped_write_is_reported ... ");
-    assert!(mm::translate(VirtAddr::new(PROBE)).is_none(), "the probe address is mapped");
+    assert!(
+        mm::translate(VirtAddr::new(PROBE)).is_none(),
+        "the probe address is mapped"
+    );
     // SAFETY: not safe at all, on purpose: the address is unmapped (asserted above), so the
     // write faults and never touches memory; the fault handler ends the run.
     unsafe { (PROBE as *mut u64).write_volatile(42) };

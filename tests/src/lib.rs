@@ -8,14 +8,20 @@ use std::process::{Command, Output};
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// `cargo run -q -p boot -- ARGS`, from the workspace root, as a command to adjust and run.
 pub fn boot_command<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Command {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
-    command.current_dir(workspace_root()).args(["run", "-q", "-p", "boot", "--"]).args(args);
+    command
+        .current_dir(workspace_root())
+        .args(["run", "-q", "-p", "boot", "--"])
+        .args(args);
     command
 }
 
@@ -44,14 +50,18 @@ impl Run {
     pub fn results(&self) -> Vec<Value> {
         self.lines()
             .filter_map(|l| l.strip_prefix("RESULT "))
-            .map(|json| serde_json::from_str(json).unwrap_or_else(|e| panic!("bad RESULT line {json}: {e}")))
+            .map(|json| {
+                serde_json::from_str(json).unwrap_or_else(|e| panic!("bad RESULT line {json}: {e}"))
+            })
             .collect()
     }
 
     /// The one RESULT line of `kind`.
     pub fn result(&self, kind: &str) -> Value {
         let mut found = self.results().into_iter().filter(|r| r["kind"] == kind);
-        let first = found.next().unwrap_or_else(|| panic!("no RESULT of kind {kind} in:\n{}", self.stdout));
+        let first = found
+            .next()
+            .unwrap_or_else(|| panic!("no RESULT of kind {kind} in:\n{}", self.stdout));
         assert!(found.next().is_none(), "several RESULTs of kind {kind}");
         first
     }

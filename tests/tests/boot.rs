@@ -6,9 +6,16 @@ use systests::boot;
 #[test]
 fn boots_echoes_options_and_passes_its_self_check() {
     let run = boot("hz=250 policy=eevdf run=seed000-s1,seed003 duration=2s");
-    assert_eq!(run.status, 0, "stdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.status, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
     let banner = run.lines().next().unwrap_or_default();
-    assert!(banner.starts_with(&format!("cfslab {}", env!("CARGO_PKG_VERSION"))), "banner: {banner}");
+    assert!(
+        banner.starts_with(&format!("cfslab {}", env!("CARGO_PKG_VERSION"))),
+        "banner: {banner}"
+    );
     // The echo is canonical: defaults resolved (EEVDF's era is 6.6) and the comma list
     // intact, which proves the boot tool escaped it for QEMU's -fw_cfg syntax.
     let echo = run.line_after("boot options: ").expect("options echo");
@@ -19,7 +26,10 @@ fn boots_echoes_options_and_passes_its_self_check() {
     );
     let check = run.result("selfcheck");
     assert_eq!(check["options"], echo);
-    assert!(check["heap_bytes"].as_u64().unwrap() >= 16 << 20, "heap under 16 MiB: {check}");
+    assert!(
+        check["heap_bytes"].as_u64().unwrap() >= 16 << 20,
+        "heap under 16 MiB: {check}"
+    );
     assert!(check["heap_round_trip_bytes"].as_u64().unwrap() > 0);
     // The bootloader put the kernel where the gdb script expects it.
     assert_eq!(check["kernel_image_offset"].as_u64(), Some(0x100_0000_0000));
@@ -31,18 +41,31 @@ fn no_options_means_the_defaults() {
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert_eq!(
         run.line_after("boot options: "),
-        Some("run=lab policy=cfs era=2.6.36 group=none hz=1000 clockevent=lapic hrtimer=on trace=off log=info")
+        Some(
+            "run=lab policy=cfs era=2.6.36 group=none hz=1000 clockevent=lapic hrtimer=on trace=off log=info"
+        )
     );
 }
 
 /// Boots with `options`, expects status 2 and returns the one error line.
 fn rejected(options: &str) -> String {
     let run = boot(options);
-    assert_eq!(run.status, 2, "options {options:?} gave status {}:\n{}", run.status, run.stdout);
-    let errors: Vec<&str> = run.lines().filter(|l| l.starts_with("bad boot option ")).collect();
+    assert_eq!(
+        run.status, 2,
+        "options {options:?} gave status {}:\n{}",
+        run.status, run.stdout
+    );
+    let errors: Vec<&str> = run
+        .lines()
+        .filter(|l| l.starts_with("bad boot option "))
+        .collect();
     assert_eq!(errors.len(), 1, "expected one error line:\n{}", run.stdout);
     // Nothing ran after the rejection.
-    assert!(run.results().is_empty(), "a RESULT after a rejection:\n{}", run.stdout);
+    assert!(
+        run.results().is_empty(),
+        "a RESULT after a rejection:\n{}",
+        run.stdout
+    );
     errors[0].to_string()
 }
 
@@ -56,7 +79,10 @@ fn an_unsupported_tick_rate_is_refused_with_the_valid_rates() {
 #[test]
 fn an_unknown_option_is_refused_with_the_known_ones() {
     let line = rejected("bogus=1");
-    assert!(line.starts_with("bad boot option bogus: unknown option"), "{line}");
+    assert!(
+        line.starts_with("bad boot option bogus: unknown option"),
+        "{line}"
+    );
     for key in ["run", "policy", "era", "hz", "shares", "duration"] {
         assert!(line.contains(key), "{key} not listed: {line}");
     }
@@ -65,7 +91,10 @@ fn an_unknown_option_is_refused_with_the_known_ones() {
 #[test]
 fn an_empty_policy_is_refused_with_the_policies() {
     let line = rejected("policy=");
-    assert!(line.starts_with("bad boot option policy: empty value"), "{line}");
+    assert!(
+        line.starts_with("bad boot option policy: empty value"),
+        "{line}"
+    );
     assert!(line.contains("cfs, eevdf, o1"), "{line}");
 }
 

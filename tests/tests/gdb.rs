@@ -4,7 +4,6 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
-use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -12,28 +11,24 @@ use systests::boot_command;
 
 /// A TCP port that was free a moment ago.
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// Kills a whole process group (the boot tool and its QEMU) when dropped.
-struct GroupGuard(u32);
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        let _ = Command::new("kill").args(["-KILL", &format!("-{}", self.0)]).status();
-    }
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 #[test]
 fn gdb_stops_at_the_kernel_entry_and_steps() {
     let port = free_port().to_string();
-    let mut boot = boot_command(&["gdb", "--no-launch", "--port", &port])
+    // The boot tool's timeout ends QEMU if gdb never does (a failing test must not leave a
+    // paused QEMU behind).
+    let mut boot = boot_command(&["gdb", "--no-launch", "--timeout", "600", "--port", &port])
+        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
-        .process_group(0)
         .spawn()
         .expect("cannot start the boot tool");
-    let _guard = GroupGuard(boot.id());
 
     // The first line on stdout is the exact command to attach; wait for it (the kernel may
     // need building first).
@@ -44,17 +39,40 @@ fn gdb_stops_at_the_kernel_entry_and_steps() {
             let _ = tx.send(line);
         }
     });
-    let attach = rx.recv_timeout(Duration::from_secs(600)).expect("no gdb command printed");
-    let script = attach.strip_prefix("gdb -q -x ").unwrap_or_else(|| panic!("unexpected line: {attach}"));
+    let attach = rx
+        .recv_timeout(Duration::from_secs(600))
+        .expect("no gdb command printed");
+    let script = attach
+        .strip_prefix("gdb -q -x ")
+        .unwrap_or_else(|| panic!("unexpected line: {attach}"));
 
+    // No terminal for gdb (stdin is /dev/null): a gdb that finds one takes it over as its
+    // foreground process group, which would stop whatever else is using the terminal.
     let output = Command::new("timeout")
-        .args(["120", "gdb", "-batch", "-x", script, "-ex", "bt", "-ex", "next", "-ex", "kill"])
+        .args([
+            "120", "gdb", "-batch", "-x", script, "-ex", "bt", "-ex", "next", "-ex", "kill",
+        ])
+        .stdin(Stdio::null())
         .output()
         .expect("cannot run gdb");
+    // gdb's `kill` ended QEMU, and with it the boot tool.
+    let _ = boot.wait();
     let text = String::from_utf8_lossy(&output.stdout);
-    assert!(text.contains("Breakpoint 1, kernel::kernel_main ("), "no stop at the entry:\n{text}");
-    assert!(text.contains("#0  kernel::kernel_main ("), "entry not in the backtrace:\n{text}");
-    assert!(text.contains("at kernel/src/main.rs:"), "no source line:\n{text}");
+    assert!(
+        text.contains("Breakpoint 1, kernel::kernel_main ("),
+        "no stop at the entry:\n{text}"
+    );
+    assert!(
+        text.contains("#0  kernel::kernel_main ("),
+        "entry not in the backtrace:\n{text}"
+    );
+    assert!(
+        text.contains("at kernel/src/main.rs:"),
+        "no source line:\n{text}"
+    );
     // `next` stepped over kernel::init to the self-check: the line gdb printed is the call.
-    assert!(text.contains("selfcheck::run(&boot);"), "`next` did not step to the next line:\n{text}");
+    assert!(
+        text.contains("selfcheck::run(&boot);"),
+        "`next` did not step to the next line:\n{text}"
+    );
 }

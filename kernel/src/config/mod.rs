@@ -144,7 +144,8 @@ impl Config {
 
     /// Parses raw fw_cfg bytes, which need not be UTF-8.
     pub fn parse_bytes(cmdline: &[u8]) -> Result<Config, OptionError> {
-        let text = core::str::from_utf8(cmdline).map_err(|e| OptionError::not_utf8(e.valid_up_to()))?;
+        let text =
+            core::str::from_utf8(cmdline).map_err(|e| OptionError::not_utf8(e.valid_up_to()))?;
         Self::parse(text)
     }
 
@@ -169,8 +170,11 @@ impl Config {
 }
 
 impl Policy {
-    pub const ALL: [(&'static str, Policy); 3] =
-        [("cfs", Policy::Cfs), ("eevdf", Policy::Eevdf), ("o1", Policy::O1)];
+    pub const ALL: [(&'static str, Policy); 3] = [
+        ("cfs", Policy::Cfs),
+        ("eevdf", Policy::Eevdf),
+        ("o1", Policy::O1),
+    ];
 }
 
 impl Era {
@@ -193,7 +197,8 @@ impl Era {
 }
 
 impl Grouping {
-    pub const ALL: [(&'static str, Grouping); 2] = [("uid", Grouping::Uid), ("none", Grouping::None)];
+    pub const ALL: [(&'static str, Grouping); 2] =
+        [("uid", Grouping::Uid), ("none", Grouping::None)];
 }
 
 impl ClockEvent {
@@ -213,7 +218,10 @@ impl LogLevel {
 
 /// The name a `(name, value)` table gives `value`.
 fn name_of<T: PartialEq + Copy>(table: &[(&'static str, T)], value: T) -> &'static str {
-    table.iter().find(|(_, v)| *v == value).map_or("?", |(name, _)| name)
+    table
+        .iter()
+        .find(|(_, v)| *v == value)
+        .map_or("?", |(name, _)| name)
 }
 
 fn on_off(on: bool) -> &'static str {
@@ -222,8 +230,17 @@ fn on_off(on: bool) -> &'static str {
 
 /// Writes `ns` in the largest unit that divides it exactly, as `duration=` accepts it.
 fn write_duration(f: &mut fmt::Formatter<'_>, ns: u64) -> fmt::Result {
-    const UNITS: [(u64, &str); 4] = [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us"), (1, "ns")];
-    let (div, unit) = UNITS.iter().find(|(div, _)| ns % div == 0).copied().unwrap_or((1, "ns"));
+    const UNITS: [(u64, &str); 4] = [
+        (1_000_000_000, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+        (1, "ns"),
+    ];
+    let (div, unit) = UNITS
+        .iter()
+        .find(|(div, _)| ns.is_multiple_of(*div))
+        .copied()
+        .unwrap_or((1, "ns"));
     write!(f, "{}{unit}", ns / div)
 }
 
@@ -256,15 +273,26 @@ impl fmt::Display for Config {
             }
         }
         if self.policy != Policy::O1 {
-            write!(f, " group={}", name_of(&Grouping::ALL, self.effective_group()))?;
+            write!(
+                f,
+                " group={}",
+                name_of(&Grouping::ALL, self.effective_group())
+            )?;
         }
         if !self.shares.is_empty() {
-            let shares: Vec<String> =
-                self.shares.iter().map(|s| alloc::format!("{}:{}", s.uid, s.weight)).collect();
+            let shares: Vec<String> = self
+                .shares
+                .iter()
+                .map(|s| alloc::format!("{}:{}", s.uid, s.weight))
+                .collect();
             write!(f, " shares={}", shares.join(","))?;
         }
         write!(f, " hz={}", self.hz)?;
-        write!(f, " clockevent={}", name_of(&ClockEvent::ALL, self.clockevent))?;
+        write!(
+            f,
+            " clockevent={}",
+            name_of(&ClockEvent::ALL, self.clockevent)
+        )?;
         write!(f, " hrtimer={}", on_off(self.hrtimer))?;
         if let Some(ns) = self.duration_ns {
             f.write_str(" duration=")?;

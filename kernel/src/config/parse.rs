@@ -34,8 +34,14 @@ pub const KEYS: [&str; 16] = [
 ];
 
 /// Scenario names `run=` accepts (`lab` = all of the seed experiments).
-pub const SCENARIOS: [&str; 6] =
-    ["lab", "seed000-s1", "seed000-s2", "seed002-a", "seed002-b", "seed003"];
+pub const SCENARIOS: [&str; 6] = [
+    "lab",
+    "seed000-s1",
+    "seed000-s2",
+    "seed002-a",
+    "seed002-b",
+    "seed003",
+];
 
 /// sched_features names `features=` accepts: Linux's own (from 2.6.24 to 6.6) and cfslab's
 /// additions (DESIGN.md), each settable or, with `NO_`, clearable.
@@ -88,13 +94,21 @@ pub struct OptionError {
 
 impl fmt::Display for OptionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "bad boot option {}: {} (valid: {})", self.option, self.reason, self.valid)
+        write!(
+            f,
+            "bad boot option {}: {} (valid: {})",
+            self.option, self.reason, self.valid
+        )
     }
 }
 
 impl OptionError {
     fn new(option: &str, reason: impl ToString, valid: impl ToString) -> Self {
-        OptionError { option: echo(option), reason: reason.to_string(), valid: valid.to_string() }
+        OptionError {
+            option: echo(option),
+            reason: reason.to_string(),
+            valid: valid.to_string(),
+        }
     }
 
     /// The command line is longer than [`MAX_CMDLINE_BYTES`].
@@ -142,10 +156,23 @@ fn list(items: impl IntoIterator<Item = impl fmt::Display>) -> String {
 }
 
 /// The value of `table` named `value`, or an error listing the names.
-fn choose<T: Copy>(key: &str, value: &str, table: &[(&'static str, T)], what: &str) -> Result<T, OptionError> {
-    table.iter().find(|(name, _)| *name == value).map(|(_, v)| *v).ok_or_else(|| {
-        OptionError::new(key, alloc::format!("unknown {what} '{}'", echo(value)), list(table.iter().map(|(n, _)| n)))
-    })
+fn choose<T: Copy>(
+    key: &str,
+    value: &str,
+    table: &[(&'static str, T)],
+    what: &str,
+) -> Result<T, OptionError> {
+    table
+        .iter()
+        .find(|(name, _)| *name == value)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| {
+            OptionError::new(
+                key,
+                alloc::format!("unknown {what} '{}'", echo(value)),
+                list(table.iter().map(|(n, _)| n)),
+            )
+        })
 }
 
 /// A plain decimal integer: digits only, no sign, no overflow.
@@ -153,15 +180,26 @@ fn parse_u64(text: &str) -> Option<u64> {
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    text.bytes().try_fold(0u64, |acc, b| acc.checked_mul(10)?.checked_add(u64::from(b - b'0')))
+    text.bytes().try_fold(0u64, |acc, b| {
+        acc.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+    })
 }
 
 fn parse_in_range(key: &str, value: &str, min: u64, max: u64) -> Result<u64, OptionError> {
     let valid = alloc::format!("an integer from {min} to {max}");
-    let n = parse_u64(value)
-        .ok_or_else(|| OptionError::new(key, alloc::format!("'{}' is not a number", echo(value)), &valid))?;
+    let n = parse_u64(value).ok_or_else(|| {
+        OptionError::new(
+            key,
+            alloc::format!("'{}' is not a number", echo(value)),
+            &valid,
+        )
+    })?;
     if !(min..=max).contains(&n) {
-        return Err(OptionError::new(key, alloc::format!("{n} is out of range"), &valid));
+        return Err(OptionError::new(
+            key,
+            alloc::format!("{n} is out of range"),
+            &valid,
+        ));
     }
     Ok(n)
 }
@@ -184,10 +222,18 @@ fn parse_run(value: &str) -> Result<Vec<&'static str>, OptionError> {
     let mut run = Vec::new();
     for item in items("run", value, &valid)? {
         let Some(&name) = SCENARIOS.iter().find(|&&s| s == item) else {
-            return Err(OptionError::new("run", alloc::format!("unknown scenario '{}'", echo(item)), &valid));
+            return Err(OptionError::new(
+                "run",
+                alloc::format!("unknown scenario '{}'", echo(item)),
+                &valid,
+            ));
         };
         if run.contains(&name) {
-            return Err(OptionError::new("run", alloc::format!("scenario '{name}' listed twice"), &valid));
+            return Err(OptionError::new(
+                "run",
+                alloc::format!("scenario '{name}' listed twice"),
+                &valid,
+            ));
         }
         run.push(name);
     }
@@ -195,7 +241,10 @@ fn parse_run(value: &str) -> Result<Vec<&'static str>, OptionError> {
 }
 
 fn parse_features(value: &str) -> Result<Vec<FeatureSetting>, OptionError> {
-    let valid = alloc::format!("a comma list of {}, each optionally prefixed NO_", list(FEATURES));
+    let valid = alloc::format!(
+        "a comma list of {}, each optionally prefixed NO_",
+        list(FEATURES)
+    );
     let mut settings: Vec<FeatureSetting> = Vec::new();
     for item in items("features", value, &valid)? {
         let (enabled, wanted) = match item.strip_prefix("NO_") {
@@ -203,10 +252,18 @@ fn parse_features(value: &str) -> Result<Vec<FeatureSetting>, OptionError> {
             None => (true, item),
         };
         let Some(&name) = FEATURES.iter().find(|&&f| f == wanted) else {
-            return Err(OptionError::new("features", alloc::format!("unknown feature '{}'", echo(item)), &valid));
+            return Err(OptionError::new(
+                "features",
+                alloc::format!("unknown feature '{}'", echo(item)),
+                &valid,
+            ));
         };
         if settings.iter().any(|s| s.name == name) {
-            return Err(OptionError::new("features", alloc::format!("feature {name} given twice"), &valid));
+            return Err(OptionError::new(
+                "features",
+                alloc::format!("feature {name} given twice"),
+                &valid,
+            ));
         }
         settings.push(FeatureSetting { name, enabled });
     }
@@ -214,12 +271,19 @@ fn parse_features(value: &str) -> Result<Vec<FeatureSetting>, OptionError> {
 }
 
 fn parse_shares(value: &str) -> Result<Vec<Share>, OptionError> {
-    let valid = alloc::format!("a comma list of uid:weight, weight from {MIN_SHARES} to {MAX_SHARES}");
+    let valid =
+        alloc::format!("a comma list of uid:weight, weight from {MIN_SHARES} to {MAX_SHARES}");
     let mut shares: Vec<Share> = Vec::new();
     for item in items("shares", value, &valid)? {
-        let bad = |why: &str| OptionError::new("shares", alloc::format!("'{}' {why}", echo(item)), &valid);
-        let (uid, weight) = item.split_once(':').ok_or_else(|| bad("is not uid:weight"))?;
-        let uid = parse_u64(uid).and_then(|u| u32::try_from(u).ok()).ok_or_else(|| bad("has a bad uid"))?;
+        let bad = |why: &str| {
+            OptionError::new("shares", alloc::format!("'{}' {why}", echo(item)), &valid)
+        };
+        let (uid, weight) = item
+            .split_once(':')
+            .ok_or_else(|| bad("is not uid:weight"))?;
+        let uid = parse_u64(uid)
+            .and_then(|u| u32::try_from(u).ok())
+            .ok_or_else(|| bad("has a bad uid"))?;
         let weight = parse_u64(weight).ok_or_else(|| bad("has a bad weight"))?;
         if !(u64::from(MIN_SHARES)..=u64::from(MAX_SHARES)).contains(&weight) {
             return Err(bad("has a weight out of range"));
@@ -227,7 +291,10 @@ fn parse_shares(value: &str) -> Result<Vec<Share>, OptionError> {
         if shares.iter().any(|s| s.uid == uid) {
             return Err(bad("repeats a uid"));
         }
-        shares.push(Share { uid, weight: weight as u32 });
+        shares.push(Share {
+            uid,
+            weight: weight as u32,
+        });
     }
     Ok(shares)
 }
@@ -243,14 +310,28 @@ fn parse_duration(value: &str) -> Result<u64, OptionError> {
         "us" => 1_000,
         "ns" => 1,
         _ => {
-            return Err(OptionError::new("duration", alloc::format!("'{}' has no valid unit", echo(value)), valid));
+            return Err(OptionError::new(
+                "duration",
+                alloc::format!("'{}' has no valid unit", echo(value)),
+                valid,
+            ));
         }
     };
     let ns = parse_u64(number)
         .and_then(|n| n.checked_mul(scale))
-        .ok_or_else(|| OptionError::new("duration", alloc::format!("'{}' is not a duration", echo(value)), valid))?;
+        .ok_or_else(|| {
+            OptionError::new(
+                "duration",
+                alloc::format!("'{}' is not a duration", echo(value)),
+                valid,
+            )
+        })?;
     if !(MIN_DURATION_NS..=MAX_DURATION_NS).contains(&ns) {
-        return Err(OptionError::new("duration", alloc::format!("{} is out of range", echo(value)), valid));
+        return Err(OptionError::new(
+            "duration",
+            alloc::format!("{} is out of range", echo(value)),
+            valid,
+        ));
     }
     Ok(ns)
 }
@@ -266,7 +347,8 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), OptionError>
         "latency_ns" => config.tunables.latency_ns = tunable(value)?,
         "min_granularity_ns" => config.tunables.min_granularity_ns = tunable(value)?,
         "wakeup_granularity_ns" => {
-            config.tunables.wakeup_granularity_ns = Some(parse_in_range(key, value, 0, TUNABLE_MAX_NS)?)
+            config.tunables.wakeup_granularity_ns =
+                Some(parse_in_range(key, value, 0, TUNABLE_MAX_NS)?)
         }
         "base_slice_ns" => config.tunables.base_slice_ns = tunable(value)?,
         "group" => config.group = Some(choose(key, value, &Grouping::ALL, "grouping")?),
@@ -276,10 +358,16 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), OptionError>
             config.hz = parse_u64(value)
                 .and_then(|n| HZ_VALUES.into_iter().find(|&hz| u64::from(hz) == n))
                 .ok_or_else(|| {
-                    OptionError::new(key, alloc::format!("unsupported tick rate '{}'", echo(value)), valid)
+                    OptionError::new(
+                        key,
+                        alloc::format!("unsupported tick rate '{}'", echo(value)),
+                        valid,
+                    )
                 })?;
         }
-        "clockevent" => config.clockevent = choose(key, value, &ClockEvent::ALL, "clock event device")?,
+        "clockevent" => {
+            config.clockevent = choose(key, value, &ClockEvent::ALL, "clock event device")?
+        }
         "hrtimer" => config.hrtimer = parse_on_off(key, value)?,
         "duration" => config.duration_ns = Some(parse_duration(value)?),
         "trace" => config.trace = parse_on_off(key, value)?,
@@ -293,18 +381,35 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), OptionError>
 fn check_combination(config: &Config) -> Result<(), OptionError> {
     let policy = super::name_of(&Policy::ALL, config.policy);
     if let Some(era) = config.era {
-        let eras_of_policy = list(Era::ALL.iter().filter(|(_, e)| e.policy() == config.policy).map(|(n, _)| n));
+        let eras_of_policy = list(
+            Era::ALL
+                .iter()
+                .filter(|(_, e)| e.policy() == config.policy)
+                .map(|(n, _)| n),
+        );
         if config.policy == Policy::O1 {
-            return Err(OptionError::new("era", "policy=o1 is Linux 2.6.11's scheduler and has no era presets", "no era= with policy=o1"));
+            return Err(OptionError::new(
+                "era",
+                "policy=o1 is Linux 2.6.11's scheduler and has no era presets",
+                "no era= with policy=o1",
+            ));
         }
         if era.policy() != config.policy {
             let name = super::name_of(&Era::ALL, era);
-            return Err(OptionError::new("era", alloc::format!("era {name} is not a {policy} era"), eras_of_policy));
+            return Err(OptionError::new(
+                "era",
+                alloc::format!("era {name} is not a {policy} era"),
+                eras_of_policy,
+            ));
         }
     }
     let t = &config.tunables;
     let (cfs_only, eevdf_only) = (
-        [("latency_ns", t.latency_ns), ("min_granularity_ns", t.min_granularity_ns), ("wakeup_granularity_ns", t.wakeup_granularity_ns)],
+        [
+            ("latency_ns", t.latency_ns),
+            ("min_granularity_ns", t.min_granularity_ns),
+            ("wakeup_granularity_ns", t.wakeup_granularity_ns),
+        ],
         [("base_slice_ns", t.base_slice_ns)],
     );
     let allowed: &[_] = match config.policy {
@@ -312,23 +417,46 @@ fn check_combination(config: &Config) -> Result<(), OptionError> {
         Policy::Eevdf => &eevdf_only,
         Policy::O1 => &[],
     };
-    let given = cfs_only.iter().chain(eevdf_only.iter()).filter(|(_, v)| v.is_some());
+    let given = cfs_only
+        .iter()
+        .chain(eevdf_only.iter())
+        .filter(|(_, v)| v.is_some());
     for (key, _) in given {
         if !allowed.iter().any(|(k, _)| k == key) {
-            let valid = if allowed.is_empty() { String::from("none with this policy") } else { list(allowed.iter().map(|(k, _)| k)) };
-            return Err(OptionError::new(key, alloc::format!("not a tunable of policy={policy}"), alloc::format!("tunables: {valid}")));
+            let valid = if allowed.is_empty() {
+                String::from("none with this policy")
+            } else {
+                list(allowed.iter().map(|(k, _)| k))
+            };
+            return Err(OptionError::new(
+                key,
+                alloc::format!("not a tunable of policy={policy}"),
+                alloc::format!("tunables: {valid}"),
+            ));
         }
     }
     if config.policy == Policy::O1 {
         if !config.features.is_empty() {
-            return Err(OptionError::new("features", "policy=o1 has no sched_features", "no features= with policy=o1"));
+            return Err(OptionError::new(
+                "features",
+                "policy=o1 has no sched_features",
+                "no features= with policy=o1",
+            ));
         }
         if config.group == Some(Grouping::Uid) || !config.shares.is_empty() {
-            return Err(OptionError::new("group", "policy=o1 has no group scheduling", "group=none or no group= with policy=o1"));
+            return Err(OptionError::new(
+                "group",
+                "policy=o1 has no group scheduling",
+                "group=none or no group= with policy=o1",
+            ));
         }
     }
     if !config.shares.is_empty() && config.effective_group() != Grouping::Uid {
-        return Err(OptionError::new("shares", "group weights need per-uid groups", "shares= together with group=uid"));
+        return Err(OptionError::new(
+            "shares",
+            "group weights need per-uid groups",
+            "shares= together with group=uid",
+        ));
     }
     Ok(())
 }
@@ -345,13 +473,21 @@ pub fn parse(cmdline: &str) -> Result<Config, OptionError> {
             return Err(OptionError::new(token, "expected key=value", list(KEYS)));
         };
         if key.is_empty() {
-            return Err(OptionError::new(token, "missing key before '='", list(KEYS)));
+            return Err(OptionError::new(
+                token,
+                "missing key before '='",
+                list(KEYS),
+            ));
         }
         let Some(&key) = KEYS.iter().find(|&&k| k == key) else {
             return Err(OptionError::new(key, "unknown option", list(KEYS)));
         };
         if seen.contains(&key) {
-            return Err(OptionError::new(key, "given twice", "each option at most once"));
+            return Err(OptionError::new(
+                key,
+                "given twice",
+                "each option at most once",
+            ));
         }
         seen.push(key);
         if value.is_empty() {

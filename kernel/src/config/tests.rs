@@ -28,14 +28,35 @@ fn every_key_parses() {
     assert_eq!(
         c.features,
         [
-            FeatureSetting { name: "START_DEBIT", enabled: false },
-            FeatureSetting { name: "GROUP_SLEEPER_CREDIT", enabled: true }
+            FeatureSetting {
+                name: "START_DEBIT",
+                enabled: false
+            },
+            FeatureSetting {
+                name: "GROUP_SLEEPER_CREDIT",
+                enabled: true
+            }
         ]
     );
     assert_eq!(c.tunables.latency_ns, Some(20_000_000));
     assert_eq!(c.tunables.wakeup_granularity_ns, Some(0));
-    assert_eq!(c.shares, [Share { uid: 0, weight: 2048 }, Share { uid: 1, weight: 512 }]);
-    assert_eq!((c.hz, c.clockevent, c.hrtimer, c.trace), (250, ClockEvent::Pit, false, true));
+    assert_eq!(
+        c.shares,
+        [
+            Share {
+                uid: 0,
+                weight: 2048
+            },
+            Share {
+                uid: 1,
+                weight: 512
+            }
+        ]
+    );
+    assert_eq!(
+        (c.hz, c.clockevent, c.hrtimer, c.trace),
+        (250, ClockEvent::Pit, false, true)
+    );
     assert_eq!(c.duration_ns, Some(500_000_000));
     assert_eq!(c.log, LogLevel::Debug);
     let e = Config::parse("policy=eevdf base_slice_ns=3000000").unwrap();
@@ -66,7 +87,10 @@ fn defaults_follow_the_era() {
     assert_eq!(c.effective_group(), Grouping::Uid);
     let c = Config::parse("era=2.6.36").unwrap();
     assert_eq!(c.effective_group(), Grouping::None);
-    assert_eq!(Config::parse("policy=eevdf").unwrap().effective_era(), Some(Era::V6_6));
+    assert_eq!(
+        Config::parse("policy=eevdf").unwrap().effective_era(),
+        Some(Era::V6_6)
+    );
     assert_eq!(Config::parse("policy=o1").unwrap().effective_era(), None);
 }
 
@@ -84,7 +108,10 @@ fn a_bad_hz_names_the_option_and_its_values() {
 #[test_case]
 fn an_unknown_key_lists_the_keys() {
     let e = error_of("bogus=1");
-    assert_eq!((e.option.as_str(), e.reason.as_str()), ("bogus", "unknown option"));
+    assert_eq!(
+        (e.option.as_str(), e.reason.as_str()),
+        ("bogus", "unknown option")
+    );
     for key in KEYS {
         assert!(e.valid.contains(key), "{key} missing from {}", e.valid);
     }
@@ -93,7 +120,10 @@ fn an_unknown_key_lists_the_keys() {
 #[test_case]
 fn an_empty_value_lists_what_the_key_accepts() {
     let e = error_of("policy=");
-    assert_eq!((e.option.as_str(), e.reason.as_str()), ("policy", "empty value"));
+    assert_eq!(
+        (e.option.as_str(), e.reason.as_str()),
+        ("policy", "empty value")
+    );
     assert_eq!(e.valid, "cfs, eevdf, o1");
     assert!(error_of("duration=").valid.contains("ms"));
 }
@@ -137,10 +167,18 @@ fn non_ascii_is_escaped_in_reports() {
 #[test_case]
 fn numbers_are_checked_for_range_and_form() {
     assert!(error_of("latency_ns=99999").reason.contains("out of range"));
-    assert!(error_of("latency_ns=1000000001").reason.contains("out of range"));
+    assert!(
+        error_of("latency_ns=1000000001")
+            .reason
+            .contains("out of range")
+    );
     assert!(error_of("latency_ns=-5").reason.contains("not a number"));
     assert!(error_of("latency_ns=+5").reason.contains("not a number"));
-    assert!(error_of("latency_ns=99999999999999999999999").reason.contains("not a number"));
+    assert!(
+        error_of("latency_ns=99999999999999999999999")
+            .reason
+            .contains("not a number")
+    );
     assert!(error_of("hz=1000.0").reason.contains("unsupported"));
 }
 
@@ -163,13 +201,37 @@ fn lists_reject_unknown_repeated_and_empty_items() {
     assert!(error_of("run=seed001").reason.contains("unknown scenario"));
     assert!(error_of("run=seed003,seed003").reason.contains("twice"));
     assert!(error_of("run=lab,,seed003").reason.contains("empty item"));
-    assert!(error_of("features=START_DEBT").reason.contains("unknown feature"));
-    assert!(error_of("features=START_DEBIT,NO_START_DEBIT").reason.contains("twice"));
+    assert!(
+        error_of("features=START_DEBT")
+            .reason
+            .contains("unknown feature")
+    );
+    assert!(
+        error_of("features=START_DEBIT,NO_START_DEBIT")
+            .reason
+            .contains("twice")
+    );
     assert!(error_of("features=NO_").reason.contains("unknown feature"));
-    assert!(error_of("era=2.6.24 shares=1:1").reason.contains("out of range"));
-    assert!(error_of("era=2.6.24 shares=1:1024,1:512").reason.contains("repeats"));
-    assert!(error_of("era=2.6.24 shares=1").reason.contains("uid:weight"));
-    assert!(error_of("era=2.6.24 shares=x:1024").reason.contains("bad uid"));
+    assert!(
+        error_of("era=2.6.24 shares=1:1")
+            .reason
+            .contains("out of range")
+    );
+    assert!(
+        error_of("era=2.6.24 shares=1:1024,1:512")
+            .reason
+            .contains("repeats")
+    );
+    assert!(
+        error_of("era=2.6.24 shares=1")
+            .reason
+            .contains("uid:weight")
+    );
+    assert!(
+        error_of("era=2.6.24 shares=x:1024")
+            .reason
+            .contains("bad uid")
+    );
 }
 
 #[test_case]
@@ -177,9 +239,15 @@ fn combinations_that_mean_nothing_are_rejected() {
     assert_eq!(error_of("policy=cfs era=6.6").option, "era");
     assert_eq!(error_of("policy=eevdf era=2.6.24").option, "era");
     assert_eq!(error_of("policy=o1 era=2.6.24").option, "era");
-    assert_eq!(error_of("policy=eevdf latency_ns=6000000").option, "latency_ns");
+    assert_eq!(
+        error_of("policy=eevdf latency_ns=6000000").option,
+        "latency_ns"
+    );
     assert_eq!(error_of("base_slice_ns=3000000").option, "base_slice_ns");
-    assert_eq!(error_of("policy=o1 features=START_DEBIT").option, "features");
+    assert_eq!(
+        error_of("policy=o1 features=START_DEBIT").option,
+        "features"
+    );
     assert_eq!(error_of("policy=o1 group=uid").option, "group");
     assert_eq!(error_of("group=none shares=1:512").option, "shares");
     assert_eq!(error_of("era=2.6.36 shares=1:512").option, "shares");
@@ -190,9 +258,35 @@ fn combinations_that_mean_nothing_are_rejected() {
 #[test_case]
 fn random_command_lines_never_panic() {
     const ALPHABET: &[&str] = &[
-        "=", ",", ":", " ", "\t", "NO_", "hz", "run", "shares", "features", "policy", "era", "1",
-        "0", "250", "ms", "s", "lab", "cfs", "uid", "START_DEBIT", "ö", "\u{0}", "\u{7f}", "2.6.24",
-        "duration", "99999999999999999999", "-", "x",
+        "=",
+        ",",
+        ":",
+        " ",
+        "\t",
+        "NO_",
+        "hz",
+        "run",
+        "shares",
+        "features",
+        "policy",
+        "era",
+        "1",
+        "0",
+        "250",
+        "ms",
+        "s",
+        "lab",
+        "cfs",
+        "uid",
+        "START_DEBIT",
+        "ö",
+        "\u{0}",
+        "\u{7f}",
+        "2.6.24",
+        "duration",
+        "99999999999999999999",
+        "-",
+        "x",
     ];
     let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
     let mut next = || {
@@ -209,8 +303,14 @@ fn random_command_lines_never_panic() {
         if let Err(e) = Config::parse(&cmdline) {
             let line = e.to_string();
             assert!(!line.contains('\n'), "multi-line error for {cmdline:?}");
-            assert!(line.chars().all(|c| c.is_ascii() && !c.is_ascii_control()), "{line:?}");
-            assert!(e.option.len() <= 40 * "\\u{10ffff}".len() + 3, "echo too long: {cmdline:?}");
+            assert!(
+                line.chars().all(|c| c.is_ascii() && !c.is_ascii_control()),
+                "{line:?}"
+            );
+            assert!(
+                e.option.len() <= 40 * "\\u{10ffff}".len() + 3,
+                "echo too long: {cmdline:?}"
+            );
         }
     }
 }

@@ -88,7 +88,8 @@ unsafe impl FrameAllocator<Size4KiB> for BootFrameAllocator {
                 // SAFETY: `head` is a free frame, mapped at the physical-memory offset, whose
                 // first word was written by `deallocate_frame` with the next free frame.
                 let next = unsafe { self.link_of(head).read() };
-                self.free_list = (next != 0).then(|| PhysFrame::containing_address(PhysAddr::new(next)));
+                self.free_list =
+                    (next != 0).then(|| PhysFrame::containing_address(PhysAddr::new(next)));
                 head
             }
             None => self.bump()?,

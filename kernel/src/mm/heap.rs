@@ -38,7 +38,9 @@ pub fn init(
     let last = Page::containing_address(start + size - 1);
     let flags = PageTableFlags::PRESENT | PageTableFlags::WRITABLE | PageTableFlags::NO_EXECUTE;
     for page in Page::range_inclusive(first, last) {
-        let frame = frames.allocate_frame().ok_or(MapToError::FrameAllocationFailed)?;
+        let frame = frames
+            .allocate_frame()
+            .ok_or(MapToError::FrameAllocationFailed)?;
         // SAFETY: the heap range is used by nothing else, and `frame` is a fresh frame that
         // nothing else maps.
         unsafe { mapper.map_to(page, frame, flags, frames)?.flush() };
@@ -61,7 +63,10 @@ pub struct HeapStats {
 pub fn stats() -> HeapStats {
     x86_64::instructions::interrupts::without_interrupts(|| {
         let heap = ALLOCATOR.lock();
-        HeapStats { size: heap.size(), used: heap.used() }
+        HeapStats {
+            size: heap.size(),
+            used: heap.used(),
+        }
     })
 }
 

@@ -77,11 +77,14 @@ pub fn init(boot_info: &'static mut BootInfo) -> Result<MemoryReport, MemoryErro
         .into_option()
         .ok_or(MemoryError::NoPhysicalMemoryMapping)?;
     let offset = VirtAddr::new(offset);
-    let regions: &'static [_] = &*boot_info.memory_regions;
-    let usable = regions.iter().filter(|r| r.kind == MemoryRegionKind::Usable);
+    let regions: &'static [_] = &boot_info.memory_regions;
+    let usable = regions
+        .iter()
+        .filter(|r| r.kind == MemoryRegionKind::Usable);
     let usable_bytes: u64 = usable.clone().map(|r| r.end - r.start).sum();
     let largest_usable_bytes = usable.map(|r| r.end - r.start).max().unwrap_or(0);
-    let heap_bytes = heap::size_for(usable_bytes).ok_or(MemoryError::TooLittleRam { usable_bytes })?;
+    let heap_bytes =
+        heap::size_for(usable_bytes).ok_or(MemoryError::TooLittleRam { usable_bytes })?;
 
     let (level_4_frame, _) = Cr3::read();
     let level_4: *mut PageTable = (offset + level_4_frame.start_address().as_u64()).as_mut_ptr();
@@ -97,7 +100,12 @@ pub fn init(boot_info: &'static mut BootInfo) -> Result<MemoryReport, MemoryErro
     heap::init(&mut memory.mapper, &mut memory.frames, heap_bytes)
         .map_err(|_| MemoryError::HeapMapping)?;
     *MEMORY.lock() = Some(memory);
-    Ok(MemoryReport { regions: regions.len(), usable_bytes, largest_usable_bytes, heap_bytes })
+    Ok(MemoryReport {
+        regions: regions.len(),
+        usable_bytes,
+        largest_usable_bytes,
+        heap_bytes,
+    })
 }
 
 /// The physical address `addr` is mapped to, if it is mapped.

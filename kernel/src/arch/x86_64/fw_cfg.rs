@@ -88,7 +88,10 @@ pub fn read_file(name: &str, buf: &mut [u8]) -> Result<Option<usize>, FwCfgError
         return Ok(None);
     };
     if size > buf.len() {
-        return Err(FwCfgError::TooLarge { size, capacity: buf.len() });
+        return Err(FwCfgError::TooLarge {
+            size,
+            capacity: buf.len(),
+        });
     }
     select(selector);
     read_bytes(&mut buf[..size]);
@@ -114,13 +117,18 @@ mod tests {
     fn a_standard_file_is_listed_and_read() {
         // QEMU's PC machine always exports "etc/e820" (its memory map, 20-byte entries).
         let mut buf = [0u8; 512];
-        let len = read_file("etc/e820", &mut buf).unwrap().expect("etc/e820 listed");
-        assert!(len > 0 && len % 20 == 0, "etc/e820 length {len}");
+        let len = read_file("etc/e820", &mut buf)
+            .unwrap()
+            .expect("etc/e820 listed");
+        assert!(len > 0 && len.is_multiple_of(20), "etc/e820 length {len}");
     }
 
     #[test_case]
     fn a_file_larger_than_the_buffer_is_an_error() {
         let mut buf = [0u8; 4];
-        assert!(matches!(read_file("etc/e820", &mut buf), Err(FwCfgError::TooLarge { .. })));
+        assert!(matches!(
+            read_file("etc/e820", &mut buf),
+            Err(FwCfgError::TooLarge { .. })
+        ));
     }
 }

@@ -22,7 +22,8 @@ const DOUBLE_FAULT_STACK_SIZE: usize = 32 * 1024;
 /// The double-fault stack. It lives in .bss, so it exists before the heap does; `u128`
 /// elements give it the 16-byte alignment the x86_64 ABI wants for stacks. Only the CPU
 /// writes it (through the TSS), so it is never referenced from Rust, only its address.
-static mut DOUBLE_FAULT_STACK: [u128; DOUBLE_FAULT_STACK_SIZE / 16] = [0; DOUBLE_FAULT_STACK_SIZE / 16];
+static mut DOUBLE_FAULT_STACK: [u128; DOUBLE_FAULT_STACK_SIZE / 16] =
+    [0; DOUBLE_FAULT_STACK_SIZE / 16];
 
 /// Address range of the double-fault stack, for tests that check the handler really runs on it.
 pub fn double_fault_stack() -> Range<u64> {

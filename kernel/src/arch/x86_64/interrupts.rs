@@ -39,14 +39,22 @@ pub struct Fault {
 
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "EXCEPTION: {} ({}, vector {})", self.name, self.mnemonic, self.vector)?;
+        write!(
+            f,
+            "EXCEPTION: {} ({}, vector {})",
+            self.name, self.mnemonic, self.vector
+        )?;
         if let Some(code) = self.error_code {
             write!(f, " error_code={code:#x}")?;
             if self.vector == PAGE_FAULT_VECTOR {
                 write!(f, " ({:?})", PageFaultErrorCode::from_bits_truncate(code))?;
             }
         }
-        write!(f, " rip={:#x} rsp={:#x}", self.instruction_pointer, self.stack_pointer)?;
+        write!(
+            f,
+            " rip={:#x} rsp={:#x}",
+            self.instruction_pointer, self.stack_pointer
+        )?;
         if let Some(address) = self.fault_address {
             write!(f, " cr2={address:#x}")?;
         }
@@ -84,7 +92,7 @@ fn describe(
     frame: &InterruptStackFrame,
     error_code: Option<u64>,
 ) -> Fault {
-    let fault_address = (vector == PAGE_FAULT_VECTOR).then(|| Cr2::read_raw());
+    let fault_address = (vector == PAGE_FAULT_VECTOR).then(Cr2::read_raw);
     Fault {
         name,
         mnemonic,
@@ -119,20 +127,47 @@ fatal_handler!(bound_range_exceeded, ("bound range exceeded", "#BR", 5));
 fatal_handler!(invalid_opcode, ("invalid opcode", "#UD", 6));
 fatal_handler!(device_not_available, ("device not available", "#NM", 7));
 fatal_handler!(invalid_tss, ("invalid TSS", "#TS", 10), error_code);
-fatal_handler!(segment_not_present, ("segment not present", "#NP", 11), error_code);
-fatal_handler!(stack_segment_fault, ("stack-segment fault", "#SS", 12), error_code);
-fatal_handler!(general_protection_fault, ("general protection fault", "#GP", 13), error_code);
+fatal_handler!(
+    segment_not_present,
+    ("segment not present", "#NP", 11),
+    error_code
+);
+fatal_handler!(
+    stack_segment_fault,
+    ("stack-segment fault", "#SS", 12),
+    error_code
+);
+fatal_handler!(
+    general_protection_fault,
+    ("general protection fault", "#GP", 13),
+    error_code
+);
 fatal_handler!(x87_floating_point, ("x87 floating-point error", "#MF", 16));
 fatal_handler!(alignment_check, ("alignment check", "#AC", 17), error_code);
-fatal_handler!(simd_floating_point, ("SIMD floating-point error", "#XM", 19));
+fatal_handler!(
+    simd_floating_point,
+    ("SIMD floating-point error", "#XM", 19)
+);
 fatal_handler!(virtualization, ("virtualization exception", "#VE", 20));
-fatal_handler!(control_protection, ("control protection", "#CP", 21), error_code);
+fatal_handler!(
+    control_protection,
+    ("control protection", "#CP", 21),
+    error_code
+);
 fatal_handler!(hypervisor_injection, ("hypervisor injection", "#HV", 28));
-fatal_handler!(vmm_communication, ("VMM communication", "#VC", 29), error_code);
+fatal_handler!(
+    vmm_communication,
+    ("VMM communication", "#VC", 29),
+    error_code
+);
 fatal_handler!(security, ("security exception", "#SX", 30), error_code);
 
 extern "x86-interrupt" fn page_fault(frame: InterruptStackFrame, code: PageFaultErrorCode) {
-    fatal(describe(("page fault", "#PF", PAGE_FAULT_VECTOR), &frame, Some(code.bits())))
+    fatal(describe(
+        ("page fault", "#PF", PAGE_FAULT_VECTOR),
+        &frame,
+        Some(code.bits()),
+    ))
 }
 
 extern "x86-interrupt" fn double_fault(frame: InterruptStackFrame, code: u64) -> ! {
@@ -152,19 +187,25 @@ pub fn breakpoint_count() -> u64 {
 
 extern "x86-interrupt" fn breakpoint(frame: InterruptStackFrame) {
     BREAKPOINTS.fetch_add(1, Ordering::Relaxed);
-    log::debug!("breakpoint (#BP) at rip={:#x}", frame.instruction_pointer.as_u64());
+    log::debug!(
+        "breakpoint (#BP) at rip={:#x}",
+        frame.instruction_pointer.as_u64()
+    );
 }
 
 static IDT: Lazy<InterruptDescriptorTable> = Lazy::new(|| {
     let mut idt = InterruptDescriptorTable::new();
     idt.divide_error.set_handler_fn(divide_error);
     idt.debug.set_handler_fn(debug);
-    idt.non_maskable_interrupt.set_handler_fn(non_maskable_interrupt);
+    idt.non_maskable_interrupt
+        .set_handler_fn(non_maskable_interrupt);
     idt.breakpoint.set_handler_fn(breakpoint);
     idt.overflow.set_handler_fn(overflow);
-    idt.bound_range_exceeded.set_handler_fn(bound_range_exceeded);
+    idt.bound_range_exceeded
+        .set_handler_fn(bound_range_exceeded);
     idt.invalid_opcode.set_handler_fn(invalid_opcode);
-    idt.device_not_available.set_handler_fn(device_not_available);
+    idt.device_not_available
+        .set_handler_fn(device_not_available);
     // SAFETY: the IST index names the double-fault stack set up in the TSS by gdt::init,
     // which runs before this table is loaded, and no other handler uses that stack.
     unsafe {
@@ -175,16 +216,20 @@ static IDT: Lazy<InterruptDescriptorTable> = Lazy::new(|| {
     idt.invalid_tss.set_handler_fn(invalid_tss);
     idt.segment_not_present.set_handler_fn(segment_not_present);
     idt.stack_segment_fault.set_handler_fn(stack_segment_fault);
-    idt.general_protection_fault.set_handler_fn(general_protection_fault);
+    idt.general_protection_fault
+        .set_handler_fn(general_protection_fault);
     idt.page_fault.set_handler_fn(page_fault);
     idt.x87_floating_point.set_handler_fn(x87_floating_point);
     idt.alignment_check.set_handler_fn(alignment_check);
     idt.machine_check.set_handler_fn(machine_check);
     idt.simd_floating_point.set_handler_fn(simd_floating_point);
     idt.virtualization.set_handler_fn(virtualization);
-    idt.cp_protection_exception.set_handler_fn(control_protection);
-    idt.hv_injection_exception.set_handler_fn(hypervisor_injection);
-    idt.vmm_communication_exception.set_handler_fn(vmm_communication);
+    idt.cp_protection_exception
+        .set_handler_fn(control_protection);
+    idt.hv_injection_exception
+        .set_handler_fn(hypervisor_injection);
+    idt.vmm_communication_exception
+        .set_handler_fn(vmm_communication);
     idt.security_exception.set_handler_fn(security);
     idt
 });

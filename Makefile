@@ -1,0 +1,43 @@
+# cfslab — the commands of README.md. The host tool behind them is the `boot` crate.
+#
+#   make run [OPTS="key=value ..."] [REALTIME=1]   boot the kernel with boot options
+#   make test                                      every test (host, in-QEMU, system)
+#   make gdb [GDBPORT=1234]                        QEMU paused + gdb stopped at the entry
+#   make qemu-gdb [GDBPORT=1234]                   QEMU paused only; prints the gdb command
+#   make clean
+
+OPTS ?=
+GDBPORT ?= 1234
+REALTIME ?=
+
+BOOT := cargo run -q -p boot --
+BOOT_FLAGS := $(if $(REALTIME),--realtime)
+
+.PHONY: run test lint gdb qemu-gdb clean deps
+
+deps:
+	@scripts/ensure-deps.sh
+
+run: deps
+	@$(BOOT) run $(BOOT_FLAGS) --opts "$(OPTS)"
+
+# Host unit tests of the boot tool, the kernel's tests inside QEMU (through cargo's runner,
+# see .cargo/config.toml), then the system tests that boot the kernel as `make run` does.
+test: deps lint
+	cargo test -p boot
+	cargo test -p kernel --target x86_64-unknown-none --no-fail-fast
+	cargo test -p systests
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy -q -p boot -p systests --all-targets -- -D warnings
+	cargo clippy -q -p kernel --target x86_64-unknown-none --all-targets -- -D warnings
+
+gdb: deps
+	@$(BOOT) gdb $(BOOT_FLAGS) --port $(GDBPORT)
+
+qemu-gdb: deps
+	@$(BOOT) gdb --no-launch $(BOOT_FLAGS) --port $(GDBPORT)
+
+clean:
+	cargo clean
