@@ -11,9 +11,16 @@ if ! command -v rustup >/dev/null 2>&1; then
     echo "cfslab needs rustup: install it from https://rustup.rs, then run make again" >&2
     exit 1
 fi
-# With no argument, rustup installs the toolchain rust-toolchain.toml pins (a no-op when
-# it is already there).
-rustup toolchain install >/dev/null
+# With no argument, rustup installs the toolchain rust-toolchain.toml pins, with its
+# components and target (a quiet no-op when it is already there).
+channel=$(sed -n 's/^channel *= *"\(.*\)"/\1/p' rust-toolchain.toml)
+if ! rustup toolchain list | grep -q "^$channel"; then
+    echo "cfslab: installing the pinned Rust toolchain $channel (once; a few minutes)" >&2
+fi
+if ! out=$(rustup toolchain install 2>&1); then
+    echo "$out" >&2
+    exit 1
+fi
 
 missing=()
 command -v qemu-system-x86_64 >/dev/null 2>&1 || missing+=(qemu-system-x86)

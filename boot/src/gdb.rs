@@ -22,8 +22,8 @@ pub fn script(kernel: &Path, port: u16) -> String {
     format!(
         "set pagination off\n\
          set confirm off\n\
-         target remote 127.0.0.1:{port}\n\
          symbol-file {kernel} -o {KERNEL_BASE:#x}\n\
+         target remote 127.0.0.1:{port}\n\
          hbreak {ENTRY_SYMBOL}\n\
          continue\n",
         kernel = kernel.display()

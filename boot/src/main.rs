@@ -82,7 +82,16 @@ fn run(args: &Args) -> Result<Status, String> {
     let kernel = kernel_for(args)?;
     let machine = machine_for(args, &kernel)?;
     let timeout = args.timeout_secs.unwrap_or(RUN_TIMEOUT_SECS);
-    let status = qemu::run(&machine, Some(Duration::from_secs(timeout)))?;
+    let (status, timing) = qemu::run(&machine, Some(Duration::from_secs(timeout)))?;
+    if args.verbose {
+        let banner = timing
+            .to_banner
+            .map_or("-".into(), |t| format!("{:.2} s", t.as_secs_f64()));
+        eprintln!(
+            "boot: wall time to the banner {banner}, whole run {:.2} s",
+            timing.total.as_secs_f64()
+        );
+    }
     if status == Status::Timeout {
         eprintln!("boot: no report within {timeout} s; QEMU was killed (raise it with --timeout)");
     }
@@ -112,7 +121,7 @@ fn test_runner(kernel: &Path, extra: &[String]) -> Result<Status, String> {
         ..Args::default()
     };
     let machine = machine_for(&args, kernel)?;
-    qemu::run(&machine, Some(Duration::from_secs(timeout)))
+    qemu::run(&machine, Some(Duration::from_secs(timeout))).map(|(status, _)| status)
 }
 
 fn debug(args: &Args) -> Result<Status, String> {

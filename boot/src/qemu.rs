@@ -142,17 +142,21 @@ pub fn shell_quote(arg: &str) -> String {
     }
 }
 
-/// Copies the child's stdout to ours as it arrives, in a thread.
-pub fn forward_output(child: &mut Child) -> Option<std::thread::JoinHandle<()>> {
+/// Copies the child's stdout to ours as it arrives, in a thread that returns when the first
+/// output arrived (the kernel's banner is its first line).
+pub fn forward_output(child: &mut Child) -> Option<std::thread::JoinHandle<Option<Instant>>> {
     let mut from = child.stdout.take()?;
     Some(std::thread::spawn(move || {
         let mut buf = [0u8; 4096];
         let mut out = std::io::stdout();
+        let mut first_output = None;
         while let Ok(n) = from.read(&mut buf) {
+            first_output.get_or_insert_with(Instant::now);
             if n == 0 || out.write_all(&buf[..n]).and_then(|_| out.flush()).is_err() {
                 break;
             }
         }
+        first_output
     }))
 }
 
@@ -175,15 +179,25 @@ pub fn wait_with_timeout(child: &mut Child, timeout: Option<Duration>) -> Result
     }
 }
 
+/// Wall-clock facts about one run, for `--verbose` and the README's boot-time figure.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// From starting QEMU to the kernel's first output (its banner).
+    pub to_banner: Option<Duration>,
+    /// From starting QEMU to its exit.
+    pub total: Duration,
+}
+
 /// Runs the machine to its end, streaming its serial output to stdout.
-pub fn run(machine: &Machine, timeout: Option<Duration>) -> Result<Status, String> {
+pub fn run(machine: &Machine, timeout: Option<Duration>) -> Result<(Status, Timing), String> {
+    let start = Instant::now();
     let mut child = machine.spawn(false)?;
     let forwarder = forward_output(&mut child);
     let status = wait_with_timeout(&mut child, timeout)?;
-    if let Some(forwarder) = forwarder {
-        let _ = forwarder.join();
-    }
-    Ok(status)
+    let total = start.elapsed();
+    let first_output = forwarder.and_then(|f| f.join().ok().flatten());
+    let to_banner = first_output.map(|t| t.duration_since(start));
+    Ok((status, Timing { to_banner, total }))
 }
 
 #[cfg(test)]
