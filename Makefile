@@ -24,13 +24,14 @@ run: deps
 # Host unit tests of the boot tool, the kernel's tests inside QEMU (through cargo's runner,
 # see .cargo/config.toml), then the system tests that boot the kernel as `make run` does.
 test: deps lint
+	cargo test -p sched --features sim
 	cargo test -p boot
 	cargo test -p kernel --target x86_64-unknown-none --no-fail-fast
 	cargo test -p systests
 
 lint:
 	cargo fmt --all -- --check
-	cargo clippy -q -p boot -p systests --all-targets -- -D warnings
+	cargo clippy -q -p sched -p boot -p systests --all-targets --features sched/sim -- -D warnings
 	cargo clippy -q -p kernel --target x86_64-unknown-none --all-targets -- -D warnings
 
 gdb: deps

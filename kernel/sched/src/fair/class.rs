@@ -1,0 +1,251 @@
+//! The fair class as a [`Policy`]: the kernel-facing operations, each a short walk over the
+//! machinery of the parent module (Linux's `fair_sched_class` table of functions).
+
+use super::{Enqueue, Fair, ROOT};
+use crate::params::Grouping;
+use crate::policy::{ForkKind, Nanos, Policy, RunqueueInfo, TaskId, TaskInfo, Uid, Wakeup};
+use crate::weights::{Nice, calc_delta_fair, nice_to_weight};
+use alloc::vec::Vec;
+use core::fmt;
+
+impl Fair {
+    /// Runs `f` on every level of the running task's hierarchy, bottom up, after charging it.
+    fn for_each_running_level(&mut self, now: Nanos, mut f: impl FnMut(&mut Self, usize, usize)) {
+        let Some(task) = self.current else { return };
+        for id in self.hierarchy(self.task_se(task)) {
+            let rq = self.se(id).rq;
+            self.update_curr(rq, now);
+            f(self, rq, id);
+        }
+    }
+}
+
+impl Policy for Fair {
+    fn name(&self) -> &'static str {
+        if self.eevdf() { "eevdf" } else { "cfs" }
+    }
+
+    fn spawn(&mut self, task: TaskId, uid: Uid, nice: Nice, now: Nanos) -> bool {
+        let id = self.new_task_entity(task, uid, nice);
+        if !self.eevdf() {
+            let rq = self.se(id).rq;
+            self.update_curr(rq, now);
+            self.place_entity_cfs(rq, id, true, false);
+        }
+        self.enqueue_task(task, Enqueue::Initial, now);
+        self.check_preempt_wakeup(task, now)
+    }
+
+    /// `kind` does not change placement: a vfork parent is dequeued by the kernel right after
+    /// the fork, and woken later with [`Wakeup::vfork_parent`].
+    fn fork(&mut self, parent: TaskId, child: TaskId, _kind: ForkKind, now: Nanos) -> bool {
+        let (uid, nice) = {
+            let p = self.se(self.task_se(parent));
+            (p.uid, p.nice)
+        };
+        let id = self.new_task_entity(child, uid, nice);
+        if self.eevdf() {
+            self.update_curr(self.se(id).rq, now);
+            self.enqueue_task(child, Enqueue::Initial, now);
+            return self.check_preempt_wakeup(child, now);
+        }
+        let mut resched = self.fork_cfs(id, now);
+        if self.params.era >= crate::params::Era::V2_6_32 {
+            resched |= self.check_preempt_wakeup(child, now);
+        }
+        resched
+    }
+
+    fn enqueue(&mut self, task: TaskId, wakeup: Wakeup, now: Nanos) {
+        self.enqueue_task(
+            task,
+            Enqueue::Wakeup {
+                vfork_parent: wakeup.vfork_parent,
+            },
+            now,
+        );
+    }
+
+    fn dequeue(&mut self, task: TaskId, now: Nanos) {
+        self.dequeue_task(task, now);
+    }
+
+    fn exit(&mut self, task: TaskId, now: Nanos) {
+        let id = self.task_se(task);
+        if self.se(id).on_rq {
+            self.dequeue_task(task, now);
+        }
+        self.se_mut(id).dead = true;
+        if self.current != Some(task) {
+            self.free_task_entity(task);
+        }
+    }
+
+    fn check_preempt_wakeup(&mut self, woken: TaskId, now: Nanos) -> bool {
+        let Some(curr) = self.current else {
+            return true;
+        };
+        if curr == woken || !self.se(self.task_se(woken)).on_rq {
+            return false;
+        }
+        if self.eevdf() {
+            self.check_preempt_wakeup_eevdf(curr, woken, now)
+        } else {
+            self.check_preempt_wakeup_cfs(curr, woken, now)
+        }
+    }
+
+    fn put_prev(&mut self, task: TaskId, now: Nanos) {
+        debug_assert_eq!(
+            self.current,
+            Some(task),
+            "put_prev of a task that is not running"
+        );
+        for id in self.hierarchy(self.task_se(task)) {
+            self.put_prev_entity(self.se(id).rq, id, now);
+        }
+        self.current = None;
+        self.need_resched = false;
+        if self.se(self.task_se(task)).dead {
+            self.free_task_entity(task);
+        }
+    }
+
+    fn pick_next(&mut self, now: Nanos) -> Option<TaskId> {
+        debug_assert!(self.current.is_none(), "pick_next while a task is current");
+        if self.rq(ROOT).nr_running == 0 {
+            return None;
+        }
+        let mut rq = ROOT;
+        loop {
+            let id = if self.eevdf() {
+                self.pick_eevdf(rq)
+            } else {
+                self.rq(rq).leftmost()
+            }
+            .expect("a runqueue with nr_running > 0 has an entity");
+            self.set_next_entity(rq, id, now);
+            match self.se(id).my_q {
+                Some(q) => rq = q,
+                None => {
+                    self.current = self.se(id).task;
+                    return self.current;
+                }
+            }
+        }
+    }
+
+    fn tick(&mut self, now: Nanos) -> bool {
+        let cfs = !self.eevdf();
+        self.for_each_running_level(now, |s, rq, id| {
+            if cfs {
+                s.entity_tick_cfs(rq, id);
+            }
+        });
+        self.take_resched()
+    }
+
+    /// CFS (2.6.2x without `compat_yield`): the task offers the CPU but keeps its vruntime,
+    /// so it runs on if it is still leftmost. EEVDF: its deadline moves one slice later.
+    fn yield_now(&mut self, now: Nanos) -> bool {
+        let eevdf = self.eevdf();
+        let mut others_waiting = false;
+        self.for_each_running_level(now, |s, rq, id| {
+            others_waiting |= s.rq(rq).nr_running > 1;
+            if eevdf {
+                let se = s.se_mut(id);
+                se.deadline = se
+                    .deadline
+                    .wrapping_add(calc_delta_fair(se.slice, se.weight));
+            }
+        });
+        others_waiting
+    }
+
+    fn set_nice(&mut self, task: TaskId, nice: Nice, now: Nanos) {
+        let id = self.task_se(task);
+        let on_rq = self.se(id).on_rq;
+        if on_rq {
+            self.dequeue_task(task, now);
+        }
+        let se = self.se_mut(id);
+        se.nice = nice;
+        se.weight = nice_to_weight(nice);
+        if on_rq {
+            self.enqueue_task(task, Enqueue::Requeue, now);
+        }
+    }
+
+    /// Linux's `sched_move_task`: out of the old group, into the new one, keeping the task's
+    /// position relative to its queue's `min_vruntime` (EEVDF keeps its lag instead).
+    fn set_uid(&mut self, task: TaskId, uid: Uid, now: Nanos) {
+        let id = self.task_se(task);
+        if self.params.grouping == Grouping::None {
+            self.se_mut(id).uid = uid;
+            return;
+        }
+        let running = self.current == Some(task);
+        let on_rq = self.se(id).on_rq;
+        if on_rq {
+            self.dequeue_task(task, now);
+        }
+        if running {
+            for level in self.hierarchy(id) {
+                self.put_prev_entity(self.se(level).rq, level, now);
+            }
+        }
+        let old_min = self.rq(self.se(id).rq).min_vruntime;
+        let (rq, parent) = self.rq_for_uid(uid);
+        let new_min = self.rq(rq).min_vruntime;
+        let se = self.se_mut(id);
+        se.vruntime = se.vruntime.wrapping_sub(old_min).wrapping_add(new_min);
+        se.rq = rq;
+        se.parent = parent;
+        se.uid = uid;
+        if running {
+            for level in self.hierarchy(id) {
+                self.set_next_entity(self.se(level).rq, level, now);
+            }
+        }
+        if on_rq {
+            self.enqueue_task(task, Enqueue::Requeue, now);
+        }
+    }
+
+    fn current(&self) -> Option<TaskId> {
+        self.current
+    }
+
+    fn task_info(&self, task: TaskId) -> Option<TaskInfo> {
+        let id = self.tasks.get(task).copied().flatten()?;
+        let se = self.se(id);
+        Some(TaskInfo {
+            vruntime: se.vruntime,
+            weight: se.weight,
+            slice_ns: if self.eevdf() {
+                se.slice
+            } else {
+                self.sched_slice(se.rq, id)
+            },
+            deadline: self.eevdf().then_some(se.deadline),
+            on_rq: se.on_rq,
+            sum_exec_runtime: se.sum_exec_runtime,
+        })
+    }
+
+    fn runqueues(&self) -> Vec<RunqueueInfo> {
+        self.runqueues
+            .iter()
+            .map(|q| RunqueueInfo {
+                name: q.name.clone(),
+                min_vruntime: q.min_vruntime,
+                load: q.load,
+                nr_running: q.nr_running,
+            })
+            .collect()
+    }
+
+    fn write_debug(&self, out: &mut dyn fmt::Write) -> fmt::Result {
+        self.dump(out)
+    }
+}

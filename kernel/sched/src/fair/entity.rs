@@ -1,0 +1,80 @@
+//! A schedulable entity (Linux's `struct sched_entity`): a task, or a group standing in its
+//! parent's runqueue for all the tasks of the group.
+
+use super::runqueue::RqId;
+use crate::policy::{TaskId, Uid};
+use crate::weights::Nice;
+
+/// Index of an entity in the scheduler's table.
+pub type EntityId = usize;
+
+#[derive(Debug, Clone)]
+pub struct Entity {
+    /// Load weight: from the nice level for a task, the group's shares for a group.
+    pub weight: u64,
+    /// Virtual runtime: CPU time received, scaled by 1024 / weight.
+    pub vruntime: u64,
+    /// When the entity last started running or was last accounted (`exec_start`).
+    pub exec_start: u64,
+    /// Total wall-clock CPU time received.
+    pub sum_exec_runtime: u64,
+    /// `sum_exec_runtime` when the entity was last picked: what it has run since is
+    /// `sum_exec_runtime − prev_sum_exec_runtime`.
+    pub prev_sum_exec_runtime: u64,
+    /// Queued (waiting or running) on `rq`.
+    pub on_rq: bool,
+    /// The runqueue the entity is (or would be) queued on.
+    pub rq: RqId,
+    /// The group entity one level up; `None` at the top.
+    pub parent: Option<EntityId>,
+    /// For a group entity, the runqueue it owns (`my_q`); `None` for a task.
+    pub my_q: Option<RqId>,
+    /// The task this entity is; `None` for a group.
+    pub task: Option<TaskId>,
+    pub uid: Uid,
+    pub nice: Nice,
+    /// EEVDF: virtual deadline.
+    pub deadline: u64,
+    /// EEVDF: the requested slice (wall-clock ns).
+    pub slice: u64,
+    /// EEVDF: virtual lag (V − vruntime) saved when the entity left the queue.
+    pub vlag: i64,
+    /// EEVDF (RUN_TO_PARITY): the deadline the entity had when it was picked.
+    pub deadline_at_pick: u64,
+    /// The task has exited and goes away once it is switched out.
+    pub dead: bool,
+}
+
+impl Entity {
+    pub fn new(weight: u64, rq: RqId, parent: Option<EntityId>, vruntime: u64) -> Self {
+        Entity {
+            weight,
+            vruntime,
+            exec_start: 0,
+            sum_exec_runtime: 0,
+            prev_sum_exec_runtime: 0,
+            on_rq: false,
+            rq,
+            parent,
+            my_q: None,
+            task: None,
+            uid: 0,
+            nice: 0,
+            deadline: vruntime,
+            slice: 0,
+            vlag: 0,
+            deadline_at_pick: 0,
+            dead: false,
+        }
+    }
+
+    /// A task entity (Linux's `entity_is_task`), as opposed to a group.
+    pub fn is_task(&self) -> bool {
+        self.my_q.is_none()
+    }
+
+    /// Wall time run since the entity was last picked.
+    pub fn ran_since_pick(&self) -> u64 {
+        self.sum_exec_runtime - self.prev_sum_exec_runtime
+    }
+}

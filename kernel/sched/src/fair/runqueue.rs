@@ -1,0 +1,120 @@
+//! A fair runqueue (Linux's `struct cfs_rq`): the entities waiting to run, ordered by
+//! virtual runtime, plus the sums the policies need — total load, count, `min_vruntime`,
+//! and EEVDF's weighted average of virtual runtimes.
+//!
+//! The running entity (`curr`) is *not* in the timeline, as in Linux: it is taken out when
+//! picked and put back when switched out, while still counting in `load` and `nr_running`.
+//!
+//! The timeline is a `BTreeSet` keyed by (virtual runtime, entity id) rather than a
+//! hand-written red-black tree: the standard library's B-tree is well tested, gives the
+//! O(log n) insert and remove CFS needs, and keeps this module about scheduling. The
+//! leftmost entity is cached, as Linux caches `rb_leftmost`, so peeking at it is O(1).
+
+use super::entity::EntityId;
+use crate::weights::vdiff;
+use alloc::collections::BTreeSet;
+use alloc::string::String;
+
+/// Index of a runqueue in the scheduler's table; the root is 0.
+pub type RqId = usize;
+
+/// Linux starts `min_vruntime` at −2^20 ns, just below the u64 wrap, so that code comparing
+/// virtual times without wrap-safety breaks within the first millisecond.
+pub const INITIAL_MIN_VRUNTIME: u64 = (-(1i64 << 20)) as u64;
+
+#[derive(Debug, Clone)]
+pub struct FairRq {
+    /// "/" for the root, "uid N" for a group's queue.
+    pub name: String,
+    timeline: BTreeSet<(i64, EntityId)>,
+    leftmost: Option<(i64, EntityId)>,
+    /// Timeline keys are virtual times relative to this fixed origin, which turns the wrap-safe
+    /// order of virtual times into plain integer order (valid while all entities of the queue
+    /// are within 2^63 ns of it: 292 years).
+    epoch: u64,
+    /// Σ weight of queued entities, the running one included (`cfs_rq->load.weight`).
+    pub load: u64,
+    /// Number of queued entities, the running one included.
+    pub nr_running: u32,
+    /// Monotonic floor of the virtual runtimes of the queue's entities.
+    pub min_vruntime: u64,
+    /// The running entity of this queue, if any.
+    pub curr: Option<EntityId>,
+    /// The group entity this queue belongs to (`None` for the root).
+    pub owner: Option<EntityId>,
+    /// EEVDF: Σ (vruntime − min_vruntime) × weight over the timeline (not `curr`).
+    pub avg_vruntime: i128,
+    /// EEVDF: Σ weight over the timeline (not `curr`).
+    pub avg_load: u64,
+}
+
+impl FairRq {
+    pub fn new(name: String, owner: Option<EntityId>) -> Self {
+        FairRq {
+            name,
+            timeline: BTreeSet::new(),
+            leftmost: None,
+            epoch: INITIAL_MIN_VRUNTIME,
+            load: 0,
+            nr_running: 0,
+            min_vruntime: INITIAL_MIN_VRUNTIME,
+            curr: None,
+            owner,
+            avg_vruntime: 0,
+            avg_load: 0,
+        }
+    }
+
+    fn key(&self, vruntime: u64) -> i64 {
+        vdiff(vruntime, self.epoch)
+    }
+
+    /// Puts an entity on the timeline (`__enqueue_entity`).
+    pub fn insert(&mut self, id: EntityId, vruntime: u64, weight: u64) {
+        let entry = (self.key(vruntime), id);
+        self.timeline.insert(entry);
+        if self.leftmost.is_none_or(|left| entry < left) {
+            self.leftmost = Some(entry);
+        }
+        self.avg_vruntime += i128::from(vdiff(vruntime, self.min_vruntime)) * i128::from(weight);
+        self.avg_load += weight;
+    }
+
+    /// Takes an entity off the timeline (`__dequeue_entity`); `vruntime` and `weight` must be
+    /// the values it was inserted with.
+    pub fn remove(&mut self, id: EntityId, vruntime: u64, weight: u64) {
+        let entry = (self.key(vruntime), id);
+        let removed = self.timeline.remove(&entry);
+        debug_assert!(removed, "entity {id} not on the timeline of {}", self.name);
+        if self.leftmost == Some(entry) {
+            self.leftmost = self.timeline.first().copied();
+        }
+        self.avg_vruntime -= i128::from(vdiff(vruntime, self.min_vruntime)) * i128::from(weight);
+        self.avg_load -= weight;
+    }
+
+    /// The waiting entity with the smallest virtual runtime.
+    pub fn leftmost(&self) -> Option<EntityId> {
+        self.leftmost.map(|(_, id)| id)
+    }
+
+    /// The waiting entity with the largest virtual runtime.
+    pub fn rightmost(&self) -> Option<EntityId> {
+        self.timeline.last().map(|&(_, id)| id)
+    }
+
+    /// Waiting entities in virtual-runtime order.
+    pub fn iter(&self) -> impl Iterator<Item = EntityId> + '_ {
+        self.timeline.iter().map(|&(_, id)| id)
+    }
+
+    /// Raises `min_vruntime` to `candidate` if that is later (it never goes back), keeping
+    /// EEVDF's relative sum consistent with the new origin.
+    pub fn advance_min_vruntime(&mut self, candidate: u64) {
+        let delta = vdiff(candidate, self.min_vruntime);
+        if delta > 0 {
+            self.avg_vruntime -= i128::from(self.avg_load) * i128::from(delta);
+            self.min_vruntime = candidate;
+        }
+    }
+}

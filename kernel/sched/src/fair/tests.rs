@@ -1,0 +1,334 @@
+//! Unit tests of the fair class against the worked numbers of cfs-semantics.md.
+
+use super::*;
+use crate::params::{Era, FairParams, Feature, Grouping};
+use crate::policy::{Policy, Wakeup};
+
+const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
+
+fn flat(era: Era) -> Fair {
+    let mut p = FairParams::preset(era);
+    p.grouping = Grouping::None;
+    Fair::new(p)
+}
+
+/// Spawns `n` nice-0 tasks (ids 0..n) at time 0 and returns each one's slice.
+fn slices(era: Era, n: usize) -> Vec<u64> {
+    let mut f = flat(era);
+    for t in 0..n {
+        f.spawn(t, 1, 0, 0);
+    }
+    (0..n).map(|t| f.task_info(t).unwrap().slice_ns).collect()
+}
+
+#[test]
+fn slices_per_era_for_nice_0_tasks() {
+    // (era, n, expected slice)
+    let cases = [
+        (Era::V2_6_24, 1, 20 * MS),
+        (Era::V2_6_24, 4, 5 * MS),
+        (Era::V2_6_24, 5, 4 * MS),
+        (Era::V2_6_24, 10, 4 * MS), // period 40 ms = 20 ms × 10 / 5
+        (Era::V2_6_32, 5, MS),
+        (Era::V2_6_32, 2, 2_500_000),
+        (Era::V2_6_32, 8, MS),
+        (Era::V2_6_35, 3, 2 * MS),
+        (Era::V2_6_35, 6, 2 * MS),
+        (Era::V2_6_36, 8, 750 * US),
+        (Era::V2_6_36, 4, 1_500_000),
+        (Era::V2_6_36, 10, 750 * US),
+    ];
+    for (era, n, expected) in cases {
+        for slice in slices(era, n) {
+            assert_eq!(slice, expected, "era {era}, {n} tasks");
+        }
+    }
+}
+
+#[test]
+fn slices_follow_weights() {
+    let mut f = flat(Era::V2_6_36);
+    f.spawn(0, 1, 0, 0);
+    f.spawn(1, 1, 5, 0);
+    // 6 ms × 1024 / 1359 and × 335 / 1359.
+    assert_eq!(f.task_info(0).unwrap().slice_ns, 4_520_971);
+    assert_eq!(f.task_info(1).unwrap().slice_ns, 1_479_028);
+}
+
+#[test]
+fn hierarchical_slices_multiply_down_the_groups() {
+    // 2.6.36 with per-uid groups: uid 1 has one task, uid 2 has three. Each group gets half
+    // the 6 ms period; uid 2's tasks split their half (period counted at the leaf level).
+    let mut p = FairParams::preset(Era::V2_6_36);
+    p.grouping = Grouping::Uid;
+    let mut f = Fair::new(p);
+    f.spawn(0, 1, 0, 0);
+    for t in 1..4 {
+        f.spawn(t, 2, 0, 0);
+    }
+    assert_eq!(f.task_info(0).unwrap().slice_ns, 3 * MS);
+    assert_eq!(f.task_info(1).unwrap().slice_ns, MS);
+    // 2.6.24 computes per level: a task's slice is its share of its own group's queue only.
+    let mut f = Fair::new(FairParams::preset(Era::V2_6_24));
+    f.spawn(0, 1, 0, 0);
+    for t in 1..4 {
+        f.spawn(t, 2, 0, 0);
+    }
+    assert_eq!(f.task_info(0).unwrap().slice_ns, 20 * MS);
+    assert_eq!(f.task_info(1).unwrap().slice_ns, 20 * MS / 3);
+}
+
+/// Runs task 0 alone for 1 s, then wakes task 1 (which slept from the start) and returns
+/// how far before min_vruntime it was placed.
+fn sleeper_credit(era: Era) -> i64 {
+    let mut f = flat(era);
+    f.spawn(0, 1, 0, 0);
+    f.spawn(1, 1, 0, 0);
+    f.dequeue(1, 0);
+    assert_eq!(f.pick_next(0), Some(0));
+    f.tick(1_000 * MS);
+    f.enqueue(1, Wakeup::default(), 1_000 * MS);
+    let min = f.rq(ROOT).min_vruntime;
+    crate::weights::vdiff(min, f.task_info(1).unwrap().vruntime)
+}
+
+#[test]
+fn sleeper_credit_per_era() {
+    assert_eq!(sleeper_credit(Era::V2_6_24), 20 * MS as i64);
+    assert_eq!(sleeper_credit(Era::V2_6_25), 20 * MS as i64);
+    assert_eq!(sleeper_credit(Era::V2_6_32), 2_500_000);
+    assert_eq!(sleeper_credit(Era::V2_6_35), 3 * MS as i64);
+    assert_eq!(sleeper_credit(Era::V2_6_36), 3 * MS as i64);
+}
+
+#[test]
+fn a_vfork_parent_can_be_denied_sleeper_credit() {
+    let credit = |vfork_credit: bool| {
+        let mut p = FairParams::preset(Era::V2_6_36);
+        p.features.set(Feature::VforkSleeperCredit, vfork_credit);
+        let mut f = Fair::new(p);
+        f.spawn(0, 1, 0, 0);
+        f.spawn(1, 1, 0, 0);
+        f.dequeue(1, 0);
+        f.pick_next(0);
+        f.tick(100 * MS);
+        f.enqueue(1, Wakeup { vfork_parent: true }, 100 * MS);
+        crate::weights::vdiff(f.rq(ROOT).min_vruntime, f.task_info(1).unwrap().vruntime)
+    };
+    assert_eq!(credit(true), 3 * MS as i64);
+    assert_eq!(credit(false), 0);
+}
+
+/// Task 0 runs 10 ms, then task 1 is spawned: returns its distance right of min_vruntime.
+fn start_debit(era: Era, debit: bool) -> i64 {
+    let mut p = FairParams::preset(era);
+    p.grouping = Grouping::None;
+    p.features.set(Feature::StartDebit, debit);
+    let mut f = Fair::new(p);
+    f.spawn(0, 1, 0, 0);
+    f.pick_next(0);
+    f.tick(10 * MS);
+    f.spawn(1, 1, 0, 10 * MS);
+    crate::weights::vdiff(f.task_info(1).unwrap().vruntime, f.rq(ROOT).min_vruntime)
+}
+
+#[test]
+fn start_debit_is_one_virtual_slice_of_the_newcomer() {
+    // 2.6.24: period(2) × 1024 / (1024 + 1024) = 10 ms.
+    assert_eq!(start_debit(Era::V2_6_24, true), 10 * MS as i64);
+    // 2.6.36: the newcomer's slice among two, 6 ms / 2 = 3 ms.
+    assert_eq!(start_debit(Era::V2_6_36, true), 3 * MS as i64);
+    assert_eq!(start_debit(Era::V2_6_36, false), 0);
+}
+
+#[test]
+fn wakeup_granularity_is_scaled_by_the_eras_weight() {
+    let gran = |era: Era, curr_nice: i8, wakee_nice: i8| {
+        let mut f = flat(era);
+        f.spawn(0, 1, curr_nice, 0);
+        f.spawn(1, 1, wakee_nice, 0);
+        f.wakeup_gran(f.task_se(0), f.task_se(1))
+    };
+    // 2.6.36: the wakee's weight. 1 ms; nice 19 → 68 ms; nice −20 → 11.5 µs.
+    assert_eq!(gran(Era::V2_6_36, 0, 0), MS);
+    assert_eq!(gran(Era::V2_6_36, 0, 19), 68_266_666);
+    assert_eq!(gran(Era::V2_6_36, 0, -20), 11_536);
+    // 2.6.24: the current task's weight whenever it is not nice 0.
+    assert_eq!(gran(Era::V2_6_24, 5, 0), 10 * MS * 1024 / 335);
+    assert_eq!(gran(Era::V2_6_24, 0, 19), 10 * MS);
+    // 2.6.25: only when the current task is heavier than nice 0.
+    assert_eq!(gran(Era::V2_6_25, 5, 0), 5 * MS);
+    assert_eq!(gran(Era::V2_6_25, -5, 0), 5 * MS * 1024 / 3121);
+}
+
+#[test]
+fn wakeup_preemption_needs_a_lead_of_more_than_the_granularity() {
+    // 2.6.36, two nice-0 tasks: task 1 slept from the start; task 0 ran 10 ms. Task 1 is
+    // placed 3 ms before min_vruntime (gentle sleeper credit), 3 ms > 1 ms: preempt.
+    let mut f = flat(Era::V2_6_36);
+    f.spawn(0, 1, 0, 0);
+    f.spawn(1, 1, 0, 0);
+    f.dequeue(1, 0);
+    f.pick_next(0);
+    f.tick(10 * MS);
+    f.enqueue(1, Wakeup::default(), 10 * MS);
+    assert!(f.check_preempt_wakeup(1, 10 * MS));
+    // Without sleeper credit it lands on min_vruntime, 0 ahead: no preemption.
+    let mut p = FairParams::preset(Era::V2_6_36);
+    p.grouping = Grouping::None;
+    p.features.set(Feature::FairSleepers, false);
+    let mut f = Fair::new(p);
+    f.spawn(0, 1, 0, 0);
+    f.spawn(1, 1, 0, 0);
+    f.dequeue(1, 0);
+    f.pick_next(0);
+    f.tick(10 * MS);
+    f.enqueue(1, Wakeup::default(), 10 * MS);
+    assert!(!f.check_preempt_wakeup(1, 10 * MS));
+}
+
+#[test]
+fn dyn_granularity_keeps_the_period_at_latency() {
+    let mut p = FairParams::preset(Era::V2_6_35);
+    p.grouping = Grouping::None;
+    let f = Fair::new(p.clone());
+    assert_eq!(f.sched_period(10), 20 * MS);
+    p.features.set(Feature::DynGranularity, true);
+    let f = Fair::new(p);
+    assert_eq!(f.sched_period(3), 6 * MS);
+    assert_eq!(f.sched_period(10), 6 * MS);
+    // The 100 µs floor: 6 ms / 100 tasks = 60 µs → 100 µs × 100.
+    assert_eq!(f.sched_period(100), 10 * MS);
+}
+
+#[test]
+fn min_vruntime_starts_below_the_wrap_and_survives_it() {
+    let mut f = flat(Era::V2_6_36);
+    assert_eq!(f.rq(ROOT).min_vruntime, runqueue::INITIAL_MIN_VRUNTIME);
+    f.spawn(0, 1, 0, 0);
+    f.spawn(1, 1, 0, 0);
+    let mut now = 0;
+    let mut last_min = f.rq(ROOT).min_vruntime;
+    let mut current = f.pick_next(0).unwrap();
+    // 100 ms of ticks crosses the wrap (it is 1.05 ms away) many times over in u64 terms.
+    for _ in 0..100 {
+        now += MS;
+        if f.tick(now) {
+            f.put_prev(current, now);
+            current = f.pick_next(now).unwrap();
+        }
+        let min = f.rq(ROOT).min_vruntime;
+        assert!(
+            crate::weights::vdiff(min, last_min) >= 0,
+            "min_vruntime went back"
+        );
+        last_min = min;
+    }
+    // Fair shares despite the wrap: they alternate, each running its 3 ms slice plus the
+    // tick that notices it is over, so they differ by at most one such turn.
+    let (a, b) = (
+        f.task_info(0).unwrap().sum_exec_runtime,
+        f.task_info(1).unwrap().sum_exec_runtime,
+    );
+    assert!(a.abs_diff(b) <= 4 * MS, "{a} vs {b}");
+}
+
+#[test]
+fn eevdf_deadlines_and_eligibility() {
+    let mut f = Fair::new(FairParams::preset(Era::V6_6));
+    f.spawn(0, 1, 0, 0);
+    let info = f.task_info(0).unwrap();
+    // A new task's first deadline is half a slice away (PLACE_DEADLINE_INITIAL).
+    assert_eq!(info.deadline.unwrap().wrapping_sub(info.vruntime), 375 * US);
+    f.pick_next(0);
+    f.tick(2 * MS);
+    // Task 0 passed its first deadline and got a new one, a full slice on.
+    let info = f.task_info(0).unwrap();
+    assert_eq!(info.deadline.unwrap().wrapping_sub(info.vruntime), 750 * US);
+    f.spawn(1, 1, 0, 2 * MS);
+    // Task 1 is placed at V, which is task 0's vruntime: both have zero lag, both eligible;
+    // the newcomer's deadline (half a slice) is earlier, so it preempts at once.
+    let (rq, se0, se1) = (ROOT, f.task_se(0), f.task_se(1));
+    assert!(f.entity_eligible(rq, se0) && f.entity_eligible(rq, se1));
+    assert!(f.check_preempt_wakeup(1, 2 * MS));
+    // If task 0 runs on, it gets ahead of V = the average of the two: no longer eligible.
+    f.tick(3 * MS);
+    assert!(!f.entity_eligible(rq, se0));
+    assert!(f.entity_eligible(rq, se1));
+    // A heavier task's deadline is nearer in virtual time: slice × 1024 / weight.
+    let mut f = Fair::new(FairParams::preset(Era::V6_6));
+    f.spawn(0, 1, -5, 0);
+    let info = f.task_info(0).unwrap();
+    assert_eq!(
+        info.deadline.unwrap().wrapping_sub(info.vruntime),
+        750 * US * 1024 / 3121 / 2
+    );
+}
+
+/// The worked example of cfs-semantics §6.5 (2.6.24, FAIR_USER_SCHED, one CPU): uid 2 runs
+/// two hogs, uid 1 a task that slept 100 ms. Without group sleeper credit the waking task's
+/// group is placed at min_vruntime and cannot preempt; it waits until uid 2's group has had
+/// its top-level slice, period(2) × 1024 / 2048 = 10 ms, noticed by the first tick after it
+/// (Linux preempts when the run time *exceeds* the slice): 11 ms at HZ=1000. With the
+/// credit it preempts at once.
+fn worked_example_wait(group_credit: bool) -> u64 {
+    let mut p = FairParams::preset(Era::V2_6_24);
+    p.features.set(Feature::GroupSleeperCredit, group_credit);
+    let mut f = Fair::new(p);
+    f.spawn(0, 2, 0, 0);
+    f.spawn(1, 2, 0, 0);
+    f.spawn(2, 1, 0, 0);
+    f.dequeue(2, 0);
+    let tick = MS;
+    let mut now = 0;
+    let mut current = f.pick_next(0).unwrap();
+    let mut woken_at = None;
+    loop {
+        // Wake the sleeper right after uid 2's group was (re)picked, past 100 ms.
+        let mut resched = false;
+        if woken_at.is_none() && now >= 100 * MS && f.se(f.task_se(current)).ran_since_pick() == 0 {
+            f.enqueue(2, Wakeup::default(), now);
+            woken_at = Some(now);
+            resched = f.check_preempt_wakeup(2, now);
+        }
+        if !resched {
+            now += tick;
+            resched = f.tick(now);
+        }
+        if resched {
+            f.put_prev(current, now);
+            current = f.pick_next(now).unwrap();
+            if current == 2 {
+                return now - woken_at.unwrap();
+            }
+        }
+        assert!(now < 10_000 * MS, "the sleeper never ran");
+    }
+}
+
+#[test]
+fn fair_user_sched_worked_example() {
+    assert_eq!(worked_example_wait(false), 11 * MS);
+    assert_eq!(worked_example_wait(true), 0);
+}
+
+#[test]
+fn the_debug_dump_shows_every_queue_and_task() {
+    let mut f = Fair::new(FairParams::preset(Era::V2_6_24));
+    f.spawn(0, 1, 0, 0);
+    f.spawn(1, 2, 3, 0);
+    f.pick_next(0);
+    let mut out = alloc::string::String::new();
+    f.write_debug(&mut out).unwrap();
+    assert!(out.contains("cfs_rq[0]:/"), "{out}");
+    assert!(
+        out.contains("cfs_rq[1]:uid 1") && out.contains("cfs_rq[2]:uid 2"),
+        "{out}"
+    );
+    assert!(out.contains(">R task     0"), "{out}");
+    assert!(
+        out.contains(" Q task     1 uid     2 nice   3 weight    526"),
+        "{out}"
+    );
+}

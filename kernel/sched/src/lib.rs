@@ -1,0 +1,25 @@
+//! # sched — cfslab's scheduling policies
+//!
+//! The policy half of cfslab, mirroring Linux's kernel/sched/: the Completely Fair Scheduler
+//! with group scheduling as Linux 2.6.24–2.6.36 shipped it, EEVDF as in 6.6, and the O(1)
+//! scheduler of 2.6.11. The kernel reports what happens to tasks and asks [`Policy`] who
+//! runs next; nothing here touches hardware or reads a clock (every call gets `now`), so the
+//! same code runs in the kernel and in host tests and simulations.
+//!
+//! Start with [`policy`] (the interface), then [`weights`] and [`params`], then [`fair`].
+
+#![no_std]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+#[cfg(any(test, feature = "sim"))]
+extern crate std;
+
+pub mod fair;
+pub mod params;
+pub mod policy;
+pub mod weights;
+
+pub use fair::Fair;
+pub use params::{Era, FairParams, Feature, Features, Grouping, Tunables};
+pub use policy::{ForkKind, Nanos, Policy, RunqueueInfo, TaskId, TaskInfo, Uid, Wakeup};

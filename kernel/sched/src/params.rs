@@ -1,0 +1,434 @@
+//! Era presets: the tunables and `sched_features` each Linux release shipped with
+//! (cfs-semantics §0, §3.3, §11), plus cfslab's own features, and the overrides a user
+//! applies on top (`features=`, `latency_ns=`, ...). All values are for one CPU: the
+//! ×(1 + log2 ncpus) scaling of SMP kernels is factor 1 on a uniprocessor.
+
+use core::fmt;
+
+const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
+
+/// A Linux release whose scheduler a preset reproduces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Era {
+    /// CFS with FAIR_USER_SCHED: flat slices, no sleeper credit for groups.
+    V2_6_24,
+    /// Group entities earn sleeper credit (Vaddagiri's fix), wakeup granularity 5 ms.
+    V2_6_25,
+    /// Latency re-tuned down to 5 ms; hierarchical slices; GENTLE_FAIR_SLEEPERS.
+    V2_6_32,
+    /// 6 ms latency, 2 ms min granularity.
+    V2_6_35,
+    /// 0.75 ms min granularity, nr_latency 8 (seed 003's kernel).
+    V2_6_36,
+    /// EEVDF.
+    V6_6,
+}
+
+impl Era {
+    /// Every era with its `era=` name.
+    pub const ALL: [(&'static str, Era); 6] = [
+        ("2.6.24", Era::V2_6_24),
+        ("2.6.25", Era::V2_6_25),
+        ("2.6.32", Era::V2_6_32),
+        ("2.6.35", Era::V2_6_35),
+        ("2.6.36", Era::V2_6_36),
+        ("6.6", Era::V6_6),
+    ];
+
+    /// The release number, e.g. "2.6.24".
+    pub fn name(self) -> &'static str {
+        Era::ALL
+            .iter()
+            .find(|(_, e)| *e == self)
+            .map_or("?", |(n, _)| n)
+    }
+
+    /// The era named `name`.
+    pub fn from_name(name: &str) -> Option<Era> {
+        Era::ALL.iter().find(|(n, _)| *n == name).map(|(_, e)| *e)
+    }
+
+    /// Is this an EEVDF era (rather than CFS)?
+    pub fn is_eevdf(self) -> bool {
+        self == Era::V6_6
+    }
+
+    /// Slices computed per level (2.6.24/25) rather than down the hierarchy (2.6.26+).
+    pub fn flat_slices(self) -> bool {
+        self <= Era::V2_6_25
+    }
+}
+
+impl fmt::Display for Era {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A scheduler feature, named as Linux's `sched_features` (or, for cfslab's additions, in
+/// the same style). Which era honours which is said on each variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Feature {
+    /// 2.6.32–34: waking tasks are placed up to `sched_latency` before min_vruntime.
+    FairSleepers,
+    /// 2.6.24/25: the same credit under its older name.
+    NewFairSleepers,
+    /// 2.6.32+: the sleeper credit is halved.
+    GentleFairSleepers,
+    /// New tasks start one virtual slice after min_vruntime.
+    StartDebit,
+    /// A waking task may preempt the running one.
+    WakeupPreempt,
+    /// 2.6.32: wakeup granularity scaled by the wakee's weight (else the current task's).
+    AsymGran,
+    /// cfslab: group entities earn sleeper credit too (the Jan 2008 fix, 2.6.25+).
+    GroupSleeperCredit,
+    /// cfslab: past nr_latency tasks, shrink the granularities to latency / nr_running (the
+    /// Sep 2010 RFC, see `fair::cfs::effective_granularity`).
+    DynGranularity,
+    /// cfslab: a new child starts no further right than the rightmost entity.
+    ClampChildRightmost,
+    /// cfslab: a vfork parent waking up gets the usual sleeper credit (as Linux does).
+    VforkSleeperCredit,
+    /// EEVDF: keep a task's lag across sleep.
+    PlaceLag,
+    /// EEVDF: a new task's first deadline is half a slice away.
+    PlaceDeadlineInitial,
+    /// EEVDF: the running task keeps the CPU until it has had its slice, while eligible.
+    RunToParity,
+}
+
+impl Feature {
+    /// Every feature with its name.
+    pub const ALL: [(&'static str, Feature); 13] = [
+        ("FAIR_SLEEPERS", Feature::FairSleepers),
+        ("NEW_FAIR_SLEEPERS", Feature::NewFairSleepers),
+        ("GENTLE_FAIR_SLEEPERS", Feature::GentleFairSleepers),
+        ("START_DEBIT", Feature::StartDebit),
+        ("WAKEUP_PREEMPT", Feature::WakeupPreempt),
+        ("ASYM_GRAN", Feature::AsymGran),
+        ("GROUP_SLEEPER_CREDIT", Feature::GroupSleeperCredit),
+        ("DYN_GRANULARITY", Feature::DynGranularity),
+        ("CLAMP_CHILD_RIGHTMOST", Feature::ClampChildRightmost),
+        ("VFORK_SLEEPER_CREDIT", Feature::VforkSleeperCredit),
+        ("PLACE_LAG", Feature::PlaceLag),
+        ("PLACE_DEADLINE_INITIAL", Feature::PlaceDeadlineInitial),
+        ("RUN_TO_PARITY", Feature::RunToParity),
+    ];
+
+    /// The feature's name, e.g. "START_DEBIT".
+    pub fn name(self) -> &'static str {
+        Feature::ALL
+            .iter()
+            .find(|(_, f)| *f == self)
+            .map_or("?", |(n, _)| n)
+    }
+
+    /// The feature named `name` (without a `NO_` prefix).
+    pub fn from_name(name: &str) -> Option<Feature> {
+        Feature::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, f)| *f)
+    }
+
+    fn bit(self) -> u32 {
+        1 << (self as u32)
+    }
+}
+
+/// A set of features (Linux's `sysctl_sched_features` bitmask).
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub struct Features(u32);
+
+impl Features {
+    /// The set holding `features`.
+    pub fn of(features: &[Feature]) -> Self {
+        Features(features.iter().fold(0, |bits, f| bits | f.bit()))
+    }
+
+    pub fn has(self, feature: Feature) -> bool {
+        self.0 & feature.bit() != 0
+    }
+
+    /// Sets (`on`) or clears a feature.
+    pub fn set(&mut self, feature: Feature, on: bool) {
+        if on {
+            self.0 |= feature.bit();
+        } else {
+            self.0 &= !feature.bit();
+        }
+    }
+}
+
+impl fmt::Debug for Features {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut list = f.debug_set();
+        for (name, feature) in Feature::ALL {
+            if self.has(feature) {
+                list.entry(&name);
+            }
+        }
+        list.finish()
+    }
+}
+
+/// The tunables of the fair class (sysctl names, nanoseconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tunables {
+    /// `sched_latency_ns`: the period in which every runnable task should run once.
+    pub latency_ns: u64,
+    /// `sched_min_granularity_ns`: the shortest slice.
+    pub min_granularity_ns: u64,
+    /// `sched_wakeup_granularity_ns`: how far ahead a wakee must be to preempt.
+    pub wakeup_granularity_ns: u64,
+    /// `sched_nr_latency`: tasks beyond which the period stretches (latency / min_gran at
+    /// boot; Linux only recomputes it when a sysctl is written, cfslab likewise on override).
+    pub nr_latency: u64,
+    /// `sched_child_runs_first`.
+    pub child_runs_first: bool,
+    /// EEVDF's `sched_base_slice_ns`.
+    pub base_slice_ns: u64,
+}
+
+/// Which tasks form a scheduling group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grouping {
+    /// One group per uid (FAIR_USER_SCHED, 2.6.24; USER_SCHED, 2.6.25–2.6.33).
+    Uid,
+    /// No groups: every task is an entity of the root runqueue.
+    None,
+}
+
+/// The weight of the root user's group under per-uid grouping: Linux gave init_task_group
+/// twice the default (2 × NICE_0_LOAD) while USER_SCHED existed (up to 2.6.33).
+pub fn root_user_shares(era: Era) -> u64 {
+    if era <= Era::V2_6_32 { 2048 } else { 1024 }
+}
+
+/// Everything that decides how the fair class (CFS or EEVDF) behaves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FairParams {
+    pub era: Era,
+    pub tunables: Tunables,
+    pub features: Features,
+    pub grouping: Grouping,
+    /// Group weights by uid; uids not listed get 1024 (2048 for root, see
+    /// [`root_user_shares`]).
+    pub shares: alloc::vec::Vec<(u32, u64)>,
+    /// The kernel's tick length (1 / HZ); EEVDF bounds lag by it.
+    pub tick_ns: u64,
+}
+
+impl FairParams {
+    /// The preset of `era` with its default grouping (per-uid in 2.6.24 and 2.6.25).
+    pub fn preset(era: Era) -> Self {
+        use Feature::*;
+        let (latency, min_gran, wakeup, nr_latency, child_runs_first, features): (
+            _,
+            _,
+            _,
+            _,
+            _,
+            &[Feature],
+        ) = match era {
+            Era::V2_6_24 => (
+                20 * MS,
+                4 * MS,
+                10 * MS,
+                5,
+                true,
+                &[NewFairSleepers, WakeupPreempt, StartDebit],
+            ),
+            Era::V2_6_25 => (
+                20 * MS,
+                4 * MS,
+                5 * MS,
+                5,
+                true,
+                &[
+                    NewFairSleepers,
+                    WakeupPreempt,
+                    StartDebit,
+                    GroupSleeperCredit,
+                ],
+            ),
+            Era::V2_6_32 => (
+                5 * MS,
+                MS,
+                MS,
+                5,
+                false,
+                &[
+                    FairSleepers,
+                    GentleFairSleepers,
+                    StartDebit,
+                    WakeupPreempt,
+                    AsymGran,
+                    GroupSleeperCredit,
+                ],
+            ),
+            // 2.6.35 dropped the FAIR_SLEEPERS flag and always gave the credit; cfslab keeps
+            // the flag on in these presets so that the credit can still be turned off.
+            Era::V2_6_35 => (
+                6 * MS,
+                2 * MS,
+                MS,
+                3,
+                false,
+                &[
+                    FairSleepers,
+                    GentleFairSleepers,
+                    StartDebit,
+                    WakeupPreempt,
+                    GroupSleeperCredit,
+                ],
+            ),
+            Era::V2_6_36 => (
+                6 * MS,
+                750 * US,
+                MS,
+                8,
+                false,
+                &[
+                    FairSleepers,
+                    GentleFairSleepers,
+                    StartDebit,
+                    WakeupPreempt,
+                    GroupSleeperCredit,
+                ],
+            ),
+            Era::V6_6 => (
+                6 * MS,
+                750 * US,
+                MS,
+                8,
+                false,
+                &[WakeupPreempt, PlaceLag, PlaceDeadlineInitial, RunToParity],
+            ),
+        };
+        let mut features = Features::of(features);
+        // Linux gives a waking vfork parent the usual sleeper credit in every era.
+        features.set(VforkSleeperCredit, true);
+        FairParams {
+            era,
+            tunables: Tunables {
+                latency_ns: latency,
+                min_granularity_ns: min_gran,
+                wakeup_granularity_ns: wakeup,
+                nr_latency,
+                child_runs_first,
+                base_slice_ns: 750 * US,
+            },
+            features,
+            grouping: if era <= Era::V2_6_25 {
+                Grouping::Uid
+            } else {
+                Grouping::None
+            },
+            shares: alloc::vec::Vec::new(),
+            tick_ns: MS,
+        }
+    }
+
+    /// Overrides the latency tunables as writing the sysctls would: nr_latency follows.
+    pub fn set_latency(&mut self, latency_ns: Option<u64>, min_granularity_ns: Option<u64>) {
+        if let Some(latency) = latency_ns {
+            self.tunables.latency_ns = latency;
+        }
+        if let Some(min_gran) = min_granularity_ns {
+            self.tunables.min_granularity_ns = min_gran;
+        }
+        if latency_ns.is_some() || min_granularity_ns.is_some() {
+            let t = &mut self.tunables;
+            t.nr_latency = t.latency_ns.div_ceil(t.min_granularity_ns.max(1)).max(1);
+        }
+    }
+
+    /// The weight of uid `uid`'s group.
+    pub fn shares_of(&self, uid: u32) -> u64 {
+        self.shares.iter().find(|(u, _)| *u == uid).map_or_else(
+            || {
+                if uid == 0 {
+                    root_user_shares(self.era)
+                } else {
+                    crate::weights::NICE_0_LOAD
+                }
+            },
+            |&(_, w)| w,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_follow_the_version_map() {
+        let p = FairParams::preset(Era::V2_6_24);
+        assert_eq!(
+            (
+                p.tunables.latency_ns,
+                p.tunables.min_granularity_ns,
+                p.tunables.wakeup_granularity_ns
+            ),
+            (20 * MS, 4 * MS, 10 * MS)
+        );
+        assert!(p.tunables.child_runs_first);
+        assert!(
+            p.features.has(Feature::NewFairSleepers)
+                && !p.features.has(Feature::GroupSleeperCredit)
+        );
+        assert_eq!(p.grouping, Grouping::Uid);
+        let p = FairParams::preset(Era::V2_6_25);
+        assert_eq!(p.tunables.wakeup_granularity_ns, 5 * MS);
+        assert!(p.features.has(Feature::GroupSleeperCredit));
+        let p = FairParams::preset(Era::V2_6_36);
+        assert_eq!(
+            (p.tunables.min_granularity_ns, p.tunables.nr_latency),
+            (750 * US, 8)
+        );
+        assert!(!p.tunables.child_runs_first);
+        assert_eq!(p.grouping, Grouping::None);
+        assert_eq!(FairParams::preset(Era::V2_6_35).tunables.nr_latency, 3);
+        assert!(
+            FairParams::preset(Era::V2_6_32)
+                .features
+                .has(Feature::AsymGran)
+        );
+    }
+
+    #[test]
+    fn overriding_latency_recomputes_nr_latency() {
+        let mut p = FairParams::preset(Era::V2_6_36);
+        p.set_latency(None, Some(250 * US));
+        assert_eq!(p.tunables.nr_latency, 24);
+        p.set_latency(Some(7 * MS), None);
+        assert_eq!(p.tunables.nr_latency, 28);
+    }
+
+    #[test]
+    fn root_gets_double_shares_while_user_sched_existed() {
+        let p = FairParams::preset(Era::V2_6_24);
+        assert_eq!((p.shares_of(0), p.shares_of(1)), (2048, 1024));
+        assert_eq!(FairParams::preset(Era::V2_6_36).shares_of(0), 1024);
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for (name, era) in Era::ALL {
+            assert_eq!(Era::from_name(name), Some(era));
+        }
+        for (name, feature) in Feature::ALL {
+            assert_eq!(Feature::from_name(name), Some(feature));
+            assert_eq!(feature.name(), name);
+        }
+        let mut f = Features::default();
+        f.set(Feature::StartDebit, true);
+        assert!(f.has(Feature::StartDebit) && !f.has(Feature::PlaceLag));
+        f.set(Feature::StartDebit, false);
+        assert_eq!(f, Features::default());
+    }
+}

@@ -1,0 +1,132 @@
+//! The interface every scheduling policy offers the kernel, shaped like Linux's
+//! `struct sched_class`: the kernel reports what happens to tasks (spawned, forked, woken,
+//! sleeping, exiting, ticking) and asks the policy which task runs next and whether the
+//! running one should be preempted. The policy never sees hardware or reads a clock: every
+//! call that depends on time receives `now` in nanoseconds.
+//!
+//! The calling protocol is Linux's `schedule()`: while a task runs it is the policy's
+//! *current* task; to switch, the kernel calls [`Policy::dequeue`] first if the current task
+//! is going to sleep (or [`Policy::exit`] if it ends), then [`Policy::put_prev`], then
+//! [`Policy::pick_next`], which makes the picked task current.
+
+use crate::weights::Nice;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+/// Nanoseconds of the kernel's monotonic clock.
+pub type Nanos = u64;
+
+/// A task, as the kernel numbers it. Ids are small and dense (policies index tables by
+/// them); the kernel may reuse the id of a task after [`Policy::exit`].
+pub type TaskId = usize;
+
+/// A user id: with per-uid group scheduling, the group a task belongs to.
+pub type Uid = u32;
+
+/// How a child was created (Linux's `clone` flags, reduced to what scheduling sees).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForkKind {
+    /// An ordinary fork: the parent keeps running.
+    Fork,
+    /// vfork: the parent sleeps until the child execs or exits (the kernel dequeues it right
+    /// after the fork), and is then woken with [`Wakeup::vfork_parent`] set.
+    Vfork,
+}
+
+/// Details of a wake-up ([`Policy::enqueue`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Wakeup {
+    /// The woken task is a vfork parent whose child has just exec'd or exited (cfslab's
+    /// VFORK_SLEEPER_CREDIT decides whether such a wake-up earns sleeper credit).
+    pub vfork_parent: bool,
+}
+
+/// What the policy says about one task, for reports and debugging.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskInfo {
+    /// Virtual runtime (CFS, EEVDF); for O(1), 0.
+    pub vruntime: u64,
+    /// Load weight (CFS, EEVDF) or static priority (O(1)).
+    pub weight: u64,
+    /// The slice the task would get now, in wall-clock nanoseconds.
+    pub slice_ns: u64,
+    /// EEVDF's virtual deadline.
+    pub deadline: Option<u64>,
+    /// Runnable (queued or running)?
+    pub on_rq: bool,
+    /// Total CPU time the policy has accounted to the task.
+    pub sum_exec_runtime: u64,
+}
+
+/// What the policy says about one runqueue (the root, or a group's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunqueueInfo {
+    /// "root", "uid 1", ...
+    pub name: String,
+    /// The runqueue's monotonic floor of virtual time.
+    pub min_vruntime: u64,
+    /// Sum of the weights of its queued entities (the running one included).
+    pub load: u64,
+    /// Number of its queued entities (the running one included).
+    pub nr_running: u32,
+}
+
+/// A scheduling policy (Linux's `sched_class`).
+pub trait Policy {
+    /// Short name: "cfs", "eevdf", "o1".
+    fn name(&self) -> &'static str;
+
+    /// A new task with no parent (one the kernel starts itself) becomes runnable, placed as
+    /// a newcomer. Returns whether the current task should be preempted.
+    fn spawn(&mut self, task: TaskId, uid: Uid, nice: Nice, now: Nanos) -> bool;
+
+    /// `parent` (the current task) forked `child`, which inherits its uid and nice and becomes
+    /// runnable (Linux's `sched_fork` + `wake_up_new_task`). Returns whether the parent
+    /// should be preempted.
+    fn fork(&mut self, parent: TaskId, child: TaskId, kind: ForkKind, now: Nanos) -> bool;
+
+    /// A sleeping task wakes up and becomes runnable (`enqueue_task` with a wake-up).
+    /// Follow with [`Policy::check_preempt_wakeup`].
+    fn enqueue(&mut self, task: TaskId, wakeup: Wakeup, now: Nanos);
+
+    /// A runnable task goes to sleep (`dequeue_task` with a sleep).
+    fn dequeue(&mut self, task: TaskId, now: Nanos);
+
+    /// A task ends. If it is current, it stays so until [`Policy::put_prev`].
+    fn exit(&mut self, task: TaskId, now: Nanos);
+
+    /// Should the current task give way to `woken`, which just woke up?
+    fn check_preempt_wakeup(&mut self, woken: TaskId, now: Nanos) -> bool;
+
+    /// The current task stops running (it is switched out, or it slept or exited).
+    fn put_prev(&mut self, task: TaskId, now: Nanos);
+
+    /// Which runnable task runs next; it becomes current. `None` if nothing is runnable.
+    fn pick_next(&mut self, now: Nanos) -> Option<TaskId>;
+
+    /// The periodic scheduler tick, while the current task runs. Returns whether it should
+    /// be preempted.
+    fn tick(&mut self, now: Nanos) -> bool;
+
+    /// The current task yields the CPU. Returns whether it should be switched out.
+    fn yield_now(&mut self, now: Nanos) -> bool;
+
+    /// Changes a task's nice value.
+    fn set_nice(&mut self, task: TaskId, nice: Nice, now: Nanos);
+
+    /// Changes a task's uid (and so, with per-uid groups, its group).
+    fn set_uid(&mut self, task: TaskId, uid: Uid, now: Nanos);
+
+    /// The running task, if any.
+    fn current(&self) -> Option<TaskId>;
+
+    /// What the policy knows about `task`.
+    fn task_info(&self, task: TaskId) -> Option<TaskInfo>;
+
+    /// Every runqueue, the root first.
+    fn runqueues(&self) -> Vec<RunqueueInfo>;
+
+    /// A `/proc/sched_debug`-like dump of the policy's state.
+    fn write_debug(&self, out: &mut dyn fmt::Write) -> fmt::Result;
+}
