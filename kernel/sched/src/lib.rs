@@ -18,6 +18,8 @@ extern crate std;
 pub mod fair;
 pub mod params;
 pub mod policy;
+#[cfg(any(test, feature = "sim"))]
+pub mod sim;
 pub mod weights;
 
 pub use fair::Fair;

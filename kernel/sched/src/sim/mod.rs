@@ -1,0 +1,398 @@
+//! A deterministic single-CPU simulator that drives any [`Policy`] with scripted tasks, in the
+//! spirit of LinSched (cfs-semantics §10): a virtual nanosecond clock, an event queue ordered
+//! by (time, sequence number), a periodic tick, tasks whose behaviour is a small state machine
+//! ([`Behavior`]), and randomness only from a seeded generator. The same inputs give the
+//! same schedule, bit for bit.
+//!
+//! What it measures per task: CPU time, every wake-up latency (from the wake-up to the first
+//! instruction after the switch), every wait (runnable but not running, after a wake-up or a
+//! preemption), and whatever samples the behaviour records itself.
+//!
+//! Built with the `sim` feature (and for the crate's own tests); the kernel does not use it.
+
+pub mod stats;
+pub mod workload;
+
+use crate::policy::{ForkKind, Nanos, Policy, TaskId, Uid, Wakeup};
+use crate::weights::Nice;
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// What a task does next, decided by its [`Behavior`] whenever it has no work left.
+pub enum Action {
+    /// Use this much CPU time.
+    Run(Nanos),
+    /// Keep running until the clock reads this (however much CPU that takes).
+    SpinUntil(Nanos),
+    /// Sleep this long (a timer wakes the task).
+    Sleep(Nanos),
+    /// Sleep until this time.
+    SleepUntil(Nanos),
+    /// Create a child running `behavior`; with [`ForkKind::Vfork`] the parent sleeps until
+    /// the child does [`Action::Exec`] or exits.
+    Spawn(Box<dyn Behavior>, ForkKind),
+    /// A vfork child "execs": its parent wakes up.
+    Exec,
+    /// Sleep until a child has exited (at once if one already has).
+    WaitChild,
+    /// End the task.
+    Exit,
+}
+
+/// A task's program.
+pub trait Behavior {
+    /// The name reports group the task's figures under.
+    fn name(&self) -> &str;
+    /// The next action, decided while running at `ctx.now`.
+    fn next(&mut self, ctx: &mut Ctx) -> Action;
+}
+
+/// What a behaviour sees and may record when it decides.
+pub struct Ctx<'a> {
+    pub now: Nanos,
+    pub task: TaskId,
+    pub rng: &'a mut Rng,
+    /// Samples the behaviour records (their meaning is the behaviour's).
+    pub samples: &'a mut Vec<Nanos>,
+    /// Events the behaviour counts (e.g. missed timer expiries).
+    pub missed: &'a mut u64,
+}
+
+/// A small deterministic PRNG (xorshift64*), seeded by the simulation.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.max(1))
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Uniform in `lo..=hi`.
+    pub fn between(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.next_u64() % (hi - lo + 1)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Runnable,
+    Running,
+    Sleeping,
+    /// A vfork parent waiting for this child.
+    VforkWait(TaskId),
+    WaitChild,
+    Exited,
+}
+
+/// Everything the simulation knows and measured about one task.
+pub struct SimTask {
+    pub name: String,
+    pub uid: Uid,
+    pub parent: Option<TaskId>,
+    behavior: Box<dyn Behavior>,
+    state: State,
+    run_left: Nanos,
+    spin_until: Nanos,
+    runnable_since: Option<Nanos>,
+    woken: bool,
+    unreaped_children: u32,
+    /// CPU time received.
+    pub cpu_ns: Nanos,
+    /// Every wake-up latency.
+    pub wake_latencies: Vec<Nanos>,
+    /// Every wait between becoming runnable (woken or preempted) and running.
+    pub waits: Vec<Nanos>,
+    /// Samples recorded by the behaviour.
+    pub samples: Vec<Nanos>,
+    /// Events counted by the behaviour.
+    pub missed: u64,
+}
+
+/// Simulation settings.
+#[derive(Debug, Clone, Copy)]
+pub struct SimConfig {
+    /// Tick length (1 / HZ).
+    pub tick_ns: Nanos,
+    /// Timers expire on time (true) or on the next tick boundary (the jiffies world).
+    pub hrtimer: bool,
+    pub seed: u64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            tick_ns: 1_000_000,
+            hrtimer: true,
+            seed: 1,
+        }
+    }
+}
+
+/// The simulated machine: one CPU, a policy, tasks and timers.
+pub struct Sim<P: Policy> {
+    pub policy: P,
+    config: SimConfig,
+    now: Nanos,
+    tasks: Vec<SimTask>,
+    /// Timer wake-ups, by (time, sequence).
+    timers: BTreeMap<(Nanos, u64), TaskId>,
+    sequence: u64,
+    current: Option<TaskId>,
+    need_resched: bool,
+    rng: Rng,
+    /// Context switches so far.
+    pub switches: u64,
+}
+
+impl<P: Policy> Sim<P> {
+    pub fn new(policy: P, config: SimConfig) -> Self {
+        Sim {
+            policy,
+            config,
+            now: 0,
+            tasks: Vec::new(),
+            timers: BTreeMap::new(),
+            sequence: 0,
+            current: None,
+            need_resched: false,
+            rng: Rng::new(config.seed),
+            switches: 0,
+        }
+    }
+
+    pub fn now(&self) -> Nanos {
+        self.now
+    }
+
+    pub fn tasks(&self) -> &[SimTask] {
+        &self.tasks
+    }
+
+    fn new_task(
+        &mut self,
+        behavior: Box<dyn Behavior>,
+        uid: Uid,
+        parent: Option<TaskId>,
+    ) -> TaskId {
+        self.tasks.push(SimTask {
+            name: behavior.name().into(),
+            uid,
+            parent,
+            behavior,
+            state: State::Runnable,
+            run_left: 0,
+            spin_until: 0,
+            runnable_since: Some(self.now),
+            woken: false,
+            unreaped_children: 0,
+            cpu_ns: 0,
+            wake_latencies: Vec::new(),
+            waits: Vec::new(),
+            samples: Vec::new(),
+            missed: 0,
+        });
+        self.tasks.len() - 1
+    }
+
+    /// Starts a task (no parent) now.
+    pub fn spawn(&mut self, behavior: Box<dyn Behavior>, uid: Uid, nice: Nice) -> TaskId {
+        let id = self.new_task(behavior, uid, None);
+        self.need_resched |= self.policy.spawn(id, uid, nice, self.now);
+        id
+    }
+
+    fn arm_timer(&mut self, task: TaskId, at: Nanos) {
+        let at = if self.config.hrtimer {
+            at
+        } else {
+            at.next_multiple_of(self.config.tick_ns)
+        };
+        self.sequence += 1;
+        self.timers.insert((at.max(self.now), self.sequence), task);
+    }
+
+    fn wake(&mut self, task: TaskId, vfork_parent: bool) {
+        self.policy.enqueue(task, Wakeup { vfork_parent }, self.now);
+        let t = &mut self.tasks[task];
+        t.state = State::Runnable;
+        t.runnable_since = Some(self.now);
+        t.woken = true;
+        self.need_resched |= self.policy.check_preempt_wakeup(task, self.now);
+    }
+
+    /// The running task stops being runnable: out of the policy's queue, then switch.
+    fn block(&mut self, task: TaskId, state: State) {
+        self.policy.dequeue(task, self.now);
+        self.tasks[task].state = state;
+        self.need_resched = true;
+    }
+
+    /// Linux's `schedule()`: put the current task back, pick the next one.
+    fn schedule(&mut self) {
+        self.need_resched = false;
+        if let Some(prev) = self.current.take() {
+            self.policy.put_prev(prev, self.now);
+            let t = &mut self.tasks[prev];
+            if t.state == State::Running {
+                t.state = State::Runnable;
+                t.runnable_since = Some(self.now);
+            }
+        }
+        let Some(next) = self.policy.pick_next(self.now) else {
+            return;
+        };
+        let now = self.now;
+        let t = &mut self.tasks[next];
+        debug_assert_eq!(
+            t.state,
+            State::Runnable,
+            "picked a task that is not runnable"
+        );
+        t.state = State::Running;
+        if let Some(since) = t.runnable_since.take() {
+            t.waits.push(now - since);
+            if core::mem::take(&mut t.woken) {
+                t.wake_latencies.push(now - since);
+            }
+        }
+        self.switches += 1;
+        self.current = Some(next);
+    }
+
+    /// CPU time the current task still wants before its next decision.
+    fn work_left(&self, task: TaskId) -> Nanos {
+        let t = &self.tasks[task];
+        t.run_left.max(t.spin_until.saturating_sub(self.now))
+    }
+
+    /// Lets the running task make its zero-time decisions until it has CPU work or blocks.
+    fn drive_current(&mut self) {
+        let mut decisions = 0;
+        while let Some(task) = self.current {
+            if self.need_resched {
+                self.schedule();
+                continue;
+            }
+            if self.work_left(task) > 0 {
+                return;
+            }
+            decisions += 1;
+            assert!(
+                decisions < 100_000,
+                "task {task} makes no progress at {}",
+                self.now
+            );
+            let t = &mut self.tasks[task];
+            let mut ctx = Ctx {
+                now: self.now,
+                task,
+                rng: &mut self.rng,
+                samples: &mut t.samples,
+                missed: &mut t.missed,
+            };
+            let action = t.behavior.next(&mut ctx);
+            self.perform(task, action);
+        }
+    }
+
+    fn perform(&mut self, task: TaskId, action: Action) {
+        let now = self.now;
+        match action {
+            Action::Run(ns) => self.tasks[task].run_left = ns,
+            Action::SpinUntil(t) => self.tasks[task].spin_until = t,
+            Action::Sleep(ns) => {
+                self.arm_timer(task, now.saturating_add(ns));
+                self.block(task, State::Sleeping);
+            }
+            Action::SleepUntil(t) => {
+                self.arm_timer(task, t);
+                self.block(task, State::Sleeping);
+            }
+            Action::Spawn(behavior, kind) => {
+                let uid = self.tasks[task].uid;
+                let child = self.new_task(behavior, uid, Some(task));
+                self.need_resched |= self.policy.fork(task, child, kind, now);
+                if kind == ForkKind::Vfork {
+                    self.block(task, State::VforkWait(child));
+                }
+            }
+            Action::Exec => self.release_vfork_parent(task),
+            Action::WaitChild => {
+                let t = &mut self.tasks[task];
+                if t.unreaped_children > 0 {
+                    t.unreaped_children -= 1;
+                } else {
+                    self.block(task, State::WaitChild);
+                }
+            }
+            Action::Exit => {
+                self.policy.exit(task, now);
+                self.tasks[task].state = State::Exited;
+                self.need_resched = true;
+                self.release_vfork_parent(task);
+                if let Some(parent) = self.tasks[task].parent {
+                    if self.tasks[parent].state == State::WaitChild {
+                        self.wake(parent, false);
+                    } else {
+                        self.tasks[parent].unreaped_children += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    fn release_vfork_parent(&mut self, child: TaskId) {
+        if let Some(parent) = self.tasks[child].parent
+            && self.tasks[parent].state == State::VforkWait(child)
+        {
+            self.wake(parent, true);
+        }
+    }
+
+    /// Advances the clock to `t`, charging the running task.
+    fn advance(&mut self, t: Nanos) {
+        if let Some(task) = self.current {
+            let ran = t - self.now;
+            let task = &mut self.tasks[task];
+            task.cpu_ns += ran;
+            task.run_left = task.run_left.saturating_sub(ran);
+        }
+        self.now = t;
+    }
+
+    /// Runs the machine until the clock reads `end`.
+    pub fn run_until(&mut self, end: Nanos) {
+        while self.now < end {
+            if self.current.is_none() || self.need_resched {
+                self.schedule();
+            }
+            self.drive_current();
+            let next_tick = (self.now / self.config.tick_ns + 1) * self.config.tick_ns;
+            let next_timer = self.timers.keys().next().map_or(Nanos::MAX, |&(t, _)| t);
+            let work_done = self
+                .current
+                .map_or(Nanos::MAX, |c| self.now + self.work_left(c));
+            let t = next_tick.min(next_timer).min(work_done).min(end);
+            self.advance(t);
+            while let Some((&(at, seq), &task)) = self.timers.iter().next() {
+                if at > self.now {
+                    break;
+                }
+                self.timers.remove(&(at, seq));
+                self.wake(task, false);
+            }
+            if self.now == next_tick && self.current.is_some() {
+                self.need_resched |= self.policy.tick(self.now);
+            }
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! Summaries of latency samples: min, average, percentiles, max (the figures cyclictest
+//! and schbench print).
+
+use alloc::vec::Vec;
+
+/// A summary of a set of nanosecond samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Summary {
+    pub n: usize,
+    pub min: u64,
+    pub avg: u64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub max: u64,
+}
+
+/// The `p`-th percentile (0–100) of sorted samples, nearest-rank.
+pub fn percentile(sorted: &[u64], p: u64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = (p * sorted.len() as u64).div_ceil(100).max(1) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+impl Summary {
+    pub fn of(samples: &[u64]) -> Summary {
+        if samples.is_empty() {
+            return Summary::default();
+        }
+        let mut sorted: Vec<u64> = samples.to_vec();
+        sorted.sort_unstable();
+        Summary {
+            n: sorted.len(),
+            min: sorted[0],
+            avg: (sorted.iter().map(|&s| u128::from(s)).sum::<u128>() / sorted.len() as u128)
+                as u64,
+            p50: percentile(&sorted, 50),
+            p90: percentile(&sorted, 90),
+            p99: percentile(&sorted, 99),
+            max: *sorted.last().unwrap(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let samples: Vec<u64> = (1..=100).collect();
+        let s = Summary::of(&samples);
+        assert_eq!(
+            (s.min, s.p50, s.p90, s.p99, s.max, s.avg),
+            (1, 50, 90, 99, 100, 50)
+        );
+        assert_eq!(Summary::of(&[7]).p99, 7);
+        assert_eq!(Summary::of(&[]), Summary::default());
+    }
+}
