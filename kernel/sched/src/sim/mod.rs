@@ -369,6 +369,18 @@ impl<P: Policy> Sim<P> {
         self.now = t;
     }
 
+    /// Forgets every measurement so far (CPU time, latencies, waits, samples): what follows
+    /// is measured alone, after a warm-up.
+    pub fn reset_measurements(&mut self) {
+        for t in &mut self.tasks {
+            t.cpu_ns = 0;
+            t.wake_latencies.clear();
+            t.waits.clear();
+            t.samples.clear();
+            t.missed = 0;
+        }
+    }
+
     /// Runs the machine until the clock reads `end`.
     pub fn run_until(&mut self, end: Nanos) {
         while self.now < end {
