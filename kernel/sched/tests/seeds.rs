@@ -135,7 +135,9 @@ fn seed003_start_debit_and_the_waker() {
         "{:<28} {:>10} {:>10} {:>7}",
         "variant", "maximum", "average", "missed"
     );
-    let variants: [(&str, Vec<(Feature, bool)>, u64); 6] = [
+    /// (name, feature overrides, divisor of min_granularity)
+    type Variant = (&'static str, Vec<(Feature, bool)>, u64);
+    let variants: [Variant; 6] = [
         ("vanilla", vec![], 1),
         ("DYN_GRANULARITY", vec![(DynGranularity, true)], 1),
         ("min_granularity/3", vec![], 3),
