@@ -33,16 +33,9 @@ pub enum Policy {
     O1,
 }
 
-/// A Linux release whose scheduler tunables and features `era=` reproduces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Era {
-    V2_6_24,
-    V2_6_25,
-    V2_6_32,
-    V2_6_35,
-    V2_6_36,
-    V6_6,
-}
+/// A Linux release whose scheduler tunables and features `era=` reproduces (the scheduler
+/// crate's presets).
+pub use sched::Era;
 
 /// What tasks are grouped by for group scheduling (`group=`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,7 +58,7 @@ pub enum ClockEvent {
 /// One `features=` entry: a sched_features name, set or (with `NO_`) cleared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FeatureSetting {
-    pub name: &'static str,
+    pub feature: sched::Feature,
     pub enabled: bool,
 }
 
@@ -177,22 +170,12 @@ impl Policy {
     ];
 }
 
-impl Era {
-    pub const ALL: [(&'static str, Era); 6] = [
-        ("2.6.24", Era::V2_6_24),
-        ("2.6.25", Era::V2_6_25),
-        ("2.6.32", Era::V2_6_32),
-        ("2.6.35", Era::V2_6_35),
-        ("2.6.36", Era::V2_6_36),
-        ("6.6", Era::V6_6),
-    ];
-
-    /// The policy this era's scheduler is.
-    pub fn policy(self) -> Policy {
-        match self {
-            Era::V6_6 => Policy::Eevdf,
-            _ => Policy::Cfs,
-        }
+/// The policy an era's scheduler is.
+pub fn policy_of(era: Era) -> Policy {
+    if era.is_eevdf() {
+        Policy::Eevdf
+    } else {
+        Policy::Cfs
     }
 }
 
@@ -257,7 +240,9 @@ impl fmt::Display for Config {
             let names: Vec<String> = self
                 .features
                 .iter()
-                .map(|s| alloc::format!("{}{}", if s.enabled { "" } else { "NO_" }, s.name))
+                .map(|s| {
+                    alloc::format!("{}{}", if s.enabled { "" } else { "NO_" }, s.feature.name())
+                })
                 .collect();
             write!(f, " features={}", names.join(","))?;
         }

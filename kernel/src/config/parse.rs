@@ -43,27 +43,6 @@ pub const SCENARIOS: [&str; 6] = [
     "seed003",
 ];
 
-/// sched_features names `features=` accepts: Linux's own (from 2.6.24 to 6.6) and cfslab's
-/// additions (DESIGN.md), each settable or, with `NO_`, clearable.
-pub const FEATURES: [&str; 16] = [
-    "FAIR_SLEEPERS",
-    "NEW_FAIR_SLEEPERS",
-    "GENTLE_FAIR_SLEEPERS",
-    "NORMALIZED_SLEEPER",
-    "START_DEBIT",
-    "WAKEUP_PREEMPT",
-    "ASYM_GRAN",
-    "NEXT_BUDDY",
-    "LAST_BUDDY",
-    "PLACE_LAG",
-    "PLACE_DEADLINE_INITIAL",
-    "RUN_TO_PARITY",
-    "GROUP_SLEEPER_CREDIT",
-    "DYN_GRANULARITY",
-    "CLAMP_CHILD_RIGHTMOST",
-    "VFORK_SLEEPER_CREDIT",
-];
-
 const HZ_VALUES: [u32; 3] = [100, 250, 1000];
 
 /// Linux's sysctl bounds for the granularity tunables: 100 µs to 1 s (wakeup: 0 to 1 s).
@@ -243,7 +222,7 @@ fn parse_run(value: &str) -> Result<Vec<&'static str>, OptionError> {
 fn parse_features(value: &str) -> Result<Vec<FeatureSetting>, OptionError> {
     let valid = alloc::format!(
         "a comma list of {}, each optionally prefixed NO_",
-        list(FEATURES)
+        list(sched::Feature::ALL.iter().map(|(name, _)| name))
     );
     let mut settings: Vec<FeatureSetting> = Vec::new();
     for item in items("features", value, &valid)? {
@@ -251,21 +230,21 @@ fn parse_features(value: &str) -> Result<Vec<FeatureSetting>, OptionError> {
             Some(rest) => (false, rest),
             None => (true, item),
         };
-        let Some(&name) = FEATURES.iter().find(|&&f| f == wanted) else {
+        let Some(feature) = sched::Feature::from_name(wanted) else {
             return Err(OptionError::new(
                 "features",
                 alloc::format!("unknown feature '{}'", echo(item)),
                 &valid,
             ));
         };
-        if settings.iter().any(|s| s.name == name) {
+        if settings.iter().any(|s| s.feature == feature) {
             return Err(OptionError::new(
                 "features",
-                alloc::format!("feature {name} given twice"),
+                alloc::format!("feature {} given twice", feature.name()),
                 &valid,
             ));
         }
-        settings.push(FeatureSetting { name, enabled });
+        settings.push(FeatureSetting { feature, enabled });
     }
     Ok(settings)
 }
@@ -384,7 +363,7 @@ fn check_combination(config: &Config) -> Result<(), OptionError> {
         let eras_of_policy = list(
             Era::ALL
                 .iter()
-                .filter(|(_, e)| e.policy() == config.policy)
+                .filter(|(_, e)| super::policy_of(*e) == config.policy)
                 .map(|(n, _)| n),
         );
         if config.policy == Policy::O1 {
@@ -394,7 +373,7 @@ fn check_combination(config: &Config) -> Result<(), OptionError> {
                 "no era= with policy=o1",
             ));
         }
-        if era.policy() != config.policy {
+        if super::policy_of(era) != config.policy {
             let name = super::name_of(&Era::ALL, era);
             return Err(OptionError::new(
                 "era",

@@ -29,11 +29,11 @@ fn every_key_parses() {
         c.features,
         [
             FeatureSetting {
-                name: "START_DEBIT",
+                feature: sched::Feature::StartDebit,
                 enabled: false
             },
             FeatureSetting {
-                name: "GROUP_SLEEPER_CREDIT",
+                feature: sched::Feature::GroupSleeperCredit,
                 enabled: true
             }
         ]
