@@ -16,6 +16,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod fair;
+pub mod o1;
 pub mod params;
 pub mod policy;
 #[cfg(any(test, feature = "sim"))]
@@ -23,5 +24,6 @@ pub mod sim;
 pub mod weights;
 
 pub use fair::Fair;
+pub use o1::O1;
 pub use params::{Era, FairParams, Feature, Features, Grouping, Tunables};
 pub use policy::{ForkKind, Nanos, Policy, RunqueueInfo, TaskId, TaskInfo, Uid, Wakeup};

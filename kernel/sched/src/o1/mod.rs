@@ -1,0 +1,474 @@
+//! The O(1) scheduler of Linux 2.6.11 (kernel/sched.c), the kernel of seed 002's
+//! multi-second stalls (cfs-semantics §9).
+//!
+//! Two priority arrays, *active* and *expired*, each a FIFO list per priority (140 levels,
+//! normal tasks use 100–139 = 120 + nice) with a bitmap of the non-empty ones. The CPU goes to
+//! the first task of the best non-empty list of the active array. A task whose time slice
+//! runs out goes to the expired array — unless it counts as *interactive*, in which case it
+//! goes back to the end of the active array. When the active array is empty the two swap.
+//!
+//! Interactivity comes from `sleep_avg`: time slept (and time waited on the runqueue after a
+//! wake-up) raises it, time run lowers it; its bonus moves the dynamic priority ±5 levels.
+//! The flaw seed 002 hit: a task credited with enough sleep stays interactive and keeps
+//! returning to the active array, while an expired task waits for the arrays to swap — or
+//! for the starvation limit, one second per runnable task.
+//!
+//! Everything is counted in ticks, as 2.6.11 did; the tick rate is a parameter. There are
+//! no groups. cfslab's simplifications: all wake-ups count as from interrupt context (timer
+//! wake-ups are; they get the full runqueue-wait credit), and `sched_exit` returns a dead
+//! child's unused first slice but not its sleep_avg penalty.
+
+mod arrays;
+#[cfg(test)]
+mod tests;
+
+use crate::policy::{ForkKind, Nanos, Policy, RunqueueInfo, TaskId, TaskInfo, Uid, Wakeup};
+use crate::weights::Nice;
+use alloc::vec::Vec;
+use arrays::PrioArray;
+use core::fmt;
+
+const MAX_BONUS: u64 = 10;
+const NS_PER_MS: u64 = 1_000_000;
+/// MAX_SLEEP_AVG = DEF_TIMESLICE × MAX_BONUS = 1 s.
+const MAX_SLEEP_AVG_NS: u64 = 1_000 * NS_PER_MS;
+const DEF_TIMESLICE_MS: u64 = 100;
+const MIN_TIMESLICE_MS: u64 = 5;
+const GRANULARITY_MS: u64 = 10;
+const CHILD_PENALTY: u64 = 95;
+/// Runqueue waiting after a non-interrupt wake-up counts 30% as sleep.
+const ON_RUNQUEUE_WEIGHT: u64 = 30;
+
+#[derive(Debug, Clone)]
+struct Task {
+    static_prio: u64,
+    prio: u64,
+    /// Ticks left in the current slice.
+    time_slice: u64,
+    first_time_slice: bool,
+    sleep_avg: u64,
+    /// When the task last stopped running (sleep start) or was woken.
+    timestamp: Nanos,
+    /// Which array it is queued in: `Some(true)` active, `Some(false)` expired.
+    in_active: Option<bool>,
+    /// 2 after a wake-up (its runqueue wait is credited as sleep at its next pick), else 0.
+    activated: u8,
+    parent: Option<TaskId>,
+    sum_exec_runtime: u64,
+    picked_at: Nanos,
+    /// Exited while running: goes away once switched out.
+    dead: bool,
+}
+
+/// The 2.6.11 O(1) scheduler for one CPU.
+#[derive(Debug, Clone)]
+pub struct O1 {
+    tick_ns: Nanos,
+    tasks: Vec<Option<Task>>,
+    arrays: [PrioArray; 2],
+    /// Index of the active array in `arrays`.
+    active: usize,
+    /// When the first task expired since the last array swap (for EXPIRED_STARVING).
+    expired_timestamp: Option<Nanos>,
+    best_expired_prio: u64,
+    current: Option<TaskId>,
+    need_resched: bool,
+}
+
+impl O1 {
+    /// An O(1) scheduler ticking every `tick_ns` (1 / HZ; 2.6.11 on x86 had HZ=1000).
+    pub fn new(tick_ns: Nanos) -> Self {
+        O1 {
+            tick_ns: tick_ns.max(1),
+            tasks: Vec::new(),
+            arrays: [PrioArray::new(), PrioArray::new()],
+            active: 0,
+            expired_timestamp: None,
+            best_expired_prio: 140,
+            current: None,
+            need_resched: false,
+        }
+    }
+
+    fn ticks(&self, ms: u64) -> u64 {
+        (ms * NS_PER_MS / self.tick_ns).max(1)
+    }
+
+    fn t(&self, id: TaskId) -> &Task {
+        self.tasks[id].as_ref().expect("live task")
+    }
+
+    fn t_mut(&mut self, id: TaskId) -> &mut Task {
+        self.tasks[id].as_mut().expect("live task")
+    }
+
+    /// `task_timeslice`: 800 ms at nice −20, 100 ms at nice 0, 5 ms at nice +19.
+    pub fn task_timeslice(&self, static_prio: u64) -> u64 {
+        let ms = if static_prio < 120 {
+            4 * DEF_TIMESLICE_MS * (140 - static_prio) / 20
+        } else {
+            DEF_TIMESLICE_MS * (140 - static_prio) / 20
+        };
+        self.ticks(ms.max(MIN_TIMESLICE_MS))
+    }
+
+    /// `CURRENT_BONUS`: 0..=10 from sleep_avg.
+    fn bonus(task: &Task) -> u64 {
+        task.sleep_avg * MAX_BONUS / MAX_SLEEP_AVG_NS
+    }
+
+    /// `effective_prio`: the static priority moved by the bonus, −5..=+5 levels.
+    fn effective_prio(task: &Task) -> u64 {
+        (task.static_prio + 5)
+            .saturating_sub(Self::bonus(task))
+            .clamp(100, 139)
+    }
+
+    /// `DELTA(p)`: how many bonus levels above neutral make a task interactive.
+    fn delta(task: &Task) -> i64 {
+        let nice = task.static_prio as i64 - 120;
+        nice * MAX_BONUS as i64 / 40 + 2
+    }
+
+    /// `TASK_INTERACTIVE`.
+    fn interactive(task: &Task) -> bool {
+        task.prio as i64 <= task.static_prio as i64 - Self::delta(task)
+    }
+
+    /// `INTERACTIVE_SLEEP`: a sleep longer than this makes a task interactive at once.
+    fn interactive_sleep_ns(task: &Task) -> u64 {
+        let levels = (MAX_BONUS as i64 / 2 + Self::delta(task) + 1).max(0) as u64;
+        (MAX_SLEEP_AVG_NS * levels / MAX_BONUS).saturating_sub(NS_PER_MS)
+    }
+
+    /// `recalc_task_prio`: credit the time slept up to `now` to sleep_avg.
+    fn recalc_task_prio(&mut self, id: TaskId, now: Nanos) {
+        let task = self.t_mut(id);
+        let slept = now.saturating_sub(task.timestamp).min(MAX_SLEEP_AVG_NS);
+        if slept > 0 {
+            if slept > Self::interactive_sleep_ns(task) {
+                task.sleep_avg = task
+                    .sleep_avg
+                    .max(MAX_SLEEP_AVG_NS - DEF_TIMESLICE_MS * NS_PER_MS);
+            } else {
+                let multiplier = (MAX_BONUS - Self::bonus(task)).max(1);
+                task.sleep_avg = (task.sleep_avg + slept * multiplier).min(MAX_SLEEP_AVG_NS);
+            }
+        }
+        task.prio = Self::effective_prio(task);
+    }
+
+    fn enqueue_in(&mut self, id: TaskId, active: bool) {
+        let array = if active { self.active } else { 1 - self.active };
+        let prio = self.t(id).prio;
+        self.arrays[array].push_back(prio, id);
+        self.t_mut(id).in_active = Some(active);
+    }
+
+    fn dequeue_from_array(&mut self, id: TaskId) {
+        if let Some(active) = self.t_mut(id).in_active.take() {
+            let array = if active { self.active } else { 1 - self.active };
+            let prio = self.t(id).prio;
+            self.arrays[array].remove(prio, id);
+        }
+    }
+
+    /// `EXPIRED_STARVING`: the expired array has waited a second per runnable task, or
+    /// holds a task of better static priority than the running one.
+    fn expired_starving(&self, now: Nanos, current: &Task) -> bool {
+        let nr_running = (self.arrays[0].len() + self.arrays[1].len()) as u64;
+        let starving = self.expired_timestamp.is_some_and(|since| {
+            now.saturating_sub(since) >= MAX_SLEEP_AVG_NS * nr_running + self.tick_ns
+        });
+        starving || current.static_prio > self.best_expired_prio
+    }
+
+    /// `TIMESLICE_GRANULARITY`: how often interactive tasks of one priority round-robin.
+    fn timeslice_granularity(&self, task: &Task) -> u64 {
+        let shift = (MAX_BONUS - Self::bonus(task)).max(1) - 1;
+        self.ticks(GRANULARITY_MS) << shift
+    }
+
+    fn new_task(&mut self, id: TaskId, nice: Nice, now: Nanos, parent: Option<TaskId>) {
+        let static_prio = (120 + i64::from(nice.clamp(-20, 19))) as u64;
+        let task = Task {
+            static_prio,
+            prio: static_prio,
+            time_slice: self.task_timeslice(static_prio),
+            first_time_slice: true,
+            sleep_avg: 0,
+            timestamp: now,
+            in_active: None,
+            activated: 0,
+            parent,
+            sum_exec_runtime: 0,
+            picked_at: now,
+            dead: false,
+        };
+        if self.tasks.len() <= id {
+            self.tasks.resize(id + 1, None);
+        }
+        assert!(self.tasks[id].is_none(), "task {id} already exists");
+        self.tasks[id] = Some(task);
+    }
+
+    fn preempts_current(&self, id: TaskId) -> bool {
+        self.current
+            .is_none_or(|c| self.t(id).prio < self.t(c).prio)
+    }
+}
+
+impl Policy for O1 {
+    fn name(&self) -> &'static str {
+        "o1"
+    }
+
+    fn spawn(&mut self, task: TaskId, _uid: Uid, nice: Nice, now: Nanos) -> bool {
+        self.new_task(task, nice, now, None);
+        let t = self.t_mut(task);
+        t.prio = Self::effective_prio(t);
+        self.enqueue_in(task, true);
+        self.preempts_current(task)
+    }
+
+    /// `sched_fork` + `wake_up_new_task`: the child takes half the parent's remaining slice
+    /// and 95% of its bonus; a plain fork's child runs first (queued just before the parent).
+    fn fork(&mut self, parent: TaskId, child: TaskId, kind: ForkKind, now: Nanos) -> bool {
+        let (nice, parent_slice, parent_bonus) = {
+            let p = self.t(parent);
+            (p.static_prio as i64 - 120, p.time_slice, Self::bonus(p))
+        };
+        self.new_task(child, nice as Nice, now, Some(parent));
+        let child_sleep_avg = parent_bonus * CHILD_PENALTY / 100 * MAX_SLEEP_AVG_NS / MAX_BONUS;
+        let c = self.t_mut(child);
+        c.time_slice = parent_slice.div_ceil(2).max(1);
+        c.sleep_avg = child_sleep_avg;
+        c.prio = Self::effective_prio(c);
+        self.t_mut(parent).time_slice = (parent_slice / 2).max(1);
+        match (kind, self.t(parent).in_active) {
+            (ForkKind::Fork, Some(active)) => {
+                let prio = self.t(parent).prio;
+                self.t_mut(child).prio = prio;
+                let array = if active { self.active } else { 1 - self.active };
+                self.arrays[array].insert_before(prio, child, parent);
+                self.t_mut(child).in_active = Some(active);
+                true
+            }
+            _ => {
+                self.enqueue_in(child, true);
+                self.preempts_current(child)
+            }
+        }
+    }
+
+    fn enqueue(&mut self, task: TaskId, _wakeup: Wakeup, now: Nanos) {
+        self.recalc_task_prio(task, now);
+        let t = self.t_mut(task);
+        t.timestamp = now;
+        t.activated = 2;
+        self.enqueue_in(task, true);
+    }
+
+    fn dequeue(&mut self, task: TaskId, _now: Nanos) {
+        self.dequeue_from_array(task);
+    }
+
+    fn exit(&mut self, task: TaskId, _now: Nanos) {
+        self.dequeue_from_array(task);
+        // `sched_exit`: an unused first slice goes back to the parent.
+        let (parent, first, slice) = {
+            let t = self.t(task);
+            (t.parent, t.first_time_slice, t.time_slice)
+        };
+        if let Some(p) = parent.filter(|&p| self.tasks.get(p).is_some_and(Option::is_some))
+            && first
+        {
+            let max = self.task_timeslice(self.t(p).static_prio);
+            let pt = self.t_mut(p);
+            pt.time_slice = (pt.time_slice + slice).min(max);
+        }
+        if self.current == Some(task) {
+            self.t_mut(task).dead = true;
+        } else {
+            self.tasks[task] = None;
+        }
+    }
+
+    fn check_preempt_wakeup(&mut self, woken: TaskId, _now: Nanos) -> bool {
+        self.current != Some(woken) && self.preempts_current(woken)
+    }
+
+    fn put_prev(&mut self, task: TaskId, now: Nanos) {
+        // `schedule()`: the time just run comes off sleep_avg, divided by the bonus.
+        let t = self.t_mut(task);
+        let ran = now.saturating_sub(t.picked_at);
+        t.sum_exec_runtime += ran;
+        let run_time = ran.min(MAX_SLEEP_AVG_NS) / Self::bonus(t).max(1);
+        t.sleep_avg = t.sleep_avg.saturating_sub(run_time);
+        t.timestamp = now;
+        self.current = None;
+        self.need_resched = false;
+        if self.t(task).dead {
+            self.tasks[task] = None;
+        }
+    }
+
+    fn pick_next(&mut self, now: Nanos) -> Option<TaskId> {
+        if self.arrays[self.active].is_empty() {
+            if self.arrays[1 - self.active].is_empty() {
+                return None;
+            }
+            self.active = 1 - self.active;
+            self.expired_timestamp = None;
+            self.best_expired_prio = 140;
+            for t in self.tasks.iter_mut().flatten() {
+                t.in_active = t.in_active.map(|a| !a);
+            }
+        }
+        let next = self.arrays[self.active]
+            .first()
+            .expect("a non-empty array has a first task");
+        // The runqueue wait since the wake-up counts as sleep (100% after an interrupt wake-up).
+        if self.t(next).activated > 0 {
+            let wait = now.saturating_sub(self.t(next).timestamp);
+            let credited = if self.t(next).activated == 1 {
+                wait * ON_RUNQUEUE_WEIGHT / 100
+            } else {
+                wait
+            };
+            let since = self.t(next).timestamp;
+            self.dequeue_from_array(next);
+            self.recalc_task_prio(next, since + credited);
+            self.enqueue_in(next, true);
+            self.t_mut(next).activated = 0;
+            return self.pick_next(now);
+        }
+        let t = self.t_mut(next);
+        t.picked_at = now;
+        t.timestamp = now;
+        self.current = Some(next);
+        Some(next)
+    }
+
+    /// `scheduler_tick`.
+    fn tick(&mut self, now: Nanos) -> bool {
+        let Some(id) = self.current else { return false };
+        if self.t(id).in_active != Some(true) {
+            return true;
+        }
+        let t = self.t_mut(id);
+        t.time_slice = t.time_slice.saturating_sub(1);
+        if t.time_slice == 0 {
+            self.dequeue_from_array(id);
+            let full = self.task_timeslice(self.t(id).static_prio);
+            let t = self.t_mut(id);
+            t.prio = Self::effective_prio(t);
+            t.time_slice = full;
+            t.first_time_slice = false;
+            self.expired_timestamp.get_or_insert(now);
+            let task = self.t(id).clone();
+            if !Self::interactive(&task) || self.expired_starving(now, &task) {
+                self.enqueue_in(id, false);
+                self.best_expired_prio = self.best_expired_prio.min(task.static_prio);
+            } else {
+                self.enqueue_in(id, true);
+            }
+            return true;
+        }
+        // Interactive tasks of equal priority take turns every TIMESLICE_GRANULARITY.
+        let task = self.t(id).clone();
+        let granularity = self.timeslice_granularity(&task);
+        let used = self
+            .task_timeslice(task.static_prio)
+            .saturating_sub(task.time_slice);
+        if Self::interactive(&task)
+            && used.is_multiple_of(granularity)
+            && task.time_slice >= granularity
+        {
+            self.dequeue_from_array(id);
+            self.enqueue_in(id, true);
+            return true;
+        }
+        core::mem::take(&mut self.need_resched)
+    }
+
+    /// 2.6.11 `sys_sched_yield`: a normal task moves to the expired array.
+    fn yield_now(&mut self, _now: Nanos) -> bool {
+        let Some(id) = self.current else { return false };
+        self.dequeue_from_array(id);
+        self.enqueue_in(id, false);
+        true
+    }
+
+    fn set_nice(&mut self, task: TaskId, nice: Nice, _now: Nanos) {
+        let queued = self.t(task).in_active;
+        self.dequeue_from_array(task);
+        let t = self.t_mut(task);
+        t.static_prio = (120 + i64::from(nice.clamp(-20, 19))) as u64;
+        t.prio = Self::effective_prio(t);
+        if let Some(active) = queued {
+            self.enqueue_in(task, active);
+        }
+    }
+
+    /// No groups in 2.6.11: a uid changes nothing for scheduling.
+    fn set_uid(&mut self, _task: TaskId, _uid: Uid, _now: Nanos) {}
+
+    fn current(&self) -> Option<TaskId> {
+        self.current
+    }
+
+    fn task_info(&self, task: TaskId) -> Option<TaskInfo> {
+        let t = self.tasks.get(task)?.as_ref()?;
+        Some(TaskInfo {
+            vruntime: 0,
+            weight: t.static_prio,
+            slice_ns: t.time_slice * self.tick_ns,
+            deadline: None,
+            on_rq: t.in_active.is_some(),
+            sum_exec_runtime: t.sum_exec_runtime,
+        })
+    }
+
+    fn runqueues(&self) -> Vec<RunqueueInfo> {
+        let names = ["active", "expired"];
+        [self.active, 1 - self.active]
+            .iter()
+            .zip(names)
+            .map(|(&i, name)| RunqueueInfo {
+                name: name.into(),
+                min_vruntime: 0,
+                load: self.arrays[i].len() as u64,
+                nr_running: self.arrays[i].len() as u32,
+            })
+            .collect()
+    }
+
+    fn write_debug(&self, out: &mut dyn fmt::Write) -> fmt::Result {
+        writeln!(out, "sched_debug: o1 (2.6.11), tick {} ns", self.tick_ns)?;
+        for (id, t) in self.tasks.iter().enumerate() {
+            let Some(t) = t else { continue };
+            let state = match (self.current == Some(id), t.in_active) {
+                (true, _) => ">R",
+                (false, Some(true)) => " A",
+                (false, Some(false)) => " E",
+                (false, None) => " S",
+            };
+            writeln!(
+                out,
+                " {state} task {id:>5} static_prio {} prio {} slice {} ticks sleep_avg {} ms bonus {} {}",
+                t.static_prio,
+                t.prio,
+                t.time_slice,
+                t.sleep_avg / NS_PER_MS,
+                Self::bonus(t),
+                if Self::interactive(t) {
+                    "interactive"
+                } else {
+                    ""
+                }
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,118 @@
+//! Unit tests of the O(1) scheduler against 2.6.11's numbers (cfs-semantics §9).
+
+use super::*;
+use crate::policy::Policy;
+
+const MS: u64 = 1_000_000;
+
+#[test]
+fn time_slices_from_static_priority() {
+    let o1 = O1::new(MS);
+    assert_eq!(o1.task_timeslice(100), 800); // nice −20: 800 ms
+    assert_eq!(o1.task_timeslice(119), 420); // nice −1
+    assert_eq!(o1.task_timeslice(120), 100); // nice 0
+    assert_eq!(o1.task_timeslice(130), 50); // nice +10
+    assert_eq!(o1.task_timeslice(139), 5); // nice +19
+    // At HZ=100 the same 100 ms is 10 ticks.
+    assert_eq!(O1::new(10 * MS).task_timeslice(120), 10);
+}
+
+#[test]
+fn sleep_raises_the_bonus_and_running_lowers_it() {
+    let mut o1 = O1::new(MS);
+    o1.spawn(0, 1, 0, 0);
+    o1.spawn(1, 1, 0, 0);
+    o1.dequeue(1, 0);
+    // A fresh task has no bonus: dynamic priority 125 (static 120 + 5).
+    assert_eq!(o1.t(1).prio, 125);
+    // Sleeping 500 ms (under INTERACTIVE_SLEEP, 799 ms for nice 0) is credited ×10 (bonus 0).
+    o1.enqueue(1, Wakeup::default(), 500 * MS);
+    assert_eq!(o1.t(1).sleep_avg, MAX_SLEEP_AVG_NS);
+    assert_eq!((O1::bonus(o1.t(1)), o1.t(1).prio), (10, 115));
+    assert!(O1::interactive(o1.t(1)));
+    // Nice 0 needs bonus ≥ 7 to be interactive (DELTA = 2).
+    assert_eq!(O1::delta(o1.t(1)), 2);
+    assert_eq!(O1::interactive_sleep_ns(o1.t(1)), 799 * MS);
+    // Running 300 ms at bonus 10 costs 30 ms of sleep_avg.
+    assert_eq!(o1.pick_next(500 * MS), Some(1));
+    o1.put_prev(1, 800 * MS);
+    assert_eq!(o1.t(1).sleep_avg, MAX_SLEEP_AVG_NS - 30 * MS);
+}
+
+#[test]
+fn an_expiring_interactive_task_stays_in_the_active_array() {
+    let mut o1 = O1::new(MS);
+    o1.spawn(0, 1, 0, 0);
+    o1.spawn(1, 1, 0, 0);
+    // Task 0 is made interactive, task 1 is not.
+    o1.t_mut(0).sleep_avg = MAX_SLEEP_AVG_NS;
+    o1.t_mut(0).prio = O1::effective_prio(o1.t(0));
+    assert_eq!(o1.pick_next(0), Some(0));
+    let mut now = 0;
+    let mut resched = false;
+    // Interactive tasks round-robin at TIMESLICE_GRANULARITY (10 ms at bonus 10), but task 0
+    // is alone at its priority: it keeps going until its 100 ms slice is used up.
+    while !resched || o1.t(0).time_slice != 100 {
+        now += MS;
+        resched = o1.tick(now);
+    }
+    assert_eq!(now, 100 * MS);
+    assert_eq!(o1.t(0).in_active, Some(true), "an interactive task expired");
+    o1.put_prev(0, now);
+    // Task 1 (prio 125) expires into the expired array after its slice.
+    o1.t_mut(0).sleep_avg = 0;
+    o1.set_nice(0, 0, now);
+    assert_eq!(o1.pick_next(now), Some(0), "prio 120 before 125");
+}
+
+#[test]
+fn expired_tasks_starve_until_the_limit() {
+    // One interactive task that never loses its bonus (as if it kept sleeping) and one hog:
+    // once the hog expires it waits in the expired array until EXPIRED_STARVING, one second
+    // per runnable task.
+    let mut o1 = O1::new(MS);
+    o1.spawn(0, 1, 0, 0);
+    o1.spawn(1, 1, 0, 0);
+    let mut now = 0;
+    let mut current = o1.pick_next(0).unwrap();
+    let mut hog_waits_from = None;
+    let mut longest_hog_wait = 0;
+    while now < 5_000 * MS {
+        // Keep task 0 interactive.
+        o1.t_mut(0).sleep_avg = MAX_SLEEP_AVG_NS;
+        now += MS;
+        if o1.tick(now) {
+            o1.put_prev(current, now);
+            current = o1.pick_next(now).unwrap();
+        }
+        if current == 1 {
+            if let Some(since) = hog_waits_from.take() {
+                longest_hog_wait = longest_hog_wait.max(now - since);
+            }
+        } else if hog_waits_from.is_none() {
+            hog_waits_from = Some(now);
+        }
+    }
+    // STARVATION_LIMIT × nr_running = 2 s (plus the tick that notices), counted from the
+    // first expiry since the last swap — which may be the interactive task's own, up to one
+    // of its slices before the hog's: at least a second.
+    assert!(
+        longest_hog_wait >= 1_000 * MS,
+        "the hog waited only {longest_hog_wait}"
+    );
+    assert!(
+        longest_hog_wait <= 2_200 * MS,
+        "the hog waited {longest_hog_wait}"
+    );
+}
+
+#[test]
+fn a_forked_child_runs_first_with_half_the_slice() {
+    let mut o1 = O1::new(MS);
+    o1.spawn(0, 1, 0, 0);
+    assert_eq!(o1.pick_next(0), Some(0));
+    assert!(o1.fork(0, 1, ForkKind::Fork, 0));
+    assert_eq!((o1.t(0).time_slice, o1.t(1).time_slice), (50, 50));
+    o1.put_prev(0, 0);
+    assert_eq!(o1.pick_next(0), Some(1), "the child runs first");
+}
