@@ -4,6 +4,7 @@
 #   make test                                      every test (host, in-QEMU, system)
 #   make gdb [GDBPORT=1234]                        QEMU paused + gdb stopped at the entry
 #   make qemu-gdb [GDBPORT=1234]                   QEMU paused only; prints the gdb command
+#   make bench                                     scheduler operation costs (host)
 #   make clean
 
 OPTS ?=
@@ -13,7 +14,7 @@ REALTIME ?=
 BOOT := cargo run -q -p boot --
 BOOT_FLAGS := $(if $(REALTIME),--realtime)
 
-.PHONY: run test lint gdb qemu-gdb clean deps
+.PHONY: run test lint bench gdb qemu-gdb clean deps
 
 deps:
 	@scripts/ensure-deps.sh
@@ -24,7 +25,7 @@ run: deps
 # Host unit tests of the boot tool, the kernel's tests inside QEMU (through cargo's runner,
 # see .cargo/config.toml), then the system tests that boot the kernel as `make run` does.
 test: deps lint
-	cargo test -p sched --features sim
+	cargo test -p sched --features sim -- --nocapture --test-threads 1
 	cargo test -p boot
 	cargo test -p kernel --target x86_64-unknown-none --no-fail-fast
 	cargo test -p systests
@@ -33,6 +34,10 @@ lint:
 	cargo fmt --all -- --check
 	cargo clippy -q -p sched -p boot -p systests --all-targets --features sched/sim -- -D warnings
 	cargo clippy -q -p kernel --target x86_64-unknown-none --all-targets -- -D warnings
+
+# Scheduler operation costs on the host (criterion); the table in README.md comes from here.
+bench: deps
+	cargo bench -p sched --bench ops
 
 gdb: deps
 	@$(BOOT) gdb $(BOOT_FLAGS) --port $(GDBPORT)

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use sched::sim::workload::Hog;
 use sched::sim::{Sim, SimConfig};
 use sched::weights::{nice_to_weight, vdiff};
-use sched::{Era, Fair, FairParams, Grouping, Policy, Wakeup};
+use sched::{Era, Fair, FairParams, Grouping, O1, Policy, Wakeup};
 
 const MS: u64 = 1_000_000;
 
@@ -59,7 +59,11 @@ enum Model {
 /// Drives `policy` through `ops` with a kernel-like protocol (the running task is the one
 /// that forks, sleeps, exits, yields; a switch is put_prev + pick_next) and checks the
 /// invariants after every step.
-fn run_ops(policy: &mut Fair, ops: &[Op]) -> Result<(), TestCaseError> {
+fn run_ops<P: Policy>(
+    policy: &mut P,
+    ops: &[Op],
+    check_queues: impl Fn(&P, &[Model], &mut Vec<u64>) -> Result<(), TestCaseError>,
+) -> Result<(), TestCaseError> {
     let mut model: Vec<Model> = Vec::new();
     let mut now = 0u64;
     let mut min_vruntimes = Vec::new();
@@ -123,16 +127,18 @@ fn run_ops(policy: &mut Fair, ops: &[Op]) -> Result<(), TestCaseError> {
             }
             current = policy.pick_next(now);
         }
-        check(policy, &model, current, &mut min_vruntimes)?;
+        check_tasks(policy, &model, current)?;
+        check_queues(policy, &model, &mut min_vruntimes)?;
     }
     Ok(())
 }
 
-fn check(
-    policy: &Fair,
+/// Every policy: the model's runnable tasks are queued, the others not; the CPU is idle
+/// only when nothing is runnable.
+fn check_tasks<P: Policy>(
+    policy: &P,
     model: &[Model],
     current: Option<usize>,
-    min_vruntimes: &mut Vec<u64>,
 ) -> Result<(), TestCaseError> {
     // Every runnable task is on a runqueue, nothing else is; the running one is runnable.
     for (task, m) in model.iter().enumerate() {
@@ -150,8 +156,16 @@ fn check(
         "idle with runnable tasks (or the reverse)"
     );
     prop_assert_eq!(policy.current(), current);
-    // Load is the sum of queued weights; nr_running their count; min_vruntime never goes
-    // back (per runqueue; queues are only ever added).
+    Ok(())
+}
+
+/// The fair class: load is the sum of queued weights; nr_running their count; min_vruntime never goes
+/// back (per runqueue; queues are only ever added).
+fn check_fair_queues(
+    policy: &Fair,
+    model: &[Model],
+    min_vruntimes: &mut Vec<u64>,
+) -> Result<(), TestCaseError> {
     let queues = policy.runqueues();
     let root_tasks: Vec<usize> = (0..model.len())
         .filter(|&t| model[t] == Model::Runnable)
@@ -196,7 +210,22 @@ proptest! {
         let mut params = FairParams::preset(era);
         params.grouping = grouping;
         let mut policy = Fair::new(params);
-        run_ops(&mut policy, &ops)?;
+        run_ops(&mut policy, &ops, check_fair_queues)?;
+    }
+
+    /// The O(1) scheduler under the same random operations: every runnable task is in one of
+    /// the two priority arrays, and the arrays hold nothing else.
+    #[test]
+    fn random_operations_keep_the_o1_arrays_consistent(
+        hz in prop::sample::select(vec![100u64, 250, 1000]),
+        ops in prop::collection::vec(op(), 1..200),
+    ) {
+        let mut policy = O1::new(1_000_000_000 / hz);
+        run_ops(&mut policy, &ops, |p: &O1, model: &[Model], _: &mut Vec<u64>| {
+            let queued: u32 = p.runqueues().iter().map(|q| q.nr_running).sum();
+            prop_assert_eq!(queued as usize, model.iter().filter(|m| **m == Model::Runnable).count());
+            Ok(())
+        })?;
     }
 
     /// Always-runnable hogs of random nice levels (no groups): after a 1 s warm-up (which
