@@ -10,6 +10,7 @@
 
 #![no_std]
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 extern crate alloc;
 #[cfg(any(test, feature = "sim"))]

@@ -82,6 +82,10 @@ pub enum Feature {
     WakeupPreempt,
     /// 2.6.32: wakeup granularity scaled by the wakee's weight (else the current task's).
     AsymGran,
+    /// 2.6.28+: prefer the wakee at the next pick (off by default).
+    NextBuddy,
+    /// 2.6.28+: give the CPU back to the task a wake-up preempted.
+    LastBuddy,
     /// cfslab: group entities earn sleeper credit too (the Jan 2008 fix, 2.6.25+).
     GroupSleeperCredit,
     /// cfslab: past nr_latency tasks, shrink the granularities to latency / nr_running (the
@@ -101,13 +105,15 @@ pub enum Feature {
 
 impl Feature {
     /// Every feature with its name.
-    pub const ALL: [(&'static str, Feature); 13] = [
+    pub const ALL: [(&'static str, Feature); 15] = [
         ("FAIR_SLEEPERS", Feature::FairSleepers),
         ("NEW_FAIR_SLEEPERS", Feature::NewFairSleepers),
         ("GENTLE_FAIR_SLEEPERS", Feature::GentleFairSleepers),
         ("START_DEBIT", Feature::StartDebit),
         ("WAKEUP_PREEMPT", Feature::WakeupPreempt),
         ("ASYM_GRAN", Feature::AsymGran),
+        ("NEXT_BUDDY", Feature::NextBuddy),
+        ("LAST_BUDDY", Feature::LastBuddy),
         ("GROUP_SLEEPER_CREDIT", Feature::GroupSleeperCredit),
         ("DYN_GRANULARITY", Feature::DynGranularity),
         ("CLAMP_CHILD_RIGHTMOST", Feature::ClampChildRightmost),
@@ -148,6 +154,7 @@ impl Features {
         Features(features.iter().fold(0, |bits, f| bits | f.bit()))
     }
 
+    /// Is `feature` set (Linux's `sched_feat()`)?
     pub fn has(self, feature: Feature) -> bool {
         self.0 & feature.bit() != 0
     }
@@ -210,9 +217,13 @@ pub fn root_user_shares(era: Era) -> u64 {
 /// Everything that decides how the fair class (CFS or EEVDF) behaves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FairParams {
+    /// The Linux release whose behaviour to reproduce.
     pub era: Era,
+    /// The tunables in force.
     pub tunables: Tunables,
+    /// The features in force.
     pub features: Features,
+    /// What tasks are grouped by.
     pub grouping: Grouping,
     /// Group weights by uid; uids not listed get 1024 (2048 for root, see
     /// [`root_user_shares`]).
@@ -221,106 +232,70 @@ pub struct FairParams {
     pub tick_ns: u64,
 }
 
+/// The `sched_features` each era shipped with (cfs-semantics §11), limited to those cfslab
+/// models. 2.6.35 dropped the FAIR_SLEEPERS flag and always gave the credit; cfslab keeps the
+/// flag on in those presets so that the credit can still be turned off.
+fn era_features(era: Era) -> &'static [Feature] {
+    use Feature::*;
+    match era {
+        Era::V2_6_24 => &[NewFairSleepers, WakeupPreempt, StartDebit],
+        Era::V2_6_25 => &[
+            NewFairSleepers,
+            WakeupPreempt,
+            StartDebit,
+            GroupSleeperCredit,
+        ],
+        Era::V2_6_32 => &[
+            FairSleepers,
+            GentleFairSleepers,
+            StartDebit,
+            WakeupPreempt,
+            AsymGran,
+            LastBuddy,
+            GroupSleeperCredit,
+        ],
+        Era::V2_6_35 | Era::V2_6_36 => &[
+            FairSleepers,
+            GentleFairSleepers,
+            StartDebit,
+            WakeupPreempt,
+            LastBuddy,
+            GroupSleeperCredit,
+        ],
+        Era::V6_6 => &[WakeupPreempt, PlaceLag, PlaceDeadlineInitial, RunToParity],
+    }
+}
+
+/// The tunables each era shipped with on one CPU (cfs-semantics §0, §3.3).
+fn era_tunables(era: Era) -> Tunables {
+    // (latency, min_granularity, wakeup_granularity, nr_latency, child_runs_first)
+    let (latency_ns, min_granularity_ns, wakeup_granularity_ns, nr_latency, child_runs_first) =
+        match era {
+            Era::V2_6_24 => (20 * MS, 4 * MS, 10 * MS, 5, true),
+            Era::V2_6_25 => (20 * MS, 4 * MS, 5 * MS, 5, true),
+            Era::V2_6_32 => (5 * MS, MS, MS, 5, false),
+            Era::V2_6_35 => (6 * MS, 2 * MS, MS, 3, false),
+            Era::V2_6_36 | Era::V6_6 => (6 * MS, 750 * US, MS, 8, false),
+        };
+    Tunables {
+        latency_ns,
+        min_granularity_ns,
+        wakeup_granularity_ns,
+        nr_latency,
+        child_runs_first,
+        base_slice_ns: 750 * US,
+    }
+}
+
 impl FairParams {
     /// The preset of `era` with its default grouping (per-uid in 2.6.24 and 2.6.25).
     pub fn preset(era: Era) -> Self {
-        use Feature::*;
-        let (latency, min_gran, wakeup, nr_latency, child_runs_first, features): (
-            _,
-            _,
-            _,
-            _,
-            _,
-            &[Feature],
-        ) = match era {
-            Era::V2_6_24 => (
-                20 * MS,
-                4 * MS,
-                10 * MS,
-                5,
-                true,
-                &[NewFairSleepers, WakeupPreempt, StartDebit],
-            ),
-            Era::V2_6_25 => (
-                20 * MS,
-                4 * MS,
-                5 * MS,
-                5,
-                true,
-                &[
-                    NewFairSleepers,
-                    WakeupPreempt,
-                    StartDebit,
-                    GroupSleeperCredit,
-                ],
-            ),
-            Era::V2_6_32 => (
-                5 * MS,
-                MS,
-                MS,
-                5,
-                false,
-                &[
-                    FairSleepers,
-                    GentleFairSleepers,
-                    StartDebit,
-                    WakeupPreempt,
-                    AsymGran,
-                    GroupSleeperCredit,
-                ],
-            ),
-            // 2.6.35 dropped the FAIR_SLEEPERS flag and always gave the credit; cfslab keeps
-            // the flag on in these presets so that the credit can still be turned off.
-            Era::V2_6_35 => (
-                6 * MS,
-                2 * MS,
-                MS,
-                3,
-                false,
-                &[
-                    FairSleepers,
-                    GentleFairSleepers,
-                    StartDebit,
-                    WakeupPreempt,
-                    GroupSleeperCredit,
-                ],
-            ),
-            Era::V2_6_36 => (
-                6 * MS,
-                750 * US,
-                MS,
-                8,
-                false,
-                &[
-                    FairSleepers,
-                    GentleFairSleepers,
-                    StartDebit,
-                    WakeupPreempt,
-                    GroupSleeperCredit,
-                ],
-            ),
-            Era::V6_6 => (
-                6 * MS,
-                750 * US,
-                MS,
-                8,
-                false,
-                &[WakeupPreempt, PlaceLag, PlaceDeadlineInitial, RunToParity],
-            ),
-        };
-        let mut features = Features::of(features);
+        let mut features = Features::of(era_features(era));
         // Linux gives a waking vfork parent the usual sleeper credit in every era.
-        features.set(VforkSleeperCredit, true);
+        features.set(Feature::VforkSleeperCredit, true);
         FairParams {
             era,
-            tunables: Tunables {
-                latency_ns: latency,
-                min_granularity_ns: min_gran,
-                wakeup_granularity_ns: wakeup,
-                nr_latency,
-                child_runs_first,
-                base_slice_ns: 750 * US,
-            },
+            tunables: era_tunables(era),
             features,
             grouping: if era <= Era::V2_6_25 {
                 Grouping::Uid

@@ -36,8 +36,9 @@ pub const PRIO_TO_WMULT: [u32; 40] = [
     119304647, 148102320, 186737708, 238609294, 286331153, // 15 … 19
 ];
 
-/// The valid nice range.
+/// The lowest (most CPU) nice value.
 pub const NICE_MIN: Nice = -20;
+/// The highest (least CPU) nice value.
 pub const NICE_MAX: Nice = 19;
 
 /// The load weight of a task at `nice` (clamped to −20..=19).

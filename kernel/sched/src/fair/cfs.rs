@@ -15,7 +15,7 @@ use crate::weights::{
 pub const DYN_GRANULARITY_FLOOR_NS: u64 = 100_000;
 
 impl Fair {
-    fn feature(&self, feature: Feature) -> bool {
+    pub(super) fn feature(&self, feature: Feature) -> bool {
         self.params.features.has(feature)
     }
 
@@ -185,6 +185,7 @@ impl Fair {
         let ran = self.se(id).ran_since_pick();
         if ran > ideal {
             self.need_resched = true;
+            self.clear_buddies(rq, id);
             return;
         }
         // 2.6.32+ (Mike Galbraith, Oct 2009): also preempt once the entity has run its
@@ -222,22 +223,29 @@ impl Fair {
     }
 
     /// `check_preempt_wakeup`: preempt iff, at the level where the two tasks meet, the wakee
-    /// is more than one wakeup granularity behind the running entity in virtual time.
+    /// is more than one wakeup granularity behind the running entity in virtual time. `fork`:
+    /// the wakee is a new child (Linux's WF_FORK), which never becomes the next buddy.
     pub(super) fn check_preempt_wakeup_cfs(
         &mut self,
         curr: TaskId,
         woken: TaskId,
         now: Nanos,
+        fork: bool,
     ) -> bool {
+        let (se, pse) = (self.task_se(curr), self.task_se(woken));
+        let scale =
+            u64::from(self.rq(self.se(se).rq).nr_running) >= self.params.tunables.nr_latency;
         if !self.feature(Feature::WakeupPreempt) {
             return false;
         }
-        let (se, pse) = (self.task_se(curr), self.task_se(woken));
         if self.params.era >= Era::V2_6_32 {
             self.update_curr(self.se(se).rq, now);
         }
+        let wakee = pse;
         let (se, pse) = self.find_matching_se(se, pse);
         let gran = self.wakeup_gran(se, pse);
-        vdiff(self.se(se).vruntime, self.se(pse).vruntime) > gran as i64
+        let preempt = vdiff(self.se(se).vruntime, self.se(pse).vruntime) > gran as i64;
+        self.note_wakeup_buddies(wakee, preempt.then_some(se), scale, fork);
+        preempt
     }
 }

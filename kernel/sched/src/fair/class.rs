@@ -20,6 +20,23 @@ impl Fair {
     }
 }
 
+impl Fair {
+    /// Wake-up preemption check; `fork` for a new child (`check_preempt_curr(.., WF_FORK)`).
+    fn check_preempt(&mut self, woken: TaskId, now: Nanos, fork: bool) -> bool {
+        let Some(curr) = self.current else {
+            return true;
+        };
+        if curr == woken || !self.se(self.task_se(woken)).on_rq {
+            return false;
+        }
+        if self.eevdf() {
+            self.check_preempt_wakeup_eevdf(curr, woken, now)
+        } else {
+            self.check_preempt_wakeup_cfs(curr, woken, now, fork)
+        }
+    }
+}
+
 impl Policy for Fair {
     fn name(&self) -> &'static str {
         if self.eevdf() { "eevdf" } else { "cfs" }
@@ -33,7 +50,7 @@ impl Policy for Fair {
             self.place_entity_cfs(rq, id, true, false);
         }
         self.enqueue_task(task, Enqueue::Initial, now);
-        self.check_preempt_wakeup(task, now)
+        self.check_preempt(task, now, true)
     }
 
     /// `kind` does not change placement: a vfork parent is dequeued by the kernel right after
@@ -47,11 +64,11 @@ impl Policy for Fair {
         if self.eevdf() {
             self.update_curr(self.se(id).rq, now);
             self.enqueue_task(child, Enqueue::Initial, now);
-            return self.check_preempt_wakeup(child, now);
+            return self.check_preempt(child, now, true);
         }
         let mut resched = self.fork_cfs(id, now);
         if self.params.era >= crate::params::Era::V2_6_32 {
-            resched |= self.check_preempt_wakeup(child, now);
+            resched |= self.check_preempt(child, now, true);
         }
         resched
     }
@@ -82,17 +99,7 @@ impl Policy for Fair {
     }
 
     fn check_preempt_wakeup(&mut self, woken: TaskId, now: Nanos) -> bool {
-        let Some(curr) = self.current else {
-            return true;
-        };
-        if curr == woken || !self.se(self.task_se(woken)).on_rq {
-            return false;
-        }
-        if self.eevdf() {
-            self.check_preempt_wakeup_eevdf(curr, woken, now)
-        } else {
-            self.check_preempt_wakeup_cfs(curr, woken, now)
-        }
+        self.check_preempt(woken, now, false)
     }
 
     fn put_prev(&mut self, task: TaskId, now: Nanos) {
@@ -121,7 +128,7 @@ impl Policy for Fair {
             let id = if self.eevdf() {
                 self.pick_eevdf(rq)
             } else {
-                self.rq(rq).leftmost()
+                self.pick_next_entity_cfs(rq)
             }
             .expect("a runqueue with nr_running > 0 has an entity");
             self.set_next_entity(rq, id, now);

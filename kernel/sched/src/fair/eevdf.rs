@@ -90,9 +90,10 @@ impl Fair {
     }
 
     /// `pick_eevdf`: among eligible entities, the one with the earliest virtual deadline.
-    /// Eligible entities are a prefix of the timeline (v ≤ V), so the scan stops at the
-    /// first ineligible one; Linux finds the same entity in O(log n) with a tree augmented
-    /// by the minimum deadline, which the standard B-tree cannot carry.
+    /// cfslab walks the queue in deadline order and takes the first eligible entity: one step
+    /// when the earliest deadline is eligible (the common case), more when early deadlines
+    /// belong to entities that ran ahead. Linux 6.6 finds the same entity in O(log n) with a
+    /// vruntime tree augmented by the minimum deadline, which the standard B-tree cannot carry.
     pub(super) fn pick_eevdf(&self, rq: RqId) -> Option<EntityId> {
         let q = self.rq(rq);
         let curr = q
@@ -104,15 +105,7 @@ impl Fair {
         {
             return Some(c);
         }
-        let mut best: Option<EntityId> = None;
-        for id in q.iter() {
-            if !self.entity_eligible(rq, id) {
-                break;
-            }
-            if best.is_none_or(|b| before(self.se(id).deadline, self.se(b).deadline)) {
-                best = Some(id);
-            }
-        }
+        let best = q.by_deadline().find(|&id| self.entity_eligible(rq, id));
         match (curr, best) {
             (Some(c), Some(b)) if before(self.se(c).deadline, self.se(b).deadline) => Some(c),
             (Some(c), None) => Some(c),

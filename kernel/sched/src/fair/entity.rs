@@ -8,6 +8,8 @@ use crate::weights::Nice;
 /// Index of an entity in the scheduler's table.
 pub type EntityId = usize;
 
+/// One entity: its weight, its virtual time and where it sits in the group hierarchy
+/// (Linux's `struct sched_entity`).
 #[derive(Debug, Clone)]
 pub struct Entity {
     /// Load weight: from the nice level for a task, the group's shares for a group.
@@ -31,7 +33,9 @@ pub struct Entity {
     pub my_q: Option<RqId>,
     /// The task this entity is; `None` for a group.
     pub task: Option<TaskId>,
+    /// The task's uid (for a group entity, the group's uid).
     pub uid: Uid,
+    /// The task's nice level (its weight comes from it).
     pub nice: Nice,
     /// EEVDF: virtual deadline.
     pub deadline: u64,
@@ -46,6 +50,7 @@ pub struct Entity {
 }
 
 impl Entity {
+    /// A not-yet-queued entity of `weight` for runqueue `rq`, starting at `vruntime`.
     pub fn new(weight: u64, rq: RqId, parent: Option<EntityId>, vruntime: u64) -> Self {
         Entity {
             weight,

@@ -10,6 +10,7 @@
 //! runqueue holds one entity per uid, each owning a runqueue of that uid's tasks. Without
 //! grouping, tasks sit directly on the root runqueue.
 
+mod buddies;
 mod cfs;
 mod class;
 mod debug;
@@ -48,11 +49,12 @@ pub struct Fair {
 impl Fair {
     /// A fair scheduler with `params` (CFS or EEVDF, by `params.era`).
     pub fn new(params: FairParams) -> Self {
+        let eevdf = params.era.is_eevdf();
         Fair {
             params,
             entities: Vec::new(),
             free_entities: Vec::new(),
-            runqueues: alloc::vec![FairRq::new("/".into(), None)],
+            runqueues: alloc::vec![FairRq::new("/".into(), None, eevdf)],
             tasks: Vec::new(),
             groups: BTreeMap::new(),
             current: None,
@@ -60,6 +62,7 @@ impl Fair {
         }
     }
 
+    /// The parameters this scheduler runs with (era preset plus overrides).
     pub fn params(&self) -> &FairParams {
         &self.params
     }
@@ -139,8 +142,11 @@ impl Fair {
         group.my_q = Some(rq_id);
         group.uid = uid;
         let group_id = self.alloc_entity(group);
-        self.runqueues
-            .push(FairRq::new(format!("uid {uid}"), Some(group_id)));
+        self.runqueues.push(FairRq::new(
+            format!("uid {uid}"),
+            Some(group_id),
+            self.eevdf(),
+        ));
         self.groups.insert(uid, group_id);
         (rq_id, Some(group_id))
     }
@@ -162,6 +168,18 @@ impl Fair {
         }
         self.tasks[task] = Some(id);
         id
+    }
+
+    fn timeline_insert(&mut self, rq: RqId, id: EntityId) {
+        let se = self.se(id);
+        let (vruntime, weight, deadline) = (se.vruntime, se.weight, se.deadline);
+        self.rq_mut(rq).insert(id, vruntime, weight, deadline);
+    }
+
+    fn timeline_remove(&mut self, rq: RqId, id: EntityId) {
+        let se = self.se(id);
+        let (vruntime, weight, deadline) = (se.vruntime, se.weight, se.deadline);
+        self.rq_mut(rq).remove(id, vruntime, weight, deadline);
     }
 
     // --- accounting: update_curr and min_vruntime --------------------------------------
@@ -211,12 +229,12 @@ impl Fair {
         } else if let Enqueue::Wakeup { vfork_parent } = how {
             self.place_entity_cfs(rq, id, false, vfork_parent);
         }
-        let (vruntime, weight) = (self.se(id).vruntime, self.se(id).weight);
+        let weight = self.se(id).weight;
         let q = self.rq_mut(rq);
         q.load += weight;
         q.nr_running += 1;
         if q.curr != Some(id) {
-            q.insert(id, vruntime, weight);
+            self.timeline_insert(rq, id);
         }
         self.se_mut(id).on_rq = true;
     }
@@ -226,11 +244,12 @@ impl Fair {
         if self.eevdf() {
             self.save_lag(rq, id);
         }
-        let (vruntime, weight) = (self.se(id).vruntime, self.se(id).weight);
-        let q = self.rq_mut(rq);
-        if q.curr != Some(id) {
-            q.remove(id, vruntime, weight);
+        self.clear_buddies(rq, id);
+        if self.rq(rq).curr != Some(id) {
+            self.timeline_remove(rq, id);
         }
+        let weight = self.se(id).weight;
+        let q = self.rq_mut(rq);
         q.load -= weight;
         q.nr_running -= 1;
         self.se_mut(id).on_rq = false;
@@ -275,8 +294,7 @@ impl Fair {
     /// `set_next_entity`: `id` becomes the running entity of `rq`.
     fn set_next_entity(&mut self, rq: RqId, id: EntityId, now: Nanos) {
         if self.se(id).on_rq {
-            let (vruntime, weight) = (self.se(id).vruntime, self.se(id).weight);
-            self.rq_mut(rq).remove(id, vruntime, weight);
+            self.timeline_remove(rq, id);
         }
         let se = self.se_mut(id);
         se.exec_start = now;
@@ -289,8 +307,7 @@ impl Fair {
     fn put_prev_entity(&mut self, rq: RqId, id: EntityId, now: Nanos) {
         if self.se(id).on_rq {
             self.update_curr(rq, now);
-            let (vruntime, weight) = (self.se(id).vruntime, self.se(id).weight);
-            self.rq_mut(rq).insert(id, vruntime, weight);
+            self.timeline_insert(rq, id);
         }
         self.rq_mut(rq).curr = None;
     }

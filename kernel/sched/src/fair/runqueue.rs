@@ -9,6 +9,10 @@
 //! hand-written red-black tree: the standard library's B-tree is well tested, gives the
 //! O(log n) insert and remove CFS needs, and keeps this module about scheduling. The
 //! leftmost entity is cached, as Linux caches `rb_leftmost`, so peeking at it is O(1).
+//!
+//! Under EEVDF a second set orders the same entities by virtual deadline, so that the pick
+//! can walk deadlines in order and stop at the first eligible entity (see
+//! `Fair::pick_eevdf`).
 
 use super::entity::EntityId;
 use crate::weights::vdiff;
@@ -22,6 +26,7 @@ pub type RqId = usize;
 /// virtual times without wrap-safety breaks within the first millisecond.
 pub const INITIAL_MIN_VRUNTIME: u64 = (-(1i64 << 20)) as u64;
 
+/// One fair runqueue: the root, or the queue a group entity owns (Linux's `struct cfs_rq`).
 #[derive(Debug, Clone)]
 pub struct FairRq {
     /// "/" for the root, "uid N" for a group's queue.
@@ -42,6 +47,12 @@ pub struct FairRq {
     pub curr: Option<EntityId>,
     /// The group entity this queue belongs to (`None` for the root).
     pub owner: Option<EntityId>,
+    /// NEXT_BUDDY: the wakee to prefer at the next pick.
+    pub next_buddy: Option<EntityId>,
+    /// LAST_BUDDY: the entity a wake-up preempted, to give the CPU back to.
+    pub last_buddy: Option<EntityId>,
+    /// EEVDF: the timeline's entities by (deadline key, id); `None` under CFS.
+    by_deadline: Option<BTreeSet<(i64, EntityId)>>,
     /// EEVDF: Σ (vruntime − min_vruntime) × weight over the timeline (not `curr`).
     pub avg_vruntime: i128,
     /// EEVDF: Σ weight over the timeline (not `curr`).
@@ -49,7 +60,8 @@ pub struct FairRq {
 }
 
 impl FairRq {
-    pub fn new(name: String, owner: Option<EntityId>) -> Self {
+    /// An empty runqueue (Linux's `init_cfs_rq`), owned by group entity `owner` if any.
+    pub fn new(name: String, owner: Option<EntityId>, eevdf: bool) -> Self {
         FairRq {
             name,
             timeline: BTreeSet::new(),
@@ -60,6 +72,9 @@ impl FairRq {
             min_vruntime: INITIAL_MIN_VRUNTIME,
             curr: None,
             owner,
+            next_buddy: None,
+            last_buddy: None,
+            by_deadline: eevdf.then(BTreeSet::new),
             avg_vruntime: 0,
             avg_load: 0,
         }
@@ -70,7 +85,11 @@ impl FairRq {
     }
 
     /// Puts an entity on the timeline (`__enqueue_entity`).
-    pub fn insert(&mut self, id: EntityId, vruntime: u64, weight: u64) {
+    pub fn insert(&mut self, id: EntityId, vruntime: u64, weight: u64, deadline: u64) {
+        let deadline_key = self.key(deadline);
+        if let Some(set) = &mut self.by_deadline {
+            set.insert((deadline_key, id));
+        }
         let entry = (self.key(vruntime), id);
         self.timeline.insert(entry);
         if self.leftmost.is_none_or(|left| entry < left) {
@@ -80,9 +99,13 @@ impl FairRq {
         self.avg_load += weight;
     }
 
-    /// Takes an entity off the timeline (`__dequeue_entity`); `vruntime` and `weight` must be
-    /// the values it was inserted with.
-    pub fn remove(&mut self, id: EntityId, vruntime: u64, weight: u64) {
+    /// Takes an entity off the timeline (`__dequeue_entity`); `vruntime`, `weight` and
+    /// `deadline` must be the values it was inserted with.
+    pub fn remove(&mut self, id: EntityId, vruntime: u64, weight: u64, deadline: u64) {
+        let deadline_key = self.key(deadline);
+        if let Some(set) = &mut self.by_deadline {
+            set.remove(&(deadline_key, id));
+        }
         let entry = (self.key(vruntime), id);
         let removed = self.timeline.remove(&entry);
         debug_assert!(removed, "entity {id} not on the timeline of {}", self.name);
@@ -101,6 +124,11 @@ impl FairRq {
     /// The waiting entity with the largest virtual runtime.
     pub fn rightmost(&self) -> Option<EntityId> {
         self.timeline.last().map(|&(_, id)| id)
+    }
+
+    /// Waiting entities in deadline order (EEVDF only; empty under CFS).
+    pub fn by_deadline(&self) -> impl Iterator<Item = EntityId> + '_ {
+        self.by_deadline.iter().flatten().map(|&(_, id)| id)
     }
 
     /// Waiting entities in virtual-runtime order.

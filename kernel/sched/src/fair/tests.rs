@@ -332,3 +332,56 @@ fn the_debug_dump_shows_every_queue_and_task() {
         "{out}"
     );
 }
+
+/// 2.6.36 with nine hogs (≥ nr_latency 8, so buddies engage) and a sleeper: the hog a wake-up
+/// preempts becomes the last buddy and gets the CPU back once the sleeper sleeps again, even
+/// though another hog is further left — unless LAST_BUDDY is off.
+fn pick_after_wakee_sleeps(last_buddy: bool) -> (usize, usize, usize) {
+    let mut p = FairParams::preset(Era::V2_6_36);
+    p.grouping = Grouping::None;
+    p.features.set(Feature::LastBuddy, last_buddy);
+    let mut f = Fair::new(p);
+    for t in 0..9 {
+        f.spawn(t, 1, 0, 0);
+    }
+    f.spawn(9, 1, 0, 0);
+    f.dequeue(9, 0);
+    let mut now = 0;
+    let mut current = f.pick_next(0).unwrap();
+    // Let the hogs take turns for a while, then stop right after a switch.
+    loop {
+        now += MS;
+        if f.tick(now) {
+            f.put_prev(current, now);
+            current = f.pick_next(now).unwrap();
+            if now >= 100 * MS {
+                break;
+            }
+        }
+    }
+    // The current hog runs half a millisecond, then the sleeper wakes and preempts it.
+    now += 500 * US;
+    f.enqueue(9, Wakeup::default(), now);
+    assert!(f.check_preempt_wakeup(9, now), "the sleeper should preempt");
+    let preempted = current;
+    f.put_prev(preempted, now);
+    assert_eq!(f.pick_next(now), Some(9));
+    // The sleeper runs 100 µs and sleeps again.
+    now += 100 * US;
+    f.dequeue(9, now);
+    f.put_prev(9, now);
+    let leftmost = f.rq(ROOT).leftmost().and_then(|id| f.se(id).task).unwrap();
+    (preempted, leftmost, f.pick_next(now).unwrap())
+}
+
+#[test]
+fn last_buddy_returns_the_cpu_to_the_preempted_task() {
+    let (preempted, leftmost, picked) = pick_after_wakee_sleeps(true);
+    assert_ne!(
+        preempted, leftmost,
+        "the scenario needs another hog further left"
+    );
+    assert_eq!(picked, preempted);
+    let (_, leftmost, picked) = pick_after_wakee_sleeps(false);
+    assert_eq!(picked, leftmost);
+}

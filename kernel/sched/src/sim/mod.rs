@@ -51,8 +51,11 @@ pub trait Behavior {
 
 /// What a behaviour sees and may record when it decides.
 pub struct Ctx<'a> {
+    /// The simulated clock.
     pub now: Nanos,
+    /// The deciding task.
     pub task: TaskId,
+    /// The simulation's random numbers.
     pub rng: &'a mut Rng,
     /// Samples the behaviour records (their meaning is the behaviour's).
     pub samples: &'a mut Vec<Nanos>,
@@ -65,10 +68,12 @@ pub struct Ctx<'a> {
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator seeded with `seed` (0 is taken as 1).
     pub fn new(seed: u64) -> Self {
         Rng(seed.max(1))
     }
 
+    /// The next pseudo-random number.
     pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
@@ -95,8 +100,11 @@ enum State {
 
 /// Everything the simulation knows and measured about one task.
 pub struct SimTask {
+    /// The behaviour's name.
     pub name: String,
+    /// The task's uid.
     pub uid: Uid,
+    /// The task that created it, if any.
     pub parent: Option<TaskId>,
     behavior: Box<dyn Behavior>,
     state: State,
@@ -124,6 +132,7 @@ pub struct SimConfig {
     pub tick_ns: Nanos,
     /// Timers expire on time (true) or on the next tick boundary (the jiffies world).
     pub hrtimer: bool,
+    /// Seed of the simulation's random numbers.
     pub seed: u64,
 }
 
@@ -139,6 +148,7 @@ impl Default for SimConfig {
 
 /// The simulated machine: one CPU, a policy, tasks and timers.
 pub struct Sim<P: Policy> {
+    /// The policy under test (public for inspection between runs).
     pub policy: P,
     config: SimConfig,
     now: Nanos,
@@ -154,6 +164,7 @@ pub struct Sim<P: Policy> {
 }
 
 impl<P: Policy> Sim<P> {
+    /// A machine at time 0 with no tasks.
     pub fn new(policy: P, config: SimConfig) -> Self {
         Sim {
             policy,
@@ -169,10 +180,12 @@ impl<P: Policy> Sim<P> {
         }
     }
 
+    /// The simulated clock.
     pub fn now(&self) -> Nanos {
         self.now
     }
 
+    /// Every task created so far, by id.
     pub fn tasks(&self) -> &[SimTask] {
         &self.tasks
     }

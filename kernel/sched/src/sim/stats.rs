@@ -6,12 +6,19 @@ use alloc::vec::Vec;
 /// A summary of a set of nanosecond samples.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Summary {
+    /// Number of samples.
     pub n: usize,
+    /// Smallest sample.
     pub min: u64,
+    /// Mean (rounded down).
     pub avg: u64,
+    /// Median.
     pub p50: u64,
+    /// 90th percentile.
     pub p90: u64,
+    /// 99th percentile.
     pub p99: u64,
+    /// Largest sample.
     pub max: u64,
 }
 
@@ -25,6 +32,7 @@ pub fn percentile(sorted: &[u64], p: u64) -> u64 {
 }
 
 impl Summary {
+    /// Summarises `samples` (all zero for none).
     pub fn of(samples: &[u64]) -> Summary {
         if samples.is_empty() {
             return Summary::default();

@@ -20,11 +20,13 @@ impl Behavior for Hog {
 /// seed 000's `sched.py`: sleeps `period` in a loop; each sample is how late it woke up
 /// (the overshoot of the sleep).
 pub struct Sleeper {
+    /// How long each sleep is.
     pub period: Nanos,
     due: Option<Nanos>,
 }
 
 impl Sleeper {
+    /// A sleeper sleeping `period` at a time.
     pub fn new(period: Nanos) -> Self {
         Sleeper { period, due: None }
     }
@@ -46,11 +48,13 @@ impl Behavior for Sleeper {
 /// seed 002's `lat3`: spins `loop_ns` of wall time, then sleeps 1 ms, forever. Its figures
 /// come from the simulator's per-task waits (the time it was kept off the CPU).
 pub struct Lat3 {
+    /// Wall time of each spin.
     pub loop_ns: Nanos,
     spinning: bool,
 }
 
 impl Lat3 {
+    /// A lat3 spinning `loop_ns` per cycle (`lat3 N` with N in µs × 1000).
     pub fn new(loop_ns: Nanos) -> Self {
         Lat3 {
             loop_ns,
@@ -78,11 +82,13 @@ impl Behavior for Lat3 {
 /// how late it runs against the ideal expiry. Expiries that pass while the helper has not yet
 /// handled the previous one are counted as missed.
 pub struct Waker {
+    /// The timer's period.
     pub period: Nanos,
     next_expiry: Option<Nanos>,
 }
 
 impl Waker {
+    /// A waker with a timer of `period`.
     pub fn new(period: Nanos) -> Self {
         Waker {
             period,
@@ -145,12 +151,14 @@ impl Behavior for TimerThread {
 /// parent sleeps until the child execs), burns a pseudo-random 5–50 ms of CPU and exits; the
 /// parent waits for any child and starts the next.
 pub struct MakeJ {
+    /// How many jobs run at once (`-j`).
     pub jobs: u32,
     running: u32,
     waiting: bool,
 }
 
 impl MakeJ {
+    /// `make -j jobs`.
     pub fn new(jobs: u32) -> Self {
         MakeJ {
             jobs,
