@@ -276,6 +276,32 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// O(1) hogs never sleep, so they never earn a bonus or count as interactive: each runs
+    /// its whole time slice once per array swap, and the CPU divides in proportion to the
+    /// slices of their static priorities (2.6.11's "weights"), within 2 percentage points.
+    #[test]
+    fn o1_hogs_share_in_proportion_to_their_time_slices(nices in prop::collection::vec(-20i8..=19, 2..6)) {
+        let o1 = O1::new(MS);
+        let slices: Vec<u64> = nices.iter().map(|&nc| o1.task_timeslice((120 + i64::from(nc)) as u64)).collect();
+        let total: u64 = slices.iter().sum();
+        let mut sim = Sim::new(o1, SimConfig::default());
+        for &nice in &nices {
+            sim.spawn(Box::new(Hog), 1, nice);
+        }
+        // Whole epochs (every hog runs its slice once) fit the window closely: 60 s.
+        let duration = 60_000 * MS;
+        sim.run_until(duration);
+        for (task, slice) in sim.tasks().iter().zip(&slices) {
+            let expected = *slice as f64 / total as f64;
+            let got = task.cpu_ns as f64 / duration as f64;
+            prop_assert!((got - expected).abs() <= 0.02, "slice {slice}: {got:.4}, expected {expected:.4}");
+        }
+    }
+}
+
 /// Groups split the CPU between uids before tasks: uid 1's one hog against uid 2's three
 /// gets half, under every CFS era and EEVDF (cfslab issue 3's 50/50 check, on the host).
 #[test]
