@@ -25,6 +25,7 @@ pub mod mm;
 pub mod panic;
 pub mod selfcheck;
 pub mod testing;
+pub mod time;
 
 use arch::x86_64::fw_cfg::{self, FwCfgError};
 use bootloader_api::BootInfo;
@@ -70,6 +71,8 @@ pub fn exit(code: ExitCode) -> ! {
 pub struct Boot {
     pub config: Config,
     pub memory: mm::MemoryReport,
+    /// The clock and timer devices.
+    pub time: time::TimeReport,
     /// Where the bootloader put the kernel image (the gdb symbol offset).
     pub kernel_image_offset: u64,
 }
@@ -95,9 +98,11 @@ pub fn init(boot_info: &'static mut BootInfo) -> Boot {
     });
     console::set_level(config.log);
     println!("boot options: {config}");
+    let time = time::init(config.clockevent, config.hz, config.hrtimer);
     Boot {
         config,
         memory,
+        time,
         kernel_image_offset,
     }
 }

@@ -33,6 +33,7 @@ pub fn heap_round_trip() -> usize {
 /// Runs the self-check and prints its report.
 pub fn run(boot: &Boot) {
     println!("memory: {}", boot.memory);
+    println!("time: {}", boot.time);
     println!("kernel image at {:#x}", boot.kernel_image_offset);
     let peak = heap_round_trip();
     let heap = heap::stats();

@@ -49,8 +49,11 @@ impl fmt::Display for MemoryReport {
 #[derive(Debug)]
 pub enum MemoryError {
     NoPhysicalMemoryMapping,
-    TooLittleRam { usable_bytes: u64 },
-    HeapMapping,
+    TooLittleRam {
+        usable_bytes: u64,
+    },
+    /// A page could not be mapped (the heap, or a device page); says which.
+    Mapping(&'static str),
 }
 
 impl fmt::Display for MemoryError {
@@ -65,7 +68,7 @@ impl fmt::Display for MemoryError {
                 usable_bytes >> 20,
                 (2 * heap::MIN_HEAP_BYTES) >> 20
             ),
-            Self::HeapMapping => write!(f, "could not map the kernel heap"),
+            Self::Mapping(what) => write!(f, "could not map {what}"),
         }
     }
 }
@@ -98,7 +101,7 @@ pub fn init(boot_info: &'static mut BootInfo) -> Result<MemoryReport, MemoryErro
         }
     };
     heap::init(&mut memory.mapper, &mut memory.frames, heap_bytes)
-        .map_err(|_| MemoryError::HeapMapping)?;
+        .map_err(|_| MemoryError::Mapping("the kernel heap"))?;
     *MEMORY.lock() = Some(memory);
     Ok(MemoryReport {
         regions: regions.len(),
@@ -106,6 +109,23 @@ pub fn init(boot_info: &'static mut BootInfo) -> Result<MemoryReport, MemoryErro
         largest_usable_bytes,
         heap_bytes,
     })
+}
+
+/// Maps the 4 KiB device page at `phys` at `virt`, uncached (memory-mapped I/O).
+pub fn map_mmio(phys: PhysAddr, virt: VirtAddr) -> Result<(), MemoryError> {
+    use x86_64::structures::paging::{Mapper, Page, PageTableFlags as F, PhysFrame, Size4KiB};
+    let mut guard = MEMORY.lock();
+    let memory = guard.as_mut().ok_or(MemoryError::NoPhysicalMemoryMapping)?;
+    let page = Page::<Size4KiB>::containing_address(virt);
+    let frame = PhysFrame::containing_address(phys);
+    let flags = F::PRESENT | F::WRITABLE | F::NO_CACHE | F::WRITE_THROUGH | F::NO_EXECUTE;
+    // SAFETY: the caller names a device page; mapping it at an otherwise unused virtual
+    // address aliases no Rust-owned memory.
+    let flush = unsafe { memory.mapper.map_to(page, frame, flags, &mut memory.frames) };
+    flush
+        .map_err(|_| MemoryError::Mapping("a device page"))?
+        .flush();
+    Ok(())
 }
 
 /// The physical address `addr` is mapped to, if it is mapped.

@@ -193,8 +193,27 @@ extern "x86-interrupt" fn breakpoint(frame: InterruptStackFrame) {
     );
 }
 
+/// The local APIC's timer: end the interrupt first (so that a context switch from the
+/// handler cannot leave it unacknowledged), then let the time code run expired timers.
+extern "x86-interrupt" fn apic_timer(_frame: InterruptStackFrame) {
+    super::apic::end_of_interrupt();
+    crate::time::interrupt();
+}
+
+/// IRQ 0, the PIT's periodic tick (`clockevent=pit`).
+extern "x86-interrupt" fn pit_tick(_frame: InterruptStackFrame) {
+    super::pic::end_of_interrupt(super::pic::PIT_VECTOR);
+    crate::time::interrupt();
+}
+
+/// Spurious APIC interrupts need no EOI and no action.
+extern "x86-interrupt" fn spurious(_frame: InterruptStackFrame) {}
+
 static IDT: Lazy<InterruptDescriptorTable> = Lazy::new(|| {
     let mut idt = InterruptDescriptorTable::new();
+    idt[super::apic::TIMER_VECTOR].set_handler_fn(apic_timer);
+    idt[super::pic::PIT_VECTOR].set_handler_fn(pit_tick);
+    idt[super::apic::SPURIOUS_VECTOR].set_handler_fn(spurious);
     idt.divide_error.set_handler_fn(divide_error);
     idt.debug.set_handler_fn(debug);
     idt.non_maskable_interrupt

@@ -2,11 +2,15 @@
 //! its exception handlers, QEMU's fw_cfg device (boot options) and isa-debug-exit (the exit
 //! status the host sees).
 
+pub mod apic;
 pub mod fw_cfg;
 pub mod gdt;
 pub mod interrupts;
+pub mod pic;
+pub mod pit;
 pub mod qemu_exit;
 pub mod serial;
+pub mod tsc;
 
 /// Brings up the CPU tables: first the GDT (with the TSS and its double-fault stack), then
 /// the IDT, which refers to the TSS's stacks. Interrupts stay disabled: nothing in this

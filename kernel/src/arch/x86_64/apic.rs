@@ -1,0 +1,96 @@
+//! The local APIC (xAPIC, memory-mapped): its timer in one-shot mode is the clock event
+//! device of hrtimers (`clockevent=lapic`), and it must be told the end of each of its
+//! interrupts (EOI). Its registers live in a 4 KiB page at the physical address the
+//! IA32_APIC_BASE MSR gives (0xFEE0_0000), mapped uncached at [`LAPIC_VIRT`].
+
+use core::sync::atomic::{AtomicBool, Ordering};
+use x86_64::registers::model_specific::Msr;
+
+static ENABLED: AtomicBool = AtomicBool::new(false);
+
+/// Where the APIC's register page is mapped.
+pub const LAPIC_VIRT: u64 = 0x6666_0000_0000;
+/// Vector of the APIC timer interrupt.
+pub const TIMER_VECTOR: u8 = 48;
+/// Vector the APIC uses for spurious interrupts (needs no EOI).
+pub const SPURIOUS_VECTOR: u8 = 0xff;
+
+const IA32_APIC_BASE: u32 = 0x1b;
+const REG_TPR: usize = 0x80;
+const REG_EOI: usize = 0xb0;
+const REG_SVR: usize = 0xf0;
+const REG_LVT_TIMER: usize = 0x320;
+const REG_INITIAL_COUNT: usize = 0x380;
+const REG_CURRENT_COUNT: usize = 0x390;
+const REG_DIVIDE: usize = 0x3e0;
+/// Divide configuration "by 1": the timer counts at the APIC's input clock.
+const DIVIDE_BY_1: u32 = 0b1011;
+/// SVR bit 8: APIC software enable.
+const SVR_ENABLE: u32 = 1 << 8;
+/// LVT bit 16: masked.
+const LVT_MASKED: u32 = 1 << 16;
+
+/// The physical address of the APIC's registers.
+pub fn physical_base() -> u64 {
+    // SAFETY: IA32_APIC_BASE exists on every x86_64 CPU; reading it has no side effects.
+    unsafe { Msr::new(IA32_APIC_BASE).read() & 0xffff_f000 }
+}
+
+fn write(reg: usize, value: u32) {
+    // SAFETY: the register page is mapped at LAPIC_VIRT (uncached) by `time::init` before any
+    // APIC access, and `reg` is one of the architectural register offsets.
+    unsafe { core::ptr::write_volatile((LAPIC_VIRT as usize + reg) as *mut u32, value) }
+}
+
+fn read(reg: usize) -> u32 {
+    // SAFETY: as for `write`.
+    unsafe { core::ptr::read_volatile((LAPIC_VIRT as usize + reg) as *const u32) }
+}
+
+/// Software-enables the APIC with its spurious vector, accepts every priority, and leaves
+/// the timer masked.
+pub fn enable() {
+    write(REG_SVR, SVR_ENABLE | u32::from(SPURIOUS_VECTOR));
+    write(REG_TPR, 0);
+    write(REG_DIVIDE, DIVIDE_BY_1);
+    write(REG_LVT_TIMER, LVT_MASKED | u32::from(TIMER_VECTOR));
+    write(REG_INITIAL_COUNT, 0);
+    ENABLED.store(true, Ordering::Relaxed);
+}
+
+/// Cancels a pending one-shot if the APIC was ever enabled (its page mapped).
+pub fn disarm_if_mapped() {
+    if ENABLED.load(Ordering::Relaxed) {
+        disarm();
+    }
+}
+
+/// Counts the APIC timer's ticks while `wait` runs (which should take a known time).
+pub fn measure_ticks(wait: impl FnOnce()) -> u64 {
+    write(REG_LVT_TIMER, LVT_MASKED | u32::from(TIMER_VECTOR));
+    write(REG_INITIAL_COUNT, u32::MAX);
+    wait();
+    let left = read(REG_CURRENT_COUNT);
+    write(REG_INITIAL_COUNT, 0);
+    u64::from(u32::MAX - left)
+}
+
+/// Fires the timer interrupt once, after `ticks` timer ticks (at least 1; at most 2^32 − 1,
+/// the caller re-arms for longer waits).
+pub fn arm_oneshot(ticks: u64) {
+    write(REG_LVT_TIMER, u32::from(TIMER_VECTOR));
+    write(
+        REG_INITIAL_COUNT,
+        ticks.clamp(1, u64::from(u32::MAX)) as u32,
+    );
+}
+
+/// Cancels a pending one-shot.
+pub fn disarm() {
+    write(REG_INITIAL_COUNT, 0);
+}
+
+/// Signals the end of the current APIC interrupt.
+pub fn end_of_interrupt() {
+    write(REG_EOI, 0);
+}

@@ -1,0 +1,161 @@
+//! Time: the clock (TSC in nanoseconds), high-resolution timers on a clock event device, and
+//! the periodic scheduler tick built on them. Mechanism only; what a tick *does* is the
+//! scheduler's business, registered with [`set_tick_handler`].
+
+pub mod clock;
+pub mod hrtimer;
+
+use crate::arch::x86_64::{apic, pic, pit};
+use crate::config::ClockEvent;
+use core::fmt;
+use core::sync::atomic::{AtomicU64, Ordering};
+use spin::Once;
+
+/// What [`init`] measured and chose.
+#[derive(Debug, Clone, Copy)]
+pub struct TimeReport {
+    pub tsc_hz: u64,
+    /// The APIC timer's rate (0 with `clockevent=pit`).
+    pub apic_hz: u64,
+    pub clockevent: ClockEvent,
+    /// The tick period in ns (with the PIT: its nearest divisor's period).
+    pub tick_ns: u64,
+    pub hrtimer: bool,
+}
+
+impl fmt::Display for TimeReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "TSC {}.{:06} MHz, clockevent {}, tick {} ns, hrtimers {}",
+            self.tsc_hz / 1_000_000,
+            self.tsc_hz % 1_000_000,
+            match self.clockevent {
+                ClockEvent::Lapic => "lapic",
+                ClockEvent::Pit => "pit",
+            },
+            self.tick_ns,
+            if self.hrtimer { "on" } else { "off" }
+        )?;
+        if self.apic_hz != 0 {
+            write!(
+                f,
+                " (APIC timer {}.{:06} MHz)",
+                self.apic_hz / 1_000_000,
+                self.apic_hz % 1_000_000
+            )?;
+        }
+        Ok(())
+    }
+}
+
+static TICK_NS: AtomicU64 = AtomicU64::new(1_000_000);
+static HRTIMER_OFF: AtomicU64 = AtomicU64::new(0);
+static TICKS: AtomicU64 = AtomicU64::new(0);
+static TICK_HANDLER: Once<fn(u64)> = Once::new();
+static PIT_MODE: AtomicU64 = AtomicU64::new(0);
+
+/// Calibrates the clock and sets up the clock event device for `clockevent` at `hz`.
+/// Interrupts are enabled on return. Called at boot, and again by tests that switch devices.
+pub fn init(clockevent: ClockEvent, hz: u32, hrtimer: bool) -> TimeReport {
+    x86_64::instructions::interrupts::disable();
+    let tsc_hz = clock::calibrate();
+    HRTIMER_OFF.store(u64::from(!hrtimer), Ordering::Relaxed);
+    let (tick_ns, apic_hz) = match clockevent {
+        ClockEvent::Lapic => {
+            pit::stop_periodic();
+            pic::init(0);
+            static MAPPED: Once<()> = Once::new();
+            MAPPED.call_once(|| {
+                crate::mm::map_mmio(
+                    x86_64::PhysAddr::new(apic::physical_base()),
+                    x86_64::VirtAddr::new(apic::LAPIC_VIRT),
+                )
+                .expect("cannot map the local APIC");
+            });
+            apic::enable();
+            // 10 ms by the calibrated clock.
+            let window = 10_000_000;
+            let ticks = apic::measure_ticks(|| clock::spin_until(clock::now() + window));
+            let apic_hz = ticks * 1_000_000_000 / window;
+            PIT_MODE.store(0, Ordering::Relaxed);
+            hrtimer::set_device(hrtimer::Device::Lapic { apic_hz });
+            (1_000_000_000 / u64::from(hz), apic_hz)
+        }
+        ClockEvent::Pit => {
+            apic::disarm_if_mapped();
+            pic::init(1 << 0);
+            PIT_MODE.store(1, Ordering::Relaxed);
+            hrtimer::set_device(hrtimer::Device::PitPeriodic);
+            (pit::start_periodic(hz), 0)
+        }
+    };
+    TICK_NS.store(tick_ns, Ordering::Relaxed);
+    x86_64::instructions::interrupts::enable();
+    TimeReport {
+        tsc_hz,
+        apic_hz,
+        clockevent,
+        tick_ns,
+        hrtimer,
+    }
+}
+
+/// The tick period in ns.
+pub fn tick_ns() -> u64 {
+    TICK_NS.load(Ordering::Relaxed)
+}
+
+/// When a sleep that should end at `t` really ends: `t` with hrtimers; with `hrtimer=off`
+/// the next tick boundary at or after it, as a jiffies-based kernel would wake it.
+pub fn sleep_expiry(t: u64) -> u64 {
+    if HRTIMER_OFF.load(Ordering::Relaxed) == 1 {
+        t.next_multiple_of(tick_ns())
+    } else {
+        t
+    }
+}
+
+/// Registers what each scheduler tick does (the first registration wins).
+pub fn set_tick_handler(handler: fn(u64)) {
+    TICK_HANDLER.call_once(|| handler);
+}
+
+/// Ticks so far.
+pub fn ticks() -> u64 {
+    TICKS.load(Ordering::Relaxed)
+}
+
+fn tick(now: u64) {
+    TICKS.fetch_add(1, Ordering::Relaxed);
+    if let Some(handler) = TICK_HANDLER.get() {
+        handler(now);
+    }
+}
+
+/// The tick as a periodic hrtimer (APIC mode): `data` is this expiry; the next is exactly
+/// one period later, so ticks do not drift with interrupt latency.
+fn tick_timer(expiry: u64, now: u64) {
+    tick(now);
+    let next = expiry + tick_ns();
+    hrtimer::start(next, tick_timer, next);
+}
+
+/// Starts the periodic scheduler tick.
+pub fn start_tick() {
+    if PIT_MODE.load(Ordering::Relaxed) == 0 {
+        let first = clock::now().next_multiple_of(tick_ns());
+        hrtimer::start(first, tick_timer, first);
+    }
+}
+
+/// The timer interrupt (APIC one-shot or PIT periodic), after the EOI.
+pub fn interrupt() {
+    if PIT_MODE.load(Ordering::Relaxed) == 1 {
+        tick(clock::now());
+    }
+    hrtimer::run_expired();
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,109 @@
+//! In-kernel tests of the clock and timers. They run under `-icount shift=0,sleep=off`
+//! (the test runner's default), where virtual time is exact: the TSC and the APIC timer tick
+//! at 1 GHz and an idle CPU jumps to its next timer.
+
+use super::*;
+use crate::config::ClockEvent;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
+use spin::Mutex;
+
+/// Halts (with interrupts on) until `done` holds; timers must be pending, or QEMU's
+/// sleep=off mode would have nothing to jump to.
+fn idle_until(done: impl Fn() -> bool) {
+    while !done() {
+        x86_64::instructions::interrupts::enable_and_hlt();
+    }
+}
+
+static FIRED_AT: AtomicU64 = AtomicU64::new(0);
+
+fn record_fire(_data: u64, now: u64) {
+    FIRED_AT.store(now, Ordering::SeqCst);
+}
+
+#[test_case]
+fn the_tsc_is_calibrated_to_1_ghz_under_icount() {
+    // Under -icount the TSC counts virtual nanoseconds; the PIT measurement must see that
+    // within the polling granularity (0.1%).
+    let hz = clock::tsc_hz();
+    assert!(hz.abs_diff(1_000_000_000) <= 1_000_000, "TSC at {hz} Hz");
+}
+
+#[test_case]
+fn an_idle_100_ms_timer_fires_within_50_us() {
+    FIRED_AT.store(0, Ordering::SeqCst);
+    let expiry = clock::now() + 100_000_000;
+    hrtimer::start(expiry, record_fire, 0);
+    idle_until(|| FIRED_AT.load(Ordering::SeqCst) != 0);
+    let fired = FIRED_AT.load(Ordering::SeqCst);
+    // Never early; late only by the interrupt's latency (the APIC is programmed in ticks of
+    // its 1 GHz clock, so the rounding is below a nanosecond).
+    assert!(fired >= expiry, "fired {} ns early", expiry - fired);
+    assert!(fired - expiry <= 50_000, "fired {} ns late", fired - expiry);
+}
+
+static ORDER: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+
+fn record_order(data: u64, _now: u64) {
+    ORDER.lock().push(data);
+}
+
+#[test_case]
+fn timers_fire_in_expiry_order_and_cancelled_ones_never() {
+    ORDER.lock().clear();
+    let now = clock::now();
+    hrtimer::start(now + 3_000_000, record_order, 3);
+    let cancelled = hrtimer::start(now + 2_000_000, record_order, 99);
+    hrtimer::start(now + 1_000_000, record_order, 1);
+    hrtimer::start(now + 2_000_000, record_order, 2);
+    assert!(hrtimer::cancel(cancelled));
+    assert!(
+        !hrtimer::cancel(cancelled),
+        "a cancelled timer cancels twice"
+    );
+    idle_until(|| ORDER.lock().len() == 3);
+    assert_eq!(*ORDER.lock(), [1, 2, 3]);
+}
+
+#[test_case]
+fn sleeps_round_up_to_ticks_only_without_hrtimers() {
+    HRTIMER_OFF.store(0, Ordering::Relaxed);
+    assert_eq!(sleep_expiry(10_300_000), 10_300_000);
+    HRTIMER_OFF.store(1, Ordering::Relaxed);
+    assert_eq!(sleep_expiry(10_300_000), 11_000_000);
+    assert_eq!(sleep_expiry(11_000_000), 11_000_000);
+    HRTIMER_OFF.store(0, Ordering::Relaxed);
+}
+
+#[test_case]
+fn with_the_pit_timers_fire_at_the_next_tick() {
+    let report = init(ClockEvent::Pit, 1000, true);
+    assert_eq!(report.tick_ns, 999_847, "1193 PIT ticks at 1.193182 MHz");
+    FIRED_AT.store(0, Ordering::SeqCst);
+    let expiry = clock::now() + 10_300_000;
+    hrtimer::start(expiry, record_fire, 0);
+    idle_until(|| FIRED_AT.load(Ordering::SeqCst) != 0);
+    let late = FIRED_AT.load(Ordering::SeqCst) - expiry;
+    // The PIT interrupts once per tick; the timer waits for the first one after its expiry.
+    assert!(
+        late <= report.tick_ns + 50_000,
+        "{late} ns late with a {} ns tick",
+        report.tick_ns
+    );
+    init(ClockEvent::Lapic, 1000, true);
+}
+
+#[test_case]
+fn the_tick_runs_at_hz() {
+    let before = ticks();
+    start_tick();
+    FIRED_AT.store(0, Ordering::SeqCst);
+    hrtimer::start(clock::now() + 20_000_000, record_fire, 0);
+    idle_until(|| FIRED_AT.load(Ordering::SeqCst) != 0);
+    let counted = ticks() - before;
+    assert!(
+        (19..=21).contains(&counted),
+        "{counted} ticks in 20 ms at HZ=1000"
+    );
+}
