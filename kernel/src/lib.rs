@@ -23,7 +23,9 @@ pub mod config;
 pub mod console;
 pub mod mm;
 pub mod panic;
+pub mod sched;
 pub mod selfcheck;
+pub mod task;
 pub mod testing;
 pub mod time;
 
@@ -99,6 +101,7 @@ pub fn init(boot_info: &'static mut BootInfo) -> Boot {
     console::set_level(config.log);
     println!("boot options: {config}");
     let time = time::init(config.clockevent, config.hz, config.hrtimer);
+    sched::init(&config);
     Boot {
         config,
         memory,

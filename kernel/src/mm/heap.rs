@@ -5,6 +5,7 @@
 //! [`MIN_HEAP_BYTES`] and [`MAX_HEAP_BYTES`]); a machine too small for the minimum is told so
 //! in one line instead of failing later in some allocation.
 
+use core::alloc::{GlobalAlloc, Layout};
 use linked_list_allocator::LockedHeap;
 use x86_64::VirtAddr;
 use x86_64::structures::paging::mapper::MapToError;
@@ -17,8 +18,28 @@ pub const MIN_HEAP_BYTES: u64 = 16 << 20;
 /// Nor larger than this: mapping more only slows the boot down.
 pub const MAX_HEAP_BYTES: u64 = 128 << 20;
 
+/// The heap's lock is a spin lock: if an interrupt handler allocated (the timer code does)
+/// while the interrupted code held it, the CPU would spin forever. So every allocation and
+/// free runs with interrupts off.
+struct IrqSafeHeap(LockedHeap);
+
+// SAFETY: delegates to `LockedHeap`'s allocator, only adding an interrupts-off section.
+unsafe impl GlobalAlloc for IrqSafeHeap {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract, passed on unchanged.
+        x86_64::instructions::interrupts::without_interrupts(|| unsafe { self.0.alloc(layout) })
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller upholds `GlobalAlloc::dealloc`'s contract, passed on unchanged.
+        x86_64::instructions::interrupts::without_interrupts(|| unsafe {
+            self.0.dealloc(ptr, layout)
+        })
+    }
+}
+
 #[global_allocator]
-static ALLOCATOR: LockedHeap = LockedHeap::empty();
+static ALLOCATOR: IrqSafeHeap = IrqSafeHeap(LockedHeap::empty());
 
 /// The heap size for `usable_bytes` of usable RAM, or `None` if the minimum does not fit.
 pub fn size_for(usable_bytes: u64) -> Option<u64> {
@@ -46,7 +67,7 @@ pub fn init(
         unsafe { mapper.map_to(page, frame, flags, frames)?.flush() };
     }
     // SAFETY: the range was just mapped writable and is handed to the allocator exactly once.
-    unsafe { ALLOCATOR.lock().init(start.as_mut_ptr(), size as usize) };
+    unsafe { ALLOCATOR.0.lock().init(start.as_mut_ptr(), size as usize) };
     Ok(())
 }
 
@@ -62,7 +83,7 @@ pub struct HeapStats {
 /// Current heap usage.
 pub fn stats() -> HeapStats {
     x86_64::instructions::interrupts::without_interrupts(|| {
-        let heap = ALLOCATOR.lock();
+        let heap = ALLOCATOR.0.lock();
         HeapStats {
             size: heap.size(),
             used: heap.used(),

@@ -3,6 +3,7 @@
 
 pub mod frames;
 pub mod heap;
+pub mod stack;
 
 use bootloader_api::BootInfo;
 use bootloader_api::info::MemoryRegionKind;

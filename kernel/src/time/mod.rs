@@ -136,17 +136,22 @@ fn tick(now: u64) {
 /// The tick as a periodic hrtimer (APIC mode): `data` is this expiry; the next is exactly
 /// one period later, so ticks do not drift with interrupt latency.
 fn tick_timer(expiry: u64, now: u64) {
-    tick(now);
+    // While the PIT drives the tick (a test switched devices), its interrupt ticks instead.
+    if PIT_MODE.load(Ordering::Relaxed) == 0 {
+        tick(now);
+    }
     let next = expiry + tick_ns();
     hrtimer::start(next, tick_timer, next);
 }
 
 /// Starts the periodic scheduler tick.
+/// Starts the periodic scheduler tick (once; later calls do nothing).
 pub fn start_tick() {
-    if PIT_MODE.load(Ordering::Relaxed) == 0 {
+    static STARTED: Once<()> = Once::new();
+    STARTED.call_once(|| {
         let first = clock::now().next_multiple_of(tick_ns());
         hrtimer::start(first, tick_timer, first);
-    }
+    });
 }
 
 /// The timer interrupt (APIC one-shot or PIT periodic), after the EOI.

@@ -198,12 +198,14 @@ extern "x86-interrupt" fn breakpoint(frame: InterruptStackFrame) {
 extern "x86-interrupt" fn apic_timer(_frame: InterruptStackFrame) {
     super::apic::end_of_interrupt();
     crate::time::interrupt();
+    crate::sched::preempt_from_interrupt();
 }
 
 /// IRQ 0, the PIT's periodic tick (`clockevent=pit`).
 extern "x86-interrupt" fn pit_tick(_frame: InterruptStackFrame) {
     super::pic::end_of_interrupt(super::pic::PIT_VECTOR);
     crate::time::interrupt();
+    crate::sched::preempt_from_interrupt();
 }
 
 /// Spurious APIC interrupts need no EOI and no action.

@@ -10,6 +10,7 @@ pub mod pic;
 pub mod pit;
 pub mod qemu_exit;
 pub mod serial;
+pub mod switch;
 pub mod tsc;
 
 /// Brings up the CPU tables: first the GDT (with the TSS and its double-fault stack), then

@@ -1,0 +1,68 @@
+//! The context switch: save the running task's callee-saved registers and flags on its
+//! stack, remember its stack pointer, load the next task's, restore its registers, return
+//! into it. Everything else a task needs is either on its stack already (caller-saved
+//! registers, saved by the compiler around the call) or not used by the kernel (the FPU:
+//! x86_64-unknown-none is soft-float).
+//!
+//! A new task's stack is laid out by [`initial_stack`] so that the first switch "returns"
+//! into [`task_trampoline`], which calls the scheduler's `task_entry`.
+
+/// Saves the current context, storing its stack pointer at `*save_rsp`, and resumes the
+/// context whose stack pointer is `load_rsp`.
+///
+/// # Safety
+/// Interrupts must be off; `save_rsp` must be valid for a write; `load_rsp` must be a stack
+/// pointer saved by this function or prepared by [`initial_stack`], on a live stack.
+#[unsafe(naked)]
+pub unsafe extern "C" fn switch_context(save_rsp: *mut u64, load_rsp: u64) {
+    core::arch::naked_asm!(
+        "push rbp",
+        "push rbx",
+        "push r12",
+        "push r13",
+        "push r14",
+        "push r15",
+        "pushfq",
+        "mov [rdi], rsp",
+        "mov rsp, rsi",
+        "popfq",
+        "pop r15",
+        "pop r14",
+        "pop r13",
+        "pop r12",
+        "pop rbx",
+        "pop rbp",
+        "ret",
+    )
+}
+
+/// Where a new task starts: calls `task_entry`, which never returns.
+#[unsafe(naked)]
+extern "C" fn task_trampoline() {
+    core::arch::naked_asm!("call {entry}", "ud2", entry = sym crate::sched::task_entry)
+}
+
+/// Prepares the stack whose top is `top` (16-byte aligned) so that switching to the returned
+/// stack pointer starts `task_trampoline` with interrupts off.
+///
+/// # Safety
+/// `top` must be the top of a mapped, unused stack of at least 64 bytes.
+pub unsafe fn initial_stack(top: u64) -> u64 {
+    // From the top down: the return address `ret` will take, then rbp, rbx, r12, r13, r14,
+    // r15 and rflags in the order `switch_context` pops them. After `ret` the stack pointer is
+    // `top`, 16-byte aligned, so the trampoline's `call` sees the alignment the ABI wants.
+    let frame: [u64; 8] = [
+        0x2, // rflags: interrupts off (task_entry enables them)
+        0,   // r15
+        0,   // r14
+        0,   // r13
+        0,   // r12
+        0,   // rbx
+        0,   // rbp
+        task_trampoline as *const () as u64,
+    ];
+    let rsp = top - 8 * frame.len() as u64;
+    // SAFETY: the caller guarantees the 64 bytes below `top` are mapped and unused.
+    unsafe { core::ptr::copy_nonoverlapping(frame.as_ptr(), rsp as *mut u64, frame.len()) };
+    rsp
+}

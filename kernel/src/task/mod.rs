@@ -1,0 +1,63 @@
+//! Tasks: kernel threads with an id, a name, a uid and a nice level, a kernel stack with a
+//! guard page, a saved stack pointer while they are not running, and their statistics.
+//! Which task runs when is the scheduler's business ([`crate::sched`]).
+
+use crate::mm::stack::KernelStack;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// A task's number; small and dense (the policies index tables by it), reused after exit.
+pub type TaskId = usize;
+
+/// Where a task is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Queued, waiting for the CPU.
+    Runnable,
+    /// On the CPU.
+    Running,
+    /// Waiting for a timer or an event.
+    Sleeping,
+    /// Finished; its stack is freed by the next task to run.
+    Exited,
+}
+
+/// What happened to a task, for reports (Linux's schedstats, in spirit).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TaskStats {
+    /// CPU time received.
+    pub cpu_ns: u64,
+    /// Time spent runnable but not running.
+    pub wait_ns: u64,
+    /// Times switched in.
+    pub switches: u64,
+    /// Wake-ups, and the latency from each wake-up to running.
+    pub wakeups: u64,
+    pub wake_latency_sum_ns: u64,
+    pub wake_latency_max_ns: u64,
+    /// When the task last got the CPU.
+    pub(crate) switched_in_at: u64,
+    /// Since when it has been runnable without running (`None` while running or asleep).
+    pub(crate) runnable_since: Option<u64>,
+    /// Whether that wait started with a wake-up (it then counts as wake-up latency).
+    pub(crate) woken: bool,
+}
+
+/// A kernel thread.
+pub struct Task {
+    pub id: TaskId,
+    pub name: String,
+    pub uid: u32,
+    pub nice: i8,
+    pub state: State,
+    /// The task's code and its argument.
+    pub(crate) entry: Option<(fn(u64), u64)>,
+    /// Owned so that it is freed with the task; `None` for the boot task, which runs on the
+    /// bootloader's stack.
+    pub(crate) _stack: Option<KernelStack>,
+    /// The saved stack pointer while not running.
+    pub(crate) rsp: u64,
+    /// Tasks waiting for this one to exit.
+    pub(crate) waiters: Vec<TaskId>,
+    pub stats: TaskStats,
+}
