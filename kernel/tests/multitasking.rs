@@ -12,6 +12,7 @@ extern crate alloc;
 
 use alloc::vec::Vec;
 use bootloader_api::BootInfo;
+use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::config::Config;
 use kernel::mm::heap;
 use kernel::sched;
@@ -140,5 +141,69 @@ fn spawning_and_exiting_10_000_threads_gives_back_the_heap() {
         heap::stats().used,
         heap_before,
         "the heap grew over 10 000 spawn/exit"
+    );
+}
+
+static EXEC_AT: AtomicU64 = AtomicU64::new(0);
+
+/// A vfork child: works 5 ms, execs, works 5 ms more, exits.
+fn vfork_child_that_execs(_: u64) {
+    clock::spin_until(clock::now() + 5 * MS);
+    EXEC_AT.store(clock::now(), Ordering::SeqCst);
+    sched::exec_done();
+    clock::spin_until(clock::now() + 5 * MS);
+}
+
+/// A vfork child that works 5 ms and exits without exec.
+fn vfork_child_that_exits(_: u64) {
+    clock::spin_until(clock::now() + 5 * MS);
+    EXEC_AT.store(clock::now(), Ordering::SeqCst);
+}
+
+#[test_case]
+fn a_vfork_parent_sleeps_until_its_child_execs_or_exits() {
+    sched::set_policy(&Config::default());
+    for child in [vfork_child_that_execs as fn(u64), vfork_child_that_exits] {
+        EXEC_AT.store(0, Ordering::SeqCst);
+        let id = sched::spawn_child(child, 0, "vfork-child", sched::ForkKind::Vfork).unwrap();
+        let back = clock::now();
+        let exec = EXEC_AT.load(Ordering::SeqCst);
+        assert!(
+            exec != 0 && back >= exec,
+            "the parent ran on before its child's exec ({exec}, {back})"
+        );
+        sched::join(id);
+    }
+}
+
+static MOVED: AtomicU64 = AtomicU64::new(0);
+
+/// Runs as root: becomes uid 3 and records whether its uid's runqueue now holds it.
+fn becomes_uid_3(_: u64) {
+    let ok = sched::setuid(3).is_ok();
+    let queued = sched::with_policy(|p| {
+        p.runqueues()
+            .iter()
+            .any(|q| q.name == "uid 3" && q.nr_running == 1)
+    });
+    let denied = sched::setuid(0) == Err(sched::PermissionDenied);
+    MOVED.store(
+        u64::from(ok) | u64::from(queued) << 1 | u64::from(denied) << 2,
+        Ordering::SeqCst,
+    );
+}
+
+#[test_case]
+fn setuid_is_for_root_and_moves_the_task_to_its_new_group() {
+    // 2.6.24: per-uid groups. Root may become uid 3 (and lands in uid 3's group); uid 3 may
+    // not become anything else.
+    sched::set_policy(&Config::parse("era=2.6.24").unwrap());
+    MOVED.store(0, Ordering::SeqCst);
+    let id = sched::spawn(becomes_uid_3, 0, "setuid", 0, 0).unwrap();
+    sched::join(id);
+    assert_eq!(
+        MOVED.load(Ordering::SeqCst),
+        0b111,
+        "bits: setuid ok, queued in uid 3, refused after"
     );
 }

@@ -81,6 +81,14 @@ impl KernelStack {
     }
 }
 
+/// Is `address` in the guard page of a kernel stack slot (a task stack overflow)?
+pub fn is_guard(address: u64) -> bool {
+    let slots = FREE_SLOTS.try_lock().map_or(u64::MAX, |f| f.1);
+    address >= STACKS_BASE
+        && (address - STACKS_BASE) / SLOT_BYTES < slots
+        && (address - STACKS_BASE) % SLOT_BYTES < PAGE
+}
+
 impl Drop for KernelStack {
     fn drop(&mut self) {
         x86_64::instructions::interrupts::without_interrupts(|| {

@@ -21,6 +21,7 @@ use crate::time::{self, clock, hrtimer};
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
+pub use sched::ForkKind;
 use sched::{Policy, Wakeup};
 use spin::Mutex;
 use x86_64::instructions::interrupts;
@@ -90,6 +91,13 @@ impl Scheduler {
         }
         let load = self.task(next).rsp;
         Some((&raw mut self.task(prev).rsp, load))
+    }
+
+    /// The running task stops being runnable (it will sleep at the next `schedule()`).
+    fn block_current(&mut self, now: u64) {
+        let id = self.current;
+        self.task(id).state = State::Sleeping;
+        self.policy.dequeue(id, now);
     }
 
     fn wake(&mut self, id: TaskId, wakeup: Wakeup, now: u64) {
@@ -176,6 +184,7 @@ fn new_task(
         _stack: stack,
         rsp,
         waiters: Vec::new(),
+        vfork_parent: None,
         stats: TaskStats::default(),
     }
 }
@@ -272,6 +281,89 @@ pub fn spawn(
     Ok(id)
 }
 
+/// Starts a child of the running task, with its uid and nice, running `entry(argument)`
+/// (Linux's fork, placed by the policy as a fork). With [`ForkKind::Vfork`] the caller sleeps
+/// until the child calls [`exec_done`] or exits, as a vfork parent does.
+pub fn spawn_child(
+    entry: fn(u64),
+    argument: u64,
+    name: &str,
+    kind: ForkKind,
+) -> Result<TaskId, SpawnError> {
+    let stack = KernelStack::new().map_err(|_| SpawnError::OutOfMemory)?;
+    interrupts::without_interrupts(|| {
+        let switch = with_sched(|s| {
+            let now = clock::now();
+            let parent = s.current;
+            let (uid, nice) = (s.task(parent).uid, s.task(parent).nice);
+            let id = s.add(new_task(
+                name,
+                uid,
+                nice,
+                Some((entry, argument)),
+                Some(stack),
+            ));
+            s.task(id).stats.runnable_since = Some(now);
+            s.need_resched |= s.policy.fork(parent, id, kind, now);
+            if kind == ForkKind::Vfork {
+                s.task(id).vfork_parent = Some(parent);
+                s.block_current(now);
+                s.need_resched = true;
+            }
+            (id, s.need_resched)
+        });
+        if switch.1 {
+            schedule();
+        }
+        Ok(switch.0)
+    })
+}
+
+/// The running task "execs": a vfork parent waiting for it wakes up.
+pub fn exec_done() {
+    interrupts::without_interrupts(|| {
+        let preempt = with_sched(|s| {
+            let me = s.current;
+            if let Some(parent) = s.task(me).vfork_parent.take() {
+                s.wake(parent, Wakeup { vfork_parent: true }, clock::now());
+            }
+            s.need_resched
+        });
+        if preempt {
+            schedule();
+        }
+    });
+}
+
+/// Only root may change uids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PermissionDenied;
+
+/// Changes the running task's uid (Linux's setuid, with the scheduler told as
+/// `sched_move_task` was: with per-uid groups the task moves to the new uid's group).
+pub fn setuid(uid: u32) -> Result<(), PermissionDenied> {
+    with_sched(|s| {
+        let me = s.current;
+        if s.task(me).uid != 0 {
+            return Err(PermissionDenied);
+        }
+        s.task(me).uid = uid;
+        s.policy.set_uid(me, uid, clock::now());
+        Ok(())
+    })
+}
+
+/// Looks into the policy (for reports, tests and debugging).
+pub fn with_policy<R>(f: impl FnOnce(&dyn Policy) -> R) -> R {
+    with_sched(|s| f(&*s.policy))
+}
+
+/// The running task's id, without waiting for the scheduler lock (for fault reports, which
+/// may come while it is held).
+pub fn current_if_unlocked() -> Option<TaskId> {
+    SCHED.try_lock().and_then(|s| s.as_ref().map(|s| s.current))
+}
+
 /// The running task's id.
 pub fn current() -> TaskId {
     with_sched(|s| s.current)
@@ -305,6 +397,9 @@ pub fn exit() -> ! {
         for waiter in core::mem::take(&mut s.task(id).waiters) {
             s.wake(waiter, Wakeup::default(), now);
         }
+        if let Some(parent) = s.task(id).vfork_parent.take() {
+            s.wake(parent, Wakeup { vfork_parent: true }, now);
+        }
         s.dead = Some(id);
     }
     schedule();
@@ -315,10 +410,8 @@ pub fn exit() -> ! {
 pub fn sleep_until(deadline: u64) {
     interrupts::without_interrupts(|| {
         with_sched(|s| {
-            let id = s.current;
-            s.task(id).state = State::Sleeping;
-            s.policy.dequeue(id, clock::now());
-            hrtimer::start(time::sleep_expiry(deadline), sleep_timer, id as u64);
+            s.block_current(clock::now());
+            hrtimer::start(time::sleep_expiry(deadline), sleep_timer, s.current as u64);
         });
         schedule();
     });
@@ -343,8 +436,7 @@ pub fn join(id: TaskId) {
             match s.tasks.get_mut(id).and_then(|t| t.as_mut()) {
                 Some(target) if target.state != State::Exited => {
                     target.waiters.push(me);
-                    s.task(me).state = State::Sleeping;
-                    s.policy.dequeue(me, clock::now());
+                    s.block_current(clock::now());
                     true
                 }
                 _ => false,

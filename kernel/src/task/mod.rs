@@ -59,5 +59,7 @@ pub struct Task {
     pub(crate) rsp: u64,
     /// Tasks waiting for this one to exit.
     pub(crate) waiters: Vec<TaskId>,
+    /// The vfork parent sleeping until this task execs or exits.
+    pub(crate) vfork_parent: Option<TaskId>,
     pub stats: TaskStats,
 }

@@ -77,8 +77,30 @@ fn fatal(fault: Fault) -> ! {
         hook(&fault);
     }
     use core::fmt::Write;
-    let _ = writeln!(super::serial::emergency_console(), "{fault}");
+    let mut console = super::serial::emergency_console();
+    let _ = writeln!(console, "{fault}");
+    // A page fault on a stack's guard page (or the double fault it turns into, when the
+    // fault cannot push its frame on the full stack) is a task's stack overflow: say so.
+    if let Some(address) = stack_overflow_address(&fault) {
+        let task = crate::sched::current_if_unlocked();
+        let _ = writeln!(
+            console,
+            "kernel stack overflow: task {} ran into the guard page of its stack at {address:#x}",
+            task.map_or(-1, |t| t as i64)
+        );
+    }
     crate::exit(crate::ExitCode::Failure)
+}
+
+/// The guard-page address a page fault or double fault was caused by, if it was one.
+pub fn stack_overflow_address(fault: &Fault) -> Option<u64> {
+    let address = match fault.vector {
+        PAGE_FAULT_VECTOR => fault.fault_address?,
+        // CR2 still holds the page fault that could not be delivered.
+        8 => Cr2::read_raw(),
+        _ => return None,
+    };
+    crate::mm::stack::is_guard(address).then_some(address)
 }
 
 /// An address on the current stack: good enough to tell which stack we are on.
