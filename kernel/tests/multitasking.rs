@@ -13,7 +13,7 @@ extern crate alloc;
 use alloc::vec::Vec;
 use bootloader_api::BootInfo;
 use core::sync::atomic::{AtomicU64, Ordering};
-use kernel::config::Config;
+use kernel::config::{ClockEvent, Config};
 use kernel::mm::heap;
 use kernel::sched;
 use kernel::time::clock;
@@ -206,4 +206,42 @@ fn setuid_is_for_root_and_moves_the_task_to_its_new_group() {
         0b111,
         "bits: setuid ok, queued in uid 3, refused after"
     );
+}
+
+/// Sleeps 10.3 ms twenty times and returns the smallest and largest lateness (negative:
+/// early), with the given timer setup; restores the default (APIC, hrtimers) afterwards.
+fn sleep_lateness(clockevent: ClockEvent, hrtimer: bool) -> (i64, i64, u64) {
+    let tick = kernel::time::init(clockevent, 1000, hrtimer).tick_ns;
+    let (mut min, mut max) = (i64::MAX, i64::MIN);
+    for _ in 0..20 {
+        let deadline = clock::now() + 10_300_000;
+        sched::sleep_until(deadline);
+        let late = clock::now() as i64 - deadline as i64;
+        min = min.min(late);
+        max = max.max(late);
+    }
+    kernel::time::init(ClockEvent::Lapic, 1000, true);
+    (min, max, tick)
+}
+
+#[test_case]
+fn without_hrtimers_or_with_the_pit_sleeps_end_at_the_next_tick() {
+    sched::set_policy(&Config::default());
+    // hrtimer=off: the sleep's end is rounded up to the next tick boundary (the jiffies
+    // world): never early, late by less than a tick (plus the wake-up's own cost).
+    let (min, max, tick) = sleep_lateness(ClockEvent::Lapic, false);
+    assert!(min >= 0, "woke {} ns early", -min);
+    assert!(
+        max < (tick + 50_000) as i64,
+        "woke {max} ns late with a {tick} ns tick"
+    );
+    // clockevent=pit: timers are only checked at the PIT's periodic interrupts.
+    let (min, max, tick) = sleep_lateness(ClockEvent::Pit, true);
+    assert!(min >= 0, "woke {} ns early", -min);
+    assert!(
+        max < (tick + 50_000) as i64,
+        "woke {max} ns late with a {tick} ns PIT tick"
+    );
+    // And the rounding really happens: 10.3 ms sleeps cannot all end within 50 µs.
+    assert!(max > 50_000, "no tick rounding seen ({max} ns)");
 }

@@ -55,11 +55,13 @@ static TICKS: AtomicU64 = AtomicU64::new(0);
 static TICK_HANDLER: Once<fn(u64)> = Once::new();
 static PIT_MODE: AtomicU64 = AtomicU64::new(0);
 
-/// Calibrates the clock and sets up the clock event device for `clockevent` at `hz`.
-/// Interrupts are enabled on return. Called at boot, and again by tests that switch devices.
+/// Calibrates the clock (once: the clock never restarts) and sets up the clock event device
+/// for `clockevent` at `hz`. Interrupts are enabled on return. Called at boot, and again by
+/// tests that switch devices.
 pub fn init(clockevent: ClockEvent, hz: u32, hrtimer: bool) -> TimeReport {
     x86_64::instructions::interrupts::disable();
-    let tsc_hz = clock::calibrate();
+    static CALIBRATED: Once<u64> = Once::new();
+    let tsc_hz = *CALIBRATED.call_once(clock::calibrate);
     HRTIMER_OFF.store(u64::from(!hrtimer), Ordering::Relaxed);
     let (tick_ns, apic_hz) = match clockevent {
         ClockEvent::Lapic => {
