@@ -10,6 +10,7 @@
 
 extern crate alloc;
 
+use alloc::string::String;
 use alloc::vec::Vec;
 use bootloader_api::BootInfo;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -244,4 +245,83 @@ fn without_hrtimers_or_with_the_pit_sleeps_end_at_the_next_tick() {
     );
     // And the rounding really happens: 10.3 ms sleeps cannot all end within 50 µs.
     assert!(max > 50_000, "no tick rounding seen ({max} ns)");
+}
+
+/// Checks one event line of ftrace text; returns (timestamp in µs, event name).
+fn parse_ftrace_line(line: &str) -> (u64, &str) {
+    let (prefix, rest) = line
+        .split_once(": ")
+        .unwrap_or_else(|| panic!("no ': ' in {line:?}"));
+    let fields: Vec<&str> = prefix.split_whitespace().collect();
+    // TASK-PID, [CPU], 4 flag characters, timestamp.
+    assert_eq!(fields.len(), 4, "prefix {prefix:?}");
+    assert!(
+        fields[0]
+            .rsplit_once('-')
+            .is_some_and(|(_, pid)| pid.parse::<u64>().is_ok()),
+        "{line:?}"
+    );
+    assert_eq!(fields[1], "[000]");
+    assert_eq!(fields[2].len(), 4, "flags {:?}", fields[2]);
+    let (secs, usecs) = fields[3].split_once('.').unwrap();
+    assert_eq!(usecs.len(), 6, "{line:?}");
+    let at = secs.parse::<u64>().unwrap() * 1_000_000 + usecs.parse::<u64>().unwrap();
+    let (event, args) = rest.split_once(": ").unwrap();
+    let keys: Vec<&str> = args
+        .split(' ')
+        .filter(|token| *token != "==>")
+        .filter_map(|kv| kv.split_once('=').map(|(k, _)| k))
+        .collect();
+    match event {
+        "sched_switch" => {
+            assert_eq!(
+                keys,
+                [
+                    "prev_comm",
+                    "prev_pid",
+                    "prev_prio",
+                    "prev_state",
+                    "next_comm",
+                    "next_pid",
+                    "next_prio"
+                ]
+            );
+            assert!(args.contains(" ==> "), "{line:?}");
+            let state = args.split("prev_state=").nth(1).unwrap().as_bytes()[0];
+            assert!(b"RSX".contains(&state), "{line:?}");
+        }
+        "sched_waking" => assert_eq!(keys, ["comm", "pid", "prio", "target_cpu"]),
+        other => panic!("unexpected event {other}"),
+    }
+    (at, event)
+}
+
+#[test_case]
+fn the_trace_is_ftrace_text_and_counts_every_switch() {
+    sched::set_policy(&Config::default());
+    let before = sched::trace_start(65_536);
+    let deadline = clock::now() + 30 * MS;
+    let a = sched::spawn(spin_until, deadline, "spin a", 1, 0).unwrap();
+    let b = sched::spawn(spin_until, deadline, "spin b", 1, 0).unwrap();
+    sched::join(a);
+    sched::join(b);
+    let (trace, after) = sched::trace_stop();
+    let mut text = String::new();
+    trace.unwrap().write_ftrace(&mut text).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("# tracer: nop"));
+    let (mut switches, mut last) = (0, 0);
+    for line in lines.filter(|l| !l.starts_with('#')) {
+        let (at, event) = parse_ftrace_line(line);
+        assert!(at >= last, "time went back at {line:?}");
+        last = at;
+        switches += u64::from(event == "sched_switch");
+    }
+    // Two spinners sharing 30 ms in 3 ms slices switch about ten times, plus the joins.
+    assert!(switches >= 10, "only {switches} switches traced");
+    assert_eq!(
+        switches,
+        after - before,
+        "the trace and the tasks' counters disagree"
+    );
 }

@@ -12,6 +12,7 @@
 //! there later and returns from the interrupt as if nothing happened.
 
 pub mod setup;
+pub mod trace;
 
 use crate::arch::x86_64::switch::{initial_stack, switch_context};
 use crate::config::Config;
@@ -35,6 +36,10 @@ struct Scheduler {
     /// An exited task whose stack the next task to run frees.
     dead: Option<TaskId>,
     free_ids: Vec<TaskId>,
+    /// The scheduling trace, while tracing.
+    trace: Option<trace::Trace>,
+    /// Switches into tasks that have since exited (see [`switch_count`]).
+    exited_switches: u64,
 }
 
 static SCHED: Mutex<Option<Scheduler>> = Mutex::new(None);
@@ -47,6 +52,13 @@ fn with_sched<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
 impl Scheduler {
     fn task(&mut self, id: TaskId) -> &mut Task {
         self.tasks[id].as_mut().expect("live task")
+    }
+
+    /// How `id` appears in trace events.
+    fn comm(&mut self, id: TaskId) -> trace::Comm {
+        let idle = id == self.idle;
+        let t = self.task(id);
+        trace::Comm::new(id, &t.name, t.nice, idle)
     }
 
     fn add(&mut self, task: Task) -> TaskId {
@@ -68,6 +80,11 @@ impl Scheduler {
         }
         let p = self.task(prev);
         p.stats.cpu_ns += now - p.stats.switched_in_at;
+        let prev_state = match p.state {
+            State::Running | State::Runnable => 'R',
+            State::Sleeping => 'S',
+            State::Exited => 'X',
+        };
         if p.state == State::Running {
             p.state = State::Runnable;
             p.stats.runnable_since = Some(now);
@@ -76,7 +93,6 @@ impl Scheduler {
         let n = self.task(next);
         n.state = State::Running;
         n.stats.switched_in_at = now;
-        n.stats.switches += 1;
         if let Some(since) = n.stats.runnable_since.take() {
             n.stats.wait_ns += now - since;
             if core::mem::take(&mut n.stats.woken) {
@@ -88,6 +104,16 @@ impl Scheduler {
         self.current = next;
         if next == prev {
             return None;
+        }
+        self.task(next).stats.switches += 1;
+        if self.trace.is_some() {
+            let event = trace::Event::Switch {
+                at: now,
+                prev: self.comm(prev),
+                prev_state,
+                next: self.comm(next),
+            };
+            self.trace.as_mut().unwrap().record(event);
         }
         let load = self.task(next).rsp;
         Some((&raw mut self.task(prev).rsp, load))
@@ -110,6 +136,14 @@ impl Scheduler {
         task.state = State::Runnable;
         task.stats.runnable_since = Some(now);
         task.stats.woken = true;
+        if self.trace.is_some() {
+            let event = trace::Event::Waking {
+                at: now,
+                current: self.comm(self.current),
+                task: self.comm(id),
+            };
+            self.trace.as_mut().unwrap().record(event);
+        }
         self.policy.enqueue(id, wakeup, now);
         if self.current == self.idle || self.policy.check_preempt_wakeup(id, now) {
             self.need_resched = true;
@@ -138,7 +172,9 @@ fn finish_switch() {
     let dead = SCHED.lock().as_mut().and_then(|s| {
         let id = s.dead.take()?;
         s.free_ids.push(id);
-        s.tasks[id].take()
+        let task = s.tasks[id].take()?;
+        s.exited_switches += task.stats.switches;
+        Some(task)
     });
     // Dropped after the lock: freeing the stack takes the memory lock.
     drop(dead);
@@ -204,6 +240,8 @@ pub fn init(config: &Config) {
             need_resched: false,
             dead: None,
             free_ids: Vec::new(),
+            trace: None,
+            exited_switches: 0,
         };
         let main = s.add(new_task("main", 0, 0, None, None));
         s.idle = s.add(new_task(
@@ -224,6 +262,51 @@ pub fn init(config: &Config) {
     });
     time::set_tick_handler(tick);
     time::start_tick();
+    if config.trace {
+        trace_start(TRACE_EVENTS);
+    }
+}
+
+/// Events the ring keeps with `trace=on` (about 5 MB).
+pub const TRACE_EVENTS: usize = 65_536;
+
+/// Starts (or restarts, emptied) tracing into a ring of `capacity` events. Returns the
+/// [`switch_count`] at that moment.
+pub fn trace_start(capacity: usize) -> u64 {
+    let ring = trace::Trace::new(capacity);
+    with_sched(|s| {
+        s.trace = Some(ring);
+        s.switches()
+    })
+}
+
+/// Stops tracing; returns the trace and the [`switch_count`] at that moment.
+pub fn trace_stop() -> (Option<trace::Trace>, u64) {
+    with_sched(|s| (s.trace.take(), s.switches()))
+}
+
+/// Prints a trace between the markers tools look for.
+pub fn print_trace(trace: &trace::Trace) {
+    crate::println!("--- TRACE BEGIN ---");
+    crate::arch::x86_64::serial::with_console(|out| trace.write_ftrace(out).ok());
+    crate::println!("--- TRACE END ---");
+}
+
+/// Context switches so far, summed over every task's statistics (exited ones included).
+pub fn switch_count() -> u64 {
+    with_sched(|s| s.switches())
+}
+
+impl Scheduler {
+    fn switches(&self) -> u64 {
+        self.exited_switches
+            + self
+                .tasks
+                .iter()
+                .flatten()
+                .map(|t| t.stats.switches)
+                .sum::<u64>()
+    }
 }
 
 /// Replaces the policy, e.g. for a test comparing policies in one boot. Only the boot task
