@@ -42,7 +42,7 @@ pub fn run(boot: &Boot) {
         heap.used, heap.size
     );
     println!(
-        "run={}: the lab arrives with milestone 4; this build runs the boot self-check only",
+        "run={}: the lab arrives with milestone 4; this build runs the self-check and a demo",
         boot.config.run.join(",")
     );
     println!(

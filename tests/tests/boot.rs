@@ -5,7 +5,7 @@ use systests::boot;
 
 #[test]
 fn boots_echoes_options_and_passes_its_self_check() {
-    let run = boot("hz=250 policy=eevdf run=seed000-s1,seed003 duration=2s");
+    let run = boot("hz=250 policy=eevdf run=seed000-s1,seed003 duration=500ms");
     assert_eq!(
         run.status, 0,
         "stdout:\n{}\nstderr:\n{}",
@@ -22,7 +22,7 @@ fn boots_echoes_options_and_passes_its_self_check() {
     assert_eq!(
         echo,
         "run=seed000-s1,seed003 policy=eevdf era=6.6 group=none hz=250 clockevent=lapic \
-         hrtimer=on duration=2s trace=off log=info"
+         hrtimer=on duration=500ms trace=off log=info"
     );
     let check = run.result("selfcheck");
     assert_eq!(check["options"], echo);
@@ -36,9 +36,30 @@ fn boots_echoes_options_and_passes_its_self_check() {
 }
 
 #[test]
-fn no_options_means_the_defaults() {
+fn no_options_means_the_defaults_and_the_demo_follows_cfs() {
     let run = boot("");
     assert_eq!(run.status, 0, "{}", run.stderr);
+    // The demo: a sleeper (100 ms) and two hogs for 1 s under 2.6.36. The waking sleeper is
+    // placed half a latency (3 ms) before min_vruntime, more than the 1 ms wakeup
+    // granularity ahead of the running hog, so it preempts at once: its latency is the cost
+    // of the wake-up path, far below one 1 ms tick.
+    let latency = run.result("latency");
+    assert!(latency["n"].as_u64().unwrap() >= 9, "{latency}");
+    assert!(latency["max_us"].as_u64().unwrap() < 1000, "{latency}");
+    // The hogs, equal weights, split what the sleeper leaves: half each.
+    let cpu: Vec<_> = run
+        .results()
+        .into_iter()
+        .filter(|r| r["kind"] == "cpu")
+        .collect();
+    assert_eq!(cpu.len(), 3);
+    for hog in cpu
+        .iter()
+        .filter(|r| r["task"].as_str().unwrap().starts_with("hog"))
+    {
+        let share = hog["share"].as_f64().unwrap();
+        assert!((share - 0.5).abs() <= 0.02, "{hog}");
+    }
     assert_eq!(
         run.line_after("boot options: "),
         Some(

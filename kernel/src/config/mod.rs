@@ -170,6 +170,11 @@ impl Policy {
     ];
 }
 
+/// The `policy=` name of `policy`.
+pub fn policy_name(policy: Policy) -> &'static str {
+    name_of(&Policy::ALL, policy)
+}
+
 /// The policy an era's scheduler is.
 pub fn policy_of(era: Era) -> Policy {
     if era.is_eevdf() {
