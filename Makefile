@@ -35,9 +35,11 @@ lint:
 	cargo clippy -q -p sched -p boot -p systests --all-targets --features sched/sim -- -D warnings
 	cargo clippy -q -p kernel --target x86_64-unknown-none --all-targets -- -D warnings
 
-# Scheduler operation costs on the host (criterion); the table in README.md comes from here.
+# Scheduler operation costs on the host (criterion) and the kernel's context-switch and
+# wake-up paths in QEMU; the tables in README.md come from here.
 bench: deps
 	cargo bench -p sched --bench ops
+	cargo bench -p kernel --target x86_64-unknown-none --bench switch
 
 gdb: deps
 	@$(BOOT) gdb $(BOOT_FLAGS) --port $(GDBPORT)

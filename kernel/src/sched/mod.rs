@@ -13,6 +13,9 @@
 
 pub mod setup;
 pub mod trace;
+pub mod waitqueue;
+
+pub use waitqueue::WaitQueue;
 
 use crate::arch::x86_64::switch::{initial_stack, switch_context};
 use crate::config::Config;
@@ -498,6 +501,28 @@ pub fn sleep_until(deadline: u64) {
         });
         schedule();
     });
+}
+
+/// Puts the running task to sleep until someone wakes it (its waker must know it: a wait
+/// queue, a timer). Interrupts must be off.
+fn sleep_current() {
+    with_sched(|s| s.block_current(clock::now()));
+    schedule();
+}
+
+/// Wakes `tasks` from task context, switching at once if the policy says a wakee should
+/// preempt the caller. Interrupts must be off.
+fn wake_up_from(tasks: &[TaskId]) {
+    let preempt = with_sched(|s| {
+        let now = clock::now();
+        for &task in tasks {
+            s.wake(task, Wakeup::default(), now);
+        }
+        s.need_resched
+    });
+    if preempt {
+        schedule();
+    }
 }
 
 /// Sleeps for `ns` nanoseconds.

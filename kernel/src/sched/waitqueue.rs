@@ -1,0 +1,66 @@
+//! Wait queues (Linux's `wait_queue_head_t`): tasks sleep on one until another task, or an
+//! interrupt, wakes them. The condition is re-checked with interrupts off right before going
+//! to sleep, so a wake-up that comes between the check and the sleep cannot be lost: on one
+//! CPU, nothing else runs while interrupts are off.
+
+use super::{sleep_current, wake_up_from, with_sched};
+use crate::task::TaskId;
+use alloc::collections::VecDeque;
+use spin::Mutex;
+use x86_64::instructions::interrupts;
+
+/// Tasks waiting for something.
+pub struct WaitQueue {
+    waiters: Mutex<VecDeque<TaskId>>,
+}
+
+impl Default for WaitQueue {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl WaitQueue {
+    /// An empty queue.
+    pub const fn new() -> Self {
+        WaitQueue {
+            waiters: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    /// Sleeps until `condition()` holds (at once if it already does).
+    pub fn wait_until(&self, condition: impl Fn() -> bool) {
+        loop {
+            let slept = interrupts::without_interrupts(|| {
+                if condition() {
+                    return false;
+                }
+                let me = with_sched(|s| s.current);
+                self.waiters.lock().push_back(me);
+                sleep_current();
+                true
+            });
+            if !slept {
+                return;
+            }
+        }
+    }
+
+    /// Wakes the longest waiter, if any.
+    pub fn wake_one(&self) {
+        interrupts::without_interrupts(|| {
+            let waiter = self.waiters.lock().pop_front();
+            if let Some(task) = waiter {
+                wake_up_from(&[task]);
+            }
+        });
+    }
+
+    /// Wakes every waiter.
+    pub fn wake_all(&self) {
+        interrupts::without_interrupts(|| {
+            let waiters: alloc::vec::Vec<TaskId> = self.waiters.lock().drain(..).collect();
+            wake_up_from(&waiters);
+        });
+    }
+}
