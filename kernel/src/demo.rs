@@ -55,8 +55,9 @@ pub fn run(config: &Config) {
         ("hog1", sched::spawn(hog, end, "hog1", 2, 0)),
         ("hog2", sched::spawn(hog, end, "hog2", 2, 0)),
     ];
-    // Read the CPU times just before the end, while the tasks still exist.
-    sched::sleep_until(end - 1_000_000);
+    // Read the CPU times before the end, while the tasks still exist (10 ms early: a policy
+    // may make the waking reader wait for its turn).
+    sched::sleep_until(end - 10_000_000);
     let stats: Vec<_> = tasks
         .iter()
         .map(|(_, id)| id.as_ref().ok().and_then(|&id| sched::task_stats(id)))

@@ -48,11 +48,23 @@ fn spinners(options: &str, specs: &[(u32, i8)], window: u64) -> Vec<u64> {
         .iter()
         .map(|&(uid, nice)| sched::spawn(spin_until, deadline, "spinner", uid, nice).unwrap())
         .collect();
-    // Collect the statistics before the threads go away: read them just before the deadline.
-    sched::sleep_until(deadline - MS);
+    // Collect the statistics before the threads go away: read them before the deadline,
+    // early enough for a policy that lets the reader wait for its turn (EEVDF's
+    // RUN_TO_PARITY holds a wake-up back until the running task's request is served).
+    sched::sleep_until(deadline - 10 * MS);
     let cpu: Vec<u64> = ids
         .iter()
-        .map(|&id| sched::task_stats(id).unwrap().3.cpu_ns)
+        .map(|&id| {
+            sched::task_stats(id)
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{options}: spinner {id} gone at {} of deadline {deadline}",
+                        clock::now()
+                    )
+                })
+                .3
+                .cpu_ns
+        })
         .collect();
     for id in ids {
         sched::join(id);
@@ -69,12 +81,16 @@ fn shares(cpu: &[u64]) -> Vec<f64> {
 fn two_spinning_threads_both_make_progress() {
     // Each spins until the same deadline: without timer preemption the first would take
     // the whole window and the second would start after it, with nothing left to do.
-    let cpu = spinners("", &[(1, 0), (1, 0)], 200 * MS);
-    for (i, c) in cpu.iter().enumerate() {
-        assert!(
-            *c >= 80 * MS,
-            "spinner {i} got only {c} ns of 200 ms: {cpu:?}"
-        );
+    // Under every policy: CFS's 3 ms slices, EEVDF's 0.75 ms requests, O(1)'s 100 ms
+    // time slices all fit twice in the window.
+    for options in ["policy=cfs", "policy=eevdf", "policy=o1"] {
+        let cpu = spinners(options, &[(1, 0), (1, 0)], 200 * MS);
+        for (i, c) in cpu.iter().enumerate() {
+            assert!(
+                *c >= 80 * MS,
+                "{options}: spinner {i} got only {c} ns of 200 ms: {cpu:?}"
+            );
+        }
     }
 }
 
