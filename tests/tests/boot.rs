@@ -125,3 +125,14 @@ fn an_overlong_command_line_is_refused_whole() {
     let line = rejected(&long);
     assert!(line.starts_with("bad boot option cmdline: "), "{line}");
 }
+
+#[test]
+fn a_malformed_custom_task_list_is_refused() {
+    // The commas travel through QEMU's -fw_cfg syntax (doubled by the boot tool) intact: the
+    // kernel sees the second spec and names its fault.
+    let line = rejected("run=custom tasks=sleeper:100ms@1,hog:5ms@2");
+    assert!(
+        line.starts_with("bad boot option tasks: 'hog:5ms@2' gives an ARG to a hog"),
+        "{line}"
+    );
+}

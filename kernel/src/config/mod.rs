@@ -10,6 +10,7 @@
 //! validated and kept here, so that the option language never changes under a user's feet.
 
 mod parse;
+pub mod tasks;
 #[cfg(test)]
 mod tests;
 
@@ -94,6 +95,8 @@ pub enum LogLevel {
 pub struct Config {
     /// Scenario names, in order; `["lab"]` by default.
     pub run: Vec<&'static str>,
+    /// The tasks of `run=custom`.
+    pub tasks: Vec<tasks::TaskSpec>,
     pub policy: Policy,
     pub era: Option<Era>,
     pub features: Vec<FeatureSetting>,
@@ -113,6 +116,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             run: alloc::vec!["lab"],
+            tasks: Vec::new(),
             policy: Policy::Cfs,
             era: None,
             features: Vec::new(),
@@ -217,7 +221,7 @@ fn on_off(on: bool) -> &'static str {
 }
 
 /// Writes `ns` in the largest unit that divides it exactly, as `duration=` accepts it.
-fn write_duration(f: &mut fmt::Formatter<'_>, ns: u64) -> fmt::Result {
+pub(super) fn write_duration(f: &mut fmt::Formatter<'_>, ns: u64) -> fmt::Result {
     const UNITS: [(u64, &str); 4] = [
         (1_000_000_000, "s"),
         (1_000_000, "ms"),
@@ -237,6 +241,9 @@ fn write_duration(f: &mut fmt::Formatter<'_>, ns: u64) -> fmt::Result {
 impl fmt::Display for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "run={}", self.run.join(","))?;
+        if !self.tasks.is_empty() {
+            write!(f, " tasks={}", tasks::to_string(&self.tasks))?;
+        }
         write!(f, " policy={}", name_of(&Policy::ALL, self.policy))?;
         if let Some(era) = self.effective_era() {
             write!(f, " era={}", name_of(&Era::ALL, era))?;

@@ -14,8 +14,9 @@ use core::fmt::{self, Write};
 pub const MAX_CMDLINE_BYTES: usize = 4096;
 
 /// Every key, in DESIGN.md's table order.
-pub const KEYS: [&str; 16] = [
+pub const KEYS: [&str; 17] = [
     "run",
+    "tasks",
     "policy",
     "era",
     "features",
@@ -34,8 +35,9 @@ pub const KEYS: [&str; 16] = [
 ];
 
 /// Scenario names `run=` accepts (`lab` = all of the seed experiments).
-pub const SCENARIOS: [&str; 6] = [
+pub const SCENARIOS: [&str; 7] = [
     "lab",
+    "custom",
     "seed000-s1",
     "seed000-s2",
     "seed002-a",
@@ -82,7 +84,7 @@ impl fmt::Display for OptionError {
 }
 
 impl OptionError {
-    fn new(option: &str, reason: impl ToString, valid: impl ToString) -> Self {
+    pub(super) fn new(option: &str, reason: impl ToString, valid: impl ToString) -> Self {
         OptionError {
             option: echo(option),
             reason: reason.to_string(),
@@ -110,7 +112,7 @@ impl OptionError {
 
 /// `text` made safe for a one-line report: printable ASCII kept, the rest `\u{..}`-escaped,
 /// cut to [`ECHO_MAX_CHARS`] characters.
-fn echo(text: &str) -> String {
+pub(super) fn echo(text: &str) -> String {
     let mut out = String::new();
     for (i, c) in text.chars().enumerate() {
         if i == ECHO_MAX_CHARS {
@@ -155,7 +157,7 @@ fn choose<T: Copy>(
 }
 
 /// A plain decimal integer: digits only, no sign, no overflow.
-fn parse_u64(text: &str) -> Option<u64> {
+pub(super) fn parse_u64(text: &str) -> Option<u64> {
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -279,8 +281,8 @@ fn parse_shares(value: &str) -> Result<Vec<Share>, OptionError> {
 }
 
 /// `10s`, `500ms`, `250us`, `1000000ns`.
-fn parse_duration(value: &str) -> Result<u64, OptionError> {
-    let valid = "a whole number of s, ms, us or ns, from 10ms to 3600s";
+/// A whole number with a unit (`s`, `ms`, `us`, `ns`) in nanoseconds, if well formed.
+pub(super) fn parse_duration_value(value: &str) -> Option<u64> {
     let digits = value.bytes().take_while(u8::is_ascii_digit).count();
     let (number, unit) = value.split_at(digits);
     let scale = match unit {
@@ -288,23 +290,20 @@ fn parse_duration(value: &str) -> Result<u64, OptionError> {
         "ms" => 1_000_000,
         "us" => 1_000,
         "ns" => 1,
-        _ => {
-            return Err(OptionError::new(
-                "duration",
-                alloc::format!("'{}' has no valid unit", echo(value)),
-                valid,
-            ));
-        }
+        _ => return None,
     };
-    let ns = parse_u64(number)
-        .and_then(|n| n.checked_mul(scale))
-        .ok_or_else(|| {
-            OptionError::new(
-                "duration",
-                alloc::format!("'{}' is not a duration", echo(value)),
-                valid,
-            )
-        })?;
+    parse_u64(number)?.checked_mul(scale)
+}
+
+fn parse_duration(value: &str) -> Result<u64, OptionError> {
+    let valid = "a whole number of s, ms, us or ns, from 10ms to 3600s";
+    let ns = parse_duration_value(value).ok_or_else(|| {
+        OptionError::new(
+            "duration",
+            alloc::format!("'{}' is not a duration", echo(value)),
+            valid,
+        )
+    })?;
     if !(MIN_DURATION_NS..=MAX_DURATION_NS).contains(&ns) {
         return Err(OptionError::new(
             "duration",
@@ -320,6 +319,7 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), OptionError>
     let tunable = |value| parse_in_range(key, value, TUNABLE_MIN_NS, TUNABLE_MAX_NS).map(Some);
     match key {
         "run" => config.run = parse_run(value)?,
+        "tasks" => config.tasks = super::tasks::parse(value)?,
         "policy" => config.policy = choose(key, value, &Policy::ALL, "policy")?,
         "era" => config.era = Some(choose(key, value, &Era::ALL, "era")?),
         "features" => config.features = parse_features(value)?,
@@ -358,6 +358,21 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), OptionError>
 
 /// Checks between options: each is fine alone, but not every combination means something.
 fn check_combination(config: &Config) -> Result<(), OptionError> {
+    let custom = config.run.contains(&"custom");
+    if custom && config.tasks.is_empty() {
+        return Err(OptionError::new(
+            "run",
+            "run=custom needs tasks=",
+            "run=custom tasks=KIND[:ARG][@UID][*COUNT][%NICE],...",
+        ));
+    }
+    if !custom && !config.tasks.is_empty() {
+        return Err(OptionError::new(
+            "tasks",
+            "tasks= only applies to run=custom",
+            "run=custom tasks=...",
+        ));
+    }
     let policy = super::name_of(&Policy::ALL, config.policy);
     if let Some(era) = config.era {
         let eras_of_policy = list(

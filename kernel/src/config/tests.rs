@@ -314,3 +314,83 @@ fn random_command_lines_never_panic() {
         }
     }
 }
+
+#[test_case]
+fn custom_task_specs_parse_with_their_defaults() {
+    use super::tasks::{TaskKind, TaskSpec};
+    let c = Config::parse("run=custom tasks=sleeper:50ms@1,hog@2*2,waker,makej:4%-5").unwrap();
+    assert_eq!(
+        c.tasks,
+        [
+            TaskSpec {
+                kind: TaskKind::Sleeper,
+                arg: 50_000_000,
+                uid: 1,
+                count: 1,
+                nice: 0
+            },
+            TaskSpec {
+                kind: TaskKind::Hog,
+                arg: 0,
+                uid: 2,
+                count: 2,
+                nice: 0
+            },
+            TaskSpec {
+                kind: TaskKind::Waker,
+                arg: 10_000_000,
+                uid: 1,
+                count: 1,
+                nice: 0
+            },
+            TaskSpec {
+                kind: TaskKind::Makej,
+                arg: 4,
+                uid: 1,
+                count: 1,
+                nice: -5
+            },
+        ]
+    );
+    let echo = c.to_string();
+    assert!(
+        echo.starts_with("run=custom tasks=sleeper:50ms@1,hog@2*2,waker:10ms@1,makej:4@1%-5 "),
+        "{echo}"
+    );
+    assert_eq!(Config::parse(&echo).unwrap().to_string(), echo);
+}
+
+#[test_case]
+fn malformed_task_specs_are_rejected() {
+    for (spec, why) in [
+        ("hog:5ms", "takes none"),
+        ("sleeper:fast", "bad ARG"),
+        ("sleeper:10", "bad ARG"),
+        ("lat3:99us", "bad ARG"),
+        ("bogus", "unknown kind"),
+        ("hog@x", "bad UID"),
+        ("hog*0", "bad COUNT"),
+        ("hog*65", "bad COUNT"),
+        ("hog%20", "bad NICE"),
+        ("hog%-21", "bad NICE"),
+        ("hog*2@1", "out of order"),
+        ("hog@1@2", "out of order"),
+        ("makej:0", "bad ARG"),
+    ] {
+        let e = error_of(&format!("run=custom tasks={spec}"));
+        assert_eq!(e.option, "tasks", "{spec}");
+        assert!(e.reason.contains(why), "{spec}: {}", e.reason);
+    }
+    assert!(
+        error_of("run=custom tasks=hog*64,hog*64,hog*64,hog*64,hog")
+            .reason
+            .contains("257 tasks")
+    );
+    assert_eq!(error_of("tasks=hog").option, "tasks");
+    assert_eq!(error_of("run=custom").option, "run");
+    assert!(
+        error_of("run=custom tasks=hog,,hog")
+            .reason
+            .contains("empty item")
+    );
+}
