@@ -21,7 +21,7 @@ extern crate alloc;
 pub mod arch;
 pub mod config;
 pub mod console;
-pub mod demo;
+pub mod lab;
 pub mod mm;
 pub mod panic;
 pub mod sched;

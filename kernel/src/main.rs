@@ -12,7 +12,7 @@ bootloader_api::entry_point!(kernel_main, config = &kernel::BOOTLOADER_CONFIG);
 fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     let boot = kernel::init(boot_info);
     selfcheck::run(&boot);
-    kernel::demo::run(&boot.config);
+    kernel::lab::run(&boot.config);
     exit(ExitCode::Success)
 }
 

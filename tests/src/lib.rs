@@ -56,6 +56,14 @@ impl Run {
             .collect()
     }
 
+    /// The RESULT lines of `kind` for `scenario`.
+    pub fn results_of(&self, kind: &str, scenario: &str) -> Vec<Value> {
+        self.results()
+            .into_iter()
+            .filter(|r| r["kind"] == kind && r["scenario"] == scenario)
+            .collect()
+    }
+
     /// The one RESULT line of `kind`.
     pub fn result(&self, kind: &str) -> Value {
         let mut found = self.results().into_iter().filter(|r| r["kind"] == kind);
@@ -69,7 +77,14 @@ impl Run {
 
 /// Boots the kernel with `options` (deterministic mode, 120 s timeout) and waits for the end.
 pub fn boot(options: &str) -> Run {
-    let output: Output = boot_command(&["run", "--timeout", "120", "--opts", options])
+    boot_with(options, &[])
+}
+
+/// Boots the kernel with `options` and extra boot-tool flags (e.g. `--icount-shift 2`).
+pub fn boot_with(options: &str, flags: &[&str]) -> Run {
+    let mut args = vec!["run", "--timeout", "300", "--opts", options];
+    args.extend_from_slice(flags);
+    let output: Output = boot_command(&args)
         .output()
         .expect("cannot run the boot tool");
     Run {

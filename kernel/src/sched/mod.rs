@@ -224,6 +224,8 @@ fn new_task(
         rsp,
         waiters: Vec::new(),
         vfork_parent: None,
+        parked: false,
+        unpark_token: false,
         stats: TaskStats::default(),
     }
 }
@@ -531,8 +533,66 @@ pub fn sleep(ns: u64) {
 }
 
 fn sleep_timer(task: u64, now: u64) {
+    wake_up_irq(task as TaskId, now);
+}
+
+/// Wakes `task` from interrupt context (a timer callback); the switch, if the policy wants
+/// one, happens when the interrupt returns.
+pub fn wake_up_irq(task: TaskId, now: u64) {
     if let Some(s) = SCHED.lock().as_mut() {
-        s.wake(task as TaskId, Wakeup::default(), now);
+        s.wake(task, Wakeup::default(), now);
+    }
+}
+
+/// Sleeps until [`unpark`] (or [`unpark_irq`]) names the running task — at once if that
+/// already happened since the last `park` (the wake-up is remembered, so it cannot be lost).
+pub fn park() {
+    interrupts::without_interrupts(|| {
+        let must_sleep = with_sched(|s| {
+            let me = s.current;
+            if core::mem::take(&mut s.task(me).unpark_token) {
+                return false;
+            }
+            s.task(me).parked = true;
+            s.block_current(clock::now());
+            true
+        });
+        if must_sleep {
+            schedule();
+        }
+    });
+}
+
+/// Lets `task` return from [`park`] (now, or at its next `park`), from interrupt context.
+pub fn unpark_irq(task: TaskId, now: u64) {
+    if let Some(s) = SCHED.lock().as_mut() {
+        s.unpark(task, now);
+    }
+}
+
+/// Lets `task` return from [`park`], from task context (switching if the policy says so).
+pub fn unpark(task: TaskId) {
+    interrupts::without_interrupts(|| {
+        let preempt = with_sched(|s| {
+            s.unpark(task, clock::now());
+            s.need_resched
+        });
+        if preempt {
+            schedule();
+        }
+    });
+}
+
+impl Scheduler {
+    fn unpark(&mut self, id: TaskId, now: u64) {
+        let Some(task) = self.tasks.get_mut(id).and_then(|t| t.as_mut()) else {
+            return;
+        };
+        if core::mem::take(&mut task.parked) {
+            self.wake(id, Wakeup::default(), now);
+        } else {
+            task.unpark_token = true;
+        }
     }
 }
 

@@ -61,5 +61,9 @@ pub struct Task {
     pub(crate) waiters: Vec<TaskId>,
     /// The vfork parent sleeping until this task execs or exits.
     pub(crate) vfork_parent: Option<TaskId>,
+    /// Sleeping in `sched::park`.
+    pub(crate) parked: bool,
+    /// An `unpark` came while the task was not parked: its next `park` returns at once.
+    pub(crate) unpark_token: bool,
     pub stats: TaskStats,
 }

@@ -1,0 +1,231 @@
+//! The lab: the three seed experiments (and custom mixes) run as real kernel threads under the
+//! policy the boot options chose, reported in the seeds' own formats, as cyclictest and
+//! schbench lines, and as `RESULT` lines (DESIGN.md, "Output").
+//!
+//! A scenario is a set of task specs plus the era and grouping the experiment needs unless
+//! the options say otherwise. Scenarios run one after another: the boot task sets the
+//! policy up, starts the tasks, sleeps through the measured window, waits for them to end and
+//! prints the reports.
+
+pub mod report;
+pub mod workloads;
+
+use crate::config::tasks::{TaskKind, TaskSpec};
+use crate::config::{Config, Era, Grouping};
+use crate::println;
+use crate::sched;
+use crate::time::clock;
+use alloc::format;
+use alloc::vec::Vec;
+use workloads::{PROBES, Probe};
+
+/// A scenario's definition.
+struct Scenario {
+    name: &'static str,
+    /// The era the experiment needs, unless `era=` is given (and the policy is CFS).
+    era: Option<Era>,
+    /// The grouping it needs, unless `group=` is given.
+    group: Option<Grouping>,
+    /// The default measured window (short: `make run` runs them all; `duration=` overrides).
+    duration_ns: u64,
+    tasks: Vec<TaskSpec>,
+}
+
+const S: u64 = 1_000_000_000;
+
+fn spec(kind: TaskKind, arg: u64, uid: u32, count: u32) -> TaskSpec {
+    TaskSpec {
+        kind,
+        arg,
+        uid,
+        count,
+        nice: 0,
+    }
+}
+
+/// The definition of scenario `name` (see seeds/README.md).
+fn scenario(name: &'static str, config: &Config) -> Scenario {
+    use TaskKind::*;
+    let (era, group, duration_ns, tasks) = match name {
+        // uid 1 runs the sleeper alone; uid 2 two hogs.
+        "seed000-s1" => (
+            Some(Era::V2_6_24),
+            Some(Grouping::Uid),
+            3 * S,
+            alloc::vec![spec(Sleeper, S / 10, 1, 1), spec(Hog, 0, 2, 2)],
+        ),
+        // uid 1 runs the sleeper and a hog; uid 2 a hog.
+        "seed000-s2" => (
+            Some(Era::V2_6_24),
+            Some(Grouping::Uid),
+            3 * S,
+            alloc::vec![
+                spec(Sleeper, S / 10, 1, 1),
+                spec(Hog, 0, 1, 1),
+                spec(Hog, 0, 2, 1)
+            ],
+        ),
+        // Two lat3 with 1 s loops.
+        "seed002-a" => (None, None, 3 * S, alloc::vec![spec(Lat3, S, 1, 2)]),
+        // A 1 s loop beside a 10 s loop.
+        "seed002-b" => (
+            None,
+            None,
+            3 * S,
+            alloc::vec![spec(Lat3, S, 1, 1), spec(Lat3, 10 * S, 1, 1)],
+        ),
+        // wakeup-latency (10 ms) beside make -j10, on the 2.6.36 tunables.
+        "seed003" => (
+            Some(Era::V2_6_36),
+            None,
+            2 * S,
+            alloc::vec![spec(Waker, S / 100, 1, 1), spec(Makej, 10, 1, 1)],
+        ),
+        _ => (None, None, 2 * S, config.tasks.clone()),
+    };
+    Scenario {
+        name,
+        era,
+        group,
+        duration_ns,
+        tasks,
+    }
+}
+
+/// The options a scenario runs with: the user's, with the scenario's era and grouping where
+/// the user left them open.
+fn effective_config(config: &Config, s: &Scenario) -> Config {
+    let mut c = config.clone();
+    if c.era.is_none() && c.policy == crate::config::Policy::Cfs {
+        c.era = s.era;
+    }
+    if c.group.is_none() && c.policy != crate::config::Policy::O1 {
+        c.group = s.group;
+    }
+    c
+}
+
+/// Runs the scenarios `config.run` names (`lab` = every seed experiment).
+pub fn run(config: &Config) {
+    let all = [
+        "seed000-s1",
+        "seed000-s2",
+        "seed002-a",
+        "seed002-b",
+        "seed003",
+    ];
+    let mut names: Vec<&'static str> = Vec::new();
+    for &name in &config.run {
+        if name == "lab" {
+            names.extend(all);
+        } else {
+            names.push(name);
+        }
+    }
+    for name in names {
+        run_scenario(&scenario(name, config), config);
+    }
+}
+
+fn run_scenario(s: &Scenario, user: &Config) {
+    let config = effective_config(user, s);
+    let duration = user.duration_ns.unwrap_or(s.duration_ns);
+    println!("{}: {} for {} ms", s.name, config, duration / 1_000_000);
+    sched::set_policy(&config);
+    let trace_from = config
+        .trace
+        .then(|| sched::trace_start(sched::TRACE_EVENTS));
+    let end = clock::now() + duration;
+    // One probe per task.
+    let mut probes = Vec::new();
+    for spec in &s.tasks {
+        for _ in 0..spec.count {
+            let same_kind = probes
+                .iter()
+                .filter(|p: &&Probe| p.kind == spec.kind)
+                .count();
+            // "hog1", "hog2"; "lat3-1" where the kind's name ends in a digit; no number for a
+            // kind that appears once.
+            let several = s
+                .tasks
+                .iter()
+                .filter(|t| t.kind == spec.kind)
+                .map(|t| t.count)
+                .sum::<u32>()
+                > 1;
+            let kind = spec.kind.name();
+            let name = match (several, kind.ends_with(|c: char| c.is_ascii_digit())) {
+                (false, _) => kind.into(),
+                (true, false) => format!("{kind}{}", same_kind + 1),
+                (true, true) => format!("{kind}-{}", same_kind + 1),
+            };
+            probes.push(Probe {
+                scenario: s.name,
+                name,
+                kind: spec.kind,
+                uid: spec.uid,
+                nice: spec.nice,
+                arg: spec.arg,
+                end,
+                index: same_kind,
+                samples: Vec::new(),
+                missed: 0,
+                cpu_ns: 0,
+                task: 0,
+                pending: None,
+                next_expiry: 0,
+                live_children: 0,
+                exits: 0,
+                rng: 0x2545_f491_4f6c_dd1d ^ (probes.len() as u64 + 1),
+            });
+        }
+    }
+    let count = probes.len();
+    x86_64::instructions::interrupts::without_interrupts(|| *PROBES.lock() = probes);
+    let mut ids = Vec::new();
+    for index in 0..count {
+        let (kind, uid, nice) = workloads::with_probe(index, |p| (p.kind, p.uid, p.nice));
+        // The probe learns its task id before the task can run: interrupts stay off from the
+        // spawn to the store, and a preempting spawn only switches after it.
+        let name: alloc::string::String = workloads::with_probe(index, |p| p.name.clone());
+        match sched::spawn(workloads::entry(kind), index as u64, &name, uid, nice) {
+            Ok(id) => {
+                workloads::with_probe(index, |p| p.task = id);
+                ids.push(id);
+            }
+            Err(_) => println!("{}: no memory to start {name}", s.name),
+        }
+    }
+    sched::sleep_until(end);
+    for id in ids {
+        sched::join(id);
+    }
+    report(s, &config);
+    if trace_from.is_some()
+        && let (Some(trace), _) = sched::trace_stop()
+    {
+        sched::print_trace(&trace);
+    }
+}
+
+fn report(s: &Scenario, config: &Config) {
+    let probes = x86_64::instructions::interrupts::without_interrupts(|| {
+        core::mem::take(&mut *PROBES.lock())
+    });
+    for (thread, p) in probes.iter().enumerate() {
+        let interval = match p.kind {
+            TaskKind::Sleeper | TaskKind::Waker => p.arg,
+            TaskKind::Lat3 => p.arg + 1_000_000,
+            _ => continue,
+        };
+        if let Some(summary) = report::Summary::of(&p.samples) {
+            report::latency(
+                s.name, &p.name, thread, interval, &summary, p.missed, config,
+            );
+        }
+    }
+    let total: u64 = probes.iter().map(|p| p.cpu_ns).sum();
+    for p in &probes {
+        report::cpu(s.name, &p.name, p.uid, p.nice, p.cpu_ns, total);
+    }
+}

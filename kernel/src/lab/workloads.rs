@@ -1,0 +1,288 @@
+//! The seed experiments' workloads as kernel threads (../shared/seeds/README.md). Each task
+//! owns a [`Probe`] in the lab's table, where it records its samples and, as it ends, its CPU
+//! time; the lab prints the reports once every task has ended.
+//!
+//! The same programs exist for the host simulator (`kernel/sched/src/sim/workload.rs`).
+
+use crate::config::tasks::TaskKind;
+use crate::println;
+use crate::sched::{self, ForkKind};
+use crate::time::{clock, hrtimer};
+use alloc::string::String;
+use alloc::vec::Vec;
+use spin::Mutex;
+use x86_64::instructions::interrupts;
+
+const MS: u64 = 1_000_000;
+
+/// One lab task's parameters and measurements.
+pub struct Probe {
+    pub scenario: &'static str,
+    pub name: String,
+    pub kind: TaskKind,
+    pub uid: u32,
+    pub nice: i8,
+    /// The spec's ARG (a duration in ns, or makej's job count).
+    pub arg: u64,
+    /// When the scenario ends.
+    pub end: u64,
+    /// Instance number (lat3's `P` column).
+    pub index: usize,
+    /// Latency samples in ns (sleeper: overshoot; lat3: each cycle's longest gap; waker:
+    /// each timer thread's lateness).
+    pub samples: Vec<u64>,
+    /// Waker: timer expiries that came while the previous one was still pending.
+    pub missed: u64,
+    /// CPU time of the task itself, recorded as it ends.
+    pub cpu_ns: u64,
+    /// The task running this probe.
+    pub task: usize,
+    /// Waker: the expiry waiting for the helper, the next expiry, and timer threads alive.
+    pub pending: Option<u64>,
+    pub next_expiry: u64,
+    pub live_children: u64,
+    /// makej: jobs that exited, not yet counted by the parent.
+    pub exits: u64,
+    /// makej's pseudo-random state.
+    pub rng: u64,
+}
+
+/// Every probe of the current scenario.
+pub static PROBES: Mutex<Vec<Probe>> = Mutex::new(Vec::new());
+
+/// Runs `f` on probe `index` with interrupts off (timer callbacks use the table too).
+pub fn with_probe<R>(index: usize, f: impl FnOnce(&mut Probe) -> R) -> R {
+    interrupts::without_interrupts(|| f(&mut PROBES.lock()[index]))
+}
+
+/// Records the running task's CPU time in its probe; every workload does this as it ends.
+fn finish(index: usize) {
+    let cpu = sched::task_stats(sched::current()).map_or(0, |s| s.3.cpu_ns);
+    with_probe(index, |p| p.cpu_ns = cpu);
+}
+
+/// The thread body for probe `index`'s kind.
+pub fn entry(kind: TaskKind) -> fn(u64) {
+    match kind {
+        TaskKind::Sleeper => sleeper,
+        TaskKind::Hog => hog,
+        TaskKind::Lat3 => lat3,
+        TaskKind::Waker => waker,
+        TaskKind::Makej => makej,
+    }
+}
+
+fn hog(index: u64) {
+    let end = with_probe(index as usize, |p| p.end);
+    clock::spin_until(end);
+    finish(index as usize);
+}
+
+/// seed 000's `sched.py`: sleeps ARG in a loop; each sample is how late it woke; every 0.5 s
+/// prints the median of its last 5 samples, in ms, as the script did (`14.810944 ms`).
+fn sleeper(index: u64) {
+    let index = index as usize;
+    let (period, end, scenario) = with_probe(index, |p| (p.arg, p.end, p.scenario));
+    let mut last_five: Vec<u64> = Vec::new();
+    let mut next_print = clock::now() + 500 * MS;
+    while clock::now() + period < end {
+        let due = clock::now() + period;
+        sched::sleep_until(due);
+        let late = clock::now() - due;
+        with_probe(index, |p| p.samples.push(late));
+        if last_five.len() == 5 {
+            last_five.remove(0);
+        }
+        last_five.push(late);
+        if clock::now() >= next_print {
+            let mut sorted = last_five.clone();
+            sorted.sort_unstable();
+            let median = sorted[sorted.len() / 2];
+            println!("{scenario}: {}.{:06} ms", median / MS, median % MS);
+            next_print += 500 * MS;
+        }
+    }
+    finish(index);
+}
+
+/// seed 002's `lat3`: spins ARG of wall time reading the clock, then sleeps 1 ms, until the
+/// end; one line per cycle, `P: Date_sec.usec select loop maxlat nbmax` (µs): how long the
+/// 1 ms sleep took, how long the spin took, the longest gap between two clock reads in the
+/// spin (the longest time the task was kept off the CPU) and how many gaps exceeded 1 ms.
+fn lat3(index: u64) {
+    let index = index as usize;
+    let (spin, end, scenario, p) = with_probe(index, |p| (p.arg, p.end, p.scenario, p.index));
+    let mut select = 0;
+    while clock::now() < end {
+        let start = clock::now();
+        let (mut previous, mut max_gap, mut gaps) = (start, 0, 0);
+        while previous - start < spin && previous < end {
+            let now = clock::now();
+            let gap = now - previous;
+            max_gap = max_gap.max(gap);
+            gaps += u64::from(gap > MS);
+            previous = now;
+        }
+        let spun = previous - start;
+        with_probe(index, |probe| probe.samples.push(max_gap));
+        println!(
+            "{scenario}: {p}: {}.{:06} {} {} {} {gaps}",
+            previous / 1_000_000_000,
+            previous % 1_000_000_000 / 1_000,
+            select / 1_000,
+            spun / 1_000,
+            max_gap / 1_000
+        );
+        if previous >= end {
+            break;
+        }
+        let before = clock::now();
+        sched::sleep(MS);
+        select = clock::now() - before;
+    }
+    finish(index);
+}
+
+/// The waker's periodic timer (data: the probe index). Hands the ideal expiry to the helper
+/// thread — counting an overrun if the previous one is still pending — and arms the next
+/// expiry, or, past the end, one last wake-up at the end so that the helper notices it.
+fn waker_tick(index: u64, now: u64) {
+    let (task, rearm) = with_probe(index as usize, |p| {
+        if p.next_expiry <= now {
+            match p.pending {
+                Some(_) => p.missed += 1,
+                None => p.pending = Some(p.next_expiry),
+            }
+            p.next_expiry += p.arg;
+        }
+        let rearm = if p.next_expiry < p.end {
+            Some(p.next_expiry)
+        } else if now < p.end {
+            Some(p.end)
+        } else {
+            None
+        };
+        (p.task, rearm)
+    });
+    if let Some(at) = rearm {
+        hrtimer::start(at, waker_tick, index);
+    }
+    sched::unpark_irq(task, now);
+}
+
+/// seed 003's `wakeup-latency`: a periodic timer (ARG) whose every expiry makes this helper
+/// thread create a new thread, as glibc does for SIGEV_THREAD; the new thread records how
+/// late it runs against the ideal expiry. At the end, the program's three closing lines.
+fn waker(index: u64) {
+    let i = index as usize;
+    let (end, scenario) = with_probe(i, |p| {
+        p.next_expiry = clock::now() + p.arg;
+        (p.end, p.scenario)
+    });
+    hrtimer::start(with_probe(i, |p| p.next_expiry), waker_tick, index);
+    while clock::now() < end {
+        sched::park();
+        let Some(due) = with_probe(i, |p| p.pending.take()) else {
+            continue;
+        };
+        let packed = (index << 48) | (due & ((1 << 48) - 1));
+        if sched::spawn_child(timer_thread, packed, "wakeup-thread", ForkKind::Fork).is_ok() {
+            with_probe(i, |p| p.live_children += 1);
+        }
+    }
+    // The threads still running use this probe: wait for them.
+    while with_probe(i, |p| p.live_children) > 0 {
+        sched::park();
+    }
+    let (samples, missed) = with_probe(i, |p| (p.samples.clone(), p.missed));
+    let max = samples.iter().copied().max().unwrap_or(0);
+    let avg = samples.iter().sum::<u64>() / (samples.len() as u64).max(1);
+    println!(
+        "{scenario}: maximum latency: {}.{} µs",
+        max / 1_000,
+        max % 1_000 / 100
+    );
+    println!(
+        "{scenario}: average latency: {}.{} µs",
+        avg / 1_000,
+        avg % 1_000 / 100
+    );
+    println!("{scenario}: missed timer events: {missed}");
+    finish(i);
+}
+
+/// A thread created for one timer expiry: records its lateness, tells the helper, ends.
+fn timer_thread(packed: u64) {
+    let index = (packed >> 48) as usize;
+    let now = clock::now();
+    // The expiry's low 48 bits (78 hours of clock) travel in the argument.
+    let expiry = (now & !((1 << 48) - 1)) | (packed & ((1 << 48) - 1));
+    let helper = with_probe(index, |p| {
+        p.samples.push(now.saturating_sub(expiry));
+        p.live_children -= 1;
+        p.task
+    });
+    sched::unpark(helper);
+}
+
+/// seed 003's `make -j N`: keeps ARG jobs alive; each starts vfork-style (this parent sleeps
+/// until the job execs), burns a pseudo-random 5–50 ms of CPU and exits; the parent waits for
+/// any job and starts the next, until the end.
+fn makej(index: u64) {
+    let i = index as usize;
+    let (jobs, end) = with_probe(i, |p| (p.arg, p.end));
+    let mut running = 0;
+    while clock::now() < end || running > 0 {
+        while running < jobs && clock::now() < end {
+            let burn_us = with_probe(i, |p| {
+                p.rng ^= p.rng << 13;
+                p.rng ^= p.rng >> 7;
+                p.rng ^= p.rng << 17;
+                5_000 + p.rng % 45_001
+            });
+            let packed = (index << 48) | burn_us;
+            if sched::spawn_child(job, packed, "job", ForkKind::Vfork).is_err() {
+                break;
+            }
+            running += 1;
+        }
+        // Wait for a job to end (a `wait()` for any child).
+        loop {
+            let exited = with_probe(i, |p| core::mem::take(&mut p.exits));
+            if exited > 0 {
+                running -= exited.min(running);
+                break;
+            }
+            if running == 0 {
+                break;
+            }
+            sched::park();
+        }
+    }
+    finish(i);
+}
+
+/// What `exec` costs a job before its vfork parent is released.
+const EXEC_COST_NS: u64 = 100_000;
+
+/// One compile job: exec, burn its CPU (never past the end), tell the parent, exit.
+fn job(packed: u64) {
+    let index = (packed >> 48) as usize;
+    let burn = (packed & ((1 << 48) - 1)) * 1_000;
+    clock::spin_until(clock::now() + EXEC_COST_NS);
+    sched::exec_done();
+    let end = with_probe(index, |p| p.end);
+    let mut left = burn;
+    // Burn CPU time, not wall time: spin in slices and count only what ran.
+    while left > 0 && clock::now() < end {
+        let before = sched::task_stats(sched::current()).map_or(0, |s| s.3.cpu_ns);
+        clock::spin_until(clock::now() + left.min(MS));
+        let after = sched::task_stats(sched::current()).map_or(0, |s| s.3.cpu_ns);
+        left = left.saturating_sub((after - before).max(1));
+    }
+    let parent = with_probe(index, |p| {
+        p.exits += 1;
+        p.task
+    });
+    sched::unpark(parent);
+}
