@@ -20,6 +20,7 @@ options:
   --port N             gdb stub port (gdb; default 1234)
   --no-launch          gdb: start QEMU only and print the gdb command to attach
   --verbose            print the kernel path and the exact qemu-system-x86_64 command
+  --trace FILE         run: boot with trace=on and write the trace (ftrace text) to FILE
 
 exit status: 0 success, 1 kernel failure or panic, 2 bad boot options, 3 timeout,
              4 no report from the kernel, 5 host-side error, 64 usage error";
@@ -38,6 +39,8 @@ pub struct Args {
     pub gdb_port: u16,
     pub no_launch: bool,
     pub verbose: bool,
+    /// `run --trace FILE`: where to write the kernel's trace (with `trace=on`).
+    pub trace_file: Option<PathBuf>,
 }
 
 impl Default for Args {
@@ -53,6 +56,7 @@ impl Default for Args {
             gdb_port: gdb::DEFAULT_PORT,
             no_launch: false,
             verbose: false,
+            trace_file: None,
         }
     }
 }
@@ -104,6 +108,13 @@ fn parse_args(rest: &[String], gdb_mode: bool) -> Result<Args, String> {
             "--release" => args.release = true,
             "--kernel" => args.kernel = Some(it.next().ok_or("--kernel needs a path")?.into()),
             "--verbose" | "-v" => args.verbose = true,
+            "--trace" if !gdb_mode => {
+                args.trace_file = Some(it.next().ok_or("--trace needs a file")?.into());
+                // Tracing is the kernel's boot option; ask for it too.
+                if !args.options.iter().any(|o| o.starts_with("trace=")) {
+                    args.options.push("trace=on".into());
+                }
+            }
             "--port" if gdb_mode => args.gdb_port = number(arg, it.next(), 1..=65_535)?,
             "--no-launch" if gdb_mode => args.no_launch = true,
             option if option.starts_with('-') => return Err(format!("unknown flag {option}")),

@@ -82,7 +82,20 @@ fn run(args: &Args) -> Result<Status, String> {
     let kernel = kernel_for(args)?;
     let machine = machine_for(args, &kernel)?;
     let timeout = args.timeout_secs.unwrap_or(RUN_TIMEOUT_SECS);
-    let (status, timing) = qemu::run(&machine, Some(Duration::from_secs(timeout)))?;
+    let (status, timing, output) = qemu::run(&machine, Some(Duration::from_secs(timeout)), true)?;
+    if let Some(path) = &args.trace_file {
+        match qemu::extract_trace(&output) {
+            Some(trace) => {
+                std::fs::write(path, trace)
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                eprintln!(
+                    "boot: trace written to {} (open it in ui.perfetto.dev)",
+                    path.display()
+                );
+            }
+            None => eprintln!("boot: no trace in the output (boot with trace=on)"),
+        }
+    }
     if args.verbose {
         let banner = timing
             .to_banner
@@ -121,7 +134,7 @@ fn test_runner(kernel: &Path, extra: &[String]) -> Result<Status, String> {
         ..Args::default()
     };
     let machine = machine_for(&args, kernel)?;
-    qemu::run(&machine, Some(Duration::from_secs(timeout))).map(|(status, _)| status)
+    qemu::run(&machine, Some(Duration::from_secs(timeout)), true).map(|(status, _, _)| status)
 }
 
 fn debug(args: &Args) -> Result<Status, String> {

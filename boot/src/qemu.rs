@@ -142,21 +142,35 @@ pub fn shell_quote(arg: &str) -> String {
     }
 }
 
-/// Copies the child's stdout to ours as it arrives, in a thread that returns when the first
-/// output arrived (the kernel's banner is its first line).
-pub fn forward_output(child: &mut Child) -> Option<std::thread::JoinHandle<Option<Instant>>> {
+/// What the forwarding thread saw: when the first output arrived (the kernel's banner is
+/// its first line) and everything the kernel printed.
+pub struct Output {
+    pub first_output: Option<Instant>,
+    pub text: String,
+}
+
+/// Collects the child's stdout, copying it to ours as it arrives if `echo`, in a thread.
+pub fn forward_output(child: &mut Child, echo: bool) -> Option<std::thread::JoinHandle<Output>> {
     let mut from = child.stdout.take()?;
     Some(std::thread::spawn(move || {
         let mut buf = [0u8; 4096];
         let mut out = std::io::stdout();
         let mut first_output = None;
+        let mut all = Vec::new();
         while let Ok(n) = from.read(&mut buf) {
-            first_output.get_or_insert_with(Instant::now);
-            if n == 0 || out.write_all(&buf[..n]).and_then(|_| out.flush()).is_err() {
+            if n == 0 {
                 break;
             }
+            first_output.get_or_insert_with(Instant::now);
+            all.extend_from_slice(&buf[..n]);
+            if echo {
+                let _ = out.write_all(&buf[..n]).and_then(|_| out.flush());
+            }
         }
-        first_output
+        Output {
+            first_output,
+            text: String::from_utf8_lossy(&all).into_owned(),
+        }
     }))
 }
 
@@ -188,21 +202,56 @@ pub struct Timing {
     pub total: Duration,
 }
 
-/// Runs the machine to its end, streaming its serial output to stdout.
-pub fn run(machine: &Machine, timeout: Option<Duration>) -> Result<(Status, Timing), String> {
+/// Runs the machine to its end, streaming its serial output to stdout if `echo`; returns
+/// the status, the timing and everything the kernel printed.
+pub fn run(
+    machine: &Machine,
+    timeout: Option<Duration>,
+    echo: bool,
+) -> Result<(Status, Timing, String), String> {
     let start = Instant::now();
     let mut child = machine.spawn(false)?;
-    let forwarder = forward_output(&mut child);
+    let forwarder = forward_output(&mut child, echo);
     let status = wait_with_timeout(&mut child, timeout)?;
     let total = start.elapsed();
-    let first_output = forwarder.and_then(|f| f.join().ok().flatten());
-    let to_banner = first_output.map(|t| t.duration_since(start));
-    Ok((status, Timing { to_banner, total }))
+    let output = forwarder.and_then(|f| f.join().ok());
+    let to_banner = output
+        .as_ref()
+        .and_then(|o| o.first_output)
+        .map(|t| t.duration_since(start));
+    Ok((
+        status,
+        Timing { to_banner, total },
+        output.map(|o| o.text).unwrap_or_default(),
+    ))
+}
+
+/// The ftrace text between the kernel's trace markers (the first trace), with the serial
+/// line's CR LF line ends made LF.
+pub fn extract_trace(output: &str) -> Option<String> {
+    let (_, rest) = output.split_once("--- TRACE BEGIN ---")?;
+    let (trace, _) = rest.split_once("--- TRACE END ---")?;
+    let mut text: String = trace
+        .lines()
+        .skip_while(|l| l.is_empty())
+        .map(|l| format!("{l}\n"))
+        .collect();
+    if text.is_empty() {
+        text.push('\n');
+    }
+    Some(text)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_trace_is_cut_from_the_output_with_lf_line_ends() {
+        let out = "banner\r\n--- TRACE BEGIN ---\r\n# tracer: nop\r\nline\r\n--- TRACE END ---\r\nafter\r\n";
+        assert_eq!(extract_trace(out).as_deref(), Some("# tracer: nop\nline\n"));
+        assert_eq!(extract_trace("no trace here"), None);
+    }
 
     #[test]
     fn commas_in_options_are_doubled_for_qemu() {

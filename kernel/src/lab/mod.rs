@@ -222,6 +222,7 @@ fn report(s: &Scenario, config: &Config) {
             report::latency(
                 s.name, &p.name, thread, interval, &summary, p.missed, config,
             );
+            report::samples(s.name, &p.name, &p.samples);
         }
     }
     let total: u64 = probes.iter().map(|p| p.cpu_ns).sum();

@@ -112,6 +112,17 @@ pub fn latency(
     );
 }
 
+/// Prints every sample of a probe (µs, in arrival order) for the host lab's plots.
+pub fn samples(scenario: &str, probe: &str, samples: &[u64]) {
+    let mut list = String::new();
+    for (i, s) in samples.iter().enumerate() {
+        let _ = write!(list, "{}{}", if i == 0 { "" } else { "," }, us(*s));
+    }
+    println!(
+        "RESULT {{\"kind\":\"samples\",\"scenario\":\"{scenario}\",\"probe\":\"{probe}\",\"us\":[{list}]}}"
+    );
+}
+
 /// Prints the CPU line of one task.
 pub fn cpu(scenario: &str, task: &str, uid: u32, nice: i8, cpu_ns: u64, total_ns: u64) {
     println!(
