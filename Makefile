@@ -4,7 +4,8 @@
 #   make test                                      every test (host, in-QEMU, system)
 #   make gdb [GDBPORT=1234]                        QEMU paused + gdb stopped at the entry
 #   make qemu-gdb [GDBPORT=1234]                   QEMU paused only; prints the gdb command
-#   make bench                                     scheduler operation costs (host)
+#   make lab [SECONDS=10]                          the full experiment matrix -> target/lab/
+#   make bench                                     scheduler operation costs (host and kernel)
 #   make clean
 
 OPTS ?=
@@ -14,7 +15,7 @@ REALTIME ?=
 BOOT := cargo run -q -p boot --
 BOOT_FLAGS := $(if $(REALTIME),--realtime)
 
-.PHONY: run test lint bench gdb qemu-gdb clean deps
+.PHONY: run test lint lab bench gdb qemu-gdb clean deps
 
 deps:
 	@scripts/ensure-deps.sh
@@ -34,6 +35,12 @@ lint:
 	cargo fmt --all -- --check
 	cargo clippy -q -p sched -p boot -p systests --all-targets --features sched/sim -- -D warnings
 	cargo clippy -q -p kernel --target x86_64-unknown-none --all-targets -- -D warnings
+
+# The full experiment matrix (every seed x its variants) in the kernel: target/lab/REPORT.md,
+# SVG plots and traces. SECONDS= sets each run's virtual window (default 10).
+SECONDS ?= 10
+lab: deps
+	@$(BOOT) lab --seconds $(SECONDS)
 
 # Scheduler operation costs on the host (criterion) and the kernel's context-switch and
 # wake-up paths in QEMU; the tables in README.md come from here.

@@ -8,6 +8,7 @@ pub const USAGE: &str = "\
 usage: boot run [OPTIONS] [KEY=VALUE...]   build and boot the kernel; KEY=VALUE are boot options
        boot gdb [OPTIONS]                  boot paused with a gdb stub and attach gdb at the entry
        boot test-runner ELF [ARGS...]      boot a kernel test binary (cargo's runner)
+       boot lab [--seconds S] [--jobs N]   every seed experiment x variant; report in target/lab
 
 options:
   --opts STRING        boot options, e.g. \"hz=250 policy=eevdf\" (added to any KEY=VALUE)
@@ -31,6 +32,8 @@ pub struct Args {
     pub options: Vec<String>,
     pub realtime: bool,
     pub icount_shift: u32,
+    /// `--icount-shift` as given (the lab has its own default).
+    pub icount_shift_given: Option<u32>,
     /// `None`: the mode's default (300 s for `run`, none for `gdb`).
     pub timeout_secs: Option<u64>,
     pub memory_mib: u32,
@@ -49,6 +52,7 @@ impl Default for Args {
             options: Vec::new(),
             realtime: false,
             icount_shift: qemu::DEFAULT_ICOUNT_SHIFT,
+            icount_shift_given: None,
             timeout_secs: None,
             memory_mib: qemu::DEFAULT_MEMORY_MIB,
             release: false,
@@ -66,7 +70,16 @@ pub enum Mode {
     Help,
     Run(Args),
     Gdb(Args),
-    TestRunner { kernel: PathBuf, extra: Vec<String> },
+    TestRunner {
+        kernel: PathBuf,
+        extra: Vec<String>,
+    },
+    /// The lab: each run measures `seconds` of virtual time, `jobs` QEMUs at a time.
+    Lab {
+        args: Args,
+        seconds: u64,
+        jobs: usize,
+    },
 }
 
 fn number<T>(
@@ -102,7 +115,10 @@ fn parse_args(rest: &[String], gdb_mode: bool) -> Result<Args, String> {
                     .extend(value.split_ascii_whitespace().map(String::from));
             }
             "--realtime" => args.realtime = true,
-            "--icount-shift" => args.icount_shift = number(arg, it.next(), 0..=10)?,
+            "--icount-shift" => {
+                args.icount_shift = number(arg, it.next(), 0..=10)?;
+                args.icount_shift_given = Some(args.icount_shift);
+            }
             "--timeout" => args.timeout_secs = Some(number(arg, it.next(), 1..=86_400)?),
             "--memory" => args.memory_mib = number(arg, it.next(), 32..=65_536)?,
             "--release" => args.release = true,
@@ -133,6 +149,26 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
     match mode.as_str() {
         "run" => Ok(Mode::Run(parse_args(rest, false)?)),
         "gdb" => Ok(Mode::Gdb(parse_args(rest, true)?)),
+        "lab" => {
+            let (mut seconds, mut jobs) = (
+                10,
+                std::thread::available_parallelism().map_or(2, |n| n.get()),
+            );
+            let mut others = Vec::new();
+            let mut it = rest.iter();
+            while let Some(arg) = it.next() {
+                match arg.as_str() {
+                    "--seconds" => seconds = number(arg, it.next(), 1..=600)?,
+                    "--jobs" => jobs = number(arg, it.next(), 1..=64)?,
+                    _ => others.push(arg.clone()),
+                }
+            }
+            Ok(Mode::Lab {
+                args: parse_args(&others, false)?,
+                seconds,
+                jobs,
+            })
+        }
         "test-runner" => {
             let (kernel, extra) = rest
                 .split_first()

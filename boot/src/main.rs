@@ -11,6 +11,7 @@ mod build;
 mod cli;
 mod gdb;
 mod image;
+mod lab;
 mod qemu;
 mod status;
 
@@ -30,6 +31,11 @@ fn main() -> ExitCode {
         Ok(Mode::Run(args)) => report(run(&args)),
         Ok(Mode::TestRunner { kernel, extra }) => report(test_runner(&kernel, &extra)),
         Ok(Mode::Gdb(args)) => report(debug(&args)),
+        Ok(Mode::Lab {
+            args,
+            seconds,
+            jobs,
+        }) => report(run_lab(&args, seconds, jobs)),
         Err(message) => {
             eprintln!("boot: {message}\n\n{}", cli::USAGE);
             Status::Usage
@@ -135,6 +141,12 @@ fn test_runner(kernel: &Path, extra: &[String]) -> Result<Status, String> {
     };
     let machine = machine_for(&args, kernel)?;
     qemu::run(&machine, Some(Duration::from_secs(timeout)), true).map(|(status, _, _)| status)
+}
+
+fn run_lab(args: &Args, seconds: u64, jobs: usize) -> Result<Status, String> {
+    let kernel = kernel_for(args)?;
+    let shift = args.icount_shift_given.unwrap_or(lab::LAB_ICOUNT_SHIFT);
+    lab::lab(&kernel, &lab::default_out(), seconds, jobs, shift)
 }
 
 fn debug(args: &Args) -> Result<Status, String> {
