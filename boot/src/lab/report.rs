@@ -146,7 +146,12 @@ pub fn write(
         md,
         "| policy, run | maxlat lat3-1 (ms) | maxlat lat3-2 (ms) | command |\n|---|---|---|---|"
     );
+    let mut cdf = Vec::new();
     for o in outcomes.iter().filter(|o| o.variant.seed == "seed002") {
+        // Each lat3 cycle's longest gap, both instances together.
+        let mut gaps = samples(o, "lat3-1");
+        gaps.extend(samples(o, "lat3-2"));
+        cdf.push((o.variant.label.clone(), gaps));
         let max = |probe: &str| latency(o, probe).map_or("–".into(), |p| ms(field(p, "max_us")));
         let _ = writeln!(
             md,
@@ -158,6 +163,11 @@ pub fn write(
             command(o)
         );
     }
+    save(
+        "seed002-cdf.svg",
+        &svg::cdf("seed 002: lat3, longest gap per cycle", "gap (µs)", &cdf),
+    )?;
+    let _ = writeln!(md, "\n![seed 002 gap CDF](seed002-cdf.svg)");
 
     // seed 003
     let _ = writeln!(
