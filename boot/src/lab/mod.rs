@@ -90,12 +90,14 @@ pub fn matrix(seconds: u64) -> Vec<Variant> {
         ("B: 1 s + 10 s loops", "seed002-b"),
     ] {
         for policy in ["o1", "cfs"] {
+            let trace = scenario == "seed002-a" && policy == "o1";
+            let tracing = if trace { " trace=on" } else { "" };
             add(
                 "seed002",
                 scenario,
                 format!("{policy}, {run}"),
-                format!("run={scenario} policy={policy} {d}"),
-                false,
+                format!("run={scenario} policy={policy} {d}{tracing}"),
+                trace,
             );
         }
     }
@@ -127,12 +129,14 @@ pub fn matrix(seconds: u64) -> Vec<Variant> {
                     } else {
                         format!(" features={}", features.join(","))
                     };
+                    let trace = label == "vanilla";
+                    let tracing = if trace { " trace=on" } else { "" };
                     add(
                         "seed003",
                         "seed003",
                         label,
-                        format!("run=seed003 era=2.6.36{features} {d}"),
-                        false,
+                        format!("run=seed003 era=2.6.36{features} {d}{tracing}"),
+                        trace,
                     );
                 }
             }
@@ -279,6 +283,12 @@ mod tests {
         // 2^4 feature combinations, the min_granularity tune and EEVDF.
         assert_eq!(m.iter().filter(|v| v.seed == "seed003").count(), 18);
         assert!(m.iter().any(|v| v.options == "run=seed003 era=2.6.36 features=NO_START_DEBIT duration=10s"));
-        assert_eq!(m.iter().filter(|v| v.trace).count(), 1);
+        // One traced run per seed.
+        assert_eq!(m.iter().filter(|v| v.trace).count(), 3);
+        assert!(
+            m.iter()
+                .filter(|v| v.trace)
+                .all(|v| v.options.ends_with(" trace=on"))
+        );
     }
 }

@@ -204,32 +204,43 @@ pub fn write(
             seed003_thread_figures(&o.variant.label),
             command(o)
         );
-        if cdf.len() < 10 {
-            cdf.push((o.variant.label.clone(), samples(o, "waker")));
-        }
+        cdf.push((o.variant.label.clone(), samples(o, "waker")));
     }
     save(
         "seed003-cdf.svg",
         &svg::cdf("seed 003: wakeup-latency (2.6.36)", "latency (µs)", &cdf),
     )?;
-    let _ = writeln!(
-        md,
-        "\n![seed 003 latency CDF (first ten variants)](seed003-cdf.svg)\n"
-    );
+    let _ = writeln!(md, "\n![seed 003 latency CDF](seed003-cdf.svg)\n");
 
-    // The traced run.
-    if let Some(o) = outcomes.iter().find(|o| o.trace.is_some()) {
-        let name = format!("traces/{}.txt", o.variant.scenario);
-        let trace = o.trace.as_deref().unwrap_or_default();
-        save(&name, trace)?;
-        let title = format!("{}: first 200 ms ({})", o.variant.scenario, o.variant.label);
-        save(
-            "timeline.svg",
-            &svg::timeline(&title, &svg::switches(trace), 200_000),
-        )?;
+    // The traced runs (one per seed), and a timeline of the first.
+    let traced: Vec<&Outcome> = outcomes.iter().filter(|o| o.trace.is_some()).collect();
+    if !traced.is_empty() {
         let _ = writeln!(
             md,
-            "## A timeline\n\nThe first 200 ms of {} ({}), drawn from its trace (`{name}`, Linux ftrace text: open it in ui.perfetto.dev).\n\n![timeline](timeline.svg)",
+            "## Traces\n\nLinux ftrace text (open in ui.perfetto.dev); the kernel keeps the last 65 536 events of a run:\n"
+        );
+    }
+    for (i, o) in traced.iter().enumerate() {
+        let name = format!("traces/{}-{}.txt", o.variant.scenario, i + 1);
+        let trace = o.trace.as_deref().unwrap_or_default();
+        save(&name, trace)?;
+        let _ = writeln!(
+            md,
+            "- `{name}`: {} ({})",
+            o.variant.scenario, o.variant.label
+        );
+        if i == 0 {
+            let title = format!("{}: first 200 ms ({})", o.variant.scenario, o.variant.label);
+            save(
+                "timeline.svg",
+                &svg::timeline(&title, &svg::switches(trace), 200_000),
+            )?;
+        }
+    }
+    if let Some(o) = traced.first() {
+        let _ = writeln!(
+            md,
+            "\n## A timeline\n\nThe first 200 ms of {} ({}), drawn from its trace.\n\n![timeline](timeline.svg)",
             o.variant.scenario, o.variant.label
         );
     }

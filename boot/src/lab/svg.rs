@@ -98,15 +98,21 @@ pub fn cdf(title: &str, x_label: &str, series: &[(String, Vec<u64>)]) -> String 
                 y((k + 1) as f64 / n)
             );
         }
+        // Past ten series the colours repeat, dashed.
+        let dash = if i >= COLOURS.len() {
+            r#" stroke-dasharray="6 3""#
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            r#"<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{points}"/>"#
+            r#"<polyline fill="none" stroke="{colour}" stroke-width="1.5"{dash} points="{points}"/>"#
         );
-        let ly = TOP + 14.0 + 18.0 * i as f64;
+        let ly = TOP + 14.0 + 17.0 * i as f64;
         let lx = WIDTH - RIGHT + 12.0;
         let _ = writeln!(
             out,
-            r#"<line x1="{lx}" y1="{}" x2="{}" y2="{}" stroke="{colour}" stroke-width="3"/>"#,
+            r#"<line x1="{lx}" y1="{}" x2="{}" y2="{}" stroke="{colour}" stroke-width="3"{dash}/>"#,
             ly - 4.0,
             lx + 18.0,
             ly - 4.0
