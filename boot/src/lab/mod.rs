@@ -249,6 +249,8 @@ pub fn lab(
         variants.len()
     );
     let outcomes = run_all(kernel, &variants, jobs, shift)?;
+    // Traces of earlier runs would otherwise linger beside this run's.
+    let _ = std::fs::remove_dir_all(out.join("traces"));
     std::fs::create_dir_all(out.join("traces"))
         .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let written = report::write(out, &outcomes, seconds, shift)?;
