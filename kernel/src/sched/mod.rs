@@ -11,17 +11,29 @@
 //! for it, the handler calls `schedule()` on the interrupted task's stack; the task resumes
 //! there later and returns from the interrupt as if nothing happened.
 
+mod lifecycle;
+mod observe;
 pub mod setup;
+mod sleep;
 pub mod trace;
 pub mod waitqueue;
 
+pub use lifecycle::{
+    PermissionDenied, SpawnError, exec_done, exit, join, setuid, spawn, spawn_child, yield_now,
+};
+pub use observe::{
+    TRACE_EVENTS, current_if_unlocked, print_trace, switch_count, task_stats, trace_start,
+    trace_stop, with_policy,
+};
+pub use sleep::{park, sleep, sleep_until, unpark, unpark_irq, wake_up_irq};
+use sleep::{sleep_current, wake_up_from};
 pub use waitqueue::WaitQueue;
 
 use crate::arch::x86_64::switch::{initial_stack, switch_context};
 use crate::config::Config;
 use crate::mm::stack::KernelStack;
 use crate::task::{State, Task, TaskId, TaskStats};
-use crate::time::{self, clock, hrtimer};
+use crate::time::{self, clock};
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -272,48 +284,6 @@ pub fn init(config: &Config) {
     }
 }
 
-/// Events the ring keeps with `trace=on` (about 5 MB).
-pub const TRACE_EVENTS: usize = 65_536;
-
-/// Starts (or restarts, emptied) tracing into a ring of `capacity` events. Returns the
-/// [`switch_count`] at that moment.
-pub fn trace_start(capacity: usize) -> u64 {
-    let ring = trace::Trace::new(capacity);
-    with_sched(|s| {
-        s.trace = Some(ring);
-        s.switches()
-    })
-}
-
-/// Stops tracing; returns the trace and the [`switch_count`] at that moment.
-pub fn trace_stop() -> (Option<trace::Trace>, u64) {
-    with_sched(|s| (s.trace.take(), s.switches()))
-}
-
-/// Prints a trace between the markers tools look for.
-pub fn print_trace(trace: &trace::Trace) {
-    crate::println!("--- TRACE BEGIN ---");
-    crate::arch::x86_64::serial::with_console(|out| trace.write_ftrace(out).ok());
-    crate::println!("--- TRACE END ---");
-}
-
-/// Context switches so far, summed over every task's statistics (exited ones included).
-pub fn switch_count() -> u64 {
-    with_sched(|s| s.switches())
-}
-
-impl Scheduler {
-    fn switches(&self) -> u64 {
-        self.exited_switches
-            + self
-                .tasks
-                .iter()
-                .flatten()
-                .map(|t| t.stats.switches)
-                .sum::<u64>()
-    }
-}
-
 /// Replaces the policy, e.g. for a test comparing policies in one boot. Only the boot task
 /// may exist besides the idle task: it is registered with the new policy and keeps running.
 pub fn set_policy(config: &Config) {
@@ -337,283 +307,9 @@ pub fn set_policy(config: &Config) {
     });
 }
 
-/// Why a task could not be started.
-#[derive(Debug)]
-pub enum SpawnError {
-    /// No memory for its stack.
-    OutOfMemory,
-}
-
-/// Starts a kernel thread running `entry(argument)` as `uid` at `nice`. It may run at once if
-/// the policy says it should preempt the caller.
-pub fn spawn(
-    entry: fn(u64),
-    argument: u64,
-    name: &str,
-    uid: u32,
-    nice: i8,
-) -> Result<TaskId, SpawnError> {
-    let stack = KernelStack::new().map_err(|_| SpawnError::OutOfMemory)?;
-    let task = new_task(name, uid, nice, Some((entry, argument)), Some(stack));
-    let (id, preempt) = with_sched(|s| {
-        let now = clock::now();
-        let id = s.add(task);
-        s.task(id).stats.runnable_since = Some(now);
-        let preempt = s.policy.spawn(id, uid, nice, now);
-        s.need_resched |= preempt;
-        (id, s.need_resched)
-    });
-    if preempt {
-        interrupts::without_interrupts(schedule);
-    }
-    Ok(id)
-}
-
-/// Starts a child of the running task, with its uid and nice, running `entry(argument)`
-/// (Linux's fork, placed by the policy as a fork). With [`ForkKind::Vfork`] the caller sleeps
-/// until the child calls [`exec_done`] or exits, as a vfork parent does.
-pub fn spawn_child(
-    entry: fn(u64),
-    argument: u64,
-    name: &str,
-    kind: ForkKind,
-) -> Result<TaskId, SpawnError> {
-    let stack = KernelStack::new().map_err(|_| SpawnError::OutOfMemory)?;
-    interrupts::without_interrupts(|| {
-        let switch = with_sched(|s| {
-            let now = clock::now();
-            let parent = s.current;
-            let (uid, nice) = (s.task(parent).uid, s.task(parent).nice);
-            let id = s.add(new_task(
-                name,
-                uid,
-                nice,
-                Some((entry, argument)),
-                Some(stack),
-            ));
-            s.task(id).stats.runnable_since = Some(now);
-            s.need_resched |= s.policy.fork(parent, id, kind, now);
-            if kind == ForkKind::Vfork {
-                s.task(id).vfork_parent = Some(parent);
-                s.block_current(now);
-                s.need_resched = true;
-            }
-            (id, s.need_resched)
-        });
-        if switch.1 {
-            schedule();
-        }
-        Ok(switch.0)
-    })
-}
-
-/// The running task "execs": a vfork parent waiting for it wakes up.
-pub fn exec_done() {
-    interrupts::without_interrupts(|| {
-        let preempt = with_sched(|s| {
-            let me = s.current;
-            if let Some(parent) = s.task(me).vfork_parent.take() {
-                s.wake(parent, Wakeup { vfork_parent: true }, clock::now());
-            }
-            s.need_resched
-        });
-        if preempt {
-            schedule();
-        }
-    });
-}
-
-/// Only root may change uids.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PermissionDenied;
-
-/// Changes the running task's uid (Linux's setuid, with the scheduler told as
-/// `sched_move_task` was: with per-uid groups the task moves to the new uid's group).
-pub fn setuid(uid: u32) -> Result<(), PermissionDenied> {
-    with_sched(|s| {
-        let me = s.current;
-        if s.task(me).uid != 0 {
-            return Err(PermissionDenied);
-        }
-        s.task(me).uid = uid;
-        s.policy.set_uid(me, uid, clock::now());
-        Ok(())
-    })
-}
-
-/// Looks into the policy (for reports, tests and debugging).
-pub fn with_policy<R>(f: impl FnOnce(&dyn Policy) -> R) -> R {
-    with_sched(|s| f(&*s.policy))
-}
-
-/// The running task's id, without waiting for the scheduler lock (for fault reports, which
-/// may come while it is held).
-pub fn current_if_unlocked() -> Option<TaskId> {
-    SCHED.try_lock().and_then(|s| s.as_ref().map(|s| s.current))
-}
-
 /// The running task's id.
 pub fn current() -> TaskId {
     with_sched(|s| s.current)
-}
-
-/// Gives up the CPU if the policy has someone else to run.
-pub fn yield_now() {
-    interrupts::without_interrupts(|| {
-        let others = SCHED
-            .lock()
-            .as_mut()
-            .expect("scheduler not started")
-            .policy
-            .yield_now(clock::now());
-        if others {
-            schedule();
-        }
-    });
-}
-
-/// Ends the running task: waiters wake, and the next task frees its stack.
-pub fn exit() -> ! {
-    interrupts::disable();
-    {
-        let mut guard = SCHED.lock();
-        let s = guard.as_mut().expect("scheduler not started");
-        let now = clock::now();
-        let id = s.current;
-        s.task(id).state = State::Exited;
-        s.policy.exit(id, now);
-        for waiter in core::mem::take(&mut s.task(id).waiters) {
-            s.wake(waiter, Wakeup::default(), now);
-        }
-        if let Some(parent) = s.task(id).vfork_parent.take() {
-            s.wake(parent, Wakeup { vfork_parent: true }, now);
-        }
-        s.dead = Some(id);
-    }
-    schedule();
-    unreachable!("an exited task was scheduled again");
-}
-
-/// Sleeps until the clock reads `deadline` (rounded up to a tick with `hrtimer=off`).
-pub fn sleep_until(deadline: u64) {
-    interrupts::without_interrupts(|| {
-        with_sched(|s| {
-            s.block_current(clock::now());
-            hrtimer::start(time::sleep_expiry(deadline), sleep_timer, s.current as u64);
-        });
-        schedule();
-    });
-}
-
-/// Puts the running task to sleep until someone wakes it (its waker must know it: a wait
-/// queue, a timer). Interrupts must be off.
-fn sleep_current() {
-    with_sched(|s| s.block_current(clock::now()));
-    schedule();
-}
-
-/// Wakes `tasks` from task context, switching at once if the policy says a wakee should
-/// preempt the caller. Interrupts must be off.
-fn wake_up_from(tasks: &[TaskId]) {
-    let preempt = with_sched(|s| {
-        let now = clock::now();
-        for &task in tasks {
-            s.wake(task, Wakeup::default(), now);
-        }
-        s.need_resched
-    });
-    if preempt {
-        schedule();
-    }
-}
-
-/// Sleeps for `ns` nanoseconds.
-pub fn sleep(ns: u64) {
-    sleep_until(clock::now() + ns);
-}
-
-fn sleep_timer(task: u64, now: u64) {
-    wake_up_irq(task as TaskId, now);
-}
-
-/// Wakes `task` from interrupt context (a timer callback); the switch, if the policy wants
-/// one, happens when the interrupt returns.
-pub fn wake_up_irq(task: TaskId, now: u64) {
-    if let Some(s) = SCHED.lock().as_mut() {
-        s.wake(task, Wakeup::default(), now);
-    }
-}
-
-/// Sleeps until [`unpark`] (or [`unpark_irq`]) names the running task — at once if that
-/// already happened since the last `park` (the wake-up is remembered, so it cannot be lost).
-pub fn park() {
-    interrupts::without_interrupts(|| {
-        let must_sleep = with_sched(|s| {
-            let me = s.current;
-            if core::mem::take(&mut s.task(me).unpark_token) {
-                return false;
-            }
-            s.task(me).parked = true;
-            s.block_current(clock::now());
-            true
-        });
-        if must_sleep {
-            schedule();
-        }
-    });
-}
-
-/// Lets `task` return from [`park`] (now, or at its next `park`), from interrupt context.
-pub fn unpark_irq(task: TaskId, now: u64) {
-    if let Some(s) = SCHED.lock().as_mut() {
-        s.unpark(task, now);
-    }
-}
-
-/// Lets `task` return from [`park`], from task context (switching if the policy says so).
-pub fn unpark(task: TaskId) {
-    interrupts::without_interrupts(|| {
-        let preempt = with_sched(|s| {
-            s.unpark(task, clock::now());
-            s.need_resched
-        });
-        if preempt {
-            schedule();
-        }
-    });
-}
-
-impl Scheduler {
-    fn unpark(&mut self, id: TaskId, now: u64) {
-        let Some(task) = self.tasks.get_mut(id).and_then(|t| t.as_mut()) else {
-            return;
-        };
-        if core::mem::take(&mut task.parked) {
-            self.wake(id, Wakeup::default(), now);
-        } else {
-            task.unpark_token = true;
-        }
-    }
-}
-
-/// Waits until task `id` has exited (at once if it already has).
-pub fn join(id: TaskId) {
-    interrupts::without_interrupts(|| {
-        let must_wait = with_sched(|s| {
-            let me = s.current;
-            match s.tasks.get_mut(id).and_then(|t| t.as_mut()) {
-                Some(target) if target.state != State::Exited => {
-                    target.waiters.push(me);
-                    s.block_current(clock::now());
-                    true
-                }
-                _ => false,
-            }
-        });
-        if must_wait {
-            schedule();
-        }
-    });
 }
 
 /// The scheduler tick (from the timer interrupt): the policy may ask for a preemption.
@@ -632,18 +328,4 @@ pub fn preempt_from_interrupt() {
     if needed {
         schedule();
     }
-}
-
-/// A copy of a task's statistics, name, uid and nice.
-pub fn task_stats(id: TaskId) -> Option<(String, u32, i8, TaskStats)> {
-    with_sched(|s| {
-        let now = clock::now();
-        let running = s.current == id;
-        let t = s.tasks.get(id)?.as_ref()?;
-        let mut stats = t.stats;
-        if running {
-            stats.cpu_ns += now - stats.switched_in_at;
-        }
-        Some((t.name.clone(), t.uid, t.nice, stats))
-    })
 }

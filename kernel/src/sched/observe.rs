@@ -1,0 +1,75 @@
+//! Looking at the scheduler: per-task statistics, the switch count, the policy's own view, and
+//! the scheduling trace (started, stopped, printed).
+
+use super::{SCHED, Scheduler, trace, with_sched};
+use crate::task::{TaskId, TaskStats};
+use crate::time::clock;
+use alloc::string::String;
+use sched::Policy;
+
+/// Events the ring keeps with `trace=on` (about 5 MB).
+pub const TRACE_EVENTS: usize = 65_536;
+
+/// Starts (or restarts, emptied) tracing into a ring of `capacity` events. Returns the
+/// [`switch_count`] at that moment.
+pub fn trace_start(capacity: usize) -> u64 {
+    let ring = trace::Trace::new(capacity);
+    with_sched(|s| {
+        s.trace = Some(ring);
+        s.switches()
+    })
+}
+
+/// Stops tracing; returns the trace and the [`switch_count`] at that moment.
+pub fn trace_stop() -> (Option<trace::Trace>, u64) {
+    with_sched(|s| (s.trace.take(), s.switches()))
+}
+
+/// Prints a trace between the markers tools look for.
+pub fn print_trace(trace: &trace::Trace) {
+    crate::println!("--- TRACE BEGIN ---");
+    crate::arch::x86_64::serial::with_console(|out| trace.write_ftrace(out).ok());
+    crate::println!("--- TRACE END ---");
+}
+
+/// Context switches so far, summed over every task's statistics (exited ones included).
+pub fn switch_count() -> u64 {
+    with_sched(|s| s.switches())
+}
+
+impl Scheduler {
+    fn switches(&self) -> u64 {
+        self.exited_switches
+            + self
+                .tasks
+                .iter()
+                .flatten()
+                .map(|t| t.stats.switches)
+                .sum::<u64>()
+    }
+}
+
+/// Looks into the policy (for reports, tests and debugging).
+pub fn with_policy<R>(f: impl FnOnce(&dyn Policy) -> R) -> R {
+    with_sched(|s| f(&*s.policy))
+}
+
+/// The running task's id, without waiting for the scheduler lock (for fault reports, which
+/// may come while it is held).
+pub fn current_if_unlocked() -> Option<TaskId> {
+    SCHED.try_lock().and_then(|s| s.as_ref().map(|s| s.current))
+}
+
+/// A copy of a task's statistics, name, uid and nice.
+pub fn task_stats(id: TaskId) -> Option<(String, u32, i8, TaskStats)> {
+    with_sched(|s| {
+        let now = clock::now();
+        let running = s.current == id;
+        let t = s.tasks.get(id)?.as_ref()?;
+        let mut stats = t.stats;
+        if running {
+            stats.cpu_ns += now - stats.switched_in_at;
+        }
+        Some((t.name.clone(), t.uid, t.nice, stats))
+    })
+}
