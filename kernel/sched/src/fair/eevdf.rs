@@ -89,11 +89,8 @@ impl Fair {
         se.deadline = vruntime.wrapping_add(vslice);
     }
 
-    /// `pick_eevdf`: among eligible entities, the one with the earliest virtual deadline.
-    /// cfslab walks the queue in deadline order and takes the first eligible entity: one step
-    /// when the earliest deadline is eligible (the common case), more when early deadlines
-    /// belong to entities that ran ahead. Linux 6.6 finds the same entity in O(log n) with a
-    /// vruntime tree augmented by the minimum deadline, which the standard B-tree cannot carry.
+    /// `pick_eevdf`: among eligible entities, the one with the earliest virtual deadline, found
+    /// in O(log n) in the augmented tree (`deadline_tree.rs`), as Linux 6.6 does.
     pub(super) fn pick_eevdf(&self, rq: RqId) -> Option<EntityId> {
         let q = self.rq(rq);
         let curr = q
@@ -105,7 +102,7 @@ impl Fair {
         {
             return Some(c);
         }
-        let best = q.by_deadline().find(|&id| self.entity_eligible(rq, id));
+        let best = q.earliest_eligible(|id| self.entity_eligible(rq, id));
         match (curr, best) {
             (Some(c), Some(b)) if before(self.se(c).deadline, self.se(b).deadline) => Some(c),
             (Some(c), None) => Some(c),

@@ -13,6 +13,7 @@
 mod buddies;
 mod cfs;
 mod class;
+mod deadline_tree;
 mod debug;
 mod eevdf;
 pub mod entity;

@@ -10,10 +10,11 @@
 //! O(log n) insert and remove CFS needs, and keeps this module about scheduling. The
 //! leftmost entity is cached, as Linux caches `rb_leftmost`, so peeking at it is O(1).
 //!
-//! Under EEVDF a second set orders the same entities by virtual deadline, so that the pick
-//! can walk deadlines in order and stop at the first eligible entity (see
-//! `Fair::pick_eevdf`).
+//! Under EEVDF a second, augmented tree holds the same entities with the earliest deadline of
+//! each subtree, so that the pick finds the earliest eligible deadline in O(log n) (see
+//! [`super::deadline_tree`]).
 
+use super::deadline_tree::DeadlineTree;
 use super::entity::EntityId;
 use crate::weights::vdiff;
 use alloc::collections::BTreeSet;
@@ -51,8 +52,8 @@ pub struct FairRq {
     pub next_buddy: Option<EntityId>,
     /// LAST_BUDDY: the entity a wake-up preempted, to give the CPU back to.
     pub last_buddy: Option<EntityId>,
-    /// EEVDF: the timeline's entities by (deadline key, id); `None` under CFS.
-    by_deadline: Option<BTreeSet<(i64, EntityId)>>,
+    /// EEVDF: the timeline's entities with their deadlines; `None` under CFS.
+    deadlines: Option<DeadlineTree>,
     /// EEVDF: Σ (vruntime − min_vruntime) × weight over the timeline (not `curr`).
     pub avg_vruntime: i128,
     /// EEVDF: Σ weight over the timeline (not `curr`).
@@ -74,7 +75,7 @@ impl FairRq {
             owner,
             next_buddy: None,
             last_buddy: None,
-            by_deadline: eevdf.then(BTreeSet::new),
+            deadlines: eevdf.then(DeadlineTree::new),
             avg_vruntime: 0,
             avg_load: 0,
         }
@@ -86,11 +87,11 @@ impl FairRq {
 
     /// Puts an entity on the timeline (`__enqueue_entity`).
     pub fn insert(&mut self, id: EntityId, vruntime: u64, weight: u64, deadline: u64) {
-        let deadline_key = self.key(deadline);
-        if let Some(set) = &mut self.by_deadline {
-            set.insert((deadline_key, id));
-        }
         let entry = (self.key(vruntime), id);
+        let deadline_key = self.key(deadline);
+        if let Some(tree) = &mut self.deadlines {
+            tree.insert(entry, deadline_key);
+        }
         self.timeline.insert(entry);
         if self.leftmost.is_none_or(|left| entry < left) {
             self.leftmost = Some(entry);
@@ -102,11 +103,11 @@ impl FairRq {
     /// Takes an entity off the timeline (`__dequeue_entity`); `vruntime`, `weight` and
     /// `deadline` must be the values it was inserted with.
     pub fn remove(&mut self, id: EntityId, vruntime: u64, weight: u64, deadline: u64) {
-        let deadline_key = self.key(deadline);
-        if let Some(set) = &mut self.by_deadline {
-            set.remove(&(deadline_key, id));
-        }
+        let _ = deadline;
         let entry = (self.key(vruntime), id);
+        if let Some(tree) = &mut self.deadlines {
+            tree.remove(entry);
+        }
         let removed = self.timeline.remove(&entry);
         debug_assert!(removed, "entity {id} not on the timeline of {}", self.name);
         if self.leftmost == Some(entry) {
@@ -126,9 +127,10 @@ impl FairRq {
         self.timeline.last().map(|&(_, id)| id)
     }
 
-    /// Waiting entities in deadline order (EEVDF only; empty under CFS).
-    pub fn by_deadline(&self) -> impl Iterator<Item = EntityId> + '_ {
-        self.by_deadline.iter().flatten().map(|&(_, id)| id)
+    /// EEVDF: the waiting entity with the earliest deadline among those `eligible` accepts
+    /// (which must accept a prefix of the vruntime order). `None` under CFS.
+    pub fn earliest_eligible(&self, eligible: impl Fn(EntityId) -> bool) -> Option<EntityId> {
+        self.deadlines.as_ref()?.pick(|(_, id)| eligible(id))
     }
 
     /// Waiting entities in virtual-runtime order.
