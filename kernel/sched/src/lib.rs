@@ -22,6 +22,7 @@ pub mod params;
 pub mod policy;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim;
+pub mod stats;
 pub mod weights;
 
 pub use fair::Fair;

@@ -2,9 +2,9 @@
 //! asserting what the theory of cfs-semantics.md predicts. Each prints its table; run with
 //! `cargo test -p sched --features sim --test seeds -- --nocapture` to see them.
 
-use sched::sim::stats::Summary;
 use sched::sim::workload::{Hog, Lat3, MakeJ, Sleeper, Waker};
 use sched::sim::{Sim, SimConfig};
+use sched::stats::Summary;
 use sched::{Era, Fair, FairParams, Feature, Grouping, O1, Policy};
 
 const MS: u64 = 1_000_000;

@@ -179,8 +179,8 @@ impl Fair {
 
     fn timeline_remove(&mut self, rq: RqId, id: EntityId) {
         let se = self.se(id);
-        let (vruntime, weight, deadline) = (se.vruntime, se.weight, se.deadline);
-        self.rq_mut(rq).remove(id, vruntime, weight, deadline);
+        let (vruntime, weight) = (se.vruntime, se.weight);
+        self.rq_mut(rq).remove(id, vruntime, weight);
     }
 
     // --- accounting: update_curr and min_vruntime --------------------------------------

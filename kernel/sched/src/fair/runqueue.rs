@@ -100,10 +100,9 @@ impl FairRq {
         self.avg_load += weight;
     }
 
-    /// Takes an entity off the timeline (`__dequeue_entity`); `vruntime`, `weight` and
-    /// `deadline` must be the values it was inserted with.
-    pub fn remove(&mut self, id: EntityId, vruntime: u64, weight: u64, deadline: u64) {
-        let _ = deadline;
+    /// Takes an entity off the timeline (`__dequeue_entity`); `vruntime` and `weight` must be
+    /// the values it was inserted with.
+    pub fn remove(&mut self, id: EntityId, vruntime: u64, weight: u64) {
         let entry = (self.key(vruntime), id);
         if let Some(tree) = &mut self.deadlines {
             tree.remove(entry);

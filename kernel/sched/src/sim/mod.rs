@@ -10,7 +10,6 @@
 //!
 //! Built with the `sim` feature (and for the crate's own tests); the kernel does not use it.
 
-pub mod stats;
 pub mod workload;
 
 use crate::policy::{ForkKind, Nanos, Policy, TaskId, Uid, Wakeup};

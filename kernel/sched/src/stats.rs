@@ -1,5 +1,5 @@
 //! Summaries of latency samples: min, average, percentiles, max (the figures cyclictest
-//! and schbench print).
+//! and schbench print). Pure arithmetic, shared by the host simulator and the kernel's lab.
 
 use alloc::vec::Vec;
 
@@ -18,16 +18,18 @@ pub struct Summary {
     pub p90: u64,
     /// 99th percentile.
     pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
     /// Largest sample.
     pub max: u64,
 }
 
-/// The `p`-th percentile (0–100) of sorted samples, nearest-rank.
-pub fn percentile(sorted: &[u64], p: u64) -> u64 {
+/// The `per_mille`-th per-mille (0–1000) of sorted samples, nearest-rank.
+pub fn per_mille(sorted: &[u64], per_mille: u64) -> u64 {
     if sorted.is_empty() {
         return 0;
     }
-    let rank = (p * sorted.len() as u64).div_ceil(100).max(1) as usize;
+    let rank = (per_mille * sorted.len() as u64).div_ceil(1000).max(1) as usize;
     sorted[rank.min(sorted.len()) - 1]
 }
 
@@ -44,9 +46,10 @@ impl Summary {
             min: sorted[0],
             avg: (sorted.iter().map(|&s| u128::from(s)).sum::<u128>() / sorted.len() as u128)
                 as u64,
-            p50: percentile(&sorted, 50),
-            p90: percentile(&sorted, 90),
-            p99: percentile(&sorted, 99),
+            p50: per_mille(&sorted, 500),
+            p90: per_mille(&sorted, 900),
+            p99: per_mille(&sorted, 990),
+            p999: per_mille(&sorted, 999),
             max: *sorted.last().unwrap(),
         }
     }
