@@ -134,6 +134,16 @@ impl Default for Config {
 }
 
 impl Config {
+    /// The `features=` value in force, as it would be written (empty for none).
+    pub fn features_value(&self) -> String {
+        let names: Vec<String> = self
+            .features
+            .iter()
+            .map(|s| alloc::format!("{}{}", if s.enabled { "" } else { "NO_" }, s.feature.name()))
+            .collect();
+        names.join(",")
+    }
+
     /// Parses and validates a boot command line (see the module docs).
     pub fn parse(cmdline: &str) -> Result<Config, OptionError> {
         parse::parse(cmdline)
@@ -249,14 +259,7 @@ impl fmt::Display for Config {
             write!(f, " era={}", name_of(&Era::ALL, era))?;
         }
         if !self.features.is_empty() {
-            let names: Vec<String> = self
-                .features
-                .iter()
-                .map(|s| {
-                    alloc::format!("{}{}", if s.enabled { "" } else { "NO_" }, s.feature.name())
-                })
-                .collect();
-            write!(f, " features={}", names.join(","))?;
+            write!(f, " features={}", self.features_value())?;
         }
         let tunables = [
             ("latency_ns", self.tunables.latency_ns),

@@ -218,12 +218,7 @@ fn report(s: &Scenario, config: &Config) {
             TaskKind::Lat3 => p.arg + 1_000_000,
             _ => continue,
         };
-        if let Some(summary) = report::Summary::of(&p.samples) {
-            report::latency(
-                s.name, &p.name, thread, interval, &summary, p.missed, config,
-            );
-            report::samples(s.name, &p.name, &p.samples);
-        }
+        report::latency(p, thread, interval, config);
     }
     let total: u64 = probes.iter().map(|p| p.cpu_ns).sum();
     for p in &probes {

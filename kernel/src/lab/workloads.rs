@@ -57,7 +57,7 @@ pub fn with_probe<R>(index: usize, f: impl FnOnce(&mut Probe) -> R) -> R {
 
 /// Records the running task's CPU time in its probe; every workload does this as it ends.
 fn finish(index: usize) {
-    let cpu = sched::task_stats(sched::current()).map_or(0, |s| s.3.cpu_ns);
+    let cpu = sched::current_cpu_ns();
     with_probe(index, |p| p.cpu_ns = cpu);
 }
 
@@ -275,9 +275,9 @@ fn job(packed: u64) {
     let mut left = burn;
     // Burn CPU time, not wall time: spin in slices and count only what ran.
     while left > 0 && clock::now() < end {
-        let before = sched::task_stats(sched::current()).map_or(0, |s| s.3.cpu_ns);
+        let before = sched::current_cpu_ns();
         clock::spin_until(clock::now() + left.min(MS));
-        let after = sched::task_stats(sched::current()).map_or(0, |s| s.3.cpu_ns);
+        let after = sched::current_cpu_ns();
         left = left.saturating_sub((after - before).max(1));
     }
     let parent = with_probe(index, |p| {

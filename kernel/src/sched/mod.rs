@@ -22,8 +22,8 @@ pub use lifecycle::{
     PermissionDenied, SpawnError, exec_done, exit, join, setuid, spawn, spawn_child, yield_now,
 };
 pub use observe::{
-    TRACE_EVENTS, current_if_unlocked, print_trace, switch_count, task_stats, trace_start,
-    trace_stop, with_policy,
+    TRACE_EVENTS, current_cpu_ns, current_if_unlocked, print_trace, switch_count, task_stats,
+    trace_start, trace_stop, with_policy,
 };
 pub use sleep::{park, sleep, sleep_until, unpark, unpark_irq, wake_up_irq};
 use sleep::{sleep_current, wake_up_from};

@@ -8,7 +8,7 @@ pub mod hrtimer;
 use crate::arch::x86_64::{apic, pic, pit};
 use crate::config::ClockEvent;
 use core::fmt;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use spin::Once;
 
 /// What [`init`] measured and chose.
@@ -50,10 +50,11 @@ impl fmt::Display for TimeReport {
 }
 
 static TICK_NS: AtomicU64 = AtomicU64::new(1_000_000);
-static HRTIMER_OFF: AtomicU64 = AtomicU64::new(0);
+static HRTIMER_OFF: AtomicBool = AtomicBool::new(false);
 static TICKS: AtomicU64 = AtomicU64::new(0);
 static TICK_HANDLER: Once<fn(u64)> = Once::new();
-static PIT_MODE: AtomicU64 = AtomicU64::new(0);
+/// The PIT, not the APIC, drives the tick and the timers.
+static PIT_MODE: AtomicBool = AtomicBool::new(false);
 
 /// Calibrates the clock (once: the clock never restarts) and sets up the clock event device
 /// for `clockevent` at `hz`. Interrupts are enabled on return. Called at boot, and again by
@@ -62,7 +63,7 @@ pub fn init(clockevent: ClockEvent, hz: u32, hrtimer: bool) -> TimeReport {
     x86_64::instructions::interrupts::disable();
     static CALIBRATED: Once<u64> = Once::new();
     let tsc_hz = *CALIBRATED.call_once(clock::calibrate);
-    HRTIMER_OFF.store(u64::from(!hrtimer), Ordering::Relaxed);
+    HRTIMER_OFF.store(!hrtimer, Ordering::Relaxed);
     let (tick_ns, apic_hz) = match clockevent {
         ClockEvent::Lapic => {
             pit::stop_periodic();
@@ -80,14 +81,14 @@ pub fn init(clockevent: ClockEvent, hz: u32, hrtimer: bool) -> TimeReport {
             let window = 10_000_000;
             let ticks = apic::measure_ticks(|| clock::spin_until(clock::now() + window));
             let apic_hz = ticks * 1_000_000_000 / window;
-            PIT_MODE.store(0, Ordering::Relaxed);
+            PIT_MODE.store(false, Ordering::Relaxed);
             hrtimer::set_device(hrtimer::Device::Lapic { apic_hz });
             (1_000_000_000 / u64::from(hz), apic_hz)
         }
         ClockEvent::Pit => {
             apic::disarm_if_mapped();
             pic::init(1 << 0);
-            PIT_MODE.store(1, Ordering::Relaxed);
+            PIT_MODE.store(true, Ordering::Relaxed);
             hrtimer::set_device(hrtimer::Device::PitPeriodic);
             (pit::start_periodic(hz), 0)
         }
@@ -111,7 +112,7 @@ pub fn tick_ns() -> u64 {
 /// When a sleep that should end at `t` really ends: `t` with hrtimers; with `hrtimer=off`
 /// the next tick boundary at or after it, as a jiffies-based kernel would wake it.
 pub fn sleep_expiry(t: u64) -> u64 {
-    if HRTIMER_OFF.load(Ordering::Relaxed) == 1 {
+    if HRTIMER_OFF.load(Ordering::Relaxed) {
         t.next_multiple_of(tick_ns())
     } else {
         t
@@ -139,7 +140,7 @@ fn tick(now: u64) {
 /// one period later, so ticks do not drift with interrupt latency.
 fn tick_timer(expiry: u64, now: u64) {
     // While the PIT drives the tick (a test switched devices), its interrupt ticks instead.
-    if PIT_MODE.load(Ordering::Relaxed) == 0 {
+    if !PIT_MODE.load(Ordering::Relaxed) {
         tick(now);
     }
     let next = expiry + tick_ns();
@@ -158,7 +159,7 @@ pub fn start_tick() {
 
 /// The timer interrupt (APIC one-shot or PIT periodic), after the EOI.
 pub fn interrupt() {
-    if PIT_MODE.load(Ordering::Relaxed) == 1 {
+    if PIT_MODE.load(Ordering::Relaxed) {
         tick(clock::now());
     }
     hrtimer::run_expired();

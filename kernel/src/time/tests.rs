@@ -68,12 +68,12 @@ fn timers_fire_in_expiry_order_and_cancelled_ones_never() {
 
 #[test_case]
 fn sleeps_round_up_to_ticks_only_without_hrtimers() {
-    HRTIMER_OFF.store(0, Ordering::Relaxed);
+    HRTIMER_OFF.store(false, Ordering::Relaxed);
     assert_eq!(sleep_expiry(10_300_000), 10_300_000);
-    HRTIMER_OFF.store(1, Ordering::Relaxed);
+    HRTIMER_OFF.store(true, Ordering::Relaxed);
     assert_eq!(sleep_expiry(10_300_000), 11_000_000);
     assert_eq!(sleep_expiry(11_000_000), 11_000_000);
-    HRTIMER_OFF.store(0, Ordering::Relaxed);
+    HRTIMER_OFF.store(false, Ordering::Relaxed);
 }
 
 #[test_case]
