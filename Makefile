@@ -23,17 +23,19 @@ deps:
 run: deps
 	@$(BOOT) run $(BOOT_FLAGS) --opts "$(OPTS)"
 
-# Host unit tests of the boot tool, the kernel's tests inside QEMU (through cargo's runner,
-# see .cargo/config.toml), then the system tests that boot the kernel as `make run` does.
+# Host tests of the scheduler crate, the boot options (with their 10^5-case fuzz) and the
+# boot tool, the kernel's tests inside QEMU (through cargo's runner, see .cargo/config.toml),
+# then the system tests that boot the kernel as `make run` does.
 test: deps lint
-	cargo test -p sched --features sim -- --nocapture --test-threads 1
+	cargo test -p sched -- --nocapture --test-threads 1
+	cargo test -p bootopts
 	cargo test -p boot
 	cargo test -p kernel --target x86_64-unknown-none --no-fail-fast
 	cargo test -p systests
 
 lint:
 	cargo fmt --all -- --check
-	cargo clippy -q -p sched -p boot -p systests --all-targets --features sched/sim -- -D warnings
+	cargo clippy -q -p sched -p bootopts -p boot -p systests --all-targets -- -D warnings
 	cargo clippy -q -p kernel --target x86_64-unknown-none --all-targets -- -D warnings
 
 # The full experiment matrix (every seed x its variants) in the kernel: target/lab/REPORT.md,

@@ -42,7 +42,7 @@ fn spin_until(deadline: u64) {
 
 /// Runs `(uid, nice)` spinners for `window` ns and returns each one's CPU time.
 fn spinners(options: &str, specs: &[(u32, i8)], window: u64) -> Vec<u64> {
-    sched::set_policy(&Config::parse(options).unwrap());
+    sched::set_policy(&Config::parse(options).unwrap()).expect("only main and idle alive");
     let deadline = clock::now() + window;
     let ids: Vec<usize> = specs
         .iter()
@@ -133,7 +133,7 @@ fn groups_split_per_uid_before_per_task() {
 
 #[test_case]
 fn an_idle_100_ms_sleep_ends_within_50_us() {
-    sched::set_policy(&Config::default());
+    sched::set_policy(&Config::default()).expect("only main and idle alive");
     let start = clock::now();
     sched::sleep(100 * MS);
     let late = clock::now() - start - 100 * MS;
@@ -161,6 +161,56 @@ fn spawning_and_exiting_10_000_threads_gives_back_the_heap() {
     );
 }
 
+/// Regression (issue 8, defect 4): ids were reused, so joining an exited task could wait
+/// for the newer task that got its number.
+#[test_case]
+fn task_ids_are_never_reused() {
+    fn nothing(_: u64) {}
+    sched::set_policy(&Config::default()).expect("only main and idle alive");
+    let first = sched::spawn(nothing, 0, "short", 1, 0).unwrap();
+    sched::join(first);
+    let deadline = clock::now() + 20 * MS;
+    let second = sched::spawn(spin_until, deadline, "long", 1, 0).unwrap();
+    assert_ne!(first, second, "an exited task's id was given again");
+    sched::join(first);
+    assert!(
+        clock::now() < deadline,
+        "joining an exited task waited for the new one"
+    );
+    assert!(sched::task_stats(first).is_none());
+    assert!(sched::task_stats(second).is_some());
+    sched::join(second);
+}
+
+/// A child that records its own id, read as its first act.
+fn records_its_id(_: u64) {
+    OWN_ID.store(sched::current() as u64, Ordering::SeqCst);
+}
+
+static OWN_ID: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// Regression (issue 8, defects 2, 3 and 5): a child that preempts its parent at once still
+/// knows its id, and the parent reaps exactly the children it started.
+#[test_case]
+fn a_parent_reaps_each_child_once_even_when_children_preempt_it() {
+    // Under O(1) a fork child runs first: it preempts the parent inside `spawn_child`.
+    sched::set_policy(&Config::parse("policy=o1").unwrap()).expect("only main and idle alive");
+    let mut started = Vec::new();
+    for _ in 0..5 {
+        let id = sched::spawn_child(records_its_id, 0, "child", sched::ForkKind::Fork).unwrap();
+        assert_eq!(OWN_ID.load(Ordering::SeqCst), id as u64);
+        started.push(id);
+    }
+    let mut reaped = Vec::new();
+    while let Some(id) = sched::wait_child() {
+        reaped.push(id);
+    }
+    reaped.sort_unstable();
+    assert_eq!(reaped, started);
+    assert_eq!(sched::try_wait_child(), None);
+    sched::set_policy(&Config::default()).expect("every child reaped");
+}
+
 static EXEC_AT: AtomicU64 = AtomicU64::new(0);
 
 /// A vfork child: works 5 ms, execs, works 5 ms more, exits.
@@ -179,7 +229,7 @@ fn vfork_child_that_exits(_: u64) {
 
 #[test_case]
 fn a_vfork_parent_sleeps_until_its_child_execs_or_exits() {
-    sched::set_policy(&Config::default());
+    sched::set_policy(&Config::default()).expect("only main and idle alive");
     for child in [vfork_child_that_execs as fn(u64), vfork_child_that_exits] {
         EXEC_AT.store(0, Ordering::SeqCst);
         let id = sched::spawn_child(child, 0, "vfork-child", sched::ForkKind::Vfork).unwrap();
@@ -214,7 +264,7 @@ fn becomes_uid_3(_: u64) {
 fn setuid_is_for_root_and_moves_the_task_to_its_new_group() {
     // 2.6.24: per-uid groups. Root may become uid 3 (and lands in uid 3's group); uid 3 may
     // not become anything else.
-    sched::set_policy(&Config::parse("era=2.6.24").unwrap());
+    sched::set_policy(&Config::parse("era=2.6.24").unwrap()).expect("only main and idle alive");
     MOVED.store(0, Ordering::SeqCst);
     let id = sched::spawn(becomes_uid_3, 0, "setuid", 0, 0).unwrap();
     sched::join(id);
@@ -243,7 +293,7 @@ fn sleep_lateness(clockevent: ClockEvent, hrtimer: bool) -> (i64, i64, u64) {
 
 #[test_case]
 fn without_hrtimers_or_with_the_pit_sleeps_end_at_the_next_tick() {
-    sched::set_policy(&Config::default());
+    sched::set_policy(&Config::default()).expect("only main and idle alive");
     // hrtimer=off: the sleep's end is rounded up to the next tick boundary (the jiffies
     // world): never early, late by less than a tick (plus the wake-up's own cost).
     let (min, max, tick) = sleep_lateness(ClockEvent::Lapic, false);
@@ -314,7 +364,7 @@ fn parse_ftrace_line(line: &str) -> (u64, &str) {
 
 #[test_case]
 fn the_trace_is_ftrace_text_and_counts_every_switch() {
-    sched::set_policy(&Config::default());
+    sched::set_policy(&Config::default()).expect("only main and idle alive");
     let before = sched::trace_start(65_536);
     let deadline = clock::now() + 30 * MS;
     let a = sched::spawn(spin_until, deadline, "spin a", 1, 0).unwrap();

@@ -139,6 +139,18 @@ impl Feature {
             .map(|(_, f)| *f)
     }
 
+    /// Which fair policies honour the feature: CFS's placement, granularity and buddy
+    /// features mean nothing to EEVDF (6.6 removed them), and EEVDF's lag and deadline
+    /// features did not exist in CFS. WAKEUP_PREEMPT is in both.
+    pub fn applies_to(self, eevdf: bool) -> bool {
+        use Feature::*;
+        match self {
+            WakeupPreempt => true,
+            PlaceLag | PlaceDeadlineInitial | RunToParity => eevdf,
+            _ => !eevdf,
+        }
+    }
+
     fn bit(self) -> u32 {
         1 << (self as u32)
     }

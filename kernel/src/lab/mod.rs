@@ -131,7 +131,13 @@ fn run_scenario(s: &Scenario, user: &Config) {
     let config = effective_config(user, s);
     let duration = user.duration_ns.unwrap_or(s.duration_ns);
     println!("{}: {} for {} ms", s.name, config, duration / 1_000_000);
-    sched::set_policy(&config);
+    if let Err(sched::TasksAlive(n)) = sched::set_policy(&config) {
+        println!(
+            "{}: skipped: {n} tasks of an earlier run still alive",
+            s.name
+        );
+        return;
+    }
     let trace_from = config
         .trace
         .then(|| sched::trace_start(sched::TRACE_EVENTS));
@@ -171,35 +177,31 @@ fn run_scenario(s: &Scenario, user: &Config) {
                 samples: Vec::new(),
                 missed: 0,
                 cpu_ns: 0,
-                task: 0,
+                task: None,
                 pending: None,
                 next_expiry: 0,
-                live_children: 0,
-                exits: 0,
                 rng: 0x2545_f491_4f6c_dd1d ^ (probes.len() as u64 + 1),
             });
         }
     }
     let count = probes.len();
     x86_64::instructions::interrupts::without_interrupts(|| *PROBES.lock() = probes);
-    let mut ids = Vec::new();
     for index in 0..count {
-        let (kind, uid, nice) = workloads::with_probe(index, |p| (p.kind, p.uid, p.nice));
-        // The probe learns its task id before the task can run: interrupts stay off from the
-        // spawn to the store, and a preempting spawn only switches after it.
-        let name: alloc::string::String = workloads::with_probe(index, |p| p.name.clone());
-        match sched::spawn(workloads::entry(kind), index as u64, &name, uid, nice) {
-            Ok(id) => {
-                workloads::with_probe(index, |p| p.task = id);
-                ids.push(id);
-            }
-            Err(_) => println!("{}: no memory to start {name}", s.name),
+        let (kind, uid, nice, name) =
+            workloads::with_probe(index, |p| (p.kind, p.uid, p.nice, p.name.clone()));
+        // The task records its own id in its probe as it starts (it may run before `spawn`
+        // returns, if it preempts this one).
+        if sched::spawn(workloads::entry(kind), index as u64, &name, uid, nice).is_err() {
+            println!("{}: no memory to start {name}", s.name);
         }
     }
     sched::sleep_until(end);
-    for id in ids {
-        sched::join(id);
+    if log::log_enabled!(log::Level::Debug) {
+        sched::print_sched_debug();
     }
+    // Reap every task this scenario started (and their orphans) before the next one
+    // replaces the policy.
+    while sched::wait_child().is_some() {}
     report(s, &config);
     if trace_from.is_some()
         && let (Some(trace), _) = sched::trace_stop()

@@ -35,14 +35,11 @@ pub struct Probe {
     pub missed: u64,
     /// CPU time of the task itself, recorded as it ends.
     pub cpu_ns: u64,
-    /// The task running this probe.
-    pub task: usize,
-    /// Waker: the expiry waiting for the helper, the next expiry, and timer threads alive.
+    /// The task running this probe, recorded by the task itself as it starts.
+    pub task: Option<crate::task::TaskId>,
+    /// Waker: the expiry waiting for the helper, and the next expiry.
     pub pending: Option<u64>,
     pub next_expiry: u64,
-    pub live_children: u64,
-    /// makej: jobs that exited, not yet counted by the parent.
-    pub exits: u64,
     /// makej's pseudo-random state.
     pub rng: u64,
 }
@@ -53,6 +50,14 @@ pub static PROBES: Mutex<Vec<Probe>> = Mutex::new(Vec::new());
 /// Runs `f` on probe `index` with interrupts off (timer callbacks use the table too).
 pub fn with_probe<R>(index: usize, f: impl FnOnce(&mut Probe) -> R) -> R {
     interrupts::without_interrupts(|| f(&mut PROBES.lock()[index]))
+}
+
+/// Records the running task's id in probe `index` and returns the index; every workload
+/// does this first.
+fn begin(index: u64) -> usize {
+    let me = sched::current();
+    with_probe(index as usize, |p| p.task = Some(me));
+    index as usize
 }
 
 /// Records the running task's CPU time in its probe; every workload does this as it ends.
@@ -73,15 +78,16 @@ pub fn entry(kind: TaskKind) -> fn(u64) {
 }
 
 fn hog(index: u64) {
-    let end = with_probe(index as usize, |p| p.end);
+    let index = begin(index);
+    let end = with_probe(index, |p| p.end);
     clock::spin_until(end);
-    finish(index as usize);
+    finish(index);
 }
 
 /// seed 000's `sched.py`: sleeps ARG in a loop; each sample is how late it woke; every 0.5 s
 /// prints the median of its last 5 samples, in ms, as the script did (`14.810944 ms`).
 fn sleeper(index: u64) {
-    let index = index as usize;
+    let index = begin(index);
     let (period, end, scenario) = with_probe(index, |p| (p.arg, p.end, p.scenario));
     let mut last_five: Vec<u64> = Vec::new();
     let mut next_print = clock::now() + 500 * MS;
@@ -110,7 +116,7 @@ fn sleeper(index: u64) {
 /// 1 ms sleep took, how long the spin took, the longest gap between two clock reads in the
 /// spin (the longest time the task was kept off the CPU) and how many gaps exceeded 1 ms.
 fn lat3(index: u64) {
-    let index = index as usize;
+    let index = begin(index);
     let (spin, end, scenario, p) = with_probe(index, |p| (p.arg, p.end, p.scenario, p.index));
     let mut select = 0;
     while clock::now() < end {
@@ -167,14 +173,16 @@ fn waker_tick(index: u64, now: u64) {
     if let Some(at) = rearm {
         hrtimer::start(at, waker_tick, index);
     }
-    sched::unpark_irq(task, now);
+    if let Some(task) = task {
+        sched::unpark_irq(task, now);
+    }
 }
 
 /// seed 003's `wakeup-latency`: a periodic timer (ARG) whose every expiry makes this helper
 /// thread create a new thread, as glibc does for SIGEV_THREAD; the new thread records how
 /// late it runs against the ideal expiry. At the end, the program's three closing lines.
 fn waker(index: u64) {
-    let i = index as usize;
+    let i = begin(index);
     let (end, scenario) = with_probe(i, |p| {
         p.next_expiry = clock::now() + p.arg;
         (p.end, p.scenario)
@@ -182,18 +190,16 @@ fn waker(index: u64) {
     hrtimer::start(with_probe(i, |p| p.next_expiry), waker_tick, index);
     while clock::now() < end {
         sched::park();
+        // Reap the timer threads that have ended (glibc's threads are detached).
+        while sched::try_wait_child().is_some() {}
         let Some(due) = with_probe(i, |p| p.pending.take()) else {
             continue;
         };
         let packed = (index << 48) | (due & ((1 << 48) - 1));
-        if sched::spawn_child(timer_thread, packed, "wakeup-thread", ForkKind::Fork).is_ok() {
-            with_probe(i, |p| p.live_children += 1);
-        }
+        let _ = sched::spawn_child(timer_thread, packed, "wakeup-thread", ForkKind::Fork);
     }
     // The threads still running use this probe: wait for them.
-    while with_probe(i, |p| p.live_children) > 0 {
-        sched::park();
-    }
+    while sched::wait_child().is_some() {}
     let (samples, missed) = with_probe(i, |p| (p.samples.clone(), p.missed));
     let max = samples.iter().copied().max().unwrap_or(0);
     let avg = samples.iter().sum::<u64>() / (samples.len() as u64).max(1);
@@ -211,25 +217,20 @@ fn waker(index: u64) {
     finish(i);
 }
 
-/// A thread created for one timer expiry: records its lateness, tells the helper, ends.
+/// A thread created for one timer expiry: records its lateness and ends.
 fn timer_thread(packed: u64) {
     let index = (packed >> 48) as usize;
     let now = clock::now();
     // The expiry's low 48 bits (78 hours of clock) travel in the argument.
     let expiry = (now & !((1 << 48) - 1)) | (packed & ((1 << 48) - 1));
-    let helper = with_probe(index, |p| {
-        p.samples.push(now.saturating_sub(expiry));
-        p.live_children -= 1;
-        p.task
-    });
-    sched::unpark(helper);
+    with_probe(index, |p| p.samples.push(now.saturating_sub(expiry)));
 }
 
 /// seed 003's `make -j N`: keeps ARG jobs alive; each starts vfork-style (this parent sleeps
 /// until the job execs), burns a pseudo-random 5–50 ms of CPU and exits; the parent waits for
 /// any job and starts the next, until the end.
 fn makej(index: u64) {
-    let i = index as usize;
+    let i = begin(index);
     let (jobs, end) = with_probe(i, |p| (p.arg, p.end));
     let mut running = 0;
     while clock::now() < end || running > 0 {
@@ -246,17 +247,10 @@ fn makej(index: u64) {
             }
             running += 1;
         }
-        // Wait for a job to end (a `wait()` for any child).
-        loop {
-            let exited = with_probe(i, |p| core::mem::take(&mut p.exits));
-            if exited > 0 {
-                running -= exited.min(running);
-                break;
-            }
-            if running == 0 {
-                break;
-            }
-            sched::park();
+        // Wait for any job to end (`wait()`).
+        match sched::wait_child() {
+            Some(_) => running -= 1,
+            None => running = 0,
         }
     }
     finish(i);
@@ -265,7 +259,7 @@ fn makej(index: u64) {
 /// What `exec` costs a job before its vfork parent is released.
 const EXEC_COST_NS: u64 = 100_000;
 
-/// One compile job: exec, burn its CPU (never past the end), tell the parent, exit.
+/// One compile job: exec, burn its CPU (never past the end), exit (its parent reaps it).
 fn job(packed: u64) {
     let index = (packed >> 48) as usize;
     let burn = (packed & ((1 << 48) - 1)) * 1_000;
@@ -280,9 +274,4 @@ fn job(packed: u64) {
         let after = sched::current_cpu_ns();
         left = left.saturating_sub((after - before).max(1));
     }
-    let parent = with_probe(index, |p| {
-        p.exits += 1;
-        p.task
-    });
-    sched::unpark(parent);
 }

@@ -1,12 +1,20 @@
 //! A task's life as the scheduler sees it: started (`spawn`, or as a child with `spawn_child`,
-//! fork or vfork), changing uid, yielding, ending (`exit`), and being waited for (`join`).
+//! fork or vfork), changing uid, yielding, ending (`exit`), and being waited for (`join`, or
+//! by its parent with `wait_child`, Linux's `wait()`).
+//!
+//! Every task has a parent, the task that started it (the boot task for orphans), which
+//! reaps it with [`wait_child`]: the kernel counts a parent's children itself, so no child
+//! can be missed or counted twice however the two are scheduled (issue 8, defect 5).
 
-use super::{ForkKind, SCHED, State, new_task, schedule, with_sched};
+use super::{ForkKind, Scheduler, State, change_then_reschedule, new_task, schedule, with_sched};
 use crate::mm::stack::KernelStack;
 use crate::task::TaskId;
 use crate::time::clock;
 use sched::Wakeup;
 use x86_64::instructions::interrupts;
+
+/// The boot task's id: it adopts the children of tasks that exit before them.
+const BOOT_TASK: TaskId = 0;
 
 /// Why a task could not be started.
 #[derive(Debug)]
@@ -15,8 +23,9 @@ pub enum SpawnError {
     OutOfMemory,
 }
 
-/// Starts a kernel thread running `entry(argument)` as `uid` at `nice`. It may run at once if
-/// the policy says it should preempt the caller.
+/// Starts a kernel thread running `entry(argument)` as `uid` at `nice`, a child of the
+/// running task. It may run at once if the policy says it should preempt the caller; it can
+/// read its own id with [`super::current`] from its first instruction.
 pub fn spawn(
     entry: fn(u64),
     argument: u64,
@@ -25,19 +34,25 @@ pub fn spawn(
     nice: i8,
 ) -> Result<TaskId, SpawnError> {
     let stack = KernelStack::new().map_err(|_| SpawnError::OutOfMemory)?;
-    let task = new_task(name, uid, nice, Some((entry, argument)), Some(stack));
-    let (id, preempt) = with_sched(|s| {
+    Ok(change_then_reschedule(|s| {
         let now = clock::now();
-        let id = s.add(task);
-        s.task(id).stats.runnable_since = Some(now);
-        let preempt = s.policy.spawn(id, uid, nice, now);
+        let parent = s.current_id();
+        let task = new_task(
+            name,
+            uid,
+            nice,
+            Some((entry, argument)),
+            Some(stack),
+            Some(parent),
+        );
+        let (id, slot) = s.add(task);
+        s.task(slot).stats.runnable_since = Some(now);
+        let current = s.current;
+        s.task(current).children += 1;
+        let preempt = s.policy.spawn(slot, uid, nice, now);
         s.need_resched |= preempt;
-        (id, s.need_resched)
-    });
-    if preempt {
-        interrupts::without_interrupts(schedule);
-    }
-    Ok(id)
+        id
+    }))
 }
 
 /// Starts a child of the running task, with its uid and nice, running `entry(argument)`
@@ -50,46 +65,38 @@ pub fn spawn_child(
     kind: ForkKind,
 ) -> Result<TaskId, SpawnError> {
     let stack = KernelStack::new().map_err(|_| SpawnError::OutOfMemory)?;
-    interrupts::without_interrupts(|| {
-        let switch = with_sched(|s| {
-            let now = clock::now();
-            let parent = s.current;
-            let (uid, nice) = (s.task(parent).uid, s.task(parent).nice);
-            let id = s.add(new_task(
-                name,
-                uid,
-                nice,
-                Some((entry, argument)),
-                Some(stack),
-            ));
-            s.task(id).stats.runnable_since = Some(now);
-            s.need_resched |= s.policy.fork(parent, id, kind, now);
-            if kind == ForkKind::Vfork {
-                s.task(id).vfork_parent = Some(parent);
-                s.block_current(now);
-                s.need_resched = true;
-            }
-            (id, s.need_resched)
-        });
-        if switch.1 {
-            schedule();
+    Ok(change_then_reschedule(|s| {
+        let now = clock::now();
+        let parent_slot = s.current;
+        let parent = s.current_id();
+        let (uid, nice) = (s.task(parent_slot).uid, s.task(parent_slot).nice);
+        let task = new_task(
+            name,
+            uid,
+            nice,
+            Some((entry, argument)),
+            Some(stack),
+            Some(parent),
+        );
+        let (id, slot) = s.add(task);
+        s.task(slot).stats.runnable_since = Some(now);
+        s.task(parent_slot).children += 1;
+        s.need_resched |= s.policy.fork(parent_slot, slot, kind, now);
+        if kind == ForkKind::Vfork {
+            s.task(slot).vfork_parent = Some(parent);
+            s.block_current(now);
+            s.need_resched = true;
         }
-        Ok(switch.0)
-    })
+        id
+    }))
 }
 
 /// The running task "execs": a vfork parent waiting for it wakes up.
 pub fn exec_done() {
-    interrupts::without_interrupts(|| {
-        let preempt = with_sched(|s| {
-            let me = s.current;
-            if let Some(parent) = s.task(me).vfork_parent.take() {
-                s.wake(parent, Wakeup { vfork_parent: true }, clock::now());
-            }
-            s.need_resched
-        });
-        if preempt {
-            schedule();
+    change_then_reschedule(|s| {
+        let me = s.current;
+        if let Some(parent) = s.task(me).vfork_parent.take() {
+            s.wake(parent, Wakeup { vfork_parent: true }, clock::now());
         }
     });
 }
@@ -114,57 +121,138 @@ pub fn setuid(uid: u32) -> Result<(), PermissionDenied> {
 
 /// Gives up the CPU if the policy has someone else to run.
 pub fn yield_now() {
-    interrupts::without_interrupts(|| {
-        let others = SCHED
-            .lock()
-            .as_mut()
-            .expect("scheduler not started")
-            .policy
-            .yield_now(clock::now());
-        if others {
-            schedule();
+    change_then_reschedule(|s| {
+        if s.policy.yield_now(clock::now()) {
+            s.need_resched = true;
         }
     });
 }
 
-/// Ends the running task: waiters wake, and the next task frees its stack.
+impl Scheduler {
+    /// Tells the parent of the exiting task `id` that it exited, and hands the task's own
+    /// children to the boot task.
+    fn notify_parent(&mut self, id: TaskId, parent: Option<TaskId>, now: u64) {
+        let orphans = {
+            let me = self.current;
+            let t = self.task(me);
+            (
+                core::mem::take(&mut t.children),
+                core::mem::take(&mut t.exited_children),
+            )
+        };
+        if orphans.0 > 0 {
+            for slot in 0..self.slots.len() {
+                if let Some(t) = self.slots[slot].as_mut()
+                    && t.parent == Some(id)
+                {
+                    t.parent = Some(BOOT_TASK);
+                }
+            }
+            if let Some(boot) = self.task_by_id(BOOT_TASK) {
+                boot.children += orphans.0;
+                boot.exited_children.extend(orphans.1);
+            }
+        }
+        let Some(parent) = parent.and_then(|p| self.task_by_id(p)) else {
+            return;
+        };
+        parent.exited_children.push_back(id);
+        if core::mem::take(&mut parent.waiting_for_child) {
+            let parent_id = parent.id;
+            self.wake(parent_id, Wakeup::default(), now);
+        }
+    }
+}
+
+/// Ends the running task: its parent and any `join` waiters wake, and the next task frees
+/// its stack.
 pub fn exit() -> ! {
     interrupts::disable();
-    {
-        let mut guard = SCHED.lock();
-        let s = guard.as_mut().expect("scheduler not started");
+    with_sched(|s| {
         let now = clock::now();
-        let id = s.current;
-        s.task(id).state = State::Exited;
-        s.policy.exit(id, now);
-        for waiter in core::mem::take(&mut s.task(id).waiters) {
+        let slot = s.current;
+        let id = s.current_id();
+        s.task(slot).state = State::Exited;
+        s.policy.exit(slot, now);
+        for waiter in core::mem::take(&mut s.task(slot).waiters) {
             s.wake(waiter, Wakeup::default(), now);
         }
-        if let Some(parent) = s.task(id).vfork_parent.take() {
+        if let Some(parent) = s.task(slot).vfork_parent.take() {
             s.wake(parent, Wakeup { vfork_parent: true }, now);
         }
-        s.dead = Some(id);
-    }
+        let parent = s.task(slot).parent;
+        s.notify_parent(id, parent, now);
+        s.dead = Some(slot);
+    });
     schedule();
     unreachable!("an exited task was scheduled again");
 }
 
-/// Waits until task `id` has exited (at once if it already has).
+/// Waits until task `id` has exited (at once if it already has). Ids are never reused, so
+/// an old id cannot make this wait for a newer task.
 pub fn join(id: TaskId) {
-    interrupts::without_interrupts(|| {
-        let must_wait = with_sched(|s| {
-            let me = s.current;
-            match s.tasks.get_mut(id).and_then(|t| t.as_mut()) {
+    loop {
+        let waiting = change_then_reschedule(|s| {
+            let me = s.current_id();
+            let now = clock::now();
+            match s.task_by_id(id) {
                 Some(target) if target.state != State::Exited => {
                     target.waiters.push(me);
-                    s.block_current(clock::now());
+                    s.block_current(now);
+                    s.need_resched = true;
                     true
                 }
                 _ => false,
             }
         });
-        if must_wait {
-            schedule();
+        if !waiting {
+            break;
+        }
+    }
+    // A parent joining its child has reaped it (as pthread_join does).
+    with_sched(|s| {
+        let me = s.current;
+        let t = s.task(me);
+        if let Some(at) = t.exited_children.iter().position(|&c| c == id) {
+            t.exited_children.remove(at);
+            t.children -= 1;
         }
     });
+}
+
+/// Reaps one exited child of the running task: its id, waiting for one to exit if none has
+/// yet; `None` once the task has no children left (Linux's `wait()` and ECHILD).
+pub fn wait_child() -> Option<TaskId> {
+    loop {
+        let reaped = change_then_reschedule(|s| {
+            let me = s.current;
+            let now = clock::now();
+            let t = s.task(me);
+            if let Some(child) = t.exited_children.pop_front() {
+                t.children -= 1;
+                return Some(Some(child));
+            }
+            if t.children == 0 {
+                return Some(None);
+            }
+            t.waiting_for_child = true;
+            s.block_current(now);
+            s.need_resched = true;
+            None
+        });
+        if let Some(reaped) = reaped {
+            return reaped;
+        }
+    }
+}
+
+/// Reaps one exited child if there is one, without waiting (`waitpid` with WNOHANG).
+pub fn try_wait_child() -> Option<TaskId> {
+    with_sched(|s| {
+        let me = s.current;
+        let t = s.task(me);
+        let child = t.exited_children.pop_front()?;
+        t.children -= 1;
+        Some(child)
+    })
 }

@@ -2,9 +2,11 @@
 //! tick hook. It never decides who runs: it tells the policy (from the `sched` crate) what
 //! happened and asks it whom to run.
 //!
-//! Locking and interrupts. All scheduler state is behind one spin lock, `SCHED`, which is
-//! only ever taken with interrupts off — otherwise a timer interrupt arriving while a task
-//! holds it would spin forever in the handler. `schedule()` runs with interrupts off and
+//! Locking and interrupts. All scheduler state is behind one spin lock, `SCHED`, taken only
+//! through `with_sched`, which turns interrupts off first — otherwise a timer interrupt
+//! arriving while a task holds it would spin forever in the handler. Operations that may
+//! switch tasks go through `change_then_reschedule`; `schedule()` and the wake-up path
+//! assert that interrupts are off. `schedule()` runs with interrupts off and
 //! releases the lock *before* switching stacks: the next task may be anywhere, including in
 //! its own `schedule()` about to return, and must be able to take the lock. Preemption
 //! happens at the end of the timer interrupt (after its EOI): if the tick or a wake-up asked
@@ -19,11 +21,12 @@ pub mod trace;
 pub mod waitqueue;
 
 pub use lifecycle::{
-    PermissionDenied, SpawnError, exec_done, exit, join, setuid, spawn, spawn_child, yield_now,
+    PermissionDenied, SpawnError, exec_done, exit, join, setuid, spawn, spawn_child,
+    try_wait_child, wait_child, yield_now,
 };
 pub use observe::{
-    TRACE_EVENTS, current_cpu_ns, current_if_unlocked, print_trace, switch_count, task_stats,
-    trace_start, trace_stop, with_policy,
+    TRACE_EVENTS, current_cpu_ns, current_if_unlocked, print_sched_debug, print_trace,
+    switch_count, task_stats, trace_start, trace_stop, with_policy,
 };
 pub use sleep::{park, sleep, sleep_until, unpark, unpark_irq, wake_up_irq};
 use sleep::{sleep_current, wake_up_from};
@@ -32,9 +35,10 @@ pub use waitqueue::WaitQueue;
 use crate::arch::x86_64::switch::{initial_stack, switch_context};
 use crate::config::Config;
 use crate::mm::stack::KernelStack;
-use crate::task::{State, Task, TaskId, TaskStats};
+use crate::task::{Slot, State, Task, TaskId, TaskStats};
 use crate::time::{self, clock};
 use alloc::boxed::Box;
+use alloc::collections::{BTreeMap, VecDeque};
 use alloc::string::String;
 use alloc::vec::Vec;
 pub use sched::ForkKind;
@@ -44,13 +48,19 @@ use x86_64::instructions::interrupts;
 
 struct Scheduler {
     policy: Box<dyn Policy + Send>,
-    tasks: Vec<Option<Box<Task>>>,
-    current: TaskId,
-    idle: TaskId,
+    /// Every task by slot (see [`crate::task`]): the policy knows tasks by slot.
+    slots: Vec<Option<Box<Task>>>,
+    free_slots: Vec<Slot>,
+    /// Task id → slot, for the live tasks (and exited ones until their stack is freed).
+    by_id: BTreeMap<TaskId, Slot>,
+    /// The id the next task gets: ids are never reused.
+    next_id: TaskId,
+    /// The running task's slot.
+    current: Slot,
+    idle: Slot,
     need_resched: bool,
     /// An exited task whose stack the next task to run frees.
-    dead: Option<TaskId>,
-    free_ids: Vec<TaskId>,
+    dead: Option<Slot>,
     /// The scheduling trace, while tracing.
     trace: Option<trace::Trace>,
     /// Switches into tasks that have since exited (see [`switch_count`]).
@@ -59,30 +69,81 @@ struct Scheduler {
 
 static SCHED: Mutex<Option<Scheduler>> = Mutex::new(None);
 
-/// Runs `f` on the scheduler with interrupts off.
+/// The one way to the scheduler's state: interrupts go off (a timer interrupt arriving while
+/// a task held the lock would spin forever in the handler), then the lock is taken. Nested
+/// calls from code that already has interrupts off (interrupt handlers, `schedule`) are fine.
 fn with_sched<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
     interrupts::without_interrupts(|| f(SCHED.lock().as_mut().expect("scheduler not started")))
 }
 
-impl Scheduler {
-    fn task(&mut self, id: TaskId) -> &mut Task {
-        self.tasks[id].as_mut().expect("live task")
-    }
-
-    /// How `id` appears in trace events.
-    fn comm(&mut self, id: TaskId) -> trace::Comm {
-        let idle = id == self.idle;
-        let t = self.task(id);
-        trace::Comm::new(id, &t.name, t.nice, idle)
-    }
-
-    fn add(&mut self, task: Task) -> TaskId {
-        let id = self.free_ids.pop().unwrap_or(self.tasks.len());
-        if id == self.tasks.len() {
-            self.tasks.push(None);
+/// "Change state under the lock, then reschedule if needed": runs `f` on the scheduler and,
+/// if it (or anything before it) asked for a reschedule, switches before returning. Every
+/// task-context operation that may wake, block or start a task goes through here.
+fn change_then_reschedule<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
+    interrupts::without_interrupts(|| {
+        let (result, resched) = with_sched(|s| {
+            let result = f(s);
+            (result, s.need_resched)
+        });
+        if resched {
+            schedule();
         }
-        self.tasks[id] = Some(Box::new(Task { id, ..task }));
-        id
+        result
+    })
+}
+
+impl Scheduler {
+    fn task(&mut self, slot: Slot) -> &mut Task {
+        self.slots[slot].as_mut().expect("live task")
+    }
+
+    /// The task with id `id`, if it has not exited (or exited but is not freed yet).
+    fn task_by_id(&mut self, id: TaskId) -> Option<&mut Task> {
+        let slot = *self.by_id.get(&id)?;
+        self.slots[slot].as_deref_mut()
+    }
+
+    fn current_id(&self) -> TaskId {
+        self.slots[self.current].as_ref().expect("live task").id
+    }
+
+    /// How the task in `slot` appears in trace events.
+    fn comm(&mut self, slot: Slot) -> trace::Comm {
+        let idle = slot == self.idle;
+        let t = self.task(slot);
+        trace::Comm::new(t.id, &t.name, t.nice, idle)
+    }
+
+    /// Gives `task` a fresh id and a slot; returns both.
+    fn add(&mut self, task: Task) -> (TaskId, Slot) {
+        let slot = self.free_slots.pop().unwrap_or(self.slots.len());
+        if slot == self.slots.len() {
+            self.slots.push(None);
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        self.slots[slot] = Some(Box::new(Task { id, slot, ..task }));
+        self.by_id.insert(id, slot);
+        (id, slot)
+    }
+
+    /// Records `event` if tracing is on, and prints it at once with `log=trace` (which
+    /// shows every scheduling decision as it is taken, at the cost of slowing the run).
+    fn record(&mut self, event: impl FnOnce(&mut Self) -> trace::Event) {
+        let live = log::log_enabled!(log::Level::Trace);
+        if self.trace.is_none() && !live {
+            return;
+        }
+        let event = event(self);
+        if live {
+            crate::arch::x86_64::serial::with_console(|out| {
+                let _ = out.write_str("[TRACE] ");
+                let _ = trace::write_event(out, &event);
+            });
+        }
+        if let Some(ring) = self.trace.as_mut() {
+            ring.record(event);
+        }
     }
 
     /// Puts the current task back, picks the next, and returns the stack pointers to switch
@@ -121,28 +182,30 @@ impl Scheduler {
             return None;
         }
         self.task(next).stats.switches += 1;
-        if self.trace.is_some() {
-            let event = trace::Event::Switch {
-                at: now,
-                prev: self.comm(prev),
-                prev_state,
-                next: self.comm(next),
-            };
-            self.trace.as_mut().unwrap().record(event);
-        }
+        self.record(|s| trace::Event::Switch {
+            at: now,
+            prev: s.comm(prev),
+            prev_state,
+            next: s.comm(next),
+        });
         let load = self.task(next).rsp;
         Some((&raw mut self.task(prev).rsp, load))
     }
 
     /// The running task stops being runnable (it will sleep at the next `schedule()`).
     fn block_current(&mut self, now: u64) {
-        let id = self.current;
-        self.task(id).state = State::Sleeping;
-        self.policy.dequeue(id, now);
+        let slot = self.current;
+        self.task(slot).state = State::Sleeping;
+        self.policy.dequeue(slot, now);
     }
 
+    /// Wakes task `id` if it sleeps (an id of a task that has exited is ignored).
     fn wake(&mut self, id: TaskId, wakeup: Wakeup, now: u64) {
-        let Some(task) = self.tasks.get_mut(id).and_then(|t| t.as_mut()) else {
+        debug_assert!(
+            !interrupts::are_enabled(),
+            "wake-ups run with interrupts off"
+        );
+        let Some(task) = self.task_by_id(id) else {
             return;
         };
         if task.state != State::Sleeping {
@@ -151,28 +214,25 @@ impl Scheduler {
         task.state = State::Runnable;
         task.stats.runnable_since = Some(now);
         task.stats.woken = true;
-        if self.trace.is_some() {
-            let event = trace::Event::Waking {
-                at: now,
-                current: self.comm(self.current),
-                task: self.comm(id),
-            };
-            self.trace.as_mut().unwrap().record(event);
-        }
-        self.policy.enqueue(id, wakeup, now);
-        if self.current == self.idle || self.policy.check_preempt_wakeup(id, now) {
+        let slot = task.slot;
+        self.record(|s| trace::Event::Waking {
+            at: now,
+            current: s.comm(s.current),
+            task: s.comm(slot),
+        });
+        self.policy.enqueue(slot, wakeup, now);
+        if self.current == self.idle || self.policy.check_preempt_wakeup(slot, now) {
             self.need_resched = true;
         }
     }
 }
 
-/// Switches to whichever task the policy picks. Interrupts must be off.
+/// Switches to whichever task the policy picks. Interrupts must be off, and stay off until
+/// the switch is done: the lock is released before the stacks are switched (the next task
+/// may be anywhere, including in its own `schedule()`, and must be able to take it).
 fn schedule() {
-    let switch = SCHED
-        .lock()
-        .as_mut()
-        .expect("scheduler not started")
-        .pick(clock::now());
+    debug_assert!(!interrupts::are_enabled(), "schedule() with interrupts on");
+    let switch = with_sched(|s| s.pick(clock::now()));
     if let Some((save, load)) = switch {
         // SAFETY: interrupts are off; `save` points into the previous task's boxed `Task`,
         // which lives until the task after it has run `finish_switch`; `load` was saved by
@@ -184,10 +244,11 @@ fn schedule() {
 
 /// Runs in the task that was just switched to: frees the stack of a task that exited.
 fn finish_switch() {
-    let dead = SCHED.lock().as_mut().and_then(|s| {
-        let id = s.dead.take()?;
-        s.free_ids.push(id);
-        let task = s.tasks[id].take()?;
+    let dead = with_sched(|s| {
+        let slot = s.dead.take()?;
+        let task = s.slots[slot].take()?;
+        s.free_slots.push(slot);
+        s.by_id.remove(&task.id);
         s.exited_switches += task.stats.switches;
         Some(task)
     });
@@ -220,6 +281,7 @@ fn new_task(
     nice: i8,
     entry: Option<(fn(u64), u64)>,
     stack: Option<KernelStack>,
+    parent: Option<TaskId>,
 ) -> Task {
     let rsp = stack.as_ref().map_or(0, |s| {
         // SAFETY: a fresh stack, mapped and unused.
@@ -227,6 +289,7 @@ fn new_task(
     });
     Task {
         id: 0,
+        slot: 0,
         name: String::from(name),
         uid,
         nice,
@@ -236,6 +299,10 @@ fn new_task(
         rsp,
         waiters: Vec::new(),
         vfork_parent: None,
+        parent,
+        children: 0,
+        exited_children: VecDeque::new(),
+        waiting_for_child: false,
         parked: false,
         unpark_token: false,
         stats: TaskStats::default(),
@@ -251,22 +318,25 @@ pub fn init(config: &Config) {
         let now = clock::now();
         let mut s = Scheduler {
             policy,
-            tasks: Vec::new(),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            by_id: BTreeMap::new(),
+            next_id: 0,
             current: 0,
             idle: 0,
             need_resched: false,
             dead: None,
-            free_ids: Vec::new(),
             trace: None,
             exited_switches: 0,
         };
-        let main = s.add(new_task("main", 0, 0, None, None));
-        s.idle = s.add(new_task(
+        let (_, main) = s.add(new_task("main", 0, 0, None, None, None));
+        (_, s.idle) = s.add(new_task(
             "idle",
             0,
             0,
             Some((idle_loop, 0)),
             Some(idle_stack),
+            None,
         ));
         s.policy.spawn(main, 0, 0, now);
         let picked = s.policy.pick_next(now);
@@ -284,48 +354,52 @@ pub fn init(config: &Config) {
     }
 }
 
-/// Replaces the policy, e.g. for a test comparing policies in one boot. Only the boot task
-/// may exist besides the idle task: it is registered with the new policy and keeps running.
-pub fn set_policy(config: &Config) {
+/// Tasks still alive other than the boot task and the idle task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TasksAlive(pub usize);
+
+/// Replaces the policy, e.g. between two lab scenarios. Only the boot task may exist besides
+/// the idle task (the caller reaps every task it started first, see [`wait_child`]): it is
+/// registered with the new policy and keeps running.
+pub fn set_policy(config: &Config) -> Result<(), TasksAlive> {
     let policy = setup::policy_from(config, time::tick_ns());
     with_sched(|s| {
         let live = s
-            .tasks
+            .slots
             .iter()
             .flatten()
             .filter(|t| t.state != State::Exited)
             .count();
-        assert_eq!(
-            live, 2,
-            "set_policy with tasks other than main and idle alive"
-        );
+        if live != 2 {
+            return Err(TasksAlive(live - 2));
+        }
         let now = clock::now();
         s.policy = policy;
         s.policy.spawn(s.current, 0, 0, now);
         let picked = s.policy.pick_next(now);
         debug_assert_eq!(picked, Some(s.current));
-    });
+        Ok(())
+    })
 }
 
-/// The running task's id.
+/// The running task's id: a new task can read its own id as soon as it runs.
 pub fn current() -> TaskId {
-    with_sched(|s| s.current)
+    with_sched(|s| s.current_id())
 }
 
 /// The scheduler tick (from the timer interrupt): the policy may ask for a preemption.
 fn tick(now: u64) {
-    if let Some(s) = SCHED.lock().as_mut()
-        && s.current != s.idle
-        && s.policy.tick(now)
-    {
-        s.need_resched = true;
-    }
+    with_sched(|s| {
+        if s.current != s.idle && s.policy.tick(now) {
+            s.need_resched = true;
+        }
+    });
 }
 
-/// Called at the end of the timer interrupt handler: switch if the tick or a wake-up asked.
+/// Called at the end of the timer interrupt handler (interrupts off): switch if the tick or
+/// a wake-up asked.
 pub fn preempt_from_interrupt() {
-    let needed = SCHED.lock().as_ref().is_some_and(|s| s.need_resched);
-    if needed {
+    if with_sched(|s| s.need_resched) {
         schedule();
     }
 }

@@ -5,6 +5,7 @@ use super::{SCHED, Scheduler, trace, with_sched};
 use crate::task::{TaskId, TaskStats};
 use crate::time::clock;
 use alloc::string::String;
+use core::fmt;
 use sched::Policy;
 
 /// Events the ring keeps with `trace=on` (about 5 MB).
@@ -41,12 +42,44 @@ impl Scheduler {
     fn switches(&self) -> u64 {
         self.exited_switches
             + self
-                .tasks
+                .slots
                 .iter()
                 .flatten()
                 .map(|t| t.stats.switches)
                 .sum::<u64>()
     }
+}
+
+/// Prints the policy's `/proc/sched_debug`-like dump (every runqueue and task), each line
+/// tagged `[DEBUG]` as `log=debug` output is. The lab prints it at the end of each
+/// scenario's window, while its tasks are still there.
+pub fn print_sched_debug() {
+    /// Puts `[DEBUG] ` at the start of every line written through it.
+    struct Tagged<'a> {
+        out: &'a mut dyn fmt::Write,
+        at_line_start: bool,
+    }
+    impl fmt::Write for Tagged<'_> {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            for piece in s.split_inclusive('\n') {
+                if self.at_line_start {
+                    self.out.write_str("[DEBUG] ")?;
+                }
+                self.out.write_str(piece)?;
+                self.at_line_start = piece.ends_with('\n');
+            }
+            Ok(())
+        }
+    }
+    with_sched(|s| {
+        crate::arch::x86_64::serial::with_console(|out| {
+            let mut tagged = Tagged {
+                out,
+                at_line_start: true,
+            };
+            let _ = s.policy.write_debug(&mut tagged);
+        })
+    });
 }
 
 /// Looks into the policy (for reports, tests and debugging).
@@ -57,7 +90,9 @@ pub fn with_policy<R>(f: impl FnOnce(&dyn Policy) -> R) -> R {
 /// The running task's id, without waiting for the scheduler lock (for fault reports, which
 /// may come while it is held).
 pub fn current_if_unlocked() -> Option<TaskId> {
-    SCHED.try_lock().and_then(|s| s.as_ref().map(|s| s.current))
+    SCHED
+        .try_lock()
+        .and_then(|s| s.as_ref().map(|s| s.current_id()))
 }
 
 /// CPU time of the running task so far (no allocation: cheap enough for a measuring loop).
@@ -74,8 +109,8 @@ pub fn current_cpu_ns() -> u64 {
 pub fn task_stats(id: TaskId) -> Option<(String, u32, i8, TaskStats)> {
     with_sched(|s| {
         let now = clock::now();
-        let running = s.current == id;
-        let t = s.tasks.get(id)?.as_ref()?;
+        let running = s.current_id() == id;
+        let t = s.task_by_id(id)?;
         let mut stats = t.stats;
         if running {
             stats.cpu_ns += now - stats.switched_in_at;

@@ -2,43 +2,39 @@
 //! the two wake-up paths — from task context, which may switch at once, and from interrupt
 //! context, whose switch waits for the end of the interrupt.
 
-use super::{SCHED, Scheduler, schedule, with_sched};
+use super::{Scheduler, change_then_reschedule, with_sched};
 use crate::task::TaskId;
 use crate::time::{self, clock, hrtimer};
 use sched::Wakeup;
-use x86_64::instructions::interrupts;
 
 /// Sleeps until the clock reads `deadline` (rounded up to a tick with `hrtimer=off`).
 pub fn sleep_until(deadline: u64) {
-    interrupts::without_interrupts(|| {
-        with_sched(|s| {
-            s.block_current(clock::now());
-            hrtimer::start(time::sleep_expiry(deadline), sleep_timer, s.current as u64);
-        });
-        schedule();
+    change_then_reschedule(|s| {
+        s.block_current(clock::now());
+        s.need_resched = true;
+        let me = s.current_id();
+        hrtimer::start(time::sleep_expiry(deadline), sleep_timer, me as u64);
     });
 }
 
 /// Puts the running task to sleep until someone wakes it (its waker must know it: a wait
-/// queue, a timer). Interrupts must be off.
+/// queue, a timer).
 pub(super) fn sleep_current() {
-    with_sched(|s| s.block_current(clock::now()));
-    schedule();
+    change_then_reschedule(|s| {
+        s.block_current(clock::now());
+        s.need_resched = true;
+    });
 }
 
 /// Wakes `tasks` from task context, switching at once if the policy says a wakee should
-/// preempt the caller. Interrupts must be off.
+/// preempt the caller.
 pub(super) fn wake_up_from(tasks: &[TaskId]) {
-    let preempt = with_sched(|s| {
+    change_then_reschedule(|s| {
         let now = clock::now();
         for &task in tasks {
             s.wake(task, Wakeup::default(), now);
         }
-        s.need_resched
     });
-    if preempt {
-        schedule();
-    }
 }
 
 /// Sleeps for `ns` nanoseconds.
@@ -53,53 +49,36 @@ fn sleep_timer(task: u64, now: u64) {
 /// Wakes `task` from interrupt context (a timer callback); the switch, if the policy wants
 /// one, happens when the interrupt returns.
 pub fn wake_up_irq(task: TaskId, now: u64) {
-    if let Some(s) = SCHED.lock().as_mut() {
-        s.wake(task, Wakeup::default(), now);
-    }
+    with_sched(|s| s.wake(task, Wakeup::default(), now));
 }
 
 /// Sleeps until [`unpark`] (or [`unpark_irq`]) names the running task — at once if that
 /// already happened since the last `park` (the wake-up is remembered, so it cannot be lost).
 pub fn park() {
-    interrupts::without_interrupts(|| {
-        let must_sleep = with_sched(|s| {
-            let me = s.current;
-            if core::mem::take(&mut s.task(me).unpark_token) {
-                return false;
-            }
-            s.task(me).parked = true;
-            s.block_current(clock::now());
-            true
-        });
-        if must_sleep {
-            schedule();
+    change_then_reschedule(|s| {
+        let me = s.current;
+        if core::mem::take(&mut s.task(me).unpark_token) {
+            return;
         }
+        s.task(me).parked = true;
+        s.block_current(clock::now());
+        s.need_resched = true;
     });
 }
 
 /// Lets `task` return from [`park`] (now, or at its next `park`), from interrupt context.
 pub fn unpark_irq(task: TaskId, now: u64) {
-    if let Some(s) = SCHED.lock().as_mut() {
-        s.unpark(task, now);
-    }
+    with_sched(|s| s.unpark(task, now));
 }
 
 /// Lets `task` return from [`park`], from task context (switching if the policy says so).
 pub fn unpark(task: TaskId) {
-    interrupts::without_interrupts(|| {
-        let preempt = with_sched(|s| {
-            s.unpark(task, clock::now());
-            s.need_resched
-        });
-        if preempt {
-            schedule();
-        }
-    });
+    change_then_reschedule(|s| s.unpark(task, clock::now()));
 }
 
 impl Scheduler {
     fn unpark(&mut self, id: TaskId, now: u64) {
-        let Some(task) = self.tasks.get_mut(id).and_then(|t| t.as_mut()) else {
+        let Some(task) = self.task_by_id(id) else {
             return;
         };
         if core::mem::take(&mut task.parked) {

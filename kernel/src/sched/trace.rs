@@ -163,7 +163,8 @@ fn write_prefix(out: &mut dyn fmt::Write, current: &Comm, at: u64) -> fmt::Resul
     )
 }
 
-fn write_event(out: &mut dyn fmt::Write, event: &Event) -> fmt::Result {
+/// Writes one event as one ftrace text line (also what `log=trace` prints as it happens).
+pub fn write_event(out: &mut dyn fmt::Write, event: &Event) -> fmt::Result {
     match event {
         Event::Switch {
             at,

@@ -35,7 +35,7 @@ impl WaitQueue {
                 if condition() {
                     return false;
                 }
-                let me = with_sched(|s| s.current);
+                let me = with_sched(|s| s.current_id());
                 self.waiters.lock().push_back(me);
                 sleep_current();
                 true

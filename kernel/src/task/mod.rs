@@ -1,13 +1,22 @@
 //! Tasks: kernel threads with an id, a name, a uid and a nice level, a kernel stack with a
-//! guard page, a saved stack pointer while they are not running, and their statistics.
-//! Which task runs when is the scheduler's business ([`crate::sched`]).
+//! guard page, a saved stack pointer while they are not running, a parent and their
+//! statistics. Which task runs when is the scheduler's business ([`crate::sched`]).
+//!
+//! Two numbers name a task. Its [`TaskId`] is unique for the whole boot, as a Linux pid is
+//! until the counter wraps: a `join` or a wake-up aimed at a task that has exited can never
+//! reach a newer one, and a trace never shows two threads under one id. Its *slot* is small
+//! and dense and is reused after exit: the scheduling policies index their tables by it.
 
 use crate::mm::stack::KernelStack;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-/// A task's number; small and dense (the policies index tables by it), reused after exit.
+/// A task's number, unique for the boot (never reused).
 pub type TaskId = usize;
+
+/// A task's place in the scheduler's table and the policy's: small, dense, reused after
+/// the task has exited (the policy's `sched::TaskId`).
+pub type Slot = usize;
 
 /// Where a task is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +55,7 @@ pub struct TaskStats {
 /// A kernel thread.
 pub struct Task {
     pub id: TaskId,
+    pub(crate) slot: Slot,
     pub name: String,
     pub uid: u32,
     pub nice: i8,
@@ -61,6 +71,15 @@ pub struct Task {
     pub(crate) waiters: Vec<TaskId>,
     /// The vfork parent sleeping until this task execs or exits.
     pub(crate) vfork_parent: Option<TaskId>,
+    /// The task that started this one (`None` for the boot task and the idle task). When a
+    /// parent exits first, its children pass to the boot task, as Linux's pass to init.
+    pub(crate) parent: Option<TaskId>,
+    /// Children started and not yet reaped with `wait_child` (alive or exited).
+    pub(crate) children: u32,
+    /// Children that exited and have not been reaped yet, oldest first.
+    pub(crate) exited_children: alloc::collections::VecDeque<TaskId>,
+    /// Sleeping in `wait_child`.
+    pub(crate) waiting_for_child: bool,
     /// Sleeping in `sched::park`.
     pub(crate) parked: bool,
     /// An `unpark` came while the task was not parked: its next `park` returns at once.

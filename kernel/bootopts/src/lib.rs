@@ -1,4 +1,4 @@
-//! Boot options: what the host asked this run to do.
+//! # bootopts — cfslab's boot options: what the host asked this run to do
 //!
 //! The options arrive as one string through fw_cfg (`opt/cfslab/cmdline`), space-separated
 //! `key=value` pairs, and are validated *all* before anything runs: a typo must not cost a
@@ -6,8 +6,17 @@
 //! holds the parsed result ([`Config`]) and prints it back in canonical form for the boot
 //! banner. The parser itself is in [`parse`].
 //!
-//! Options that later milestones act on (policy, era, features, tunables...) are already
-//! validated and kept here, so that the option language never changes under a user's feet.
+//! The crate is `no_std` and pure, like the `sched` crate: the kernel reads the bytes from
+//! fw_cfg and hands them here; host tests (unit tests and a proptest fuzz of the whole
+//! grammar, `tests/fuzz.rs`) run the very same code. It does not read fw_cfg, print, or act
+//! on an option: that is the kernel's business.
+
+#![no_std]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+#[cfg(test)]
+extern crate std;
 
 mod parse;
 pub mod tasks;
@@ -18,10 +27,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-pub use parse::{MAX_CMDLINE_BYTES, OptionError};
-
-/// The fw_cfg file the boot tool writes the options into.
-pub const FW_CFG_NAME: &str = "opt/cfslab/cmdline";
+pub use parse::{KEYS, MAX_CMDLINE_BYTES, OptionError, SCENARIOS};
 
 /// Scheduling policy (`policy=`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,7 +237,7 @@ fn on_off(on: bool) -> &'static str {
 }
 
 /// Writes `ns` in the largest unit that divides it exactly, as `duration=` accepts it.
-pub(super) fn write_duration(f: &mut fmt::Formatter<'_>, ns: u64) -> fmt::Result {
+pub(crate) fn write_duration(f: &mut fmt::Formatter<'_>, ns: u64) -> fmt::Result {
     const UNITS: [(u64, &str); 4] = [
         (1_000_000_000, "s"),
         (1_000_000, "ms"),

@@ -1,7 +1,8 @@
-//! In-kernel unit tests of the boot option parser, including hostile input.
+//! Unit tests of the boot option parser, including hostile input (host; `tests/fuzz.rs`
+//! fuzzes the whole grammar, and the kernel re-runs the hostile cases in QEMU).
 
-use super::parse::{KEYS, MAX_CMDLINE_BYTES};
 use super::*;
+use crate::parse::{KEYS, MAX_CMDLINE_BYTES};
 use alloc::format;
 use alloc::string::{String, ToString};
 
@@ -9,13 +10,13 @@ fn error_of(cmdline: &str) -> OptionError {
     Config::parse(cmdline).expect_err("should be rejected")
 }
 
-#[test_case]
+#[test]
 fn empty_and_blank_command_lines_give_the_defaults() {
     assert_eq!(Config::parse(""), Ok(Config::default()));
     assert_eq!(Config::parse("  \t \n "), Ok(Config::default()));
 }
 
-#[test_case]
+#[test]
 fn every_key_parses() {
     let c = Config::parse(
         "run=seed000-s1,seed003 policy=cfs era=2.6.24 features=NO_START_DEBIT,GROUP_SLEEPER_CREDIT \
@@ -63,7 +64,7 @@ fn every_key_parses() {
     assert_eq!(e.tunables.base_slice_ns, Some(3_000_000));
 }
 
-#[test_case]
+#[test]
 fn the_echo_is_canonical_and_parses_back() {
     for cmdline in [
         "",
@@ -81,7 +82,7 @@ fn the_echo_is_canonical_and_parses_back() {
     );
 }
 
-#[test_case]
+#[test]
 fn defaults_follow_the_era() {
     let c = Config::parse("era=2.6.24").unwrap();
     assert_eq!(c.effective_group(), Grouping::Uid);
@@ -94,7 +95,7 @@ fn defaults_follow_the_era() {
     assert_eq!(Config::parse("policy=o1").unwrap().effective_era(), None);
 }
 
-#[test_case]
+#[test]
 fn a_bad_hz_names_the_option_and_its_values() {
     let e = error_of("hz=7");
     assert_eq!(e.option, "hz");
@@ -105,7 +106,7 @@ fn a_bad_hz_names_the_option_and_its_values() {
     );
 }
 
-#[test_case]
+#[test]
 fn an_unknown_key_lists_the_keys() {
     let e = error_of("bogus=1");
     assert_eq!(
@@ -117,7 +118,7 @@ fn an_unknown_key_lists_the_keys() {
     }
 }
 
-#[test_case]
+#[test]
 fn an_empty_value_lists_what_the_key_accepts() {
     let e = error_of("policy=");
     assert_eq!(
@@ -128,7 +129,7 @@ fn an_empty_value_lists_what_the_key_accepts() {
     assert!(error_of("duration=").valid.contains("ms"));
 }
 
-#[test_case]
+#[test]
 fn malformed_tokens_are_rejected() {
     assert_eq!(error_of("=").reason, "missing key before '='");
     assert_eq!(error_of("==").reason, "missing key before '='");
@@ -138,7 +139,7 @@ fn malformed_tokens_are_rejected() {
     assert_eq!(error_of("policy=cfs=eevdf").option, "policy");
 }
 
-#[test_case]
+#[test]
 fn very_long_input_is_refused_whole_and_echoed_short() {
     let long = "x".repeat(MAX_CMDLINE_BYTES + 1);
     let e = error_of(&long);
@@ -153,7 +154,7 @@ fn very_long_input_is_refused_whole_and_echoed_short() {
     assert_eq!(e.option, format!("{}...", "k".repeat(40)));
 }
 
-#[test_case]
+#[test]
 fn non_ascii_is_escaped_in_reports() {
     let e = error_of("pölicy=cfs");
     assert_eq!(e.option, "p\\u{f6}licy");
@@ -164,7 +165,7 @@ fn non_ascii_is_escaped_in_reports() {
     assert!(e.reason.contains("byte 7"), "{}", e.reason);
 }
 
-#[test_case]
+#[test]
 fn numbers_are_checked_for_range_and_form() {
     assert!(error_of("latency_ns=99999").reason.contains("out of range"));
     assert!(
@@ -182,7 +183,7 @@ fn numbers_are_checked_for_range_and_form() {
     assert!(error_of("hz=1000.0").reason.contains("unsupported"));
 }
 
-#[test_case]
+#[test]
 fn durations_need_a_unit_and_a_sane_length() {
     let ns = |s: &str| Config::parse(&format!("duration={s}")).map(|c| c.duration_ns.unwrap());
     assert_eq!(ns("10s"), Ok(10_000_000_000));
@@ -196,7 +197,7 @@ fn durations_need_a_unit_and_a_sane_length() {
     assert!(ns("99999999999999999999s").is_err());
 }
 
-#[test_case]
+#[test]
 fn lists_reject_unknown_repeated_and_empty_items() {
     assert!(error_of("run=seed001").reason.contains("unknown scenario"));
     assert!(error_of("run=seed003,seed003").reason.contains("twice"));
@@ -234,7 +235,7 @@ fn lists_reject_unknown_repeated_and_empty_items() {
     );
 }
 
-#[test_case]
+#[test]
 fn combinations_that_mean_nothing_are_rejected() {
     assert_eq!(error_of("policy=cfs era=6.6").option, "era");
     assert_eq!(error_of("policy=eevdf era=2.6.24").option, "era");
@@ -253,9 +254,36 @@ fn combinations_that_mean_nothing_are_rejected() {
     assert_eq!(error_of("era=2.6.36 shares=1:512").option, "shares");
 }
 
+/// Regression (issue 8, defect 6): a feature the policy does not have was accepted silently.
+#[test]
+fn features_must_belong_to_the_policy() {
+    for (cmdline, feature) in [
+        ("policy=eevdf features=START_DEBIT", "START_DEBIT"),
+        ("policy=eevdf features=PLACE_LAG,NO_ASYM_GRAN", "ASYM_GRAN"),
+        (
+            "policy=eevdf features=GENTLE_FAIR_SLEEPERS",
+            "GENTLE_FAIR_SLEEPERS",
+        ),
+        ("policy=cfs features=RUN_TO_PARITY", "RUN_TO_PARITY"),
+        ("era=2.6.24 features=NO_PLACE_LAG", "PLACE_LAG"),
+    ] {
+        let e = error_of(cmdline);
+        assert_eq!(e.option, "features", "{cmdline}");
+        assert!(e.reason.starts_with(feature), "{cmdline}: {}", e.reason);
+    }
+    let e = error_of("policy=eevdf features=START_DEBIT");
+    assert!(e.valid.contains("RUN_TO_PARITY") && !e.valid.contains("START_DEBIT"));
+    for ok in [
+        "policy=eevdf features=NO_RUN_TO_PARITY,WAKEUP_PREEMPT",
+        "policy=cfs features=NO_WAKEUP_PREEMPT,LAST_BUDDY",
+    ] {
+        assert!(Config::parse(ok).is_ok(), "{ok}");
+    }
+}
+
 /// Deterministic fuzzing: thousands of random command lines over an alphabet rich in the
 /// characters the parser cares about. None may panic, and every rejection is one short line.
-#[test_case]
+#[test]
 fn random_command_lines_never_panic() {
     const ALPHABET: &[&str] = &[
         "=",
@@ -315,9 +343,9 @@ fn random_command_lines_never_panic() {
     }
 }
 
-#[test_case]
+#[test]
 fn custom_task_specs_parse_with_their_defaults() {
-    use super::tasks::{TaskKind, TaskSpec};
+    use crate::tasks::{TaskKind, TaskSpec};
     let c = Config::parse("run=custom tasks=sleeper:50ms@1,hog@2*2,waker,makej:4%-5").unwrap();
     assert_eq!(
         c.tasks,
@@ -360,7 +388,7 @@ fn custom_task_specs_parse_with_their_defaults() {
     assert_eq!(Config::parse(&echo).unwrap().to_string(), echo);
 }
 
-#[test_case]
+#[test]
 fn malformed_task_specs_are_rejected() {
     for (spec, why) in [
         ("hog:5ms", "takes none"),
@@ -373,6 +401,14 @@ fn malformed_task_specs_are_rejected() {
         ("hog*65", "bad COUNT"),
         ("hog%20", "bad NICE"),
         ("hog%-21", "bad NICE"),
+        // Regression (issue 8, defect 1): the first panicked on negation, the second wrapped
+        // to nice -1.
+        ("hog%-9223372036854775808", "bad NICE"),
+        ("hog%18446744073709551615", "bad NICE"),
+        ("hog%99999999999999999999", "bad NICE"),
+        ("hog%--1", "bad NICE"),
+        ("hog%-", "bad NICE"),
+        ("hog%", "bad NICE"),
         ("hog*2@1", "out of order"),
         ("hog@1@2", "out of order"),
         ("makej:0", "bad ARG"),

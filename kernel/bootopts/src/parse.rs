@@ -5,7 +5,7 @@
 //! an error, never a panic. Bad tokens are echoed back escaped and shortened, so a non-ASCII
 //! or kilobyte-long key cannot garble the console line that reports it.
 
-use super::{ClockEvent, Config, Era, FeatureSetting, Grouping, LogLevel, Policy, Share};
+use crate::{ClockEvent, Config, Era, FeatureSetting, Grouping, LogLevel, Policy, Share};
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
@@ -319,7 +319,7 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), OptionError>
     let tunable = |value| parse_in_range(key, value, TUNABLE_MIN_NS, TUNABLE_MAX_NS).map(Some);
     match key {
         "run" => config.run = parse_run(value)?,
-        "tasks" => config.tasks = super::tasks::parse(value)?,
+        "tasks" => config.tasks = crate::tasks::parse(value)?,
         "policy" => config.policy = choose(key, value, &Policy::ALL, "policy")?,
         "era" => config.era = Some(choose(key, value, &Era::ALL, "era")?),
         "features" => config.features = parse_features(value)?,
@@ -373,12 +373,12 @@ fn check_combination(config: &Config) -> Result<(), OptionError> {
             "run=custom tasks=...",
         ));
     }
-    let policy = super::name_of(&Policy::ALL, config.policy);
+    let policy = crate::name_of(&Policy::ALL, config.policy);
     if let Some(era) = config.era {
         let eras_of_policy = list(
             Era::ALL
                 .iter()
-                .filter(|(_, e)| super::policy_of(*e) == config.policy)
+                .filter(|(_, e)| crate::policy_of(*e) == config.policy)
                 .map(|(n, _)| n),
         );
         if config.policy == Policy::O1 {
@@ -388,8 +388,8 @@ fn check_combination(config: &Config) -> Result<(), OptionError> {
                 "no era= with policy=o1",
             ));
         }
-        if super::policy_of(era) != config.policy {
-            let name = super::name_of(&Era::ALL, era);
+        if crate::policy_of(era) != config.policy {
+            let name = crate::name_of(&Era::ALL, era);
             return Err(OptionError::new(
                 "era",
                 alloc::format!("era {name} is not a {policy} era"),
@@ -429,6 +429,7 @@ fn check_combination(config: &Config) -> Result<(), OptionError> {
             ));
         }
     }
+    check_features(config, policy)?;
     if config.policy == Policy::O1 {
         if !config.features.is_empty() {
             return Err(OptionError::new(
@@ -453,6 +454,37 @@ fn check_combination(config: &Config) -> Result<(), OptionError> {
         ));
     }
     Ok(())
+}
+
+/// `features=` may only name features the chosen fair policy honours (`policy=o1`, which
+/// has none, is refused separately).
+fn check_features(config: &Config, policy: &str) -> Result<(), OptionError> {
+    let eevdf = match config.policy {
+        Policy::Cfs => false,
+        Policy::Eevdf => true,
+        Policy::O1 => return Ok(()),
+    };
+    let Some(wrong) = config
+        .features
+        .iter()
+        .find(|s| !s.feature.applies_to(eevdf))
+    else {
+        return Ok(());
+    };
+    let own = list(
+        sched::Feature::ALL
+            .iter()
+            .filter(|(_, f)| f.applies_to(eevdf))
+            .map(|(name, _)| name),
+    );
+    Err(OptionError::new(
+        "features",
+        alloc::format!(
+            "{} is not a feature of policy={policy}",
+            wrong.feature.name()
+        ),
+        alloc::format!("with policy={policy}: {own}, each optionally prefixed NO_"),
+    ))
 }
 
 /// Parses a whole command line; see [`Config::parse`].

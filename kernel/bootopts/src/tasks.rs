@@ -11,7 +11,7 @@
 //!
 //! UID defaults to 1 (an ordinary user), COUNT to 1, NICE to 0.
 
-use super::parse::{OptionError, echo, parse_duration_value, parse_u64};
+use crate::parse::{OptionError, echo, parse_duration_value, parse_u64};
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
@@ -73,6 +73,23 @@ impl TaskSpec {
     }
 }
 
+/// Linux's nice range.
+const NICE_RANGE: core::ops::RangeInclusive<i64> = -20..=19;
+
+/// A nice value, `-20` to `19`: an optional sign, then digits. The magnitude is range-checked
+/// before the sign is applied, so no number of digits can overflow or wrap into range.
+fn parse_nice(value: &str) -> Option<i8> {
+    let (negative, digits) = match value.strip_prefix('-') {
+        Some(digits) => (true, digits),
+        None => (false, value.strip_prefix('+').unwrap_or(value)),
+    };
+    let magnitude = i64::try_from(parse_u64(digits)?)
+        .ok()
+        .filter(|&n| n <= 20)?;
+    let nice = if negative { -magnitude } else { magnitude };
+    NICE_RANGE.contains(&nice).then_some(nice as i8)
+}
+
 /// Splits `text` at the first of `markers`: (head, rest starting at the marker).
 fn split_at_marker<'a>(text: &'a str, markers: &[char]) -> (&'a str, &'a str) {
     let at = text.find(|c| markers.contains(&c)).unwrap_or(text.len());
@@ -127,13 +144,7 @@ fn parse_spec(spec: &str) -> Result<TaskSpec, OptionError> {
                     .ok_or_else(bad_part)? as u32
             }
             _ => {
-                let nice = match value.strip_prefix('-') {
-                    Some(digits) => parse_u64(digits).map(|n| -(n as i64)),
-                    None => parse_u64(value).map(|n| n as i64),
-                };
-                task.nice = nice
-                    .filter(|n| (-20..=19).contains(n))
-                    .ok_or_else(bad_part)? as i8;
+                task.nice = parse_nice(value).ok_or_else(bad_part)?;
             }
         }
     }
@@ -175,7 +186,7 @@ impl fmt::Display for TaskSpec {
             TaskKind::Makej => write!(f, ":{}", self.arg)?,
             _ => {
                 f.write_char(':')?;
-                super::write_duration(f, self.arg)?;
+                crate::write_duration(f, self.arg)?;
             }
         }
         write!(f, "@{}", self.uid)?;
