@@ -6,7 +6,7 @@
 use systests::{Run, boot_with};
 
 /// Every task kind in one custom scenario, with periods short enough for a short window.
-const EVERY_KIND: &str = "tasks=sleeper:20ms,hog@2,lat3:50ms,waker:1ms,makej:4%-5";
+const EVERY_KIND: &str = "tasks=sleeper:20ms,hog@2,lat3:50ms,waker:1ms,makej:4";
 
 /// The scenarios `run=lab` expands to, in its order.
 const SEEDS: [&str; 5] = [
@@ -51,13 +51,21 @@ fn every_scenario_runs_under_every_policy() {
         assert_eq!(scenarios_reported(&run), expected, "{options}");
         // One cpu line per task of the custom scenario.
         assert_eq!(run.results_of("cpu", "custom").len(), 5, "{options}");
-        // The waker's timer threads ran: they are its latency samples.
+        // Every 1 ms expiry of the 150 ms window is either a sample (a thread ran) or an
+        // overrun (it came while the previous one was pending): none is lost, whatever the
+        // policy does to the threads' latency. Under O(1) the waker may not run at all in so
+        // short a window (the hog ahead of it has a 100 ms slice), and then has no probe.
         let waker = run
             .results_of("latency", "custom")
             .into_iter()
-            .find(|r| r["probe"] == "waker")
-            .unwrap_or_else(|| panic!("no waker probe under {policy}:\n{}", run.stdout));
-        assert!(waker["n"].as_u64().unwrap() >= 50, "{policy}: {waker}");
+            .find(|r| r["probe"] == "waker");
+        match waker {
+            Some(w) => {
+                let expiries = w["n"].as_u64().unwrap() + w["missed"].as_u64().unwrap();
+                assert!((145..=150).contains(&expiries), "{policy}: {w}");
+            }
+            None => assert_eq!(policy, "o1", "no waker probe:\n{}", run.stdout),
+        }
     }
 }
 
