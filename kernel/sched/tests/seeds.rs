@@ -233,5 +233,17 @@ fn seed002_multi_second_stalls_under_o1_not_cfs() {
         // longer than sched_latency plus the tick that ends the other's slice.
         let bound = cfs_params().tunables.latency_ns + TICK;
         assert!(cfs.iter().all(|r| r.0 <= bound), "cfs {run}: {cfs:?}");
+        if loops[1] == 10_000 {
+            // Run B: the thread's 1 s loop stalled 2 499.6 ms. EXPIRED_STARVING waits
+            // STARVATION_LIMIT × nr_running (2 s, the expiring task counted) past the first
+            // expiry since the swap, plus the rest of the interactive task's 100 ms slices
+            // in progress; counting one task fewer gave 1 s less.
+            let stall = o1[0].0;
+            assert!(
+                (2_400 * MS..=2_600 * MS).contains(&stall),
+                "o1 run B stalled {} ms, the thread 2 499.6 ms",
+                ms(stall)
+            );
+        }
     }
 }

@@ -147,9 +147,9 @@ impl O1 {
         let slept = now.saturating_sub(task.timestamp).min(MAX_SLEEP_AVG_NS);
         if slept > 0 {
             if slept > Self::interactive_sleep_ns(task) {
-                task.sleep_avg = task
-                    .sleep_avg
-                    .max(MAX_SLEEP_AVG_NS - DEF_TIMESLICE_MS * NS_PER_MS);
+                // 2.6.11 *assigns* the ceiling: a task whose sleep_avg was above it (it was
+                // interactive and ran little) comes back from a long sleep a little lower.
+                task.sleep_avg = MAX_SLEEP_AVG_NS - DEF_TIMESLICE_MS * NS_PER_MS;
             } else {
                 let multiplier = (MAX_BONUS - Self::bonus(task)).max(1);
                 task.sleep_avg = (task.sleep_avg + slept * multiplier).min(MAX_SLEEP_AVG_NS);
@@ -174,9 +174,10 @@ impl O1 {
     }
 
     /// `EXPIRED_STARVING`: the expired array has waited a second per runnable task, or
-    /// holds a task of better static priority than the running one.
-    fn expired_starving(&self, now: Nanos, current: &Task) -> bool {
-        let nr_running = (self.arrays[0].len() + self.arrays[1].len()) as u64;
+    /// holds a task of better static priority than the running one. `nr_running` is
+    /// `rq->nr_running`, which still counts the running task whose slice just ran out
+    /// (`scheduler_tick` has taken it off its array, not off the runqueue).
+    fn expired_starving(&self, now: Nanos, current: &Task, nr_running: u64) -> bool {
         let starving = self.expired_timestamp.is_some_and(|since| {
             now.saturating_sub(since) >= MAX_SLEEP_AVG_NS * nr_running + self.tick_ns
         });
@@ -210,6 +211,12 @@ impl O1 {
         }
         assert!(self.tasks[id].is_none(), "task {id} already exists");
         self.tasks[id] = Some(task);
+    }
+
+    /// `rq->nr_running`: every queued task, the running one included (it stays on its array
+    /// while it runs).
+    fn nr_running(&self) -> u64 {
+        (self.arrays[0].len() + self.arrays[1].len()) as u64
     }
 
     fn preempts_current(&self, id: TaskId) -> bool {
@@ -316,6 +323,9 @@ impl Policy for O1 {
     fn pick_next(&mut self, now: Nanos) -> Option<TaskId> {
         if self.arrays[self.active].is_empty() {
             if self.arrays[1 - self.active].is_empty() {
+                // Going idle: 2.6.11's `schedule()` forgets when the expired array started
+                // waiting, so a starvation clock never runs across idle time.
+                self.expired_timestamp = None;
                 return None;
             }
             self.active = 1 - self.active;
@@ -336,13 +346,14 @@ impl Policy for O1 {
             } else {
                 wait
             };
+            // Requeued at its new priority, but it is still the task that runs: 2.6.11
+            // switches to `next` after crediting it, without picking again.
             let since = self.t(next).timestamp;
             self.dequeue_from_array(next);
             self.recalc_task_prio(next, since + credited);
             self.enqueue_in(next, true);
-            self.t_mut(next).activated = 0;
-            return self.pick_next(now);
         }
+        self.t_mut(next).activated = 0;
         let t = self.t_mut(next);
         t.picked_at = now;
         t.timestamp = now;
@@ -359,6 +370,7 @@ impl Policy for O1 {
         let t = self.t_mut(id);
         t.time_slice = t.time_slice.saturating_sub(1);
         if t.time_slice == 0 {
+            let nr_running = self.nr_running();
             self.dequeue_from_array(id);
             let full = self.task_timeslice(self.t(id).static_prio);
             let t = self.t_mut(id);
@@ -367,7 +379,7 @@ impl Policy for O1 {
             t.first_time_slice = false;
             self.expired_timestamp.get_or_insert(now);
             let task = self.t(id).clone();
-            if !Self::interactive(&task) || self.expired_starving(now, &task) {
+            if !Self::interactive(&task) || self.expired_starving(now, &task, nr_running) {
                 self.enqueue_in(id, false);
                 self.best_expired_prio = self.best_expired_prio.min(task.static_prio);
             } else {

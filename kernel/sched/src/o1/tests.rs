@@ -116,3 +116,64 @@ fn a_forked_child_runs_first_with_half_the_slice() {
     o1.put_prev(0, 0);
     assert_eq!(o1.pick_next(0), Some(1), "the child runs first");
 }
+
+#[test]
+fn the_starvation_limit_counts_the_running_task() {
+    // Two runnable tasks, the expired array waiting since t = 0: EXPIRED_STARVING needs
+    // STARVATION_LIMIT × nr_running + 1 tick = 2 s + 1 ms, where nr_running (2) still
+    // counts the running task whose slice just ran out.
+    let mut o1 = O1::new(MS);
+    o1.spawn(0, 1, 0, 0);
+    o1.spawn(1, 1, 0, 0);
+    o1.expired_timestamp = Some(0);
+    let running = o1.t(0).clone();
+    let nr_running = o1.nr_running();
+    assert_eq!(nr_running, 2);
+    assert!(!o1.expired_starving(1_500 * MS, &running, nr_running));
+    assert!(!o1.expired_starving(2_000 * MS, &running, nr_running));
+    assert!(o1.expired_starving(2_001 * MS, &running, nr_running));
+}
+
+#[test]
+fn a_long_sleep_sets_sleep_avg_to_the_ceiling_even_downwards() {
+    // Over INTERACTIVE_SLEEP (799 ms at nice 0) 2.6.11 assigns MAX_SLEEP_AVG − DEF_TIMESLICE
+    // = 900 ms: a task at the 1 s cap comes back at 900 ms (bonus 9, prio 116).
+    let mut o1 = O1::new(MS);
+    o1.spawn(0, 1, 0, 0);
+    o1.spawn(1, 1, 0, 0);
+    o1.dequeue(1, 0);
+    o1.t_mut(1).sleep_avg = MAX_SLEEP_AVG_NS;
+    o1.enqueue(1, Wakeup::default(), 900 * MS);
+    assert_eq!(o1.t(1).sleep_avg, 900 * MS);
+    assert_eq!((O1::bonus(o1.t(1)), o1.t(1).prio), (9, 116));
+}
+
+#[test]
+fn the_task_credited_at_pick_is_the_one_that_runs() {
+    // Task 1 woke at 0 and heads the prio-125 list, task 0 behind it. At task 1's pick its
+    // 5 ms wait is credited as sleep (×10 at bonus 0: 50 ms, still bonus 0, prio 125) and
+    // it is requeued — at the end of the list, behind task 0. 2.6.11 runs it anyway.
+    let mut o1 = O1::new(MS);
+    o1.spawn(0, 1, 0, 0);
+    o1.spawn(1, 1, 0, 0);
+    o1.dequeue(0, 0);
+    o1.dequeue(1, 0);
+    o1.enqueue(1, Wakeup::default(), 0);
+    o1.enqueue(0, Wakeup::default(), 0);
+    o1.t_mut(0).activated = 0;
+    assert_eq!(o1.pick_next(5 * MS), Some(1));
+    assert_eq!((o1.t(1).sleep_avg, o1.t(1).prio), (50 * MS, 125));
+    assert_eq!(o1.t(1).activated, 0);
+}
+
+#[test]
+fn going_idle_resets_the_starvation_clock() {
+    let mut o1 = O1::new(MS);
+    o1.spawn(0, 1, 0, 0);
+    assert_eq!(o1.pick_next(0), Some(0));
+    o1.expired_timestamp = Some(0);
+    o1.dequeue(0, MS);
+    o1.put_prev(0, MS);
+    assert_eq!(o1.pick_next(MS), None);
+    assert_eq!(o1.expired_timestamp, None);
+}
