@@ -97,8 +97,8 @@ fn seed000_group_scheduling_and_the_sleeper() {
 
 /// seed 003 (Sep 2010, 2.6.36): `wakeup-latency` (10 ms timer) beside `make -j10`, 30 s.
 /// Returns the latency summary and the missed expiries.
-fn seed003(features: &[(Feature, bool)], min_gran_div: u64) -> (Summary, u64) {
-    let mut params = FairParams::preset(Era::V2_6_36);
+fn seed003(era: Era, features: &[(Feature, bool)], min_gran_div: u64) -> (Summary, u64) {
+    let mut params = FairParams::preset(era);
     for &(feature, on) in features {
         params.features.set(feature, on);
     }
@@ -129,33 +129,37 @@ fn seed003(features: &[(Feature, bool)], min_gran_div: u64) -> (Summary, u64) {
 fn seed003_start_debit_and_the_waker() {
     use Feature::*;
     println!(
-        "\nseed003 (2.6.36, one CPU, HZ=1000, 30 s): wakeup-latency (10 ms) beside make -j10, µs"
+        "\nseed003 (2.6.36 unless named, one CPU, HZ=1000, 30 s): wakeup-latency (10 ms) beside make -j10, µs"
     );
     println!(
         "{:<28} {:>10} {:>10} {:>7}",
         "variant", "maximum", "average", "missed"
     );
-    /// (name, feature overrides, divisor of min_granularity)
-    type Variant = (&'static str, Vec<(Feature, bool)>, u64);
-    let variants: [Variant; 6] = [
-        ("vanilla", vec![], 1),
-        ("DYN_GRANULARITY", vec![(DynGranularity, true)], 1),
-        ("min_granularity/3", vec![], 3),
-        ("NO_START_DEBIT", vec![(StartDebit, false)], 1),
+    /// (name, era, feature overrides, divisor of min_granularity)
+    type Variant = (&'static str, Era, Vec<(Feature, bool)>, u64);
+    let cfs = Era::V2_6_36;
+    let variants: [Variant; 7] = [
+        ("vanilla", cfs, vec![], 1),
+        ("DYN_GRANULARITY", cfs, vec![(DynGranularity, true)], 1),
+        ("min_granularity/3", cfs, vec![], 3),
+        ("NO_START_DEBIT", cfs, vec![(StartDebit, false)], 1),
         (
             "CLAMP_CHILD_RIGHTMOST",
+            cfs,
             vec![(ClampChildRightmost, true)],
             1,
         ),
         (
             "NO_VFORK_SLEEPER_CREDIT",
+            cfs,
             vec![(VforkSleeperCredit, false)],
             1,
         ),
+        ("EEVDF (6.6)", Era::V6_6, vec![], 1),
     ];
     let mut results = Vec::new();
-    for (name, features, div) in variants {
-        let (s, missed) = seed003(&features, div);
+    for (name, era, features, div) in variants {
+        let (s, missed) = seed003(era, &features, div);
         println!(
             "{name:<28} {:>10.1} {:>10.1} {missed:>7}",
             s.max as f64 / 1e3,
@@ -171,6 +175,15 @@ fn seed003_start_debit_and_the_waker() {
     assert!(
         avg("NO_START_DEBIT") < avg("vanilla"),
         "NO_START_DEBIT does not lower the average latency"
+    );
+    // EEVDF places each new thread at V with lag 0 and a *full*-slice deadline (6.6 places
+    // it twice, and the second placement has no ENQUEUE_INITIAL): it is eligible at once but
+    // queues behind every job whose deadline comes first — milliseconds, not the half-slice
+    // head start (≈0.5 ms average) a single placement would give.
+    assert!(
+        avg("EEVDF (6.6)") > 2 * 750 * 1_000,
+        "EEVDF average {} µs",
+        avg("EEVDF (6.6)") / 1_000
     );
 }
 

@@ -82,26 +82,24 @@ impl Fair {
         Some(pick)
     }
 
-    /// Buddy bookkeeping of a wake-up (`check_preempt_wakeup` of 2.6.36): NEXT_BUDDY marks
-    /// the wakee (not for a fork); if the wakee preempts, LAST_BUDDY marks the preempted task.
-    /// `scale`: the running task's queue has at least `sched_nr_latency` tasks.
-    pub(super) fn note_wakeup_buddies(
-        &mut self,
-        wakee: EntityId,
-        preempted: Option<EntityId>,
-        scale: bool,
-        fork: bool,
-    ) {
+    /// NEXT_BUDDY's part of a wake-up (`check_preempt_wakeup` of 2.6.32–2.6.36): the wakee
+    /// is marked, unless it is a new child. `scale`: the running task's queue has at least
+    /// `sched_nr_latency` tasks.
+    pub(super) fn note_next_buddy(&mut self, wakee: EntityId, scale: bool, fork: bool) {
         if self.feature(Feature::NextBuddy) && scale && !fork {
             self.set_buddy(wakee, Buddy::Next);
         }
-        if let Some(se) = preempted
-            && self.feature(Feature::LastBuddy)
+    }
+
+    /// LAST_BUDDY's part, once the wakee has preempted `preempted` (the running entity at
+    /// the level where the two met): it is marked if it is a task still queued.
+    pub(super) fn note_last_buddy(&mut self, preempted: EntityId, scale: bool) {
+        if self.feature(Feature::LastBuddy)
             && scale
-            && self.se(se).is_task()
-            && self.se(se).on_rq
+            && self.se(preempted).is_task()
+            && self.se(preempted).on_rq
         {
-            self.set_buddy(se, Buddy::Last);
+            self.set_buddy(preempted, Buddy::Last);
         }
     }
 }

@@ -238,14 +238,22 @@ impl Fair {
         if !self.feature(Feature::WakeupPreempt) {
             return false;
         }
-        if self.params.era >= Era::V2_6_32 {
+        let buddies = self.params.era >= Era::V2_6_32;
+        if buddies {
+            self.note_next_buddy(pse, scale, fork);
+            // "We can come here with TIF_NEED_RESCHED already set from new task wake up
+            // path": then there is nothing to decide, and no last buddy is set.
+            if self.need_resched {
+                return false;
+            }
             self.update_curr(self.se(se).rq, now);
         }
-        let wakee = pse;
         let (se, pse) = self.find_matching_se(se, pse);
         let gran = self.wakeup_gran(se, pse);
         let preempt = vdiff(self.se(se).vruntime, self.se(pse).vruntime) > gran as i64;
-        self.note_wakeup_buddies(wakee, preempt.then_some(se), scale, fork);
+        if preempt && buddies {
+            self.note_last_buddy(se, scale);
+        }
         preempt
     }
 }

@@ -22,18 +22,33 @@ impl Fair {
 
 impl Fair {
     /// Wake-up preemption check; `fork` for a new child (`check_preempt_curr(.., WF_FORK)`).
+    /// Returns whether the current task must go, for this wake-up or an earlier reason.
     fn check_preempt(&mut self, woken: TaskId, now: Nanos, fork: bool) -> bool {
         let Some(curr) = self.current else {
             return true;
         };
         if curr == woken || !self.se(self.task_se(woken)).on_rq {
-            return false;
+            return self.need_resched;
         }
-        if self.eevdf() {
+        let preempt = if self.eevdf() {
             self.check_preempt_wakeup_eevdf(curr, woken, now)
         } else {
             self.check_preempt_wakeup_cfs(curr, woken, now, fork)
+        };
+        if preempt {
+            self.resched();
         }
+        self.need_resched
+    }
+
+    /// `task_fork_fair` of 6.6: update the parent's level, then place the newcomer with
+    /// ENQUEUE_INITIAL (a half-slice deadline under PLACE_DEADLINE_INITIAL). The enqueue that
+    /// follows places it again without the flag — lag 0 and a full-slice deadline, which is
+    /// what sticks in 6.6 (the first placement's half slice never survives).
+    fn fork_eevdf(&mut self, id: super::entity::EntityId, now: Nanos) {
+        let rq = self.se(id).rq;
+        self.update_curr(rq, now);
+        self.place_entity_eevdf(rq, id, true);
     }
 }
 
@@ -44,7 +59,9 @@ impl Policy for Fair {
 
     fn spawn(&mut self, task: TaskId, uid: Uid, nice: Nice, now: Nanos) -> bool {
         let id = self.new_task_entity(task, uid, nice);
-        if !self.eevdf() {
+        if self.eevdf() {
+            self.fork_eevdf(id, now);
+        } else {
             let rq = self.se(id).rq;
             self.update_curr(rq, now);
             self.place_entity_cfs(rq, id, true, false);
@@ -62,15 +79,17 @@ impl Policy for Fair {
         };
         let id = self.new_task_entity(child, uid, nice);
         if self.eevdf() {
-            self.update_curr(self.se(id).rq, now);
+            self.fork_eevdf(id, now);
             self.enqueue_task(child, Enqueue::Initial, now);
             return self.check_preempt(child, now, true);
         }
-        let mut resched = self.fork_cfs(id, now);
-        if self.params.era >= crate::params::Era::V2_6_32 {
-            resched |= self.check_preempt(child, now, true);
+        if self.fork_cfs(id, now) {
+            self.resched();
         }
-        resched
+        if self.params.era >= crate::params::Era::V2_6_32 {
+            self.check_preempt(child, now, true);
+        }
+        self.need_resched
     }
 
     fn enqueue(&mut self, task: TaskId, wakeup: Wakeup, now: Nanos) {
@@ -149,7 +168,7 @@ impl Policy for Fair {
                 s.entity_tick_cfs(rq, id);
             }
         });
-        self.take_resched()
+        self.need_resched
     }
 
     /// CFS (2.6.2x without `compat_yield`): the task offers the CPU but keeps its vruntime,

@@ -104,27 +104,30 @@ impl Fair {
         }
         let best = q.earliest_eligible(|id| self.entity_eligible(rq, id));
         match (curr, best) {
-            (Some(c), Some(b)) if before(self.se(c).deadline, self.se(b).deadline) => Some(c),
+            // On equal deadlines the running entity stays: 6.6's `__pick_eevdf` starts from
+            // `best = curr` and only replaces it with a strictly earlier deadline.
+            (Some(c), Some(b)) if !before(self.se(b).deadline, self.se(c).deadline) => Some(c),
             (Some(c), None) => Some(c),
             (_, Some(b)) => Some(b),
             (None, None) => q.leftmost(),
         }
     }
 
-    /// Wake-up preemption under EEVDF: preempt iff the wakee is what `pick_eevdf` would run
-    /// now, at the level where the two tasks meet.
+    /// Wake-up preemption under EEVDF (`check_preempt_wakeup_fair`, 6.6): nothing to decide
+    /// if a reschedule is already pending; otherwise charge the running entity at the level
+    /// where the two tasks meet, and preempt iff the wakee is what `pick_eevdf` would run.
     pub(super) fn check_preempt_wakeup_eevdf(
         &mut self,
         curr: TaskId,
         woken: TaskId,
         now: Nanos,
     ) -> bool {
-        let (se, pse) = (self.task_se(curr), self.task_se(woken));
-        self.update_curr(self.se(se).rq, now);
-        if !self.params.features.has(Feature::WakeupPreempt) {
+        if self.need_resched || !self.params.features.has(Feature::WakeupPreempt) {
             return false;
         }
-        let (se, pse) = self.find_matching_se(se, pse);
-        self.pick_eevdf(self.se(se).rq) == Some(pse)
+        let (se, pse) = self.find_matching_se(self.task_se(curr), self.task_se(woken));
+        let rq = self.se(se).rq;
+        self.update_curr(rq, now);
+        self.pick_eevdf(rq) == Some(pse)
     }
 }

@@ -42,8 +42,10 @@ pub struct Fair {
     /// uid → its group entity (per-uid grouping only).
     groups: BTreeMap<Uid, EntityId>,
     current: Option<TaskId>,
-    /// Set by the code paths that decide the current task must go (Linux's
-    /// `resched_task`), read and cleared by the Policy methods that report it.
+    /// The current task must go (Linux's TIF_NEED_RESCHED, set by `resched_task`): set by
+    /// any path that decides so, reported by every Policy method that answers "preempt?",
+    /// and cleared only when the task is switched out (`put_prev`). Wake-up checks look at
+    /// it first, as Linux's `check_preempt_wakeup` does.
     need_resched: bool,
 }
 
@@ -226,7 +228,9 @@ impl Fair {
     fn enqueue_entity(&mut self, rq: RqId, id: EntityId, how: Enqueue, now: Nanos) {
         self.update_curr(rq, now);
         if self.eevdf() {
-            self.place_entity_eevdf(rq, id, how == Enqueue::Initial);
+            // 6.6 places on every enqueue, never with ENQUEUE_INITIAL here: a new task's
+            // `wake_up_new_task` enqueue re-places what `task_fork_fair` placed.
+            self.place_entity_eevdf(rq, id, false);
         } else if let Enqueue::Wakeup { vfork_parent } = how {
             self.place_entity_cfs(rq, id, false, vfork_parent);
         }
@@ -340,8 +344,10 @@ impl Fair {
         (se, pse)
     }
 
-    fn take_resched(&mut self) -> bool {
-        core::mem::take(&mut self.need_resched)
+    /// Asks for the current task to be switched out (`resched_task`); returns true.
+    fn resched(&mut self) -> bool {
+        self.need_resched = true;
+        true
     }
 }
 
@@ -355,5 +361,7 @@ enum Enqueue {
     /// A wake-up: sleeper placement applies.
     Wakeup { vfork_parent: bool },
 }
+#[cfg(test)]
+mod fidelity_tests;
 #[cfg(test)]
 mod tests;

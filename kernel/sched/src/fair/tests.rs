@@ -234,38 +234,6 @@ fn min_vruntime_starts_below_the_wrap_and_survives_it() {
     assert!(a.abs_diff(b) <= 4 * MS, "{a} vs {b}");
 }
 
-#[test]
-fn eevdf_deadlines_and_eligibility() {
-    let mut f = Fair::new(FairParams::preset(Era::V6_6));
-    f.spawn(0, 1, 0, 0);
-    let info = f.task_info(0).unwrap();
-    // A new task's first deadline is half a slice away (PLACE_DEADLINE_INITIAL).
-    assert_eq!(info.deadline.unwrap().wrapping_sub(info.vruntime), 375 * US);
-    f.pick_next(0);
-    f.tick(2 * MS);
-    // Task 0 passed its first deadline and got a new one, a full slice on.
-    let info = f.task_info(0).unwrap();
-    assert_eq!(info.deadline.unwrap().wrapping_sub(info.vruntime), 750 * US);
-    f.spawn(1, 1, 0, 2 * MS);
-    // Task 1 is placed at V, which is task 0's vruntime: both have zero lag, both eligible;
-    // the newcomer's deadline (half a slice) is earlier, so it preempts at once.
-    let (rq, se0, se1) = (ROOT, f.task_se(0), f.task_se(1));
-    assert!(f.entity_eligible(rq, se0) && f.entity_eligible(rq, se1));
-    assert!(f.check_preempt_wakeup(1, 2 * MS));
-    // If task 0 runs on, it gets ahead of V = the average of the two: no longer eligible.
-    f.tick(3 * MS);
-    assert!(!f.entity_eligible(rq, se0));
-    assert!(f.entity_eligible(rq, se1));
-    // A heavier task's deadline is nearer in virtual time: slice × 1024 / weight.
-    let mut f = Fair::new(FairParams::preset(Era::V6_6));
-    f.spawn(0, 1, -5, 0);
-    let info = f.task_info(0).unwrap();
-    assert_eq!(
-        info.deadline.unwrap().wrapping_sub(info.vruntime),
-        750 * US * 1024 / 3121 / 2
-    );
-}
-
 /// The worked example of cfs-semantics §6.5 (2.6.24, FAIR_USER_SCHED, one CPU): uid 2 runs
 /// two hogs, uid 1 a task that slept 100 ms. Without group sleeper credit the waking task's
 /// group is placed at min_vruntime and cannot preempt; it waits until uid 2's group has had

@@ -1,0 +1,140 @@
+//! Worked numbers for the places where cfslab once differed from Linux's own source (issue
+//! 8): EEVDF's placement of a new task, its tie rule and its wake-up check (6.6), and the
+//! early return of CFS's wake-up check when a reschedule is already pending (2.6.32–36).
+
+use super::*;
+use crate::params::{Era, FairParams, Grouping};
+use crate::policy::{Policy, Wakeup};
+
+const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
+
+#[test]
+fn eevdf_new_tasks_get_lag_0_and_a_full_slice_deadline() {
+    let mut f = Fair::new(FairParams::preset(Era::V6_6));
+    f.spawn(0, 1, 0, 0);
+    let info = f.task_info(0).unwrap();
+    // `task_fork_fair` placed it with a half-slice deadline (PLACE_DEADLINE_INITIAL), but
+    // `wake_up_new_task`'s enqueue placed it again without ENQUEUE_INITIAL: a full slice.
+    assert_eq!(info.deadline.unwrap().wrapping_sub(info.vruntime), 750 * US);
+    f.pick_next(0);
+    f.tick(2 * MS);
+    // Task 0 passed its deadline (vruntime 2 ms) and got a new one, a slice on: 2.75 ms.
+    let info = f.task_info(0).unwrap();
+    assert_eq!(info.deadline.unwrap().wrapping_sub(info.vruntime), 750 * US);
+    f.spawn(1, 1, 0, 2 * MS);
+    // Task 1 is placed at V = task 0's vruntime with lag 0, its deadline a full slice on:
+    // 2.75 ms, equal to task 0's. Both are eligible; on equal deadlines the running task
+    // stays, so the newcomer does not preempt (with the half slice it would have).
+    let (rq, se0, se1) = (ROOT, f.task_se(0), f.task_se(1));
+    assert_eq!(f.se(se1).vruntime, f.se(se0).vruntime);
+    assert_eq!(f.se(se1).deadline, f.se(se0).deadline);
+    assert!(f.entity_eligible(rq, se0) && f.entity_eligible(rq, se1));
+    assert!(!f.check_preempt_wakeup(1, 2 * MS));
+    assert_eq!(f.pick_eevdf(rq), Some(se0));
+    // At 3 ms task 0 has passed its deadline again, with someone waiting: it must go, and it
+    // is ahead of V (the average of 3 ms and 2 ms), so no longer eligible.
+    assert!(f.tick(3 * MS));
+    assert!(!f.entity_eligible(rq, se0));
+    assert!(f.entity_eligible(rq, se1));
+    // A heavier task's deadline is nearer in virtual time: slice × 1024 / weight.
+    let mut f = Fair::new(FairParams::preset(Era::V6_6));
+    f.spawn(0, 1, -5, 0);
+    let info = f.task_info(0).unwrap();
+    assert_eq!(
+        info.deadline.unwrap().wrapping_sub(info.vruntime),
+        750 * US * 1024 / 3121
+    );
+}
+
+/// Two uids under EEVDF, each with a hog and a sleeper. Returns the scheduler right after
+/// the other uid's sleeper woke at 1 ms, the current task's id and the result of the check.
+fn eevdf_wakeup_across_groups() -> (Fair, TaskId, bool) {
+    let mut p = FairParams::preset(Era::V6_6);
+    p.grouping = Grouping::Uid;
+    let mut f = Fair::new(p);
+    // Tasks 0, 1: uid 1's hog and sleeper; tasks 2, 3: uid 2's.
+    for (task, uid) in [(0, 1), (1, 1), (2, 2), (3, 2)] {
+        f.spawn(task, uid, 0, 0);
+    }
+    f.dequeue(1, 0);
+    f.dequeue(3, 0);
+    let current = f.pick_next(0).unwrap();
+    let sleeper = if f.se(f.task_se(current)).uid == 1 {
+        3
+    } else {
+        1
+    };
+    f.enqueue(sleeper, Wakeup::default(), MS);
+    let preempt = f.check_preempt_wakeup(sleeper, MS);
+    (f, current, preempt)
+}
+
+#[test]
+fn eevdf_wakeup_check_charges_the_level_the_tasks_share() {
+    // The wakee's group is already queued at the root (its hog), so its enqueue stopped in
+    // its own group; the two tasks meet at the root, where the running entity is the current
+    // task's *group*. 6.6 charges that level before asking pick_eevdf: the group entity has
+    // been charged the 1 ms its task ran.
+    let (f, current, _) = eevdf_wakeup_across_groups();
+    let group = f.se(f.task_se(current)).parent.unwrap();
+    assert_eq!(f.se(group).sum_exec_runtime, MS);
+    assert_eq!(f.se(group).exec_start, MS);
+}
+
+#[test]
+fn eevdf_a_pending_reschedule_survives_a_wakeup_that_would_not_preempt() {
+    // Task 0 passes its deadline at 1 ms with task 1 waiting: the tick asks for a switch.
+    // Task 2 then wakes with lag 0 and a deadline a slice after V — later than task 1's, so
+    // it would not preempt on its own. 6.6 returns early (need_resched is set) and the
+    // switch stays asked for.
+    let mut f = Fair::new(FairParams::preset(Era::V6_6));
+    for task in 0..3 {
+        f.spawn(task, 1, 0, 0);
+    }
+    f.dequeue(2, 0);
+    assert_eq!(f.pick_next(0), Some(0));
+    assert!(f.tick(MS));
+    f.enqueue(2, Wakeup::default(), MS);
+    assert!(f.check_preempt_wakeup(2, MS));
+    f.put_prev(0, MS);
+    assert!(!f.need_resched, "switching out clears it");
+}
+
+/// 2.6.36, nine hogs and a sleeper (≥ nr_latency 8, so buddies engage). The running hog's
+/// slice ends at a tick; before the switch, the sleeper wakes. Returns the root's last buddy.
+fn last_buddy_after_a_wakeup_with_resched_pending() -> Option<EntityId> {
+    let mut p = FairParams::preset(Era::V2_6_36);
+    p.grouping = Grouping::None;
+    let mut f = Fair::new(p);
+    for t in 0..10 {
+        f.spawn(t, 1, 0, 0);
+    }
+    f.dequeue(9, 0);
+    let mut current = f.pick_next(0).unwrap();
+    let mut now = 0;
+    for _ in 0..100 {
+        now += MS;
+        if f.tick(now) {
+            f.put_prev(current, now);
+            current = f.pick_next(now).unwrap();
+        }
+    }
+    // Run the current hog to the end of its slice: the tick asks for a reschedule.
+    loop {
+        now += MS;
+        if f.tick(now) {
+            break;
+        }
+    }
+    f.enqueue(9, Wakeup::default(), now);
+    assert!(f.check_preempt_wakeup(9, now), "a reschedule is pending");
+    f.rq(ROOT).last_buddy
+}
+
+#[test]
+fn cfs_wakeup_check_sets_no_last_buddy_when_a_reschedule_is_pending() {
+    // 2.6.36's check_preempt_wakeup returns before LAST_BUDDY when the current task already
+    // has need_resched: the hog whose slice ended is not handed the CPU back.
+    assert_eq!(last_buddy_after_a_wakeup_with_resched_pending(), None);
+}
