@@ -101,7 +101,7 @@ pub fn init(boot_info: &'static mut BootInfo) -> Boot {
     });
     console::set_level(config.log);
     println!("boot options: {config}");
-    let time = time::init(config.clockevent, config.hz, config.hrtimer);
+    let time = time::init(config.clockevent, config.effective_hz(), config.hrtimer);
     sched::init(&config);
     Boot {
         config,

@@ -43,7 +43,7 @@ fn unset_options_take_their_defaults() {
     assert_eq!(
         run.line_after("boot options: "),
         Some(
-            "run=lab policy=cfs era=2.6.36 group=none hz=1000 clockevent=lapic hrtimer=on \
+            "run=lab policy=cfs era=2.6.36 group=none hz=250 clockevent=lapic hrtimer=on \
              duration=100ms trace=off log=info"
         )
     );

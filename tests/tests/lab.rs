@@ -40,9 +40,10 @@ fn us(v: &serde_json::Value, field: &str) -> u64 {
 }
 
 /// 2.6.24, two busy uids: the top-level period is 20 ms and each group entity has half the
-/// root queue's weight — one group slice is 10 ms; ticks are 1 ms.
+/// root queue's weight — one group slice is 10 ms.
 const GROUP_SLICE: u64 = 10 * MS;
-const TICK: u64 = MS;
+/// Every CFS era ticks at its default HZ=250 unless `hz=` says otherwise: 4 ms ticks.
+const TICK: u64 = 4 * MS;
 
 #[test]
 fn seed000_script1_waits_one_group_slice_without_group_sleeper_credit() {

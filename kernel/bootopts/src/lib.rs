@@ -109,7 +109,8 @@ pub struct Config {
     pub tunables: Tunables,
     pub group: Option<Grouping>,
     pub shares: Vec<Share>,
-    pub hz: u32,
+    /// The tick rate given with `hz=`; `None` = the era's (see [`Config::effective_hz`]).
+    pub hz: Option<u32>,
     pub clockevent: ClockEvent,
     pub hrtimer: bool,
     /// Length of each scenario's measured window; `None` = the scenario's own default.
@@ -129,7 +130,7 @@ impl Default for Config {
             tunables: Tunables::default(),
             group: None,
             shares: Vec::new(),
-            hz: 1000,
+            hz: None,
             clockevent: ClockEvent::Lapic,
             hrtimer: true,
             duration_ns: None,
@@ -170,6 +171,16 @@ impl Config {
             Policy::Cfs => Some(self.era.unwrap_or(Era::V2_6_36)),
             Policy::Eevdf => Some(self.era.unwrap_or(Era::V6_6)),
         }
+    }
+
+    /// The tick rate in force: the one given, or the era's default — 1000 for `o1` (2.6.11
+    /// on x86), 250 for every CFS and EEVDF era (the default from 2.6.13 on). The seeds'
+    /// kernels ran at these rates, so their figures are reproduced at them.
+    pub fn effective_hz(&self) -> u32 {
+        self.hz.unwrap_or_else(|| match self.effective_era() {
+            Some(era) => era.default_hz(),
+            None => sched::o1::HZ,
+        })
     }
 
     /// The grouping in force: the one given, or the era's: per-uid groups were the default
@@ -293,7 +304,7 @@ impl fmt::Display for Config {
                 .collect();
             write!(f, " shares={}", shares.join(","))?;
         }
-        write!(f, " hz={}", self.hz)?;
+        write!(f, " hz={}", self.effective_hz())?;
         write!(
             f,
             " clockevent={}",

@@ -336,6 +336,7 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), OptionError>
             let valid = list(HZ_VALUES);
             config.hz = parse_u64(value)
                 .and_then(|n| HZ_VALUES.into_iter().find(|&hz| u64::from(hz) == n))
+                .map(Some)
                 .ok_or_else(|| {
                     OptionError::new(
                         key,

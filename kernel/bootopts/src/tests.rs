@@ -55,7 +55,7 @@ fn every_key_parses() {
         ]
     );
     assert_eq!(
-        (c.hz, c.clockevent, c.hrtimer, c.trace),
+        (c.effective_hz(), c.clockevent, c.hrtimer, c.trace),
         (250, ClockEvent::Pit, false, true)
     );
     assert_eq!(c.duration_ns, Some(500_000_000));
@@ -78,7 +78,7 @@ fn the_echo_is_canonical_and_parses_back() {
     }
     assert_eq!(
         Config::default().to_string(),
-        "run=lab policy=cfs era=2.6.36 group=none hz=1000 clockevent=lapic hrtimer=on trace=off log=info"
+        "run=lab policy=cfs era=2.6.36 group=none hz=250 clockevent=lapic hrtimer=on trace=off log=info"
     );
 }
 
@@ -93,6 +93,21 @@ fn defaults_follow_the_era() {
         Some(Era::V6_6)
     );
     assert_eq!(Config::parse("policy=o1").unwrap().effective_era(), None);
+    // Each era ticks at its release's default unless hz= says otherwise (issue 8).
+    for (cmdline, hz) in [
+        ("", 250),
+        ("era=2.6.24", 250),
+        ("policy=eevdf", 250),
+        ("policy=o1", 1000),
+        ("policy=o1 hz=100", 100),
+        ("era=2.6.24 hz=1000", 1000),
+    ] {
+        assert_eq!(
+            Config::parse(cmdline).unwrap().effective_hz(),
+            hz,
+            "{cmdline}"
+        );
+    }
 }
 
 #[test]
@@ -147,7 +162,7 @@ fn very_long_input_is_refused_whole_and_echoed_short() {
     assert!(e.reason.contains(&format!("{}", MAX_CMDLINE_BYTES + 1)));
     // At the limit, padding is fine...
     let padded = format!("hz=100{}", " ".repeat(MAX_CMDLINE_BYTES - 6));
-    assert_eq!(Config::parse(&padded).unwrap().hz, 100);
+    assert_eq!(Config::parse(&padded).unwrap().hz, Some(100));
     // ...and a long bad key is cut in the report.
     let key = "k".repeat(3000);
     let e = error_of(&format!("{key}=1"));

@@ -54,6 +54,13 @@ impl Era {
         self == Era::V6_6
     }
 
+    /// The tick rate the release shipped by default: 250 in every CFS and EEVDF era (the
+    /// Kconfig default since 2.6.13, and Debian's today). Only 2.6.11, the O(1) scheduler's
+    /// era, ticked at 1000 on x86 ([`crate::o1::HZ`]).
+    pub fn default_hz(self) -> u32 {
+        250
+    }
+
     /// Slices computed per level (2.6.24/25) rather than down the hierarchy (2.6.26+).
     pub fn flat_slices(self) -> bool {
         self <= Era::V2_6_25
@@ -315,7 +322,7 @@ impl FairParams {
                 Grouping::None
             },
             shares: alloc::vec::Vec::new(),
-            tick_ns: MS,
+            tick_ns: 1_000_000_000 / u64::from(era.default_hz()),
         }
     }
 

@@ -8,7 +8,18 @@ use sched::stats::Summary;
 use sched::{Era, Fair, FairParams, Feature, Grouping, O1, Policy};
 
 const MS: u64 = 1_000_000;
-const TICK: u64 = MS; // HZ=1000
+/// The CFS and EEVDF eras tick at their default HZ=250; 2.6.11's O(1) at 1000.
+const TICK: u64 = 4 * MS;
+const O1_TICK: u64 = MS;
+
+/// A simulated machine ticking every `tick_ns`, with random seed `seed`.
+fn machine(tick_ns: u64, seed: u64) -> SimConfig {
+    SimConfig {
+        tick_ns,
+        seed,
+        ..SimConfig::default()
+    }
+}
 
 fn ms(ns: u64) -> f64 {
     ns as f64 / MS as f64
@@ -22,7 +33,7 @@ fn seed000(script: u8, grouping: Grouping, group_credit: bool) -> Summary {
     params
         .features
         .set(Feature::GroupSleeperCredit, group_credit);
-    let mut sim = Sim::new(Fair::new(params), SimConfig::default());
+    let mut sim = Sim::new(Fair::new(params), machine(TICK, 1));
     let sleeper = sim.spawn(Box::new(Sleeper::new(100 * MS)), 1, 0);
     let hog_uids: &[u32] = if script == 1 { &[2, 2] } else { &[1, 2] };
     for &uid in hog_uids {
@@ -38,7 +49,7 @@ const GROUP_SLICE: u64 = 10 * MS;
 
 #[test]
 fn seed000_group_scheduling_and_the_sleeper() {
-    println!("\nseed000 (2.6.24, one CPU, HZ=1000, 20 s): sleeper overshoot in ms");
+    println!("\nseed000 (2.6.24, one CPU, HZ=250, 20 s): sleeper overshoot in ms");
     println!("script  grouping  group-sleeper-credit    n     p50     p99     max");
     let mut rows = Vec::new();
     for script in [1, 2] {
@@ -106,13 +117,7 @@ fn seed003(era: Era, features: &[(Feature, bool)], min_gran_div: u64) -> (Summar
         let min_gran = params.tunables.min_granularity_ns / min_gran_div;
         params.set_latency(None, Some(min_gran));
     }
-    let mut sim = Sim::new(
-        Fair::new(params),
-        SimConfig {
-            seed: 3,
-            ..SimConfig::default()
-        },
-    );
+    let mut sim = Sim::new(Fair::new(params), machine(TICK, 3));
     let waker = sim.spawn(Box::new(Waker::new(10 * MS)), 1, 0);
     sim.spawn(Box::new(MakeJ::new(10)), 1, 0);
     sim.run_until(30_000 * MS);
@@ -129,7 +134,7 @@ fn seed003(era: Era, features: &[(Feature, bool)], min_gran_div: u64) -> (Summar
 fn seed003_start_debit_and_the_waker() {
     use Feature::*;
     println!(
-        "\nseed003 (2.6.36 unless named, one CPU, HZ=1000, 30 s): wakeup-latency (10 ms) beside make -j10, µs"
+        "\nseed003 (2.6.36 unless named, one CPU, HZ=250, 30 s): wakeup-latency (10 ms) beside make -j10, µs"
     );
     println!(
         "{:<28} {:>10} {:>10} {:>7}",
@@ -189,8 +194,8 @@ fn seed003_start_debit_and_the_waker() {
 
 /// seed 002 (Mar 2005, 2.6.11): two `lat3` side by side, 30 s. Returns each one's longest
 /// time kept off the CPU (its `maxlat`) and how many gaps exceeded 1 ms (`nbmax`).
-fn seed002<P: Policy>(policy: P, loops_ms: [u64; 2]) -> Vec<(u64, usize)> {
-    let mut sim = Sim::new(policy, SimConfig::default());
+fn seed002<P: Policy>(policy: P, tick_ns: u64, loops_ms: [u64; 2]) -> Vec<(u64, usize)> {
+    let mut sim = Sim::new(policy, machine(tick_ns, 1));
     let tasks: Vec<usize> = loops_ms
         .iter()
         .map(|&l| sim.spawn(Box::new(Lat3::new(l * MS)), 1, 0))
@@ -210,7 +215,9 @@ fn seed002<P: Policy>(policy: P, loops_ms: [u64; 2]) -> Vec<(u64, usize)> {
 
 #[test]
 fn seed002_multi_second_stalls_under_o1_not_cfs() {
-    println!("\nseed002 (one CPU, HZ=1000, 30 s): lat3 maxlat (ms) and nbmax per instance");
+    println!(
+        "\nseed002 (one CPU, HZ=1000 for o1, 250 for cfs, 30 s): lat3 maxlat (ms) and nbmax per instance"
+    );
     println!(
         "{:<6} {:<24} {:>10} {:>6} {:>10} {:>6}",
         "policy", "run", "maxlat P0", "nbmax", "maxlat P1", "nbmax"
@@ -224,8 +231,8 @@ fn seed002_multi_second_stalls_under_o1_not_cfs() {
         ("A: 1 s + 1 s loops", [1_000, 1_000]),
         ("B: 1 s + 10 s loops", [1_000, 10_000]),
     ] {
-        let o1 = seed002(O1::new(TICK), loops);
-        let cfs = seed002(Fair::new(cfs_params()), loops);
+        let o1 = seed002(O1::new(O1_TICK), O1_TICK, loops);
+        let cfs = seed002(Fair::new(cfs_params()), TICK, loops);
         for (name, r) in [("o1", &o1), ("cfs", &cfs)] {
             println!(
                 "{name:<6} {run:<24} {:>10.1} {:>6} {:>10.1} {:>6}",

@@ -28,6 +28,9 @@ use alloc::vec::Vec;
 use arrays::PrioArray;
 use core::fmt;
 
+/// The tick rate of 2.6.11 on x86 (include/asm-i386/param.h): the O(1) era's default.
+pub const HZ: u32 = 1000;
+
 const MAX_BONUS: u64 = 10;
 const NS_PER_MS: u64 = 1_000_000;
 /// MAX_SLEEP_AVG = DEF_TIMESLICE × MAX_BONUS = 1 s.
