@@ -44,7 +44,7 @@ fn unset_options_take_their_defaults() {
         run.line_after("boot options: "),
         Some(
             "run=lab policy=cfs era=2.6.36 group=none hz=250 clockevent=lapic hrtimer=on \
-             duration=100ms trace=off log=info"
+             duration=100ms seed=1 trace=off log=info"
         )
     );
     // Each seed scenario ran, with its own era where it needs one.

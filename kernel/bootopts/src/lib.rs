@@ -115,6 +115,9 @@ pub struct Config {
     pub hrtimer: bool,
     /// Length of each scenario's measured window; `None` = the scenario's own default.
     pub duration_ns: Option<u64>,
+    /// The seed of the workloads' phase variation (`sched::variation`): the same seed gives
+    /// the same figures.
+    pub seed: u64,
     pub trace: bool,
     pub log: LogLevel,
 }
@@ -134,6 +137,7 @@ impl Default for Config {
             clockevent: ClockEvent::Lapic,
             hrtimer: true,
             duration_ns: None,
+            seed: sched::variation::DEFAULT_SEED,
             trace: false,
             log: LogLevel::Info,
         }
@@ -315,6 +319,7 @@ impl fmt::Display for Config {
             f.write_str(" duration=")?;
             write_duration(f, ns)?;
         }
+        write!(f, " seed={}", self.seed)?;
         write!(f, " trace={}", on_off(self.trace))?;
         write!(f, " log={}", name_of(&LogLevel::ALL, self.log))
     }

@@ -14,7 +14,7 @@ use core::fmt::{self, Write};
 pub const MAX_CMDLINE_BYTES: usize = 4096;
 
 /// Every key, in DESIGN.md's table order.
-pub const KEYS: [&str; 17] = [
+pub const KEYS: [&str; 18] = [
     "run",
     "tasks",
     "policy",
@@ -30,6 +30,7 @@ pub const KEYS: [&str; 17] = [
     "clockevent",
     "hrtimer",
     "duration",
+    "seed",
     "trace",
     "log",
 ];
@@ -350,6 +351,15 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), OptionError>
         }
         "hrtimer" => config.hrtimer = parse_on_off(key, value)?,
         "duration" => config.duration_ns = Some(parse_duration(value)?),
+        "seed" => {
+            config.seed = parse_u64(value).ok_or_else(|| {
+                OptionError::new(
+                    key,
+                    alloc::format!("'{}' is not a number", echo(value)),
+                    "an integer from 0 to 18446744073709551615",
+                )
+            })?
+        }
         "trace" => config.trace = parse_on_off(key, value)?,
         "log" => config.log = choose(key, value, &LogLevel::ALL, "log level")?,
         _ => unreachable!("apply is only called with keys from KEYS"),

@@ -78,7 +78,7 @@ fn the_echo_is_canonical_and_parses_back() {
     }
     assert_eq!(
         Config::default().to_string(),
-        "run=lab policy=cfs era=2.6.36 group=none hz=250 clockevent=lapic hrtimer=on trace=off log=info"
+        "run=lab policy=cfs era=2.6.36 group=none hz=250 clockevent=lapic hrtimer=on seed=1 trace=off log=info"
     );
 }
 

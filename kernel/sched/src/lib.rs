@@ -23,6 +23,7 @@ pub mod policy;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim;
 pub mod stats;
+pub mod variation;
 pub mod weights;
 
 pub use fair::Fair;

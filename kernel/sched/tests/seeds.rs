@@ -81,10 +81,13 @@ fn seed000_group_scheduling_and_the_sleeper() {
     for (script, grouping, credit, s) in rows {
         match (script, grouping, credit) {
             // The waking group entity gets no sleeper credit, so it waits for uid 2's group
-            // to finish its top-level slice: up to one group slice, noticed at the next tick.
+            // to finish its top-level slice: up to one group slice, noticed at a tick — more
+            // than a tick in the typical case (with the credit it preempts at once). How
+            // much depends on where in uid 2's slice the wake-up lands: the sleeper's own
+            // run restarts that slice, so the phase repeats from cycle to cycle.
             (1, Grouping::Uid, false) => {
                 assert!(
-                    s.max >= GROUP_SLICE * 8 / 10 && s.max <= GROUP_SLICE + 2 * TICK,
+                    s.p50 > TICK && s.max <= GROUP_SLICE + 2 * TICK,
                     "script 1: {s:?}"
                 )
             }

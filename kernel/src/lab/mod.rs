@@ -180,7 +180,7 @@ fn run_scenario(s: &Scenario, user: &Config) {
                 task: None,
                 pending: None,
                 next_expiry: 0,
-                rng: 0x2545_f491_4f6c_dd1d ^ (probes.len() as u64 + 1),
+                rng: ::sched::variation::Rng::for_stream(user.seed, probes.len() as u64),
             });
         }
     }

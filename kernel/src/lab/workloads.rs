@@ -8,6 +8,7 @@ use crate::config::tasks::TaskKind;
 use crate::println;
 use crate::sched::{self, ForkKind};
 use crate::time::{clock, hrtimer};
+use ::sched::variation::Rng;
 use alloc::string::String;
 use alloc::vec::Vec;
 use spin::Mutex;
@@ -40,8 +41,8 @@ pub struct Probe {
     /// Waker: the expiry waiting for the helper, and the next expiry.
     pub pending: Option<u64>,
     pub next_expiry: u64,
-    /// makej's pseudo-random state.
-    pub rng: u64,
+    /// The task's phase variation and makej's job lengths, from the `seed=` option.
+    pub rng: Rng,
 }
 
 /// Every probe of the current scenario.
@@ -84,16 +85,22 @@ fn hog(index: u64) {
     finish(index);
 }
 
-/// seed 000's `sched.py`: sleeps ARG in a loop; each sample is how late it woke; every 0.5 s
-/// prints the median of its last 5 samples, in ms, as the script did (`14.810944 ms`).
+/// seed 000's `sched.py`: sleeps ARG in a loop; each sample is how late it woke (timer slack
+/// included, as the script measured it); every 0.5 s prints the median of its last 5
+/// samples, in ms, as the script did (`14.810944 ms`). It starts at a random point of its
+/// first period and does a little work per iteration (`sched::variation`).
 fn sleeper(index: u64) {
     let index = begin(index);
     let (period, end, scenario) = with_probe(index, |p| (p.arg, p.end, p.scenario));
+    let offset = with_probe(index, |p| p.rng.start_offset(period));
+    sched::sleep(offset);
     let mut last_five: Vec<u64> = Vec::new();
     let mut next_print = clock::now() + 500 * MS;
     while clock::now() + period < end {
+        let (work, slack) = with_probe(index, |p| (p.rng.sleeper_loop_work(), p.rng.timer_slack()));
+        clock::spin_until(clock::now() + work);
         let due = clock::now() + period;
-        sched::sleep_until(due);
+        sched::sleep_until(due + slack);
         let late = clock::now() - due;
         with_probe(index, |p| p.samples.push(late));
         if last_five.len() == 5 {
@@ -143,7 +150,8 @@ fn lat3(index: u64) {
             break;
         }
         let before = clock::now();
-        sched::sleep(MS);
+        let slack = with_probe(index, |p| p.rng.timer_slack());
+        sched::sleep(MS + slack);
         select = clock::now() - before;
     }
     finish(index);
@@ -183,8 +191,10 @@ fn waker_tick(index: u64, now: u64) {
 /// late it runs against the ideal expiry. At the end, the program's three closing lines.
 fn waker(index: u64) {
     let i = begin(index);
+    // POSIX timers have no slack; the program's start is the only drift (a random point
+    // of its first period).
     let (end, scenario) = with_probe(i, |p| {
-        p.next_expiry = clock::now() + p.arg;
+        p.next_expiry = clock::now() + p.arg + p.rng.start_offset(p.arg);
         (p.end, p.scenario)
     });
     hrtimer::start(with_probe(i, |p| p.next_expiry), waker_tick, index);
@@ -235,12 +245,7 @@ fn makej(index: u64) {
     let mut running = 0;
     while clock::now() < end || running > 0 {
         while running < jobs && clock::now() < end {
-            let burn_us = with_probe(i, |p| {
-                p.rng ^= p.rng << 13;
-                p.rng ^= p.rng >> 7;
-                p.rng ^= p.rng << 17;
-                5_000 + p.rng % 45_001
-            });
+            let burn_us = with_probe(i, |p| p.rng.between(5_000, 50_000));
             let packed = (index << 48) | burn_us;
             if sched::spawn_child(job, packed, "job", ForkKind::Vfork).is_err() {
                 break;

@@ -62,29 +62,7 @@ pub struct Ctx<'a> {
     pub missed: &'a mut u64,
 }
 
-/// A small deterministic PRNG (xorshift64*), seeded by the simulation.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator seeded with `seed` (0 is taken as 1).
-    pub fn new(seed: u64) -> Self {
-        Rng(seed.max(1))
-    }
-
-    /// The next pseudo-random number.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// Uniform in `lo..=hi`.
-    pub fn between(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next_u64() % (hi - lo + 1)
-    }
-}
+pub use crate::variation::Rng;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {

@@ -18,17 +18,26 @@ impl Behavior for Hog {
 }
 
 /// seed 000's `sched.py`: sleeps `period` in a loop; each sample is how late it woke up
-/// (the overshoot of the sleep).
+/// (the overshoot of the sleep, timer slack included, as the script measured it). It starts
+/// at a random point of its first period and each iteration does a little work besides the
+/// sleep (see [`crate::variation`]).
 pub struct Sleeper {
     /// How long each sleep is.
     pub period: Nanos,
+    started: bool,
     due: Option<Nanos>,
+    worked: bool,
 }
 
 impl Sleeper {
     /// A sleeper sleeping `period` at a time.
     pub fn new(period: Nanos) -> Self {
-        Sleeper { period, due: None }
+        Sleeper {
+            period,
+            started: false,
+            due: None,
+            worked: false,
+        }
     }
 }
 
@@ -37,11 +46,18 @@ impl Behavior for Sleeper {
         "sleeper"
     }
     fn next(&mut self, ctx: &mut Ctx) -> Action {
+        if !core::mem::replace(&mut self.started, true) {
+            return Action::Sleep(ctx.rng.start_offset(self.period));
+        }
         if let Some(due) = self.due.take() {
             ctx.samples.push(ctx.now - due);
         }
+        if !core::mem::replace(&mut self.worked, true) {
+            return Action::Run(ctx.rng.sleeper_loop_work());
+        }
+        self.worked = false;
         self.due = Some(ctx.now + self.period);
-        Action::Sleep(self.period)
+        Action::Sleep(self.period + ctx.rng.timer_slack())
     }
 }
 
