@@ -89,6 +89,9 @@ pub enum Feature {
     WakeupPreempt,
     /// 2.6.32: wakeup granularity scaled by the wakee's weight (else the current task's).
     AsymGran,
+    /// 2.6.30–2.6.34: the wakeup granularity shrinks once the running task has run longer
+    /// than twice the wakee's average run between wake-ups (× nr_running).
+    AdaptiveGran,
     /// 2.6.28+: prefer the wakee at the next pick (off by default).
     NextBuddy,
     /// 2.6.28+: give the CPU back to the task a wake-up preempted.
@@ -112,13 +115,14 @@ pub enum Feature {
 
 impl Feature {
     /// Every feature with its name.
-    pub const ALL: [(&'static str, Feature); 15] = [
+    pub const ALL: [(&'static str, Feature); 16] = [
         ("FAIR_SLEEPERS", Feature::FairSleepers),
         ("NEW_FAIR_SLEEPERS", Feature::NewFairSleepers),
         ("GENTLE_FAIR_SLEEPERS", Feature::GentleFairSleepers),
         ("START_DEBIT", Feature::StartDebit),
         ("WAKEUP_PREEMPT", Feature::WakeupPreempt),
         ("ASYM_GRAN", Feature::AsymGran),
+        ("ADAPTIVE_GRAN", Feature::AdaptiveGran),
         ("NEXT_BUDDY", Feature::NextBuddy),
         ("LAST_BUDDY", Feature::LastBuddy),
         ("GROUP_SLEEPER_CREDIT", Feature::GroupSleeperCredit),
@@ -270,6 +274,7 @@ fn era_features(era: Era) -> &'static [Feature] {
             StartDebit,
             WakeupPreempt,
             AsymGran,
+            AdaptiveGran,
             LastBuddy,
             GroupSleeperCredit,
         ],

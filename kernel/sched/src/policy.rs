@@ -40,6 +40,9 @@ pub struct Wakeup {
     /// The woken task is a vfork parent whose child has just exec'd or exited (cfslab's
     /// VFORK_SLEEPER_CREDIT decides whether such a wake-up earns sleeper credit).
     pub vfork_parent: bool,
+    /// The wake-up comes from an interrupt (a timer), not from the running task: the running
+    /// task is then not the waker (2.6.32's ADAPTIVE_GRAN learns only from task wake-ups).
+    pub from_interrupt: bool,
 }
 
 /// What the policy says about one task, for reports and debugging.

@@ -13,6 +13,12 @@ use crate::time::clock;
 use sched::Wakeup;
 use x86_64::instructions::interrupts;
 
+/// How a vfork parent is woken when its child execs or exits.
+const VFORK_PARENT: Wakeup = Wakeup {
+    vfork_parent: true,
+    from_interrupt: false,
+};
+
 /// The boot task's id: it adopts the children of tasks that exit before them.
 const BOOT_TASK: TaskId = 0;
 
@@ -96,7 +102,7 @@ pub fn exec_done() {
     change_then_reschedule(|s| {
         let me = s.current;
         if let Some(parent) = s.task(me).vfork_parent.take() {
-            s.wake(parent, Wakeup { vfork_parent: true }, clock::now());
+            s.wake(parent, VFORK_PARENT, clock::now());
         }
     });
 }
@@ -178,7 +184,7 @@ pub fn exit() -> ! {
             s.wake(waiter, Wakeup::default(), now);
         }
         if let Some(parent) = s.task(slot).vfork_parent.take() {
-            s.wake(parent, Wakeup { vfork_parent: true }, now);
+            s.wake(parent, VFORK_PARENT, now);
         }
         let parent = s.task(slot).parent;
         s.notify_parent(id, parent, now);

@@ -49,8 +49,15 @@ fn sleep_timer(task: u64, now: u64) {
 /// Wakes `task` from interrupt context (a timer callback); the switch, if the policy wants
 /// one, happens when the interrupt returns.
 pub fn wake_up_irq(task: TaskId, now: u64) {
-    with_sched(|s| s.wake(task, Wakeup::default(), now));
+    with_sched(|s| s.wake(task, FROM_INTERRUPT, now));
 }
+
+/// How interrupt-context wake-ups are reported to the policy: the running task is not the
+/// waker.
+const FROM_INTERRUPT: Wakeup = Wakeup {
+    vfork_parent: false,
+    from_interrupt: true,
+};
 
 /// Sleeps until [`unpark`] (or [`unpark_irq`]) names the running task — at once if that
 /// already happened since the last `park` (the wake-up is remembered, so it cannot be lost).
@@ -68,21 +75,21 @@ pub fn park() {
 
 /// Lets `task` return from [`park`] (now, or at its next `park`), from interrupt context.
 pub fn unpark_irq(task: TaskId, now: u64) {
-    with_sched(|s| s.unpark(task, now));
+    with_sched(|s| s.unpark(task, FROM_INTERRUPT, now));
 }
 
 /// Lets `task` return from [`park`], from task context (switching if the policy says so).
 pub fn unpark(task: TaskId) {
-    change_then_reschedule(|s| s.unpark(task, clock::now()));
+    change_then_reschedule(|s| s.unpark(task, Wakeup::default(), clock::now()));
 }
 
 impl Scheduler {
-    fn unpark(&mut self, id: TaskId, now: u64) {
+    fn unpark(&mut self, id: TaskId, wakeup: Wakeup, now: u64) {
         let Some(task) = self.task_by_id(id) else {
             return;
         };
         if core::mem::take(&mut task.parked) {
-            self.wake(id, Wakeup::default(), now);
+            self.wake(id, wakeup, now);
         } else {
             task.unpark_token = true;
         }

@@ -207,7 +207,10 @@ impl Fair {
     /// `wakee`, at their common level. Which weight converts it changed with the eras.
     pub(super) fn wakeup_gran(&self, curr: EntityId, wakee: EntityId) -> u64 {
         let nr = u64::from(self.rq(self.se(curr).rq).nr_running);
-        let gran = self.effective_granularity(self.params.tunables.wakeup_granularity_ns, nr);
+        let mut gran = self.effective_granularity(self.params.tunables.wakeup_granularity_ns, nr);
+        if let Some(adapted) = self.adaptive_gran(curr, wakee, gran) {
+            gran = adapted;
+        }
         let (w_curr, w_wakee) = (self.se(curr).weight, self.se(wakee).weight);
         match self.params.era {
             // The current entity's weight, whenever it is not nice 0.

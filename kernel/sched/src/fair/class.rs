@@ -59,6 +59,7 @@ impl Policy for Fair {
 
     fn spawn(&mut self, task: TaskId, uid: Uid, nice: Nice, now: Nanos) -> bool {
         let id = self.new_task_entity(task, uid, nice);
+        self.init_avg_wakeup(id);
         if self.eevdf() {
             self.fork_eevdf(id, now);
         } else {
@@ -78,6 +79,7 @@ impl Policy for Fair {
             (p.uid, p.nice)
         };
         let id = self.new_task_entity(child, uid, nice);
+        self.init_avg_wakeup(id);
         if self.eevdf() {
             self.fork_eevdf(id, now);
             self.enqueue_task(child, Enqueue::Initial, now);
@@ -100,10 +102,12 @@ impl Policy for Fair {
             },
             now,
         );
+        self.note_wakeup(task, wakeup);
     }
 
     fn dequeue(&mut self, task: TaskId, now: Nanos) {
         self.dequeue_task(task, now);
+        self.note_sleep(task);
     }
 
     fn exit(&mut self, task: TaskId, now: Nanos) {
@@ -202,8 +206,10 @@ impl Policy for Fair {
         }
     }
 
-    /// Linux's `sched_move_task`: out of the old group, into the new one, keeping the task's
-    /// position relative to its queue's `min_vruntime` (EEVDF keeps its lag instead).
+    /// Linux's `sched_move_task`: out of the old group, into the new one. 2.6.24 and 2.6.25
+    /// dequeue and re-enqueue the task with its vruntime untouched — an absolute value from
+    /// the old queue's clock, however far the new queue's `min_vruntime` is. Later eras keep
+    /// the task's position relative to `min_vruntime` (EEVDF keeps its lag instead).
     fn set_uid(&mut self, task: TaskId, uid: Uid, now: Nanos) {
         let id = self.task_se(task);
         if self.params.grouping == Grouping::None {
@@ -223,8 +229,11 @@ impl Policy for Fair {
         let old_min = self.rq(self.se(id).rq).min_vruntime;
         let (rq, parent) = self.rq_for_uid(uid);
         let new_min = self.rq(rq).min_vruntime;
+        let renormalise = self.params.era > crate::params::Era::V2_6_25;
         let se = self.se_mut(id);
-        se.vruntime = se.vruntime.wrapping_sub(old_min).wrapping_add(new_min);
+        if renormalise {
+            se.vruntime = se.vruntime.wrapping_sub(old_min).wrapping_add(new_min);
+        }
         se.rq = rq;
         se.parent = parent;
         se.uid = uid;

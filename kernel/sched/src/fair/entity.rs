@@ -47,6 +47,13 @@ pub struct Entity {
     pub deadline_at_pick: u64,
     /// The task has exited and goes away once it is switched out.
     pub dead: bool,
+    /// 2.6.32's `avg_wakeup`: how long the task runs, on average, between waking others
+    /// (a task that sleeps without waking anyone counts as the wakeup granularity).
+    pub avg_wakeup: u64,
+    /// `sum_exec_runtime` at the task's last wake-up of another task (0: none since it woke).
+    pub last_wakeup: u64,
+    /// `sum_exec_runtime` when the task last woke up itself.
+    pub start_runtime: u64,
 }
 
 impl Entity {
@@ -70,6 +77,9 @@ impl Entity {
             vlag: 0,
             deadline_at_pick: 0,
             dead: false,
+            avg_wakeup: 0,
+            last_wakeup: 0,
+            start_runtime: 0,
         }
     }
 

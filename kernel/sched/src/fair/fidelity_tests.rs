@@ -138,3 +138,36 @@ fn cfs_wakeup_check_sets_no_last_buddy_when_a_reschedule_is_pending() {
     // has need_resched: the hog whose slice ended is not handed the CPU back.
     assert_eq!(last_buddy_after_a_wakeup_with_resched_pending(), None);
 }
+
+/// Task 0 (uid 1) runs 30 ms alone and sleeps; task 1 (uid 2) then runs 10 ms, so uid 2's
+/// queue's clock stands at 10 ms. Task 0 moves to uid 2 while asleep. Returns its vruntime
+/// relative to uid 2's `min_vruntime` after the move.
+fn vruntime_after_setuid(era: Era) -> i64 {
+    let mut p = FairParams::preset(era);
+    p.grouping = Grouping::Uid;
+    p.features.set(crate::params::Feature::StartDebit, false);
+    let mut f = Fair::new(p);
+    f.spawn(0, 1, 0, 0);
+    assert_eq!(f.pick_next(0), Some(0));
+    f.dequeue(0, 30 * MS);
+    f.put_prev(0, 30 * MS);
+    f.spawn(1, 2, 0, 30 * MS);
+    assert_eq!(f.pick_next(30 * MS), Some(1));
+    f.put_prev(1, 40 * MS);
+    let before = f.se(f.task_se(0)).vruntime;
+    f.set_uid(0, 2, 40 * MS);
+    let after = f.se(f.task_se(0)).vruntime;
+    if era <= Era::V2_6_25 {
+        assert_eq!(after, before, "{era}: the vruntime must not change");
+    }
+    crate::weights::vdiff(after, f.rq(f.se(f.task_se(1)).rq).min_vruntime)
+}
+
+#[test]
+fn setuid_keeps_the_absolute_vruntime_in_2_6_24_and_renormalises_later() {
+    // 2.6.24: the vruntime stays at 30 ms, 20 ms right of uid 2's clock (10 ms): the moved
+    // task waits until uid 2's task has caught up. 2.6.32: it keeps its distance from its old
+    // queue's min_vruntime (0: it was alone there) and lands on uid 2's clock.
+    assert_eq!(vruntime_after_setuid(Era::V2_6_24), 20 * MS as i64);
+    assert_eq!(vruntime_after_setuid(Era::V2_6_32), 0);
+}

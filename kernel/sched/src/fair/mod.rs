@@ -10,6 +10,7 @@
 //! runqueue holds one entity per uid, each owning a runqueue of that uid's tasks. Without
 //! grouping, tasks sit directly on the root runqueue.
 
+mod adaptive_gran;
 mod buddies;
 mod cfs;
 mod class;

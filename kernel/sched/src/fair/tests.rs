@@ -113,7 +113,11 @@ fn a_vfork_parent_can_be_denied_sleeper_credit() {
         f.dequeue(1, 0);
         f.pick_next(0);
         f.tick(100 * MS);
-        f.enqueue(1, Wakeup { vfork_parent: true }, 100 * MS);
+        let vfork_parent = Wakeup {
+            vfork_parent: true,
+            ..Wakeup::default()
+        };
+        f.enqueue(1, vfork_parent, 100 * MS);
         crate::weights::vdiff(f.rq(ROOT).min_vruntime, f.task_info(1).unwrap().vruntime)
     };
     assert_eq!(credit(true), 3 * MS as i64);

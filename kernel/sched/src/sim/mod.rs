@@ -210,8 +210,8 @@ impl<P: Policy> Sim<P> {
         self.timers.insert((at.max(self.now), self.sequence), task);
     }
 
-    fn wake(&mut self, task: TaskId, vfork_parent: bool) {
-        self.policy.enqueue(task, Wakeup { vfork_parent }, self.now);
+    fn wake(&mut self, task: TaskId, wakeup: Wakeup) {
+        self.policy.enqueue(task, wakeup, self.now);
         let t = &mut self.tasks[task];
         t.state = State::Runnable;
         t.runnable_since = Some(self.now);
@@ -331,7 +331,7 @@ impl<P: Policy> Sim<P> {
                 self.release_vfork_parent(task);
                 if let Some(parent) = self.tasks[task].parent {
                     if self.tasks[parent].state == State::WaitChild {
-                        self.wake(parent, false);
+                        self.wake(parent, Wakeup::default());
                     } else {
                         self.tasks[parent].unreaped_children += 1;
                     }
@@ -344,7 +344,13 @@ impl<P: Policy> Sim<P> {
         if let Some(parent) = self.tasks[child].parent
             && self.tasks[parent].state == State::VforkWait(child)
         {
-            self.wake(parent, true);
+            self.wake(
+                parent,
+                Wakeup {
+                    vfork_parent: true,
+                    ..Wakeup::default()
+                },
+            );
         }
     }
 
@@ -390,7 +396,11 @@ impl<P: Policy> Sim<P> {
                     break;
                 }
                 self.timers.remove(&(at, seq));
-                self.wake(task, false);
+                let timer = Wakeup {
+                    from_interrupt: true,
+                    ..Wakeup::default()
+                };
+                self.wake(task, timer);
             }
             if self.now == next_tick && self.current.is_some() {
                 self.need_resched |= self.policy.tick(self.now);
