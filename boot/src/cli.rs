@@ -8,7 +8,10 @@ pub const USAGE: &str = "\
 usage: boot run [OPTIONS] [KEY=VALUE...]   build and boot the kernel; KEY=VALUE are boot options
        boot gdb [OPTIONS]                  boot paused with a gdb stub and attach gdb at the entry
        boot test-runner ELF [ARGS...]      boot a kernel test binary (cargo's runner)
-       boot lab [--seconds S] [--jobs N]   every seed experiment x variant; report in target/lab
+       boot lab [--seconds S] [--seeds N] [--jobs N]
+                                           every seed experiment x variant x seed 1..N;
+                                           report in target/lab, README tables refreshed
+       boot lab --check                    do README's tables match docs/lab/results.json?
 
 options:
   --opts STRING        boot options, e.g. \"hz=250 policy=eevdf\" (added to any KEY=VALUE)
@@ -74,12 +77,16 @@ pub enum Mode {
         kernel: PathBuf,
         extra: Vec<String>,
     },
-    /// The lab: each run measures `seconds` of virtual time, `jobs` QEMUs at a time.
+    /// The lab: each row runs under seeds 1 to `seeds`, each run measuring `seconds` of
+    /// virtual time, `jobs` QEMUs at a time.
     Lab {
         args: Args,
         seconds: u64,
+        seeds: u64,
         jobs: usize,
     },
+    /// `lab --check`: the README's tables against `docs/lab/results.json`.
+    LabCheck,
 }
 
 fn number<T>(
@@ -150,8 +157,9 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
         "run" => Ok(Mode::Run(parse_args(rest, false)?)),
         "gdb" => Ok(Mode::Gdb(parse_args(rest, true)?)),
         "lab" => {
-            let (mut seconds, mut jobs) = (
+            let (mut seconds, mut seeds, mut jobs) = (
                 10,
+                3,
                 std::thread::available_parallelism().map_or(2, |n| n.get()),
             );
             let mut others = Vec::new();
@@ -159,13 +167,16 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
             while let Some(arg) = it.next() {
                 match arg.as_str() {
                     "--seconds" => seconds = number(arg, it.next(), 1..=600)?,
+                    "--seeds" => seeds = number(arg, it.next(), 1..=20)?,
                     "--jobs" => jobs = number(arg, it.next(), 1..=64)?,
+                    "--check" => return Ok(Mode::LabCheck),
                     _ => others.push(arg.clone()),
                 }
             }
             Ok(Mode::Lab {
                 args: parse_args(&others, false)?,
                 seconds,
+                seeds,
                 jobs,
             })
         }

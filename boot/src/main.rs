@@ -34,8 +34,10 @@ fn main() -> ExitCode {
         Ok(Mode::Lab {
             args,
             seconds,
+            seeds,
             jobs,
-        }) => report(run_lab(&args, seconds, jobs)),
+        }) => report(run_lab(&args, seconds, seeds, jobs)),
+        Ok(Mode::LabCheck) => report(lab::check()),
         Err(message) => {
             eprintln!("boot: {message}\n\n{}", cli::USAGE);
             Status::Usage
@@ -143,10 +145,10 @@ fn test_runner(kernel: &Path, extra: &[String]) -> Result<Status, String> {
     qemu::run(&machine, Some(Duration::from_secs(timeout)), true).map(|(status, _, _)| status)
 }
 
-fn run_lab(args: &Args, seconds: u64, jobs: usize) -> Result<Status, String> {
+fn run_lab(args: &Args, seconds: u64, seeds: u64, jobs: usize) -> Result<Status, String> {
     let kernel = kernel_for(args)?;
     let shift = args.icount_shift_given.unwrap_or(lab::LAB_ICOUNT_SHIFT);
-    lab::lab(&kernel, &lab::default_out(), seconds, jobs, shift)
+    lab::lab(&kernel, &lab::default_out(), seconds, seeds, jobs, shift)
 }
 
 fn debug(args: &Args) -> Result<Status, String> {

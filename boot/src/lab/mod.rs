@@ -5,6 +5,7 @@
 
 mod report;
 mod svg;
+pub mod tables;
 
 use crate::qemu::{self, Machine};
 use crate::status::Status;
@@ -19,16 +20,19 @@ use std::time::{Duration, Instant};
 /// are milliseconds, far above the kernel paths' cost even at this speed.
 pub const LAB_ICOUNT_SHIFT: u32 = 2;
 
-/// One run of the matrix.
+/// One run of the matrix: a row of a seed's table (`bootopts::scenarios::matrix`, the one
+/// definition of the seed experiments and their variants) under one `seed=`.
 #[derive(Debug, Clone)]
 pub struct Variant {
     /// "seed000", "seed002", "seed003".
-    pub seed: &'static str,
+    pub experiment: &'static str,
     /// The scenario the run reports under (`run=`).
     pub scenario: &'static str,
     /// What the row of the seed's table says.
     pub label: String,
-    /// The boot options.
+    /// The phase-variation seed of this run (`seed=`).
+    pub seed: u64,
+    /// The full boot options.
     pub options: String,
     /// Write this run's trace.
     pub trace: bool,
@@ -51,112 +55,24 @@ impl Outcome {
     }
 }
 
-/// The matrix, each run measuring `seconds` of virtual time.
-pub fn matrix(seconds: u64) -> Vec<Variant> {
-    let d = format!("duration={seconds}s");
+/// The matrix: every row of the seeds' tables, each under seeds 1 to `seeds`, each run
+/// measuring `seconds` of virtual time. Only seed 1 of a traced row is traced.
+pub fn matrix(seconds: u64, seeds: u64) -> Vec<Variant> {
     let mut runs = Vec::new();
-    let mut add = |seed, scenario, label: String, options: String, trace| {
-        runs.push(Variant {
-            seed,
-            scenario,
-            label,
-            options,
-            trace,
-        })
-    };
-    for (script, scenario) in [(1, "seed000-s1"), (2, "seed000-s2")] {
-        for (label, extra) in [
-            ("group=uid, group sleeper credit off", "group=uid"),
-            (
-                "group=uid, group sleeper credit on",
-                "group=uid features=GROUP_SLEEPER_CREDIT",
-            ),
-            ("group=none", "group=none"),
-        ] {
-            // One run is traced, for the report's timeline.
-            let trace = script == 2 && extra == "group=uid";
+    for row in bootopts::scenarios::matrix() {
+        for seed in 1..=seeds {
+            let trace = row.traced && seed == 1;
             let tracing = if trace { " trace=on" } else { "" };
-            add(
-                "seed000",
-                scenario,
-                format!("script {script}, {label}"),
-                format!("run={scenario} era=2.6.24 {extra} {d}{tracing}"),
+            runs.push(Variant {
+                experiment: row.experiment,
+                scenario: row.scenario,
+                label: row.label.clone(),
+                seed,
+                options: format!("{} duration={seconds}s seed={seed}{tracing}", row.options),
                 trace,
-            );
+            });
         }
     }
-    for (run, scenario) in [
-        ("A: 1 s + 1 s loops", "seed002-a"),
-        ("B: 1 s + 10 s loops", "seed002-b"),
-    ] {
-        for policy in ["o1", "cfs"] {
-            let trace = scenario == "seed002-a" && policy == "o1";
-            let tracing = if trace { " trace=on" } else { "" };
-            add(
-                "seed002",
-                scenario,
-                format!("{policy}, {run}"),
-                format!("run={scenario} policy={policy} {d}{tracing}"),
-                trace,
-            );
-        }
-    }
-    for start_debit in [true, false] {
-        for dyn_gran in [false, true] {
-            for clamp in [false, true] {
-                for vfork_credit in [true, false] {
-                    let mut features = Vec::new();
-                    let mut label = Vec::new();
-                    for (on, default, name) in [
-                        (start_debit, true, "START_DEBIT"),
-                        (dyn_gran, false, "DYN_GRANULARITY"),
-                        (clamp, false, "CLAMP_CHILD_RIGHTMOST"),
-                        (vfork_credit, true, "VFORK_SLEEPER_CREDIT"),
-                    ] {
-                        if on != default {
-                            let setting = format!("{}{name}", if on { "" } else { "NO_" });
-                            label.push(setting.clone());
-                            features.push(setting);
-                        }
-                    }
-                    let label = if label.is_empty() {
-                        "vanilla".to_string()
-                    } else {
-                        label.join(" + ")
-                    };
-                    let features = if features.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" features={}", features.join(","))
-                    };
-                    let trace = label == "vanilla";
-                    let tracing = if trace { " trace=on" } else { "" };
-                    add(
-                        "seed003",
-                        "seed003",
-                        label,
-                        format!("run=seed003 era=2.6.36{features} {d}{tracing}"),
-                        trace,
-                    );
-                }
-            }
-        }
-    }
-    // Peter Zijlstra's tune (2.6.36's 0.75 ms minimum granularity, divided by 3).
-    add(
-        "seed003",
-        "seed003",
-        "min_granularity/3".into(),
-        format!("run=seed003 era=2.6.36 min_granularity_ns=250000 {d}"),
-        false,
-    );
-    add(
-        "seed003",
-        "seed003",
-        "EEVDF (6.6)".into(),
-        format!("run=seed003 policy=eevdf {d}"),
-        false,
-    );
     runs
 }
 
@@ -210,10 +126,11 @@ pub fn run_all(
                     };
                     let n = done.fetch_add(1, Ordering::SeqCst) + 1;
                     eprintln!(
-                        "lab: [{n:>2}/{}] {:<8} {:<52} {} in {:.1} s ({:.0} s so far)",
+                        "lab: [{n:>2}/{}] {:<8} {:<52} seed {} {} in {:.1} s ({:.0} s so far)",
                         variants.len(),
-                        variant.seed,
+                        variant.experiment,
                         variant.label,
+                        variant.seed,
                         if status == Status::Success {
                             "ok".to_string()
                         } else {
@@ -235,25 +152,29 @@ pub fn run_all(
         .collect())
 }
 
-/// `boot lab`: runs the matrix and writes the report under `out`.
+/// `boot lab`: runs the matrix and writes the report under `out`; then refreshes what the
+/// README shows (`docs/lab/`: the plots and `results.json`, and the README's tables).
 pub fn lab(
     kernel: &Path,
     out: &Path,
     seconds: u64,
+    seeds: u64,
     jobs: usize,
     shift: u32,
 ) -> Result<Status, String> {
-    let variants = matrix(seconds);
+    let variants = matrix(seconds, seeds);
     eprintln!(
-        "lab: {} runs of {seconds} s (virtual, -icount shift={shift}), {jobs} at a time",
-        variants.len()
+        "lab: {} runs ({} rows x seeds 1-{seeds}) of {seconds} s (virtual, -icount shift={shift}), {jobs} at a time",
+        variants.len(),
+        variants.len() as u64 / seeds
     );
     let outcomes = run_all(kernel, &variants, jobs, shift)?;
     // Traces of earlier runs would otherwise linger beside this run's.
     let _ = std::fs::remove_dir_all(out.join("traces"));
     std::fs::create_dir_all(out.join("traces"))
         .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    let written = report::write(out, &outcomes, seconds, shift)?;
+    let tables = tables::Tables::from_outcomes(&outcomes, seconds, seeds, shift);
+    let written = report::write(out, &outcomes, &tables)?;
     for path in written {
         eprintln!("lab: wrote {}", path.display());
     }
@@ -261,11 +182,29 @@ pub fn lab(
         .iter()
         .filter(|o| o.status != Status::Success)
         .count();
-    Ok(if failed == 0 {
-        Status::Success
-    } else {
-        Status::Failure
-    })
+    if failed > 0 {
+        eprintln!("lab: {failed} runs failed; README.md and docs/lab/ left as they were");
+        return Ok(Status::Failure);
+    }
+    for path in tables::publish(out, &tables)? {
+        eprintln!("lab: refreshed {}", path.display());
+    }
+    Ok(Status::Success)
+}
+
+/// `boot lab --check`: do the README's tables say what `docs/lab/results.json` (the last
+/// `make lab`) measured?
+pub fn check() -> Result<Status, String> {
+    match tables::check_readme()? {
+        None => {
+            eprintln!("lab: README.md's tables match docs/lab/results.json");
+            Ok(Status::Success)
+        }
+        Some(problem) => {
+            eprintln!("lab: {problem}");
+            Ok(Status::Failure)
+        }
+    }
 }
 
 /// The lab's output directory: `target/lab`.
@@ -278,19 +217,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_matrix_covers_every_seed_variant() {
-        let m = matrix(10);
-        assert_eq!(m.iter().filter(|v| v.seed == "seed000").count(), 6);
-        assert_eq!(m.iter().filter(|v| v.seed == "seed002").count(), 4);
-        // 2^4 feature combinations, the min_granularity tune and EEVDF.
-        assert_eq!(m.iter().filter(|v| v.seed == "seed003").count(), 18);
-        assert!(m.iter().any(|v| v.options == "run=seed003 era=2.6.36 features=NO_START_DEBIT duration=10s"));
-        // One traced run per seed.
+    fn the_matrix_runs_every_row_under_every_seed() {
+        let rows = bootopts::scenarios::matrix().len();
+        let m = matrix(10, 3);
+        assert_eq!(m.len(), rows * 3);
+        assert!(
+            m.iter().any(|v| v.options
+                == "run=seed003 era=2.6.36 features=NO_START_DEBIT duration=10s seed=2")
+        );
+        // One traced run per seed experiment, under seed 1.
         assert_eq!(m.iter().filter(|v| v.trace).count(), 3);
         assert!(
             m.iter()
                 .filter(|v| v.trace)
-                .all(|v| v.options.ends_with(" trace=on"))
+                .all(|v| v.seed == 1 && v.options.ends_with(" trace=on"))
         );
     }
 }

@@ -18,7 +18,9 @@ extern crate alloc;
 #[cfg(test)]
 extern crate std;
 
+mod params;
 mod parse;
+pub mod scenarios;
 pub mod tasks;
 #[cfg(test)]
 mod tests;
@@ -115,7 +117,7 @@ pub struct Config {
     pub hrtimer: bool,
     /// Length of each scenario's measured window; `None` = the scenario's own default.
     pub duration_ns: Option<u64>,
-    /// The seed of the workloads' phase variation (`sched::variation`): the same seed gives
+    /// The seed of the workloads' phase variation (`sched::programs`): the same seed gives
     /// the same figures.
     pub seed: u64,
     pub trace: bool,
@@ -137,7 +139,7 @@ impl Default for Config {
             clockevent: ClockEvent::Lapic,
             hrtimer: true,
             duration_ns: None,
-            seed: sched::variation::DEFAULT_SEED,
+            seed: sched::programs::DEFAULT_SEED,
             trace: false,
             log: LogLevel::Info,
         }

@@ -36,7 +36,7 @@ pub const KEYS: [&str; 18] = [
 ];
 
 /// Scenario names `run=` accepts (`lab` = all of the seed experiments).
-pub const SCENARIOS: [&str; 7] = [
+pub const SCENARIOS: [&str; 8] = [
     "lab",
     "custom",
     "seed000-s1",
@@ -44,6 +44,7 @@ pub const SCENARIOS: [&str; 7] = [
     "seed002-a",
     "seed002-b",
     "seed003",
+    "seed003-io",
 ];
 
 const HZ_VALUES: [u32; 3] = [100, 250, 1000];

@@ -7,7 +7,7 @@
 //! | `hog` | — | a CPU hog |
 //! | `lat3` | spin length, default `1s` | seed 002's lat3 |
 //! | `waker` | timer period, default `10ms` | seed 003's wakeup-latency |
-//! | `makej` | number of jobs, default `10` | seed 003's make -jN |
+//! | `makej` | number of jobs, default `10`; `N/io`: jobs sleep on I/O | seed 003's make -jN |
 //!
 //! UID defaults to 1 (an ordinary user), COUNT to 1, NICE to 0.
 
@@ -54,6 +54,9 @@ pub struct TaskSpec {
     pub uid: u32,
     pub count: u32,
     pub nice: i8,
+    /// makej only (`makej:N/io`): the jobs sleep on I/O between bursts of CPU, as a real
+    /// compile does (pipes between cpp, cc1 and as; disk reads).
+    pub io: bool,
 }
 
 const MAX_COUNT: u64 = 64;
@@ -112,6 +115,7 @@ fn parse_spec(spec: &str) -> Result<TaskSpec, OptionError> {
         uid: 1,
         count: 1,
         nice: 0,
+        io: false,
     };
     // Each part may appear once, in this order.
     for (marker, part) in [(':', "ARG"), ('@', "UID"), ('*', "COUNT"), ('%', "NICE")] {
@@ -125,9 +129,17 @@ fn parse_spec(spec: &str) -> Result<TaskSpec, OptionError> {
             ':' => {
                 task.arg = match kind {
                     TaskKind::Hog => return Err(bad("gives an ARG to a hog, which takes none")),
-                    TaskKind::Makej => parse_u64(value)
-                        .filter(|n| (1..=MAX_COUNT).contains(n))
-                        .ok_or_else(bad_part)?,
+                    TaskKind::Makej => {
+                        let (jobs, io) = match value.split_once('/') {
+                            Some((jobs, "io")) => (jobs, true),
+                            Some(_) => return Err(bad_part()),
+                            None => (value, false),
+                        };
+                        task.io = io;
+                        parse_u64(jobs)
+                            .filter(|n| (1..=MAX_COUNT).contains(n))
+                            .ok_or_else(bad_part)?
+                    }
                     _ => parse_duration_value(value)
                         .filter(|&ns| (100_000..=60_000_000_000).contains(&ns))
                         .ok_or_else(bad_part)?,
@@ -183,7 +195,12 @@ impl fmt::Display for TaskSpec {
         f.write_str(self.kind.name())?;
         match self.kind {
             TaskKind::Hog => {}
-            TaskKind::Makej => write!(f, ":{}", self.arg)?,
+            TaskKind::Makej => {
+                write!(f, ":{}", self.arg)?;
+                if self.io {
+                    f.write_str("/io")?;
+                }
+            }
             _ => {
                 f.write_char(':')?;
                 crate::write_duration(f, self.arg)?;

@@ -362,6 +362,9 @@ fn random_command_lines_never_panic() {
 fn custom_task_specs_parse_with_their_defaults() {
     use crate::tasks::{TaskKind, TaskSpec};
     let c = Config::parse("run=custom tasks=sleeper:50ms@1,hog@2*2,waker,makej:4%-5").unwrap();
+    let io = Config::parse("run=custom tasks=makej:3/io").unwrap();
+    assert!(io.tasks[0].io && io.tasks[0].arg == 3);
+    assert!(io.to_string().contains("tasks=makej:3/io@1 "));
     assert_eq!(
         c.tasks,
         [
@@ -370,28 +373,32 @@ fn custom_task_specs_parse_with_their_defaults() {
                 arg: 50_000_000,
                 uid: 1,
                 count: 1,
-                nice: 0
+                nice: 0,
+                io: false
             },
             TaskSpec {
                 kind: TaskKind::Hog,
                 arg: 0,
                 uid: 2,
                 count: 2,
-                nice: 0
+                nice: 0,
+                io: false
             },
             TaskSpec {
                 kind: TaskKind::Waker,
                 arg: 10_000_000,
                 uid: 1,
                 count: 1,
-                nice: 0
+                nice: 0,
+                io: false
             },
             TaskSpec {
                 kind: TaskKind::Makej,
                 arg: 4,
                 uid: 1,
                 count: 1,
-                nice: -5
+                nice: -5,
+                io: false
             },
         ]
     );
@@ -427,6 +434,9 @@ fn malformed_task_specs_are_rejected() {
         ("hog*2@1", "out of order"),
         ("hog@1@2", "out of order"),
         ("makej:0", "bad ARG"),
+        ("makej:10/disk", "bad ARG"),
+        ("makej:/io", "bad ARG"),
+        ("sleeper:10ms/io", "bad ARG"),
     ] {
         let e = error_of(&format!("run=custom tasks={spec}"));
         assert_eq!(e.option, "tasks", "{spec}");

@@ -20,10 +20,10 @@ pub mod fair;
 pub mod o1;
 pub mod params;
 pub mod policy;
+pub mod programs;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim;
 pub mod stats;
-pub mod variation;
 pub mod weights;
 
 pub use fair::Fair;

@@ -2,16 +2,18 @@
 //! policy the boot options chose, reported in the seeds' own formats, as cyclictest and
 //! schbench lines, and as `RESULT` lines (DESIGN.md, "Output").
 //!
-//! A scenario is a set of task specs plus the era and grouping the experiment needs unless
-//! the options say otherwise. Scenarios run one after another: the boot task sets the
+//! A scenario (defined once, in `bootopts::scenarios`) is a set of task specs plus the era
+//! and grouping the experiment needs unless the options say otherwise. Scenarios run one
+//! after another: the boot task sets the
 //! policy up, starts the tasks, sleeps through the measured window, waits for them to end and
 //! prints the reports.
 
 pub mod report;
 pub mod workloads;
 
-use crate::config::tasks::{TaskKind, TaskSpec};
-use crate::config::{Config, Era, Grouping};
+use crate::config::Config;
+use crate::config::scenarios::{Scenario, expand_run};
+use crate::config::tasks::TaskKind;
 use crate::println;
 use crate::sched;
 use crate::time::clock;
@@ -19,116 +21,19 @@ use alloc::format;
 use alloc::vec::Vec;
 use workloads::{PROBES, Probe};
 
-/// A scenario's definition.
-struct Scenario {
-    name: &'static str,
-    /// The era the experiment needs, unless `era=` is given (and the policy is CFS).
-    era: Option<Era>,
-    /// The grouping it needs, unless `group=` is given.
-    group: Option<Grouping>,
-    /// The default measured window (short: `make run` runs them all; `duration=` overrides).
-    duration_ns: u64,
-    tasks: Vec<TaskSpec>,
-}
-
-const S: u64 = 1_000_000_000;
-
-fn spec(kind: TaskKind, arg: u64, uid: u32, count: u32) -> TaskSpec {
-    TaskSpec {
-        kind,
-        arg,
-        uid,
-        count,
-        nice: 0,
-    }
-}
-
-/// The definition of scenario `name` (see seeds/README.md).
-fn scenario(name: &'static str, config: &Config) -> Scenario {
-    use TaskKind::*;
-    let (era, group, duration_ns, tasks) = match name {
-        // uid 1 runs the sleeper alone; uid 2 two hogs.
-        "seed000-s1" => (
-            Some(Era::V2_6_24),
-            Some(Grouping::Uid),
-            3 * S,
-            alloc::vec![spec(Sleeper, S / 10, 1, 1), spec(Hog, 0, 2, 2)],
-        ),
-        // uid 1 runs the sleeper and a hog; uid 2 a hog.
-        "seed000-s2" => (
-            Some(Era::V2_6_24),
-            Some(Grouping::Uid),
-            3 * S,
-            alloc::vec![
-                spec(Sleeper, S / 10, 1, 1),
-                spec(Hog, 0, 1, 1),
-                spec(Hog, 0, 2, 1)
-            ],
-        ),
-        // Two lat3 with 1 s loops.
-        "seed002-a" => (None, None, 3 * S, alloc::vec![spec(Lat3, S, 1, 2)]),
-        // A 1 s loop beside a 10 s loop.
-        "seed002-b" => (
-            None,
-            None,
-            3 * S,
-            alloc::vec![spec(Lat3, S, 1, 1), spec(Lat3, 10 * S, 1, 1)],
-        ),
-        // wakeup-latency (10 ms) beside make -j10, on the 2.6.36 tunables.
-        "seed003" => (
-            Some(Era::V2_6_36),
-            None,
-            2 * S,
-            alloc::vec![spec(Waker, S / 100, 1, 1), spec(Makej, 10, 1, 1)],
-        ),
-        _ => (None, None, 2 * S, config.tasks.clone()),
-    };
-    Scenario {
-        name,
-        era,
-        group,
-        duration_ns,
-        tasks,
-    }
-}
-
-/// The options a scenario runs with: the user's, with the scenario's era and grouping where
-/// the user left them open.
-fn effective_config(config: &Config, s: &Scenario) -> Config {
-    let mut c = config.clone();
-    if c.era.is_none() && c.policy == crate::config::Policy::Cfs {
-        c.era = s.era;
-    }
-    if c.group.is_none() && c.policy != crate::config::Policy::O1 {
-        c.group = s.group;
-    }
-    c
-}
-
-/// Runs the scenarios `config.run` names (`lab` = every seed experiment).
+/// Runs the scenarios `config.run` names (`lab` = every seed experiment), as
+/// `bootopts::scenarios` defines them.
 pub fn run(config: &Config) {
-    let all = [
-        "seed000-s1",
-        "seed000-s2",
-        "seed002-a",
-        "seed002-b",
-        "seed003",
-    ];
-    let mut names: Vec<&'static str> = Vec::new();
-    for &name in &config.run {
-        if name == "lab" {
-            names.extend(all);
-        } else {
-            names.push(name);
+    for name in expand_run(&config.run) {
+        match Scenario::named(name, config) {
+            Some(scenario) => run_scenario(&scenario, config),
+            None => println!("{name}: no such scenario"),
         }
-    }
-    for name in names {
-        run_scenario(&scenario(name, config), config);
     }
 }
 
 fn run_scenario(s: &Scenario, user: &Config) {
-    let config = effective_config(user, s);
+    let config = s.config_for(user);
     let duration = user.duration_ns.unwrap_or(s.duration_ns);
     println!("{}: {} for {} ms", s.name, config, duration / 1_000_000);
     if let Err(sched::TasksAlive(n)) = sched::set_policy(&config) {
@@ -172,6 +77,7 @@ fn run_scenario(s: &Scenario, user: &Config) {
                 uid: spec.uid,
                 nice: spec.nice,
                 arg: spec.arg,
+                io: spec.io,
                 end,
                 index: same_kind,
                 samples: Vec::new(),
@@ -180,7 +86,7 @@ fn run_scenario(s: &Scenario, user: &Config) {
                 task: None,
                 pending: None,
                 next_expiry: 0,
-                rng: ::sched::variation::Rng::for_stream(user.seed, probes.len() as u64),
+                rng: ::sched::programs::Rng::for_stream(user.seed, probes.len() as u64),
             });
         }
     }

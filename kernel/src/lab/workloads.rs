@@ -8,7 +8,7 @@ use crate::config::tasks::TaskKind;
 use crate::println;
 use crate::sched::{self, ForkKind};
 use crate::time::{clock, hrtimer};
-use ::sched::variation::Rng;
+use ::sched::programs::{EXEC_COST_NS, JOB_CPU_NS, JOB_IO_BURST_NS, JOB_IO_SLEEP_NS, Rng};
 use alloc::string::String;
 use alloc::vec::Vec;
 use spin::Mutex;
@@ -25,6 +25,8 @@ pub struct Probe {
     pub nice: i8,
     /// The spec's ARG (a duration in ns, or makej's job count).
     pub arg: u64,
+    /// makej: its jobs sleep on I/O between bursts (`makej:N/io`).
+    pub io: bool,
     /// When the scenario ends.
     pub end: u64,
     /// Instance number (lat3's `P` column).
@@ -88,7 +90,7 @@ fn hog(index: u64) {
 /// seed 000's `sched.py`: sleeps ARG in a loop; each sample is how late it woke (timer slack
 /// included, as the script measured it); every 0.5 s prints the median of its last 5
 /// samples, in ms, as the script did (`14.810944 ms`). It starts at a random point of its
-/// first period and does a little work per iteration (`sched::variation`).
+/// first period and does a little work per iteration (`sched::programs`).
 fn sleeper(index: u64) {
     let index = begin(index);
     let (period, end, scenario) = with_probe(index, |p| (p.arg, p.end, p.scenario));
@@ -237,17 +239,18 @@ fn timer_thread(packed: u64) {
 }
 
 /// seed 003's `make -j N`: keeps ARG jobs alive; each starts vfork-style (this parent sleeps
-/// until the job execs), burns a pseudo-random 5–50 ms of CPU and exits; the parent waits for
-/// any job and starts the next, until the end.
+/// until the job execs), burns a pseudo-random 5–50 ms of CPU — in bursts with I/O sleeps
+/// between them with `makej:N/io` — and exits; the parent waits for any job and starts the
+/// next, until the end. The numbers are `sched::programs`', shared with the simulator.
 fn makej(index: u64) {
     let i = begin(index);
     let (jobs, end) = with_probe(i, |p| (p.arg, p.end));
     let mut running = 0;
     while clock::now() < end || running > 0 {
         while running < jobs && clock::now() < end {
-            let burn_us = with_probe(i, |p| p.rng.between(5_000, 50_000));
-            let packed = (index << 48) | burn_us;
-            if sched::spawn_child(job, packed, "job", ForkKind::Vfork).is_err() {
+            let cpu = with_probe(i, |p| p.rng.within(JOB_CPU_NS));
+            let job_index = (index << 48) | (cpu & ((1 << 48) - 1));
+            if sched::spawn_child(job, job_index, "job", ForkKind::Vfork).is_err() {
                 break;
             }
             running += 1;
@@ -261,22 +264,38 @@ fn makej(index: u64) {
     finish(i);
 }
 
-/// What `exec` costs a job before its vfork parent is released.
-const EXEC_COST_NS: u64 = 100_000;
-
-/// One compile job: exec, burn its CPU (never past the end), exit (its parent reaps it).
+/// One compile job (argument: its probe index and CPU to burn, packed): exec, burn its CPU
+/// (never past the end), sleeping on I/O between bursts if its makej says so, exit (its
+/// parent reaps it).
 fn job(packed: u64) {
     let index = (packed >> 48) as usize;
-    let burn = (packed & ((1 << 48) - 1)) * 1_000;
+    let mut left = packed & ((1 << 48) - 1);
     clock::spin_until(clock::now() + EXEC_COST_NS);
     sched::exec_done();
-    let end = with_probe(index, |p| p.end);
-    let mut left = burn;
-    // Burn CPU time, not wall time: spin in slices and count only what ran.
+    let (end, io) = with_probe(index, |p| (p.end, p.io));
+    while left > 0 && clock::now() < end {
+        let burst = if io {
+            with_probe(index, |p| p.rng.within(JOB_IO_BURST_NS)).min(left)
+        } else {
+            left
+        };
+        left -= burn_cpu(burst, end);
+        if io && left > 0 {
+            let sleep = with_probe(index, |p| p.rng.within(JOB_IO_SLEEP_NS));
+            sched::sleep(sleep);
+        }
+    }
+}
+
+/// Burns `cpu` ns of CPU time — not wall time: spins in slices and counts only what ran —
+/// or until the clock reads `end`. Returns the CPU time burnt.
+fn burn_cpu(cpu: u64, end: u64) -> u64 {
+    let mut left = cpu;
     while left > 0 && clock::now() < end {
         let before = sched::current_cpu_ns();
         clock::spin_until(clock::now() + left.min(MS));
         let after = sched::current_cpu_ns();
         left = left.saturating_sub((after - before).max(1));
     }
+    cpu - left
 }

@@ -62,7 +62,7 @@ pub struct Ctx<'a> {
     pub missed: &'a mut u64,
 }
 
-pub use crate::variation::Rng;
+pub use crate::programs::Rng;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {

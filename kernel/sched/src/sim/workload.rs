@@ -1,8 +1,10 @@
 //! The seed experiments' workloads as simulator behaviours (../shared/seeds/README.md).
-//! The kernel's lab (a later milestone) runs the same programs as real threads.
+//! The kernel's lab runs the same programs as real threads (`kernel/src/lab/workloads.rs`);
+//! their numbers are shared in [`crate::programs`].
 
 use super::{Action, Behavior, Ctx};
 use crate::policy::{ForkKind, Nanos};
+use crate::programs::{EXEC_COST_NS, JOB_CPU_NS, JOB_IO_BURST_NS, JOB_IO_SLEEP_NS};
 use alloc::boxed::Box;
 
 /// Spins forever (seed 000's and 002's CPU hog).
@@ -20,7 +22,7 @@ impl Behavior for Hog {
 /// seed 000's `sched.py`: sleeps `period` in a loop; each sample is how late it woke up
 /// (the overshoot of the sleep, timer slack included, as the script measured it). It starts
 /// at a random point of its first period and each iteration does a little work besides the
-/// sleep (see [`crate::variation`]).
+/// sleep (see [`crate::programs`]).
 pub struct Sleeper {
     /// How long each sleep is.
     pub period: Nanos,
@@ -120,7 +122,8 @@ impl Behavior for Waker {
     fn next(&mut self, ctx: &mut Ctx) -> Action {
         match self.next_expiry {
             None => {
-                let first = ctx.now + self.period;
+                // The program's start is its only drift: POSIX timers have no slack.
+                let first = ctx.now + self.period + ctx.rng.start_offset(self.period);
                 self.next_expiry = Some(first);
                 Action::SleepUntil(first)
             }
@@ -164,20 +167,24 @@ impl Behavior for TimerThread {
 }
 
 /// seed 003's `make -j N`: keeps `jobs` children alive; each is started vfork-style (the
-/// parent sleeps until the child execs), burns a pseudo-random 5–50 ms of CPU and exits; the
-/// parent waits for any child and starts the next.
+/// parent sleeps until the child execs), burns a pseudo-random 5–50 ms of CPU — in bursts
+/// with I/O sleeps between them if `io` — and exits; the parent waits for any child and
+/// starts the next.
 pub struct MakeJ {
     /// How many jobs run at once (`-j`).
     pub jobs: u32,
+    /// The jobs sleep on I/O between bursts of CPU (`makej:N/io`).
+    pub io: bool,
     running: u32,
     waiting: bool,
 }
 
 impl MakeJ {
-    /// `make -j jobs`.
-    pub fn new(jobs: u32) -> Self {
+    /// `make -j jobs`; `io`: its jobs sleep on I/O ([`crate::programs::JOB_IO_SLEEP_NS`]).
+    pub fn new(jobs: u32, io: bool) -> Self {
         MakeJ {
             jobs,
+            io,
             running: 0,
             waiting: false,
         }
@@ -194,34 +201,62 @@ impl Behavior for MakeJ {
         }
         if self.running < self.jobs {
             self.running += 1;
-            let cpu = ctx.rng.between(5_000_000, 50_000_000);
-            return Action::Spawn(Box::new(Job { cpu, step: 0 }), ForkKind::Vfork);
+            let job = Job {
+                cpu_left: ctx.rng.within(JOB_CPU_NS),
+                io: self.io,
+                step: JobStep::Exec,
+            };
+            return Action::Spawn(Box::new(job), ForkKind::Vfork);
         }
         self.waiting = true;
         Action::WaitChild
     }
 }
 
-/// One compile job: exec (releasing the vfork parent), burn `cpu`, exit.
-struct Job {
-    cpu: Nanos,
-    step: u8,
+/// Where a job is in its life.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum JobStep {
+    /// Exec'ing (releases the vfork parent when done).
+    Exec,
+    Execed,
+    /// Burning CPU; after a burst, an I/O sleep if the job does I/O.
+    Burning,
+    Sleeping,
 }
 
-/// What `exec` itself costs the child before the parent is released.
-const EXEC_COST_NS: Nanos = 100_000;
+/// One compile job: exec (releasing the vfork parent), burn its CPU, exit.
+struct Job {
+    cpu_left: Nanos,
+    io: bool,
+    step: JobStep,
+}
 
 impl Behavior for Job {
     fn name(&self) -> &str {
         "job"
     }
-    fn next(&mut self, _: &mut Ctx) -> Action {
-        self.step += 1;
+    fn next(&mut self, ctx: &mut Ctx) -> Action {
         match self.step {
-            1 => Action::Run(EXEC_COST_NS),
-            2 => Action::Exec,
-            3 => Action::Run(self.cpu),
-            _ => Action::Exit,
+            JobStep::Exec => {
+                self.step = JobStep::Execed;
+                Action::Run(EXEC_COST_NS)
+            }
+            JobStep::Execed => {
+                self.step = JobStep::Burning;
+                Action::Exec
+            }
+            _ if self.cpu_left == 0 => Action::Exit,
+            JobStep::Burning if self.io => {
+                let burst = ctx.rng.within(JOB_IO_BURST_NS).min(self.cpu_left);
+                self.cpu_left -= burst;
+                self.step = JobStep::Sleeping;
+                Action::Run(burst)
+            }
+            JobStep::Burning => Action::Run(core::mem::take(&mut self.cpu_left)),
+            JobStep::Sleeping => {
+                self.step = JobStep::Burning;
+                Action::Sleep(ctx.rng.within(JOB_IO_SLEEP_NS))
+            }
         }
     }
 }

@@ -1,16 +1,31 @@
-//! Phase variation: the small, seeded irregularities real programs have and a model of them
-//! would otherwise lack, with the generator that draws them.
+//! The seed experiments' programs in numbers: what they do besides being scheduled, shared
+//! by the kernel's lab workloads and the host simulator's, so that both run the same
+//! programs. Two kinds of numbers live here.
 //!
-//! Why it matters. A periodic program beside a periodic scheduler can phase-lock: seed 000's
-//! sleeper, waking every 100 ms beside 10 ms group slices, woke at the same point of the
-//! slice pattern every time, and all 90 samples of a run read the same value — a figure
-//! decided by the starting phase, not by the scheduler. The thread's real samples spread,
-//! because the real programs drift: the Python loop's own run time, timer slack, a start
-//! typed by hand. cfslab models exactly those three, drawn from a generator seeded with the
-//! `seed=` boot option, so that a run explores phases and the same seed gives the same
-//! figures (the lab aggregates several seeds).
+//! **Shapes.** How long a compile job burns, what `exec` costs, how a job sleeps on I/O.
 //!
-//! Used by the kernel's lab workloads and by the host simulator's, so both drift alike.
+//! **Phase variation**, with the generator that draws it. A periodic program beside a
+//! periodic scheduler can phase-lock: a model in which every cycle starts at the same point
+//! of the scheduler's cycles gives a figure decided by that starting phase. The real
+//! programs drift: the Python loop's own run time, timer slack, a start typed by hand.
+//! cfslab models exactly those, drawn from a generator seeded with the `seed=` boot option,
+//! so that runs explore phases and the same seed gives the same figures (the lab aggregates
+//! several seeds). What it does *not* model: other tasks of the 2008 desktop waking up
+//! (the terminal printing the script's lines, daemons), which shift the hogs' slices
+//! between two of the sleeper's wake-ups (see the README's account of seed 000).
+
+/// How much CPU one of seed 003's compile jobs burns: 5 to 50 ms (cc1 on a small file).
+pub const JOB_CPU_NS: (u64, u64) = (5_000_000, 50_000_000);
+
+/// What `exec` costs a vfork child before its parent is released.
+pub const EXEC_COST_NS: u64 = 100_000;
+
+/// A job with I/O (`makej:N/io`) runs in bursts of 1 to 5 ms of CPU...
+pub const JOB_IO_BURST_NS: (u64, u64) = (1_000_000, 5_000_000);
+
+/// ...each followed by a sleep of 0.2 to 2 ms: a pipe between cpp, cc1 and as, a disk read
+/// or make waiting. Each wake-up re-enters with sleeper credit.
+pub const JOB_IO_SLEEP_NS: (u64, u64) = (200_000, 2_000_000);
 
 /// Linux's default `timer_slack_ns` for ordinary tasks: a `nanosleep` or `select` timeout
 /// may expire up to 50 µs late, so that nearby timers can fire together.
@@ -71,7 +86,12 @@ impl Rng {
 
     /// One iteration's work of seed 000's sleeper loop.
     pub fn sleeper_loop_work(&mut self) -> u64 {
-        self.between(SLEEPER_LOOP_WORK_NS.0, SLEEPER_LOOP_WORK_NS.1)
+        self.within(SLEEPER_LOOP_WORK_NS)
+    }
+
+    /// Uniform in the inclusive range `(lo, hi)`.
+    pub fn within(&mut self, (lo, hi): (u64, u64)) -> u64 {
+        self.between(lo, hi)
     }
 }
 
