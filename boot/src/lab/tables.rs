@@ -282,10 +282,15 @@ impl Tables {
 
     /// One line saying how the figures were made.
     pub fn provenance(&self) -> String {
+        let seeds = if self.seeds == 1 {
+            "seed 1".to_string()
+        } else {
+            format!("seeds 1–{} aggregated per row", self.seeds)
+        };
         format!(
-            "*{} s windows, seeds 1–{} aggregated per row, `-icount shift={},sleep=off`; the \
-             command reruns a row's seed-1 run.*",
-            self.seconds, self.seeds, self.shift
+            "*Measured by `make lab`: {} s windows, {seeds}, `-icount shift={},sleep=off`; \
+             each command reruns a row's seed-1 run.*",
+            self.seconds, self.shift
         )
     }
 }
@@ -305,7 +310,7 @@ fn end_marker(experiment: &str) -> String {
 /// What the README must hold between the markers of `experiment`.
 fn readme_section(tables: &Tables, experiment: &str) -> String {
     format!(
-        "\n{}\n{}",
+        "\n{}\n\n{}",
         tables.provenance(),
         tables.render(experiment, true)
     )

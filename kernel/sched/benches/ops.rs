@@ -2,6 +2,8 @@
 //! (enqueue), going back to sleep (dequeue), and a context switch (put_prev + pick_next), with
 //! 10 to 100 000 runnable tasks, for CFS without and with per-uid groups, EEVDF and O(1).
 //! Run with `make bench` (`cargo bench -p sched`); divide a cycle by four for one operation.
+//! The last lines printed compare EEVDF with CFS, timed in alternation (a noisy machine
+//! moves both alike).
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use sched::{Era, Fair, FairParams, Grouping, O1, Policy, Wakeup};
@@ -61,5 +63,45 @@ fn benches(c: &mut Criterion) {
     bench_policy(c, "o1", || O1::new(1_000_000));
 }
 
-criterion_group!(ops, benches);
+/// EEVDF's cost relative to CFS's at each N, measured the way a noisy shared machine allows:
+/// the two are timed in alternation, round after round, and the median of the per-round
+/// ratios is printed. The goal (issue 8): at most 1.5 at every N.
+fn ratio(_: &mut Criterion) {
+    const ROUNDS: usize = 15;
+    const CYCLES: u64 = 20_000;
+    println!("\nEEVDF / CFS cost per cycle (median of {ROUNDS} alternating rounds):");
+    for n in SIZES {
+        let mut cfs = loaded(fair(Era::V2_6_36, Grouping::None), n);
+        let mut eevdf = loaded(fair(Era::V6_6, Grouping::None), n);
+        let mut now = 0;
+        let time = |policy: &mut Fair, now: &mut u64| {
+            let start = std::time::Instant::now();
+            for _ in 0..CYCLES {
+                *now += 1_000;
+                cycle(policy, n, *now);
+            }
+            start.elapsed().as_nanos() as f64 / CYCLES as f64
+        };
+        let (mut ratios, mut cfs_ns, mut eevdf_ns) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            let c = time(&mut cfs, &mut now);
+            let e = time(&mut eevdf, &mut now);
+            ratios.push(e / c);
+            cfs_ns.push(c);
+            eevdf_ns.push(e);
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        println!(
+            "  N = {n:>6}: CFS {:>6.0} ns, EEVDF {:>6.0} ns, ratio {:.2}",
+            median(&mut cfs_ns),
+            median(&mut eevdf_ns),
+            median(&mut ratios)
+        );
+    }
+}
+
+criterion_group!(ops, benches, ratio);
 criterion_main!(ops);

@@ -5,16 +5,15 @@
 //! The running entity (`curr`) is *not* in the timeline, as in Linux: it is taken out when
 //! picked and put back when switched out, while still counting in `load` and `nr_running`.
 //!
-//! The timeline is a `BTreeSet` keyed by (virtual runtime, entity id) rather than a
-//! hand-written red-black tree: the standard library's B-tree is well tested, gives the
-//! O(log n) insert and remove CFS needs, and keeps this module about scheduling. The
-//! leftmost entity is cached, as Linux caches `rb_leftmost`, so peeking at it is O(1).
-//!
-//! Under EEVDF a second, augmented tree holds the same entities with the earliest deadline of
-//! each subtree, so that the pick finds the earliest eligible deadline in O(log n) (see
-//! [`super::deadline_tree`]).
+//! Under CFS the timeline is a `BTreeSet` keyed by (virtual runtime, entity id) rather than
+//! a hand-written red-black tree: the standard library's B-tree is well tested, gives the
+//! O(log n) insert and remove CFS needs, and keeps this module about scheduling. Under EEVDF
+//! it is one augmented tree that also knows each subtree's earliest deadline, so that the
+//! pick finds the earliest eligible deadline in O(log n) (see [`super::deadline_tree`]) —
+//! one tree for both orders, as in Linux 6.6. Either way the leftmost entity is cached, as
+//! Linux caches `rb_leftmost`, so peeking at it is O(1).
 
-use super::deadline_tree::DeadlineTree;
+use super::deadline_tree::{DeadlineTree, Key};
 use super::entity::EntityId;
 use crate::weights::vdiff;
 use alloc::collections::BTreeSet;
@@ -27,13 +26,22 @@ pub type RqId = usize;
 /// virtual times without wrap-safety breaks within the first millisecond.
 pub const INITIAL_MIN_VRUNTIME: u64 = (-(1i64 << 20)) as u64;
 
+/// The waiting entities in vruntime order.
+#[derive(Debug, Clone)]
+enum Timeline {
+    /// CFS: vruntime order only.
+    Vruntime(BTreeSet<Key>),
+    /// EEVDF: vruntime order, each subtree knowing its earliest deadline.
+    Augmented(DeadlineTree),
+}
+
 /// One fair runqueue: the root, or the queue a group entity owns (Linux's `struct cfs_rq`).
 #[derive(Debug, Clone)]
 pub struct FairRq {
     /// "/" for the root, "uid N" for a group's queue.
     pub name: String,
-    timeline: BTreeSet<(i64, EntityId)>,
-    leftmost: Option<(i64, EntityId)>,
+    timeline: Timeline,
+    leftmost: Option<Key>,
     /// Timeline keys are virtual times relative to this fixed origin, which turns the wrap-safe
     /// order of virtual times into plain integer order (valid while all entities of the queue
     /// are within 2^63 ns of it: 292 years).
@@ -52,8 +60,6 @@ pub struct FairRq {
     pub next_buddy: Option<EntityId>,
     /// LAST_BUDDY: the entity a wake-up preempted, to give the CPU back to.
     pub last_buddy: Option<EntityId>,
-    /// EEVDF: the timeline's entities with their deadlines; `None` under CFS.
-    deadlines: Option<DeadlineTree>,
     /// EEVDF: Σ (vruntime − min_vruntime) × weight over the timeline (not `curr`).
     pub avg_vruntime: i128,
     /// EEVDF: Σ weight over the timeline (not `curr`).
@@ -65,7 +71,11 @@ impl FairRq {
     pub fn new(name: String, owner: Option<EntityId>, eevdf: bool) -> Self {
         FairRq {
             name,
-            timeline: BTreeSet::new(),
+            timeline: if eevdf {
+                Timeline::Augmented(DeadlineTree::new())
+            } else {
+                Timeline::Vruntime(BTreeSet::new())
+            },
             leftmost: None,
             epoch: INITIAL_MIN_VRUNTIME,
             load: 0,
@@ -75,7 +85,6 @@ impl FairRq {
             owner,
             next_buddy: None,
             last_buddy: None,
-            deadlines: eevdf.then(DeadlineTree::new),
             avg_vruntime: 0,
             avg_load: 0,
         }
@@ -89,10 +98,12 @@ impl FairRq {
     pub fn insert(&mut self, id: EntityId, vruntime: u64, weight: u64, deadline: u64) {
         let entry = (self.key(vruntime), id);
         let deadline_key = self.key(deadline);
-        if let Some(tree) = &mut self.deadlines {
-            tree.insert(entry, deadline_key);
+        match &mut self.timeline {
+            Timeline::Vruntime(set) => {
+                set.insert(entry);
+            }
+            Timeline::Augmented(tree) => tree.insert(entry, deadline_key),
         }
-        self.timeline.insert(entry);
         if self.leftmost.is_none_or(|left| entry < left) {
             self.leftmost = Some(entry);
         }
@@ -104,14 +115,24 @@ impl FairRq {
     /// the values it was inserted with.
     pub fn remove(&mut self, id: EntityId, vruntime: u64, weight: u64) {
         let entry = (self.key(vruntime), id);
-        if let Some(tree) = &mut self.deadlines {
-            tree.remove(entry);
-        }
-        let removed = self.timeline.remove(&entry);
+        let was_leftmost = self.leftmost == Some(entry);
+        let removed = match &mut self.timeline {
+            Timeline::Vruntime(set) => {
+                let removed = set.remove(&entry);
+                if was_leftmost {
+                    self.leftmost = set.first().copied();
+                }
+                removed
+            }
+            Timeline::Augmented(tree) => {
+                // The new leftmost is the old one's successor (`rb_next`), found from its node.
+                if was_leftmost {
+                    self.leftmost = tree.next(entry);
+                }
+                tree.remove(entry)
+            }
+        };
         debug_assert!(removed, "entity {id} not on the timeline of {}", self.name);
-        if self.leftmost == Some(entry) {
-            self.leftmost = self.timeline.first().copied();
-        }
         self.avg_vruntime -= i128::from(vdiff(vruntime, self.min_vruntime)) * i128::from(weight);
         self.avg_load -= weight;
     }
@@ -123,18 +144,28 @@ impl FairRq {
 
     /// The waiting entity with the largest virtual runtime.
     pub fn rightmost(&self) -> Option<EntityId> {
-        self.timeline.last().map(|&(_, id)| id)
+        match &self.timeline {
+            Timeline::Vruntime(set) => set.last().map(|&(_, id)| id),
+            Timeline::Augmented(tree) => tree.last().map(|(_, id)| id),
+        }
     }
 
-    /// EEVDF: the waiting entity with the earliest deadline among those `eligible` accepts
-    /// (which must accept a prefix of the vruntime order). `None` under CFS.
-    pub fn earliest_eligible(&self, eligible: impl Fn(EntityId) -> bool) -> Option<EntityId> {
-        self.deadlines.as_ref()?.pick(|(_, id)| eligible(id))
+    /// EEVDF: the waiting entity with the earliest deadline among the eligible ones, those
+    /// at most `offset` past `min_vruntime` in virtual time. `None` under CFS.
+    pub fn earliest_eligible(&self, offset: i64) -> Option<EntityId> {
+        let Timeline::Augmented(tree) = &self.timeline else {
+            return None;
+        };
+        tree.pick(self.key(self.min_vruntime).saturating_add(offset))
     }
 
     /// Waiting entities in virtual-runtime order.
     pub fn iter(&self) -> impl Iterator<Item = EntityId> + '_ {
-        self.timeline.iter().map(|&(_, id)| id)
+        let keys: alloc::vec::Vec<Key> = match &self.timeline {
+            Timeline::Vruntime(set) => set.iter().copied().collect(),
+            Timeline::Augmented(tree) => tree.keys(),
+        };
+        keys.into_iter().map(|(_, id)| id)
     }
 
     /// Raises `min_vruntime` to `candidate` if that is later (it never goes back), keeping
