@@ -4,7 +4,8 @@
 #   make test                                      every test (host, in-QEMU, system)
 #   make gdb [GDBPORT=1234]                        QEMU paused + gdb stopped at the entry
 #   make qemu-gdb [GDBPORT=1234]                   QEMU paused only; prints the gdb command
-#   make lab [SECONDS=10]                          the full experiment matrix -> target/lab/
+#   make lab [SECONDS=10] [SEEDS=3]                the full experiment matrix -> target/lab/,
+#                                                  docs/lab/ and the README's tables
 #   make bench                                     scheduler operation costs (host and kernel)
 #   make clean
 
@@ -38,11 +39,13 @@ lint:
 	cargo clippy -q -p sched -p bootopts -p boot -p systests --all-targets -- -D warnings
 	cargo clippy -q -p kernel --target x86_64-unknown-none --all-targets -- -D warnings
 
-# The full experiment matrix (every seed x its variants) in the kernel: target/lab/REPORT.md,
-# SVG plots and traces. SECONDS= sets each run's virtual window (default 10).
+# The full experiment matrix (every seed x its variants x phase seeds 1..SEEDS) in the
+# kernel: target/lab/REPORT.md, SVG plots and traces; then docs/lab/ (plots, results.json)
+# and the README's tables are refreshed. SECONDS= sets each run's virtual window.
 SECONDS ?= 10
+SEEDS ?= 3
 lab: deps
-	@$(BOOT) lab --seconds $(SECONDS)
+	@$(BOOT) lab --seconds $(SECONDS) --seeds $(SEEDS)
 
 # Scheduler operation costs on the host (criterion) and the kernel's context-switch and
 # wake-up paths in QEMU; the tables in README.md come from here.

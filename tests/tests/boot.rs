@@ -160,3 +160,34 @@ fn a_feature_of_another_policy_is_refused() {
         "{line}"
     );
 }
+
+#[test]
+fn each_log_level_adds_what_it_says() {
+    // Regression (issue 8, defect 6): debug and trace printed nothing more than info.
+    let lines = |level: &str| {
+        let run = systests::boot_with(
+            &format!("run=custom tasks=sleeper:10ms,hog duration=100ms log={level}"),
+            &["--icount-shift", "2"],
+        );
+        assert_eq!(run.status, 0, "{}", run.stderr);
+        let debug = run.lines().filter(|l| l.starts_with("[DEBUG] ")).count();
+        let switches = run
+            .lines()
+            .filter(|l| l.starts_with("[TRACE] ") && l.contains(": sched_switch: "))
+            .count();
+        (debug, switches, run)
+    };
+    let (debug, switches, _) = lines("info");
+    assert_eq!((debug, switches), (0, 0));
+    // debug: the runqueues at the end of the window, as /proc/sched_debug shows them.
+    let (debug, switches, run) = lines("debug");
+    assert!(debug >= 4 && switches == 0, "{}", run.stdout);
+    assert!(
+        run.lines().any(|l| l.starts_with("[DEBUG] cfs_rq[0]:/")),
+        "{}",
+        run.stdout
+    );
+    // trace: every switch as it happens (the sleeper wakes every 10 ms: at least 10).
+    let (_, switches, run) = lines("trace");
+    assert!(switches >= 10, "{}", run.stdout);
+}

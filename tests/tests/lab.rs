@@ -120,6 +120,20 @@ fn seed002_stalls_for_seconds_under_o1_not_under_cfs() {
 }
 
 #[test]
+fn seed002_run_b_stalls_two_and_a_half_seconds_under_o1() {
+    // The thread's 1 s loop stalled 2 499.6 ms beside a 10 s loop. EXPIRED_STARVING lets the
+    // expired lat3 wait STARVATION_LIMIT × nr_running = 2 s (the expiring task counted) past
+    // the first expiry since the swap, plus the interactive one's 100 ms slices in progress.
+    let run = lab("run=seed002-b policy=o1 duration=6s");
+    let p = probe(&run, "seed002-b", "lat3-1");
+    assert!(
+        (2_400 * MS..=2_600 * MS).contains(&us(&p, "max_us")),
+        "{p}\n{}",
+        run.stdout
+    );
+}
+
+#[test]
 fn seed003_start_debit_costs_the_waker_latency() {
     // Each timer thread is a new task: START_DEBIT places it a virtual slice right of
     // min_vruntime, behind the jobs; without it the thread starts at min_vruntime.

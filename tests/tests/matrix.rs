@@ -6,7 +6,7 @@
 use systests::{Run, boot_with};
 
 /// Every task kind in one custom scenario, with periods short enough for a short window.
-const EVERY_KIND: &str = "tasks=sleeper:20ms,hog@2,lat3:50ms,waker:1ms,makej:4";
+const EVERY_KIND: &str = "tasks=sleeper:20ms,hog@2,lat3:50ms,waker:1ms,makej:4/io";
 
 /// The scenarios `run=lab` expands to, in its order.
 const SEEDS: [&str; 5] = [
@@ -44,10 +44,11 @@ fn scenarios_reported(run: &Run) -> Vec<String> {
 #[test]
 fn every_scenario_runs_under_every_policy() {
     for policy in ["cfs", "eevdf", "o1"] {
-        let options = format!("policy={policy} run=lab,custom {EVERY_KIND} duration=150ms");
+        let options =
+            format!("policy={policy} run=lab,seed003-io,custom {EVERY_KIND} duration=150ms");
         let run = run(&options);
         let mut expected: Vec<&str> = SEEDS.to_vec();
-        expected.push("custom");
+        expected.extend(["seed003-io", "custom"]);
         assert_eq!(scenarios_reported(&run), expected, "{options}");
         // One cpu line per task of the custom scenario.
         assert_eq!(run.results_of("cpu", "custom").len(), 5, "{options}");

@@ -42,23 +42,32 @@ pub fn spawn(
     let stack = KernelStack::new().map_err(|_| SpawnError::OutOfMemory)?;
     Ok(change_then_reschedule(|s| {
         let now = clock::now();
-        let parent = s.current_id();
-        let task = new_task(
-            name,
-            uid,
-            nice,
-            Some((entry, argument)),
-            Some(stack),
-            Some(parent),
-        );
-        let (id, slot) = s.add(task);
-        s.task(slot).stats.runnable_since = Some(now);
-        let current = s.current;
-        s.task(current).children += 1;
-        let preempt = s.policy.spawn(slot, uid, nice, now);
-        s.need_resched |= preempt;
+        let (id, slot) = s.start_child(name, uid, nice, (entry, argument), stack, now);
+        s.need_resched |= s.policy.spawn(slot, uid, nice, now);
         id
     }))
+}
+
+impl Scheduler {
+    /// Adds a runnable child of the running task (not yet known to the policy): its id and
+    /// slot.
+    fn start_child(
+        &mut self,
+        name: &str,
+        uid: u32,
+        nice: i8,
+        entry: (fn(u64), u64),
+        stack: KernelStack,
+        now: u64,
+    ) -> (TaskId, crate::task::Slot) {
+        let parent = self.current_id();
+        let task = new_task(name, uid, nice, Some(entry), Some(stack), Some(parent));
+        let (id, slot) = self.add(task);
+        self.task(slot).stats.runnable_since = Some(now);
+        let current = self.current;
+        self.task(current).children += 1;
+        (id, slot)
+    }
 }
 
 /// Starts a child of the running task, with its uid and nice, running `entry(argument)`
@@ -73,20 +82,9 @@ pub fn spawn_child(
     let stack = KernelStack::new().map_err(|_| SpawnError::OutOfMemory)?;
     Ok(change_then_reschedule(|s| {
         let now = clock::now();
-        let parent_slot = s.current;
-        let parent = s.current_id();
+        let (parent_slot, parent) = (s.current, s.current_id());
         let (uid, nice) = (s.task(parent_slot).uid, s.task(parent_slot).nice);
-        let task = new_task(
-            name,
-            uid,
-            nice,
-            Some((entry, argument)),
-            Some(stack),
-            Some(parent),
-        );
-        let (id, slot) = s.add(task);
-        s.task(slot).stats.runnable_since = Some(now);
-        s.task(parent_slot).children += 1;
+        let (id, slot) = s.start_child(name, uid, nice, (entry, argument), stack, now);
         s.need_resched |= s.policy.fork(parent_slot, slot, kind, now);
         if kind == ForkKind::Vfork {
             s.task(slot).vfork_parent = Some(parent);

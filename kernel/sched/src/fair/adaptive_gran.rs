@@ -106,9 +106,8 @@ mod tests {
         assert_eq!(avg, 1_750);
     }
 
-    /// 2.6.32, two nice-0 tasks, no groups; task 1 sleeps. Task 0 runs `ran` and then
-    /// task 1 wakes (from a timer). Returns the wakeup granularity task 1 faces.
-    fn granularity_after(ran: u64) -> u64 {
+    /// 2.6.32, two nice-0 tasks, no groups; task 1 asleep, task 0 running since 0.
+    fn task_0_running_task_1_asleep() -> Fair {
         let mut p = FairParams::preset(Era::V2_6_32);
         p.grouping = Grouping::None;
         let mut f = Fair::new(p);
@@ -116,6 +115,13 @@ mod tests {
         f.spawn(1, 1, 0, 0);
         f.dequeue(1, 0);
         assert_eq!(f.pick_next(0), Some(0));
+        f
+    }
+
+    /// Task 0 runs `ran` and then task 1 wakes (from a timer). Returns the wakeup granularity
+    /// task 1 faces.
+    fn granularity_after(ran: u64) -> u64 {
+        let mut f = task_0_running_task_1_asleep();
         f.tick(ran);
         let timer = Wakeup {
             from_interrupt: true,
@@ -139,13 +145,7 @@ mod tests {
 
     #[test]
     fn a_waker_learns_its_run_between_wakeups() {
-        let mut p = FairParams::preset(Era::V2_6_32);
-        p.grouping = Grouping::None;
-        let mut f = Fair::new(p);
-        f.spawn(0, 1, 0, 0);
-        f.spawn(1, 1, 0, 0);
-        f.dequeue(1, 0);
-        assert_eq!(f.pick_next(0), Some(0));
+        let mut f = task_0_running_task_1_asleep();
         // Task 0 runs 9 ms, then wakes task 1 itself: a sample of 9 ms against its 1 ms
         // start: 1 + (9 − 1) / 8 = 2 ms.
         f.tick(9 * MS);
