@@ -124,7 +124,8 @@ fn seed002_run_b_stalls_two_and_a_half_seconds_under_o1() {
     // The thread's 1 s loop stalled 2 499.6 ms beside a 10 s loop. EXPIRED_STARVING lets the
     // expired lat3 wait STARVATION_LIMIT × nr_running = 2 s (the expiring task counted) past
     // the first expiry since the swap, plus the interactive one's 100 ms slices in progress.
-    let run = lab("run=seed002-b policy=o1 duration=6s");
+    // It comes about 13 s in, after the 10 s loop's first cycle.
+    let run = lab("run=seed002-b policy=o1 duration=15s");
     let p = probe(&run, "seed002-b", "lat3-1");
     assert!(
         (2_400 * MS..=2_600 * MS).contains(&us(&p, "max_us")),

@@ -60,6 +60,7 @@ impl Outcome {
 pub fn matrix(seconds: u64, seeds: u64) -> Vec<Variant> {
     let mut runs = Vec::new();
     for row in bootopts::scenarios::matrix() {
+        let seconds = seconds.max(row.min_seconds);
         for seed in 1..=seeds {
             let trace = row.traced && seed == 1;
             let tracing = if trace { " trace=on" } else { "" };
@@ -224,6 +225,11 @@ mod tests {
         assert!(
             m.iter().any(|v| v.options
                 == "run=seed003 era=2.6.36 features=NO_START_DEBIT duration=10s seed=2")
+        );
+        // seed 002's stall needs its 30 s.
+        assert!(
+            m.iter()
+                .any(|v| v.options == "run=seed002-b policy=o1 duration=30s seed=1")
         );
         // One traced run per seed experiment, under seed 1.
         assert_eq!(m.iter().filter(|v| v.trace).count(), 3);

@@ -280,8 +280,23 @@ impl Tables {
         md
     }
 
-    /// One line saying how the figures were made.
-    pub fn provenance(&self) -> String {
+    /// The window of `experiment`'s runs, from their `duration=` (all alike).
+    fn window_of(&self, experiment: &str) -> u64 {
+        self.rows
+            .iter()
+            .filter(|r| r.experiment == experiment)
+            .find_map(|r| {
+                r.options
+                    .split_whitespace()
+                    .find_map(|o| o.strip_prefix("duration="))
+                    .and_then(|d| d.strip_suffix('s'))
+                    .and_then(|d| d.parse().ok())
+            })
+            .unwrap_or(self.seconds)
+    }
+
+    /// One line saying how `experiment`'s figures were made.
+    pub fn provenance(&self, experiment: &str) -> String {
         let seeds = if self.seeds == 1 {
             "seed 1".to_string()
         } else {
@@ -290,7 +305,8 @@ impl Tables {
         format!(
             "*Measured by `make lab`: {} s windows, {seeds}, `-icount shift={},sleep=off`; \
              each command reruns a row's seed-1 run.*",
-            self.seconds, self.shift
+            self.window_of(experiment),
+            self.shift
         )
     }
 }
@@ -311,7 +327,7 @@ fn end_marker(experiment: &str) -> String {
 fn readme_section(tables: &Tables, experiment: &str) -> String {
     format!(
         "\n{}\n\n{}",
-        tables.provenance(),
+        tables.provenance(experiment),
         tables.render(experiment, true)
     )
 }
