@@ -49,11 +49,15 @@ const TICK: u64 = 4 * MS;
 fn seed000_script1_waits_one_group_slice_without_group_sleeper_credit() {
     // The sleeper's group re-enters the root queue without sleeper credit (2.6.24) and waits
     // for uid 2's group to use up its slice.
+    // It waits up to one group slice, noticed at a tick — more than a tick in the typical
+    // case (with the credit it would preempt at once). How much depends on where in uid 2's
+    // slice the wake-up lands: the sleeper's own run restarts that slice, so the phase
+    // repeats from cycle to cycle (README, seed 000).
     let run = lab("run=seed000-s1 duration=3s");
     let p = probe(&run, "seed000-s1", "sleeper");
     assert!(us(&p, "n") >= 20, "{p}");
     assert!(
-        us(&p, "max_us") >= GROUP_SLICE * 8 / 10 && us(&p, "max_us") <= GROUP_SLICE + 2 * TICK,
+        us(&p, "p50_us") > TICK && us(&p, "max_us") <= GROUP_SLICE + 2 * TICK,
         "{p}"
     );
     // The seed's own lines are there too (sched.py's median, in ms).

@@ -4,9 +4,9 @@
 //!
 //! A scenario (defined once, in `bootopts::scenarios`) is a set of task specs plus the era
 //! and grouping the experiment needs unless the options say otherwise. Scenarios run one
-//! after another: the boot task sets the
-//! policy up, starts the tasks, sleeps through the measured window, waits for them to end and
-//! prints the reports.
+//! after another, in any order: the boot task sets the policy up, starts the tasks (its
+//! children), sleeps through the measured window, reaps every task the scenario started
+//! (`wait_child`) and prints the reports.
 
 pub mod report;
 pub mod workloads;
