@@ -22,7 +22,7 @@ fn boots_echoes_options_and_passes_its_self_check() {
     assert_eq!(
         echo,
         "run=seed000-s1,seed003 policy=eevdf era=6.6 group=none hz=250 clockevent=lapic \
-         hrtimer=on duration=500ms trace=off log=info"
+         hrtimer=on duration=500ms seed=1 trace=off log=info"
     );
     let check = run.result("selfcheck");
     assert_eq!(check["options"], echo);

@@ -52,10 +52,13 @@ fn every_scenario_runs_under_every_policy() {
         assert_eq!(scenarios_reported(&run), expected, "{options}");
         // One cpu line per task of the custom scenario.
         assert_eq!(run.results_of("cpu", "custom").len(), 5, "{options}");
-        // Every 1 ms expiry of the 150 ms window is either a sample (a thread ran) or an
-        // overrun (it came while the previous one was pending): none is lost, whatever the
-        // policy does to the threads' latency. Under O(1) the waker may not run at all in so
-        // short a window (the hog ahead of it has a 100 ms slice), and then has no probe.
+        // Every 1 ms expiry is either a sample (a thread ran) or an overrun (it came while
+        // the previous one was pending), whatever the policy does to the threads' latency:
+        // from the waker's first expiry — once it has first run, after the tasks ahead of it
+        // and a random start offset of up to a period — to the end of the 150 ms window, at
+        // most 150 and, under CFS and EEVDF, well over 100. Under O(1) the waker may not run
+        // at all in so short a window (the hog ahead of it has a 100 ms slice), and then has
+        // no probe.
         let waker = run
             .results_of("latency", "custom")
             .into_iter()
@@ -63,7 +66,7 @@ fn every_scenario_runs_under_every_policy() {
         match waker {
             Some(w) => {
                 let expiries = w["n"].as_u64().unwrap() + w["missed"].as_u64().unwrap();
-                assert!((145..=150).contains(&expiries), "{policy}: {w}");
+                assert!((100..=150).contains(&expiries), "{policy}: {w}");
             }
             None => assert_eq!(policy, "o1", "no waker probe:\n{}", run.stdout),
         }

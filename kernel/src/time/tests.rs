@@ -68,11 +68,15 @@ fn timers_fire_in_expiry_order_and_cancelled_ones_never() {
 
 #[test_case]
 fn sleeps_round_up_to_ticks_only_without_hrtimers() {
+    // Whatever the boot's tick (the era's HZ unless hz= is given), an expiry 0.3 ms past a
+    // tick boundary ends at the next boundary; one on a boundary stays.
+    let tick = tick_ns();
+    let (between, boundary) = (10 * tick + 300_000, 11 * tick);
     HRTIMER_OFF.store(false, Ordering::Relaxed);
-    assert_eq!(sleep_expiry(10_300_000), 10_300_000);
+    assert_eq!(sleep_expiry(between), between);
     HRTIMER_OFF.store(true, Ordering::Relaxed);
-    assert_eq!(sleep_expiry(10_300_000), 11_000_000);
-    assert_eq!(sleep_expiry(11_000_000), 11_000_000);
+    assert_eq!(sleep_expiry(between), boundary);
+    assert_eq!(sleep_expiry(boundary), boundary);
     HRTIMER_OFF.store(false, Ordering::Relaxed);
 }
 
@@ -101,9 +105,12 @@ fn the_tick_runs_at_hz() {
     FIRED_AT.store(0, Ordering::SeqCst);
     hrtimer::start(clock::now() + 20_000_000, record_fire, 0);
     idle_until(|| FIRED_AT.load(Ordering::SeqCst) != 0);
+    // 20 ms at the boot's tick rate (the era's HZ: 250 by default), give or take one.
+    let expected = 20_000_000 / tick_ns();
     let counted = ticks() - before;
     assert!(
-        (19..=21).contains(&counted),
-        "{counted} ticks in 20 ms at HZ=1000"
+        (expected - 1..=expected + 1).contains(&counted),
+        "{counted} ticks in 20 ms with a {} ns tick",
+        tick_ns()
     );
 }
