@@ -3,6 +3,7 @@
 //! then `REPORT.md` with one table per seed in the seed's own shape, SVG plots and the traces,
 //! all under `target/lab/`.
 
+mod readme;
 mod report;
 mod svg;
 pub mod tables;
@@ -187,7 +188,7 @@ pub fn lab(
         eprintln!("lab: {failed} runs failed; README.md and docs/lab/ left as they were");
         return Ok(Status::Failure);
     }
-    for path in tables::publish(out, &tables)? {
+    for path in readme::publish(out, &tables)? {
         eprintln!("lab: refreshed {}", path.display());
     }
     Ok(Status::Success)
@@ -196,7 +197,7 @@ pub fn lab(
 /// `boot lab --check`: do the README's tables say what `docs/lab/results.json` (the last
 /// `make lab`) measured?
 pub fn check() -> Result<Status, String> {
-    match tables::check_readme()? {
+    match readme::check_readme()? {
         None => {
             eprintln!("lab: README.md's tables match docs/lab/results.json");
             Ok(Status::Success)
