@@ -1,6 +1,7 @@
 # cfslab — the commands of README.md. The host tool behind them is the `boot` crate.
 #
-#   make run [OPTS="key=value ..."] [REALTIME=1]   boot the kernel with boot options
+#   make run [OPTS="key=value ..."] [REALTIME=1] [TIMEOUT=SECS]
+#                                                  boot the kernel with boot options
 #   make test                                      every test (host, in-QEMU, system)
 #   make gdb [GDBPORT=1234]                        QEMU paused + gdb stopped at the entry
 #   make qemu-gdb [GDBPORT=1234]                   QEMU paused only; prints the gdb command
@@ -12,9 +13,11 @@
 OPTS ?=
 GDBPORT ?= 1234
 REALTIME ?=
+TIMEOUT ?=
 
 BOOT := cargo run -q -p boot --
 BOOT_FLAGS := $(if $(REALTIME),--realtime)
+RUN_FLAGS := $(if $(TIMEOUT),--timeout $(TIMEOUT))
 
 .PHONY: run test lint lab bench gdb qemu-gdb clean deps
 
@@ -22,7 +25,7 @@ deps:
 	@scripts/ensure-deps.sh
 
 run: deps
-	@$(BOOT) run $(BOOT_FLAGS) --opts "$(OPTS)"
+	@$(BOOT) run $(BOOT_FLAGS) $(RUN_FLAGS) --opts "$(OPTS)"
 
 # Host tests of the scheduler crate, the boot options (with their 10^5-case fuzz) and the
 # boot tool, the kernel's tests inside QEMU (through cargo's runner, see .cargo/config.toml),

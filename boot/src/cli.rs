@@ -17,7 +17,8 @@ options:
   --opts STRING        boot options, e.g. \"hz=250 policy=eevdf\" (added to any KEY=VALUE)
   --realtime           no -icount: virtual time follows the host clock (figures vary)
   --icount-shift N     deterministic time, 2^N ns per instruction (default 0)
-  --timeout SECS       kill QEMU after SECS seconds (default: 300 for run, none for gdb)
+  --timeout SECS       kill QEMU after SECS seconds (default for run: derived from the
+                       scenarios' durations and the icount shift; none for gdb)
   --memory MIB         guest RAM (default 256)
   --release            build the kernel with optimisations
   --kernel ELF         boot this kernel ELF instead of building one
@@ -153,6 +154,11 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
     let Some((mode, rest)) = argv.split_first() else {
         return Err("missing mode".into());
     };
+    // `--help` (or `-h`) prints the usage on every mode but the test runner, whose further
+    // arguments belong to the test harness.
+    if mode != "test-runner" && rest.iter().any(|a| a == "--help" || a == "-h") {
+        return Ok(Mode::Help);
+    }
     match mode.as_str() {
         "run" => Ok(Mode::Run(parse_args(rest, false)?)),
         "gdb" => Ok(Mode::Gdb(parse_args(rest, true)?)),
@@ -237,6 +243,19 @@ mod tests {
         );
         assert!(parse(&argv("fly")).unwrap_err().contains("unknown mode"));
         assert!(parse(&[]).is_err());
+    }
+
+    #[test]
+    fn help_works_on_every_mode() {
+        for line in [
+            "run --help",
+            "gdb -h",
+            "lab --seconds 5 --help",
+            "--help",
+            "help",
+        ] {
+            assert_eq!(parse(&argv(line)), Ok(Mode::Help), "{line}");
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod image;
 mod lab;
 mod qemu;
 mod status;
+mod timeout;
 
 use cli::{Args, Mode};
 use status::Status;
@@ -89,7 +90,13 @@ fn machine_for(args: &Args, kernel: &Path) -> Result<qemu::Machine, String> {
 fn run(args: &Args) -> Result<Status, String> {
     let kernel = kernel_for(args)?;
     let machine = machine_for(args, &kernel)?;
-    let timeout = args.timeout_secs.unwrap_or(RUN_TIMEOUT_SECS);
+    let timeout = args.timeout_secs.unwrap_or_else(|| {
+        let shift = (!args.realtime).then_some(args.icount_shift);
+        timeout::derived(&args.options.join(" "), shift)
+    });
+    if args.verbose {
+        eprintln!("boot: timeout {timeout} s");
+    }
     let (status, timing, output) = qemu::run(&machine, Some(Duration::from_secs(timeout)), true)?;
     if let Some(path) = &args.trace_file {
         match qemu::extract_trace(&output) {
@@ -118,9 +125,6 @@ fn run(args: &Args) -> Result<Status, String> {
     }
     Ok(status)
 }
-
-/// Default timeout of `run`.
-const RUN_TIMEOUT_SECS: u64 = 300;
 
 /// Default per-test-kernel timeout; `CFSLAB_TEST_TIMEOUT` (seconds) overrides it.
 const TEST_TIMEOUT_SECS: u64 = 300;
