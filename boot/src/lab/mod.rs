@@ -25,12 +25,8 @@ pub const LAB_ICOUNT_SHIFT: u32 = 2;
 /// definition of the seed experiments and their variants) under one `seed=`.
 #[derive(Debug, Clone)]
 pub struct Variant {
-    /// "seed000", "seed002", "seed003".
-    pub experiment: &'static str,
-    /// The scenario the run reports under (`run=`).
-    pub scenario: &'static str,
-    /// What the row of the seed's table says.
-    pub label: String,
+    /// The row: experiment, scenario, label, the options without window or seed.
+    pub row: bootopts::scenarios::Variant,
     /// The phase-variation seed of this run (`seed=`).
     pub seed: u64,
     /// The full boot options.
@@ -66,11 +62,9 @@ pub fn matrix(seconds: u64, seeds: u64) -> Vec<Variant> {
             let trace = row.traced && seed == 1;
             let tracing = if trace { " trace=on" } else { "" };
             runs.push(Variant {
-                experiment: row.experiment,
-                scenario: row.scenario,
-                label: row.label.clone(),
-                seed,
                 options: format!("{} duration={seconds}s seed={seed}{tracing}", row.options),
+                row: row.clone(),
+                seed,
                 trace,
             });
         }
@@ -107,7 +101,7 @@ pub fn run_all(
                     let (status, output) = match result {
                         Ok((status, _, output)) => (status, output),
                         Err(e) => {
-                            eprintln!("lab: {}: {e}", variant.label);
+                            eprintln!("lab: {}: {e}", variant.row.label);
                             (Status::HostError, String::new())
                         }
                     };
@@ -130,8 +124,8 @@ pub fn run_all(
                     eprintln!(
                         "lab: [{n:>2}/{}] {:<8} {:<52} seed {} {} in {:.1} s ({:.0} s so far)",
                         variants.len(),
-                        variant.experiment,
-                        variant.label,
+                        variant.row.experiment,
+                        variant.row.label,
                         variant.seed,
                         if status == Status::Success {
                             "ok".to_string()

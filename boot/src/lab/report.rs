@@ -12,7 +12,7 @@ fn cdf_series(outcomes: &[Outcome], experiment: &str) -> Vec<(String, Vec<u64>)>
     let mut series: Vec<(String, Vec<u64>)> = Vec::new();
     for o in outcomes
         .iter()
-        .filter(|o| o.variant.experiment == experiment)
+        .filter(|o| o.variant.row.experiment == experiment)
     {
         let mut s = Vec::new();
         match experiment {
@@ -25,8 +25,8 @@ fn cdf_series(outcomes: &[Outcome], experiment: &str) -> Vec<(String, Vec<u64>)>
             _ => s.extend(samples(o, "waker")),
         }
         match series.last_mut() {
-            Some((label, all)) if *label == o.variant.label => all.extend(s),
-            _ => series.push((o.variant.label.clone(), s)),
+            Some((label, all)) if *label == o.variant.row.label => all.extend(s),
+            _ => series.push((o.variant.row.label.clone(), s)),
         }
     }
     series
@@ -102,16 +102,19 @@ pub fn write(out: &Path, outcomes: &[Outcome], tables: &Tables) -> Result<Vec<Pa
         );
     }
     for (i, o) in traced.iter().enumerate() {
-        let name = format!("traces/{}-{}.txt", o.variant.scenario, i + 1);
+        let name = format!("traces/{}-{}.txt", o.variant.row.scenario, i + 1);
         let trace = o.trace.as_deref().unwrap_or_default();
         save(&name, trace)?;
         let _ = writeln!(
             md,
             "- `{name}`: {} ({})",
-            o.variant.scenario, o.variant.label
+            o.variant.row.scenario, o.variant.row.label
         );
         if i == 0 {
-            let title = format!("{}: first 200 ms ({})", o.variant.scenario, o.variant.label);
+            let title = format!(
+                "{}: first 200 ms ({})",
+                o.variant.row.scenario, o.variant.row.label
+            );
             save(
                 "timeline.svg",
                 &svg::timeline(&title, &svg::switches(trace), 200_000),
@@ -122,7 +125,7 @@ pub fn write(out: &Path, outcomes: &[Outcome], tables: &Tables) -> Result<Vec<Pa
         let _ = writeln!(
             md,
             "\n## A timeline\n\nThe first 200 ms of {} ({}), drawn from its trace.\n\n![timeline](timeline.svg)",
-            o.variant.scenario, o.variant.label
+            o.variant.row.scenario, o.variant.row.label
         );
     }
     save("REPORT.md", &md)?;

@@ -135,8 +135,8 @@ impl Tables {
         let mut groups: Vec<Vec<&Outcome>> = Vec::new();
         for o in outcomes {
             let same = groups.last().is_some_and(|g| {
-                g[0].variant.experiment == o.variant.experiment
-                    && g[0].variant.label == o.variant.label
+                g[0].variant.row.experiment == o.variant.row.experiment
+                    && g[0].variant.row.label == o.variant.row.label
             });
             if same {
                 groups.last_mut().unwrap().push(o);
@@ -147,12 +147,12 @@ impl Tables {
         for runs in groups {
             let first = runs[0];
             rows.push(Row {
-                experiment: first.variant.experiment.to_string(),
-                label: first.variant.label.clone(),
+                experiment: first.variant.row.experiment.to_string(),
+                label: first.variant.row.label.clone(),
                 options: first.variant.options.replace(" trace=on", ""),
                 failed: runs.iter().any(|o| o.status != Status::Success),
                 traced: runs.iter().any(|o| o.variant.trace),
-                figures: figures(first.variant.experiment, &runs),
+                figures: figures(first.variant.row.experiment, &runs),
             });
         }
         Tables {
