@@ -149,23 +149,77 @@ pub struct Output {
     pub text: String,
 }
 
-/// Collects the child's stdout, copying it to ours as it arrives if `echo`, in a thread.
-pub fn forward_output(child: &mut Child, echo: bool) -> Option<std::thread::JoinHandle<Output>> {
+/// What of the kernel's output to copy to our stdout as it arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Echo {
+    /// Nothing (the lab reads the output afterwards).
+    Nothing,
+    /// Everything.
+    All,
+    /// Everything but the trace between its markers, which goes to a file instead
+    /// (`run --trace FILE`): one line stands in for it.
+    AllButTrace,
+}
+
+/// Holds back the lines of a trace (from `--- TRACE BEGIN ---` to `--- TRACE END ---`),
+/// fed the output in arbitrary chunks.
+#[derive(Default)]
+pub struct TraceFilter {
+    line: Vec<u8>,
+    in_trace: bool,
+    held: usize,
+}
+
+impl TraceFilter {
+    /// The bytes of `chunk` to show, complete lines only (the rest waits for its end).
+    pub fn feed(&mut self, chunk: &[u8]) -> Vec<u8> {
+        let mut shown = Vec::new();
+        for &b in chunk {
+            self.line.push(b);
+            if b != b'\n' {
+                continue;
+            }
+            let line = core::mem::take(&mut self.line);
+            let text = String::from_utf8_lossy(&line);
+            match text.trim_end() {
+                "--- TRACE BEGIN ---" => (self.in_trace, self.held) = (true, 0),
+                "--- TRACE END ---" if self.in_trace => {
+                    self.in_trace = false;
+                    let note = format!(
+                        "(trace: {} lines, written to the --trace file)\n",
+                        self.held
+                    );
+                    shown.extend_from_slice(note.as_bytes());
+                }
+                _ if self.in_trace => self.held += 1,
+                _ => shown.extend_from_slice(&line),
+            }
+        }
+        shown
+    }
+}
+
+/// Collects the child's stdout, copying it to ours as it arrives as `echo` says, in a thread.
+pub fn forward_output(child: &mut Child, echo: Echo) -> Option<std::thread::JoinHandle<Output>> {
     let mut from = child.stdout.take()?;
     Some(std::thread::spawn(move || {
         let mut buf = [0u8; 4096];
         let mut out = std::io::stdout();
         let mut first_output = None;
         let mut all = Vec::new();
+        let mut filter = TraceFilter::default();
         while let Ok(n) = from.read(&mut buf) {
             if n == 0 {
                 break;
             }
             first_output.get_or_insert_with(Instant::now);
             all.extend_from_slice(&buf[..n]);
-            if echo {
-                let _ = out.write_all(&buf[..n]).and_then(|_| out.flush());
-            }
+            let shown = match echo {
+                Echo::Nothing => continue,
+                Echo::All => buf[..n].to_vec(),
+                Echo::AllButTrace => filter.feed(&buf[..n]),
+            };
+            let _ = out.write_all(&shown).and_then(|_| out.flush());
         }
         Output {
             first_output,
@@ -202,12 +256,12 @@ pub struct Timing {
     pub total: Duration,
 }
 
-/// Runs the machine to its end, streaming its serial output to stdout if `echo`; returns
-/// the status, the timing and everything the kernel printed.
+/// Runs the machine to its end, streaming its serial output to stdout as `echo` says;
+/// returns the status, the timing and everything the kernel printed.
 pub fn run(
     machine: &Machine,
     timeout: Option<Duration>,
-    echo: bool,
+    echo: Echo,
 ) -> Result<(Status, Timing, String), String> {
     let start = Instant::now();
     let mut child = machine.spawn(false)?;
@@ -245,6 +299,19 @@ pub fn extract_trace(output: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_trace_is_held_back_and_summarised() {
+        let mut f = TraceFilter::default();
+        let mut shown = f.feed(b"banner\n--- TRACE BEG");
+        shown.extend(
+            f.feed(b"IN ---\n# tracer: nop\n  a-1 [000] d..2\n--- TRACE END ---\r\nafter\n"),
+        );
+        assert_eq!(
+            String::from_utf8(shown).unwrap(),
+            "banner\n(trace: 2 lines, written to the --trace file)\nafter\n"
+        );
+    }
 
     #[test]
     fn the_trace_is_cut_from_the_output_with_lf_line_ends() {

@@ -191,3 +191,29 @@ fn each_log_level_adds_what_it_says() {
     let (_, switches, run) = lines("trace");
     assert!(switches >= 10, "{}", run.stdout);
 }
+
+#[test]
+fn trace_file_gets_the_trace_and_the_console_a_summary() {
+    let path = std::env::temp_dir().join(format!("cfslab-trace-{}.txt", std::process::id()));
+    let run = systests::boot_with(
+        "run=custom tasks=sleeper:10ms,hog duration=100ms",
+        &["--icount-shift", "2", "--trace", path.to_str().unwrap()],
+    );
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let trace = std::fs::read_to_string(&path).expect("no trace file");
+    let _ = std::fs::remove_file(&path);
+    assert!(trace.starts_with("# tracer: nop"), "{trace}");
+    let switches = trace
+        .lines()
+        .filter(|l| l.contains(": sched_switch: "))
+        .count();
+    assert!(switches >= 10, "{trace}");
+    // The console says where the trace went instead of printing it.
+    assert!(!run.stdout.contains(": sched_switch: "), "{}", run.stdout);
+    assert!(
+        run.lines()
+            .any(|l| l.starts_with("(trace: ") && l.contains("--trace file")),
+        "{}",
+        run.stdout
+    );
+}

@@ -97,7 +97,11 @@ pub fn run_all(
                     machine.options = variant.options.clone();
                     machine.icount_shift = Some(shift);
                     let t0 = Instant::now();
-                    let result = qemu::run(&machine, Some(Duration::from_secs(1800)), false);
+                    let result = qemu::run(
+                        &machine,
+                        Some(Duration::from_secs(1800)),
+                        qemu::Echo::Nothing,
+                    );
                     let (status, output) = match result {
                         Ok((status, _, output)) => (status, output),
                         Err(e) => {
