@@ -18,6 +18,7 @@ extern crate alloc;
 #[cfg(test)]
 extern crate std;
 
+mod combinations;
 mod params;
 mod parse;
 pub mod scenarios;

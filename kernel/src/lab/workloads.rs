@@ -1,6 +1,6 @@
-//! The seed experiments' workloads as kernel threads (../shared/seeds/README.md). Each task
-//! owns a [`Probe`] in the lab's table, where it records its samples and, as it ends, its CPU
-//! time; the lab prints the reports once every task has ended.
+//! The seed experiments' workloads as kernel threads (the threads are cited in README.md).
+//! Each task owns a [`Probe`] in the lab's table, where it records its samples and, as it
+//! ends, its CPU time; the lab prints the reports once every task has ended.
 //!
 //! The same programs exist for the host simulator (`kernel/sched/src/sim/workload.rs`).
 

@@ -89,7 +89,6 @@ pub fn spawn_child(
         if kind == ForkKind::Vfork {
             s.task(slot).vfork_parent = Some(parent);
             s.block_current(now);
-            s.need_resched = true;
         }
         id
     }))
@@ -203,7 +202,6 @@ pub fn join(id: TaskId) {
                 Some(target) if target.state != State::Exited => {
                     target.waiters.push(me);
                     s.block_current(now);
-                    s.need_resched = true;
                     true
                 }
                 _ => false,
@@ -216,12 +214,22 @@ pub fn join(id: TaskId) {
     // A parent joining its child has reaped it (as pthread_join does).
     with_sched(|s| {
         let me = s.current;
-        let t = s.task(me);
-        if let Some(at) = t.exited_children.iter().position(|&c| c == id) {
-            t.exited_children.remove(at);
-            t.children -= 1;
-        }
+        s.task(me).reap(Some(id));
     });
+}
+
+impl crate::task::Task {
+    /// Reaps an exited child — `id`, or the oldest if `None` — and returns its id; `None` if
+    /// there is no such exited child yet.
+    fn reap(&mut self, id: Option<TaskId>) -> Option<TaskId> {
+        let at = match id {
+            Some(id) => self.exited_children.iter().position(|&c| c == id)?,
+            None => 0,
+        };
+        let child = self.exited_children.remove(at)?;
+        self.children -= 1;
+        Some(child)
+    }
 }
 
 /// Reaps one exited child of the running task: its id, waiting for one to exit if none has
@@ -232,8 +240,7 @@ pub fn wait_child() -> Option<TaskId> {
             let me = s.current;
             let now = clock::now();
             let t = s.task(me);
-            if let Some(child) = t.exited_children.pop_front() {
-                t.children -= 1;
+            if let Some(child) = t.reap(None) {
                 return Some(Some(child));
             }
             if t.children == 0 {
@@ -241,7 +248,6 @@ pub fn wait_child() -> Option<TaskId> {
             }
             t.waiting_for_child = true;
             s.block_current(now);
-            s.need_resched = true;
             None
         });
         if let Some(reaped) = reaped {
@@ -254,9 +260,6 @@ pub fn wait_child() -> Option<TaskId> {
 pub fn try_wait_child() -> Option<TaskId> {
     with_sched(|s| {
         let me = s.current;
-        let t = s.task(me);
-        let child = t.exited_children.pop_front()?;
-        t.children -= 1;
-        Some(child)
+        s.task(me).reap(None)
     })
 }

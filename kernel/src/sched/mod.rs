@@ -192,11 +192,12 @@ impl Scheduler {
         Some((&raw mut self.task(prev).rsp, load))
     }
 
-    /// The running task stops being runnable (it will sleep at the next `schedule()`).
+    /// The running task stops being runnable: it sleeps at the `schedule()` this asks for.
     fn block_current(&mut self, now: u64) {
         let slot = self.current;
         self.task(slot).state = State::Sleeping;
         self.policy.dequeue(slot, now);
+        self.need_resched = true;
     }
 
     /// Wakes task `id` if it sleeps (an id of a task that has exited is ignored).

@@ -11,7 +11,6 @@ use sched::Wakeup;
 pub fn sleep_until(deadline: u64) {
     change_then_reschedule(|s| {
         s.block_current(clock::now());
-        s.need_resched = true;
         let me = s.current_id();
         hrtimer::start(time::sleep_expiry(deadline), sleep_timer, me as u64);
     });
@@ -22,7 +21,6 @@ pub fn sleep_until(deadline: u64) {
 pub(super) fn sleep_current() {
     change_then_reschedule(|s| {
         s.block_current(clock::now());
-        s.need_resched = true;
     });
 }
 
@@ -69,7 +67,6 @@ pub fn park() {
         }
         s.task(me).parked = true;
         s.block_current(clock::now());
-        s.need_resched = true;
     });
 }
 
