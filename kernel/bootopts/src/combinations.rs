@@ -136,3 +136,58 @@ fn check_features(config: &Config, policy: &str) -> Result<(), OptionError> {
         alloc::format!("with policy={policy}: {own}, each optionally prefixed NO_"),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Config, OptionError};
+
+    fn error_of(cmdline: &str) -> OptionError {
+        Config::parse(cmdline).expect_err("should be rejected")
+    }
+
+    #[test]
+    fn combinations_that_mean_nothing_are_rejected() {
+        assert_eq!(error_of("policy=cfs era=6.6").option, "era");
+        assert_eq!(error_of("policy=eevdf era=2.6.24").option, "era");
+        assert_eq!(error_of("policy=o1 era=2.6.24").option, "era");
+        assert_eq!(
+            error_of("policy=eevdf latency_ns=6000000").option,
+            "latency_ns"
+        );
+        assert_eq!(error_of("base_slice_ns=3000000").option, "base_slice_ns");
+        assert_eq!(
+            error_of("policy=o1 features=START_DEBIT").option,
+            "features"
+        );
+        assert_eq!(error_of("policy=o1 group=uid").option, "group");
+        assert_eq!(error_of("group=none shares=1:512").option, "shares");
+        assert_eq!(error_of("era=2.6.36 shares=1:512").option, "shares");
+    }
+
+    /// Regression (issue 8, defect 6): a feature the policy does not have was accepted silently.
+    #[test]
+    fn features_must_belong_to_the_policy() {
+        for (cmdline, feature) in [
+            ("policy=eevdf features=START_DEBIT", "START_DEBIT"),
+            ("policy=eevdf features=PLACE_LAG,NO_ASYM_GRAN", "ASYM_GRAN"),
+            (
+                "policy=eevdf features=GENTLE_FAIR_SLEEPERS",
+                "GENTLE_FAIR_SLEEPERS",
+            ),
+            ("policy=cfs features=RUN_TO_PARITY", "RUN_TO_PARITY"),
+            ("era=2.6.24 features=NO_PLACE_LAG", "PLACE_LAG"),
+        ] {
+            let e = error_of(cmdline);
+            assert_eq!(e.option, "features", "{cmdline}");
+            assert!(e.reason.starts_with(feature), "{cmdline}: {}", e.reason);
+        }
+        let e = error_of("policy=eevdf features=START_DEBIT");
+        assert!(e.valid.contains("RUN_TO_PARITY") && !e.valid.contains("START_DEBIT"));
+        for ok in [
+            "policy=eevdf features=NO_RUN_TO_PARITY,WAKEUP_PREEMPT",
+            "policy=cfs features=NO_WAKEUP_PREEMPT,LAST_BUDDY",
+        ] {
+            assert!(Config::parse(ok).is_ok(), "{ok}");
+        }
+    }
+}
