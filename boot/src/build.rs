@@ -19,8 +19,37 @@ pub fn target_dir() -> PathBuf {
         .map_or_else(|| workspace_root().join("target"), PathBuf::from)
 }
 
+/// Which cargo profile the kernel is built with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    /// `run`, the lab and the tests: our code unoptimised, the policy optimised.
+    Dev,
+    /// `--release`: everything optimised.
+    Release,
+    /// `gdb`: the policy unoptimised too, to step through it (see Cargo.toml).
+    Gdb,
+}
+
+impl Profile {
+    /// Cargo's name for it, which is also its output directory's.
+    fn name(self) -> &'static str {
+        match self {
+            Profile::Dev => "dev",
+            Profile::Release => "release",
+            Profile::Gdb => "gdb",
+        }
+    }
+
+    fn dir(self) -> &'static str {
+        match self {
+            Profile::Dev => "debug",
+            other => other.name(),
+        }
+    }
+}
+
 /// Builds the kernel and returns the path of its ELF.
-pub fn build_kernel(release: bool) -> Result<PathBuf, String> {
+pub fn build_kernel(profile: Profile) -> Result<PathBuf, String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command.current_dir(workspace_root()).args([
@@ -32,19 +61,33 @@ pub fn build_kernel(release: bool) -> Result<PathBuf, String> {
         "kernel",
         "--target",
         "x86_64-unknown-none",
+        "--profile",
+        profile.name(),
     ]);
-    if release {
-        command.arg("--release");
-    }
     let status = command
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     if !status.success() {
         return Err("building the kernel failed (cargo's messages are above)".into());
     }
-    let profile = if release { "release" } else { "debug" };
     Ok(target_dir()
         .join("x86_64-unknown-none")
-        .join(profile)
+        .join(profile.dir())
         .join("kernel"))
+}
+
+/// The pinned toolchain's sysroot (`rustc --print sysroot` in the workspace, where
+/// rust-toolchain.toml applies): Rust's gdb pretty-printers live under it.
+pub fn sysroot() -> Result<PathBuf, String> {
+    let output = Command::new("rustc")
+        .current_dir(workspace_root())
+        .args(["--print", "sysroot"])
+        .output()
+        .map_err(|e| format!("cannot run rustc: {e}"))?;
+    if !output.status.success() {
+        return Err("rustc --print sysroot failed".into());
+    }
+    Ok(PathBuf::from(
+        String::from_utf8_lossy(&output.stdout).trim(),
+    ))
 }

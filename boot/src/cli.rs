@@ -25,8 +25,9 @@ options:
   --port N             gdb stub port (gdb; default 1234)
   --no-launch          gdb: start QEMU only and print the gdb command to attach
   --verbose            print the kernel path and the exact qemu-system-x86_64 command
-  --trace FILE         run: boot with trace=on and write the trace (ftrace text) to FILE;
-                       the console shows one line in its place
+  --trace FILE         run: boot with trace=on, write the trace as ftrace text to FILE and
+                       as Perfetto JSON beside it (FILE with .json); the console shows one
+                       line in its place
 
 exit status: 0 success, 1 kernel failure or panic, 2 bad boot options, 3 timeout,
              4 no report from the kernel, 5 host-side error, 64 usage error";

@@ -9,9 +9,11 @@
 
 mod build;
 mod cli;
+mod ftrace;
 mod gdb;
 mod image;
 mod lab;
+mod perfetto;
 mod qemu;
 mod status;
 mod timeout;
@@ -62,11 +64,12 @@ fn report(result: Result<Status, String>) -> Status {
     }
 }
 
-/// The kernel to boot: `--kernel`, or a fresh build.
-fn kernel_for(args: &Args) -> Result<std::path::PathBuf, String> {
+/// The kernel to boot: `--kernel`, or a fresh build (`--release`, or `default`).
+fn kernel_for(args: &Args, default: build::Profile) -> Result<std::path::PathBuf, String> {
     match &args.kernel {
         Some(path) => Ok(path.clone()),
-        None => build::build_kernel(args.release),
+        None if args.release => build::build_kernel(build::Profile::Release),
+        None => build::build_kernel(default),
     }
 }
 
@@ -88,7 +91,7 @@ fn machine_for(args: &Args, kernel: &Path) -> Result<qemu::Machine, String> {
 }
 
 fn run(args: &Args) -> Result<Status, String> {
-    let kernel = kernel_for(args)?;
+    let kernel = kernel_for(args, build::Profile::Dev)?;
     let machine = machine_for(args, &kernel)?;
     let timeout = args.timeout_secs.unwrap_or_else(|| {
         let shift = (!args.realtime).then_some(args.icount_shift);
@@ -106,11 +109,18 @@ fn run(args: &Args) -> Result<Status, String> {
     if let Some(path) = &args.trace_file {
         match qemu::extract_trace(&output) {
             Some(trace) => {
-                std::fs::write(path, trace)
-                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                let json = path.with_extension("json");
+                for (file, text) in [
+                    (path, trace.clone()),
+                    (&json, perfetto::from_ftrace(&trace)),
+                ] {
+                    std::fs::write(file, text)
+                        .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+                }
                 eprintln!(
-                    "boot: trace written to {} (open it in ui.perfetto.dev)",
-                    path.display()
+                    "boot: trace written to {} (ftrace text) and {} (Perfetto JSON); open either in ui.perfetto.dev",
+                    path.display(),
+                    json.display()
                 );
             }
             None => eprintln!("boot: no trace in the output (boot with trace=on)"),
@@ -160,16 +170,23 @@ fn test_runner(kernel: &Path, extra: &[String]) -> Result<Status, String> {
 }
 
 fn run_lab(args: &Args, seconds: u64, seeds: u64, jobs: usize) -> Result<Status, String> {
-    let kernel = kernel_for(args)?;
+    let kernel = kernel_for(args, build::Profile::Dev)?;
     let shift = args.icount_shift_given.unwrap_or(lab::LAB_ICOUNT_SHIFT);
     lab::lab(&kernel, &lab::default_out(), seconds, seeds, jobs, shift)
 }
 
 fn debug(args: &Args) -> Result<Status, String> {
-    let kernel = kernel_for(args)?;
+    let kernel = kernel_for(args, build::Profile::Gdb)?;
     let mut machine = machine_for(args, &kernel)?;
     machine.gdb_port = Some(args.gdb_port);
-    let script = gdb::write_script(&build::target_dir(), &kernel, args.gdb_port)?;
+    // Idle time passes in host time while gdb holds the machine (see gdb.rs).
+    machine.icount_sleep = true;
+    let script = gdb::write_script(
+        &build::target_dir(),
+        &kernel,
+        args.gdb_port,
+        &build::sysroot()?,
+    )?;
     let attach = gdb::command_line(&script);
     let mut qemu = machine.spawn(true)?;
     if args.no_launch {

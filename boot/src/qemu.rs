@@ -33,6 +33,9 @@ pub struct Machine {
     pub memory_mib: u32,
     /// `Some(port)`: start paused with a gdb stub on that port.
     pub gdb_port: Option<u16>,
+    /// `-icount ...,sleep=on`: while no timer is due, virtual time follows the host clock
+    /// instead of leaping to the next deadline (what a gdb session needs, see gdb.rs).
+    pub icount_sleep: bool,
 }
 
 /// QEMU's option syntax uses commas as separators; a literal comma in a value is doubled.
@@ -48,6 +51,7 @@ impl Machine {
             icount_shift: Some(DEFAULT_ICOUNT_SHIFT),
             memory_mib: DEFAULT_MEMORY_MIB,
             gdb_port: None,
+            icount_sleep: false,
         }
     }
 
@@ -83,7 +87,10 @@ impl Machine {
         if let Some(shift) = self.icount_shift {
             args.extend([
                 "-icount".into(),
-                format!("shift={shift},sleep=off"),
+                format!(
+                    "shift={shift},sleep={}",
+                    if self.icount_sleep { "on" } else { "off" }
+                ),
                 "-rtc".into(),
                 "clock=vm".into(),
             ]);

@@ -313,31 +313,47 @@ fn without_hrtimers_or_with_the_pit_sleeps_end_at_the_next_tick() {
     assert!(max > 50_000, "no tick rounding seen ({max} ns)");
 }
 
-/// Checks one event line of ftrace text; returns (timestamp in µs, event name).
-fn parse_ftrace_line(line: &str) -> (u64, &str) {
-    let (prefix, rest) = line
-        .split_once(": ")
-        .unwrap_or_else(|| panic!("no ': ' in {line:?}"));
-    let fields: Vec<&str> = prefix.split_whitespace().collect();
-    // TASK-PID, [CPU], 4 flag characters, timestamp.
-    assert_eq!(fields.len(), 4, "prefix {prefix:?}");
+/// Checks one event line against Linux 6.x's ftrace text, field by field: the task as
+/// `%16s-%-7d`, the CPU as `[%03d]`, five latency flags, the time as `%5lu.%06lu`, then the
+/// event with the fields of its `TP_printk` (include/trace/events/sched.h). Returns
+/// (timestamp in µs, event name, prev_state for a switch).
+fn parse_ftrace_line(line: &str) -> (u64, &str, Option<&str>) {
+    let cpu_at = line
+        .find(" [")
+        .unwrap_or_else(|| panic!("no CPU field in {line:?}"));
+    let (task, rest) = line.split_at(cpu_at);
+    let (comm, pid) = task.trim_end().rsplit_once('-').expect("TASK-PID");
+    assert!(pid.parse::<u64>().is_ok(), "pid in {line:?}");
+    // A comm of up to 16 characters is right-aligned in 16 columns, the pid left-aligned in 7.
+    if comm.trim_start().len() <= 16 && pid.len() <= 7 {
+        assert_eq!(task.len(), 16 + 1 + 7, "task column of {line:?}");
+        assert_eq!(comm.len(), 16, "comm column of {line:?}");
+    }
+    let cpu = &rest[2..5];
     assert!(
-        fields[0]
-            .rsplit_once('-')
-            .is_some_and(|(_, pid)| pid.parse::<u64>().is_ok()),
+        cpu.bytes().all(|b| b.is_ascii_digit()) && &rest[5..7] == "] ",
         "{line:?}"
     );
-    assert_eq!(fields[1], "[000]");
-    assert_eq!(fields[2].len(), 4, "flags {:?}", fields[2]);
-    let (secs, usecs) = fields[3].split_once('.').unwrap();
+    let flags = &rest[7..12];
+    assert!(
+        flags
+            .chars()
+            .zip(["d.", "Nn.", "hHs.", "0123456789.", "0123456789."])
+            .all(|(c, allowed)| allowed.contains(c)),
+        "flags {flags:?} in {line:?}"
+    );
+    let (stamp, event_and_args) = rest[12..].split_once(": ").expect("TIMESTAMP: ");
+    assert!(stamp.len() >= 1 + 5 + 1 + 6, "timestamp column of {line:?}");
+    let (secs, usecs) = stamp.trim_start().split_once('.').unwrap();
     assert_eq!(usecs.len(), 6, "{line:?}");
     let at = secs.parse::<u64>().unwrap() * 1_000_000 + usecs.parse::<u64>().unwrap();
-    let (event, args) = rest.split_once(": ").unwrap();
+    let (event, args) = event_and_args.split_once(": ").unwrap();
     let keys: Vec<&str> = args
         .split(' ')
         .filter(|token| *token != "==>")
         .filter_map(|kv| kv.split_once('=').map(|(k, _)| k))
         .collect();
+    let mut prev_state = None;
     match event {
         "sched_switch" => {
             assert_eq!(
@@ -353,13 +369,36 @@ fn parse_ftrace_line(line: &str) -> (u64, &str) {
                 ]
             );
             assert!(args.contains(" ==> "), "{line:?}");
-            let state = args.split("prev_state=").nth(1).unwrap().as_bytes()[0];
-            assert!(b"RSX".contains(&state), "{line:?}");
+            let state = args.split("prev_state=").nth(1).unwrap().split(' ').next();
+            assert!(matches!(state, Some("R" | "R+" | "S" | "X")), "{line:?}");
+            // The line's task is the task leaving the CPU (`<idle>` is `swapper/N`).
+            let prev_pid = args.split("prev_pid=").nth(1).unwrap().split(' ').next();
+            assert_eq!(prev_pid, Some(pid), "{line:?}");
+            prev_state = state;
         }
-        "sched_waking" => assert_eq!(keys, ["comm", "pid", "prio", "target_cpu"]),
+        "sched_waking" | "sched_wakeup_new" => {
+            assert_eq!(keys, ["comm", "pid", "prio", "target_cpu"])
+        }
+        "sched_process_fork" => assert_eq!(keys, ["comm", "pid", "child_comm", "child_pid"]),
+        "sched_process_exit" => assert_eq!(keys, ["comm", "pid", "prio"]),
         other => panic!("unexpected event {other}"),
     }
-    (at, event)
+    (at, event, prev_state)
+}
+
+/// The checker is Linux's format, not ours: lines from Linux 6.x traces (posted to LKML and
+/// in kernel documentation) pass it. `<idle>` lines of any event show the idle column.
+#[test_case]
+fn real_linux_6_trace_lines_pass_the_format_check() {
+    for line in [
+        "            sudo-5229    [000] d.... 17001.435416: sched_switch: prev_comm=sudo prev_pid=5229 prev_prio=120 prev_state=R+ ==> next_comm=kworker/0:0 next_pid=2379 next_prio=120",
+        "            bash-178     [000] ...1.    97.968395: sched_process_fork: comm=bash pid=178 child_comm=bash child_pid=231",
+        "          stream-5045    [032] d..2.   167.914699: sched_wakeup_new: comm=stream pid=5047 prio=120 target_cpu=048",
+        " process_exit.sh-1822    [000] .....  6541.710373: sched_process_exit: comm=process_exit.sh pid=1822 prio=120",
+        "          <idle>-0       [005] d.h2.   521.164922: sched_waking: comm=kworker/5:1 pid=93 prio=120 target_cpu=005",
+    ] {
+        parse_ftrace_line(line);
+    }
 }
 
 #[test_case]
@@ -376,12 +415,41 @@ fn the_trace_is_ftrace_text_and_counts_every_switch() {
     trace.unwrap().write_ftrace(&mut text).unwrap();
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("# tracer: nop"));
+    // Linux 6.x's header: the five flag columns, named.
+    assert!(text.contains("#                              ||| / _-=> migrate-disable\n"));
+    assert!(text.contains("#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"));
     let (mut switches, mut last) = (0, 0);
+    let mut seen = alloc::collections::BTreeSet::new();
     for line in lines.filter(|l| !l.starts_with('#')) {
-        let (at, event) = parse_ftrace_line(line);
+        let (at, event, prev_state) = parse_ftrace_line(line);
         assert!(at >= last, "time went back at {line:?}");
         last = at;
         switches += u64::from(event == "sched_switch");
+        seen.insert(event);
+        seen.extend(prev_state);
+        // The idle task is `<idle>-0` in the task column (`swapper/0` in event fields).
+        if event == "sched_switch" {
+            assert_eq!(
+                line.starts_with("          <idle>-0 "),
+                line.contains(" prev_pid=0 "),
+                "{line}"
+            );
+        }
+    }
+    // Two spinners preempt each other (`R+`) and exit (`X`); `main` sleeps in join (`S`).
+    for expected in [
+        "sched_process_fork",
+        "sched_wakeup_new",
+        "sched_waking",
+        "sched_process_exit",
+        "R+",
+        "S",
+        "X",
+    ] {
+        assert!(
+            seen.contains(expected),
+            "no {expected} in the trace:\n{text}"
+        );
     }
     // Two spinners share 30 ms in 3 ms slices, each ended at the first tick after it (4 ms
     // at the default HZ=250): at least one switch per slice so served, plus the joins.

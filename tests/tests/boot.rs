@@ -202,6 +202,27 @@ fn trace_file_gets_the_trace_and_the_console_a_summary() {
     assert_eq!(run.status, 0, "{}", run.stderr);
     let trace = std::fs::read_to_string(&path).expect("no trace file");
     let _ = std::fs::remove_file(&path);
+    // The same events as Perfetto JSON beside it: the sleeper's thread has its wake-up
+    // waits as `runnable` slices.
+    let json_path = path.with_extension("json");
+    let json = std::fs::read_to_string(&json_path).expect("no JSON trace");
+    let _ = std::fs::remove_file(&json_path);
+    let doc: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+    let events = doc["traceEvents"].as_array().expect("traceEvents");
+    let sleeper = events
+        .iter()
+        .find(|e| {
+            e["args"]["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("sleeper-"))
+        })
+        .expect("a thread named after the sleeper")["tid"]
+        .clone();
+    let waits = events
+        .iter()
+        .filter(|e| e["tid"] == sleeper && e["name"] == "runnable")
+        .count();
+    assert!(waits >= 5, "{json}");
     assert!(trace.starts_with("# tracer: nop"), "{trace}");
     let switches = trace
         .lines()

@@ -194,7 +194,10 @@ fn the_trace_is_printed_as_ftrace_text() {
             .any(|l| l.contains(": sched_waking: comm=sleeper")),
         "no wake-ups of the sleeper"
     );
+    // Linux 6.x's columns: `%16s-%-7d [%03d] ` then five flag characters (irqs off: `d`).
     for line in events {
-        assert!(line.contains(" [000] d..2 "), "{line}");
+        let cpu = line.find(" [000] d").unwrap_or_else(|| panic!("{line}"));
+        assert_eq!(cpu, 24, "task column of {line}");
+        assert_eq!(&line[cpu + 12..cpu + 13], " ", "five flags in {line}");
     }
 }

@@ -98,16 +98,18 @@ pub fn write(out: &Path, outcomes: &[Outcome], tables: &Tables) -> Result<Vec<Pa
     if !traced.is_empty() {
         let _ = writeln!(
             md,
-            "## Traces\n\nLinux ftrace text (open in ui.perfetto.dev); the kernel keeps the last 65 536 events of a run:\n"
+            "## Traces\n\nLinux ftrace text and the same events as Perfetto JSON (open either in ui.perfetto.dev); the kernel keeps the last 65 536 events of a run:\n"
         );
     }
     for (i, o) in traced.iter().enumerate() {
         let name = format!("traces/{}-{}.txt", o.variant.row.scenario, i + 1);
         let trace = o.trace.as_deref().unwrap_or_default();
         save(&name, trace)?;
+        let json = name.replace(".txt", ".json");
+        save(&json, &crate::perfetto::from_ftrace(trace))?;
         let _ = writeln!(
             md,
-            "- `{name}`: {} ({})",
+            "- `{name}`, `{json}`: {} ({})",
             o.variant.row.scenario, o.variant.row.label
         );
         if i == 0 {

@@ -136,19 +136,12 @@ pub struct Switch {
 
 /// Reads the `sched_switch` lines of ftrace text.
 pub fn switches(trace: &str) -> Vec<Switch> {
-    trace
-        .lines()
-        .filter(|l| l.contains(": sched_switch: "))
+    crate::ftrace::lines(trace)
+        .filter(|l| l.event == "sched_switch")
         .filter_map(|l| {
-            let (prefix, rest) = l.split_once(": sched_switch: ")?;
-            let stamp = prefix.split_whitespace().last()?;
-            let (secs, usecs) = stamp.split_once('.')?;
-            let at_us = secs.parse::<u64>().ok()? * 1_000_000 + usecs.parse::<u64>().ok()?;
-            let next_comm = rest.split("next_comm=").nth(1)?.split(' ').next()?;
-            let next_pid = rest.split("next_pid=").nth(1)?.split(' ').next()?;
             Some(Switch {
-                at_us,
-                next: format!("{next_comm}-{next_pid}"),
+                at_us: l.at_us,
+                next: format!("{}-{}", l.field("next_comm")?, l.field("next_pid")?),
             })
         })
         .collect()
@@ -219,8 +212,8 @@ mod tests {
     #[test]
     fn switches_are_read_from_ftrace_lines() {
         let trace = "# tracer: nop\n\
-            hog-4 [000] d..2     1.000010: sched_switch: prev_comm=hog prev_pid=4 prev_prio=120 prev_state=R ==> next_comm=sleeper next_pid=3 next_prio=120\n\
-            sleeper-3 [000] d..2     1.000050: sched_waking: comm=x pid=5 prio=120 target_cpu=000\n";
+                         hog-4       [000] d..2.     1.000010: sched_switch: prev_comm=hog prev_pid=4 prev_prio=120 prev_state=R+ ==> next_comm=sleeper next_pid=3 next_prio=120\n\
+                     sleeper-3       [000] d..2.     1.000050: sched_waking: comm=x pid=5 prio=120 target_cpu=000\n";
         let s = switches(trace);
         assert_eq!(s.len(), 1);
         assert_eq!((s[0].at_us, s[0].next.as_str()), (1_000_010, "sleeper-3"));

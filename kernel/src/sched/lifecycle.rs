@@ -6,7 +6,9 @@
 //! reaps it with [`wait_child`]: the kernel counts a parent's children itself, so no child
 //! can be missed or counted twice however the two are scheduled (issue 8, defect 5).
 
-use super::{ForkKind, Scheduler, State, change_then_reschedule, new_task, schedule, with_sched};
+use super::{
+    ForkKind, Scheduler, State, change_then_reschedule, new_task, schedule, trace, with_sched,
+};
 use crate::mm::stack::KernelStack;
 use crate::task::TaskId;
 use crate::time::clock;
@@ -44,6 +46,7 @@ pub fn spawn(
         let now = clock::now();
         let (id, slot) = s.start_child(name, uid, nice, (entry, argument), stack, now);
         s.need_resched |= s.policy.spawn(slot, uid, nice, now);
+        s.record_new(slot, now);
         id
     }))
 }
@@ -68,6 +71,18 @@ impl Scheduler {
         self.task(current).children += 1;
         (id, slot)
     }
+
+    /// Traces a new child as Linux 6.1 does: `sched_process_fork` in the parent, then
+    /// `sched_wakeup_new` once the policy has queued it.
+    fn record_new(&mut self, slot: crate::task::Slot, now: u64) {
+        let parent = self.current;
+        self.record(now, parent, false, |s| trace::Kind::Fork {
+            child: s.comm(slot),
+        });
+        self.record(now, parent, false, |s| trace::Kind::WakeupNew {
+            task: s.comm(slot),
+        });
+    }
 }
 
 /// Starts a child of the running task, with its uid and nice, running `entry(argument)`
@@ -86,6 +101,7 @@ pub fn spawn_child(
         let (uid, nice) = (s.task(parent_slot).uid, s.task(parent_slot).nice);
         let (id, slot) = s.start_child(name, uid, nice, (entry, argument), stack, now);
         s.need_resched |= s.policy.fork(parent_slot, slot, kind, now);
+        s.record_new(slot, now);
         if kind == ForkKind::Vfork {
             s.task(slot).vfork_parent = Some(parent);
             s.block_current(now);
@@ -127,6 +143,7 @@ pub fn yield_now() {
     change_then_reschedule(|s| {
         if s.policy.yield_now(clock::now()) {
             s.need_resched = true;
+            s.yielding = true;
         }
     });
 }
@@ -175,6 +192,7 @@ pub fn exit() -> ! {
         let now = clock::now();
         let slot = s.current;
         let id = s.current_id();
+        s.record(now, slot, false, |_| trace::Kind::Exit);
         s.task(slot).state = State::Exited;
         s.policy.exit(slot, now);
         for waiter in core::mem::take(&mut s.task(slot).waiters) {

@@ -13,6 +13,7 @@
 //! for it, the handler calls `schedule()` on the interrupted task's stack; the task resumes
 //! there later and returns from the interrupt as if nothing happened.
 
+mod debugger;
 mod lifecycle;
 mod observe;
 pub mod setup;
@@ -25,8 +26,8 @@ pub use lifecycle::{
     try_wait_child, wait_child, yield_now,
 };
 pub use observe::{
-    TRACE_EVENTS, current_cpu_ns, current_if_unlocked, print_sched_debug, print_trace,
-    switch_count, task_stats, trace_start, trace_stop, with_policy,
+    RECENT_EVENTS, TRACE_EVENTS, current_cpu_ns, current_if_unlocked, print_sched_debug,
+    print_trace, switch_count, task_stats, trace_start, trace_stop, with_policy,
 };
 pub use sleep::{park, sleep, sleep_until, unpark, unpark_irq, wake_up_irq};
 use sleep::{sleep_current, wake_up_from};
@@ -43,7 +44,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 pub use sched::ForkKind;
 use sched::{Policy, Wakeup};
-use spin::Mutex;
+use spin::mutex::SpinMutex;
 use x86_64::instructions::interrupts;
 
 struct Scheduler {
@@ -61,13 +62,19 @@ struct Scheduler {
     need_resched: bool,
     /// An exited task whose stack the next task to run frees.
     dead: Option<Slot>,
-    /// The scheduling trace, while tracing.
+    /// The scheduling trace, while tracing (`trace=on`).
     trace: Option<trace::Trace>,
+    /// The last few events, always kept: what gdb's `cfslab-trace` shows without `trace=on`.
+    recent: trace::Trace,
+    /// The running task is giving the CPU up with `yield_now` (the trace shows `R`, not `R+`).
+    yielding: bool,
     /// Switches into tasks that have since exited (see [`switch_count`]).
     exited_switches: u64,
 }
 
-static SCHED: Mutex<Option<Scheduler>> = Mutex::new(None);
+/// The scheduler's state. A plain spin lock (`SpinMutex`), whose data gdb's helpers can
+/// reach while it is held (see [`debugger`]).
+static SCHED: SpinMutex<Option<Scheduler>> = SpinMutex::new(None);
 
 /// The one way to the scheduler's state: interrupts go off (a timer interrupt arriving while
 /// a task held the lock would spin forever in the handler), then the lock is taken. Nested
@@ -107,13 +114,6 @@ impl Scheduler {
         self.slots[self.current].as_ref().expect("live task").id
     }
 
-    /// How the task in `slot` appears in trace events.
-    fn comm(&mut self, slot: Slot) -> trace::Comm {
-        let idle = slot == self.idle;
-        let t = self.task(slot);
-        trace::Comm::new(t.id, &t.name, t.nice, idle)
-    }
-
     /// Gives `task` a fresh id and a slot; returns both.
     fn add(&mut self, task: Task) -> (TaskId, Slot) {
         let slot = self.free_slots.pop().unwrap_or(self.slots.len());
@@ -127,25 +127,6 @@ impl Scheduler {
         (id, slot)
     }
 
-    /// Records `event` if tracing is on, and prints it at once with `log=trace` (which
-    /// shows every scheduling decision as it is taken, at the cost of slowing the run).
-    fn record(&mut self, event: impl FnOnce(&mut Self) -> trace::Event) {
-        let live = log::log_enabled!(log::Level::Trace);
-        if self.trace.is_none() && !live {
-            return;
-        }
-        let event = event(self);
-        if live {
-            crate::arch::x86_64::serial::with_console(|out| {
-                let _ = out.write_str("[TRACE] ");
-                let _ = trace::write_event(out, &event);
-            });
-        }
-        if let Some(ring) = self.trace.as_mut() {
-            ring.record(event);
-        }
-    }
-
     /// Puts the current task back, picks the next, and returns the stack pointers to switch
     /// with (`None` if the current task keeps the CPU).
     fn pick(&mut self, now: u64) -> Option<(*mut u64, u64)> {
@@ -154,12 +135,14 @@ impl Scheduler {
         if prev != self.idle {
             self.policy.put_prev(prev, now);
         }
+        let yielded = core::mem::take(&mut self.yielding);
         let p = self.task(prev);
         p.stats.cpu_ns += now - p.stats.switched_in_at;
         let prev_state = match p.state {
-            State::Running | State::Runnable => 'R',
-            State::Sleeping => 'S',
-            State::Exited => 'X',
+            State::Running | State::Runnable if yielded => trace::PrevState::Yielded,
+            State::Running | State::Runnable => trace::PrevState::Preempted,
+            State::Sleeping => trace::PrevState::Sleeping,
+            State::Exited => trace::PrevState::Dead,
         };
         if p.state == State::Running {
             p.state = State::Runnable;
@@ -182,9 +165,7 @@ impl Scheduler {
             return None;
         }
         self.task(next).stats.switches += 1;
-        self.record(|s| trace::Event::Switch {
-            at: now,
-            prev: s.comm(prev),
+        self.record(now, prev, false, |s| trace::Kind::Switch {
             prev_state,
             next: s.comm(next),
         });
@@ -216,10 +197,8 @@ impl Scheduler {
         task.stats.runnable_since = Some(now);
         task.stats.woken = true;
         let slot = task.slot;
-        self.record(|s| trace::Event::Waking {
-            at: now,
-            current: s.comm(s.current),
-            task: s.comm(slot),
+        self.record(now, self.current, wakeup.from_interrupt, |s| {
+            trace::Kind::Waking { task: s.comm(slot) }
         });
         self.policy.enqueue(slot, wakeup, now);
         if self.current == self.idle || self.policy.check_preempt_wakeup(slot, now) {
@@ -328,6 +307,8 @@ pub fn init(config: &Config) {
             need_resched: false,
             dead: None,
             trace: None,
+            recent: trace::Trace::new(RECENT_EVENTS),
+            yielding: false,
             exited_switches: 0,
         };
         let (_, main) = s.add(new_task("main", 0, 0, None, None, None));
@@ -348,6 +329,9 @@ pub fn init(config: &Config) {
         m.stats.switched_in_at = now;
         *SCHED.lock() = Some(s);
     });
+    // Nothing in the kernel calls gdb's entry point; naming it here keeps the linker from
+    // dropping it (and the text buffer it writes).
+    core::hint::black_box(debugger::cfslab_gdb_dump as extern "C" fn(u64, u64) -> u64);
     time::set_tick_handler(tick);
     time::start_tick();
     if config.trace {

@@ -1,8 +1,8 @@
 //! Looking at the scheduler: per-task statistics, the switch count, the policy's own view, and
 //! the scheduling trace (started, stopped, printed).
 
-use super::{SCHED, Scheduler, trace, with_sched};
-use crate::task::{TaskId, TaskStats};
+use super::{SCHED, Scheduler, debugger, trace, with_sched};
+use crate::task::{Slot, TaskId, TaskStats};
 use crate::time::clock;
 use alloc::string::String;
 use core::fmt;
@@ -10,6 +10,9 @@ use sched::Policy;
 
 /// Events the ring keeps with `trace=on` (about 5 MB).
 pub const TRACE_EVENTS: usize = 65_536;
+
+/// Events always kept, tracing or not, for gdb's `cfslab-trace` (a flight recorder).
+pub const RECENT_EVENTS: usize = 256;
 
 /// Starts (or restarts, emptied) tracing into a ring of `capacity` events. Returns the
 /// [`switch_count`] at that moment.
@@ -39,6 +42,45 @@ pub fn switch_count() -> u64 {
 }
 
 impl Scheduler {
+    /// How the task in `slot` appears in trace events.
+    pub(super) fn comm(&mut self, slot: Slot) -> trace::Comm {
+        let idle = slot == self.idle;
+        let t = self.task(slot);
+        trace::Comm::new(t.id, &t.name, t.nice, idle)
+    }
+
+    /// Records what happened at `now` while the task in `on_cpu` ran (`hardirq`: in the
+    /// timer interrupt's handler): into the recent-events ring always, into the trace if
+    /// tracing, and at once on the console with `log=trace` (every scheduling decision as
+    /// it is taken, at the cost of slowing the run).
+    pub(super) fn record(
+        &mut self,
+        now: u64,
+        on_cpu: Slot,
+        hardirq: bool,
+        kind: impl FnOnce(&mut Self) -> trace::Kind,
+    ) {
+        let event = trace::Event {
+            at: now,
+            flags: trace::Flags {
+                need_resched: self.need_resched,
+                hardirq,
+            },
+            current: self.comm(on_cpu),
+            kind: kind(self),
+        };
+        if log::log_enabled!(log::Level::Trace) {
+            crate::arch::x86_64::serial::with_console(|out| {
+                let _ = out.write_str("[TRACE] ");
+                let _ = trace::write_event(out, &event);
+            });
+        }
+        self.recent.record(event);
+        if let Some(ring) = self.trace.as_mut() {
+            ring.record(event);
+        }
+    }
+
     fn switches(&self) -> u64 {
         self.exited_switches
             + self
@@ -50,9 +92,9 @@ impl Scheduler {
     }
 }
 
-/// Prints the policy's `/proc/sched_debug`-like dump (every runqueue and task), each line
-/// tagged `[DEBUG]` as `log=debug` output is. The lab prints it at the end of each
-/// scenario's window, while its tasks are still there.
+/// Prints the tasks (as gdb's `cfslab-ps`) and the policy's `/proc/sched_debug`-like
+/// runqueues (as `cfslab-rq`), each line tagged `[DEBUG]` as `log=debug` output is. The lab
+/// prints it at the end of each scenario's window, while its tasks are still there.
 pub fn print_sched_debug() {
     /// Puts `[DEBUG] ` at the start of every line written through it.
     struct Tagged<'a> {
@@ -77,7 +119,8 @@ pub fn print_sched_debug() {
                 out,
                 at_line_start: true,
             };
-            let _ = s.policy.write_debug(&mut tagged);
+            let _ = debugger::write_ps(s, &mut tagged);
+            let _ = debugger::write_rq(s, &mut tagged);
         })
     });
 }

@@ -1,11 +1,14 @@
-//! The scheduling trace: a fixed-size ring of `sched_switch` and `sched_waking` events,
-//! recorded in memory while a run goes on (`trace=on`) and printed afterwards as Linux ftrace
-//! text, which ui.perfetto.dev opens as CPU and thread tracks.
+//! The scheduling trace: a fixed-size ring of scheduler events — `sched_switch`,
+//! `sched_waking`, `sched_process_fork`, `sched_wakeup_new`, `sched_process_exit` — printed as
+//! the text Linux 6.x's `/sys/kernel/tracing/trace` shows, which ui.perfetto.dev opens as CPU
+//! and thread tracks (the boot tool also converts it to Perfetto's JSON, `boot/src/perfetto.rs`).
 //!
-//! The text follows ftrace's `nop` tracer output with the four-character flags field of
-//! kernels before 4.x (`d..2`): irqs off, no need-resched, no hard/soft irq, preempt depth.
-//! Task ids are shifted by one in `pid` fields because ftrace reserves pid 0 for the idle
-//! task (`swapper/0`).
+//! The line layout is Linux's `trace_print_context` (kernel/trace/trace_output.c): the task as
+//! `%16s-%-7d`, the CPU as `[%03d]`, the five latency flags (irqs-off, need-resched,
+//! hardirq, preempt-depth, migrate-disable: `d..2.`), and the time as `%5lu.%06lu`. The
+//! events' fields are the `TP_printk` formats of include/trace/events/sched.h. Task ids are
+//! shifted by one in `pid` fields because Linux reserves pid 0 for the idle task, which
+//! appears as `swapper/0` in event fields and `<idle>-0` in the line's task column.
 
 use alloc::vec::Vec;
 use core::fmt;
@@ -58,18 +61,72 @@ impl Comm {
     }
 }
 
-/// One traced event.
+/// How the task that left the CPU left it (`prev_state`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrevState {
+    /// Still runnable, gave the CPU up itself (`sched_yield`): `R`.
+    Yielded,
+    /// Still runnable, preempted (by the tick or a wake-up): `R+`.
+    Preempted,
+    /// Went to sleep: `S`.
+    Sleeping,
+    /// Exited: `X` (Linux's EXIT_DEAD).
+    Dead,
+}
+
+impl fmt::Display for PrevState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PrevState::Yielded => "R",
+            PrevState::Preempted => "R+",
+            PrevState::Sleeping => "S",
+            PrevState::Dead => "X",
+        })
+    }
+}
+
+/// The state of the CPU when an event was recorded: ftrace's latency flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flags {
+    /// A reschedule is pending (TIF_NEED_RESCHED): `N`.
+    pub need_resched: bool,
+    /// Recorded in the timer interrupt's handler: `h`.
+    pub hardirq: bool,
+}
+
+impl fmt::Display for Flags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Interrupts are always off in the scheduler (`d`). The preempt depth is 2, as in
+        // Linux 6.1's sched_switch lines (the runqueue lock plus schedule's own); nothing
+        // here disables migration (one CPU), so the fifth column is `.`.
+        let n = if self.need_resched { 'N' } else { '.' };
+        let h = if self.hardirq { 'h' } else { '.' };
+        write!(f, "d{n}{h}2.")
+    }
+}
+
+/// One traced event: when, the CPU's flags, the running task, and what happened.
 #[derive(Debug, Clone, Copy)]
-pub enum Event {
-    /// `prev` (left in `prev_state`: 'R' preempted, 'S' sleeping, 'X' dead) → `next`.
-    Switch {
-        at: u64,
-        prev: Comm,
-        prev_state: char,
-        next: Comm,
-    },
+pub struct Event {
+    pub at: u64,
+    pub flags: Flags,
+    /// The task on the CPU when the event happened (the line's task column).
+    pub current: Comm,
+    pub kind: Kind,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    /// `current` left the CPU in `prev_state`; `next` got it.
+    Switch { prev_state: PrevState, next: Comm },
     /// `current` woke `task`.
-    Waking { at: u64, current: Comm, task: Comm },
+    Waking { task: Comm },
+    /// `current` started `child` (`sched_process_fork`).
+    Fork { child: Comm },
+    /// `task`, new, was queued for the first time (`sched_wakeup_new`).
+    WakeupNew { task: Comm },
+    /// `current` exited (`sched_process_exit`).
+    Exit,
 }
 
 /// The ring: the most recent `capacity` events.
@@ -78,8 +135,6 @@ pub struct Trace {
     capacity: usize,
     /// Events ever recorded (more than `capacity` means the oldest were overwritten).
     written: u64,
-    /// Switches ever recorded.
-    pub switches: u64,
 }
 
 impl Trace {
@@ -88,14 +143,10 @@ impl Trace {
             events: Vec::with_capacity(capacity),
             capacity,
             written: 0,
-            switches: 0,
         }
     }
 
     pub fn record(&mut self, event: Event) {
-        if matches!(event, Event::Switch { .. }) {
-            self.switches += 1;
-        }
         if self.events.len() < self.capacity {
             self.events.push(event);
         } else {
@@ -105,15 +156,8 @@ impl Trace {
         self.written += 1;
     }
 
-    /// Forgets everything (a new scenario starts).
-    pub fn clear(&mut self) {
-        self.events.clear();
-        self.written = 0;
-        self.switches = 0;
-    }
-
     /// The events, oldest first.
-    fn ordered(&self) -> impl Iterator<Item = &Event> {
+    pub fn ordered(&self) -> impl DoubleEndedIterator<Item = &Event> {
         let split = if self.written > self.capacity as u64 {
             (self.written % self.capacity as u64) as usize
         } else {
@@ -122,77 +166,110 @@ impl Trace {
         self.events[split..].iter().chain(&self.events[..split])
     }
 
-    /// Writes the trace as ftrace text.
+    /// Writes the trace as ftrace text: the header, then every event.
     pub fn write_ftrace(&self, out: &mut dyn fmt::Write) -> fmt::Result {
-        writeln!(out, "# tracer: nop")?;
-        writeln!(out, "#")?;
+        self.write_header(out)?;
+        self.ordered().try_for_each(|event| write_event(out, event))
+    }
+
+    /// Writes the header and the last `n` events.
+    pub fn write_last(&self, n: usize, out: &mut dyn fmt::Write) -> fmt::Result {
+        self.write_header(out)?;
+        let skip = self.events.len().saturating_sub(n);
+        self.ordered()
+            .skip(skip)
+            .try_for_each(|event| write_event(out, event))
+    }
+
+    /// Linux 6.x's header for one CPU (`print_func_help_header_irq`).
+    fn write_header(&self, out: &mut dyn fmt::Write) -> fmt::Result {
+        writeln!(out, "# tracer: nop\n#")?;
         writeln!(
             out,
-            "# entries-in-buffer/entries-written: {}/{}   #P:1",
+            "# entries-in-buffer/entries-written: {}/{}   #P:1\n#",
             self.events.len(),
             self.written
         )?;
-        writeln!(out, "#")?;
-        writeln!(out, "#                              _-----=> irqs-off")?;
-        writeln!(out, "#                             / _----=> need-resched")?;
-        writeln!(
-            out,
-            "#                            | / _---=> hardirq/softirq"
-        )?;
-        writeln!(out, "#                            || / _--=> preempt-depth")?;
-        writeln!(out, "#                            ||| /     delay")?;
-        writeln!(
-            out,
-            "#           TASK-PID   CPU#  ||||    TIMESTAMP  FUNCTION"
-        )?;
-        writeln!(out, "#              | |       |   ||||       |         |")?;
-        for event in self.ordered() {
-            write_event(out, event)?;
-        }
-        Ok(())
+        const HEADER: &str = "\
+#                                _-----=> irqs-off/BH-disabled
+#                               / _----=> need-resched
+#                              | / _---=> hardirq/softirq
+#                              || / _--=> preempt-depth
+#                              ||| / _-=> migrate-disable
+#                              |||| /     delay
+#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION
+#              | |         |   |||||     |         |
+";
+        out.write_str(HEADER)
     }
-}
-
-fn write_prefix(out: &mut dyn fmt::Write, current: &Comm, at: u64) -> fmt::Result {
-    let task = alloc::format!("{}-{}", current.name(), current.pid);
-    write!(
-        out,
-        "{task:>22} [000] d..2 {:>5}.{:06}: ",
-        at / 1_000_000_000,
-        at % 1_000_000_000 / 1_000
-    )
 }
 
 /// Writes one event as one ftrace text line (also what `log=trace` prints as it happens).
 pub fn write_event(out: &mut dyn fmt::Write, event: &Event) -> fmt::Result {
-    match event {
-        Event::Switch {
-            at,
-            prev,
-            prev_state,
-            next,
-        } => {
-            write_prefix(out, prev, *at)?;
-            writeln!(
-                out,
-                "sched_switch: prev_comm={} prev_pid={} prev_prio={} prev_state={prev_state} ==> next_comm={} next_pid={} next_prio={}",
-                prev.name(),
-                prev.pid,
-                prev.prio,
-                next.name(),
-                next.pid,
-                next.prio
-            )
-        }
-        Event::Waking { at, current, task } => {
-            write_prefix(out, current, *at)?;
-            writeln!(
-                out,
-                "sched_waking: comm={} pid={} prio={} target_cpu=000",
-                task.name(),
-                task.pid,
-                task.prio
-            )
-        }
+    let Event {
+        at,
+        flags,
+        current: c,
+        kind,
+    } = event;
+    // The task column, `%16s` (no allocation: gdb's helpers call this while the kernel is
+    // stopped, perhaps inside the allocator). The idle task shows as `<idle>`, as in Linux.
+    let idle = c.pid == 0;
+    let width = if idle { 6 } else { usize::from(c.len) };
+    for _ in width..16 {
+        out.write_char(' ')?;
+    }
+    if idle {
+        out.write_str("<idle>")?;
+    } else {
+        write!(out, "{}", c.name())?;
+    }
+    write!(
+        out,
+        "-{:<7} [000] {flags} {:>5}.{:06}: ",
+        c.pid,
+        at / 1_000_000_000,
+        at % 1_000_000_000 / 1_000
+    )?;
+    match kind {
+        Kind::Switch { prev_state, next } => writeln!(
+            out,
+            "sched_switch: prev_comm={} prev_pid={} prev_prio={} prev_state={prev_state} ==> next_comm={} next_pid={} next_prio={}",
+            c.name(),
+            c.pid,
+            c.prio,
+            next.name(),
+            next.pid,
+            next.prio
+        ),
+        Kind::Waking { task } => writeln!(
+            out,
+            "sched_waking: comm={} pid={} prio={} target_cpu=000",
+            task.name(),
+            task.pid,
+            task.prio
+        ),
+        Kind::WakeupNew { task } => writeln!(
+            out,
+            "sched_wakeup_new: comm={} pid={} prio={} target_cpu=000",
+            task.name(),
+            task.pid,
+            task.prio
+        ),
+        Kind::Fork { child } => writeln!(
+            out,
+            "sched_process_fork: comm={} pid={} child_comm={} child_pid={}",
+            c.name(),
+            c.pid,
+            child.name(),
+            child.pid
+        ),
+        Kind::Exit => writeln!(
+            out,
+            "sched_process_exit: comm={} pid={} prio={}",
+            c.name(),
+            c.pid,
+            c.prio
+        ),
     }
 }

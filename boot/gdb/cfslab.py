@@ -1,0 +1,83 @@
+# cfslab's gdb commands, in the spirit of Linux's scripts/gdb (`lx-ps`) and xv6's .gdbinit.
+# `make gdb` sources this file from the script it writes (boot/src/gdb.rs).
+#
+#   cfslab-ps          every task: id, slot, name, uid, nice, state, vruntime, sum_exec,
+#                      switches
+#   cfslab-rq          the runqueues as /proc/sched_debug prints them: per group, the
+#                      tasks in vruntime order, min_vruntime, load and nr_running
+#   cfslab-trace [N]   the last N scheduler events (default 20) as ftrace text; without
+#                      trace=on the kernel keeps the last 256
+#
+# How: each command calls the kernel's `cfslab_gdb_dump` (kernel/src/sched/debugger.rs) in
+# the stopped kernel, which formats the same text `log=debug` prints into a buffer, and
+# reads the buffer back. The call runs with interrupts masked (a timer interrupt must not
+# switch tasks under it); gdb restores every register afterwards.
+
+import gdb
+
+PS, RQ, TRACE = 0, 1, 2
+IF_FLAG = 0x200
+
+
+def kernel_dump(what, n=0):
+    """Runs the kernel's formatter for dump `what` and returns its text."""
+    try:
+        function = gdb.parse_and_eval("kernel::sched::debugger::cfslab_gdb_dump")
+    except gdb.error:
+        raise gdb.GdbError("cfslab: no kernel symbols (is the script's symbol-file loaded?)")
+    eflags = int(gdb.parse_and_eval("$eflags"))
+    gdb.execute("set $eflags = %d" % (eflags & ~IF_FLAG), to_string=True)
+    try:
+        length = int(function(what, n))
+    finally:
+        gdb.execute("set $eflags = %d" % eflags, to_string=True)
+    if length == 0:
+        return "cfslab: the scheduler has not started yet (stop later than kernel_main)\n"
+    address = int(gdb.parse_and_eval("&kernel::sched::debugger::CFSLAB_GDB_TEXT"))
+    text = gdb.selected_inferior().read_memory(address, length).tobytes()
+    return text.decode("utf-8", "replace")
+
+
+class Dump(gdb.Command):
+    def __init__(self, name, what, takes_count):
+        super().__init__(name, gdb.COMMAND_STATUS)
+        self.what = what
+        self.takes_count = takes_count
+
+    def invoke(self, argument, from_tty):
+        n = 0
+        if self.takes_count:
+            argument = argument.strip()
+            try:
+                n = int(argument) if argument else 20
+            except ValueError:
+                raise gdb.GdbError("usage: cfslab-trace [N]  (N: how many events)")
+            if n < 1:
+                raise gdb.GdbError("cfslab-trace: N must be at least 1")
+        gdb.write(kernel_dump(self.what, n))
+
+
+class CfslabPs(Dump):
+    """Every task: id, slot, name, uid, nice, state, vruntime, sum_exec, switches."""
+
+    def __init__(self):
+        super().__init__("cfslab-ps", PS, False)
+
+
+class CfslabRq(Dump):
+    """The runqueues as /proc/sched_debug prints them (per group, in vruntime order)."""
+
+    def __init__(self):
+        super().__init__("cfslab-rq", RQ, False)
+
+
+class CfslabTrace(Dump):
+    """cfslab-trace [N]: the last N scheduler events (default 20) as ftrace text."""
+
+    def __init__(self):
+        super().__init__("cfslab-trace", TRACE, True)
+
+
+CfslabPs()
+CfslabRq()
+CfslabTrace()

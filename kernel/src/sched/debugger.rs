@@ -1,0 +1,127 @@
+//! The scheduler as gdb's helper commands show it (`cfslab-ps`, `cfslab-rq`,
+//! `cfslab-trace N`, defined in boot/gdb/cfslab.py), and as `log=debug` prints it at the end
+//! of each scenario: one formatter for both, in the spirit of Linux's `/proc/sched_debug`
+//! and its scripts/gdb `lx-ps`.
+//!
+//! gdb runs the formatter *inside* the stopped kernel: the helper calls [`cfslab_gdb_dump`]
+//! (an inferior function call, with interrupts masked), which writes text into
+//! [`CFSLAB_GDB_TEXT`], and reads the text back from memory. The kernel is stopped, so
+//! nothing else runs; the scheduler lock may be held by the very code gdb stopped in, so the
+//! dump reads the state without taking it — and must not allocate, since the heap's lock may
+//! be held too. A stop in the middle of an update (inside `pick`, say) shows it half done.
+
+use super::{SCHED, Scheduler};
+use crate::task::State;
+use core::fmt::{self, Write};
+
+/// `cfslab_gdb_dump`'s first argument: what to write.
+const PS: u64 = 0;
+const RQ: u64 = 1;
+const TRACE: u64 = 2;
+
+/// Room for the dump; a longer one ends with a truncation mark.
+const TEXT_BYTES: usize = 64 * 1024;
+
+/// The text of the last dump, read by gdb (`CFSLAB_GDB_TEXT[..length]`).
+#[unsafe(no_mangle)]
+pub static mut CFSLAB_GDB_TEXT: [u8; TEXT_BYTES] = [0; TEXT_BYTES];
+
+/// Writes every task, one per line: what `cfslab-ps` shows.
+pub(super) fn write_ps(s: &Scheduler, out: &mut dyn Write) -> fmt::Result {
+    writeln!(
+        out,
+        "   ID SLOT NAME             UID NICE STATE          VRUNTIME     SUM_EXEC  SWITCHES"
+    )?;
+    for t in s.slots.iter().flatten() {
+        let info = s.policy.task_info(t.slot);
+        let state = match t.state {
+            _ if t.slot == s.idle => "idle",
+            State::Running => "running",
+            State::Runnable => "runnable",
+            State::Sleeping => "sleeping",
+            State::Exited => "exited",
+        };
+        write!(
+            out,
+            "{:>5} {:>4} {:<15} {:>4} {:>4} {state:<8} ",
+            t.id, t.slot, t.name, t.uid, t.nice
+        )?;
+        match info {
+            Some(i) if i.vruntime > 0 => write!(out, "{:>14} ", i.vruntime as i64)?,
+            _ => write!(out, "{:>14} ", "-")?,
+        }
+        // The policy's own account of CPU time (Linux's se.sum_exec_runtime); the idle task
+        // is not the policy's, so the kernel's count stands in.
+        let sum_exec = info.map_or(t.stats.cpu_ns, |i| i.sum_exec_runtime);
+        writeln!(out, "{sum_exec:>12} {:>9}", t.stats.switches)?;
+    }
+    writeln!(
+        out,
+        "(ID: the task's id, pid ID+1 in traces; SLOT: its number in the policy's tables and \
+         in the runqueue dump; times in ns)"
+    )
+}
+
+/// Writes the policy's runqueues in vruntime order: what `cfslab-rq` shows.
+pub(super) fn write_rq(s: &Scheduler, out: &mut dyn Write) -> fmt::Result {
+    s.policy.write_debug(out)
+}
+
+/// Writes the last `n` trace events (from the trace with `trace=on`, else from the
+/// always-kept recent events): what `cfslab-trace N` shows.
+fn write_trace(s: &Scheduler, n: usize, out: &mut dyn Write) -> fmt::Result {
+    s.trace.as_ref().unwrap_or(&s.recent).write_last(n, out)
+}
+
+/// A writer into [`CFSLAB_GDB_TEXT`] that stops at its end.
+struct Text {
+    len: usize,
+    truncated: bool,
+    /// Bytes kept free at the end for the truncation mark.
+    reserve: usize,
+}
+
+impl Write for Text {
+    fn write_str(&mut self, piece: &str) -> fmt::Result {
+        let room = TEXT_BYTES - self.reserve - self.len;
+        let n = piece.len().min(room);
+        // SAFETY: the kernel is stopped under gdb and this is the only code running, so no
+        // one else touches the buffer; the copy stays within its bounds (n <= room).
+        unsafe {
+            let base = (&raw mut CFSLAB_GDB_TEXT).cast::<u8>();
+            core::ptr::copy_nonoverlapping(piece.as_ptr(), base.add(self.len), n);
+        }
+        self.len += n;
+        self.truncated |= n < piece.len();
+        Ok(())
+    }
+}
+
+/// gdb's entry point: writes dump `what` (0 ps, 1 rq, 2 the last `n` trace events) into
+/// [`CFSLAB_GDB_TEXT`] and returns its length. Called only by gdb, with the CPU stopped and
+/// interrupts masked.
+#[unsafe(no_mangle)]
+pub extern "C" fn cfslab_gdb_dump(what: u64, n: u64) -> u64 {
+    // SAFETY: gdb calls this while the only CPU is stopped (see the module's docs): no code
+    // runs concurrently, so reading the state behind the lock without taking it races with
+    // nothing. Taking it could deadlock: gdb may have stopped the kernel while it held it.
+    let Some(s) = (unsafe { &*SCHED.as_mut_ptr() }).as_ref() else {
+        return 0;
+    };
+    let mut text = Text {
+        len: 0,
+        truncated: false,
+        reserve: 32,
+    };
+    let _ = match what {
+        PS => write_ps(s, &mut text),
+        RQ => write_rq(s, &mut text),
+        TRACE => write_trace(s, n as usize, &mut text),
+        _ => writeln!(text, "cfslab_gdb_dump: unknown dump {what}"),
+    };
+    if text.truncated {
+        text.reserve = 0;
+        let _ = text.write_str("\n[... truncated]\n");
+    }
+    text.len as u64
+}
