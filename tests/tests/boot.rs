@@ -238,3 +238,61 @@ fn trace_file_gets_the_trace_and_the_console_a_summary() {
         run.stdout
     );
 }
+
+#[test]
+fn a_scenario_explains_itself_reports_progress_and_honest_shares() {
+    let run = systests::boot_with("run=seed003 duration=2500ms", &["--icount-shift", "2"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    // The header says what is measured, in what unit, and what the blocks below are.
+    let measures = run.line_after("seed003: measures ").expect("no header");
+    assert!(
+        measures.contains("10 ms timer") && measures.contains("(µs)"),
+        "{measures}"
+    );
+    assert!(
+        run.line_after("seed003: then per probe: a cyclictest line")
+            .is_some()
+    );
+    // A 2.5 s window reports each whole second it has got through.
+    let progress: Vec<&str> = run
+        .lines()
+        .filter_map(|l| l.strip_prefix("seed003: progress "))
+        .collect();
+    assert_eq!(progress, ["1 of 3 s", "2 of 3 s"], "{}", run.stdout);
+    // `share` is of the window's CPU time, make's jobs included: the waker runs a few µs
+    // per 10 ms (it once read 0.709 of the listed tasks' time), and the window line's parts
+    // add up to the window.
+    let cpu = run.results_of("cpu", "seed003");
+    let waker = cpu.iter().find(|r| r["task"] == "waker").expect("waker");
+    assert!(waker["share"].as_f64().unwrap() < 0.05, "{waker}");
+    let window = &run.results_of("window", "seed003")[0];
+    let part = |k: &str| window[k].as_u64().unwrap();
+    let sum = part("tasks_us") + part("other_us") + part("idle_us");
+    assert!(
+        sum.abs_diff(part("window_us")) <= part("window_us") / 100,
+        "{window}"
+    );
+    // make's jobs are children of the makej task, not listed: "other" holds most of the CPU.
+    assert!(part("other_us") > part("window_us") / 2, "{window}");
+    let listed: f64 = cpu.iter().map(|r| r["share"].as_f64().unwrap()).sum();
+    assert!(
+        (listed - part("tasks_us") as f64 / part("window_us") as f64).abs() < 0.01,
+        "{cpu:?} {window}"
+    );
+}
+
+#[test]
+fn a_window_too_short_for_any_sample_says_so() {
+    let run = systests::boot_with(
+        "run=custom tasks=sleeper:100ms,hog duration=50ms",
+        &["--icount-shift", "2"],
+    );
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(
+        run.lines()
+            .any(|l| l.starts_with("custom: sleeper: no samples: the 50 ms window")),
+        "{}",
+        run.stdout
+    );
+    assert!(run.results_of("latency", "custom").is_empty());
+}

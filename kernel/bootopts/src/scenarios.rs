@@ -30,6 +30,8 @@ pub const SEED_SCENARIOS: [&str; 5] = [
 pub struct Scenario {
     /// `run=` name.
     pub name: &'static str,
+    /// What it measures, in one sentence with its unit (the console's header line).
+    pub measures: &'static str,
     /// The era the experiment needs, unless `era=` is given (and the policy is CFS).
     pub era: Option<Era>,
     /// The grouping it needs, unless `group=` is given.
@@ -55,10 +57,11 @@ impl Scenario {
     /// name (the parser accepts only known ones).
     pub fn named(name: &str, config: &Config) -> Option<Scenario> {
         use TaskKind::*;
-        let (name, era, group, duration_ns, tasks) = match name {
+        let (name, measures, era, group, duration_ns, tasks) = match name {
             // seed 000 script 1: uid 1 runs the sleeper alone; uid 2 two hogs.
             "seed000-s1" => (
                 "seed000-s1",
+                "how late uid 1's sleeper woke after each 100 ms sleep (µs), while uid 2 runs two CPU hogs",
                 Some(Era::V2_6_24),
                 Some(Grouping::Uid),
                 3 * S,
@@ -67,6 +70,7 @@ impl Scenario {
             // Script 2: uid 1 runs the sleeper and a hog; uid 2 a hog.
             "seed000-s2" => (
                 "seed000-s2",
+                "how late uid 1's sleeper woke after each 100 ms sleep (µs), beside a hog of its own uid and one of uid 2",
                 Some(Era::V2_6_24),
                 Some(Grouping::Uid),
                 3 * S,
@@ -79,6 +83,7 @@ impl Scenario {
             // seed 002 run A: two lat3 with 1 s loops.
             "seed002-a" => (
                 "seed002-a",
+                "the longest gap in each loop of two lat3 tasks, each spinning 1 s between 1 ms sleeps (µs): the time another task held the CPU",
                 None,
                 None,
                 3 * S,
@@ -87,6 +92,7 @@ impl Scenario {
             // Run B: a 1 s loop beside a 10 s loop.
             "seed002-b" => (
                 "seed002-b",
+                "the longest gap in each loop of a 1 s lat3 beside a 10 s one (µs): the time another task held the CPU",
                 None,
                 None,
                 3 * S,
@@ -95,6 +101,7 @@ impl Scenario {
             // seed 003: wakeup-latency (10 ms) beside make -j10, on the 2.6.36 tunables.
             "seed003" => (
                 "seed003",
+                "how late the waker thread ran after each 10 ms timer expiry (µs), while make -j10's jobs keep the CPU busy",
                 Some(Era::V2_6_36),
                 None,
                 2 * S,
@@ -103,6 +110,7 @@ impl Scenario {
             // The same with make's jobs sleeping on I/O between bursts, as a real build does.
             "seed003-io" => (
                 "seed003-io",
+                "how late the waker thread ran after each 10 ms timer expiry (µs), while make -j10's jobs alternate CPU bursts and I/O sleeps",
                 Some(Era::V2_6_36),
                 None,
                 2 * S,
@@ -114,11 +122,19 @@ impl Scenario {
                     }
                 ],
             ),
-            "custom" => ("custom", None, None, 2 * S, config.tasks.clone()),
+            "custom" => (
+                "custom",
+                "how late each sleeper, waker and lat3 task ran after its sleep or timer (µs), and each task's CPU time",
+                None,
+                None,
+                2 * S,
+                config.tasks.clone(),
+            ),
             _ => return None,
         };
         Some(Scenario {
             name,
+            measures,
             era,
             group,
             duration_ns,

@@ -32,10 +32,15 @@ pub fn run(config: &Config) {
     }
 }
 
+/// How often a long window says how far it has got: at most 10 host seconds apart even
+/// when a busy virtual second costs 6 host seconds (icount shift 0).
+const PROGRESS_EVERY_NS: u64 = 1_000_000_000;
+
 fn run_scenario(s: &Scenario, user: &Config) {
     let config = s.config_for(user);
     let duration = user.duration_ns.unwrap_or(s.duration_ns);
     println!("{}: {} for {} ms", s.name, config, duration / 1_000_000);
+    report::header(s);
     if let Err(sched::TasksAlive(n)) = sched::set_policy(&config) {
         println!(
             "{}: skipped: {n} tasks of an earlier run still alive",
@@ -46,8 +51,53 @@ fn run_scenario(s: &Scenario, user: &Config) {
     let trace_from = config
         .trace
         .then(|| sched::trace_start(sched::TRACE_EVENTS));
-    let end = clock::now() + duration;
-    // One probe per task.
+    let (start, idle_before) = (clock::now(), sched::idle_cpu_ns());
+    let end = start + duration;
+    start_tasks(s, user, end);
+    wait_for_the_window(s.name, start, end);
+    let window = report::Window {
+        ns: clock::now() - start,
+        idle_ns: sched::idle_cpu_ns() - idle_before,
+        duration_ns: duration,
+    };
+    if log::log_enabled!(log::Level::Debug) {
+        sched::print_sched_debug();
+    }
+    // Reap every task this scenario started (and their orphans) before the next one
+    // replaces the policy.
+    while sched::wait_child().is_some() {}
+    report(s, &config, &window);
+    if trace_from.is_some()
+        && let (Some(trace), _) = sched::trace_stop()
+    {
+        sched::print_trace(&trace);
+    }
+}
+
+/// Sleeps until `end`; a window longer than [`PROGRESS_EVERY_NS`] prints how far it has got
+/// every such step. The boot task's wake-ups to print are part of the run (a few µs each
+/// second, in uid 0's group).
+fn wait_for_the_window(name: &str, start: u64, end: u64) {
+    if end - start <= PROGRESS_EVERY_NS {
+        sched::sleep_until(end);
+        return;
+    }
+    let mut next = start + PROGRESS_EVERY_NS;
+    while next < end {
+        sched::sleep_until(next);
+        println!(
+            "{name}: progress {} of {} s",
+            (next - start) / 1_000_000_000,
+            (end - start).div_ceil(1_000_000_000)
+        );
+        next += PROGRESS_EVERY_NS;
+    }
+    sched::sleep_until(end);
+}
+
+/// Starts the scenario's tasks (children of the boot task), one probe each, all ending at
+/// `end`.
+fn start_tasks(s: &Scenario, user: &Config, end: u64) {
     let mut probes = Vec::new();
     for spec in &s.tasks {
         for _ in 0..spec.count {
@@ -101,22 +151,9 @@ fn run_scenario(s: &Scenario, user: &Config) {
             println!("{}: no memory to start {name}", s.name);
         }
     }
-    sched::sleep_until(end);
-    if log::log_enabled!(log::Level::Debug) {
-        sched::print_sched_debug();
-    }
-    // Reap every task this scenario started (and their orphans) before the next one
-    // replaces the policy.
-    while sched::wait_child().is_some() {}
-    report(s, &config);
-    if trace_from.is_some()
-        && let (Some(trace), _) = sched::trace_stop()
-    {
-        sched::print_trace(&trace);
-    }
 }
 
-fn report(s: &Scenario, config: &Config) {
+fn report(s: &Scenario, config: &Config, window: &report::Window) {
     let probes = x86_64::instructions::interrupts::without_interrupts(|| {
         core::mem::take(&mut *PROBES.lock())
     });
@@ -126,10 +163,14 @@ fn report(s: &Scenario, config: &Config) {
             TaskKind::Lat3 => p.arg + 1_000_000,
             _ => continue,
         };
-        report::latency(p, thread, interval, config);
+        if p.samples.is_empty() {
+            report::no_samples(p, interval, window);
+        } else {
+            report::latency(p, thread, interval, config);
+        }
     }
-    let total: u64 = probes.iter().map(|p| p.cpu_ns).sum();
     for p in &probes {
-        report::cpu(s.name, &p.name, p.uid, p.nice, p.cpu_ns, total);
+        report::cpu(s.name, &p.name, p.uid, p.nice, p.cpu_ns, window.ns);
     }
+    report::window(s.name, window, probes.iter().map(|p| p.cpu_ns).sum());
 }

@@ -1,8 +1,12 @@
-//! How the lab reports a probe's samples: a cyclictest-style summary line, a schbench-style
-//! percentile block, and one `RESULT` JSON line for tools and tests (DESIGN.md, "Output").
+//! How the lab reports a scenario: a header saying what is measured and what the blocks
+//! below it are; per probe a cyclictest-style summary line, a schbench-style percentile
+//! block and one `RESULT` JSON line for tools and tests (DESIGN.md, "Output"); each task's
+//! CPU time; and where the window's CPU time went.
 
 use super::workloads::Probe;
 use crate::config::Config;
+use crate::config::scenarios::Scenario;
+use crate::config::tasks::TaskKind;
 use crate::println;
 use alloc::string::String;
 use core::fmt::Write;
@@ -10,6 +14,50 @@ use sched::stats::Summary;
 
 fn us(ns: u64) -> u64 {
     ns / 1_000
+}
+
+/// The measured window of a scenario.
+pub struct Window {
+    /// Its length as it happened (the boot task wakes a little after the end).
+    pub ns: u64,
+    /// CPU time the idle task had in it.
+    pub idle_ns: u64,
+    /// The length asked for.
+    pub duration_ns: u64,
+}
+
+/// Says what the scenario measures and how to read the lines that follow.
+pub fn header(s: &Scenario) {
+    let name = s.name;
+    println!("{name}: measures {}", s.measures);
+    println!(
+        "{name}: then per probe: a cyclictest line (T: thread, I: period µs, C: samples, \
+         Min/Act/Avg/Max µs) and schbench-style percentiles (µs); RESULT lines repeat them \
+         as JSON, with each task's CPU time and its share of the window"
+    );
+    if s.tasks.iter().any(|t| t.kind == TaskKind::Lat3) {
+        println!(
+            "{name}: lat3 lines (seed 002's format): P: loop end (s.µs), time asleep before \
+             it (µs), time spun (µs), longest gap (µs), gaps over 1 ms"
+        );
+    }
+    if s.tasks.iter().any(|t| t.kind == TaskKind::Sleeper) {
+        println!(
+            "{name}: the ms lines (seed 000's sched.py): the median of the last 5 sleeps' lateness, every 0.5 s"
+        );
+    }
+}
+
+/// A probe that measured nothing says why, instead of printing no block at all.
+pub fn no_samples(p: &Probe, interval_ns: u64, window: &Window) {
+    println!(
+        "{}: {}: no samples: the {} ms window ended before its first {} ms period did \
+         (try a longer duration=)",
+        p.scenario,
+        p.name,
+        window.duration_ns / 1_000_000,
+        interval_ns / 1_000_000
+    );
 }
 
 /// Prints the reports of one latency probe with samples (`thread` numbers it in the T:
@@ -70,11 +118,28 @@ fn samples(scenario: &str, probe: &str, samples: &[u64]) {
     );
 }
 
-/// Prints the CPU line of one task.
-pub fn cpu(scenario: &str, task: &str, uid: u32, nice: i8, cpu_ns: u64, total_ns: u64) {
+/// Prints the CPU line of one task: its CPU time and its share of the window's CPU time
+/// (`window_ns`: every task's, children and jobs included, and idle time).
+pub fn cpu(scenario: &str, task: &str, uid: u32, nice: i8, cpu_ns: u64, window_ns: u64) {
     println!(
         "RESULT {{\"kind\":\"cpu\",\"scenario\":\"{scenario}\",\"task\":\"{task}\",\"uid\":{uid},\"nice\":{nice},\"runtime_us\":{},\"share\":{:.3}}}",
         us(cpu_ns),
-        cpu_ns as f64 / total_ns.max(1) as f64
+        cpu_ns as f64 / window_ns.max(1) as f64
+    );
+}
+
+/// Prints where the window's CPU time went: the listed tasks, everything else (their
+/// children, make's jobs, the boot task) and idle; the three add up to the window.
+pub fn window(scenario: &str, window: &Window, tasks_ns: u64) {
+    let other_ns = window
+        .ns
+        .saturating_sub(tasks_ns)
+        .saturating_sub(window.idle_ns);
+    println!(
+        "RESULT {{\"kind\":\"window\",\"scenario\":\"{scenario}\",\"window_us\":{},\"tasks_us\":{},\"other_us\":{},\"idle_us\":{}}}",
+        us(window.ns),
+        us(tasks_ns),
+        us(other_ns),
+        us(window.idle_ns)
     );
 }

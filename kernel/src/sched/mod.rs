@@ -26,8 +26,8 @@ pub use lifecycle::{
     try_wait_child, wait_child, yield_now,
 };
 pub use observe::{
-    RECENT_EVENTS, TRACE_EVENTS, current_cpu_ns, current_if_unlocked, print_sched_debug,
-    print_trace, switch_count, task_stats, trace_start, trace_stop, with_policy,
+    RECENT_EVENTS, TRACE_EVENTS, current_cpu_ns, current_if_unlocked, idle_cpu_ns,
+    print_sched_debug, print_trace, switch_count, task_stats, trace_start, trace_stop, with_policy,
 };
 pub use sleep::{park, sleep, sleep_until, unpark, unpark_irq, wake_up_irq};
 use sleep::{sleep_current, wake_up_from};

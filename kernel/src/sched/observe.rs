@@ -148,6 +148,22 @@ pub fn current_cpu_ns() -> u64 {
     })
 }
 
+/// CPU time the idle task has had so far: the CPU's idle time.
+pub fn idle_cpu_ns() -> u64 {
+    with_sched(|s| {
+        let now = clock::now();
+        let idle = s.idle;
+        let running = s.current == idle;
+        let stats = &s.task(idle).stats;
+        stats.cpu_ns
+            + if running {
+                now - stats.switched_in_at
+            } else {
+                0
+            }
+    })
+}
+
 /// A copy of a task's statistics, name, uid and nice.
 pub fn task_stats(id: TaskId) -> Option<(String, u32, i8, TaskStats)> {
     with_sched(|s| {
