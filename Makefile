@@ -3,8 +3,9 @@
 #   make run [OPTS="key=value ..."] [REALTIME=1] [TIMEOUT=SECS]
 #                                                  boot the kernel with boot options
 #   make test                                      every test (host, in-QEMU, system)
-#   make gdb [GDBPORT=1234]                        QEMU paused + gdb stopped at the entry
-#   make qemu-gdb [GDBPORT=1234]                   QEMU paused only; prints the gdb command
+#   make gdb [OPTS=...] [GDBPORT=1234]             QEMU paused + gdb stopped at the entry,
+#                                                  the policy unoptimised, cfslab-* helpers
+#   make qemu-gdb [OPTS=...] [GDBPORT=1234]        QEMU paused only; prints the gdb command
 #   make lab [SECONDS=10] [SEEDS=3]                the full experiment matrix -> target/lab/,
 #                                                  docs/lab/ and the README's tables
 #   make bench                                     scheduler operation costs (host and kernel)
@@ -57,10 +58,10 @@ bench: deps
 	cargo bench -p kernel --target x86_64-unknown-none --bench switch
 
 gdb: deps
-	@$(BOOT) gdb $(BOOT_FLAGS) --port $(GDBPORT)
+	@$(BOOT) gdb $(BOOT_FLAGS) --port $(GDBPORT) --opts "$(OPTS)"
 
 qemu-gdb: deps
-	@$(BOOT) gdb --no-launch $(BOOT_FLAGS) --port $(GDBPORT)
+	@$(BOOT) gdb --no-launch $(BOOT_FLAGS) --port $(GDBPORT) --opts "$(OPTS)"
 
 clean:
 	cargo clean

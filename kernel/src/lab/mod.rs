@@ -8,6 +8,7 @@
 //! children), sleeps through the measured window, reaps every task the scenario started
 //! (`wait_child`) and prints the reports.
 
+mod progress;
 pub mod report;
 pub mod workloads;
 
@@ -32,10 +33,6 @@ pub fn run(config: &Config) {
     }
 }
 
-/// How often a long window says how far it has got: at most 10 host seconds apart even
-/// when a busy virtual second costs 6 host seconds (icount shift 0).
-const PROGRESS_EVERY_NS: u64 = 1_000_000_000;
-
 fn run_scenario(s: &Scenario, user: &Config) {
     let config = s.config_for(user);
     let duration = user.duration_ns.unwrap_or(s.duration_ns);
@@ -54,7 +51,9 @@ fn run_scenario(s: &Scenario, user: &Config) {
     let (start, idle_before) = (clock::now(), sched::idle_cpu_ns());
     let end = start + duration;
     start_tasks(s, user, end);
-    wait_for_the_window(s.name, start, end);
+    progress::start(s.name, start, end);
+    sched::sleep_until(end);
+    progress::stop();
     let window = report::Window {
         ns: clock::now() - start,
         idle_ns: sched::idle_cpu_ns() - idle_before,
@@ -72,27 +71,6 @@ fn run_scenario(s: &Scenario, user: &Config) {
     {
         sched::print_trace(&trace);
     }
-}
-
-/// Sleeps until `end`; a window longer than [`PROGRESS_EVERY_NS`] prints how far it has got
-/// every such step. The boot task's wake-ups to print are part of the run (a few µs each
-/// second, in uid 0's group).
-fn wait_for_the_window(name: &str, start: u64, end: u64) {
-    if end - start <= PROGRESS_EVERY_NS {
-        sched::sleep_until(end);
-        return;
-    }
-    let mut next = start + PROGRESS_EVERY_NS;
-    while next < end {
-        sched::sleep_until(next);
-        println!(
-            "{name}: progress {} of {} s",
-            (next - start) / 1_000_000_000,
-            (end - start).div_ceil(1_000_000_000)
-        );
-        next += PROGRESS_EVERY_NS;
-    }
-    sched::sleep_until(end);
 }
 
 /// Starts the scenario's tasks (children of the boot task), one probe each, all ending at

@@ -1,0 +1,64 @@
+//! Progress lines for long windows: `seed002-a: progress 5 of 30 s` each virtual second, so
+//! that a long run shows it is alive at least every 10 host seconds (a busy virtual second
+//! costs about 6 host seconds at icount shift 0).
+//!
+//! The lines come from a timer callback, in the timer interrupt, not from a task: a task
+//! waking every second to print would be one more task competing for the CPU and would move
+//! the figures (it did: one of seed 000's samples changed by 4 ms). The callback costs the
+//! interrupted task about a microsecond and changes no scheduling decision.
+
+use crate::println;
+use crate::time::hrtimer;
+use spin::Mutex;
+use x86_64::instructions::interrupts;
+
+/// How often a long window says how far it has got.
+const EVERY_NS: u64 = 1_000_000_000;
+
+struct Window {
+    scenario: &'static str,
+    start: u64,
+    end: u64,
+    pending: Option<hrtimer::TimerId>,
+}
+
+static WINDOW: Mutex<Option<Window>> = Mutex::new(None);
+
+/// Reports progress through the window `start..end` of `scenario`, if it is longer than a
+/// step.
+pub fn start(scenario: &'static str, start: u64, end: u64) {
+    if end - start <= EVERY_NS {
+        return;
+    }
+    let timer = hrtimer::start(start + EVERY_NS, report, 0);
+    interrupts::without_interrupts(|| {
+        *WINDOW.lock() = Some(Window {
+            scenario,
+            start,
+            end,
+            pending: Some(timer),
+        })
+    });
+}
+
+/// Stops reporting (the window is over).
+pub fn stop() {
+    let window = interrupts::without_interrupts(|| WINDOW.lock().take());
+    if let Some(timer) = window.and_then(|w| w.pending) {
+        hrtimer::cancel(timer);
+    }
+}
+
+/// The timer callback (interrupt context): prints a line and arms the next step.
+fn report(_: u64, now: u64) {
+    let mut guard = WINDOW.lock();
+    let Some(w) = guard.as_mut() else { return };
+    let step = (now - w.start) / EVERY_NS;
+    println!(
+        "{}: progress {step} of {} s",
+        w.scenario,
+        (w.end - w.start).div_ceil(EVERY_NS)
+    );
+    let next = w.start + (step + 1) * EVERY_NS;
+    w.pending = (next < w.end).then(|| hrtimer::start(next, report, 0));
+}
