@@ -17,6 +17,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod fair;
+pub mod features;
 pub mod o1;
 pub mod params;
 pub mod policy;

@@ -19,6 +19,8 @@
 //! child's unused first slice but not its sleep_avg penalty.
 
 mod arrays;
+mod debug;
+mod priority;
 #[cfg(test)]
 mod tests;
 
@@ -105,62 +107,6 @@ impl O1 {
         self.tasks[id].as_mut().expect("live task")
     }
 
-    /// `task_timeslice`: 800 ms at nice −20, 100 ms at nice 0, 5 ms at nice +19.
-    pub fn task_timeslice(&self, static_prio: u64) -> u64 {
-        let ms = if static_prio < 120 {
-            4 * DEF_TIMESLICE_MS * (140 - static_prio) / 20
-        } else {
-            DEF_TIMESLICE_MS * (140 - static_prio) / 20
-        };
-        self.ticks(ms.max(MIN_TIMESLICE_MS))
-    }
-
-    /// `CURRENT_BONUS`: 0..=10 from sleep_avg.
-    fn bonus(task: &Task) -> u64 {
-        task.sleep_avg * MAX_BONUS / MAX_SLEEP_AVG_NS
-    }
-
-    /// `effective_prio`: the static priority moved by the bonus, −5..=+5 levels.
-    fn effective_prio(task: &Task) -> u64 {
-        (task.static_prio + 5)
-            .saturating_sub(Self::bonus(task))
-            .clamp(100, 139)
-    }
-
-    /// `DELTA(p)`: how many bonus levels above neutral make a task interactive.
-    fn delta(task: &Task) -> i64 {
-        let nice = task.static_prio as i64 - 120;
-        nice * MAX_BONUS as i64 / 40 + 2
-    }
-
-    /// `TASK_INTERACTIVE`.
-    fn interactive(task: &Task) -> bool {
-        task.prio as i64 <= task.static_prio as i64 - Self::delta(task)
-    }
-
-    /// `INTERACTIVE_SLEEP`: a sleep longer than this makes a task interactive at once.
-    fn interactive_sleep_ns(task: &Task) -> u64 {
-        let levels = (MAX_BONUS as i64 / 2 + Self::delta(task) + 1).max(0) as u64;
-        (MAX_SLEEP_AVG_NS * levels / MAX_BONUS).saturating_sub(NS_PER_MS)
-    }
-
-    /// `recalc_task_prio`: credit the time slept up to `now` to sleep_avg.
-    fn recalc_task_prio(&mut self, id: TaskId, now: Nanos) {
-        let task = self.t_mut(id);
-        let slept = now.saturating_sub(task.timestamp).min(MAX_SLEEP_AVG_NS);
-        if slept > 0 {
-            if slept > Self::interactive_sleep_ns(task) {
-                // 2.6.11 *assigns* the ceiling: a task whose sleep_avg was above it (it was
-                // interactive and ran little) comes back from a long sleep a little lower.
-                task.sleep_avg = MAX_SLEEP_AVG_NS - DEF_TIMESLICE_MS * NS_PER_MS;
-            } else {
-                let multiplier = (MAX_BONUS - Self::bonus(task)).max(1);
-                task.sleep_avg = (task.sleep_avg + slept * multiplier).min(MAX_SLEEP_AVG_NS);
-            }
-        }
-        task.prio = Self::effective_prio(task);
-    }
-
     fn enqueue_in(&mut self, id: TaskId, active: bool) {
         let array = if active { self.active } else { 1 - self.active };
         let prio = self.t(id).prio;
@@ -185,12 +131,6 @@ impl O1 {
             now.saturating_sub(since) >= MAX_SLEEP_AVG_NS * nr_running + self.tick_ns
         });
         starving || current.static_prio > self.best_expired_prio
-    }
-
-    /// `TIMESLICE_GRANULARITY`: how often interactive tasks of one priority round-robin.
-    fn timeslice_granularity(&self, task: &Task) -> u64 {
-        let shift = (MAX_BONUS - Self::bonus(task)).max(1) - 1;
-        self.ticks(GRANULARITY_MS) << shift
     }
 
     fn new_task(&mut self, id: TaskId, nice: Nice, now: Nanos, parent: Option<TaskId>) {
@@ -460,30 +400,6 @@ impl Policy for O1 {
     }
 
     fn write_debug(&self, out: &mut dyn fmt::Write) -> fmt::Result {
-        writeln!(out, "sched_debug: o1 (2.6.11), tick {} ns", self.tick_ns)?;
-        for (id, t) in self.tasks.iter().enumerate() {
-            let Some(t) = t else { continue };
-            let state = match (self.current == Some(id), t.in_active) {
-                (true, _) => ">R",
-                (false, Some(true)) => " A",
-                (false, Some(false)) => " E",
-                (false, None) => " S",
-            };
-            writeln!(
-                out,
-                " {state} task {id:>5} static_prio {} prio {} slice {} ticks sleep_avg {} ms bonus {} {}",
-                t.static_prio,
-                t.prio,
-                t.time_slice,
-                t.sleep_avg / NS_PER_MS,
-                Self::bonus(t),
-                if Self::interactive(t) {
-                    "interactive"
-                } else {
-                    ""
-                }
-            )?;
-        }
-        Ok(())
+        self.dump(out)
     }
 }

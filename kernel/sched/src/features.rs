@@ -1,0 +1,136 @@
+//! The scheduler features (Linux's `sched_features`, /sys/kernel/debug/sched_features):
+//! each switch with the release that introduced or dropped it, and the set a policy runs
+//! with. Which era ships which is `params.rs`'s business.
+
+use core::fmt;
+
+/// A scheduler feature, named as Linux's `sched_features` (or, for cfslab's additions, in
+/// the same style). Which era honours which is said on each variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Feature {
+    /// 2.6.32–34: waking tasks are placed up to `sched_latency` before min_vruntime.
+    FairSleepers,
+    /// 2.6.24/25: the same credit under its older name.
+    NewFairSleepers,
+    /// 2.6.32+: the sleeper credit is halved.
+    GentleFairSleepers,
+    /// New tasks start one virtual slice after min_vruntime.
+    StartDebit,
+    /// A waking task may preempt the running one.
+    WakeupPreempt,
+    /// 2.6.32: wakeup granularity scaled by the wakee's weight (else the current task's).
+    AsymGran,
+    /// 2.6.30–2.6.34: the wakeup granularity shrinks once the running task has run longer
+    /// than twice the wakee's average run between wake-ups (× nr_running).
+    AdaptiveGran,
+    /// 2.6.28+: prefer the wakee at the next pick (off by default).
+    NextBuddy,
+    /// 2.6.28+: give the CPU back to the task a wake-up preempted.
+    LastBuddy,
+    /// cfslab: group entities earn sleeper credit too (the Jan 2008 fix, 2.6.25+).
+    GroupSleeperCredit,
+    /// cfslab: past nr_latency tasks, shrink the granularities to latency / nr_running (the
+    /// Sep 2010 RFC, see `fair::cfs::effective_granularity`).
+    DynGranularity,
+    /// cfslab: a new child starts no further right than the rightmost entity.
+    ClampChildRightmost,
+    /// cfslab: a vfork parent waking up gets the usual sleeper credit (as Linux does).
+    VforkSleeperCredit,
+    /// EEVDF: keep a task's lag across sleep.
+    PlaceLag,
+    /// EEVDF: a new task's first deadline is half a slice away.
+    PlaceDeadlineInitial,
+    /// EEVDF: the running task keeps the CPU until it has had its slice, while eligible.
+    RunToParity,
+}
+
+impl Feature {
+    /// Every feature with its name.
+    pub const ALL: [(&'static str, Feature); 16] = [
+        ("FAIR_SLEEPERS", Feature::FairSleepers),
+        ("NEW_FAIR_SLEEPERS", Feature::NewFairSleepers),
+        ("GENTLE_FAIR_SLEEPERS", Feature::GentleFairSleepers),
+        ("START_DEBIT", Feature::StartDebit),
+        ("WAKEUP_PREEMPT", Feature::WakeupPreempt),
+        ("ASYM_GRAN", Feature::AsymGran),
+        ("ADAPTIVE_GRAN", Feature::AdaptiveGran),
+        ("NEXT_BUDDY", Feature::NextBuddy),
+        ("LAST_BUDDY", Feature::LastBuddy),
+        ("GROUP_SLEEPER_CREDIT", Feature::GroupSleeperCredit),
+        ("DYN_GRANULARITY", Feature::DynGranularity),
+        ("CLAMP_CHILD_RIGHTMOST", Feature::ClampChildRightmost),
+        ("VFORK_SLEEPER_CREDIT", Feature::VforkSleeperCredit),
+        ("PLACE_LAG", Feature::PlaceLag),
+        ("PLACE_DEADLINE_INITIAL", Feature::PlaceDeadlineInitial),
+        ("RUN_TO_PARITY", Feature::RunToParity),
+    ];
+
+    /// The feature's name, e.g. "START_DEBIT".
+    pub fn name(self) -> &'static str {
+        Feature::ALL
+            .iter()
+            .find(|(_, f)| *f == self)
+            .map_or("?", |(n, _)| n)
+    }
+
+    /// The feature named `name` (without a `NO_` prefix).
+    pub fn from_name(name: &str) -> Option<Feature> {
+        Feature::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, f)| *f)
+    }
+
+    /// Which fair policies honour the feature: CFS's placement, granularity and buddy
+    /// features mean nothing to EEVDF (6.6 removed them), and EEVDF's lag and deadline
+    /// features did not exist in CFS. WAKEUP_PREEMPT is in both.
+    pub fn applies_to(self, eevdf: bool) -> bool {
+        use Feature::*;
+        match self {
+            WakeupPreempt => true,
+            PlaceLag | PlaceDeadlineInitial | RunToParity => eevdf,
+            _ => !eevdf,
+        }
+    }
+
+    fn bit(self) -> u32 {
+        1 << (self as u32)
+    }
+}
+
+/// A set of features (Linux's `sysctl_sched_features` bitmask).
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub struct Features(u32);
+
+impl Features {
+    /// The set holding `features`.
+    pub fn of(features: &[Feature]) -> Self {
+        Features(features.iter().fold(0, |bits, f| bits | f.bit()))
+    }
+
+    /// Is `feature` set (Linux's `sched_feat()`)?
+    pub fn has(self, feature: Feature) -> bool {
+        self.0 & feature.bit() != 0
+    }
+
+    /// Sets (`on`) or clears a feature.
+    pub fn set(&mut self, feature: Feature, on: bool) {
+        if on {
+            self.0 |= feature.bit();
+        } else {
+            self.0 &= !feature.bit();
+        }
+    }
+}
+
+impl fmt::Debug for Features {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut list = f.debug_set();
+        for (name, feature) in Feature::ALL {
+            if self.has(feature) {
+                list.entry(&name);
+            }
+        }
+        list.finish()
+    }
+}
