@@ -253,12 +253,17 @@ fn a_scenario_explains_itself_reports_progress_and_honest_shares() {
         run.line_after("seed003: then per probe: a cyclictest line")
             .is_some()
     );
-    // A 2.5 s window reports each whole second it has got through.
+    // A 2.5 s window reports each half second it has got through.
     let progress: Vec<&str> = run
         .lines()
         .filter_map(|l| l.strip_prefix("seed003: progress "))
         .collect();
-    assert_eq!(progress, ["1 of 3 s", "2 of 3 s"], "{}", run.stdout);
+    assert_eq!(
+        progress,
+        ["0.5 of 3 s", "1.0 of 3 s", "1.5 of 3 s", "2.0 of 3 s"],
+        "{}",
+        run.stdout
+    );
     // `share` is of the window's CPU time, make's jobs included: the waker runs a few µs
     // per 10 ms (it once read 0.709 of the listed tasks' time), and the window line's parts
     // add up to the window.
