@@ -42,6 +42,8 @@ lint:
 	cargo fmt --all -- --check
 	cargo clippy -q -p sched -p bootopts -p boot -p systests --all-targets -- -D warnings
 	cargo clippy -q -p kernel --target x86_64-unknown-none --all-targets -- -D warnings
+	cd userland && cargo fmt --all -- --check
+	cd userland && cargo clippy -q -- -D warnings
 
 # The full experiment matrix (every seed x its variants x phase seeds 1..SEEDS) in the
 # kernel: target/lab/REPORT.md, SVG plots and traces; then docs/lab/ (plots, results.json)

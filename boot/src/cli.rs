@@ -12,6 +12,8 @@ usage: boot run [OPTIONS] [KEY=VALUE...]   build and boot the kernel; KEY=VALUE 
                                            every seed experiment x variant x seed 1..N;
                                            report in target/lab, README tables refreshed
        boot lab --check                    do README's tables match docs/lab/results.json?
+       boot userland                       build the user programs (userland/); print
+                                           the directory that holds them
 
 options:
   --opts STRING        boot options, e.g. \"hz=250 policy=eevdf\" (added to any KEY=VALUE)
@@ -90,6 +92,8 @@ pub enum Mode {
     },
     /// `lab --check`: the README's tables against `docs/lab/results.json`.
     LabCheck,
+    /// `userland`: build the user programs and print their directory.
+    Userland,
 }
 
 fn number<T>(
@@ -197,6 +201,11 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
                 extra: extra.to_vec(),
             })
         }
+        "userland" if rest.is_empty() => Ok(Mode::Userland),
+        "userland" => Err(format!(
+            "userland takes no arguments (got {})",
+            rest.join(" ")
+        )),
         "help" | "--help" | "-h" => Ok(Mode::Help),
         other => Err(format!("unknown mode '{other}'")),
     }

@@ -5,6 +5,7 @@
 //! boot run [OPTIONS] [KEY=VALUE...]   boot the kernel with boot options
 //! boot test-runner ELF [ARGS...]      what `cargo test` calls for each kernel test binary
 //! boot gdb [OPTIONS]                  QEMU paused with a gdb stub, and gdb attached
+//! boot userland                       build the user programs, print their directory
 //! ```
 
 mod build;
@@ -41,6 +42,10 @@ fn main() -> ExitCode {
             jobs,
         }) => report(run_lab(&args, seconds, seeds, jobs)),
         Ok(Mode::LabCheck) => report(lab::check()),
+        Ok(Mode::Userland) => report(build::build_userland().map(|dir| {
+            println!("{}", dir.display());
+            Status::Success
+        })),
         Err(message) => {
             eprintln!("boot: {message}\n\n{}", cli::USAGE);
             Status::Usage

@@ -1,0 +1,192 @@
+//! `ustest`: the runtime and the kernel's syscalls, checked from user space. Each check
+//! prints `ok <what>` (or `FAIL <what>: <why>` and the program exits 1); the output is the
+//! same on Linux and on cfslab, which is what the test suite compares.
+
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicUsize, Ordering};
+use rt::io;
+use rt::process::{self, Exit};
+use rt::time;
+use rt::{Errno, println};
+
+rt::main!(run);
+
+const MS: u64 = 1_000_000;
+
+/// A check: `Ok`, or why it failed.
+type Check = fn(&rt::Args) -> Result<(), &'static str>;
+const AT_PAGESZ: usize = 6;
+
+fn run(args: &rt::Args) -> i32 {
+    // Re-executed by the vfork check: exit at once with a status the parent checks.
+    if args.str(1) == Some("exit7") {
+        return 7;
+    }
+    let checks: [(&str, Check); 12] = [
+        ("ids", ids),
+        ("errno: close(-1) is EBADF", bad_close),
+        ("auxv: AT_PAGESZ is 4096", page_size),
+        ("pipe: written bytes read back", pipe),
+        ("heap: small, large and many allocations", heap),
+        ("fork: the child's exit status 3 reaches wait4", fork_exit),
+        ("kill: a child killed by SIGKILL", fork_kill),
+        (
+            "vfork + execve: the new program's exit status 7",
+            vfork_exec,
+        ),
+        ("thread: clone shares memory", thread),
+        ("nanosleep: 10 ms", sleep),
+        ("clock: process CPU time grows while spinning", cpu_time),
+        ("sched_yield and kill(self, 0)", yield_and_signal_zero),
+    ];
+    for (what, check) in checks {
+        match check(args) {
+            Ok(()) => println!("ok {what}"),
+            Err(why) => {
+                println!("FAIL {what}: {why}");
+                return 1;
+            }
+        }
+    }
+    println!("ustest: all {} checks passed", checks.len());
+    0
+}
+
+fn ids(_: &rt::Args) -> Result<(), &'static str> {
+    let pid = process::getpid();
+    if pid <= 0 {
+        return Err("getpid <= 0");
+    }
+    if process::gettid() != pid {
+        return Err("a single-threaded process's tid is not its pid");
+    }
+    if process::getppid() < 0 {
+        return Err("getppid < 0");
+    }
+    Ok(())
+}
+
+fn bad_close(_: &rt::Args) -> Result<(), &'static str> {
+    match io::close(-1) {
+        Err(Errno::EBADF) => Ok(()),
+        _ => Err("not EBADF"),
+    }
+}
+
+fn page_size(args: &rt::Args) -> Result<(), &'static str> {
+    (args.aux(AT_PAGESZ) == Some(4096))
+        .then_some(())
+        .ok_or("AT_PAGESZ missing or not 4096")
+}
+
+fn pipe(_: &rt::Args) -> Result<(), &'static str> {
+    let (r, w) = io::pipe().map_err(|_| "pipe failed")?;
+    io::write_all(w, b"ping").map_err(|_| "write failed")?;
+    let mut buf = [0u8; 8];
+    let n = io::read(r, &mut buf).map_err(|_| "read failed")?;
+    io::close(r).and(io::close(w)).map_err(|_| "close failed")?;
+    (&buf[..n] == b"ping").then_some(()).ok_or("wrong bytes")
+}
+
+fn heap(_: &rt::Args) -> Result<(), &'static str> {
+    let small = Box::new(41u64);
+    let large: Vec<u64> = (0..200_000).collect();
+    let many: Vec<Box<u32>> = (0..1000).map(Box::new).collect();
+    let sum: u64 = large.iter().sum();
+    let ok = *small + 1 == 42 && sum == 199_999 * 200_000 / 2 && *many[999] == 999;
+    ok.then_some(()).ok_or("wrong values")
+}
+
+fn fork_exit(_: &rt::Args) -> Result<(), &'static str> {
+    match process::fork().map_err(|_| "fork failed")? {
+        0 => process::exit(3),
+        child => match process::wait(child) {
+            Ok((pid, Exit::Exited(3))) if pid == child => Ok(()),
+            _ => Err("wait4 did not see exit status 3"),
+        },
+    }
+}
+
+fn fork_kill(_: &rt::Args) -> Result<(), &'static str> {
+    match process::fork().map_err(|_| "fork failed")? {
+        0 => loop {
+            let _ = time::sleep_ns(MS);
+        },
+        child => {
+            process::kill(child, 9).map_err(|_| "kill failed")?;
+            match process::wait(child) {
+                Ok((_, Exit::Killed(9))) => Ok(()),
+                _ => Err("wait4 did not see SIGKILL"),
+            }
+        }
+    }
+}
+
+fn vfork_exec(args: &rt::Args) -> Result<(), &'static str> {
+    let path = args.get(0).ok_or("no argv[0]")?;
+    // argv[0] is NUL-terminated where the kernel put it; build ["argv0", "exit7", NULL].
+    let (argv, envp) = args.raw();
+    // SAFETY: `argv` has at least one entry (argv[0]).
+    let new_argv = [
+        unsafe { *argv },
+        c"exit7".as_ptr().cast(),
+        core::ptr::null(),
+    ];
+    // SAFETY: path, the arguments and the environment are NUL-terminated, arrays null-ended.
+    let child = unsafe { process::vfork_exec(path.as_ptr(), new_argv.as_ptr(), envp) }
+        .map_err(|_| "vfork failed")?;
+    match process::wait(child) {
+        Ok((_, Exit::Exited(7))) => Ok(()),
+        Ok((_, Exit::Exited(127))) => Err("execve failed in the child"),
+        _ => Err("wait4 did not see exit status 7"),
+    }
+}
+
+static SHARED: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn set_shared(value: usize) {
+    SHARED.store(value, Ordering::SeqCst);
+}
+
+fn thread(_: &rt::Args) -> Result<(), &'static str> {
+    let mut stack = alloc::vec![0u8; 64 * 1024];
+    // SAFETY: the stack outlives the thread: it is waited for below.
+    let tid =
+        unsafe { process::spawn_thread(&mut stack, set_shared, 42) }.map_err(|_| "clone failed")?;
+    match process::wait(tid) {
+        Ok((_, Exit::Exited(0))) if SHARED.load(Ordering::SeqCst) == 42 => Ok(()),
+        Ok((_, Exit::Exited(0))) => Err("the thread's write is not visible"),
+        _ => Err("wait4 did not see the thread exit"),
+    }
+}
+
+fn sleep(_: &rt::Args) -> Result<(), &'static str> {
+    let start = time::now_ns();
+    time::sleep_ns(10 * MS).map_err(|_| "nanosleep failed")?;
+    let slept = time::now_ns() - start;
+    (10 * MS..1000 * MS)
+        .contains(&slept)
+        .then_some(())
+        .ok_or("slept less than 10 ms or more than a second")
+}
+
+fn cpu_time(_: &rt::Args) -> Result<(), &'static str> {
+    let before = time::clock_ns(time::CLOCK_PROCESS_CPUTIME_ID).map_err(|_| "clock failed")?;
+    let start = time::now_ns();
+    while time::now_ns() - start < 5 * MS {}
+    let after = time::clock_ns(time::CLOCK_PROCESS_CPUTIME_ID).map_err(|_| "clock failed")?;
+    (after > before).then_some(()).ok_or("no CPU time counted")
+}
+
+fn yield_and_signal_zero(_: &rt::Args) -> Result<(), &'static str> {
+    if time::yield_now() != 0 {
+        return Err("sched_yield failed");
+    }
+    process::kill(process::getpid(), 0).map_err(|_| "kill(self, 0) failed")
+}

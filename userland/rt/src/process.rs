@@ -1,0 +1,196 @@
+//! Processes and threads: fork, vfork + execve, clone for a thread, wait4 with Linux's status
+//! encoding, exit, kill, and the ids.
+
+use crate::Errno;
+use crate::sys::{call, nr, simple, syscall6};
+
+/// Ends the whole process (`exit_group`) with `status`.
+pub fn exit(status: i32) -> ! {
+    // SAFETY: no memory is involved; the call does not return.
+    unsafe { syscall6(nr::EXIT_GROUP, [status as usize, 0, 0, 0, 0, 0]) };
+    unreachable!("exit_group returned")
+}
+
+pub fn getpid() -> i32 {
+    simple(nr::GETPID) as i32
+}
+
+pub fn getppid() -> i32 {
+    simple(nr::GETPPID) as i32
+}
+
+pub fn gettid() -> i32 {
+    simple(nr::GETTID) as i32
+}
+
+pub fn getuid() -> u32 {
+    simple(nr::GETUID) as u32
+}
+
+pub fn setuid(uid: u32) -> Result<(), Errno> {
+    // SAFETY: no memory is involved.
+    unsafe { call(nr::SETUID, uid as usize, 0, 0) }.map(drop)
+}
+
+/// `kill(pid, signal)`; signal 0 only checks that the process exists and may be signalled.
+pub fn kill(pid: i32, signal: i32) -> Result<(), Errno> {
+    // SAFETY: no memory is involved.
+    unsafe { call(nr::KILL, pid as usize, signal as usize, 0) }.map(drop)
+}
+
+/// `fork()`: the child's pid in the parent, 0 in the child.
+pub fn fork() -> Result<i32, Errno> {
+    // SAFETY: the child gets a copy of the address space; nothing is shared.
+    unsafe { call(nr::FORK, 0, 0, 0) }.map(|pid| pid as i32)
+}
+
+/// `vfork()` then, in the child, `execve(path, argv, envp)` (or `exit(127)` if it fails):
+/// the child's pid. Written in assembly because a vfork child runs on its parent's stack
+/// until it execs: no Rust code may run there (it would overwrite the parent's frames). The
+/// return address is kept in a register across the call, as musl's vfork does.
+///
+/// # Safety
+/// `path` is a NUL-terminated string; `argv` and `envp` are null-terminated arrays of them.
+pub unsafe fn vfork_exec(
+    path: *const u8,
+    argv: *const *const u8,
+    envp: *const *const u8,
+) -> Result<i32, Errno> {
+    // SAFETY: the caller vouches for the strings; see `vfork_exec_raw`.
+    Errno::result(unsafe { vfork_exec_raw(path, argv, envp) }).map(|pid| pid as i32)
+}
+
+#[unsafe(naked)]
+unsafe extern "C" fn vfork_exec_raw(
+    path: *const u8,
+    argv: *const *const u8,
+    envp: *const *const u8,
+) -> isize {
+    core::arch::naked_asm!(
+        // Arguments for execve, kept in registers the vfork leaves alone.
+        "mov r8, rdi",
+        "mov r9, rsi",
+        "mov r10, rdx",
+        "mov eax, {vfork}",
+        "syscall",
+        "test rax, rax",
+        "jnz 2f",
+        // The child: execve(path, argv, envp); on failure exit(127).
+        "mov rdi, r8",
+        "mov rsi, r9",
+        "mov rdx, r10",
+        "mov eax, {execve}",
+        "syscall",
+        "mov edi, 127",
+        "mov eax, {exit}",
+        "syscall",
+        "ud2",
+        // The parent (or an error): return the pid (or -errno).
+        "2:",
+        "ret",
+        vfork = const nr::VFORK,
+        execve = const nr::EXECVE,
+        exit = const nr::EXIT,
+    )
+}
+
+/// `execve(path, argv, envp)`: returns only on failure.
+///
+/// # Safety
+/// As [`vfork_exec`].
+pub unsafe fn execve(path: *const u8, argv: *const *const u8, envp: *const *const u8) -> Errno {
+    // SAFETY: the caller vouches for the strings.
+    match unsafe { call(nr::EXECVE, path as usize, argv as usize, envp as usize) } {
+        Err(e) => e,
+        Ok(_) => Errno::EINVAL,
+    }
+}
+
+/// How a child ended, from `wait4`'s status word (Linux's encoding: exit status in bits
+/// 8–15 with the low 7 bits zero; otherwise the low 7 bits are the killing signal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Exited(i32),
+    Killed(i32),
+}
+
+impl Exit {
+    pub fn from_status(status: i32) -> Exit {
+        if status & 0x7f == 0 {
+            Exit::Exited((status >> 8) & 0xff)
+        } else {
+            Exit::Killed(status & 0x7f)
+        }
+    }
+}
+
+/// `wait4(pid, &status, 0, NULL)`: the child that ended and how (`pid` -1 = any child).
+pub fn wait(pid: i32) -> Result<(i32, Exit), Errno> {
+    let mut status = 0i32;
+    // SAFETY: the kernel writes one int into `status`.
+    let child = unsafe {
+        Errno::result(syscall6(
+            nr::WAIT4,
+            [pid as usize, &raw mut status as usize, 0, 0, 0, 0],
+        ))
+    }?;
+    Ok((child as i32, Exit::from_status(status)))
+}
+
+const CLONE_VM: usize = 0x100;
+const CLONE_FS: usize = 0x200;
+const CLONE_FILES: usize = 0x400;
+const SIGCHLD: usize = 17;
+
+/// Starts a thread — a task sharing this address space, files and working directory —
+/// running `f(arg)` on `stack`, then exiting with status 0; reap it with [`wait`] (it
+/// signals SIGCHLD at exit, as a child does). Returns its id.
+///
+/// # Safety
+/// `stack` must stay alive and unused by anyone else until the thread has exited.
+pub unsafe fn spawn_thread(
+    stack: &mut [u8],
+    f: extern "C" fn(usize),
+    arg: usize,
+) -> Result<i32, Errno> {
+    let top = (stack.as_mut_ptr() as usize + stack.len()) & !15;
+    let flags = CLONE_VM | CLONE_FS | CLONE_FILES | SIGCHLD;
+    // SAFETY: the caller vouches for the stack; see `clone_raw`.
+    Errno::result(unsafe { clone_raw(flags, top, f, arg) }).map(|tid| tid as i32)
+}
+
+#[unsafe(naked)]
+unsafe extern "C" fn clone_raw(
+    flags: usize,
+    stack_top: usize,
+    f: extern "C" fn(usize),
+    arg: usize,
+) -> isize {
+    core::arch::naked_asm!(
+        // The child finds f and arg on its new stack.
+        "sub rsi, 16",
+        "mov [rsi], rcx",
+        "mov [rsi + 8], rdx",
+        // clone(flags, newsp, parent_tid = 0, child_tid = 0, tls = 0)
+        "xor edx, edx",
+        "xor r10d, r10d",
+        "xor r8d, r8d",
+        "mov eax, {clone}",
+        "syscall",
+        "test rax, rax",
+        "jnz 2f",
+        // The child, on its own stack: f(arg), then exit(0) (this task only).
+        "xor ebp, ebp",
+        "pop rdi",
+        "pop rax",
+        "call rax",
+        "xor edi, edi",
+        "mov eax, {exit}",
+        "syscall",
+        "ud2",
+        "2:",
+        "ret",
+        clone = const nr::CLONE,
+        exit = const nr::EXIT,
+    )
+}

@@ -1,0 +1,55 @@
+//! Clocks and sleeping: `clock_gettime`, `nanosleep`, `sched_yield`.
+
+use crate::Errno;
+use crate::sys::{call, nr, simple};
+
+/// Linux's `struct timespec`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timespec {
+    pub sec: i64,
+    pub nsec: i64,
+}
+
+impl Timespec {
+    pub fn from_ns(ns: u64) -> Self {
+        Timespec {
+            sec: (ns / 1_000_000_000) as i64,
+            nsec: (ns % 1_000_000_000) as i64,
+        }
+    }
+
+    pub fn as_ns(self) -> u64 {
+        self.sec as u64 * 1_000_000_000 + self.nsec as u64
+    }
+}
+
+pub const CLOCK_REALTIME: usize = 0;
+pub const CLOCK_MONOTONIC: usize = 1;
+pub const CLOCK_PROCESS_CPUTIME_ID: usize = 2;
+pub const CLOCK_THREAD_CPUTIME_ID: usize = 3;
+
+/// `clock_gettime(clock)` in nanoseconds.
+pub fn clock_ns(clock: usize) -> Result<u64, Errno> {
+    let mut ts = Timespec::default();
+    // SAFETY: the kernel writes one timespec into `ts`.
+    unsafe { call(nr::CLOCK_GETTIME, clock, &raw mut ts as usize, 0) }?;
+    Ok(ts.as_ns())
+}
+
+/// The monotonic clock in nanoseconds.
+pub fn now_ns() -> u64 {
+    clock_ns(CLOCK_MONOTONIC).unwrap_or(0)
+}
+
+/// `nanosleep` for `ns` nanoseconds.
+pub fn sleep_ns(ns: u64) -> Result<(), Errno> {
+    let ts = Timespec::from_ns(ns);
+    // SAFETY: the kernel reads one timespec; no remainder is asked for.
+    unsafe { call(nr::NANOSLEEP, &raw const ts as usize, 0, 0) }.map(drop)
+}
+
+/// `sched_yield`.
+pub fn yield_now() -> usize {
+    simple(nr::SCHED_YIELD)
+}
