@@ -7,6 +7,8 @@
 #                      tasks in vruntime order, min_vruntime, load and nr_running
 #   cfslab-trace [N]   the last N scheduler events (default 20) as ftrace text; without
 #                      trace=on the kernel keeps the last 256
+#   cfslab-program NAME  load the symbols of user program NAME (userland/, static and
+#                      non-PIE, so no offset): then `hbreak NAME::run` stops in it
 #
 # How: each command calls the kernel's `cfslab_gdb_dump` (kernel/src/sched/debugger.rs) in
 # the stopped kernel, which formats the same text `log=debug` prints into a buffer, and
@@ -78,6 +80,21 @@ class CfslabTrace(Dump):
         super().__init__("cfslab-trace", TRACE, True)
 
 
+class CfslabProgram(gdb.Command):
+    """cfslab-program NAME: load the symbols of the user program NAME."""
+
+    def __init__(self):
+        super().__init__("cfslab-program", gdb.COMMAND_FILES)
+
+    def invoke(self, argument, from_tty):
+        name = argument.strip()
+        if not name:
+            raise gdb.GdbError("usage: cfslab-program NAME  (hello, ustest, crash, ...)")
+        path = gdb.parse_and_eval("$cfslab_userland").string() + "/" + name
+        gdb.execute("add-symbol-file " + path)
+
+
 CfslabPs()
 CfslabRq()
 CfslabTrace()
+CfslabProgram()

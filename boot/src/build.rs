@@ -76,6 +76,9 @@ pub fn build_kernel(profile: Profile) -> Result<PathBuf, String> {
         .join("kernel"))
 }
 
+/// The user programs userland/ builds, packed under `/bin` in the initramfs.
+pub const USER_PROGRAMS: [&str; 3] = ["hello", "ustest", "crash"];
+
 /// Builds the user programs (`userland/`, its own workspace: see userland/Cargo.toml) and
 /// returns the directory that holds them. Cargo reads userland/.cargo/config.toml (target,
 /// code model, image base) from the working directory, so the build runs there.
@@ -93,7 +96,12 @@ pub fn build_userland() -> Result<PathBuf, String> {
     if !status.success() {
         return Err("building the user programs failed (cargo's messages are above)".into());
     }
-    Ok(workspace_root().join("target/userland/x86_64-unknown-none/debug"))
+    Ok(userland_dir())
+}
+
+/// Where the user programs are built (userland/.cargo/config.toml's target directory).
+pub fn userland_dir() -> PathBuf {
+    workspace_root().join("target/userland/x86_64-unknown-none/debug")
 }
 
 /// The pinned toolchain's sysroot (`rustc --print sysroot` in the workspace, where

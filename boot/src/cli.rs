@@ -27,6 +27,9 @@ options:
   --port N             gdb stub port (gdb; default 1234)
   --no-launch          gdb: start QEMU only and print the gdb command to attach
   --verbose            print the kernel path and the exact qemu-system-x86_64 command
+  --add FILE           add a host file (a static Linux executable) under /bin in the
+                       initramfs; repeat for more
+  -- PROGRAM ARGS...   run /bin/PROGRAM (from the initramfs) instead of the scenarios
   --trace FILE         run: boot with trace=on, write the trace as ftrace text to FILE and
                        as Perfetto JSON beside it (FILE with .json); the console shows one
                        line in its place
@@ -52,6 +55,8 @@ pub struct Args {
     pub verbose: bool,
     /// `run --trace FILE`: where to write the kernel's trace (with `trace=on`).
     pub trace_file: Option<PathBuf>,
+    /// `--add FILE...`: host files added under `/bin` in the initramfs.
+    pub add: Vec<PathBuf>,
 }
 
 impl Default for Args {
@@ -69,6 +74,7 @@ impl Default for Args {
             no_launch: false,
             verbose: false,
             trace_file: None,
+            add: Vec::new(),
         }
     }
 }
@@ -144,6 +150,16 @@ fn parse_args(rest: &[String], gdb_mode: bool) -> Result<Args, String> {
                 if !args.options.iter().any(|o| o.starts_with("trace=")) {
                     args.options.push("trace=on".into());
                 }
+            }
+            "--add" => {
+                let file = it.next().ok_or("--add needs a file")?;
+                args.add.push(file.into());
+            }
+            // ` -- ` and what follows: the program to run and its arguments (boot options
+            // end there, as on Linux's command line).
+            "--" => {
+                args.options.push("--".into());
+                args.options.extend(it.by_ref().cloned());
             }
             "--port" if gdb_mode => args.gdb_port = number(arg, it.next(), 1..=65_535)?,
             "--no-launch" if gdb_mode => args.no_launch = true,

@@ -19,7 +19,7 @@
 use std::path::{Path, PathBuf};
 
 /// Mirrors `kernel::KERNEL_BASE`; the gdb system test fails if the two disagree.
-pub const KERNEL_BASE: u64 = 0x100_0000_0000;
+pub const KERNEL_BASE: u64 = 0xffff_ffff_8000_0000;
 /// The kernel's entry function (kernel/src/main.rs).
 pub const ENTRY_SYMBOL: &str = "kernel::kernel_main";
 /// gdb's customary port for QEMU's stub (`-s`); override with `--port`.
@@ -31,9 +31,11 @@ const HELPERS: &str = include_str!("../gdb/cfslab.py");
 /// is the toolchain's, whose pretty-printers show `Vec`s, `String`s and `Option`s as values.
 pub fn script(kernel: &Path, port: u16, sysroot: &Path, helpers: &Path) -> String {
     let printers = sysroot.join("lib/rustlib/etc/gdb_load_rust_pretty_printers.py");
+    let userland = crate::build::userland_dir();
     format!(
         "set pagination off\n\
          set confirm off\n\
+         set $cfslab_userland = \"{userland}\"\n\
          source {printers}\n\
          source {helpers}\n\
          exec-file {kernel}\n\
@@ -43,6 +45,7 @@ pub fn script(kernel: &Path, port: u16, sysroot: &Path, helpers: &Path) -> Strin
          continue\n",
         printers = printers.display(),
         helpers = helpers.display(),
+        userland = userland.display(),
         kernel = kernel.display()
     )
 }
@@ -97,7 +100,7 @@ mod tests {
             Path::new("/t/cfslab.py"),
         );
         assert!(s.contains("target remote 127.0.0.1:4242\n"));
-        assert!(s.contains("symbol-file /k/kernel -o 0x10000000000\n"));
+        assert!(s.contains("symbol-file /k/kernel -o 0xffffffff80000000\n"));
         assert!(s.contains("hbreak kernel::kernel_main\n"));
         assert!(s.contains("source /sysroot/lib/rustlib/etc/gdb_load_rust_pretty_printers.py\n"));
         assert!(s.contains("source /t/cfslab.py\n"));

@@ -13,6 +13,7 @@ mod cli;
 mod ftrace;
 mod gdb;
 mod image;
+mod initramfs;
 mod lab;
 mod perfetto;
 mod qemu;
@@ -88,6 +89,10 @@ fn machine_for(args: &Args, kernel: &Path) -> Result<qemu::Machine, String> {
         Some(args.icount_shift)
     };
     machine.memory_mib = args.memory_mib;
+    // Programs to run (` -- ` in the options) or to add: pack the initramfs.
+    if args.options.iter().any(|o| o == "--") || !args.add.is_empty() {
+        machine.initramfs = Some(initramfs::build(&args.add)?);
+    }
     if args.verbose {
         eprintln!("boot: kernel {}", kernel.display());
         eprintln!("boot: {}", machine.command_line());

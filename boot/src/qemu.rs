@@ -33,6 +33,8 @@ pub struct Machine {
     pub memory_mib: u32,
     /// `Some(port)`: start paused with a gdb stub on that port.
     pub gdb_port: Option<u16>,
+    /// The initramfs (fw_cfg `opt/cfslab/initramfs`), when programs are to run.
+    pub initramfs: Option<PathBuf>,
     /// `-icount ...,sleep=on`: while no timer is due, virtual time follows the host clock
     /// instead of leaping to the next deadline (what a gdb session needs, see gdb.rs).
     pub icount_sleep: bool,
@@ -51,6 +53,7 @@ impl Machine {
             icount_shift: Some(DEFAULT_ICOUNT_SHIFT),
             memory_mib: DEFAULT_MEMORY_MIB,
             gdb_port: None,
+            initramfs: None,
             icount_sleep: false,
         }
     }
@@ -100,6 +103,13 @@ impl Machine {
             args.push(format!(
                 "name=opt/cfslab/cmdline,string={}",
                 escape_option_value(&self.options)
+            ));
+        }
+        if let Some(archive) = &self.initramfs {
+            args.push("-fw_cfg".into());
+            args.push(format!(
+                "name=opt/cfslab/initramfs,file={}",
+                escape_option_value(&archive.display().to_string())
             ));
         }
         if let Some(port) = self.gdb_port {

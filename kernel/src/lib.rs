@@ -29,16 +29,23 @@ pub mod selfcheck;
 pub mod task;
 pub mod testing;
 pub mod time;
+pub mod user;
 
 use arch::x86_64::fw_cfg::{self, FwCfgError};
 use bootloader_api::BootInfo;
 use bootloader_api::config::{BootloaderConfig, Mapping};
 use config::{Config, OptionError};
 
-/// Where the bootloader maps the (position-independent) kernel image. Pinned rather than
-/// left to the bootloader so that gdb can be told the load offset before the kernel runs;
-/// the boot tool's gdb mode uses the same number (boot/src/gdb.rs).
-pub const KERNEL_BASE: u64 = 0x100_0000_0000;
+/// Where the bootloader maps the (position-independent) kernel image: the top 2 GiB, as
+/// Linux's `__START_KERNEL_map`, so that the lower half of every address space is free for
+/// user programs (a static binary sits at 0x400000). Pinned rather than left to the
+/// bootloader so that gdb can be told the load offset before the kernel runs; the boot
+/// tool's gdb mode uses the same number (boot/src/gdb.rs).
+pub const KERNEL_BASE: u64 = 0xffff_ffff_8000_0000;
+
+/// Where the bootloader puts what it places itself (the physical-memory map, the boot
+/// information, the boot stack): the start of the upper half, Linux's direct-map base.
+pub const DYNAMIC_BASE: u64 = 0xffff_8000_0000_0000;
 
 /// The compile-time contract with the bootloader, embedded in the kernel ELF.
 pub const BOOTLOADER_CONFIG: BootloaderConfig = {
@@ -46,6 +53,7 @@ pub const BOOTLOADER_CONFIG: BootloaderConfig = {
     // The frame allocator and page-table code reach physical memory through this mapping.
     config.mappings.physical_memory = Some(Mapping::Dynamic);
     config.mappings.kernel_base = Mapping::FixedAddress(KERNEL_BASE);
+    config.mappings.dynamic_range_start = Some(DYNAMIC_BASE);
     // Unoptimised debug builds are stack-hungry (formatting, the option parser's tests).
     config.kernel_stack_size = 256 * 1024;
     config

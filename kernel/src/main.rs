@@ -12,6 +12,15 @@ bootloader_api::entry_point!(kernel_main, config = &kernel::BOOTLOADER_CONFIG);
 fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     let boot = kernel::init(boot_info);
     selfcheck::run(&boot);
+    // A program after ` -- ` replaces the scenarios; the run's status follows its exit.
+    if !boot.config.program.is_empty() {
+        let ok = kernel::user::run_program(&boot.config.program);
+        exit(if ok {
+            ExitCode::Success
+        } else {
+            ExitCode::Failure
+        })
+    }
     kernel::lab::run(&boot.config);
     exit(ExitCode::Success)
 }

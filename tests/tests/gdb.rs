@@ -200,3 +200,44 @@ fn breakpoints_in_the_policy_tick_continue_cleanly_and_the_helpers_show_the_sche
         .expect("max_us");
     assert!(max_us <= 4_000, "{latency}");
 }
+
+/// The user-program session of the README: the program's symbols loaded with
+/// `cfslab-program`, a stop in its code, then a stop in the kernel's system-call dispatcher
+/// for its first `write`, and the run completing.
+#[test]
+fn a_user_program_stops_in_its_own_code_and_its_system_call_in_the_kernel() {
+    let (mut boot, console, script) = start_session("-- /bin/hello a");
+    let text = gdb_batch(
+        &script,
+        &[
+            "cfslab-program hello",
+            "hbreak hello::run",
+            "continue",
+            "bt 3",
+            "hbreak kernel::user::syscall::dispatch",
+            "continue",
+            // write(2): number 1 in rax; fd 1 in rdi.
+            "print/x frame.rax",
+            "print frame.rdi",
+            "delete",
+            "continue",
+        ],
+    );
+    let ended = boot.wait().expect("the boot tool ran");
+    let console: Vec<String> = console.try_iter().collect();
+    let console = console.join("\n");
+    assert_eq!(ended.code(), Some(0), "gdb:\n{text}\nconsole:\n{console}");
+    assert!(text.contains("Breakpoint 2, hello::run (args="), "{text}");
+    assert!(text.contains("at programs/src/bin/hello.rs:"), "{text}");
+    assert!(
+        text.contains("in rt::start::start (sp="),
+        "no backtrace into the runtime:\n{text}"
+    );
+    assert!(
+        text.contains("Breakpoint 3, kernel::user::syscall::dispatch (frame="),
+        "{text}"
+    );
+    assert!(text.contains("$1 = 0x1\n$2 = 1\n"), "{text}");
+    assert!(console.contains("  argv[1] = a"), "{console}");
+    assert!(console.contains(r#""status":0"#), "{console}");
+}

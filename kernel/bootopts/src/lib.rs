@@ -21,6 +21,7 @@ extern crate std;
 mod combinations;
 mod params;
 mod parse;
+pub mod program;
 pub mod scenarios;
 pub mod tasks;
 #[cfg(test)]
@@ -123,6 +124,8 @@ pub struct Config {
     pub seed: u64,
     pub trace: bool,
     pub log: LogLevel,
+    /// The program after ` -- ` (its argv), run instead of the scenarios; empty for none.
+    pub program: Vec<String>,
 }
 
 impl Default for Config {
@@ -143,6 +146,7 @@ impl Default for Config {
             seed: sched::programs::DEFAULT_SEED,
             trace: false,
             log: LogLevel::Info,
+            program: Vec::new(),
         }
     }
 }
@@ -324,6 +328,10 @@ impl fmt::Display for Config {
         }
         write!(f, " seed={}", self.seed)?;
         write!(f, " trace={}", on_off(self.trace))?;
-        write!(f, " log={}", name_of(&LogLevel::ALL, self.log))
+        write!(f, " log={}", name_of(&LogLevel::ALL, self.log))?;
+        if !self.program.is_empty() {
+            write!(f, " -- {}", self.program.join(" "))?;
+        }
+        Ok(())
     }
 }

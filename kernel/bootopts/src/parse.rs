@@ -86,7 +86,7 @@ impl fmt::Display for OptionError {
 }
 
 impl OptionError {
-    pub(super) fn new(option: &str, reason: impl ToString, valid: impl ToString) -> Self {
+    pub(crate) fn new(option: &str, reason: impl ToString, valid: impl ToString) -> Self {
         OptionError {
             option: echo(option),
             reason: reason.to_string(),
@@ -373,9 +373,13 @@ pub fn parse(cmdline: &str) -> Result<Config, OptionError> {
     if cmdline.len() > MAX_CMDLINE_BYTES {
         return Err(OptionError::too_long(cmdline.len()));
     }
-    let mut config = Config::default();
+    let (options, program) = crate::program::split(cmdline)?;
+    let mut config = Config {
+        program,
+        ..Config::default()
+    };
     let mut seen: Vec<&str> = Vec::new();
-    for token in cmdline.split_ascii_whitespace() {
+    for token in options.split_ascii_whitespace() {
         let Some((key, value)) = token.split_once('=') else {
             return Err(OptionError::new(token, "expected key=value", list(KEYS)));
         };

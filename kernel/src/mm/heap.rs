@@ -11,8 +11,9 @@ use x86_64::VirtAddr;
 use x86_64::structures::paging::mapper::MapToError;
 use x86_64::structures::paging::{FrameAllocator, Mapper, Page, PageTableFlags, Size4KiB};
 
-/// Where the heap starts: its own level-4 slot (136), far from the bootloader's mappings.
-pub const HEAP_START: u64 = 0x4444_4444_0000;
+/// Where the heap starts: its own level-4 slot (384) in the kernel's upper half, far from
+/// the bootloader's mappings (which start at slot 256, `DYNAMIC_BASE`).
+pub const HEAP_START: u64 = 0xffff_c000_0000_0000;
 /// The heap is never smaller than this; cfslab's later milestones count on it.
 pub const MIN_HEAP_BYTES: u64 = 16 << 20;
 /// Nor larger than this: mapping more only slows the boot down.

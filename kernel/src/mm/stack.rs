@@ -14,8 +14,8 @@ use x86_64::structures::paging::{
     FrameAllocator, FrameDeallocator, Mapper, Page, PageTableFlags as F, Size4KiB,
 };
 
-/// Where the stack slots begin (its own level-4 slot, 238).
-pub const STACKS_BASE: u64 = 0x7777_0000_0000;
+/// Where the stack slots begin (its own level-4 slot, 448, in the kernel's upper half).
+pub const STACKS_BASE: u64 = 0xffff_e000_0000_0000;
 /// Usable bytes of each stack. Unoptimised debug builds need a generous amount.
 pub const STACK_BYTES: u64 = 64 * 1024;
 const PAGE: u64 = 4096;

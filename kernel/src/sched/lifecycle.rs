@@ -54,7 +54,7 @@ pub fn spawn(
 impl Scheduler {
     /// Adds a runnable child of the running task (not yet known to the policy): its id and
     /// slot.
-    fn start_child(
+    pub(super) fn start_child(
         &mut self,
         name: &str,
         uid: u32,
@@ -74,7 +74,7 @@ impl Scheduler {
 
     /// Traces a new child as Linux 6.1 does: `sched_process_fork` in the parent, then
     /// `sched_wakeup_new` once the policy has queued it.
-    fn record_new(&mut self, slot: crate::task::Slot, now: u64) {
+    pub(super) fn record_new(&mut self, slot: crate::task::Slot, now: u64) {
         let parent = self.current;
         self.record(now, parent, false, |s| trace::Kind::Fork {
             child: s.comm(slot),

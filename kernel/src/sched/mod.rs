@@ -16,6 +16,7 @@
 mod debugger;
 mod lifecycle;
 mod observe;
+mod process;
 pub mod setup;
 mod sleep;
 pub mod trace;
@@ -29,6 +30,7 @@ pub use observe::{
     RECENT_EVENTS, TRACE_EVENTS, current_cpu_ns, current_if_unlocked, idle_cpu_ns,
     print_sched_debug, print_trace, switch_count, task_stats, trace_start, trace_stop, with_policy,
 };
+pub use process::{current_address_space, current_name, current_uid, parent_of, spawn_process};
 pub use sleep::{park, sleep, sleep_until, unpark, unpark_irq, wake_up_irq};
 use sleep::{sleep_current, wake_up_from};
 pub use waitqueue::WaitQueue;
@@ -74,6 +76,16 @@ struct Scheduler {
 
 /// The scheduler's state. A plain spin lock (`SpinMutex`), whose data gdb's helpers can
 /// reach while it is held (see [`debugger`]).
+/// What switching to the picked task needs.
+struct Switch {
+    /// Where to save the current task's stack pointer, and the next one's.
+    save: *mut u64,
+    load: u64,
+    kernel_stack_top: u64,
+    /// The next task's level-4 table, if it is a user process.
+    address_space: Option<x86_64::structures::paging::PhysFrame>,
+}
+
 static SCHED: SpinMutex<Option<Scheduler>> = SpinMutex::new(None);
 
 /// The one way to the scheduler's state: interrupts go off (a timer interrupt arriving while
@@ -127,9 +139,9 @@ impl Scheduler {
         (id, slot)
     }
 
-    /// Puts the current task back, picks the next, and returns the stack pointers to switch
-    /// with (`None` if the current task keeps the CPU).
-    fn pick(&mut self, now: u64) -> Option<(*mut u64, u64)> {
+    /// Puts the current task back, picks the next, and returns what switching to it needs
+    /// (`None` if the current task keeps the CPU).
+    fn pick(&mut self, now: u64) -> Option<Switch> {
         self.need_resched = false;
         let prev = self.current;
         if prev != self.idle {
@@ -169,8 +181,15 @@ impl Scheduler {
             prev_state,
             next: s.comm(next),
         });
-        let load = self.task(next).rsp;
-        Some((&raw mut self.task(prev).rsp, load))
+        let n = self.task(next);
+        let (load, kernel_stack_top) = (n.rsp, n.kernel_stack_top);
+        let address_space = n.address_space.as_ref().map(|a| a.level_4_frame());
+        Some(Switch {
+            save: &raw mut self.task(prev).rsp,
+            load,
+            kernel_stack_top,
+            address_space,
+        })
     }
 
     /// The running task stops being runnable: it sleeps at the `schedule()` this asks for.
@@ -213,7 +232,16 @@ impl Scheduler {
 fn schedule() {
     debug_assert!(!interrupts::are_enabled(), "schedule() with interrupts on");
     let switch = with_sched(|s| s.pick(clock::now()));
-    if let Some((save, load)) = switch {
+    if let Some(Switch {
+        save,
+        load,
+        kernel_stack_top,
+        address_space,
+    }) = switch
+    {
+        // The next task's address space (a kernel thread keeps the current one, unless it
+        // belongs to a process that may be about to be freed) and kernel stack for ring 3.
+        crate::arch::x86_64::switch::prepare(address_space, kernel_stack_top);
         // SAFETY: interrupts are off; `save` points into the previous task's boxed `Task`,
         // which lives until the task after it has run `finish_switch`; `load` was saved by
         // this function or made by `initial_stack` on the next task's live stack.
@@ -270,6 +298,9 @@ fn new_task(
     Task {
         id: 0,
         slot: 0,
+        kernel_stack_top: stack.as_ref().map_or(0, KernelStack::top),
+        address_space: None,
+        user_start: None,
         name: String::from(name),
         uid,
         nice,

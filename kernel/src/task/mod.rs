@@ -67,6 +67,14 @@ pub struct Task {
     pub(crate) _stack: Option<KernelStack>,
     /// The saved stack pointer while not running.
     pub(crate) rsp: u64,
+    /// Top of its kernel stack, where interrupts and system calls from ring 3 land (0 for
+    /// the boot task, which never enters ring 3).
+    pub(crate) kernel_stack_top: u64,
+    /// A user process's address space (`None` for a kernel thread, which runs in whichever
+    /// address space is loaded: the kernel half is the same in all).
+    pub(crate) address_space: Option<alloc::sync::Arc<crate::user::address_space::AddressSpace>>,
+    /// Where a new process enters ring 3: (entry, stack pointer).
+    pub(crate) user_start: Option<(u64, u64)>,
     /// Tasks waiting for this one to exit.
     pub(crate) waiters: Vec<TaskId>,
     /// The vfork parent sleeping until this task execs or exits.

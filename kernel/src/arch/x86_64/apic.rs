@@ -8,8 +8,9 @@ use x86_64::registers::model_specific::Msr;
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 
-/// Where the APIC's register page is mapped.
-pub const LAPIC_VIRT: u64 = 0x6666_0000_0000;
+/// Where the APIC's register page is mapped: its own level-4 slot (416) in the upper half,
+/// which every address space shares (a timer interrupt may come while a program runs).
+pub const LAPIC_VIRT: u64 = 0xffff_d000_0000_0000;
 /// Vector of the APIC timer interrupt.
 pub const TIMER_VECTOR: u8 = 48;
 /// Vector the APIC uses for spurious interrupts (needs no EOI).

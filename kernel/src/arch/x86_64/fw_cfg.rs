@@ -98,6 +98,15 @@ pub fn read_file(name: &str, buf: &mut [u8]) -> Result<Option<usize>, FwCfgError
     Ok(Some(size))
 }
 
+/// Reads the whole fw_cfg file `name` into a new buffer (`None` if there is none).
+pub fn read_whole(name: &str) -> Option<alloc::vec::Vec<u8>> {
+    let (selector, size) = find(name)?;
+    let mut buf = alloc::vec![0; size];
+    select(selector);
+    read_bytes(&mut buf);
+    Some(buf)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

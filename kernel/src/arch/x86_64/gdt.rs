@@ -1,7 +1,9 @@
 //! The Global Descriptor Table and the Task State Segment.
 //!
-//! In long mode segmentation is almost gone, but two things still need the GDT: the code
-//! segment the CPU runs in, and the TSS, whose Interrupt Stack Table gives the double-fault
+//! In long mode segmentation is almost gone, but three things still need the GDT: the code
+//! segment the CPU runs in (ring 0 for the kernel, ring 3 for user programs), SYSCALL and
+//! SYSRET, which take their selectors from it, and the TSS, whose `rsp0` is the kernel stack
+//! an interrupt in ring 3 lands on and whose Interrupt Stack Table gives the double-fault
 //! handler a stack of its own. That matters when the kernel stack overflows: the page fault
 //! on the guard page cannot push its frame on the dead stack, the CPU escalates to a double
 //! fault, and only a known-good stack lets the handler run and report it.
@@ -31,27 +33,63 @@ pub fn double_fault_stack() -> Range<u64> {
     start..start + DOUBLE_FAULT_STACK_SIZE as u64
 }
 
-static TSS: Lazy<TaskStateSegment> = Lazy::new(|| {
-    let mut tss = TaskStateSegment::new();
-    // Stacks grow down: the IST entry is the *end* of the area.
-    tss.interrupt_stack_table[DOUBLE_FAULT_IST_INDEX as usize] =
-        VirtAddr::new(double_fault_stack().end);
-    tss
-});
+/// The TSS. Mutable because its `rsp0` (the stack the CPU switches to when an interrupt
+/// arrives in ring 3) changes at every switch to a user task ([`set_kernel_stack`]); only
+/// the CPU reads it otherwise.
+static mut TSS: TaskStateSegment = TaskStateSegment::new();
 
-struct Selectors {
-    code: SegmentSelector,
-    data: SegmentSelector,
+/// The selectors of cfslab's segments. The order of the user segments — data, then code —
+/// is what SYSRET wants: it loads SS from STAR[63:48] + 8 and CS from STAR[63:48] + 16.
+pub struct Selectors {
+    pub kernel_code: SegmentSelector,
+    pub kernel_data: SegmentSelector,
+    pub user_data: SegmentSelector,
+    pub user_code: SegmentSelector,
     tss: SegmentSelector,
 }
 
 static GDT: Lazy<(GlobalDescriptorTable, Selectors)> = Lazy::new(|| {
+    // SAFETY: runs once, before the TSS is loaded; nothing else refers to it yet.
+    let tss: &'static TaskStateSegment = unsafe {
+        let tss = &raw mut TSS;
+        // Stacks grow down: the IST entry is the *end* of the area.
+        (*tss).interrupt_stack_table[DOUBLE_FAULT_IST_INDEX as usize] =
+            VirtAddr::new(double_fault_stack().end);
+        &*tss
+    };
     let mut gdt = GlobalDescriptorTable::new();
-    let code = gdt.append(Descriptor::kernel_code_segment());
-    let data = gdt.append(Descriptor::kernel_data_segment());
-    let tss = gdt.append(Descriptor::tss_segment(&TSS));
-    (gdt, Selectors { code, data, tss })
+    let kernel_code = gdt.append(Descriptor::kernel_code_segment());
+    let kernel_data = gdt.append(Descriptor::kernel_data_segment());
+    let user_data = gdt.append(Descriptor::user_data_segment());
+    let user_code = gdt.append(Descriptor::user_code_segment());
+    let tss = gdt.append(Descriptor::tss_segment(tss));
+    (
+        gdt,
+        Selectors {
+            kernel_code,
+            kernel_data,
+            user_data,
+            user_code,
+            tss,
+        },
+    )
 });
+
+/// The segment selectors (for SYSCALL's STAR and for entering ring 3).
+pub fn selectors() -> &'static Selectors {
+    &GDT.1
+}
+
+/// Sets the stack the CPU switches to on an interrupt or exception in ring 3: the top of
+/// the running task's kernel stack.
+pub fn set_kernel_stack(top: u64) {
+    // SAFETY: one CPU, interrupts off (the caller switches tasks): no one reads the TSS
+    // while this writes it, and the CPU reads it only on the next ring change.
+    unsafe {
+        let tss = &raw mut TSS;
+        (*tss).privilege_stack_table[0] = VirtAddr::new(top);
+    }
+}
 
 /// Loads cfslab's GDT, reloads the segment registers from it and loads the TSS.
 ///
@@ -63,10 +101,10 @@ pub fn init() {
     // SAFETY: the selectors come from the GDT just loaded and describe flat 64-bit kernel
     // code/data segments and a TSS that lives in a static for the rest of the run.
     unsafe {
-        CS::set_reg(selectors.code);
-        SS::set_reg(selectors.data);
-        DS::set_reg(selectors.data);
-        ES::set_reg(selectors.data);
+        CS::set_reg(selectors.kernel_code);
+        SS::set_reg(selectors.kernel_data);
+        DS::set_reg(selectors.kernel_data);
+        ES::set_reg(selectors.kernel_data);
         load_tss(selectors.tss);
     }
 }

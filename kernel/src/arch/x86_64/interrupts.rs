@@ -131,12 +131,12 @@ fn describe(
 macro_rules! fatal_handler {
     ($handler:ident, $what:expr) => {
         extern "x86-interrupt" fn $handler(frame: InterruptStackFrame) {
-            fatal(describe($what, &frame, None))
+            fault_or_fatal(describe($what, &frame, None), &frame)
         }
     };
     ($handler:ident, $what:expr, error_code) => {
         extern "x86-interrupt" fn $handler(frame: InterruptStackFrame, code: u64) {
-            fatal(describe($what, &frame, Some(code)))
+            fault_or_fatal(describe($what, &frame, Some(code)), &frame)
         }
     };
 }
@@ -185,11 +185,28 @@ fatal_handler!(
 fatal_handler!(security, ("security exception", "#SX", 30), error_code);
 
 extern "x86-interrupt" fn page_fault(frame: InterruptStackFrame, code: PageFaultErrorCode) {
-    fatal(describe(
+    let fault = describe(
         ("page fault", "#PF", PAGE_FAULT_VECTOR),
         &frame,
         Some(code.bits()),
-    ))
+    );
+    fault_or_fatal(fault, &frame)
+}
+
+/// An exception in ring 3 kills the program that caused it (and only it); in the kernel it
+/// ends the run.
+fn fault_or_fatal(fault: Fault, frame: &InterruptStackFrame) -> ! {
+    if frame.code_segment.rpl() == x86_64::PrivilegeLevel::Ring3 {
+        crate::user::fault::kill(&crate::user::fault::UserFault {
+            vector: fault.vector,
+            name: fault.name,
+            error_code: fault.error_code.unwrap_or(0),
+            ip: fault.instruction_pointer,
+            sp: fault.stack_pointer,
+            address: fault.fault_address,
+        })
+    }
+    fatal(fault)
 }
 
 extern "x86-interrupt" fn double_fault(frame: InterruptStackFrame, code: u64) -> ! {

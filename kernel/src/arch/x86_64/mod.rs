@@ -11,6 +11,7 @@ pub mod pit;
 pub mod qemu_exit;
 pub mod serial;
 pub mod switch;
+pub mod syscall;
 pub mod tsc;
 
 /// Brings up the CPU tables: first the GDT (with the TSS and its double-fault stack), then
@@ -19,6 +20,7 @@ pub mod tsc;
 pub fn init() {
     gdt::init();
     interrupts::init();
+    syscall::init();
 }
 
 /// Parks the CPU for good: `hlt` with interrupts off never wakes up except for an NMI, and

@@ -66,3 +66,37 @@ pub unsafe fn initial_stack(top: u64) -> u64 {
     unsafe { core::ptr::copy_nonoverlapping(frame.as_ptr(), rsp as *mut u64, frame.len()) };
     rsp
 }
+
+/// The kernel's own level-4 table (the bootloader's), loaded whenever a kernel thread
+/// follows a user process: the process's table may be freed once it has exited.
+static KERNEL_CR3: spin::Once<x86_64::structures::paging::PhysFrame> = spin::Once::new();
+/// What CR3 holds (cheaper to compare than CR3 is to read).
+static mut LOADED_CR3: Option<x86_64::structures::paging::PhysFrame> = None;
+
+/// Before switching to a task: its address space (`None` for a kernel thread, which keeps
+/// the kernel's) and the kernel stack its interrupts and system calls from ring 3 use.
+/// Interrupts must be off.
+pub fn prepare(
+    address_space: Option<x86_64::structures::paging::PhysFrame>,
+    kernel_stack_top: u64,
+) {
+    use x86_64::registers::control::Cr3;
+    let kernel = *KERNEL_CR3.call_once(|| Cr3::read().0);
+    let wanted = address_space.unwrap_or(kernel);
+    // SAFETY: interrupts are off on the one CPU: nothing else reads or writes LOADED_CR3.
+    let loaded = &raw mut LOADED_CR3;
+    // SAFETY: as above.
+    let loaded = unsafe { &mut *loaded };
+    if *loaded != Some(wanted) {
+        if loaded.is_some() || wanted != kernel {
+            let (_, flags) = Cr3::read();
+            // SAFETY: `wanted` is the kernel's table or a process's, whose upper half is the
+            // kernel's: the code and stack running now stay mapped.
+            unsafe { Cr3::write(wanted, flags) };
+        }
+        *loaded = Some(wanted);
+    }
+    if kernel_stack_top != 0 {
+        super::syscall::set_kernel_stack(kernel_stack_top);
+    }
+}

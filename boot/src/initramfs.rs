@@ -1,0 +1,99 @@
+//! The initramfs the kernel's `execve` reads: a cpio "newc" archive, Linux's initramfs
+//! format (Documentation/driver-api/early-userspace/buffer-format.rst), holding the user
+//! programs under `bin/` plus any host files given with `--add`. It reaches the kernel as
+//! the fw_cfg file `opt/cfslab/initramfs` (read by kernel/src/user/initramfs.rs), so the
+//! disk image — and the boot of runs without programs — does not change.
+
+use std::path::{Path, PathBuf};
+
+/// Appends one entry: the 110-byte header (magic and thirteen 8-digit hex fields), the
+/// name with its NUL padded to 4 bytes, the data padded to 4 bytes.
+fn entry(out: &mut Vec<u8>, name: &str, mode: u32, data: &[u8]) {
+    let ino = out.len() as u32; // unique per entry, as cpio wants
+    let fields = [
+        ino,
+        mode,
+        0, // uid
+        0, // gid
+        1, // nlink
+        0, // mtime
+        data.len() as u32,
+        0, // devmajor
+        0, // devminor
+        0, // rdevmajor
+        0, // rdevminor
+        name.len() as u32 + 1,
+        0, // check
+    ];
+    out.extend_from_slice(b"070701");
+    for f in fields {
+        out.extend_from_slice(format!("{f:08x}").as_bytes());
+    }
+    out.extend_from_slice(name.as_bytes());
+    out.push(0);
+    out.resize(out.len().next_multiple_of(4), 0);
+    out.extend_from_slice(data);
+    out.resize(out.len().next_multiple_of(4), 0);
+}
+
+const DIRECTORY: u32 = 0o040_755;
+const EXECUTABLE: u32 = 0o100_755;
+
+/// An archive with `bin/` and each (name, contents) under it.
+pub fn archive(files: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    entry(&mut out, "bin", DIRECTORY, &[]);
+    for (name, data) in files {
+        entry(&mut out, &format!("bin/{name}"), EXECUTABLE, data);
+    }
+    entry(&mut out, "TRAILER!!!", 0, &[]);
+    out
+}
+
+/// Builds the user programs, adds `extra` host files, writes the archive under the target
+/// directory and returns its path.
+pub fn build(extra: &[PathBuf]) -> Result<PathBuf, String> {
+    let dir = crate::build::build_userland()?;
+    let mut files = Vec::new();
+    for name in crate::build::USER_PROGRAMS {
+        files.push((name.to_string(), read(&dir.join(name))?));
+    }
+    for path in extra {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| format!("--add {}: not a file name", path.display()))?;
+        files.push((name.to_string(), read(path)?));
+    }
+    let out = crate::build::target_dir().join("cfslab/initramfs.cpio");
+    std::fs::create_dir_all(out.parent().unwrap_or(Path::new(".")))
+        .and_then(|()| std::fs::write(&out, archive(&files)))
+        .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    Ok(out)
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_are_newc_with_padded_names_and_data() {
+        let a = archive(&[("hello".into(), b"ELF!x".to_vec())]);
+        assert!(a.starts_with(b"070701"));
+        // The second entry: bin/hello, 5 bytes, name size 10 (with the NUL).
+        let second = 112 + 4; // "bin\0" after the first header, padded to 4
+        assert_eq!(&a[second..second + 6], b"070701");
+        assert_eq!(&a[second + 54..second + 62], b"00000005");
+        assert_eq!(&a[second + 94..second + 102], b"0000000a");
+        let name_at = second + 110;
+        assert_eq!(&a[name_at..name_at + 10], b"bin/hello\0");
+        let data_at = (name_at + 10).next_multiple_of(4);
+        assert_eq!(&a[data_at..data_at + 5], b"ELF!x");
+        assert!(a.len().is_multiple_of(4));
+        assert!(a.windows(10).any(|w| w == b"TRAILER!!!"));
+    }
+}

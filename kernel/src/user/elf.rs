@@ -1,0 +1,119 @@
+//! Reading a program: the ELF64 header and its PT_LOAD segments (the System V gABI and the
+//! x86_64 psABI). cfslab runs static, non-PIE executables (ET_EXEC, no PT_INTERP), the kind
+//! `musl-gcc -static` and userland/ build: each PT_LOAD is copied to its virtual address,
+//! the rest of its memory size zeroed (the bss).
+
+use super::address_space::USER_END;
+
+/// One PT_LOAD segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    pub vaddr: u64,
+    pub offset: u64,
+    pub file_size: u64,
+    pub mem_size: u64,
+    pub writable: bool,
+}
+
+/// What loading needs from an executable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Program {
+    pub entry: u64,
+    pub segments: alloc::vec::Vec<Segment>,
+    /// Where the program headers are in memory (AT_PHDR), their count and size.
+    pub phdr: u64,
+    pub phnum: u64,
+}
+
+/// Why a file cannot run (`execve` answers ENOEXEC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotExecutable(pub &'static str);
+
+fn u16_at(b: &[u8], at: usize) -> Result<u64, NotExecutable> {
+    b.get(at..at + 2)
+        .map(|s| u64::from(u16::from_le_bytes([s[0], s[1]])))
+        .ok_or(NotExecutable("truncated"))
+}
+
+fn u32_at(b: &[u8], at: usize) -> Result<u64, NotExecutable> {
+    b.get(at..at + 4)
+        .map(|s| u64::from(u32::from_le_bytes(s.try_into().unwrap_or([0; 4]))))
+        .ok_or(NotExecutable("truncated"))
+}
+
+fn u64_at(b: &[u8], at: usize) -> Result<u64, NotExecutable> {
+    b.get(at..at + 8)
+        .map(|s| u64::from_le_bytes(s.try_into().unwrap_or([0; 8])))
+        .ok_or(NotExecutable("truncated"))
+}
+
+const PT_LOAD: u64 = 1;
+const PT_INTERP: u64 = 3;
+const PF_W: u64 = 2;
+
+/// Parses and checks `file`: a little-endian x86_64 ELF64 executable whose segments all
+/// fit in the lower half and in the file.
+pub fn parse(file: &[u8]) -> Result<Program, NotExecutable> {
+    if file.get(..4) != Some(b"\x7fELF") {
+        return Err(NotExecutable("not an ELF file"));
+    }
+    if file.get(4..6) != Some(&[2, 1]) {
+        return Err(NotExecutable("not ELF64 little-endian"));
+    }
+    if u16_at(file, 16)? != 2 {
+        return Err(NotExecutable("not a static executable (ET_EXEC)"));
+    }
+    if u16_at(file, 18)? != 62 {
+        return Err(NotExecutable("not for x86_64"));
+    }
+    let entry = u64_at(file, 24)?;
+    let phoff = u64_at(file, 32)?;
+    let phentsize = u16_at(file, 54)?;
+    let phnum = u16_at(file, 56)?;
+    if phentsize < 56 || phnum == 0 || phnum > 64 {
+        return Err(NotExecutable("bad program headers"));
+    }
+    let mut segments = alloc::vec::Vec::new();
+    let mut phdr = 0;
+    for i in 0..phnum {
+        let at = usize::try_from(phoff + i * phentsize).map_err(|_| NotExecutable("truncated"))?;
+        let kind = u32_at(file, at)?;
+        if kind == PT_INTERP {
+            return Err(NotExecutable("needs an interpreter (dynamically linked)"));
+        }
+        if kind != PT_LOAD {
+            continue;
+        }
+        let s = Segment {
+            writable: u32_at(file, at + 4)? & PF_W != 0,
+            offset: u64_at(file, at + 8)?,
+            vaddr: u64_at(file, at + 16)?,
+            file_size: u64_at(file, at + 32)?,
+            mem_size: u64_at(file, at + 40)?,
+        };
+        let fits_file = s
+            .offset
+            .checked_add(s.file_size)
+            .is_some_and(|e| e <= file.len() as u64);
+        let fits_memory = s
+            .vaddr
+            .checked_add(s.mem_size)
+            .is_some_and(|e| e <= USER_END);
+        if !fits_file || !fits_memory || s.file_size > s.mem_size {
+            return Err(NotExecutable("a segment outside the file or the user half"));
+        }
+        if (s.offset..s.offset + s.file_size).contains(&phoff) {
+            phdr = s.vaddr + (phoff - s.offset);
+        }
+        segments.push(s);
+    }
+    if segments.is_empty() {
+        return Err(NotExecutable("nothing to load"));
+    }
+    Ok(Program {
+        entry,
+        segments,
+        phdr,
+        phnum,
+    })
+}

@@ -1,0 +1,57 @@
+//! The initramfs: a cpio "newc" archive (Linux's initramfs format, see
+//! Documentation/driver-api/early-userspace/buffer-format.rst) that the boot tool packs with
+//! the user programs and hands over through fw_cfg (`opt/cfslab/initramfs`). `execve` finds
+//! `/bin/NAME` in it.
+//!
+//! Each entry: the magic "070701", thirteen 8-digit hex fields (the 7th is the file size,
+//! the 12th the name size), the name with its NUL, padding to 4 bytes, the data, padding
+//! to 4 bytes. The entry named "TRAILER!!!" ends the archive.
+
+use alloc::vec::Vec;
+use spin::Once;
+
+static ARCHIVE: Once<Vec<u8>> = Once::new();
+
+/// Reads the archive from fw_cfg, if the boot tool passed one (once, at boot).
+pub fn init() {
+    ARCHIVE.call_once(|| {
+        crate::arch::x86_64::fw_cfg::read_whole("opt/cfslab/initramfs").unwrap_or_default()
+    });
+}
+
+fn hex(field: &[u8]) -> Option<usize> {
+    let text = core::str::from_utf8(field).ok()?;
+    usize::from_str_radix(text, 16).ok()
+}
+
+/// The entries of `archive`: (name, data), in order.
+pub fn entries(archive: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+    let mut at = 0;
+    core::iter::from_fn(move || {
+        let header = archive.get(at..at + 110)?;
+        if &header[..6] != b"070701" {
+            return None;
+        }
+        let file_size = hex(&header[54..62])?;
+        let name_size = hex(&header[94..102])?;
+        let name_at = at + 110;
+        let name = archive.get(name_at..name_at + name_size.checked_sub(1)?)?;
+        let data_at = (name_at + name_size).next_multiple_of(4);
+        let data = archive.get(data_at..data_at + file_size)?;
+        at = (data_at + file_size).next_multiple_of(4);
+        (name != b"TRAILER!!!").then_some((name, data))
+    })
+}
+
+/// The contents of the file at `path` (absolute, e.g. `/bin/hello`).
+pub fn find(path: &[u8]) -> Option<&'static [u8]> {
+    let name = path.strip_prefix(b"/")?;
+    entries(ARCHIVE.get()?)
+        .find(|(n, _)| *n == name)
+        .map(|(_, data)| data)
+}
+
+/// Whether the boot tool passed an archive.
+pub fn present() -> bool {
+    ARCHIVE.get().is_some_and(|a| !a.is_empty())
+}

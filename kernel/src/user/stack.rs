@@ -1,0 +1,76 @@
+//! A program's initial stack, laid out as Linux's `create_elf_tables` lays it out (and as
+//! the SysV x86_64 ABI, §3.4.1, says `_start` finds it): at the stack pointer argc, then
+//! the argv pointers and a null, the envp pointers and a null, then the auxiliary vector —
+//! (type, value) pairs ending with AT_NULL — and above them the strings and 16 random bytes
+//! (AT_RANDOM, which musl's start-up reads for its stack canary).
+
+use super::address_space::{AddressSpace, Fault, USER_END};
+use super::elf::Program;
+use alloc::vec::Vec;
+
+/// The top of every program's stack, and how much of it is mapped.
+pub const STACK_TOP: u64 = USER_END;
+pub const STACK_BYTES: u64 = 256 * 1024;
+
+const AT_NULL: u64 = 0;
+const AT_PHDR: u64 = 3;
+const AT_PHENT: u64 = 4;
+const AT_PHNUM: u64 = 5;
+const AT_PAGESZ: u64 = 6;
+const AT_ENTRY: u64 = 9;
+const AT_UID: u64 = 11;
+const AT_RANDOM: u64 = 25;
+
+/// Writes argv, envp and the auxiliary vector to the top of the stack; returns the stack
+/// pointer `_start` starts with (16-byte aligned, pointing at argc).
+pub fn build(
+    space: &AddressSpace,
+    program: &Program,
+    argv: &[&[u8]],
+    envp: &[&[u8]],
+    uid: u32,
+    random: [u8; 16],
+) -> Result<u64, Fault> {
+    // The strings, from the top down.
+    let mut top = STACK_TOP;
+    let mut put = |bytes: &[u8], nul: bool| -> Result<u64, Fault> {
+        top -= (bytes.len() + usize::from(nul)) as u64;
+        space.write(top, bytes)?;
+        if nul {
+            space.write(top + bytes.len() as u64, &[0])?;
+        }
+        Ok(top)
+    };
+    let argv_at: Vec<u64> = argv
+        .iter()
+        .map(|a| put(a, true))
+        .collect::<Result<_, _>>()?;
+    let envp_at: Vec<u64> = envp
+        .iter()
+        .map(|e| put(e, true))
+        .collect::<Result<_, _>>()?;
+    let random_at = put(&random, false)?;
+    // The pointer words, from argc up.
+    let mut words: Vec<u64> = Vec::new();
+    words.push(argv.len() as u64);
+    words.extend(&argv_at);
+    words.push(0);
+    words.extend(&envp_at);
+    words.push(0);
+    for (kind, value) in [
+        (AT_PHDR, program.phdr),
+        (AT_PHENT, 56),
+        (AT_PHNUM, program.phnum),
+        (AT_PAGESZ, 4096),
+        (AT_ENTRY, program.entry),
+        (AT_UID, u64::from(uid)),
+        (AT_RANDOM, random_at),
+        (AT_NULL, 0),
+    ] {
+        words.extend([kind, value]);
+    }
+    let sp = (random_at - 8 * words.len() as u64) & !15;
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    space.write(sp, &bytes)?;
+    Ok(sp)
+}
