@@ -31,8 +31,12 @@ fn boots_echoes_options_and_passes_its_self_check() {
         "heap under 16 MiB: {check}"
     );
     assert!(check["heap_round_trip_bytes"].as_u64().unwrap() > 0);
-    // The bootloader put the kernel where the gdb script expects it.
-    assert_eq!(check["kernel_image_offset"].as_u64(), Some(0x100_0000_0000));
+    // The bootloader put the kernel where the gdb script expects it: the top 2 GiB, as
+    // Linux's kernel map, leaving the lower half to user programs.
+    assert_eq!(
+        check["kernel_image_offset"].as_u64(),
+        Some(0xffff_ffff_8000_0000)
+    );
 }
 
 #[test]
