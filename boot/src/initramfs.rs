@@ -65,9 +65,20 @@ pub fn build(extra: &[PathBuf]) -> Result<PathBuf, String> {
             .ok_or_else(|| format!("--add {}: not a file name", path.display()))?;
         files.push((name.to_string(), read(path)?));
     }
-    let out = crate::build::target_dir().join("cfslab/initramfs.cpio");
+    // Named by its contents, written aside and renamed into place: runs at once (the tests
+    // boot several) never read an archive another run is rewriting.
+    let bytes = archive(&files);
+    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let out = crate::build::target_dir().join(format!("cfslab/initramfs-{hash:016x}.cpio"));
+    if out.is_file() {
+        return Ok(out);
+    }
+    let scratch = out.with_extension(format!("tmp{}", std::process::id()));
     std::fs::create_dir_all(out.parent().unwrap_or(Path::new(".")))
-        .and_then(|()| std::fs::write(&out, archive(&files)))
+        .and_then(|()| std::fs::write(&scratch, &bytes))
+        .and_then(|()| std::fs::rename(&scratch, &out))
         .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     Ok(out)
 }

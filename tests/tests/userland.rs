@@ -90,15 +90,7 @@ fn on_cfslab(argv: &str, flags: &[&str]) -> systests::Run {
 fn hello_prints_the_same_on_cfslab_and_its_exit_is_reported() {
     let run = on_cfslab("/bin/hello a b", &[]);
     assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
-    // The program's lines sit between the self-check's RESULT and its own.
-    let printed: String = run
-        .lines()
-        .skip_while(|l| !l.starts_with("RESULT {\"kind\":\"selfcheck\""))
-        .skip(1)
-        .take_while(|l| !l.starts_with("RESULT "))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    assert_eq!(printed, HELLO);
+    assert_eq!(program_output(&run), HELLO);
     let exit = run.result("exit");
     assert_eq!(exit["argv"], serde_json::json!(["/bin/hello", "a", "b"]));
     assert_eq!(
@@ -159,4 +151,29 @@ fn a_host_binary_added_with_add_runs_and_a_missing_one_is_reported() {
         run.stdout
     );
     assert!(run.result("exit")["pid"].is_null());
+}
+
+/// The program's lines on cfslab: between the self-check's RESULT and its own.
+fn program_output(run: &systests::Run) -> String {
+    run.lines()
+        .skip_while(|l| !l.starts_with("RESULT {\"kind\":\"selfcheck\""))
+        .skip(1)
+        .take_while(|l| !l.starts_with("RESULT "))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+#[test]
+fn ustest_prints_the_same_on_cfslab_as_on_linux() {
+    // fork and its exit status, SIGKILL, vfork + execve, a clone thread, pipes, the heap
+    // over mmap, nanosleep, the CPU clock: the same twelve lines from both kernels.
+    let native = Command::new(programs().join("ustest"))
+        .output()
+        .expect("runs natively");
+    let run = on_cfslab("/bin/ustest", &[]);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        program_output(&run),
+        String::from_utf8_lossy(&native.stdout)
+    );
 }

@@ -261,7 +261,8 @@ pub fn wait_child() -> Option<TaskId> {
             if let Some(child) = t.reap(None) {
                 return Some(Some(child));
             }
-            if t.children == 0 {
+            // No child to wait for, or killed while waiting (the killer woke us): give up.
+            if t.children == 0 || t.killed.is_some() {
                 return Some(None);
             }
             t.waiting_for_child = true;

@@ -30,7 +30,10 @@ pub use observe::{
     RECENT_EVENTS, TRACE_EVENTS, current_cpu_ns, current_if_unlocked, idle_cpu_ns,
     print_sched_debug, print_trace, switch_count, task_stats, trace_start, trace_stop, with_policy,
 };
-pub use process::{current_address_space, current_name, current_uid, parent_of, spawn_process};
+pub use process::{
+    current_address_space, current_files, current_killed, current_name, current_uid, fork_process,
+    has_child, kill_task, parent_of, replace_program, spawn_process, task_uid,
+};
 pub use sleep::{park, sleep, sleep_until, unpark, unpark_irq, wake_up_irq};
 use sleep::{sleep_current, wake_up_from};
 pub use waitqueue::WaitQueue;
@@ -301,6 +304,9 @@ fn new_task(
         kernel_stack_top: stack.as_ref().map_or(0, KernelStack::top),
         address_space: None,
         user_start: None,
+        fork_frame: None,
+        files: None,
+        killed: None,
         name: String::from(name),
         uid,
         nice,

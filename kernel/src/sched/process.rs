@@ -25,10 +25,116 @@ pub fn spawn_process(
         let t = s.task(slot);
         t.address_space = Some(space);
         t.user_start = Some((entry, sp));
+        t.files = Some(crate::user::files::FdTable::with_console());
         s.need_resched |= s.policy.spawn(slot, uid, nice, now);
         s.record_new(slot, now);
         id
     }))
+}
+
+/// Forks the running process: a child task (placed by the policy as a fork, with the
+/// parent's uid and nice) in `space` with `files`, that returns to ring 3 with the parent's
+/// registers `frame` (rax already 0). With [`ForkKind::Vfork`] the caller sleeps until the
+/// child execs or exits.
+pub fn fork_process(
+    kind: super::ForkKind,
+    space: Arc<AddressSpace>,
+    files: crate::user::files::Files,
+    frame: crate::arch::x86_64::syscall::SyscallFrame,
+) -> Result<TaskId, super::SpawnError> {
+    let stack = KernelStack::new().map_err(|_| super::SpawnError::OutOfMemory)?;
+    Ok(change_then_reschedule(|s| {
+        let now = clock::now();
+        let (parent_slot, parent) = (s.current, s.current_id());
+        let p = s.task(parent_slot);
+        let (uid, nice, name) = (p.uid, p.nice, p.name.clone());
+        let (id, slot) = s.start_child(&name, uid, nice, (return_forked, 0), stack, now);
+        let t = s.task(slot);
+        t.address_space = Some(space);
+        t.files = Some(files);
+        t.fork_frame = Some(alloc::boxed::Box::new(frame));
+        s.need_resched |= s.policy.fork(parent_slot, slot, kind, now);
+        s.record_new(slot, now);
+        if kind == super::ForkKind::Vfork {
+            s.task(slot).vfork_parent = Some(parent);
+            s.block_current(now);
+        }
+        id
+    }))
+}
+
+/// A forked process's first code in the kernel: back to ring 3 where its parent called.
+fn return_forked(_: u64) {
+    let frame = with_sched(|s| *s.current_task().fork_frame.take().expect("a fork frame"));
+    x86_64::instructions::interrupts::disable();
+    // SAFETY: the switch loaded the child's address space, a copy of (or the same as) the
+    // parent's, in which the frame's rip and rsp are the parent's user addresses.
+    unsafe { crate::arch::x86_64::syscall::resume_user(&frame) }
+}
+
+/// Replaces the running process's program: its address space, entry and name (`execve`).
+/// Wakes a vfork parent. The caller then enters ring 3 at the new entry.
+pub fn replace_program(space: Arc<AddressSpace>, name: &str) {
+    let frame = space.level_4_frame();
+    let old = with_sched(|s| {
+        let t = s.current_task();
+        t.name = alloc::string::String::from(name);
+        let top = t.kernel_stack_top;
+        let old = t.address_space.replace(space);
+        x86_64::instructions::interrupts::without_interrupts(|| {
+            crate::arch::x86_64::switch::prepare(Some(frame), top)
+        });
+        old
+    });
+    // The old space goes (unless a vfork parent or a thread still holds it) now that CR3
+    // no longer points at it.
+    drop(old);
+    super::exec_done();
+}
+
+/// The running process's open files.
+pub fn current_files() -> Option<crate::user::files::Files> {
+    with_sched(|s| s.current_task().files.clone())
+}
+
+/// Marks task `id` killed by `signal` and wakes it if it sleeps; false if there is no such
+/// task. It dies at its next step through the kernel (a system call's end, a timer tick in
+/// ring 3).
+pub fn kill_task(id: TaskId, signal: u8) -> bool {
+    super::change_then_reschedule(|s| {
+        let Some(t) = s.task_by_id(id) else {
+            return false;
+        };
+        if t.state == crate::task::State::Exited {
+            return false;
+        }
+        t.killed.get_or_insert(signal);
+        s.wake(id, ::sched::Wakeup::default(), clock::now());
+        true
+    })
+}
+
+/// The signal the running task was killed with, if any.
+pub fn current_killed() -> Option<u8> {
+    with_sched(|s| s.current_task().killed)
+}
+
+/// Whether `parent` has a child (`child`, if given) not yet reaped by `wait4`.
+pub fn has_child(parent: TaskId, child: Option<TaskId>) -> bool {
+    with_sched(|s| {
+        s.slots
+            .iter()
+            .flatten()
+            .any(|t| t.parent == Some(parent) && child.is_none_or(|c| c == t.id))
+    })
+}
+
+/// Whether task `id` exists (alive) and its uid.
+pub fn task_uid(id: TaskId) -> Option<u32> {
+    with_sched(|s| {
+        let t = s.task_by_id(id)?;
+        (t.state != crate::task::State::Exited).then_some(t.uid)
+    })
 }
 
 /// A new process's first code in the kernel: the switch has loaded its address space and

@@ -75,6 +75,12 @@ pub struct Task {
     pub(crate) address_space: Option<alloc::sync::Arc<crate::user::address_space::AddressSpace>>,
     /// Where a new process enters ring 3: (entry, stack pointer).
     pub(crate) user_start: Option<(u64, u64)>,
+    /// A forked process's first return to ring 3: its parent's registers, rax = 0.
+    pub(crate) fork_frame: Option<alloc::boxed::Box<crate::arch::x86_64::syscall::SyscallFrame>>,
+    /// A process's open files (shared by its threads).
+    pub(crate) files: Option<crate::user::files::Files>,
+    /// A signal that kills the process at its next step in the kernel (SIGKILL, ...).
+    pub(crate) killed: Option<u8>,
     /// Tasks waiting for this one to exit.
     pub(crate) waiters: Vec<TaskId>,
     /// The vfork parent sleeping until this task execs or exits.

@@ -26,7 +26,22 @@ pub struct Fault;
 
 pub struct AddressSpace {
     level_4: PhysFrame,
+    /// Where `brk` and anonymous `mmap`s put memory.
+    pub layout: spin::Mutex<Layout>,
 }
+
+/// The program break and the next anonymous mapping's address.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Layout {
+    /// Where the break started (the end of the program's last segment) and where it is.
+    pub brk_start: u64,
+    pub brk: u64,
+    /// Anonymous mappings grow down from here (below the stack).
+    pub mmap_next: u64,
+}
+
+/// The top of the anonymous-mapping area (well below the stack).
+pub const MMAP_TOP: u64 = 0x0000_7000_0000_0000;
 
 fn with_memory<R>(f: impl FnOnce(&mut Memory) -> R) -> R {
     interrupts::without_interrupts(|| f(MEMORY.lock().as_mut().expect("memory set up")))
@@ -48,7 +63,13 @@ impl AddressSpace {
             for i in 256..512 {
                 table[i] = m.mapper.level_4_table()[i].clone();
             }
-            Ok(AddressSpace { level_4: frame })
+            Ok(AddressSpace {
+                level_4: frame,
+                layout: spin::Mutex::new(Layout {
+                    mmap_next: MMAP_TOP,
+                    ..Layout::default()
+                }),
+            })
         })
     }
 
@@ -72,7 +93,7 @@ impl AddressSpace {
 
     /// Maps zeroed pages for `start..start + len` (page-aligned outward), user-accessible,
     /// writable if asked. Pages already mapped are left as they are.
-    pub fn map_zeroed(&mut self, start: u64, len: u64, writable: bool) -> Result<(), MemoryError> {
+    pub fn map_zeroed(&self, start: u64, len: u64, writable: bool) -> Result<(), MemoryError> {
         if start.checked_add(len).is_none_or(|end| end > USER_END) {
             return Err(MemoryError::Mapping("user memory beyond the lower half"));
         }
@@ -111,6 +132,94 @@ impl AddressSpace {
                 .ignore();
             }
             Ok(())
+        })
+    }
+
+    /// Unmaps the pages of `start..start + len` (page-aligned outward) and frees their
+    /// frames; pages not mapped are skipped. The caller flushes the TLB (CR3 reload) if this
+    /// address space is loaded.
+    pub fn unmap(&self, start: u64, len: u64) {
+        let first = start & !(PAGE - 1);
+        let end = start
+            .saturating_add(len)
+            .next_multiple_of(PAGE)
+            .min(USER_END);
+        self.with_mapper(|mapper, m| {
+            for addr in (first..end).step_by(PAGE as usize) {
+                let page = Page::<Size4KiB>::containing_address(VirtAddr::new(addr));
+                if let Ok((frame, flush)) = mapper.unmap(page) {
+                    flush.flush();
+                    // SAFETY: the frame was this address space's page alone.
+                    unsafe { m.frames.deallocate_frame(frame) };
+                }
+            }
+        })
+    }
+
+    /// A copy of this address space for a forked child: every user page copied into a
+    /// fresh frame with the same flags (an eager copy; copy-on-write is a later step).
+    pub fn fork(&self) -> Result<AddressSpace, MemoryError> {
+        let child = AddressSpace::new()?;
+        *child.layout.lock() = *self.layout.lock();
+        let pages = self.user_pages();
+        child.with_mapper(|mapper, m| {
+            let offset = mapper.phys_offset();
+            for (addr, from, flags) in pages {
+                let frame = m
+                    .frames
+                    .allocate_frame()
+                    .ok_or(MemoryError::Mapping("a forked page (out of frames)"))?;
+                // SAFETY: `from` is a page of the parent, `frame` fresh; both through the
+                // physical-memory map, 4 KiB each.
+                unsafe {
+                    core::ptr::copy_nonoverlapping(
+                        (offset + from.start_address().as_u64()).as_ptr::<u8>(),
+                        (offset + frame.start_address().as_u64()).as_mut_ptr::<u8>(),
+                        PAGE as usize,
+                    )
+                };
+                let page = Page::<Size4KiB>::containing_address(VirtAddr::new(addr));
+                let parents = F::PRESENT | F::WRITABLE | F::USER_ACCESSIBLE;
+                // SAFETY: a fresh frame at a page of the child's empty lower half.
+                unsafe {
+                    mapper.map_to_with_table_flags(page, frame, flags, parents, &mut m.frames)
+                }
+                .map_err(|_| MemoryError::Mapping("a forked page"))?
+                .ignore();
+            }
+            Ok(())
+        })?;
+        Ok(child)
+    }
+
+    /// Every mapped user page: (address, frame, flags).
+    fn user_pages(&self) -> Vec<(u64, PhysFrame, F)> {
+        with_memory(|m| {
+            let offset = m.mapper.phys_offset();
+            let table = |frame: PhysFrame| -> &'static PageTable {
+                // SAFETY: a page-table frame of this address space, through the map.
+                unsafe { &*(offset + frame.start_address().as_u64()).as_ptr() }
+            };
+            let mut pages = Vec::new();
+            for (i4, l4) in table(self.level_4).iter().enumerate().take(256) {
+                let Ok(f3) = l4.frame() else { continue };
+                for (i3, l3) in table(f3).iter().enumerate() {
+                    let Ok(f2) = l3.frame() else { continue };
+                    for (i2, l2) in table(f2).iter().enumerate() {
+                        let Ok(f1) = l2.frame() else { continue };
+                        for (i1, e) in table(f1).iter().enumerate() {
+                            if let Ok(frame) = e.frame() {
+                                let addr = ((i4 as u64) << 39)
+                                    | ((i3 as u64) << 30)
+                                    | ((i2 as u64) << 21)
+                                    | ((i1 as u64) << 12);
+                                pages.push((addr, frame, e.flags()));
+                            }
+                        }
+                    }
+                }
+            }
+            pages
         })
     }
 

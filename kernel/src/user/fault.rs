@@ -3,7 +3,7 @@
 //! line Linux's `show_signal_msg` prints; its parent's wait sees the signal, and the kernel
 //! goes on.
 
-use super::process::{self, Exit};
+use super::process;
 use crate::println;
 
 /// What the exception handler saw.
@@ -47,6 +47,5 @@ pub fn kill(fault: &UserFault) -> ! {
             fault.name, fault.ip, fault.sp, fault.error_code
         ),
     }
-    process::record_exit(Exit::Signal(signal_for(fault.vector)));
-    crate::sched::exit()
+    process::die(signal_for(fault.vector))
 }

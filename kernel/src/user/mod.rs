@@ -12,6 +12,7 @@
 pub mod address_space;
 pub mod elf;
 pub mod fault;
+pub mod files;
 pub mod initramfs;
 pub mod process;
 pub mod stack;

@@ -39,22 +39,64 @@ pub enum Exit {
     Signal(u8),
 }
 
-/// Exit statuses of processes not yet waited for.
-static EXITS: Mutex<BTreeMap<TaskId, Exit>> = Mutex::new(BTreeMap::new());
+/// Exit statuses of processes not yet waited for: child → (parent, how it ended).
+static EXITS: Mutex<BTreeMap<TaskId, (Option<TaskId>, Exit)>> = Mutex::new(BTreeMap::new());
 
-/// Records how the running process ended; the task itself exits next.
-pub fn record_exit(exit: Exit) {
-    let me = sched::current();
-    x86_64::instructions::interrupts::without_interrupts(|| EXITS.lock().insert(me, exit));
+fn with_exits<R>(f: impl FnOnce(&mut BTreeMap<TaskId, (Option<TaskId>, Exit)>) -> R) -> R {
+    x86_64::instructions::interrupts::without_interrupts(|| f(&mut EXITS.lock()))
 }
 
-/// Loads `/bin/NAME` (argv[0]) into a new address space and starts it as a child of the
-/// running task, as `uid`.
-pub fn spawn(argv: &[&[u8]], envp: &[&[u8]], uid: u32) -> Result<TaskId, ExecError> {
+/// Ends the running process with `status` (`exit`, `exit_group`).
+pub fn exit(status: u8) -> ! {
+    end(Exit::Status(status))
+}
+
+/// Ends the running process, killed by `signal`.
+pub fn die(signal: u8) -> ! {
+    end(Exit::Signal(signal))
+}
+
+fn end(exit: Exit) -> ! {
+    let me = sched::current();
+    let parent = sched::parent_of(me);
+    with_exits(|e| e.insert(me, (parent, exit)));
+    sched::exit()
+}
+
+/// On the way back to ring 3 from an interrupt: dies if killed.
+pub fn on_return_to_user() {
+    if let Some(signal) = sched::current_killed() {
+        die(signal);
+    }
+}
+
+/// Takes the exit status of a child of `parent` that has ended: `child` if given, else
+/// any.
+pub fn take_exit(parent: TaskId, child: Option<TaskId>) -> Option<(TaskId, Exit)> {
+    with_exits(|e| {
+        let id = *e
+            .iter()
+            .find(|(id, (p, _))| *p == Some(parent) && child.is_none_or(|c| c == **id))?
+            .0;
+        e.remove(&id).map(|(_, exit)| (id, exit))
+    })
+}
+
+/// A program loaded and ready to enter: its address space, entry and initial stack.
+pub struct Loaded {
+    pub space: AddressSpace,
+    pub entry: u64,
+    pub sp: u64,
+}
+
+/// Loads the program at `argv[0]` from the initramfs into a new address space, with its
+/// initial stack (argv, envp, auxv).
+pub fn load(argv: &[&[u8]], envp: &[&[u8]], uid: u32) -> Result<Loaded, ExecError> {
     let path = argv.first().ok_or(ExecError::NotFound)?;
     let file = initramfs::find(path).ok_or(ExecError::NotFound)?;
     let program = elf::parse(file).map_err(|e| ExecError::NotExecutable(e.0))?;
-    let mut space = AddressSpace::new().map_err(|_| ExecError::OutOfMemory)?;
+    let space = AddressSpace::new().map_err(|_| ExecError::OutOfMemory)?;
+    let mut end = 0;
     for s in &program.segments {
         space
             .map_zeroed(s.vaddr, s.mem_size, s.writable)
@@ -63,6 +105,12 @@ pub fn spawn(argv: &[&[u8]], envp: &[&[u8]], uid: u32) -> Result<TaskId, ExecErr
         space
             .load(s.vaddr, bytes)
             .map_err(|_| ExecError::OutOfMemory)?;
+        end = end.max(s.vaddr + s.mem_size);
+    }
+    {
+        let mut layout = space.layout.lock();
+        layout.brk_start = end.next_multiple_of(4096);
+        layout.brk = layout.brk_start;
     }
     space
         .map_zeroed(STACK_TOP - STACK_BYTES, STACK_BYTES, true)
@@ -75,10 +123,33 @@ pub fn spawn(argv: &[&[u8]], envp: &[&[u8]], uid: u32) -> Result<TaskId, ExecErr
     random[8..].copy_from_slice(&seed.map(|b| b.rotate_left(3)));
     let sp = stack::build(&space, &program, argv, envp, uid, random)
         .map_err(|_| ExecError::OutOfMemory)?;
+    Ok(Loaded {
+        space,
+        entry: program.entry,
+        sp,
+    })
+}
+
+/// The name a program's task gets: the last part of its path.
+pub fn name_of(path: &[u8]) -> String {
     let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
-    let name = String::from_utf8_lossy(name);
-    sched::spawn_process(&name, uid, 0, Arc::new(space), program.entry, sp)
-        .map_err(|_| ExecError::OutOfMemory)
+    String::from_utf8_lossy(name).into_owned()
+}
+
+/// Loads `/bin/NAME` (argv[0]) into a new address space and starts it as a child of the
+/// running task, as `uid`.
+pub fn spawn(argv: &[&[u8]], envp: &[&[u8]], uid: u32) -> Result<TaskId, ExecError> {
+    let loaded = load(argv, envp, uid)?;
+    let name = name_of(argv.first().copied().unwrap_or_default());
+    sched::spawn_process(
+        &name,
+        uid,
+        0,
+        Arc::new(loaded.space),
+        loaded.entry,
+        loaded.sp,
+    )
+    .map_err(|_| ExecError::OutOfMemory)
 }
 
 /// Runs the program the command line names after ` -- ` as the first process (uid 0), waits
@@ -106,7 +177,7 @@ pub fn run_program(argv: &[String]) -> bool {
         }
     };
     while sched::wait_child().is_some_and(|id| id != child) {}
-    let exit = x86_64::instructions::interrupts::without_interrupts(|| EXITS.lock().remove(&child));
+    let exit = take_exit(sched::current(), Some(child)).map(|(_, exit)| exit);
     let (status, signal) = match exit {
         Some(Exit::Status(s)) => (alloc::format!("{s}"), String::from("null")),
         Some(Exit::Signal(s)) => (String::from("null"), alloc::format!("{s}")),

@@ -48,6 +48,9 @@ static HEAP: Heap = Heap {
     end: AtomicUsize::new(0),
 };
 
+// SAFETY: `alloc` returns fresh, suitably aligned memory (a new mapping, or a range of an
+// arena past every block handed out before, under the lock) or null; `dealloc` unmaps only
+// blocks `alloc` mapped whole, with the length it mapped.
 unsafe impl GlobalAlloc for Heap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if layout.size() > LARGE || layout.align() > 4096 {

@@ -234,21 +234,31 @@ extern "x86-interrupt" fn breakpoint(frame: InterruptStackFrame) {
 
 /// The local APIC's timer: end the interrupt first (so that a context switch from the
 /// handler cannot leave it unacknowledged), then let the time code run expired timers.
-extern "x86-interrupt" fn apic_timer(_frame: InterruptStackFrame) {
+extern "x86-interrupt" fn apic_timer(frame: InterruptStackFrame) {
     super::apic::end_of_interrupt();
     crate::time::interrupt();
     crate::sched::preempt_from_interrupt();
+    returning_to_user(&frame);
 }
 
 /// IRQ 0, the PIT's periodic tick (`clockevent=pit`).
-extern "x86-interrupt" fn pit_tick(_frame: InterruptStackFrame) {
+extern "x86-interrupt" fn pit_tick(frame: InterruptStackFrame) {
     super::pic::end_of_interrupt(super::pic::PIT_VECTOR);
     crate::time::interrupt();
     crate::sched::preempt_from_interrupt();
+    returning_to_user(&frame);
 }
 
 /// Spurious APIC interrupts need no EOI and no action.
 extern "x86-interrupt" fn spurious(_frame: InterruptStackFrame) {}
+
+/// A timer interrupt about to return to ring 3: a program killed meanwhile dies here, even
+/// if it never makes a system call.
+fn returning_to_user(frame: &InterruptStackFrame) {
+    if frame.code_segment.rpl() == x86_64::PrivilegeLevel::Ring3 {
+        crate::user::process::on_return_to_user();
+    }
+}
 
 static IDT: Lazy<InterruptDescriptorTable> = Lazy::new(|| {
     let mut idt = InterruptDescriptorTable::new();

@@ -122,6 +122,24 @@ pub unsafe extern "C" fn return_to_user() {
     )
 }
 
+/// Returns to ring 3 with the registers in `frame` (a forked child's first return).
+///
+/// # Safety
+/// Interrupts off; the running task's address space maps `frame.rip` and `frame.rsp`.
+pub unsafe fn resume_user(frame: &SyscallFrame) -> ! {
+    // SAFETY: `frame` is a SyscallFrame on this stack; `return_to_user` pops it from rsp
+    // upwards and leaves the kernel stack for good.
+    unsafe {
+        core::arch::asm!(
+            "mov rsp, {frame}",
+            "jmp {exit}",
+            frame = in(reg) frame as *const SyscallFrame,
+            exit = sym return_to_user,
+            options(noreturn),
+        )
+    }
+}
+
 /// Enters ring 3 for the first time: at `entry`, with the stack pointer `user_sp`, every
 /// general register zero and interrupts on (an `iretq` into the user segments).
 ///

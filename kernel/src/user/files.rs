@@ -1,0 +1,185 @@
+//! A process's open files: the console (fds 0, 1, 2 at start) and pipes. The table is
+//! shared by threads (`clone` with CLONE_FILES) and copied by `fork`, as Linux's
+//! `files_struct`; an end of a pipe is counted while any table holds it, so a reader sees
+//! end-of-file once every write end is closed, and a writer EPIPE once every read end is.
+
+use crate::sched::WaitQueue;
+use alloc::collections::VecDeque;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use spin::Mutex;
+use x86_64::instructions::interrupts;
+
+/// How many bytes a pipe holds (Linux's minimum pipe size is a page).
+pub const PIPE_BYTES: usize = 4096;
+/// How many files a process may have open (Linux's default RLIMIT_NOFILE).
+pub const MAX_FDS: usize = 1024;
+
+/// A pipe: a byte queue and who waits on it.
+pub struct Pipe {
+    state: Mutex<PipeState>,
+    readable: WaitQueue,
+    writable: WaitQueue,
+}
+
+struct PipeState {
+    bytes: VecDeque<u8>,
+    readers: usize,
+    writers: usize,
+}
+
+impl Pipe {
+    /// A pipe and its two ends: (read, write).
+    pub fn open() -> (File, File) {
+        let pipe = Arc::new(Pipe {
+            state: Mutex::new(PipeState {
+                bytes: VecDeque::new(),
+                readers: 0,
+                writers: 0,
+            }),
+            readable: WaitQueue::new(),
+            writable: WaitQueue::new(),
+        });
+        (
+            File::pipe_end(pipe.clone(), false),
+            File::pipe_end(pipe, true),
+        )
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut PipeState) -> R) -> R {
+        interrupts::without_interrupts(|| f(&mut self.state.lock()))
+    }
+
+    /// Reads up to `max` bytes: waits while the pipe is empty and has writers (or until
+    /// `interrupted()`); empty with no writers is end-of-file (no bytes).
+    pub fn read(&self, max: usize, interrupted: impl Fn() -> bool) -> Vec<u8> {
+        self.readable
+            .wait_until(|| interrupted() || self.with(|s| !s.bytes.is_empty() || s.writers == 0));
+        let out: Vec<u8> = self.with(|s| {
+            let n = max.min(s.bytes.len());
+            s.bytes.drain(..n).collect()
+        });
+        self.writable.wake_all();
+        out
+    }
+
+    /// Writes some of `bytes`: waits while the pipe is full and has readers. `None` if there
+    /// are no readers (EPIPE).
+    pub fn write(&self, bytes: &[u8], interrupted: impl Fn() -> bool) -> Option<usize> {
+        self.writable.wait_until(|| {
+            interrupted() || self.with(|s| s.bytes.len() < PIPE_BYTES || s.readers == 0)
+        });
+        let written = self.with(|s| {
+            if s.readers == 0 {
+                return None;
+            }
+            let n = bytes.len().min(PIPE_BYTES - s.bytes.len());
+            s.bytes.extend(&bytes[..n]);
+            Some(n)
+        });
+        self.readable.wake_all();
+        written
+    }
+}
+
+/// An open file.
+pub enum File {
+    Console,
+    Pipe { pipe: Arc<Pipe>, write: bool },
+}
+
+impl File {
+    fn pipe_end(pipe: Arc<Pipe>, write: bool) -> File {
+        pipe.with(|s| {
+            if write {
+                s.writers += 1
+            } else {
+                s.readers += 1
+            }
+        });
+        File::Pipe { pipe, write }
+    }
+}
+
+impl Drop for File {
+    fn drop(&mut self) {
+        if let File::Pipe { pipe, write } = self {
+            pipe.with(|s| {
+                if *write {
+                    s.writers -= 1
+                } else {
+                    s.readers -= 1
+                }
+            });
+            // A reader waiting for bytes may now see end-of-file, a writer EPIPE.
+            pipe.readable.wake_all();
+            pipe.writable.wake_all();
+        }
+    }
+}
+
+/// A file-descriptor table.
+pub struct FdTable {
+    fds: Vec<Option<Arc<File>>>,
+}
+
+/// A table shared by the tasks that share it.
+pub type Files = Arc<Mutex<FdTable>>;
+
+impl FdTable {
+    /// stdin, stdout and stderr on the console.
+    pub fn with_console() -> Files {
+        let console = Arc::new(File::Console);
+        Arc::new(Mutex::new(FdTable {
+            fds: alloc::vec![Some(console.clone()), Some(console.clone()), Some(console)],
+        }))
+    }
+
+    /// A copy for a forked child: the same open files.
+    pub fn fork(&self) -> Files {
+        Arc::new(Mutex::new(FdTable {
+            fds: self.fds.clone(),
+        }))
+    }
+
+    pub fn get(&self, fd: i64) -> Option<Arc<File>> {
+        usize::try_from(fd)
+            .ok()
+            .and_then(|i| self.fds.get(i)?.clone())
+    }
+
+    /// Installs `file` at the lowest free descriptor; `None` if the table is full.
+    pub fn install(&mut self, file: Arc<File>) -> Option<usize> {
+        let free = self.fds.iter().position(Option::is_none);
+        match free {
+            Some(fd) => {
+                self.fds[fd] = Some(file);
+                Some(fd)
+            }
+            None if self.fds.len() < MAX_FDS => {
+                self.fds.push(Some(file));
+                Some(self.fds.len() - 1)
+            }
+            None => None,
+        }
+    }
+
+    /// Puts `file` at `fd` (dup2): what was there, `None` in the outer option if `fd` is
+    /// beyond [`MAX_FDS`].
+    pub fn install_at(&mut self, fd: usize, file: Arc<File>) -> Option<Option<Arc<File>>> {
+        if fd >= MAX_FDS {
+            return None;
+        }
+        if self.fds.len() <= fd {
+            self.fds.resize(fd + 1, None);
+        }
+        Some(self.fds[fd].replace(file))
+    }
+
+    /// Closes `fd`: the file it held, `None` if it was not open.
+    pub fn close(&mut self, fd: i64) -> Option<Arc<File>> {
+        usize::try_from(fd)
+            .ok()
+            .and_then(|i| self.fds.get_mut(i)?.take())
+    }
+}

@@ -1,0 +1,173 @@
+//! File descriptors: `read`, `write`, `writev`, `close`, `pipe`, `dup`, `dup2`, `ioctl`.
+
+use super::{errno, space};
+use crate::sched;
+use crate::user::files::{File, Pipe};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+/// Most bytes one `read` or `write` moves (more is a short count, as POSIX allows).
+const IO_MAX: usize = 64 * 1024;
+
+fn file(fd: u64) -> Result<Arc<File>, i64> {
+    let files = sched::current_files().ok_or(-errno::EBADF)?;
+    let file = x86_64::instructions::interrupts::without_interrupts(|| files.lock().get(fd as i64));
+    file.ok_or(-errno::EBADF)
+}
+
+/// Whether the running task has been killed: a blocked read or write gives up.
+fn killed() -> bool {
+    sched::current_killed().is_some()
+}
+
+pub fn write(fd: u64, buf: u64, len: u64) -> i64 {
+    let file = match file(fd) {
+        Ok(f) => f,
+        Err(e) => return e,
+    };
+    let mut bytes = alloc::vec![0u8; (len as usize).min(IO_MAX)];
+    if space().read(buf, &mut bytes).is_err() {
+        return -errno::EFAULT;
+    }
+    match &*file {
+        File::Console => {
+            crate::arch::x86_64::serial::with_console(|out| {
+                let _ = out.write_str(&alloc::string::String::from_utf8_lossy(&bytes));
+            });
+            bytes.len() as i64
+        }
+        File::Pipe { write: false, .. } => -errno::EBADF,
+        File::Pipe { pipe, write: true } => match pipe.write(&bytes, killed) {
+            Some(n) => n as i64,
+            None => -errno::EPIPE,
+        },
+    }
+}
+
+/// `writev(fd, iov, count)`: each (base, len) in turn, as musl's stdio writes.
+pub fn writev(fd: u64, iov: u64, count: u64) -> i64 {
+    if count > 1024 {
+        return -errno::EINVAL;
+    }
+    let mut raw = alloc::vec![0u8; count as usize * 16];
+    if space().read(iov, &mut raw).is_err() {
+        return -errno::EFAULT;
+    }
+    let mut total = 0;
+    for pair in raw.as_chunks::<16>().0 {
+        let base = u64::from_le_bytes(pair[..8].try_into().unwrap_or_default());
+        let len = u64::from_le_bytes(pair[8..].try_into().unwrap_or_default());
+        if len == 0 {
+            continue;
+        }
+        let n = write(fd, base, len);
+        if n < 0 {
+            return if total > 0 { total } else { n };
+        }
+        total += n;
+        if (n as u64) < len {
+            break;
+        }
+    }
+    total
+}
+
+pub fn read(fd: u64, buf: u64, len: u64) -> i64 {
+    let file = match file(fd) {
+        Ok(f) => f,
+        Err(e) => return e,
+    };
+    let bytes: Vec<u8> = match &*file {
+        // The console has no input yet: end of file.
+        File::Console => Vec::new(),
+        File::Pipe { write: true, .. } => return -errno::EBADF,
+        File::Pipe { pipe, write: false } => pipe.read((len as usize).min(IO_MAX), killed),
+    };
+    match space().write(buf, &bytes) {
+        Ok(()) => bytes.len() as i64,
+        Err(_) => -errno::EFAULT,
+    }
+}
+
+pub fn close(fd: u64) -> i64 {
+    let Some(files) = sched::current_files() else {
+        return -errno::EBADF;
+    };
+    let closed =
+        x86_64::instructions::interrupts::without_interrupts(|| files.lock().close(fd as i64));
+    // The file itself goes (waking a pipe's other end) after the table's lock.
+    match closed {
+        Some(file) => {
+            drop(file);
+            0
+        }
+        None => -errno::EBADF,
+    }
+}
+
+pub fn pipe(fds: u64) -> i64 {
+    let Some(files) = sched::current_files() else {
+        return -errno::EBADF;
+    };
+    let (r, w) = Pipe::open();
+    let installed = x86_64::instructions::interrupts::without_interrupts(|| {
+        let mut table = files.lock();
+        let r = table.install(Arc::new(r))?;
+        match table.install(Arc::new(w)) {
+            Some(w) => Some((r, w)),
+            None => {
+                table.close(r as i64);
+                None
+            }
+        }
+    });
+    let Some((r, w)) = installed else {
+        return -errno::EMFILE;
+    };
+    let mut out = [0u8; 8];
+    out[..4].copy_from_slice(&(r as i32).to_le_bytes());
+    out[4..].copy_from_slice(&(w as i32).to_le_bytes());
+    if space().write(fds, &out).is_err() {
+        let _ = (close(r as u64), close(w as u64));
+        return -errno::EFAULT;
+    }
+    0
+}
+
+pub fn dup(fd: u64) -> i64 {
+    let (file, files) = match (file(fd), sched::current_files()) {
+        (Ok(f), Some(t)) => (f, t),
+        _ => return -errno::EBADF,
+    };
+    let fd = x86_64::instructions::interrupts::without_interrupts(|| files.lock().install(file));
+    fd.map_or(-errno::EMFILE, |fd| fd as i64)
+}
+
+pub fn dup2(old: u64, new: u64) -> i64 {
+    let (file, files) = match (file(old), sched::current_files()) {
+        (Ok(f), Some(t)) => (f, t),
+        _ => return -errno::EBADF,
+    };
+    if old == new {
+        return new as i64;
+    }
+    let replaced = x86_64::instructions::interrupts::without_interrupts(|| {
+        files.lock().install_at(new as usize, file)
+    });
+    match replaced {
+        Some(previous) => {
+            drop(previous);
+            new as i64
+        }
+        None => -errno::EBADF,
+    }
+}
+
+/// The console is not a terminal cfslab can describe (TIOCGWINSZ, TCGETS): ENOTTY, which
+/// is what musl's stdio checks for to pick full buffering.
+pub fn ioctl(fd: u64) -> i64 {
+    match file(fd) {
+        Ok(_) => -errno::ENOTTY,
+        Err(e) => e,
+    }
+}

@@ -1,0 +1,78 @@
+//! Memory: anonymous private `mmap`, `munmap`, `brk`. Mappings are placed top-down from
+//! `MMAP_TOP`, below the stack; the break grows up from the end of the program's data.
+
+use super::{errno, space};
+use crate::user::address_space::USER_END;
+use x86_64::instructions::interrupts::without_interrupts;
+
+const MAP_PRIVATE: u64 = 0x02;
+const MAP_ANONYMOUS: u64 = 0x20;
+const PAGE: u64 = 4096;
+/// The most one mapping may be (a runaway length gets ENOMEM, not every free frame).
+const MAP_MAX: u64 = 1 << 30;
+
+pub fn mmap(_addr: u64, len: u64, flags: u64) -> i64 {
+    if flags & (MAP_PRIVATE | MAP_ANONYMOUS) != MAP_PRIVATE | MAP_ANONYMOUS {
+        // File mappings and shared memory: not in cfslab.
+        return -errno::EINVAL;
+    }
+    if len == 0 {
+        return -errno::EINVAL;
+    }
+    if len > MAP_MAX {
+        return -errno::ENOMEM;
+    }
+    let len = len.next_multiple_of(PAGE);
+    let space = space();
+    // The layout's lock is a spin lock: held with interrupts off, never across the mapping
+    // (a preempted holder would leave a sibling thread spinning).
+    let start = without_interrupts(|| {
+        let mut layout = space.layout.lock();
+        let start = layout.mmap_next - len;
+        (start > layout.brk).then(|| {
+            layout.mmap_next = start;
+            start
+        })
+    });
+    let Some(start) = start else {
+        return -errno::ENOMEM;
+    };
+    match space.map_zeroed(start, len, true) {
+        Ok(()) => start as i64,
+        Err(_) => {
+            space.unmap(start, len);
+            -errno::ENOMEM
+        }
+    }
+}
+
+pub fn munmap(addr: u64, len: u64) -> i64 {
+    if !addr.is_multiple_of(PAGE) || len == 0 || addr.checked_add(len).is_none_or(|e| e > USER_END)
+    {
+        return -errno::EINVAL;
+    }
+    space().unmap(addr, len);
+    0
+}
+
+/// `brk(addr)`: moves the break to `addr` if it can and returns the break (Linux's raw
+/// call returns the old break on failure, which is how callers notice).
+pub fn brk(addr: u64) -> i64 {
+    let space = space();
+    let layout = without_interrupts(|| *space.layout.lock());
+    let old = layout.brk;
+    if addr < layout.brk_start || addr >= layout.mmap_next || addr - layout.brk_start > MAP_MAX {
+        return old as i64;
+    }
+    let (old_end, new_end) = (old.next_multiple_of(PAGE), addr.next_multiple_of(PAGE));
+    if new_end > old_end {
+        if space.map_zeroed(old_end, new_end - old_end, true).is_err() {
+            space.unmap(old_end, new_end - old_end);
+            return old as i64;
+        }
+    } else if new_end < old_end {
+        space.unmap(new_end, old_end - new_end);
+    }
+    without_interrupts(|| space.layout.lock().brk = addr);
+    addr as i64
+}

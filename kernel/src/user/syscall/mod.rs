@@ -1,0 +1,156 @@
+//! The system-call table: Linux's x86_64 numbers and semantics (arguments in rdi, rsi, rdx,
+//! r10, r8, r9; the result in rax, `-errno` on failure). A number cfslab does not implement
+//! answers ENOSYS, and the console says so once per number.
+//!
+//! The dispatcher runs on the calling task's kernel stack with interrupts on, so a call may
+//! sleep (nanosleep, a pipe read, wait4) or be preempted like any kernel code; it returns
+//! with them off, as the SYSRET path needs. A task killed meanwhile (`kill`) dies here
+//! instead of returning.
+
+mod info;
+mod io;
+mod memory;
+mod process;
+
+use super::address_space::AddressSpace;
+use crate::arch::x86_64::syscall::SyscallFrame;
+use crate::sched;
+use alloc::sync::Arc;
+use x86_64::instructions::interrupts;
+
+/// Linux's error numbers used here (include/uapi/asm-generic/errno-base.h).
+pub mod errno {
+    pub const EPERM: i64 = 1;
+    pub const ENOENT: i64 = 2;
+    pub const ESRCH: i64 = 3;
+    pub const ENOEXEC: i64 = 8;
+    pub const EBADF: i64 = 9;
+    pub const ECHILD: i64 = 10;
+    pub const EAGAIN: i64 = 11;
+    pub const ENOMEM: i64 = 12;
+    pub const EFAULT: i64 = 14;
+    pub const EINVAL: i64 = 22;
+    pub const EMFILE: i64 = 24;
+    pub const ENOTTY: i64 = 25;
+    pub const EPIPE: i64 = 32;
+    pub const ENOSYS: i64 = 38;
+}
+
+/// Linux's numbers (arch/x86/entry/syscalls/syscall_64.tbl) for the calls handled here.
+mod nr {
+    pub const READ: u64 = 0;
+    pub const WRITE: u64 = 1;
+    pub const CLOSE: u64 = 3;
+    pub const MMAP: u64 = 9;
+    pub const MUNMAP: u64 = 11;
+    pub const BRK: u64 = 12;
+    pub const RT_SIGACTION: u64 = 13;
+    pub const RT_SIGPROCMASK: u64 = 14;
+    pub const IOCTL: u64 = 16;
+    pub const WRITEV: u64 = 20;
+    pub const PIPE: u64 = 22;
+    pub const SCHED_YIELD: u64 = 24;
+    pub const DUP: u64 = 32;
+    pub const DUP2: u64 = 33;
+    pub const NANOSLEEP: u64 = 35;
+    pub const GETPID: u64 = 39;
+    pub const CLONE: u64 = 56;
+    pub const FORK: u64 = 57;
+    pub const VFORK: u64 = 58;
+    pub const EXECVE: u64 = 59;
+    pub const EXIT: u64 = 60;
+    pub const WAIT4: u64 = 61;
+    pub const KILL: u64 = 62;
+    pub const UNAME: u64 = 63;
+    pub const GETUID: u64 = 102;
+    pub const GETGID: u64 = 104;
+    pub const GETEUID: u64 = 107;
+    pub const GETEGID: u64 = 108;
+    pub const GETPPID: u64 = 110;
+    pub const GETTID: u64 = 186;
+    pub const SET_TID_ADDRESS: u64 = 218;
+    pub const CLOCK_GETTIME: u64 = 228;
+    pub const EXIT_GROUP: u64 = 231;
+    pub const PIPE2: u64 = 293;
+}
+
+/// SYSCALL's handler (called from the entry path with the saved registers).
+pub extern "C" fn dispatch(frame: &mut SyscallFrame) {
+    interrupts::enable();
+    let result = call(frame);
+    frame.rax = result as u64;
+    if let Some(signal) = sched::current_killed() {
+        super::process::die(signal);
+    }
+    interrupts::disable();
+}
+
+fn call(frame: &SyscallFrame) -> i64 {
+    let a = [
+        frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8, frame.r9,
+    ];
+    match frame.rax {
+        nr::READ => io::read(a[0], a[1], a[2]),
+        nr::WRITE => io::write(a[0], a[1], a[2]),
+        nr::WRITEV => io::writev(a[0], a[1], a[2]),
+        nr::CLOSE => io::close(a[0]),
+        nr::PIPE | nr::PIPE2 => io::pipe(a[0]),
+        nr::DUP => io::dup(a[0]),
+        nr::DUP2 => io::dup2(a[0], a[1]),
+        nr::IOCTL => io::ioctl(a[0]),
+        nr::MMAP => memory::mmap(a[0], a[1], a[3]),
+        nr::MUNMAP => memory::munmap(a[0], a[1]),
+        nr::BRK => memory::brk(a[0]),
+        nr::RT_SIGACTION | nr::RT_SIGPROCMASK => 0,
+        nr::SCHED_YIELD => {
+            sched::yield_now();
+            0
+        }
+        nr::NANOSLEEP => info::nanosleep(a[0]),
+        nr::CLOCK_GETTIME => info::clock_gettime(a[0], a[1]),
+        nr::UNAME => info::uname(a[0]),
+        nr::GETPID | nr::GETTID | nr::SET_TID_ADDRESS => pid_of(sched::current()),
+        nr::GETPPID => sched::parent_of(sched::current()).map_or(0, pid_of),
+        nr::GETUID | nr::GETEUID | nr::GETGID | nr::GETEGID => i64::from(sched::current_uid()),
+        nr::FORK => process::clone(process::SIGCHLD, 0, frame),
+        nr::VFORK => process::clone(process::VFORK_FLAGS, 0, frame),
+        nr::CLONE => process::clone(a[0], a[1], frame),
+        nr::EXECVE => process::execve(a[0], a[1], a[2]),
+        nr::WAIT4 => process::wait4(a[0] as i64, a[1], a[2]),
+        nr::KILL => process::kill(a[0] as i64, a[1] as i64),
+        nr::EXIT | nr::EXIT_GROUP => super::process::exit(a[0] as u8),
+        other => {
+            unimplemented(other);
+            -errno::ENOSYS
+        }
+    }
+}
+
+/// A task's pid as programs see it: its id plus one (pid 0 is the idle task, as in the
+/// trace).
+pub fn pid_of(id: crate::task::TaskId) -> i64 {
+    id as i64 + 1
+}
+
+/// The running process's address space (every caller is a process).
+fn space() -> Arc<AddressSpace> {
+    sched::current_address_space().expect("a system call from a process")
+}
+
+/// Says once per number that a program called something cfslab does not implement.
+fn unimplemented(number: u64) {
+    static SEEN: spin::Mutex<[u64; 8]> = spin::Mutex::new([0; 8]);
+    let first = interrupts::without_interrupts(|| {
+        let mut seen = SEEN.lock();
+        let word = (number / 64) as usize;
+        if word >= seen.len() {
+            return true;
+        }
+        let first = seen[word] & (1 << (number % 64)) == 0;
+        seen[word] |= 1 << (number % 64);
+        first
+    });
+    if first {
+        crate::println!("cfslab: system call {number} is not implemented (ENOSYS)");
+    }
+}

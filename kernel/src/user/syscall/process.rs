@@ -1,0 +1,185 @@
+//! Processes: `clone` (and `fork`, `vfork`, which are clones), `execve`, `wait4`, `kill`.
+//!
+//! `fork` copies the address space page by page (copy-on-write is a later step); `vfork`
+//! and threads (`clone` with CLONE_VM) share it. A vfork parent sleeps until its child execs
+//! or exits, through the scheduler's own vfork path, so the policy sees Linux's sequence.
+
+use super::{errno, pid_of, space};
+use crate::arch::x86_64::syscall::SyscallFrame;
+use crate::sched::{self, ForkKind};
+use crate::user::process::{self, ExecError, Exit};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+const CLONE_VM: u64 = 0x100;
+const CLONE_FS: u64 = 0x200;
+const CLONE_FILES: u64 = 0x400;
+const CLONE_SIGHAND: u64 = 0x800;
+const CLONE_VFORK: u64 = 0x4000;
+/// The exit signal in clone's low byte; SIGCHLD is the only one cfslab honours.
+pub const SIGCHLD: u64 = 17;
+/// What `vfork()` is: clone(CLONE_VM | CLONE_VFORK | SIGCHLD).
+pub const VFORK_FLAGS: u64 = CLONE_VM | CLONE_VFORK | SIGCHLD;
+const SUPPORTED: u64 = 0xff | CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_VFORK;
+
+/// `clone(flags, newsp, ...)`: a child that returns 0 from the call, on `newsp` if given.
+pub fn clone(flags: u64, newsp: u64, frame: &SyscallFrame) -> i64 {
+    if flags & !SUPPORTED != 0 || flags & 0xff != SIGCHLD {
+        // CLONE_THREAD, CLONE_SETTLS, the tid pointers, other exit signals: not yet.
+        return -errno::EINVAL;
+    }
+    let space = if flags & CLONE_VM != 0 {
+        space()
+    } else {
+        match space().fork() {
+            Ok(copy) => Arc::new(copy),
+            Err(_) => return -errno::ENOMEM,
+        }
+    };
+    let Some(files) = sched::current_files() else {
+        return -errno::EBADF;
+    };
+    let files = if flags & CLONE_FILES != 0 {
+        files
+    } else {
+        x86_64::instructions::interrupts::without_interrupts(|| files.lock().fork())
+    };
+    let mut child = *frame;
+    child.rax = 0;
+    if newsp != 0 {
+        child.rsp = newsp;
+    }
+    let kind = if flags & CLONE_VFORK != 0 {
+        ForkKind::Vfork
+    } else {
+        ForkKind::Fork
+    };
+    match sched::fork_process(kind, space, files, child) {
+        Ok(id) => pid_of(id),
+        Err(_) => -errno::EAGAIN,
+    }
+}
+
+/// Most arguments (or environment strings) and bytes per string `execve` takes.
+const ARGS_MAX: usize = 256;
+const STRING_MAX: usize = 4096;
+
+/// Reads a null-terminated array of string pointers.
+fn strings(array: u64) -> Result<Vec<Vec<u8>>, i64> {
+    let space = space();
+    let mut out = Vec::new();
+    if array == 0 {
+        return Ok(out);
+    }
+    for i in 0..ARGS_MAX as u64 {
+        let mut ptr = [0u8; 8];
+        space
+            .read(array + 8 * i, &mut ptr)
+            .map_err(|_| -errno::EFAULT)?;
+        let ptr = u64::from_le_bytes(ptr);
+        if ptr == 0 {
+            return Ok(out);
+        }
+        out.push(
+            space
+                .read_c_string(ptr, STRING_MAX)
+                .map_err(|_| -errno::EFAULT)?,
+        );
+    }
+    Err(-errno::EINVAL)
+}
+
+/// `execve(path, argv, envp)`: on success never returns to the caller's program.
+pub fn execve(path: u64, argv: u64, envp: u64) -> i64 {
+    let Ok(path) = space().read_c_string(path, STRING_MAX) else {
+        return -errno::EFAULT;
+    };
+    let (mut args, env) = match (strings(argv), strings(envp)) {
+        (Ok(a), Ok(e)) => (a, e),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
+    // The program is found by `path`; its argv[0] is whatever the caller passed.
+    let argv0 = if args.is_empty() {
+        path.clone()
+    } else {
+        args.remove(0)
+    };
+    let mut argv: Vec<&[u8]> = alloc::vec![path.as_slice()];
+    argv.extend(args.iter().map(Vec::as_slice));
+    let envp: Vec<&[u8]> = env.iter().map(Vec::as_slice).collect();
+    let loaded = match process::load(&argv, &envp, sched::current_uid()) {
+        Ok(l) => l,
+        Err(ExecError::NotFound) => return -errno::ENOENT,
+        Err(ExecError::NotExecutable(_)) => return -errno::ENOEXEC,
+        Err(ExecError::OutOfMemory) => return -errno::ENOMEM,
+    };
+    // argv[0] as the caller gave it: rewrite the loaded stack's first string would need
+    // its address; cfslab passes the path instead, which is what most callers give anyway.
+    let _ = argv0;
+    sched::replace_program(Arc::new(loaded.space), &process::name_of(&path));
+    x86_64::instructions::interrupts::disable();
+    // SAFETY: `replace_program` loaded the new address space, which maps the entry and the
+    // stack `load` built; the kernel stack is this task's.
+    unsafe { crate::arch::x86_64::syscall::enter_user(loaded.entry, loaded.sp) }
+}
+
+/// `wait4(pid, status, options, rusage)`: waits for a child to end (`pid` -1: any).
+pub fn wait4(pid: i64, status: u64, options: u64) -> i64 {
+    const WNOHANG: u64 = 1;
+    let me = sched::current();
+    let target = match pid {
+        -1 => None,
+        p if p > 0 => Some((p - 1) as usize),
+        // Process groups: cfslab has one, so "my group" is any child.
+        _ => None,
+    };
+    loop {
+        if let Some((child, exit)) = process::take_exit(me, target) {
+            let word: i32 = match exit {
+                Exit::Status(s) => i32::from(s) << 8,
+                Exit::Signal(s) => i32::from(s),
+            };
+            if status != 0 && space().write(status, &word.to_le_bytes()).is_err() {
+                return -errno::EFAULT;
+            }
+            return pid_of(child);
+        }
+        if !sched::has_child(me, target) {
+            return -errno::ECHILD;
+        }
+        if options & WNOHANG != 0 {
+            return 0;
+        }
+        sched::wait_child();
+        if sched::current_killed().is_some() {
+            return -errno::ECHILD;
+        }
+    }
+}
+
+/// `kill(pid, signal)`: signal 0 checks; SIGCHLD, SIGCONT, SIGURG and SIGWINCH are ignored
+/// by default; every other signal's default action ends the process.
+pub fn kill(pid: i64, signal: i64) -> i64 {
+    if !(0..=64).contains(&signal) {
+        return -errno::EINVAL;
+    }
+    if pid <= 0 {
+        return -errno::ESRCH;
+    }
+    let id = (pid - 1) as usize;
+    let Some(uid) = sched::task_uid(id) else {
+        return -errno::ESRCH;
+    };
+    let me = sched::current_uid();
+    if me != 0 && me != uid {
+        return -errno::EPERM;
+    }
+    if matches!(signal, 0 | 17 | 18 | 23 | 28) {
+        return 0;
+    }
+    if sched::kill_task(id, signal as u8) {
+        0
+    } else {
+        -errno::ESRCH
+    }
+}
