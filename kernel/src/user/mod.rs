@@ -3,11 +3,12 @@
 //! program, which runs instead of the lab's scenarios when the boot command line has
 //! ` -- /bin/NAME args` (README, "Userland").
 //!
-//! What runs today: a program from the initramfs as a process of its own (one task, its own
-//! lower half), `write` to the console, the id and clock calls, `exit`/`exit_group`, and a
-//! fault in ring 3 killing only the process. What does not yet (issue [3/5], left for the
-//! next steps): fork, vfork, execve, wait4, clone, pipes, signals beyond the kill of a
-//! faulting process, mmap/brk, FPU state.
+//! What runs today: programs from the initramfs as processes (a task each, their own lower
+//! half), files and pipes, anonymous memory, fork (an eager copy), vfork, clone threads,
+//! execve, wait4, kill, the id and clock calls (the table is in `syscall/`), and a fault in
+//! ring 3 killing only the process. What does not yet (issue [3/5], next steps):
+//! copy-on-write, select/poll, priorities and the uid rules, signal handlers, exit_group
+//! ending sibling threads, FPU state, limits.
 
 pub mod address_space;
 pub mod elf;
