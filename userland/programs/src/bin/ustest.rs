@@ -28,13 +28,22 @@ fn run(args: &rt::Args) -> i32 {
     if args.str(1) == Some("exit7") {
         return 7;
     }
-    let checks: [(&str, Check); 12] = [
+    let checks: [(&str, Check); 18] = [
         ("ids", ids),
         ("errno: close(-1) is EBADF", bad_close),
         ("auxv: AT_PAGESZ is 4096", page_size),
         ("pipe: written bytes read back", pipe),
+        ("pipe: end of file once the write end is closed", pipe_eof),
+        ("dup2: a second descriptor for the same pipe", dup2),
+        ("brk: the break grows, and the new memory reads zero", brk),
         ("heap: small, large and many allocations", heap),
         ("fork: the child's exit status 3 reaches wait4", fork_exit),
+        ("fork: the child's parent is the caller", fork_parent),
+        (
+            "wait4 WNOHANG: 0 while the child runs, then its status",
+            wait_nohang,
+        ),
+        ("execve of a missing file: ENOENT", exec_missing),
         ("kill: a child killed by SIGKILL", fork_kill),
         (
             "vfork + execve: the new program's exit status 7",
@@ -189,4 +198,96 @@ fn yield_and_signal_zero(_: &rt::Args) -> Result<(), &'static str> {
         return Err("sched_yield failed");
     }
     process::kill(process::getpid(), 0).map_err(|_| "kill(self, 0) failed")
+}
+
+fn pipe_eof(_: &rt::Args) -> Result<(), &'static str> {
+    let (r, w) = io::pipe().map_err(|_| "pipe failed")?;
+    io::close(w).map_err(|_| "close failed")?;
+    let mut buf = [0u8; 4];
+    let n = io::read(r, &mut buf).map_err(|_| "read failed")?;
+    io::close(r).map_err(|_| "close failed")?;
+    (n == 0).then_some(()).ok_or("read returned bytes")
+}
+
+fn dup2(_: &rt::Args) -> Result<(), &'static str> {
+    let (r, w) = io::pipe().map_err(|_| "pipe failed")?;
+    if io::dup2(w, 9) != Ok(9) {
+        return Err("dup2 did not return 9");
+    }
+    io::write_all(9, b"dup").map_err(|_| "write to 9 failed")?;
+    let mut buf = [0u8; 8];
+    let n = io::read(r, &mut buf).map_err(|_| "read failed")?;
+    for fd in [r, w, 9] {
+        io::close(fd).map_err(|_| "close failed")?;
+    }
+    (&buf[..n] == b"dup").then_some(()).ok_or("wrong bytes")
+}
+
+fn brk(_: &rt::Args) -> Result<(), &'static str> {
+    // SAFETY: brk(0) only reports the break.
+    let start = unsafe { rt::sys::syscall6(rt::sys::nr::BRK, [0; 6]) } as usize;
+    let want = start + 8192;
+    // SAFETY: moves the break up by two pages, which nothing else uses.
+    let now = unsafe { rt::sys::syscall6(rt::sys::nr::BRK, [want, 0, 0, 0, 0, 0]) } as usize;
+    if now != want {
+        return Err("the break did not move");
+    }
+    let p = (want - 8) as *mut u64;
+    // SAFETY: the last word below the new break is ours now.
+    let zero = unsafe { p.read_volatile() };
+    // SAFETY: as above.
+    unsafe { p.write_volatile(42) };
+    // SAFETY: as above.
+    let back = unsafe { p.read_volatile() };
+    (zero == 0 && back == 42)
+        .then_some(())
+        .ok_or("the new memory is not fresh and writable")
+}
+
+fn fork_parent(_: &rt::Args) -> Result<(), &'static str> {
+    let me = process::getpid();
+    match process::fork().map_err(|_| "fork failed")? {
+        0 => process::exit(if process::getppid() == me { 0 } else { 1 }),
+        child => match process::wait(child) {
+            Ok((_, Exit::Exited(0))) => Ok(()),
+            _ => Err("the child saw another parent"),
+        },
+    }
+}
+
+fn wait_nohang(_: &rt::Args) -> Result<(), &'static str> {
+    const WNOHANG: usize = 1;
+    match process::fork().map_err(|_| "fork failed")? {
+        0 => {
+            let _ = time::sleep_ns(20 * MS);
+            process::exit(5)
+        }
+        child => {
+            let mut status = 0i32;
+            // SAFETY: the kernel writes one int into `status`.
+            let early = unsafe {
+                rt::sys::syscall6(
+                    rt::sys::nr::WAIT4,
+                    [child as usize, &raw mut status as usize, WNOHANG, 0, 0, 0],
+                )
+            };
+            if early != 0 {
+                return Err("WNOHANG did not return 0 while the child slept");
+            }
+            match process::wait(child) {
+                Ok((_, Exit::Exited(5))) => Ok(()),
+                _ => Err("wait4 did not see exit status 5"),
+            }
+        }
+    }
+}
+
+fn exec_missing(_: &rt::Args) -> Result<(), &'static str> {
+    let path = c"/bin/does-not-exist";
+    let argv = [path.as_ptr().cast::<u8>(), core::ptr::null()];
+    let envp = [core::ptr::null::<u8>()];
+    // SAFETY: NUL-terminated path, null-terminated arrays; on success we would be replaced,
+    // but the file does not exist.
+    let e = unsafe { process::execve(path.as_ptr().cast(), argv.as_ptr(), envp.as_ptr()) };
+    (e == Errno::ENOENT).then_some(()).ok_or("not ENOENT")
 }
