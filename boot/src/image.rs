@@ -30,12 +30,7 @@ fn quiet_boot_config() -> BootConfig {
 
 /// `llvm-objcopy` from the pinned toolchain's `llvm-tools-preview` component.
 fn llvm_objcopy() -> Option<PathBuf> {
-    let output = Command::new("rustc")
-        .current_dir(crate::build::workspace_root())
-        .args(["--print", "sysroot"])
-        .output()
-        .ok()?;
-    let sysroot = PathBuf::from(String::from_utf8(output.stdout).ok()?.trim());
+    let sysroot = crate::build::sysroot().ok()?;
     std::fs::read_dir(sysroot.join("lib/rustlib"))
         .ok()?
         .filter_map(|entry| Some(entry.ok()?.path().join("bin/llvm-objcopy")))

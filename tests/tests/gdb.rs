@@ -59,6 +59,15 @@ fn start_session(opts: &str) -> (Child, mpsc::Receiver<String>, String) {
     (boot, rx, script)
 }
 
+/// Waits for the boot tool to end, checks that the session ended as a success (status 0),
+/// and returns what the kernel printed.
+fn session_ended(mut boot: Child, console: &mpsc::Receiver<String>, gdb: &str) -> String {
+    let ended = boot.wait().expect("the boot tool ran");
+    let console = console.try_iter().collect::<Vec<_>>().join("\n");
+    assert_eq!(ended.code(), Some(0), "gdb:\n{gdb}\nconsole:\n{console}");
+    console
+}
+
 /// Runs gdb in batch mode on `script`, then `commands`; returns what it printed.
 fn gdb_batch(script: &str, commands: &[&str]) -> String {
     let mut args = vec!["120", "gdb", "-batch", "-x", script];
@@ -118,8 +127,7 @@ fn gdb_stops_at_the_kernel_entry_and_steps() {
 /// the kernel never printed again (boot/src/gdb.rs explains the cause and the fix).
 #[test]
 fn breakpoints_in_the_policy_tick_continue_cleanly_and_the_helpers_show_the_scheduler() {
-    let (mut boot, console, script) =
-        start_session("run=custom tasks=sleeper:10ms,hog duration=300ms");
+    let (boot, console, script) = start_session("run=custom tasks=sleeper:10ms,hog duration=300ms");
     let text = gdb_batch(
         &script,
         &[
@@ -139,10 +147,7 @@ fn breakpoints_in_the_policy_tick_continue_cleanly_and_the_helpers_show_the_sche
             "continue",
         ],
     );
-    let ended = boot.wait().expect("the boot tool ran");
-    let console: Vec<String> = console.try_iter().collect();
-    let console = console.join("\n");
-    assert_eq!(ended.code(), Some(0), "gdb:\n{text}\nconsole:\n{console}");
+    let console = session_ended(boot, &console, &text);
     // Three stops, one tick (4 ms at HZ=250) apart, as the kernel's clock reads them.
     let stops: Vec<u64> = text
         .lines()
@@ -206,7 +211,7 @@ fn breakpoints_in_the_policy_tick_continue_cleanly_and_the_helpers_show_the_sche
 /// for its first `write`, and the run completing.
 #[test]
 fn a_user_program_stops_in_its_own_code_and_its_system_call_in_the_kernel() {
-    let (mut boot, console, script) = start_session("-- /bin/hello a");
+    let (boot, console, script) = start_session("-- /bin/hello a");
     let text = gdb_batch(
         &script,
         &[
@@ -223,10 +228,7 @@ fn a_user_program_stops_in_its_own_code_and_its_system_call_in_the_kernel() {
             "continue",
         ],
     );
-    let ended = boot.wait().expect("the boot tool ran");
-    let console: Vec<String> = console.try_iter().collect();
-    let console = console.join("\n");
-    assert_eq!(ended.code(), Some(0), "gdb:\n{text}\nconsole:\n{console}");
+    let console = session_ended(boot, &console, &text);
     assert!(text.contains("Breakpoint 2, hello::run (args="), "{text}");
     assert!(text.contains("at programs/src/bin/hello.rs:"), "{text}");
     assert!(
