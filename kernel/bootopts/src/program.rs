@@ -6,18 +6,21 @@ use crate::OptionError;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
+/// The word that ends the options and starts the program's argv; errors about the argv name it.
+pub const SEPARATOR: &str = "--";
+
 /// Most arguments a program may be given (Linux's init gets at most MAX_INIT_ARGS = 32).
 pub const MAX_ARGS: usize = 32;
 
 /// Splits a command line into its options and the program's argv (empty if no `--`).
 pub fn split(cmdline: &str) -> Result<(String, Vec<String>), OptionError> {
     let mut tokens = cmdline.split_ascii_whitespace();
-    let options: Vec<&str> = tokens.by_ref().take_while(|t| *t != "--").collect();
+    let options: Vec<&str> = tokens.by_ref().take_while(|t| *t != SEPARATOR).collect();
     let argv: Vec<String> = tokens.map(ToString::to_string).collect();
-    let dashes = cmdline.split_ascii_whitespace().any(|t| t == "--");
+    let dashes = cmdline.split_ascii_whitespace().any(|t| t == SEPARATOR);
     if dashes && argv.is_empty() {
         return Err(OptionError::new(
-            "--",
+            SEPARATOR,
             "no program after '--'",
             "-- /bin/NAME [ARGS...]",
         ));
@@ -26,14 +29,17 @@ pub fn split(cmdline: &str) -> Result<(String, Vec<String>), OptionError> {
         && !path.starts_with('/')
     {
         return Err(OptionError::new(
-            "--",
-            alloc::format!("the program '{path}' is not an absolute path"),
+            SEPARATOR,
+            alloc::format!(
+                "the program '{}' is not an absolute path",
+                crate::parse::echo(path)
+            ),
             "-- /bin/NAME [ARGS...]",
         ));
     }
     if argv.len() > MAX_ARGS {
         return Err(OptionError::new(
-            "--",
+            SEPARATOR,
             alloc::format!("{} arguments", argv.len()),
             alloc::format!("at most {MAX_ARGS}"),
         ));
@@ -63,5 +69,13 @@ mod tests {
         assert!(split("-- hello").is_err());
         let many = alloc::format!("-- /bin/x{}", " a".repeat(MAX_ARGS));
         assert!(split(&many).is_err());
+    }
+
+    /// Found by the fuzzer: the relative path was echoed raw, control characters and all.
+    #[test]
+    fn a_relative_program_is_echoed_escaped() {
+        let line = split("-- \u{e}x").unwrap_err().to_string();
+        assert!(line.contains("'\\u{e}x'"), "{line}");
+        assert!(line.starts_with("bad boot option --: "), "{line}");
     }
 }

@@ -5,11 +5,15 @@
 //! would end the run without telling the user what was wrong.
 //!
 //! 10^5 cases per `cargo test` (the three properties below together); `PROPTEST_CASES`
-//! raises each property's count for a longer hunt.
+//! raises each property's count for a longer hunt. The random seed is fixed, so every run
+//! (and CI) tries the same cases; `PROPTEST_RNG_SEED=N` hunts elsewhere.
 
 use bootopts::{Config, KEYS, MAX_CMDLINE_BYTES, OptionError};
 use proptest::prelude::*;
-use proptest::test_runner::Config as ProptestConfig;
+use proptest::test_runner::{Config as ProptestConfig, RngSeed};
+
+/// The seed used unless PROPTEST_RNG_SEED names another.
+const FIXED_SEED: u64 = 0x00cf_51ab;
 
 /// Cases per property, unless PROPTEST_CASES says otherwise: 40 000 + 40 000 + 20 000.
 fn cases(default: u32) -> ProptestConfig {
@@ -17,8 +21,13 @@ fn cases(default: u32) -> ProptestConfig {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default);
+    let rng_seed = match std::env::var("PROPTEST_RNG_SEED") {
+        Ok(_) => ProptestConfig::default().rng_seed,
+        Err(_) => RngSeed::Fixed(FIXED_SEED),
+    };
     ProptestConfig {
         cases,
+        rng_seed,
         failure_persistence: None,
         ..ProptestConfig::default()
     }
@@ -52,7 +61,9 @@ fn check_outcome(cmdline: &str, outcome: Result<Config, OptionError>) -> Result<
             prop_assert!(!e.option.is_empty() && !e.valid.is_empty(), "{:?}", line);
             // At most 40 characters echoed, each at worst a \u{10ffff} escape, plus "...".
             prop_assert!(e.option.len() <= 40 * 10 + 3, "{:?}", line);
-            let names_a_key = KEYS.contains(&e.option.as_str()) || e.option == "cmdline";
+            let names_a_key = KEYS.contains(&e.option.as_str())
+                || e.option == "cmdline"
+                || e.option == bootopts::program::SEPARATOR;
             let names_its_token = TOKEN_REASONS.iter().any(|r| e.reason.starts_with(r));
             prop_assert!(
                 names_a_key || names_its_token,

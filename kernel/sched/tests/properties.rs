@@ -2,8 +2,12 @@
 //! which tasks exist and which are runnable: random operation sequences must keep the
 //! runqueues consistent, and simulated CPU hogs must neither starve nor drift from their
 //! weight ratios.
+//!
+//! The random seed is fixed, so every run (and CI) tries the same cases;
+//! `PROPTEST_RNG_SEED=N` explores others.
 
 use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
 use sched::sim::workload::Hog;
 use sched::sim::{Sim, SimConfig};
 use sched::weights::{nice_to_weight, vdiff};
@@ -198,8 +202,22 @@ fn check_fair_queues(
     Ok(())
 }
 
+/// `cases` cases from the fixed seed, unless PROPTEST_RNG_SEED names another.
+fn seeded(cases: u32) -> ProptestConfig {
+    let default = ProptestConfig::default();
+    let rng_seed = match std::env::var("PROPTEST_RNG_SEED") {
+        Ok(_) => default.rng_seed,
+        Err(_) => RngSeed::Fixed(0x00cf_51ab),
+    };
+    ProptestConfig {
+        cases,
+        rng_seed,
+        ..default
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(seeded(256))]
 
     #[test]
     fn random_operations_keep_the_runqueues_consistent(
@@ -277,7 +295,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(seeded(64))]
 
     /// O(1) hogs never sleep, so they never earn a bonus or count as interactive: each runs
     /// its whole time slice once per array swap, and the CPU divides in proportion to the
