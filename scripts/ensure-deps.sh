@@ -2,7 +2,8 @@
 # Installs what `make run` and `make test` need and a fresh Debian machine may lack:
 #   - the pinned Rust toolchain of rust-toolchain.toml (nightly, rust-src, llvm-tools,
 #     rustfmt, clippy, target x86_64-unknown-none), through rustup;
-#   - qemu-system-x86_64 (and gdb, for `make gdb` and the gdb test), through apt-get when
+#   - qemu-system-x86_64, gdb (for `make gdb` and the gdb test) and musl-tools (musl-gcc,
+#     for the C programs in userland/c/), through apt-get when
 #     running as root; otherwise it prints the one command to run and fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,7 @@ fi
 missing=()
 command -v qemu-system-x86_64 >/dev/null 2>&1 || missing+=(qemu-system-x86)
 command -v gdb >/dev/null 2>&1 || missing+=(gdb)
+command -v musl-gcc >/dev/null 2>&1 || missing+=(musl-tools)
 if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "cfslab: installing ${missing[*]} with apt-get" >&2

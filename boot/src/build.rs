@@ -76,34 +76,6 @@ pub fn build_kernel(profile: Profile) -> Result<PathBuf, String> {
         .join("kernel"))
 }
 
-/// The user programs userland/ builds, packed under `/bin` in the initramfs.
-pub const USER_PROGRAMS: [&str; 3] = ["hello", "ustest", "crash"];
-
-/// Builds the user programs (`userland/`, its own workspace: see userland/Cargo.toml) and
-/// returns the directory that holds them. Cargo reads userland/.cargo/config.toml (target,
-/// code model, image base) from the working directory, so the build runs there.
-pub fn build_userland() -> Result<PathBuf, String> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let userland = workspace_root().join("userland");
-    let status = Command::new(cargo)
-        .current_dir(&userland)
-        .args(["build", "--quiet"])
-        // The userland workspace has its own target directory (in its config); an outer
-        // CARGO_TARGET_DIR must not redirect it.
-        .env_remove("CARGO_TARGET_DIR")
-        .status()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if !status.success() {
-        return Err("building the user programs failed (cargo's messages are above)".into());
-    }
-    Ok(userland_dir())
-}
-
-/// Where the user programs are built (userland/.cargo/config.toml's target directory).
-pub fn userland_dir() -> PathBuf {
-    workspace_root().join("target/userland/x86_64-unknown-none/debug")
-}
-
 /// The pinned toolchain's sysroot (`rustc --print sysroot` in the workspace, where
 /// rust-toolchain.toml applies): Rust's gdb pretty-printers live under it.
 pub fn sysroot() -> Result<PathBuf, String> {

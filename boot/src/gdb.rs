@@ -31,7 +31,7 @@ const HELPERS: &str = include_str!("../gdb/cfslab.py");
 /// is the toolchain's, whose pretty-printers show `Vec`s, `String`s and `Option`s as values.
 pub fn script(kernel: &Path, port: u16, sysroot: &Path, helpers: &Path) -> String {
     let printers = sysroot.join("lib/rustlib/etc/gdb_load_rust_pretty_printers.py");
-    let userland = crate::build::userland_dir();
+    let userland = crate::userland::dir();
     format!(
         "set pagination off\n\
          set confirm off\n\

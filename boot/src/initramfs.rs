@@ -53,9 +53,9 @@ pub fn archive(files: &[(String, Vec<u8>)]) -> Vec<u8> {
 /// Builds the user programs, adds `extra` host files, writes the archive under the target
 /// directory and returns its path.
 pub fn build(extra: &[PathBuf]) -> Result<PathBuf, String> {
-    let dir = crate::build::build_userland()?;
+    let dir = crate::userland::build()?;
     let mut files = Vec::new();
-    for name in crate::build::USER_PROGRAMS {
+    for name in crate::userland::programs() {
         files.push((name.to_string(), read(&dir.join(name))?));
     }
     for path in extra {

@@ -19,6 +19,7 @@ mod perfetto;
 mod qemu;
 mod status;
 mod timeout;
+mod userland;
 
 use cli::{Args, Mode};
 use status::Status;
@@ -43,7 +44,7 @@ fn main() -> ExitCode {
             jobs,
         }) => report(run_lab(&args, seconds, seeds, jobs)),
         Ok(Mode::LabCheck) => report(lab::check()),
-        Ok(Mode::Userland) => report(build::build_userland().map(|dir| {
+        Ok(Mode::Userland) => report(userland::build().map(|dir| {
             println!("{}", dir.display());
             Status::Success
         })),

@@ -27,7 +27,7 @@ fn programs() -> &'static PathBuf {
 
 #[test]
 fn each_program_is_a_static_non_pie_executable_without_an_interpreter() {
-    for name in ["hello", "ustest", "crash"] {
+    for name in ["hello", "ustest", "crash", "ctest"] {
         let elf = std::fs::read(programs().join(name)).expect("built");
         assert_eq!(&elf[..4], b"\x7fELF", "{name}");
         // e_type (offset 16) is ET_EXEC = 2, not ET_DYN (a PIE).
@@ -177,4 +177,27 @@ fn ustest_prints_the_same_on_cfslab_as_on_linux() {
         program_output(&run),
         String::from_utf8_lossy(&native.stdout)
     );
+}
+
+#[test]
+fn a_c_program_built_with_musl_prints_the_same_on_cfslab_as_on_linux() {
+    // musl's start-up (auxv, TLS through arch_prctl), stdio, fork, vfork + execve of itself,
+    // wait4, pipe, nanosleep, clock_gettime, setuid, and SSE registers kept per process
+    // across switches: see userland/c/ctest.c. The exec'd child finds itself by argv[0].
+    use std::os::unix::process::CommandExt;
+    let native = Command::new(programs().join("ctest"))
+        .arg0(programs().join("ctest"))
+        .output()
+        .expect("runs natively");
+    let expected = String::from_utf8_lossy(&native.stdout);
+    assert!(native.status.success(), "{expected}");
+    assert!(
+        expected.ends_with("ctest: all checks passed\n"),
+        "{expected}"
+    );
+    let run = on_cfslab("/bin/ctest", &[]);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(program_output(&run), expected);
+    // Nothing musl called was missing.
+    assert!(!run.stdout.contains("is not implemented"), "{}", run.stdout);
 }

@@ -1,5 +1,5 @@
 //! A task's life as the scheduler sees it: started (`spawn`, or as a child with `spawn_child`,
-//! fork or vfork), changing uid, yielding, ending (`exit`), and being waited for (`join`, or
+//! fork or vfork), yielding, ending (`exit`), and being waited for (`join`, or
 //! by its parent with `wait_child`, Linux's `wait()`).
 //!
 //! Every task has a parent, the task that started it (the boot task for orphans), which
@@ -118,24 +118,6 @@ pub fn exec_done() {
             s.wake(parent, VFORK_PARENT, clock::now());
         }
     });
-}
-
-/// Only root may change uids.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PermissionDenied;
-
-/// Changes the running task's uid (Linux's setuid, with the scheduler told as
-/// `sched_move_task` was: with per-uid groups the task moves to the new uid's group).
-pub fn setuid(uid: u32) -> Result<(), PermissionDenied> {
-    with_sched(|s| {
-        let me = s.current;
-        if s.task(me).uid != 0 {
-            return Err(PermissionDenied);
-        }
-        s.task(me).uid = uid;
-        s.policy.set_uid(me, uid, clock::now());
-        Ok(())
-    })
 }
 
 /// Gives up the CPU if the policy has someone else to run.

@@ -13,6 +13,7 @@
 //! for it, the handler calls `schedule()` on the interrupted task's stack; the task resumes
 //! there later and returns from the interrupt as if nothing happened.
 
+mod credentials;
 mod debugger;
 mod lifecycle;
 mod observe;
@@ -22,9 +23,9 @@ mod sleep;
 pub mod trace;
 pub mod waitqueue;
 
+pub use credentials::{PermissionDenied, processes_of, set_task_nice, setuid, task_nice};
 pub use lifecycle::{
-    PermissionDenied, SpawnError, exec_done, exit, join, setuid, spawn, spawn_child,
-    try_wait_child, wait_child, yield_now,
+    SpawnError, exec_done, exit, join, spawn, spawn_child, try_wait_child, wait_child, yield_now,
 };
 pub use observe::{
     RECENT_EVENTS, TRACE_EVENTS, current_cpu_ns, current_if_unlocked, idle_cpu_ns,
@@ -39,6 +40,7 @@ use sleep::{sleep_current, wake_up_from};
 pub use waitqueue::WaitQueue;
 
 use crate::arch::x86_64::switch::{initial_stack, switch_context};
+use crate::arch::x86_64::user_state::UserCpuState;
 use crate::config::Config;
 use crate::mm::stack::KernelStack;
 use crate::task::{Slot, State, Task, TaskId, TaskStats};
@@ -87,6 +89,10 @@ struct Switch {
     kernel_stack_top: u64,
     /// The next task's level-4 table, if it is a user process.
     address_space: Option<x86_64::structures::paging::PhysFrame>,
+    /// Where the previous task's FPU and FS base go, and where the next one's come from
+    /// (null for kernel threads, which have none).
+    save_cpu: *mut UserCpuState,
+    load_cpu: *const UserCpuState,
 }
 
 static SCHED: SpinMutex<Option<Scheduler>> = SpinMutex::new(None);
@@ -187,11 +193,22 @@ impl Scheduler {
         let n = self.task(next);
         let (load, kernel_stack_top) = (n.rsp, n.kernel_stack_top);
         let address_space = n.address_space.as_ref().map(|a| a.level_4_frame());
+        let load_cpu = n
+            .user_cpu
+            .as_deref()
+            .map_or(core::ptr::null(), |c| c as *const _);
+        let p = self.task(prev);
+        let save_cpu = p
+            .user_cpu
+            .as_deref_mut()
+            .map_or(core::ptr::null_mut(), |c| c as *mut _);
         Some(Switch {
-            save: &raw mut self.task(prev).rsp,
+            save: &raw mut p.rsp,
             load,
             kernel_stack_top,
             address_space,
+            save_cpu,
+            load_cpu,
         })
     }
 
@@ -240,11 +257,23 @@ fn schedule() {
         load,
         kernel_stack_top,
         address_space,
+        save_cpu,
+        load_cpu,
     }) = switch
     {
         // The next task's address space (a kernel thread keeps the current one, unless it
         // belongs to a process that may be about to be freed) and kernel stack for ring 3.
         crate::arch::x86_64::switch::prepare(address_space, kernel_stack_top);
+        // SAFETY: both point into boxed `Task`s that live until after the switch (see
+        // below); nothing else touches them with interrupts off.
+        unsafe {
+            if let Some(prev) = save_cpu.as_mut() {
+                prev.save();
+            }
+            if let Some(next) = load_cpu.as_ref() {
+                next.restore();
+            }
+        }
         // SAFETY: interrupts are off; `save` points into the previous task's boxed `Task`,
         // which lives until the task after it has run `finish_switch`; `load` was saved by
         // this function or made by `initial_stack` on the next task's live stack.
@@ -305,6 +334,7 @@ fn new_task(
         address_space: None,
         user_start: None,
         fork_frame: None,
+        user_cpu: None,
         files: None,
         killed: None,
         name: String::from(name),

@@ -2,10 +2,12 @@
 //! space of its own, and what the system calls ask about the running task.
 
 use super::{Scheduler, change_then_reschedule, with_sched};
+use crate::arch::x86_64::user_state::UserCpuState;
 use crate::mm::stack::KernelStack;
 use crate::task::TaskId;
 use crate::time::clock;
 use crate::user::address_space::AddressSpace;
+use alloc::boxed::Box;
 use alloc::sync::Arc;
 
 /// Starts a process: a task, child of the running one, that enters ring 3 at `entry` with
@@ -19,11 +21,13 @@ pub fn spawn_process(
     sp: u64,
 ) -> Result<TaskId, super::SpawnError> {
     let stack = KernelStack::new().map_err(|_| super::SpawnError::OutOfMemory)?;
+    let cpu = Box::new(UserCpuState::initial());
     Ok(change_then_reschedule(|s| {
         let now = clock::now();
         let (id, slot) = s.start_child(name, uid, nice, (enter_ring_3, 0), stack, now);
         let t = s.task(slot);
         t.address_space = Some(space);
+        t.user_cpu = Some(cpu);
         t.user_start = Some((entry, sp));
         t.files = Some(crate::user::files::FdTable::with_console());
         s.need_resched |= s.policy.spawn(slot, uid, nice, now);
@@ -34,15 +38,17 @@ pub fn spawn_process(
 
 /// Forks the running process: a child task (placed by the policy as a fork, with the
 /// parent's uid and nice) in `space` with `files`, that returns to ring 3 with the parent's
-/// registers `frame` (rax already 0). With [`ForkKind::Vfork`] the caller sleeps until the
-/// child execs or exits.
+/// registers `frame` (rax already 0) and `cpu` (its FPU and FS base). With
+/// [`ForkKind::Vfork`] the caller sleeps until the child execs or exits.
 pub fn fork_process(
     kind: super::ForkKind,
     space: Arc<AddressSpace>,
     files: crate::user::files::Files,
     frame: crate::arch::x86_64::syscall::SyscallFrame,
+    cpu: UserCpuState,
 ) -> Result<TaskId, super::SpawnError> {
     let stack = KernelStack::new().map_err(|_| super::SpawnError::OutOfMemory)?;
+    let (cpu, frame) = (Box::new(cpu), Box::new(frame));
     Ok(change_then_reschedule(|s| {
         let now = clock::now();
         let (parent_slot, parent) = (s.current, s.current_id());
@@ -52,7 +58,8 @@ pub fn fork_process(
         let t = s.task(slot);
         t.address_space = Some(space);
         t.files = Some(files);
-        t.fork_frame = Some(alloc::boxed::Box::new(frame));
+        t.fork_frame = Some(frame);
+        t.user_cpu = Some(cpu);
         s.need_resched |= s.policy.fork(parent_slot, slot, kind, now);
         s.record_new(slot, now);
         if kind == super::ForkKind::Vfork {
@@ -86,6 +93,9 @@ pub fn replace_program(space: Arc<AddressSpace>, name: &str) {
         });
         old
     });
+    // A new program starts with a clean FPU and no TLS (the saved copy is rewritten at the
+    // next switch).
+    UserCpuState::initial().restore();
     // The old space goes (unless a vfork parent or a thread still holds it) now that CR3
     // no longer points at it.
     drop(old);

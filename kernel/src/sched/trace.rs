@@ -31,7 +31,7 @@ impl Comm {
         let (pid, name) = if idle {
             (0, "swapper/0")
         } else {
-            (id as u64 + 1, name)
+            (crate::task::pid_of(id) as u64, name)
         };
         let bytes = name.as_bytes();
         let len = bytes.len().min(NAME_LEN);

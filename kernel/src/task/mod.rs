@@ -14,6 +14,18 @@ use alloc::vec::Vec;
 /// A task's number, unique for the boot (never reused).
 pub type TaskId = usize;
 
+/// A task's pid as programs, the trace and gdb see it: its id plus one, so that the boot
+/// task is pid 1, as init is. (The trace names the idle task pid 0, `<idle>-0`, as Linux's
+/// does; no program can name it.)
+pub fn pid_of(id: TaskId) -> i64 {
+    id as i64 + 1
+}
+
+/// The task a pid names (`None` for pids no task can have: zero and below).
+pub fn id_of_pid(pid: i64) -> Option<TaskId> {
+    usize::try_from(pid).ok()?.checked_sub(1)
+}
+
 /// A task's place in the scheduler's table and the policy's: small, dense, reused after
 /// the task has exited (the policy's `sched::TaskId`).
 pub type Slot = usize;
@@ -75,6 +87,9 @@ pub struct Task {
     pub(crate) address_space: Option<alloc::sync::Arc<crate::user::address_space::AddressSpace>>,
     /// Where a new process enters ring 3: (entry, stack pointer).
     pub(crate) user_start: Option<(u64, u64)>,
+    /// A user task's FPU/SSE registers and FS base while it is not running (`None` for a
+    /// kernel thread, which uses neither).
+    pub(crate) user_cpu: Option<alloc::boxed::Box<crate::arch::x86_64::user_state::UserCpuState>>,
     /// A forked process's first return to ring 3: its parent's registers, rax = 0.
     pub(crate) fork_frame: Option<alloc::boxed::Box<crate::arch::x86_64::syscall::SyscallFrame>>,
     /// A process's open files (shared by its threads).

@@ -36,7 +36,7 @@ fn signal_for(vector: u8) -> u8 {
 /// Kills the running process for `fault` (from the exception handler, interrupts off).
 pub fn kill(fault: &UserFault) -> ! {
     let name = crate::sched::current_name();
-    let pid = crate::sched::current() + 1;
+    let pid = crate::task::pid_of(crate::sched::current());
     match fault.address {
         Some(address) => println!(
             "{name}[{pid}]: segfault at {address:x} ip {:016x} sp {:016x} error {:x}",

@@ -89,10 +89,9 @@ pub struct Loaded {
     pub sp: u64,
 }
 
-/// Loads the program at `argv[0]` from the initramfs into a new address space, with its
-/// initial stack (argv, envp, auxv).
-pub fn load(argv: &[&[u8]], envp: &[&[u8]], uid: u32) -> Result<Loaded, ExecError> {
-    let path = argv.first().ok_or(ExecError::NotFound)?;
+/// Loads the program at `path` from the initramfs into a new address space, with its
+/// initial stack (argv, envp, auxv). `argv[0]` is whatever the caller chose, as in Linux.
+pub fn load(path: &[u8], argv: &[&[u8]], envp: &[&[u8]], uid: u32) -> Result<Loaded, ExecError> {
     let file = initramfs::find(path).ok_or(ExecError::NotFound)?;
     let program = elf::parse(file).map_err(|e| ExecError::NotExecutable(e.0))?;
     let space = AddressSpace::new().map_err(|_| ExecError::OutOfMemory)?;
@@ -139,8 +138,9 @@ pub fn name_of(path: &[u8]) -> String {
 /// Loads `/bin/NAME` (argv[0]) into a new address space and starts it as a child of the
 /// running task, as `uid`.
 pub fn spawn(argv: &[&[u8]], envp: &[&[u8]], uid: u32) -> Result<TaskId, ExecError> {
-    let loaded = load(argv, envp, uid)?;
-    let name = name_of(argv.first().copied().unwrap_or_default());
+    let path = argv.first().copied().ok_or(ExecError::NotFound)?;
+    let loaded = load(path, argv, envp, uid)?;
+    let name = name_of(path);
     sched::spawn_process(
         &name,
         uid,
@@ -186,7 +186,7 @@ pub fn run_program(argv: &[String]) -> bool {
     println!(
         "RESULT {{\"kind\":\"exit\",\"argv\":[{}],\"pid\":{},\"status\":{status},\"signal\":{signal}}}",
         quoted.join(","),
-        child + 1
+        crate::task::pid_of(child)
     );
     exit == Some(Exit::Status(0))
 }

@@ -13,6 +13,7 @@ pub mod serial;
 pub mod switch;
 pub mod syscall;
 pub mod tsc;
+pub mod user_state;
 
 /// Brings up the CPU tables: first the GDT (with the TSS and its double-fault stack), then
 /// the IDT, which refers to the TSS's stacks. Interrupts stay disabled: nothing in this
@@ -21,6 +22,7 @@ pub fn init() {
     gdt::init();
     interrupts::init();
     syscall::init();
+    user_state::enable();
 }
 
 /// Parks the CPU for good: `hlt` with interrupts off never wakes up except for an NMI, and

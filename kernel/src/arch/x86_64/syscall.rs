@@ -12,7 +12,7 @@
 
 use super::gdt;
 use x86_64::VirtAddr;
-use x86_64::registers::model_specific::{Efer, EferFlags, FsBase, LStar, SFMask, Star};
+use x86_64::registers::model_specific::{Efer, EferFlags, LStar, SFMask, Star};
 use x86_64::registers::rflags::RFlags;
 
 /// What the entry path leaves on the kernel stack, lowest address first — the reverse of
@@ -67,11 +67,6 @@ pub fn set_kernel_stack(top: u64) {
     gdt::set_kernel_stack(top);
     // SAFETY: interrupts are off (the scheduler is switching); only SYSCALL's entry reads it.
     unsafe { KERNEL_RSP = top };
-}
-
-/// The user's FS base (its thread pointer, set with `arch_prctl(ARCH_SET_FS)`).
-pub fn set_fs_base(base: u64) {
-    FsBase::write(VirtAddr::new_truncate(base));
 }
 
 /// SYSCALL's entry (see the module's docs).

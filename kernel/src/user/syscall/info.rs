@@ -1,4 +1,4 @@
-//! Time and system information: `clock_gettime`, `nanosleep`, `uname`.
+//! Time and system information: `clock_gettime`, `nanosleep`, `clock_nanosleep`, `uname`.
 
 use super::{errno, space};
 use crate::sched;
@@ -25,21 +25,54 @@ pub fn clock_gettime(clock_id: u64, ts: u64) -> i64 {
     }
 }
 
-pub fn nanosleep(req: u64) -> i64 {
+/// Reads a `struct timespec` from the program: nanoseconds, EFAULT or EINVAL (a negative
+/// second or a nanosecond field outside 0..10^9, as Linux's `timespec64_valid`).
+fn read_timespec(ts: u64) -> Result<u64, i64> {
     let mut raw = [0u8; 16];
-    if space().read(req, &mut raw).is_err() {
-        return -errno::EFAULT;
-    }
+    space().read(ts, &mut raw).map_err(|_| -errno::EFAULT)?;
     let sec = i64::from_le_bytes(raw[..8].try_into().unwrap_or_default());
     let nsec = i64::from_le_bytes(raw[8..].try_into().unwrap_or_default());
     if sec < 0 || !(0..1_000_000_000).contains(&nsec) {
+        return Err(-errno::EINVAL);
+    }
+    Ok((sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(nsec as u64))
+}
+
+pub fn nanosleep(req: u64) -> i64 {
+    match read_timespec(req) {
+        Ok(ns) => {
+            sched::sleep(ns);
+            0
+        }
+        Err(e) => e,
+    }
+}
+
+/// `clock_nanosleep(clock, flags, req, rem)` on CLOCK_REALTIME or CLOCK_MONOTONIC (one
+/// clock in cfslab), relative or with TIMER_ABSTIME; the CPU-time clocks give EINVAL
+/// (Linux sleeps on the process's, which cfslab does not). Unlike `nanosleep` it returns
+/// the error as a positive number in the C library, but the system call is `-errno` as
+/// always.
+pub fn clock_nanosleep(clock_id: u64, flags: u64, req: u64) -> i64 {
+    const TIMER_ABSTIME: u64 = 1;
+    if clock_id > 1 {
         return -errno::EINVAL;
     }
-    let ns = (sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(nsec as u64);
-    sched::sleep(ns);
-    0
+    match read_timespec(req) {
+        Ok(deadline) if flags & TIMER_ABSTIME != 0 => {
+            if deadline > clock::now() {
+                sched::sleep_until(deadline);
+            }
+            0
+        }
+        Ok(ns) => {
+            sched::sleep(ns);
+            0
+        }
+        Err(e) => e,
+    }
 }
 
 pub fn uname(buf: u64) -> i64 {

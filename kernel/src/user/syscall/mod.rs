@@ -10,11 +10,13 @@
 mod info;
 mod io;
 mod memory;
+mod priority;
 mod process;
 
 use super::address_space::AddressSpace;
 use crate::arch::x86_64::syscall::SyscallFrame;
 use crate::sched;
+use crate::task::pid_of;
 use alloc::sync::Arc;
 use x86_64::instructions::interrupts;
 
@@ -28,6 +30,7 @@ pub mod errno {
     pub const ECHILD: i64 = 10;
     pub const EAGAIN: i64 = 11;
     pub const ENOMEM: i64 = 12;
+    pub const EACCES: i64 = 13;
     pub const EFAULT: i64 = 14;
     pub const EINVAL: i64 = 22;
     pub const EMFILE: i64 = 24;
@@ -63,13 +66,18 @@ mod nr {
     pub const KILL: u64 = 62;
     pub const UNAME: u64 = 63;
     pub const GETUID: u64 = 102;
+    pub const SETUID: u64 = 105;
     pub const GETGID: u64 = 104;
     pub const GETEUID: u64 = 107;
     pub const GETEGID: u64 = 108;
     pub const GETPPID: u64 = 110;
+    pub const GETPRIORITY: u64 = 140;
+    pub const SETPRIORITY: u64 = 141;
+    pub const ARCH_PRCTL: u64 = 158;
     pub const GETTID: u64 = 186;
     pub const SET_TID_ADDRESS: u64 = 218;
     pub const CLOCK_GETTIME: u64 = 228;
+    pub const CLOCK_NANOSLEEP: u64 = 230;
     pub const EXIT_GROUP: u64 = 231;
     pub const PIPE2: u64 = 293;
 }
@@ -107,11 +115,16 @@ fn call(frame: &SyscallFrame) -> i64 {
             0
         }
         nr::NANOSLEEP => info::nanosleep(a[0]),
+        nr::CLOCK_NANOSLEEP => info::clock_nanosleep(a[0], a[1], a[2]),
         nr::CLOCK_GETTIME => info::clock_gettime(a[0], a[1]),
         nr::UNAME => info::uname(a[0]),
         nr::GETPID | nr::GETTID | nr::SET_TID_ADDRESS => pid_of(sched::current()),
         nr::GETPPID => sched::parent_of(sched::current()).map_or(0, pid_of),
         nr::GETUID | nr::GETEUID | nr::GETGID | nr::GETEGID => i64::from(sched::current_uid()),
+        nr::SETUID => priority::setuid(a[0]),
+        nr::GETPRIORITY => priority::getpriority(a[0], a[1]),
+        nr::SETPRIORITY => priority::setpriority(a[0], a[1], a[2]),
+        nr::ARCH_PRCTL => process::arch_prctl(a[0], a[1]),
         nr::FORK => process::clone(process::SIGCHLD, 0, frame),
         nr::VFORK => process::clone(process::VFORK_FLAGS, 0, frame),
         nr::CLONE => process::clone(a[0], a[1], frame),
@@ -124,12 +137,6 @@ fn call(frame: &SyscallFrame) -> i64 {
             -errno::ENOSYS
         }
     }
-}
-
-/// A task's pid as programs see it: its id plus one (pid 0 is the idle task, as in the
-/// trace).
-pub fn pid_of(id: crate::task::TaskId) -> i64 {
-    id as i64 + 1
 }
 
 /// The running process's address space (every caller is a process).

@@ -4,9 +4,10 @@
 //! and threads (`clone` with CLONE_VM) share it. A vfork parent sleeps until its child execs
 //! or exits, through the scheduler's own vfork path, so the policy sees Linux's sequence.
 
-use super::{errno, pid_of, space};
+use super::{errno, space};
 use crate::arch::x86_64::syscall::SyscallFrame;
 use crate::sched::{self, ForkKind};
+use crate::task::{id_of_pid, pid_of};
 use crate::user::process::{self, ExecError, Exit};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -54,7 +55,9 @@ pub fn clone(flags: u64, newsp: u64, frame: &SyscallFrame) -> i64 {
     } else {
         ForkKind::Fork
     };
-    match sched::fork_process(kind, space, files, child) {
+    // The child's FPU and FS base are the parent's as they are now, in the registers.
+    let cpu = crate::arch::x86_64::user_state::UserCpuState::current();
+    match sched::fork_process(kind, space, files, child, cpu) {
         Ok(id) => pid_of(id),
         Err(_) => -errno::EAGAIN,
     }
@@ -94,28 +97,18 @@ pub fn execve(path: u64, argv: u64, envp: u64) -> i64 {
     let Ok(path) = space().read_c_string(path, STRING_MAX) else {
         return -errno::EFAULT;
     };
-    let (mut args, env) = match (strings(argv), strings(envp)) {
+    let (args, env) = match (strings(argv), strings(envp)) {
         (Ok(a), Ok(e)) => (a, e),
         (Err(e), _) | (_, Err(e)) => return e,
     };
-    // The program is found by `path`; its argv[0] is whatever the caller passed.
-    let argv0 = if args.is_empty() {
-        path.clone()
-    } else {
-        args.remove(0)
-    };
-    let mut argv: Vec<&[u8]> = alloc::vec![path.as_slice()];
-    argv.extend(args.iter().map(Vec::as_slice));
+    let argv: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
     let envp: Vec<&[u8]> = env.iter().map(Vec::as_slice).collect();
-    let loaded = match process::load(&argv, &envp, sched::current_uid()) {
+    let loaded = match process::load(&path, &argv, &envp, sched::current_uid()) {
         Ok(l) => l,
         Err(ExecError::NotFound) => return -errno::ENOENT,
         Err(ExecError::NotExecutable(_)) => return -errno::ENOEXEC,
         Err(ExecError::OutOfMemory) => return -errno::ENOMEM,
     };
-    // argv[0] as the caller gave it: rewrite the loaded stack's first string would need
-    // its address; cfslab passes the path instead, which is what most callers give anyway.
-    let _ = argv0;
     sched::replace_program(Arc::new(loaded.space), &process::name_of(&path));
     x86_64::instructions::interrupts::disable();
     // SAFETY: `replace_program` loaded the new address space, which maps the entry and the
@@ -129,7 +122,7 @@ pub fn wait4(pid: i64, status: u64, options: u64) -> i64 {
     let me = sched::current();
     let target = match pid {
         -1 => None,
-        p if p > 0 => Some((p - 1) as usize),
+        p if p > 0 => id_of_pid(p),
         // Process groups: cfslab has one, so "my group" is any child.
         _ => None,
     };
@@ -163,10 +156,9 @@ pub fn kill(pid: i64, signal: i64) -> i64 {
     if !(0..=64).contains(&signal) {
         return -errno::EINVAL;
     }
-    if pid <= 0 {
+    let Some(id) = id_of_pid(pid) else {
         return -errno::ESRCH;
-    }
-    let id = (pid - 1) as usize;
+    };
     let Some(uid) = sched::task_uid(id) else {
         return -errno::ESRCH;
     };
@@ -181,5 +173,29 @@ pub fn kill(pid: i64, signal: i64) -> i64 {
         0
     } else {
         -errno::ESRCH
+    }
+}
+
+/// `arch_prctl(code, addr)`: the FS base, which C libraries point at the thread's TLS
+/// block. ARCH_SET_GS/GET_GS give EINVAL: cfslab keeps no user GS base.
+pub fn arch_prctl(code: u64, addr: u64) -> i64 {
+    const ARCH_SET_FS: u64 = 0x1002;
+    const ARCH_GET_FS: u64 = 0x1003;
+    /// Linux's TASK_SIZE_MAX: the end of the user half, less a guard page.
+    const TASK_SIZE_MAX: u64 = 0x7fff_ffff_f000;
+    match code {
+        ARCH_SET_FS if addr >= TASK_SIZE_MAX => -errno::EPERM,
+        ARCH_SET_FS => {
+            crate::arch::x86_64::user_state::set_fs_base(addr);
+            0
+        }
+        ARCH_GET_FS => {
+            let base = crate::arch::x86_64::user_state::fs_base();
+            match space().write(addr, &base.to_le_bytes()) {
+                Ok(()) => 0,
+                Err(_) => -errno::EFAULT,
+            }
+        }
+        _ => -errno::EINVAL,
     }
 }

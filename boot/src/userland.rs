@@ -1,0 +1,80 @@
+//! Building the user programs that go into the initramfs under `/bin`: the Rust programs of
+//! `userland/` (its own cargo workspace, see userland/Cargo.toml) and the C programs of
+//! `userland/c/`, each compiled with `musl-gcc -static` into a static, non-PIE executable —
+//! the same files run natively on the host's Linux.
+
+use crate::build::workspace_root;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The Rust programs userland/ builds.
+pub const RUST_PROGRAMS: [&str; 3] = ["hello", "ustest", "crash"];
+
+/// The C programs, `userland/c/NAME.c` each.
+pub const C_PROGRAMS: [&str; 1] = ["ctest"];
+
+/// Every program packed under `/bin`.
+pub fn programs() -> impl Iterator<Item = &'static str> {
+    RUST_PROGRAMS.into_iter().chain(C_PROGRAMS)
+}
+
+/// Builds the user programs and returns the directory that holds them all. Cargo reads
+/// userland/.cargo/config.toml (target, code model, image base) from the working directory,
+/// so its build runs there.
+pub fn build() -> Result<PathBuf, String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let userland = workspace_root().join("userland");
+    let status = Command::new(cargo)
+        .current_dir(&userland)
+        .args(["build", "--quiet"])
+        // The userland workspace has its own target directory (in its config); an outer
+        // CARGO_TARGET_DIR must not redirect it.
+        .env_remove("CARGO_TARGET_DIR")
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err("building the user programs failed (cargo's messages are above)".into());
+    }
+    let dir = dir();
+    for name in C_PROGRAMS {
+        compile_c(name, &dir)?;
+    }
+    Ok(dir)
+}
+
+/// Where the user programs are built (userland/.cargo/config.toml's target directory).
+pub fn dir() -> PathBuf {
+    workspace_root().join("target/userland/x86_64-unknown-none/debug")
+}
+
+/// Compiles `userland/c/NAME.c` into `dir/NAME`, unless the binary is newer than the source.
+fn compile_c(name: &str, dir: &std::path::Path) -> Result<(), String> {
+    let source = workspace_root()
+        .join("userland/c")
+        .join(format!("{name}.c"));
+    let binary = dir.join(name);
+    let modified = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if let (Some(src), Some(bin)) = (modified(&source), modified(&binary))
+        && bin > src
+    {
+        return Ok(());
+    }
+    let output = Command::new("musl-gcc")
+        .args(["-static", "-O2", "-g", "-Wall", "-Werror", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .output()
+        .map_err(|e| {
+            format!(
+                "cannot run musl-gcc for userland/c/{name}.c ({e}): install Debian's musl-tools \
+                 (`make deps` does, as root)"
+            )
+        })?;
+    if !output.status.success() {
+        return Err(format!(
+            "musl-gcc failed on userland/c/{name}.c:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! The CPU state a user task owns beyond its general registers: the FPU/SSE registers
+//! (x87, MMX, XMM0–15 and MXCSR, as `fxsave` lays them out) and the FS base, which musl
+//! and glibc point at the thread's TLS block (`arch_prctl(ARCH_SET_FS)`).
+//!
+//! The kernel itself never touches either: its target, x86_64-unknown-none, is soft-float,
+//! and it does not use FS. So the registers hold the running user task's values, saved when
+//! it is switched out and restored when it is switched back in (Linux's
+//! `switch_fpu_prepare`/`switch_fpu_finish` and `x86_fsbase_save`/`load`, done eagerly as
+//! Linux has done since 4.6). Kernel threads carry no such state and cost the switch nothing.
+//!
+//! What this does *not* do: AVX (xsave), lazy switching, or signal frames.
+
+use x86_64::VirtAddr;
+use x86_64::registers::control::{Cr0, Cr0Flags, Cr4, Cr4Flags};
+use x86_64::registers::model_specific::FsBase;
+
+/// The 512-byte `fxsave` image, 16-byte aligned as the instruction requires.
+#[repr(C, align(16))]
+#[derive(Clone)]
+pub struct FxArea([u8; 512]);
+
+/// A user task's extra CPU state while it is not running.
+#[derive(Clone)]
+pub struct UserCpuState {
+    fx: FxArea,
+    fs_base: u64,
+}
+
+impl UserCpuState {
+    /// The state a new program starts with, as after `execve` on Linux: x87 control word
+    /// 0x37f (all exceptions masked, 64-bit precision), MXCSR 0x1f80 (all SSE exceptions
+    /// masked, round to nearest), every register zero, no TLS.
+    pub fn initial() -> Self {
+        let mut fx = FxArea([0; 512]);
+        fx.0[0..2].copy_from_slice(&0x037f_u16.to_le_bytes()); // FCW
+        fx.0[24..28].copy_from_slice(&0x1f80_u32.to_le_bytes()); // MXCSR
+        fx.0[28..32].copy_from_slice(&0xffff_u32.to_le_bytes()); // MXCSR_MASK
+        UserCpuState { fx, fs_base: 0 }
+    }
+
+    /// Copies the registers as they are now (the running task's) into `self`.
+    pub fn save(&mut self) {
+        // SAFETY: `fx` is 512 writable bytes aligned to 16; SSE is on (see `enable`).
+        unsafe { core::arch::asm!("fxsave64 [{}]", in(reg) &raw mut self.fx, options(nostack)) };
+        self.fs_base = FsBase::read().as_u64();
+    }
+
+    /// Loads `self` into the registers (for the task about to run).
+    pub fn restore(&self) {
+        // SAFETY: `fx` was written by `fxsave64` or `initial`, so its MXCSR has no reserved
+        // bit set (fxrstor would fault on one); it is 512 readable bytes aligned to 16.
+        unsafe { core::arch::asm!("fxrstor64 [{}]", in(reg) &raw const self.fx, options(nostack)) };
+        FsBase::write(VirtAddr::new_truncate(self.fs_base));
+    }
+
+    /// The state of the running task now, for a fork's child.
+    pub fn current() -> Self {
+        let mut state = UserCpuState::initial();
+        state.save();
+        state
+    }
+
+    /// Sets the FS base a child starts with (`clone` with CLONE_SETTLS).
+    pub fn set_fs_base(&mut self, base: u64) {
+        self.fs_base = base;
+    }
+}
+
+/// Points FS at `base` for the running task (`arch_prctl(ARCH_SET_FS)`). The caller has
+/// checked that `base` is a canonical user address; a non-canonical one would fault in
+/// `wrmsr`.
+pub fn set_fs_base(base: u64) {
+    FsBase::write(VirtAddr::new_truncate(base));
+}
+
+/// The running task's FS base (`arch_prctl(ARCH_GET_FS)`).
+pub fn fs_base() -> u64 {
+    FsBase::read().as_u64()
+}
+
+/// Turns on the FPU and SSE for ring 3: no emulation (CR0.EM clear), `wait` honours TS
+/// (CR0.MP), x87 errors as exceptions (CR0.NE), `fxsave`/`fxrstor` and SSE instructions
+/// allowed (CR4.OSFXSR) with SIMD exceptions as #XM (CR4.OSXMMEXCPT). Then resets the FPU so
+/// the first user task's `initial` state is what it finds.
+pub fn enable() {
+    let mut cr0 = Cr0::read();
+    cr0.remove(Cr0Flags::EMULATE_COPROCESSOR | Cr0Flags::TASK_SWITCHED);
+    cr0.insert(Cr0Flags::MONITOR_COPROCESSOR | Cr0Flags::NUMERIC_ERROR);
+    // SAFETY: only the FPU's behaviour changes; the kernel does not use it.
+    unsafe { Cr0::write(cr0) };
+    let mut cr4 = Cr4::read();
+    cr4.insert(Cr4Flags::OSFXSR | Cr4Flags::OSXMMEXCPT_ENABLE);
+    // SAFETY: as above; the CPU QEMU emulates has SSE2 (every x86_64 CPU does).
+    unsafe { Cr4::write(cr4) };
+    UserCpuState::initial().restore();
+}

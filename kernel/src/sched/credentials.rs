@@ -1,0 +1,68 @@
+//! Who a task is and how nice it is, as the scheduler must hear of every change: a new uid
+//! moves the task to that uid's group (2.6.24's `sched_move_task` under FAIR_USER_SCHED),
+//! a new nice level changes its weight (`set_user_nice`). The permission rules of the system
+//! calls that change them live with the calls (`user::syscall::priority`); here is only the
+//! mechanism, and the one rule the lab's kernel threads need too: only root changes uid.
+
+use super::{State, with_sched};
+use crate::task::TaskId;
+use crate::time::clock;
+use alloc::vec::Vec;
+
+/// Only root may take another uid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PermissionDenied;
+
+/// Changes the running task's uid (Linux's `setuid`: root may take any uid; anyone may
+/// "change" to the uid they have). With per-uid groups the task moves to the new uid's group.
+pub fn setuid(uid: u32) -> Result<(), PermissionDenied> {
+    with_sched(|s| {
+        let me = s.current;
+        match s.task(me).uid {
+            0 => {
+                s.task(me).uid = uid;
+                s.policy.set_uid(me, uid, clock::now());
+                Ok(())
+            }
+            same if same == uid => Ok(()),
+            _ => Err(PermissionDenied),
+        }
+    })
+}
+
+/// The nice level of task `id`, if it is alive.
+pub fn task_nice(id: TaskId) -> Option<i8> {
+    with_sched(|s| {
+        let t = s.task_by_id(id)?;
+        (t.state != State::Exited).then_some(t.nice)
+    })
+}
+
+/// Gives task `id` nice level `nice` (already within -20..=19) and tells the policy, which
+/// reweighs it; false if the task has exited.
+pub fn set_task_nice(id: TaskId, nice: i8) -> bool {
+    with_sched(|s| {
+        let Some(t) = s.task_by_id(id) else {
+            return false;
+        };
+        if t.state == State::Exited {
+            return false;
+        }
+        t.nice = nice;
+        let slot = t.slot;
+        s.policy.set_nice(slot, nice, clock::now());
+        true
+    })
+}
+
+/// The live user processes (not kernel threads) whose uid is `uid`.
+pub fn processes_of(uid: u32) -> Vec<TaskId> {
+    with_sched(|s| {
+        s.slots
+            .iter()
+            .flatten()
+            .filter(|t| t.uid == uid && t.state != State::Exited && t.address_space.is_some())
+            .map(|t| t.id)
+            .collect()
+    })
+}

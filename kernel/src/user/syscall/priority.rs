@@ -1,0 +1,94 @@
+//! Credentials and priorities with Linux's permission rules (kernel/sys.c): `setuid`,
+//! `getpriority` and `setpriority`. These are what make the uid concept real for the seeds:
+//! seed 000's script forks as root and each child calls `setuid`, which moves it to its
+//! uid's group (2.6.24's FAIR_USER_SCHED).
+//!
+//! The rules, as `set_one_prio` and `can_nice` apply them (cfslab has no capabilities and no
+//! RLIMIT_NICE: root is uid 0, and everyone else has neither):
+//! - a process whose uid is not the caller's may not be reniced (EPERM) unless by root;
+//! - lowering a nice value (raising priority) needs root (EACCES);
+//! - nice values are clamped to -20..=19.
+//!
+//! cfslab has no process groups: PRIO_PGRP names the caller's own process only.
+
+use super::errno;
+use crate::sched;
+use crate::task::{TaskId, id_of_pid};
+use alloc::vec;
+use alloc::vec::Vec;
+
+const PRIO_PROCESS: u64 = 0;
+const PRIO_PGRP: u64 = 1;
+const PRIO_USER: u64 = 2;
+
+/// `setuid(uid)`: root takes any uid (and moves to its group); anyone else only their own.
+pub fn setuid(uid: u64) -> i64 {
+    // Linux's uid_t is 32 bits; -1 ("no change") is not a uid setuid accepts.
+    let Ok(uid) = u32::try_from(uid) else {
+        return -errno::EINVAL;
+    };
+    if uid == u32::MAX {
+        return -errno::EINVAL;
+    }
+    match sched::setuid(uid) {
+        Ok(()) => 0,
+        Err(sched::PermissionDenied) => -errno::EPERM,
+    }
+}
+
+/// The processes `which`/`who` name (`who` 0: the caller, or the caller's uid).
+fn targets(which: u64, who: u64) -> Result<Vec<TaskId>, i64> {
+    let me = sched::current();
+    let who = who as u32 as i64; // id_t is 32 bits
+    match which {
+        PRIO_PROCESS | PRIO_PGRP if who == 0 => Ok(vec![me]),
+        PRIO_PROCESS => Ok(id_of_pid(who)
+            .filter(|&id| sched::task_uid(id).is_some())
+            .into_iter()
+            .collect()),
+        PRIO_PGRP => Ok(id_of_pid(who).filter(|&id| id == me).into_iter().collect()),
+        PRIO_USER if who == 0 => Ok(sched::processes_of(sched::current_uid())),
+        PRIO_USER => Ok(sched::processes_of(who as u32)),
+        _ => Err(-errno::EINVAL),
+    }
+}
+
+/// `getpriority(which, who)`: 20 - nice of the highest-priority target (1..=40; the C
+/// library turns it back into a nice value), ESRCH if there is none.
+pub fn getpriority(which: u64, who: u64) -> i64 {
+    let targets = match targets(which, who) {
+        Ok(t) => t,
+        Err(e) => return e,
+    };
+    targets
+        .into_iter()
+        .filter_map(sched::task_nice)
+        .map(|nice| 20 - i64::from(nice))
+        .max()
+        .unwrap_or(-errno::ESRCH)
+}
+
+/// `setpriority(which, who, nice)`: every target the rules allow is reniced; the result is
+/// the last refusal (EPERM or EACCES), ESRCH if there was no target, else 0.
+pub fn setpriority(which: u64, who: u64, nice: u64) -> i64 {
+    let nice = (nice as i32).clamp(-20, 19) as i8;
+    let targets = match targets(which, who) {
+        Ok(t) => t,
+        Err(e) => return e,
+    };
+    let caller = sched::current_uid();
+    let mut result = -errno::ESRCH;
+    for id in targets {
+        let (Some(uid), Some(old)) = (sched::task_uid(id), sched::task_nice(id)) else {
+            continue;
+        };
+        if caller != 0 && caller != uid {
+            result = -errno::EPERM;
+        } else if caller != 0 && nice < old {
+            result = -errno::EACCES;
+        } else if sched::set_task_nice(id, nice) && result == -errno::ESRCH {
+            result = 0;
+        }
+    }
+    result
+}
