@@ -27,7 +27,7 @@ fn programs() -> &'static PathBuf {
 
 #[test]
 fn each_program_is_a_static_non_pie_executable_without_an_interpreter() {
-    for name in ["hello", "ustest", "crash", "ctest"] {
+    for name in ["hello", "ustest", "crash", "perms", "ctest"] {
         let elf = std::fs::read(programs().join(name)).expect("built");
         assert_eq!(&elf[..4], b"\x7fELF", "{name}");
         // e_type (offset 16) is ET_EXEC = 2, not ET_DYN (a PIE).
@@ -200,4 +200,28 @@ fn a_c_program_built_with_musl_prints_the_same_on_cfslab_as_on_linux() {
     assert_eq!(program_output(&run), expected);
     // Nothing musl called was missing.
     assert!(!run.stdout.contains("is not implemented"), "{}", run.stdout);
+}
+
+#[test]
+fn the_uid_rules_are_linux_s() {
+    // setuid, kill and setpriority as root and as an unprivileged uid: see
+    // userland/programs/src/bin/perms.rs. Linux's side needs root; the suite says when it
+    // cannot run it, and cfslab's side is checked against the same lines regardless.
+    let expected = "ok setuid: root takes another uid, which can take itself but not root\n\
+                    ok kill: a user may signal itself, not root's process (EPERM)\n\
+                    ok setpriority: a user may raise its own nice, not lower it (EACCES)\n\
+                    ok setpriority: a user may not renice root's process (EPERM)\n\
+                    ok setpriority: root lowers a user's process's nice to -5\n\
+                    ok setpriority PRIO_USER: root renices every process of a uid\n\
+                    perms: all 6 checks passed\n";
+    let native = Command::new(programs().join("perms"))
+        .output()
+        .expect("runs natively");
+    match native.status.code() {
+        Some(2) => eprintln!("perms: not root on the host, Linux's side not checked"),
+        _ => assert_eq!(String::from_utf8_lossy(&native.stdout), expected),
+    }
+    let run = on_cfslab("/bin/perms", &[]);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(program_output(&run), expected);
 }

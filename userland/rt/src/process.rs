@@ -32,6 +32,28 @@ pub fn setuid(uid: u32) -> Result<(), Errno> {
     unsafe { call(nr::SETUID, uid as usize, 0, 0) }.map(drop)
 }
 
+/// What `getpriority`/`setpriority` name: a process, a process group, or every process of
+/// a user (`who` 0: the caller, its group, its uid).
+#[derive(Debug, Clone, Copy)]
+pub enum Which {
+    Process = 0,
+    Group = 1,
+    User = 2,
+}
+
+/// The nice value of the highest-priority process `which`/`who` names. The raw call
+/// returns 20 - nice (1..=40, so that no nice value looks like an error); this undoes it.
+pub fn getpriority(which: Which, who: i32) -> Result<i32, Errno> {
+    // SAFETY: no memory is involved.
+    unsafe { call(nr::GETPRIORITY, which as usize, who as usize, 0) }.map(|p| 20 - p as i32)
+}
+
+/// Sets the nice value of every process `which`/`who` names.
+pub fn setpriority(which: Which, who: i32, nice: i32) -> Result<(), Errno> {
+    // SAFETY: no memory is involved.
+    unsafe { call(nr::SETPRIORITY, which as usize, who as usize, nice as usize) }.map(drop)
+}
+
 /// `kill(pid, signal)`; signal 0 only checks that the process exists and may be signalled.
 pub fn kill(pid: i32, signal: i32) -> Result<(), Errno> {
     // SAFETY: no memory is involved.
