@@ -5,14 +5,16 @@
  * It leans on what musl's start-up needs (the auxiliary vector, TLS through
  * arch_prctl(ARCH_SET_FS), set_tid_address), on stdio (writev, ioctl TCGETS/TIOCGWINSZ)
  * and on the calls the seeds' workloads make: fork, vfork + execve, wait4, pipe, nanosleep,
- * clock_gettime and setuid. Two processes doing floating-point work while they yield to each
+ * clock_gettime and setuid, and select/poll as lat3 (seed 002) sleeps. Two processes doing floating-point work while they yield to each
  * other check that each keeps its own SSE registers across context switches.
  */
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -122,6 +124,52 @@ int main(int argc, char **argv, char **envp)
 	      "nanosleep 20 ms: at least 20 ms passed on CLOCK_MONOTONIC");
 	check(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) == 0 && (cpu.tv_sec > 0 || cpu.tv_nsec > 0),
 	      "clock_gettime(CLOCK_PROCESS_CPUTIME_ID) counts this process's CPU time");
+
+	/* lat3's sleep: select with no files, only a timeout. */
+	clock_gettime(CLOCK_MONOTONIC, &before);
+	struct timeval tv = {0, 10 * 1000};
+	int selected = select(0, NULL, NULL, NULL, &tv);
+	clock_gettime(CLOCK_MONOTONIC, &after);
+	took = elapsed_ns(&before, &after);
+	check(selected == 0 && took >= 10000000LL && took < 1000000000LL,
+	      "select(0, NULL, NULL, NULL, 10 ms) sleeps at least 10 ms");
+
+	check(pipe(fds) == 0, "pipe for poll");
+	struct pollfd pfd = {fds[0], POLLIN, 0};
+	int empty = poll(&pfd, 1, 0);
+	write(fds[1], "x", 1);
+	int full = poll(&pfd, 1, 0), full_events = pfd.revents;
+	char byte;
+	read(fds[0], &byte, 1);
+	close(fds[1]);
+	int hup = poll(&pfd, 1, 0), hup_events = pfd.revents;
+	close(fds[0]);
+	check(empty == 0 && full == 1 && full_events == POLLIN && hup == 1 && hup_events == POLLHUP,
+	      "poll: an empty pipe times out, a written one is POLLIN, a closed one POLLHUP");
+
+	check(pipe(fds) == 0, "pipe for a child's late write");
+	pid = fork();
+	if (pid == 0) {
+		struct timespec later = {0, 5 * 1000 * 1000};
+		nanosleep(&later, NULL);
+		_exit(write(fds[1], "y", 1) == 1 ? 0 : 1);
+	}
+	pfd = (struct pollfd){fds[0], POLLIN, 0};
+	int woke = poll(&pfd, 1, -1);
+	check(woke == 1 && pfd.revents == POLLIN && exit_status_of(pid) == 0,
+	      "poll with no timeout wakes when a child writes 5 ms later");
+
+	fd_set readable, writable;
+	FD_ZERO(&readable);
+	FD_ZERO(&writable);
+	FD_SET(fds[0], &readable);
+	FD_SET(fds[1], &writable);
+	struct timespec no_wait = {0, 0};
+	int both = pselect(fds[1] + 1, &readable, &writable, NULL, &no_wait, NULL);
+	check(both == 2 && FD_ISSET(fds[0], &readable) && FD_ISSET(fds[1], &writable),
+	      "pselect: the read end with a byte in it and the write end are both ready");
+	close(fds[0]);
+	close(fds[1]);
 
 	/* Root drops to uid 1000 and cannot come back; anyone else cannot become root. */
 	pid = fork();

@@ -35,7 +35,7 @@ pub use process::{
     current_address_space, current_files, current_killed, current_name, current_uid, fork_process,
     has_child, kill_task, parent_of, replace_program, spawn_process, task_uid,
 };
-pub use sleep::{park, sleep, sleep_until, unpark, unpark_irq, wake_up_irq};
+pub use sleep::{park, sleep, sleep_until, sleep_until_woken, unpark, unpark_irq, wake_up_irq};
 use sleep::{sleep_current, wake_up_from};
 pub use waitqueue::WaitQueue;
 

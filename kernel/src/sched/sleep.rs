@@ -16,6 +16,21 @@ pub fn sleep_until(deadline: u64) {
     });
 }
 
+/// Sleeps until a wake-up names the running task or the clock reads `deadline` (`None`: no
+/// deadline), whichever comes first; the timer is cancelled if the wake-up came first, so it
+/// cannot wake a later sleep. The caller has put itself where its wakers will find it (wait
+/// queues, for `poll`) with interrupts off, and keeps them off until here.
+pub fn sleep_until_woken(deadline: Option<u64>) {
+    let timer = change_then_reschedule(|s| {
+        s.block_current(clock::now());
+        let me = s.current_id();
+        deadline.map(|d| hrtimer::start(time::sleep_expiry(d), sleep_timer, me as u64))
+    });
+    if let Some(timer) = timer {
+        hrtimer::cancel(timer);
+    }
+}
+
 /// Puts the running task to sleep until someone wakes it (its waker must know it: a wait
 /// queue, a timer).
 pub(super) fn sleep_current() {

@@ -46,6 +46,23 @@ impl WaitQueue {
         }
     }
 
+    /// Adds the running task to the queue without sleeping: for a task about to sleep on
+    /// several queues at once (`poll`), which takes itself off them with [`Self::remove`]
+    /// when it wakes. Interrupts must be off from here to the sleep.
+    pub fn add_current(&self) {
+        debug_assert!(!interrupts::are_enabled());
+        let me = with_sched(|s| s.current_id());
+        let mut waiters = self.waiters.lock();
+        if !waiters.contains(&me) {
+            waiters.push_back(me);
+        }
+    }
+
+    /// Takes `task` off the queue, if it is on it.
+    pub fn remove(&self, task: TaskId) {
+        interrupts::without_interrupts(|| self.waiters.lock().retain(|&t| t != task));
+    }
+
     /// Wakes the longest waiter, if any.
     pub fn wake_one(&self) {
         interrupts::without_interrupts(|| {

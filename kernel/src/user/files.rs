@@ -82,6 +82,20 @@ impl Pipe {
     }
 }
 
+/// What `poll` and `select` ask of a file, as Linux's `pipe_poll` answers: is there
+/// something to read, room to write, and has the other end gone.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Readiness {
+    /// Bytes to read (POLLIN).
+    pub readable: bool,
+    /// Room to write (POLLOUT).
+    pub writable: bool,
+    /// A pipe's read end whose every write end is closed (POLLHUP).
+    pub hangup: bool,
+    /// A pipe's write end whose every read end is closed (POLLERR).
+    pub error: bool,
+}
+
 /// An open file.
 pub enum File {
     Console,
@@ -89,6 +103,43 @@ pub enum File {
 }
 
 impl File {
+    /// Whether a read or a write would wait now. The console never makes a program wait:
+    /// writes go straight out, and a read returns end-of-file at once (it has no input yet).
+    pub fn readiness(&self) -> Readiness {
+        match self {
+            File::Console => Readiness {
+                readable: true,
+                writable: true,
+                ..Readiness::default()
+            },
+            File::Pipe { pipe, write } => pipe.with(|s| {
+                if *write {
+                    Readiness {
+                        writable: s.bytes.len() < PIPE_BYTES,
+                        error: s.readers == 0,
+                        ..Readiness::default()
+                    }
+                } else {
+                    Readiness {
+                        readable: !s.bytes.is_empty(),
+                        hangup: s.writers == 0,
+                        ..Readiness::default()
+                    }
+                }
+            }),
+        }
+    }
+
+    /// The queue a task waiting for this file's readiness to change sleeps on (`None` for the
+    /// console, which is always ready).
+    pub fn wait_queue(&self) -> Option<&WaitQueue> {
+        match self {
+            File::Console => None,
+            File::Pipe { pipe, write: true } => Some(&pipe.writable),
+            File::Pipe { pipe, write: false } => Some(&pipe.readable),
+        }
+    }
+
     fn pipe_end(pipe: Arc<Pipe>, write: bool) -> File {
         pipe.with(|s| {
             if write {

@@ -10,6 +10,7 @@
 mod info;
 mod io;
 mod memory;
+mod poll;
 mod priority;
 mod process;
 
@@ -44,6 +45,7 @@ mod nr {
     pub const READ: u64 = 0;
     pub const WRITE: u64 = 1;
     pub const CLOSE: u64 = 3;
+    pub const POLL: u64 = 7;
     pub const MMAP: u64 = 9;
     pub const MUNMAP: u64 = 11;
     pub const BRK: u64 = 12;
@@ -52,6 +54,7 @@ mod nr {
     pub const IOCTL: u64 = 16;
     pub const WRITEV: u64 = 20;
     pub const PIPE: u64 = 22;
+    pub const SELECT: u64 = 23;
     pub const SCHED_YIELD: u64 = 24;
     pub const DUP: u64 = 32;
     pub const DUP2: u64 = 33;
@@ -79,6 +82,7 @@ mod nr {
     pub const CLOCK_GETTIME: u64 = 228;
     pub const CLOCK_NANOSLEEP: u64 = 230;
     pub const EXIT_GROUP: u64 = 231;
+    pub const PSELECT6: u64 = 270;
     pub const PIPE2: u64 = 293;
 }
 
@@ -106,6 +110,9 @@ fn call(frame: &SyscallFrame) -> i64 {
         nr::DUP => io::dup(a[0]),
         nr::DUP2 => io::dup2(a[0], a[1]),
         nr::IOCTL => io::ioctl(a[0]),
+        nr::POLL => poll::poll(a[0], a[1], a[2]),
+        nr::SELECT => poll::select(a[0], a[1], a[2], a[3], a[4]),
+        nr::PSELECT6 => poll::pselect6(a[0], a[1], a[2], a[3], a[4]),
         nr::MMAP => memory::mmap(a[0], a[1], a[3]),
         nr::MUNMAP => memory::munmap(a[0], a[1]),
         nr::BRK => memory::brk(a[0]),
