@@ -75,8 +75,8 @@ fn ustest_passes_every_check_on_linux() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     let checks = text.lines().filter(|l| l.starts_with("ok ")).count();
-    assert_eq!(checks, 18, "{text}");
-    assert!(text.ends_with("ustest: all 18 checks passed\n"), "{text}");
+    assert_eq!(checks, 19, "{text}");
+    assert!(text.ends_with("ustest: all 19 checks passed\n"), "{text}");
 }
 
 /// Boots `-- argv` (at icount shift 2) and returns the run.
@@ -153,6 +153,17 @@ fn a_host_binary_added_with_add_runs_and_a_missing_one_is_reported() {
     assert!(run.result("exit")["pid"].is_null());
 }
 
+/// Every frame a program and its children used is back, and the heap is within the few
+/// hundred bytes the kernel's tables keep as capacity after their first growth (see
+/// `user::process::run_program`).
+fn assert_nothing_leaked(run: &systests::Run) {
+    let memory = run.result("memory");
+    assert_eq!(memory["frames_after"], memory["frames_before"], "{memory}");
+    let grew = memory["heap_bytes_after"].as_i64().unwrap()
+        - memory["heap_bytes_before"].as_i64().unwrap();
+    assert!((0..4096).contains(&grew), "{memory}");
+}
+
 /// The program's lines on cfslab: between the self-check's RESULT and its own.
 fn program_output(run: &systests::Run) -> String {
     run.lines()
@@ -166,13 +177,14 @@ fn program_output(run: &systests::Run) -> String {
 #[test]
 fn ustest_prints_the_same_on_cfslab_as_on_linux() {
     // fork and its exit status, SIGKILL, vfork + execve, a clone thread, pipes, the heap
-    // over mmap and brk, dup2, pipe end-of-file, WNOHANG, ENOENT, nanosleep, the CPU clock:
-    // the same eighteen lines from both kernels.
+    // over mmap and brk, dup2, pipe end-of-file, WNOHANG, ENOENT, nanosleep, the CPU clock,
+    // copy-on-write privacy after fork: the same nineteen lines from both kernels.
     let native = Command::new(programs().join("ustest"))
         .output()
         .expect("runs natively");
     let run = on_cfslab("/bin/ustest", &[]);
     assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert_nothing_leaked(&run);
     assert_eq!(
         program_output(&run),
         String::from_utf8_lossy(&native.stdout)
@@ -197,6 +209,7 @@ fn a_c_program_built_with_musl_prints_the_same_on_cfslab_as_on_linux() {
     );
     let run = on_cfslab("/bin/ctest", &[]);
     assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert_nothing_leaked(&run);
     assert_eq!(program_output(&run), expected);
     // Nothing musl called was missing.
     assert!(!run.stdout.contains("is not implemented"), "{}", run.stdout);

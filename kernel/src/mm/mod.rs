@@ -3,6 +3,7 @@
 
 pub mod frames;
 pub mod heap;
+pub mod shares;
 pub mod stack;
 
 use bootloader_api::BootInfo;
@@ -18,6 +19,19 @@ use x86_64::{PhysAddr, VirtAddr};
 pub struct Memory {
     pub mapper: OffsetPageTable<'static>,
     pub frames: BootFrameAllocator,
+    /// User frames shared copy-on-write by forked processes.
+    pub shares: shares::Shares,
+}
+
+impl Memory {
+    /// One owner gives up a user frame; it is freed if that owner was the last.
+    pub fn release_user_frame(&mut self, frame: x86_64::structures::paging::PhysFrame) {
+        use x86_64::structures::paging::FrameDeallocator;
+        if self.shares.release(frame) {
+            // SAFETY: the last owner has unmapped it; no mapping refers to it any more.
+            unsafe { self.frames.deallocate_frame(frame) };
+        }
+    }
 }
 
 /// Set by [`init`].
@@ -99,6 +113,7 @@ pub fn init(boot_info: &'static mut BootInfo) -> Result<MemoryReport, MemoryErro
         Memory {
             mapper: OffsetPageTable::new(&mut *level_4, offset),
             frames: BootFrameAllocator::new(regions, offset),
+            shares: shares::Shares::new(),
         }
     };
     heap::init(&mut memory.mapper, &mut memory.frames, heap_bytes)
@@ -127,6 +142,16 @@ pub fn map_mmio(phys: PhysAddr, virt: VirtAddr) -> Result<(), MemoryError> {
         .map_err(|_| MemoryError::Mapping("a device page"))?
         .flush();
     Ok(())
+}
+
+/// Frames handed out and not yet returned (the kernel's own and every process's).
+pub fn frames_in_use() -> u64 {
+    x86_64::instructions::interrupts::without_interrupts(|| {
+        MEMORY
+            .lock()
+            .as_ref()
+            .map_or(0, |m| m.frames.frames_in_use())
+    })
 }
 
 /// The physical address `addr` is mapped to, if it is mapped.

@@ -4,13 +4,14 @@
 //! ` -- /bin/NAME args` (README, "Userland").
 //!
 //! What runs today: programs from the initramfs as processes (a task each, their own lower
-//! half), files and pipes, anonymous memory, fork (an eager copy), vfork, clone threads,
-//! execve, wait4, kill, the id and clock calls (the table is in `syscall/`), and a fault in
-//! ring 3 killing only the process. What does not yet (issue [3/5], next steps):
-//! copy-on-write, select/poll, priorities and the uid rules, signal handlers, exit_group
-//! ending sibling threads, FPU state, limits.
+//! half, their own FPU/SSE state and FS base), files and pipes with poll/select, anonymous
+//! memory, copy-on-write fork, vfork, clone threads, execve, wait4, kill, priorities and the
+//! uid rules, the id and clock calls (the table is in `syscall/`), and a fault in ring 3
+//! killing only the process. What does not yet (issue [3/5], next steps): signal handlers,
+//! CLONE_THREAD thread groups (exit_group ending sibling threads), limits.
 
 pub mod address_space;
+pub mod cow;
 pub mod elf;
 pub mod fault;
 pub mod files;
@@ -18,5 +19,6 @@ pub mod initramfs;
 pub mod process;
 pub mod stack;
 pub mod syscall;
+mod user_memory;
 
 pub use process::run_program;

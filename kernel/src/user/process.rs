@@ -153,9 +153,27 @@ pub fn spawn(argv: &[&[u8]], envp: &[&[u8]], uid: u32) -> Result<TaskId, ExecErr
 }
 
 /// Runs the program the command line names after ` -- ` as the first process (uid 0), waits
-/// for it and reports `RESULT {"kind":"exit",...}`; true if it exited with status 0.
+/// for it and reports `RESULT {"kind":"exit",...}`, then what memory it left behind
+/// (`RESULT {"kind":"memory",...}`: frames and heap bytes in use before it started and after
+/// it and every process it started were reaped). The frames must match exactly; the heap may
+/// grow by the few hundred bytes the scheduler's tables keep as capacity after their first
+/// growth, and by no more however many processes ran. True if the program exited with 0.
 pub fn run_program(argv: &[String]) -> bool {
     initramfs::init();
+    let before = (crate::mm::frames_in_use(), crate::mm::heap::stats().used);
+    let ok = run_first_program(argv);
+    // Orphans pass to this task (see sched::lifecycle); reap any still running or unreaped.
+    while sched::wait_child().is_some() {}
+    while take_exit(sched::current(), None).is_some() {}
+    let after = (crate::mm::frames_in_use(), crate::mm::heap::stats().used);
+    println!(
+        "RESULT {{\"kind\":\"memory\",\"frames_before\":{},\"frames_after\":{},\"heap_bytes_before\":{},\"heap_bytes_after\":{}}}",
+        before.0, after.0, before.1, after.1
+    );
+    ok
+}
+
+fn run_first_program(argv: &[String]) -> bool {
     let args: Vec<&[u8]> = argv.iter().map(|a| a.as_bytes()).collect();
     let envp: [&[u8]; 2] = [b"HOME=/", b"TERM=dumb"];
     let quoted: Vec<String> = argv.iter().map(|a| alloc::format!("{a:?}")).collect();

@@ -185,6 +185,17 @@ fatal_handler!(
 fatal_handler!(security, ("security exception", "#SX", 30), error_code);
 
 extern "x86-interrupt" fn page_fault(frame: InterruptStackFrame, code: PageFaultErrorCode) {
+    // A program's store to a page it shares copy-on-write since a fork: it gets its own
+    // copy and the store runs again.
+    let store_to_present = PageFaultErrorCode::PROTECTION_VIOLATION
+        | PageFaultErrorCode::CAUSED_BY_WRITE
+        | PageFaultErrorCode::USER_MODE;
+    if code.contains(store_to_present)
+        && let Ok(address) = x86_64::registers::control::Cr2::read()
+        && crate::user::cow::resolve_write_fault(address.as_u64())
+    {
+        return;
+    }
     let fault = describe(
         ("page fault", "#PF", PAGE_FAULT_VECTOR),
         &frame,

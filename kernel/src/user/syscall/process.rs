@@ -1,6 +1,6 @@
 //! Processes: `clone` (and `fork`, `vfork`, which are clones), `execve`, `wait4`, `kill`.
 //!
-//! `fork` copies the address space page by page (copy-on-write is a later step); `vfork`
+//! `fork` shares the address space copy-on-write (`user::cow`); `vfork`
 //! and threads (`clone` with CLONE_VM) share it. A vfork parent sleeps until its child execs
 //! or exits, through the scheduler's own vfork path, so the policy sees Linux's sequence.
 

@@ -28,7 +28,7 @@ fn run(args: &rt::Args) -> i32 {
     if args.str(1) == Some("exit7") {
         return 7;
     }
-    let checks: [(&str, Check); 18] = [
+    let checks: [(&str, Check); 19] = [
         ("ids", ids),
         ("errno: close(-1) is EBADF", bad_close),
         ("auxv: AT_PAGESZ is 4096", page_size),
@@ -39,6 +39,10 @@ fn run(args: &rt::Args) -> i32 {
         ("heap: small, large and many allocations", heap),
         ("fork: the child's exit status 3 reaches wait4", fork_exit),
         ("fork: the child's parent is the caller", fork_parent),
+        (
+            "fork: parent and child each see only their own writes",
+            fork_private_memory,
+        ),
         (
             "wait4 WNOHANG: 0 while the child runs, then its status",
             wait_nohang,
@@ -119,6 +123,33 @@ fn fork_exit(_: &rt::Args) -> Result<(), &'static str> {
             Ok((pid, Exit::Exited(3))) if pid == child => Ok(()),
             _ => Err("wait4 did not see exit status 3"),
         },
+    }
+}
+
+/// After a fork the two processes' memory is private: the child's stores, and the kernel's
+/// copy into the child's buffer (a pipe read), change nothing the parent sees.
+fn fork_private_memory(_: &rt::Args) -> Result<(), &'static str> {
+    let mut buf: Box<[u8; 8192]> = Box::new([1; 8192]);
+    let (read_end, write_end) = io::pipe().map_err(|_| "pipe failed")?;
+    match process::fork().map_err(|_| "fork failed")? {
+        0 => {
+            buf[4096..].fill(2);
+            let n = io::read(read_end, &mut buf[..6]);
+            let ok = n == Ok(6) && &buf[..6] == b"parent" && buf[6..4096].iter().all(|&b| b == 1);
+            process::exit(i32::from(!(ok && buf[4096..].iter().all(|&b| b == 2))))
+        }
+        child => {
+            io::write_all(write_end, b"parent").map_err(|_| "write failed")?;
+            let status = process::wait(child);
+            let _ = (io::close(read_end), io::close(write_end));
+            if buf.iter().any(|&b| b != 1) {
+                return Err("the child's writes reached the parent");
+            }
+            match status {
+                Ok((_, Exit::Exited(0))) => Ok(()),
+                _ => Err("the child did not see its own writes"),
+            }
+        }
     }
 }
 

@@ -1,0 +1,161 @@
+//! Copy-on-write `fork` (Linux's `copy_page_range` and `do_wp_page`). A fork copies no
+//! page: the child maps the parent's frames, and every writable page becomes read-only in
+//! both, marked copy-on-write in a bit the CPU ignores. The first write to such a page —
+//! the program's own store, which faults, or the kernel's copy to it — gives the writer a
+//! private copy; the last owner simply gets write access back. So a fork costs page
+//! tables, not memory, and a fork followed by `execve` copies almost nothing.
+
+use super::address_space::{AddressSpace, PAGE, with_memory};
+use crate::mm::MemoryError;
+use x86_64::VirtAddr;
+use x86_64::structures::paging::mapper::TranslateResult;
+use x86_64::structures::paging::{
+    FrameAllocator, Mapper, Page, PageTableFlags as F, Size4KiB, Translate,
+};
+
+/// The page-table bit that marks a copy-on-write page (bit 9, available to software).
+pub const COW: F = F::BIT_9;
+
+impl AddressSpace {
+    /// A child address space for `fork`: the same frames, writable pages copy-on-write in
+    /// both. The caller is the parent, whose address space is loaded: the TLB is flushed,
+    /// so its next store to a shared page faults.
+    pub fn fork(&self) -> Result<AddressSpace, MemoryError> {
+        let child = AddressSpace::new()?;
+        *child.layout.lock() = *self.layout.lock();
+        let mut pages = alloc::vec::Vec::new();
+        with_memory(|m| {
+            self.for_each_page(m, |addr, entry| {
+                let mut flags = entry.flags();
+                if flags.contains(F::WRITABLE) {
+                    flags = (flags - F::WRITABLE) | COW;
+                    entry.set_flags(flags);
+                }
+                if let Ok(frame) = entry.frame() {
+                    pages.push((addr, frame, flags));
+                }
+            })
+        });
+        x86_64::instructions::tlb::flush_all();
+        child.with_mapper(|mapper, m| {
+            for (addr, frame, flags) in pages {
+                let page = Page::<Size4KiB>::containing_address(VirtAddr::new(addr));
+                let parents = F::PRESENT | F::WRITABLE | F::USER_ACCESSIBLE;
+                // SAFETY: the parent's frame, now read-only in both: neither can change it
+                // without a fault that first gives the writer a copy of its own.
+                unsafe {
+                    mapper.map_to_with_table_flags(page, frame, flags, parents, &mut m.frames)
+                }
+                .map_err(|_| MemoryError::Mapping("a forked page"))?
+                .ignore();
+                m.shares.share(frame);
+            }
+            Ok(())
+        })?;
+        Ok(child)
+    }
+
+    /// If the page at `addr` is copy-on-write, makes it the caller's own and writable again:
+    /// a fresh copy if others still share the frame, else the same frame. `Ok(false)` if the
+    /// page is not copy-on-write (nothing to do).
+    pub fn break_cow(&self, addr: u64) -> Result<bool, MemoryError> {
+        let page = Page::<Size4KiB>::containing_address(VirtAddr::new(addr));
+        self.with_mapper(|mapper, m| {
+            let TranslateResult::Mapped { frame, flags, .. } =
+                mapper.translate(page.start_address())
+            else {
+                return Ok(false);
+            };
+            if !flags.contains(COW) {
+                return Ok(false);
+            }
+            let flags = (flags - COW) | F::WRITABLE;
+            let frame = x86_64::structures::paging::PhysFrame::<Size4KiB>::containing_address(
+                frame.start_address(),
+            );
+            if m.shares.is_shared(frame) {
+                let copy = m
+                    .frames
+                    .allocate_frame()
+                    .ok_or(MemoryError::Mapping("a copy-on-write page (out of frames)"))?;
+                let offset = mapper.phys_offset();
+                // SAFETY: both frames through the physical-memory map, 4 KiB each; `copy`
+                // is fresh.
+                unsafe {
+                    core::ptr::copy_nonoverlapping(
+                        (offset + frame.start_address().as_u64()).as_ptr::<u8>(),
+                        (offset + copy.start_address().as_u64()).as_mut_ptr::<u8>(),
+                        PAGE as usize,
+                    )
+                };
+                // The shared frame keeps its other owners; this page gets the copy.
+                mapper
+                    .unmap(page)
+                    .map_err(|_| MemoryError::Mapping("a copy-on-write page"))?
+                    .1
+                    .flush();
+                m.release_user_frame(frame);
+                // SAFETY: `copy` is fresh and mapped only here.
+                unsafe { mapper.map_to(page, copy, flags, &mut m.frames) }
+                    .map_err(|_| MemoryError::Mapping("a copy-on-write page"))?
+                    .flush();
+            } else {
+                // SAFETY: the last owner of the frame gets write access back.
+                unsafe { mapper.update_flags(page, flags) }
+                    .map_err(|_| MemoryError::Mapping("a copy-on-write page"))?
+                    .flush();
+            }
+            Ok(true)
+        })
+    }
+}
+
+/// A write fault in ring 3 at `addr` on a present page: true if it was a copy-on-write page
+/// (now the program's own), so the store can be retried.
+pub fn resolve_write_fault(addr: u64) -> bool {
+    crate::sched::current_address_space()
+        .is_some_and(|space| space.break_cow(addr & !(PAGE - 1)).unwrap_or(false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames_in_use() -> u64 {
+        with_memory(|m| m.frames.frames_in_use())
+    }
+
+    /// A fork copies page tables only; a write copies one page; the two stay private; and
+    /// every frame comes back once both are gone.
+    #[test_case]
+    fn fork_shares_frames_until_a_write_and_frees_them_all() {
+        const BASE: u64 = 0x40_0000;
+        let baseline = frames_in_use();
+        let parent = AddressSpace::new().unwrap();
+        parent.map_zeroed(BASE, 16 * PAGE, true).unwrap();
+        parent.write(BASE, &[1; 16 * PAGE as usize]).unwrap();
+        let before_fork = frames_in_use();
+
+        let child = parent.fork().unwrap();
+        // The child's level-4, -3, -2 and -1 tables, and no page.
+        assert_eq!(frames_in_use() - before_fork, 4);
+        assert_eq!(with_memory(|m| m.shares.shared_frames()), 16);
+
+        child.write(BASE + 5 * PAGE + 7, &[2, 2]).unwrap();
+        assert_eq!(frames_in_use() - before_fork, 5, "one page copied");
+        let (mut mine, mut theirs) = ([0u8; 3], [0u8; 3]);
+        parent.read(BASE + 5 * PAGE + 6, &mut mine).unwrap();
+        child.read(BASE + 5 * PAGE + 6, &mut theirs).unwrap();
+        assert_eq!((mine, theirs), ([1, 1, 1], [1, 2, 2]));
+
+        // The parent is now the last owner of page 5's old frame: no copy, write access back.
+        parent.write(BASE + 5 * PAGE, &[3]).unwrap();
+        assert_eq!(frames_in_use() - before_fork, 5);
+
+        drop(child);
+        assert_eq!(frames_in_use(), before_fork);
+        assert_eq!(with_memory(|m| m.shares.shared_frames()), 0);
+        drop(parent);
+        assert_eq!(frames_in_use(), baseline);
+    }
+}

@@ -1,0 +1,111 @@
+//! Copying to and from a program's memory (Linux's `copy_to_user`/`copy_from_user`): the
+//! kernel walks the program's own page table and reaches each page through the
+//! physical-memory map. A bad user pointer is an error (`EFAULT`), never a kernel page fault,
+//! and nothing depends on which table CR3 holds. A write to a page still shared
+//! copy-on-write first gives the program its own copy, as the program's own store would.
+
+use super::address_space::{AddressSpace, Fault, PAGE, USER_END};
+use alloc::vec::Vec;
+use x86_64::structures::paging::mapper::TranslateResult;
+use x86_64::structures::paging::{OffsetPageTable, PageTableFlags as F, Translate};
+use x86_64::{PhysAddr, VirtAddr};
+
+impl AddressSpace {
+    /// The physical address behind user address `addr`, if the program may touch it
+    /// (`write`: and write it).
+    fn physical(mapper: &OffsetPageTable, addr: u64, write: bool) -> Result<PhysAddr, Fault> {
+        if addr >= USER_END {
+            return Err(Fault);
+        }
+        match mapper.translate(VirtAddr::new(addr)) {
+            TranslateResult::Mapped {
+                frame,
+                offset,
+                flags,
+            } if flags.contains(F::USER_ACCESSIBLE) && (!write || flags.contains(F::WRITABLE)) => {
+                Ok(frame.start_address() + offset)
+            }
+            _ => Err(Fault),
+        }
+    }
+
+    /// Copies `bytes` to user address `addr` (`EFAULT` if any of it is not the program's,
+    /// writable memory; then nothing is written).
+    pub fn write(&self, addr: u64, bytes: &[u8]) -> Result<(), Fault> {
+        self.unshare(addr, bytes.len())?;
+        self.copy(addr, bytes.len(), true, |user, i, n| {
+            // SAFETY: `user` is the kernel's view of a checked user page with n bytes left.
+            unsafe { core::ptr::copy_nonoverlapping(bytes[i..].as_ptr(), user, n) }
+        })
+    }
+
+    /// Copies a program's bytes to `addr` as the loader does: read-only pages too.
+    pub fn load(&self, addr: u64, bytes: &[u8]) -> Result<(), Fault> {
+        self.copy(addr, bytes.len(), false, |user, i, n| {
+            // SAFETY: as in `write`.
+            unsafe { core::ptr::copy_nonoverlapping(bytes[i..].as_ptr(), user, n) }
+        })
+    }
+
+    /// Copies `buf.len()` bytes from user address `addr` into `buf`.
+    pub fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), Fault> {
+        let dst = buf.as_mut_ptr();
+        self.copy(addr, buf.len(), false, |user, i, n| {
+            // SAFETY: as in `write`; `dst` has `len` bytes.
+            unsafe { core::ptr::copy_nonoverlapping(user, dst.add(i), n) }
+        })
+    }
+
+    /// Reads a NUL-terminated string of at most `max` bytes at `addr`.
+    pub fn read_c_string(&self, addr: u64, max: usize) -> Result<Vec<u8>, Fault> {
+        let mut out = Vec::new();
+        let mut byte = [0u8];
+        while out.len() < max {
+            self.read(addr + out.len() as u64, &mut byte)?;
+            if byte[0] == 0 {
+                return Ok(out);
+            }
+            out.push(byte[0]);
+        }
+        Err(Fault)
+    }
+
+    /// Gives the program its own copy of every copy-on-write page in `addr..addr + len`.
+    fn unshare(&self, addr: u64, len: usize) -> Result<(), Fault> {
+        let end = addr.checked_add(len as u64).ok_or(Fault)?;
+        let mut at = addr & !(PAGE - 1);
+        while at < end.min(USER_END) {
+            self.break_cow(at).map_err(|_| Fault)?;
+            at += PAGE;
+        }
+        Ok(())
+    }
+
+    /// Checks the whole range first, then calls `each(kernel pointer, done, n)` page by page.
+    fn copy(
+        &self,
+        addr: u64,
+        len: usize,
+        write: bool,
+        mut each: impl FnMut(*mut u8, usize, usize),
+    ) -> Result<(), Fault> {
+        let end = addr.checked_add(len as u64).ok_or(Fault)?;
+        self.with_mapper(|mapper, _| {
+            let offset = mapper.phys_offset();
+            let mut at = addr;
+            while at < end {
+                Self::physical(mapper, at, write)?;
+                at = (at & !(PAGE - 1)) + PAGE;
+            }
+            let mut done = 0;
+            while done < len {
+                let at = addr + done as u64;
+                let n = ((PAGE - at % PAGE) as usize).min(len - done);
+                let phys = Self::physical(mapper, at, write)?;
+                each((offset + phys.as_u64()).as_mut_ptr(), done, n);
+                done += n;
+            }
+            Ok(())
+        })
+    }
+}
