@@ -238,3 +238,31 @@ fn the_uid_rules_are_linux_s() {
     assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
     assert_eq!(program_output(&run), expected);
 }
+
+#[test]
+fn a_fork_bomb_meets_eagain_and_the_kernel_reaps_everything() {
+    // See userland/programs/src/bin/forkbomb.rs: 2047 processes wanted, MAX_PROCESSES (256)
+    // allowed. The kernel's tables grow once to their high-water mark (the page tables of
+    // 256 kernel-stack slots, the scheduler's per-slot tables) and keep it; so a leak is
+    // what two more rounds, 500-odd more processes, add: not one frame, and less than 8
+    // bytes of heap per process.
+    let memory = |run: &systests::Run| {
+        assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+        assert!(
+            run.stdout.contains("the rest met EAGAIN; all reaped"),
+            "{}",
+            run.stdout
+        );
+        let m = run.result("memory");
+        let n = |k: &str| m[k].as_i64().unwrap();
+        (n("frames_before"), n("frames_after"), n("heap_bytes_after"))
+    };
+    let (before, after_one, heap_one) = memory(&on_cfslab("/bin/forkbomb", &[]));
+    let (_, after_three, heap_three) = memory(&on_cfslab("/bin/forkbomb 3", &[]));
+    assert!(after_one - before <= 32, "{before} -> {after_one} frames");
+    assert_eq!(after_three, after_one, "frames leaked by rounds 2 and 3");
+    assert!(
+        (heap_three - heap_one).abs() < 4096,
+        "heap {heap_one} after one round, {heap_three} after three"
+    );
+}

@@ -24,11 +24,18 @@ const VFORK_PARENT: Wakeup = Wakeup {
 /// The boot task's id: it adopts the children of tasks that exit before them.
 const BOOT_TASK: TaskId = 0;
 
+/// How many user processes (and threads) may be alive at once: a fork bomb meets EAGAIN
+/// here, as Linux's meets RLIMIT_NPROC and threads-max, long before memory runs out
+/// (each costs at least a 64 KiB kernel stack and its page tables).
+pub const MAX_PROCESSES: usize = 256;
+
 /// Why a task could not be started.
 #[derive(Debug)]
 pub enum SpawnError {
     /// No memory for its stack.
     OutOfMemory,
+    /// [`MAX_PROCESSES`] user processes are alive already (fork gives EAGAIN).
+    TooManyProcesses,
 }
 
 /// Starts a kernel thread running `entry(argument)` as `uid` at `nice`, a child of the

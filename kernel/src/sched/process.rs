@@ -20,10 +20,14 @@ pub fn spawn_process(
     entry: u64,
     sp: u64,
 ) -> Result<TaskId, super::SpawnError> {
-    let stack = KernelStack::new().map_err(|_| super::SpawnError::OutOfMemory)?;
+    let mut stack = Some(KernelStack::new().map_err(|_| super::SpawnError::OutOfMemory)?);
     let cpu = Box::new(UserCpuState::initial());
-    Ok(change_then_reschedule(|s| {
+    let started = change_then_reschedule(|s| {
+        if s.user_tasks() >= super::lifecycle::MAX_PROCESSES {
+            return Err(super::SpawnError::TooManyProcesses);
+        }
         let now = clock::now();
+        let stack = stack.take().expect("taken once");
         let (id, slot) = s.start_child(name, uid, nice, (enter_ring_3, 0), stack, now);
         let t = s.task(slot);
         t.address_space = Some(space);
@@ -32,8 +36,11 @@ pub fn spawn_process(
         t.files = Some(crate::user::files::FdTable::with_console());
         s.need_resched |= s.policy.spawn(slot, uid, nice, now);
         s.record_new(slot, now);
-        id
-    }))
+        Ok(id)
+    });
+    // An unused stack is freed after the scheduler's lock (freeing takes the memory lock).
+    drop(stack);
+    started
 }
 
 /// Forks the running process: a child task (placed by the policy as a fork, with the
@@ -47,9 +54,13 @@ pub fn fork_process(
     frame: crate::arch::x86_64::syscall::SyscallFrame,
     cpu: UserCpuState,
 ) -> Result<TaskId, super::SpawnError> {
-    let stack = KernelStack::new().map_err(|_| super::SpawnError::OutOfMemory)?;
+    let mut stack = Some(KernelStack::new().map_err(|_| super::SpawnError::OutOfMemory)?);
     let (cpu, frame) = (Box::new(cpu), Box::new(frame));
-    Ok(change_then_reschedule(|s| {
+    let forked = change_then_reschedule(|s| {
+        if s.user_tasks() >= super::lifecycle::MAX_PROCESSES {
+            return Err(super::SpawnError::TooManyProcesses);
+        }
+        let stack = stack.take().expect("taken once");
         let now = clock::now();
         let (parent_slot, parent) = (s.current, s.current_id());
         let p = s.task(parent_slot);
@@ -66,8 +77,10 @@ pub fn fork_process(
             s.task(slot).vfork_parent = Some(parent);
             s.block_current(now);
         }
-        id
-    }))
+        Ok(id)
+    });
+    drop(stack);
+    forked
 }
 
 /// A forked process's first code in the kernel: back to ring 3 where its parent called.
@@ -164,6 +177,15 @@ impl Scheduler {
     fn current_task(&mut self) -> &mut crate::task::Task {
         let me = self.current;
         self.task(me)
+    }
+
+    /// User processes and threads alive (not kernel threads).
+    fn user_tasks(&self) -> usize {
+        self.slots
+            .iter()
+            .flatten()
+            .filter(|t| t.address_space.is_some() && t.state != crate::task::State::Exited)
+            .count()
     }
 }
 

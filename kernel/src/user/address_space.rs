@@ -8,6 +8,7 @@
 
 use crate::mm::{MEMORY, Memory, MemoryError};
 use alloc::vec::Vec;
+use core::sync::atomic::Ordering::Relaxed;
 use x86_64::VirtAddr;
 use x86_64::instructions::interrupts;
 use x86_64::structures::paging::page_table::PageTableEntry;
@@ -24,8 +25,15 @@ pub(super) const PAGE: u64 = 4096;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fault;
 
+/// The most memory one process may map (Linux's RLIMIT_AS, in spirit): one more page gives
+/// ENOMEM. With [`crate::sched::MAX_PROCESSES`] processes this is not a promise that all
+/// can have it at once; running out of frames gives ENOMEM too, never a panic.
+pub const MAX_PROCESS_BYTES: u64 = 64 << 20;
+
 pub struct AddressSpace {
     level_4: PhysFrame,
+    /// Pages mapped in the lower half (shared copy-on-write pages count in each owner).
+    pages: core::sync::atomic::AtomicU64,
     /// Where `brk` and anonymous `mmap`s put memory.
     pub layout: spin::Mutex<Layout>,
 }
@@ -65,12 +73,23 @@ impl AddressSpace {
             }
             Ok(AddressSpace {
                 level_4: frame,
+                pages: core::sync::atomic::AtomicU64::new(0),
                 layout: spin::Mutex::new(Layout {
                     mmap_next: MMAP_TOP,
                     ..Layout::default()
                 }),
             })
         })
+    }
+
+    /// Pages mapped in the lower half.
+    pub fn mapped_pages(&self) -> u64 {
+        self.pages.load(Relaxed)
+    }
+
+    /// A forked child starts with its parent's pages (shared, but counted in each).
+    pub(super) fn set_mapped_pages(&self, pages: u64) {
+        self.pages.store(pages, Relaxed);
     }
 
     /// The frame CR3 must hold while the program runs.
@@ -109,6 +128,9 @@ impl AddressSpace {
                 if mapper.translate_page(page).is_ok() {
                     continue;
                 }
+                if self.pages.load(Relaxed) >= MAX_PROCESS_BYTES / PAGE {
+                    return Err(MemoryError::Mapping("user memory (the process's limit)"));
+                }
                 let frame = m
                     .frames
                     .allocate_frame()
@@ -133,6 +155,7 @@ impl AddressSpace {
                 }
                 .map_err(|_| MemoryError::Mapping("user memory"))?
                 .ignore();
+                self.pages.fetch_add(1, Relaxed);
             }
             Ok(())
         })
@@ -153,6 +176,7 @@ impl AddressSpace {
                 if let Ok((frame, flush)) = mapper.unmap(page) {
                     flush.flush();
                     m.release_user_frame(frame);
+                    self.pages.fetch_sub(1, Relaxed);
                 }
             }
         })

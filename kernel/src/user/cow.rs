@@ -23,6 +23,7 @@ impl AddressSpace {
     pub fn fork(&self) -> Result<AddressSpace, MemoryError> {
         let child = AddressSpace::new()?;
         *child.layout.lock() = *self.layout.lock();
+        child.set_mapped_pages(self.mapped_pages());
         let mut pages = alloc::vec::Vec::new();
         with_memory(|m| {
             self.for_each_page(m, |addr, entry| {

@@ -15,6 +15,14 @@ pub const PIPE_BYTES: usize = 4096;
 /// How many files a process may have open (Linux's default RLIMIT_NOFILE).
 pub const MAX_FDS: usize = 1024;
 
+/// How many pipes may exist at once, in all processes together: each may hold
+/// [`PIPE_BYTES`] of kernel heap, so this bounds what pipes can take (4 MiB) far below the
+/// heap's size. One more gives ENFILE, as Linux's pipe-user-pages limits do.
+pub const MAX_PIPES: usize = 1024;
+
+/// Pipes that exist now.
+static PIPES: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
 /// A pipe: a byte queue and who waits on it.
 pub struct Pipe {
     state: Mutex<PipeState>,
@@ -29,8 +37,12 @@ struct PipeState {
 }
 
 impl Pipe {
-    /// A pipe and its two ends: (read, write).
-    pub fn open() -> (File, File) {
+    /// A pipe and its two ends: (read, write); `None` if [`MAX_PIPES`] exist already.
+    pub fn open() -> Option<(File, File)> {
+        use core::sync::atomic::Ordering::Relaxed;
+        PIPES
+            .try_update(Relaxed, Relaxed, |n| (n < MAX_PIPES).then_some(n + 1))
+            .ok()?;
         let pipe = Arc::new(Pipe {
             state: Mutex::new(PipeState {
                 bytes: VecDeque::new(),
@@ -40,10 +52,10 @@ impl Pipe {
             readable: WaitQueue::new(),
             writable: WaitQueue::new(),
         });
-        (
+        Some((
             File::pipe_end(pipe.clone(), false),
             File::pipe_end(pipe, true),
-        )
+        ))
     }
 
     fn with<R>(&self, f: impl FnOnce(&mut PipeState) -> R) -> R {
@@ -94,6 +106,12 @@ pub struct Readiness {
     pub hangup: bool,
     /// A pipe's write end whose every read end is closed (POLLERR).
     pub error: bool,
+}
+
+impl Drop for Pipe {
+    fn drop(&mut self) {
+        PIPES.fetch_sub(1, core::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// An open file.

@@ -109,7 +109,9 @@ pub fn pipe(fds: u64) -> i64 {
     let Some(files) = sched::current_files() else {
         return -errno::EBADF;
     };
-    let (r, w) = Pipe::open();
+    let Some((r, w)) = Pipe::open() else {
+        return -errno::ENFILE;
+    };
     let installed = x86_64::instructions::interrupts::without_interrupts(|| {
         let mut table = files.lock();
         let r = table.install(Arc::new(r))?;

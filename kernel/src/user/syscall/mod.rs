@@ -26,6 +26,7 @@ pub mod errno {
     pub const EPERM: i64 = 1;
     pub const ENOENT: i64 = 2;
     pub const ESRCH: i64 = 3;
+    pub const E2BIG: i64 = 7;
     pub const ENOEXEC: i64 = 8;
     pub const EBADF: i64 = 9;
     pub const ECHILD: i64 = 10;
@@ -34,6 +35,7 @@ pub mod errno {
     pub const EACCES: i64 = 13;
     pub const EFAULT: i64 = 14;
     pub const EINVAL: i64 = 22;
+    pub const ENFILE: i64 = 23;
     pub const EMFILE: i64 = 24;
     pub const ENOTTY: i64 = 25;
     pub const EPIPE: i64 = 32;

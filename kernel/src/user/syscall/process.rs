@@ -63,12 +63,16 @@ pub fn clone(flags: u64, newsp: u64, frame: &SyscallFrame) -> i64 {
     }
 }
 
-/// Most arguments (or environment strings) and bytes per string `execve` takes.
+/// Most arguments (or environment strings) and bytes per string `execve` takes, and most
+/// bytes in all (Linux's historical ARG_MAX, 128 KiB): so that execs at once in every
+/// process cannot take the kernel heap; more gives E2BIG.
 const ARGS_MAX: usize = 256;
 const STRING_MAX: usize = 4096;
+const ARG_BYTES_MAX: usize = 128 * 1024;
 
-/// Reads a null-terminated array of string pointers.
-fn strings(array: u64) -> Result<Vec<Vec<u8>>, i64> {
+/// Reads a null-terminated array of string pointers, taking their bytes (and a NUL each)
+/// from `budget`: E2BIG once it is spent.
+fn strings(array: u64, budget: &mut usize) -> Result<Vec<Vec<u8>>, i64> {
     let space = space();
     let mut out = Vec::new();
     if array == 0 {
@@ -83,13 +87,18 @@ fn strings(array: u64) -> Result<Vec<Vec<u8>>, i64> {
         if ptr == 0 {
             return Ok(out);
         }
-        out.push(
-            space
-                .read_c_string(ptr, STRING_MAX)
-                .map_err(|_| -errno::EFAULT)?,
-        );
+        let max = STRING_MAX.min(budget.saturating_sub(1));
+        let string = space.read_c_string(ptr, max).map_err(|_| {
+            if max < STRING_MAX {
+                -errno::E2BIG
+            } else {
+                -errno::EFAULT
+            }
+        })?;
+        *budget -= string.len() + 1;
+        out.push(string);
     }
-    Err(-errno::EINVAL)
+    Err(-errno::E2BIG)
 }
 
 /// `execve(path, argv, envp)`: on success never returns to the caller's program.
@@ -97,9 +106,14 @@ pub fn execve(path: u64, argv: u64, envp: u64) -> i64 {
     let Ok(path) = space().read_c_string(path, STRING_MAX) else {
         return -errno::EFAULT;
     };
-    let (args, env) = match (strings(argv), strings(envp)) {
-        (Ok(a), Ok(e)) => (a, e),
-        (Err(e), _) | (_, Err(e)) => return e,
+    let mut budget = ARG_BYTES_MAX;
+    let args = match strings(argv, &mut budget) {
+        Ok(a) => a,
+        Err(e) => return e,
+    };
+    let env = match strings(envp, &mut budget) {
+        Ok(e) => e,
+        Err(e) => return e,
     };
     let argv: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
     let envp: Vec<&[u8]> = env.iter().map(Vec::as_slice).collect();
