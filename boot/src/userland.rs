@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The Rust programs userland/ builds.
-pub const RUST_PROGRAMS: [&str; 5] = ["hello", "ustest", "crash", "perms", "forkbomb"];
+pub const RUST_PROGRAMS: [&str; 6] = ["hello", "ustest", "crash", "perms", "forkbomb", "fuzz"];
 
 /// The C programs, `userland/c/NAME.c` each.
 pub const C_PROGRAMS: [&str; 1] = ["ctest"];

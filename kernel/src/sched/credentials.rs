@@ -55,13 +55,14 @@ pub fn set_task_nice(id: TaskId, nice: i8) -> bool {
     })
 }
 
-/// The live user processes (not kernel threads) whose uid is `uid`.
-pub fn processes_of(uid: u32) -> Vec<TaskId> {
+/// The live user processes (not kernel threads) whose uid is `uid` (any uid: `None`).
+pub fn processes_of(uid: Option<u32>) -> Vec<TaskId> {
     with_sched(|s| {
         s.slots
             .iter()
             .flatten()
-            .filter(|t| t.uid == uid && t.state != State::Exited && t.address_space.is_some())
+            .filter(|t| uid.is_none_or(|u| t.uid == u))
+            .filter(|t| t.state != State::Exited && t.address_space.is_some())
             .map(|t| t.id)
             .collect()
     })

@@ -22,7 +22,7 @@ const VFORK_PARENT: Wakeup = Wakeup {
 };
 
 /// The boot task's id: it adopts the children of tasks that exit before them.
-const BOOT_TASK: TaskId = 0;
+pub const BOOT_TASK: TaskId = 0;
 
 /// How many user processes (and threads) may be alive at once: a fork bomb meets EAGAIN
 /// here, as Linux's meets RLIMIT_NPROC and threads-max, long before memory runs out
@@ -262,6 +262,15 @@ pub fn wait_child() -> Option<TaskId> {
             return reaped;
         }
     }
+}
+
+/// Reaps the exited child `id` of the running task, if it has one by that id: `wait4` found
+/// its exit status and the child is now forgotten here too. False if there was none.
+pub fn reap_child(id: TaskId) -> bool {
+    with_sched(|s| {
+        let me = s.current;
+        s.task(me).reap(Some(id)).is_some()
+    })
 }
 
 /// Reaps one exited child if there is one, without waiting (`waitpid` with WNOHANG).

@@ -25,8 +25,8 @@ pub mod waitqueue;
 
 pub use credentials::{PermissionDenied, processes_of, set_task_nice, setuid, task_nice};
 pub use lifecycle::{
-    MAX_PROCESSES, SpawnError, exec_done, exit, join, spawn, spawn_child, try_wait_child,
-    wait_child, yield_now,
+    BOOT_TASK, MAX_PROCESSES, SpawnError, exec_done, exit, join, reap_child, spawn, spawn_child,
+    try_wait_child, wait_child, yield_now,
 };
 pub use observe::{
     RECENT_EVENTS, TRACE_EVENTS, current_cpu_ns, current_if_unlocked, idle_cpu_ns,

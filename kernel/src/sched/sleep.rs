@@ -7,13 +7,11 @@ use crate::task::TaskId;
 use crate::time::{self, clock, hrtimer};
 use sched::Wakeup;
 
-/// Sleeps until the clock reads `deadline` (rounded up to a tick with `hrtimer=off`).
+/// Sleeps until the clock reads `deadline` (rounded up to a tick with `hrtimer=off`), or
+/// until a kill wakes the task early: then the timer is cancelled, so that a process killed
+/// in a sleep of years leaves no timer behind.
 pub fn sleep_until(deadline: u64) {
-    change_then_reschedule(|s| {
-        s.block_current(clock::now());
-        let me = s.current_id();
-        hrtimer::start(time::sleep_expiry(deadline), sleep_timer, me as u64);
-    });
+    sleep_until_woken(Some(deadline));
 }
 
 /// Sleeps until a wake-up names the running task or the clock reads `deadline` (`None`: no
@@ -52,7 +50,7 @@ pub(super) fn wake_up_from(tasks: &[TaskId]) {
 
 /// Sleeps for `ns` nanoseconds.
 pub fn sleep(ns: u64) {
-    sleep_until(clock::now() + ns);
+    sleep_until(clock::now().saturating_add(ns));
 }
 
 fn sleep_timer(task: u64, now: u64) {

@@ -112,6 +112,9 @@ pub fn tick_ns() -> u64 {
 /// When a sleep that should end at `t` really ends: `t` with hrtimers; with `hrtimer=off`
 /// the next tick boundary at or after it, as a jiffies-based kernel would wake it.
 pub fn sleep_expiry(t: u64) -> u64 {
+    // Linux's KTIME_MAX: a deadline "for ever" (a program may ask for 2^64 - 1 ns) is 292
+    // years away, and no arithmetic on it can overflow.
+    let t = t.min(i64::MAX as u64);
     if HRTIMER_OFF.load(Ordering::Relaxed) {
         t.next_multiple_of(tick_ns())
     } else {

@@ -162,16 +162,25 @@ impl AddressSpace {
     }
 
     /// Unmaps the pages of `start..start + len` (page-aligned outward) and frees their
-    /// frames; pages not mapped are skipped. The caller flushes the TLB (CR3 reload) if this
-    /// address space is loaded.
+    /// frames (a shared one when its last owner goes); pages not mapped are skipped. Only
+    /// the mapped pages are visited, so a huge range costs what is mapped in it, not its
+    /// length. The caller flushes the TLB (CR3 reload) if this address space is loaded.
     pub fn unmap(&self, start: u64, len: u64) {
         let first = start & !(PAGE - 1);
         let end = start
             .saturating_add(len)
             .next_multiple_of(PAGE)
             .min(USER_END);
+        let mut pages = Vec::new();
+        with_memory(|m| {
+            self.for_each_page(m, |addr, _| {
+                if (first..end).contains(&addr) {
+                    pages.push(addr);
+                }
+            })
+        });
         self.with_mapper(|mapper, m| {
-            for addr in (first..end).step_by(PAGE as usize) {
+            for addr in pages {
                 let page = Page::<Size4KiB>::containing_address(VirtAddr::new(addr));
                 if let Ok((frame, flush)) = mapper.unmap(page) {
                     flush.flush();

@@ -33,8 +33,46 @@ fn signal_for(vector: u8) -> u8 {
     }
 }
 
+/// How many fault lines may be printed in a burst, and the interval that refills it: Linux
+/// prints them through `printk_ratelimit` (10 per 5 s), so a fuzzer whose children crash by
+/// the thousand cannot flood the console.
+const BURST: u32 = 10;
+const INTERVAL_NS: u64 = 5_000_000_000;
+
+/// (start of the current interval, lines printed in it, lines suppressed in it).
+static RATE: spin::Mutex<(u64, u32, u32)> = spin::Mutex::new((0, 0, 0));
+
+/// Whether a fault line may be printed now; says how many were suppressed when a new
+/// interval begins.
+fn may_print() -> bool {
+    let now = crate::time::clock::now();
+    let mut rate = RATE.lock();
+    let (start, printed, suppressed) = &mut *rate;
+    if now.saturating_sub(*start) >= INTERVAL_NS {
+        if *suppressed > 0 {
+            println!("show_signal_msg: {suppressed} callbacks suppressed");
+        }
+        (*start, *printed, *suppressed) = (now, 0, 0);
+    }
+    if *printed < BURST {
+        *printed += 1;
+        true
+    } else {
+        *suppressed += 1;
+        false
+    }
+}
+
 /// Kills the running process for `fault` (from the exception handler, interrupts off).
 pub fn kill(fault: &UserFault) -> ! {
+    if may_print() {
+        print_line(fault);
+    }
+    process::die(signal_for(fault.vector))
+}
+
+/// Linux's line for a fault in ring 3.
+fn print_line(fault: &UserFault) {
     let name = crate::sched::current_name();
     let pid = crate::task::pid_of(crate::sched::current());
     match fault.address {
@@ -47,5 +85,4 @@ pub fn kill(fault: &UserFault) -> ! {
             fault.name, fault.ip, fault.sp, fault.error_code
         ),
     }
-    process::die(signal_for(fault.vector))
 }

@@ -59,7 +59,14 @@ pub fn die(signal: u8) -> ! {
 fn end(exit: Exit) -> ! {
     let me = sched::current();
     let parent = sched::parent_of(me);
-    with_exits(|e| e.insert(me, (parent, exit)));
+    with_exits(|e| {
+        e.insert(me, (parent, exit));
+        // Children that ended and were never waited for pass to the boot task with the
+        // living ones (as Linux's zombies pass to init), which reaps them.
+        for (_, (p, _)) in e.iter_mut().filter(|(_, (p, _))| *p == Some(me)) {
+            *p = Some(sched::BOOT_TASK);
+        }
+    });
     sched::exit()
 }
 

@@ -159,6 +159,20 @@ pub fn wait(pid: i32) -> Result<(i32, Exit), Errno> {
     Ok((child as i32, Exit::from_status(status)))
 }
 
+/// `wait4(pid, &status, WNOHANG, NULL)`: how the child ended, or `None` if it still runs.
+pub fn wait_nohang(pid: i32) -> Result<Option<Exit>, Errno> {
+    const WNOHANG: usize = 1;
+    let mut status = 0i32;
+    // SAFETY: the kernel writes one int into `status`.
+    let child = unsafe {
+        Errno::result(syscall6(
+            nr::WAIT4,
+            [pid as usize, &raw mut status as usize, WNOHANG, 0, 0, 0],
+        ))
+    }?;
+    Ok((child != 0).then(|| Exit::from_status(status)))
+}
+
 const CLONE_VM: usize = 0x100;
 const CLONE_FS: usize = 0x200;
 const CLONE_FILES: usize = 0x400;

@@ -47,8 +47,8 @@ fn targets(which: u64, who: u64) -> Result<Vec<TaskId>, i64> {
             .into_iter()
             .collect()),
         PRIO_PGRP => Ok(id_of_pid(who).filter(|&id| id == me).into_iter().collect()),
-        PRIO_USER if who == 0 => Ok(sched::processes_of(sched::current_uid())),
-        PRIO_USER => Ok(sched::processes_of(who as u32)),
+        PRIO_USER if who == 0 => Ok(sched::processes_of(Some(sched::current_uid()))),
+        PRIO_USER => Ok(sched::processes_of(Some(who as u32))),
         _ => Err(-errno::EINVAL),
     }
 }

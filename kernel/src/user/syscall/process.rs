@@ -142,6 +142,9 @@ pub fn wait4(pid: i64, status: u64, options: u64) -> i64 {
     };
     loop {
         if let Some((child, exit)) = process::take_exit(me, target) {
+            // Forgotten by the scheduler too (else its list of exited children would grow
+            // with every child ever reaped).
+            sched::reap_child(child);
             let word: i32 = match exit {
                 Exit::Status(s) => i32::from(s) << 8,
                 Exit::Signal(s) => i32::from(s),
@@ -165,10 +168,29 @@ pub fn wait4(pid: i64, status: u64, options: u64) -> i64 {
 }
 
 /// `kill(pid, signal)`: signal 0 checks; SIGCHLD, SIGCONT, SIGURG and SIGWINCH are ignored
-/// by default; every other signal's default action ends the process.
+/// by default; every other signal's default action ends the process. Another uid's process
+/// may be signalled by root only (EPERM). `pid` -1 signals every process the caller may,
+/// but itself (Linux also spares init, which on cfslab is a kernel thread); cfslab has no
+/// process groups, so 0 and other negative pids give ESRCH.
 pub fn kill(pid: i64, signal: i64) -> i64 {
     if !(0..=64).contains(&signal) {
         return -errno::EINVAL;
+    }
+    let me = sched::current_uid();
+    if pid as i32 == -1 {
+        let myself = sched::current();
+        let uid = (me != 0).then_some(me);
+        let targets: Vec<_> = sched::processes_of(uid)
+            .into_iter()
+            .filter(|&id| id != myself)
+            .collect();
+        if targets.is_empty() {
+            return -errno::ESRCH;
+        }
+        for id in targets {
+            deliver(id, signal);
+        }
+        return 0;
     }
     let Some(id) = id_of_pid(pid) else {
         return -errno::ESRCH;
@@ -176,18 +198,22 @@ pub fn kill(pid: i64, signal: i64) -> i64 {
     let Some(uid) = sched::task_uid(id) else {
         return -errno::ESRCH;
     };
-    let me = sched::current_uid();
     if me != 0 && me != uid {
         return -errno::EPERM;
     }
-    if matches!(signal, 0 | 17 | 18 | 23 | 28) {
-        return 0;
-    }
-    if sched::kill_task(id, signal as u8) {
+    if deliver(id, signal) {
         0
     } else {
         -errno::ESRCH
     }
+}
+
+/// Sends `signal` to task `id`: its default action (see [`kill`]); false if it is gone.
+fn deliver(id: crate::task::TaskId, signal: i64) -> bool {
+    if matches!(signal, 0 | 17 | 18 | 23 | 28) {
+        return sched::task_uid(id).is_some();
+    }
+    sched::kill_task(id, signal as u8)
 }
 
 /// `arch_prctl(code, addr)`: the FS base, which C libraries point at the thread's TLS

@@ -287,22 +287,13 @@ fn fork_parent(_: &rt::Args) -> Result<(), &'static str> {
 }
 
 fn wait_nohang(_: &rt::Args) -> Result<(), &'static str> {
-    const WNOHANG: usize = 1;
     match process::fork().map_err(|_| "fork failed")? {
         0 => {
             let _ = time::sleep_ns(20 * MS);
             process::exit(5)
         }
         child => {
-            let mut status = 0i32;
-            // SAFETY: the kernel writes one int into `status`.
-            let early = unsafe {
-                rt::sys::syscall6(
-                    rt::sys::nr::WAIT4,
-                    [child as usize, &raw mut status as usize, WNOHANG, 0, 0, 0],
-                )
-            };
-            if early != 0 {
+            if process::wait_nohang(child) != Ok(None) {
                 return Err("WNOHANG did not return 0 while the child slept");
             }
             match process::wait(child) {
