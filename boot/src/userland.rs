@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The Rust programs userland/ builds.
-pub const RUST_PROGRAMS: [&str; 6] = ["hello", "ustest", "crash", "perms", "forkbomb", "fuzz"];
+pub const RUST_PROGRAMS: [&str; 7] = [
+    "hello", "ustest", "crash", "perms", "forkbomb", "fuzz", "poweroff",
+];
 
 /// The C programs, `userland/c/NAME.c` each.
 pub const C_PROGRAMS: [&str; 1] = ["ctest"];

@@ -75,8 +75,8 @@ fn ustest_passes_every_check_on_linux() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     let checks = text.lines().filter(|l| l.starts_with("ok ")).count();
-    assert_eq!(checks, 19, "{text}");
-    assert!(text.ends_with("ustest: all 19 checks passed\n"), "{text}");
+    assert_eq!(checks, 20, "{text}");
+    assert!(text.ends_with("ustest: all 20 checks passed\n"), "{text}");
 }
 
 /// Boots `-- argv` (at icount shift 2) and returns the run.
@@ -178,7 +178,7 @@ fn program_output(run: &systests::Run) -> String {
 fn ustest_prints_the_same_on_cfslab_as_on_linux() {
     // fork and its exit status, SIGKILL, vfork + execve, a clone thread, pipes, the heap
     // over mmap and brk, dup2, pipe end-of-file, WNOHANG, ENOENT, nanosleep, the CPU clock,
-    // copy-on-write privacy after fork: the same nineteen lines from both kernels.
+    // copy-on-write privacy after fork, SIGPIPE: the same twenty lines from both kernels.
     let native = Command::new(programs().join("ustest"))
         .output()
         .expect("runs natively");
@@ -293,4 +293,25 @@ fn the_fuzzer_s_random_system_calls_leave_the_kernel_standing_with_its_frames_ba
     let grew = memory["heap_bytes_after"].as_i64().unwrap()
         - memory["heap_bytes_before"].as_i64().unwrap();
     assert!(grew < 8192, "{memory}");
+}
+
+#[test]
+fn reboot_powers_off_for_root_only_and_ends_the_run() {
+    // userland/programs/src/bin/poweroff.rs (never run natively: it would power the host
+    // off): EPERM for an unprivileged uid, EINVAL for bad magic, then Linux's line and a
+    // successful end of the run, with no RESULT exit (the program never returned).
+    let run = on_cfslab("/bin/poweroff", &[]);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.lines()
+            .any(|l| l == "poweroff: EPERM for uid 54321: true; EINVAL for bad magic: true"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.lines().any(|l| l == "reboot: Power down"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.result("reboot")["cmd"], "Power down");
 }

@@ -1,4 +1,5 @@
-//! Time and system information: `clock_gettime`, `nanosleep`, `clock_nanosleep`, `uname`.
+//! Time and system information: `clock_gettime`, `nanosleep`, `clock_nanosleep`, `uname`,
+//! and `reboot`, which ends the run.
 
 use super::{errno, space};
 use crate::sched;
@@ -88,4 +89,34 @@ pub fn uname(buf: u64) -> i64 {
         Ok(()) => 0,
         Err(_) => -errno::EFAULT,
     }
+}
+
+/// `reboot(magic1, magic2, cmd)`: root only (EPERM), with Linux's two magic numbers
+/// (EINVAL). Power-off, halt and restart all end the run with success, with Linux's line;
+/// other commands give EINVAL.
+pub fn reboot(magic1: u64, magic2: u64, cmd: u64) -> i64 {
+    const MAGIC1: u32 = 0xfee1_dead;
+    const MAGIC2: [u32; 4] = [672_274_793, 85_072_278, 369_367_448, 537_993_216];
+    const RESTART: u32 = 0x0123_4567;
+    const HALT: u32 = 0xcdef_0123;
+    const POWER_OFF: u32 = 0x4321_fedc;
+    if sched::current_uid() != 0 {
+        return -errno::EPERM;
+    }
+    if magic1 as u32 != MAGIC1 || !MAGIC2.contains(&(magic2 as u32)) {
+        return -errno::EINVAL;
+    }
+    let line = match cmd as u32 {
+        POWER_OFF => "reboot: Power down",
+        HALT => "reboot: System halted",
+        RESTART => "reboot: Restarting system",
+        _ => return -errno::EINVAL,
+    };
+    crate::println!("{line}");
+    crate::println!(
+        "RESULT {{\"kind\":\"reboot\",\"pid\":{},\"cmd\":\"{}\"}}",
+        crate::task::pid_of(sched::current()),
+        line.trim_start_matches("reboot: ")
+    );
+    crate::exit(crate::ExitCode::Success)
 }

@@ -39,7 +39,13 @@ pub fn write(fd: u64, buf: u64, len: u64) -> i64 {
         File::Pipe { write: false, .. } => -errno::EBADF,
         File::Pipe { pipe, write: true } => match pipe.write(&bytes, killed) {
             Some(n) => n as i64,
-            None => -errno::EPIPE,
+            None => {
+                // No reader left: SIGPIPE, whose default action ends the writer at the end
+                // of this call (Linux's pipe_write); the call itself says EPIPE.
+                const SIGPIPE: u8 = 13;
+                sched::kill_task(sched::current(), SIGPIPE);
+                -errno::EPIPE
+            }
         },
     }
 }

@@ -79,6 +79,7 @@ mod nr {
     pub const GETPRIORITY: u64 = 140;
     pub const SETPRIORITY: u64 = 141;
     pub const ARCH_PRCTL: u64 = 158;
+    pub const REBOOT: u64 = 169;
     pub const GETTID: u64 = 186;
     pub const SET_TID_ADDRESS: u64 = 218;
     pub const CLOCK_GETTIME: u64 = 228;
@@ -127,6 +128,7 @@ fn call(frame: &SyscallFrame) -> i64 {
         nr::CLOCK_NANOSLEEP => info::clock_nanosleep(a[0], a[1], a[2]),
         nr::CLOCK_GETTIME => info::clock_gettime(a[0], a[1]),
         nr::UNAME => info::uname(a[0]),
+        nr::REBOOT => info::reboot(a[0], a[1], a[2]),
         nr::GETPID | nr::GETTID | nr::SET_TID_ADDRESS => pid_of(sched::current()),
         nr::GETPPID => sched::parent_of(sched::current()).map_or(0, pid_of),
         nr::GETUID | nr::GETEUID | nr::GETGID | nr::GETEGID => i64::from(sched::current_uid()),

@@ -28,12 +28,16 @@ fn run(args: &rt::Args) -> i32 {
     if args.str(1) == Some("exit7") {
         return 7;
     }
-    let checks: [(&str, Check); 19] = [
+    let checks: [(&str, Check); 20] = [
         ("ids", ids),
         ("errno: close(-1) is EBADF", bad_close),
         ("auxv: AT_PAGESZ is 4096", page_size),
         ("pipe: written bytes read back", pipe),
         ("pipe: end of file once the write end is closed", pipe_eof),
+        (
+            "pipe: a write with no reader left kills the writer with SIGPIPE",
+            pipe_sigpipe,
+        ),
         ("dup2: a second descriptor for the same pipe", dup2),
         ("brk: the break grows, and the new memory reads zero", brk),
         ("heap: small, large and many allocations", heap),
@@ -150,6 +154,23 @@ fn fork_private_memory(_: &rt::Args) -> Result<(), &'static str> {
                 _ => Err("the child did not see its own writes"),
             }
         }
+    }
+}
+
+fn pipe_sigpipe(_: &rt::Args) -> Result<(), &'static str> {
+    match process::fork().map_err(|_| "fork failed")? {
+        0 => {
+            let Ok((read_end, write_end)) = io::pipe() else {
+                process::exit(2)
+            };
+            let _ = io::close(read_end);
+            let _ = io::write(write_end, b"nobody reads this");
+            process::exit(3)
+        }
+        child => match process::wait(child) {
+            Ok((_, Exit::Killed(13))) => Ok(()),
+            _ => Err("the writer was not killed by SIGPIPE"),
+        },
     }
 }
 

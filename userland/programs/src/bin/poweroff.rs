@@ -1,0 +1,41 @@
+//! `poweroff`: ends the run as Linux's init does, with `reboot(LINUX_REBOOT_CMD_POWER_OFF)`,
+//! after checking the call's rules: an unprivileged process gets EPERM, and wrong magic
+//! numbers give EINVAL. Never run it natively as root: it would power the host off.
+
+#![no_std]
+#![no_main]
+
+use rt::process::{self, Exit};
+use rt::sys::{nr, syscall6};
+use rt::{Errno, println};
+
+rt::main!(run);
+
+const MAGIC1: usize = 0xfee1_dead;
+const MAGIC2: usize = 672_274_793;
+const POWER_OFF: usize = 0x4321_fedc;
+
+fn reboot(magic1: usize, cmd: usize) -> Result<usize, Errno> {
+    // SAFETY: reboot takes no memory with these commands.
+    Errno::result(unsafe { syscall6(nr::REBOOT, [magic1, MAGIC2, cmd, 0, 0, 0]) })
+}
+
+fn run(_: &rt::Args) -> i32 {
+    let child = match process::fork() {
+        Ok(0) => {
+            let refused =
+                process::setuid(54_321).is_ok() && reboot(MAGIC1, POWER_OFF) == Err(Errno::EPERM);
+            process::exit(i32::from(!refused))
+        }
+        Ok(child) => child,
+        Err(_) => return 1,
+    };
+    let unprivileged_refused = matches!(process::wait(child), Ok((_, Exit::Exited(0))));
+    let bad_magic_refused = reboot(0x1234, POWER_OFF) == Err(Errno::EINVAL);
+    println!(
+        "poweroff: EPERM for uid 54321: {unprivileged_refused}; EINVAL for bad magic: {bad_magic_refused}"
+    );
+    let _ = reboot(MAGIC1, POWER_OFF);
+    println!("poweroff: FAIL: reboot returned");
+    1
+}
