@@ -53,11 +53,14 @@ SEEDS ?= 3
 lab: deps
 	@$(BOOT) lab --seconds $(SECONDS) --seeds $(SEEDS)
 
-# Scheduler operation costs on the host (criterion) and the kernel's context-switch and
-# wake-up paths in QEMU; the tables in README.md come from here.
+# Scheduler operation costs on the host (criterion), the kernel's context-switch and
+# wake-up paths in QEMU, and the system-call paths seen from a user program (the optimised
+# kernel at icount shift 0: one guest instruction per nanosecond); the tables in README.md
+# come from here.
 bench: deps
 	cargo bench -p sched --bench ops
 	cargo bench -p kernel --target x86_64-unknown-none --bench switch
+	@$(BOOT) run --release --icount-shift 0 --opts "-- /bin/microbench" | grep '^microbench'
 
 gdb: deps
 	@$(BOOT) gdb $(BOOT_FLAGS) --port $(GDBPORT) --opts "$(OPTS)"

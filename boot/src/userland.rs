@@ -8,8 +8,15 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The Rust programs userland/ builds.
-pub const RUST_PROGRAMS: [&str; 7] = [
-    "hello", "ustest", "crash", "perms", "forkbomb", "fuzz", "poweroff",
+pub const RUST_PROGRAMS: [&str; 8] = [
+    "hello",
+    "ustest",
+    "crash",
+    "perms",
+    "forkbomb",
+    "fuzz",
+    "poweroff",
+    "microbench",
 ];
 
 /// The C programs, `userland/c/NAME.c` each.

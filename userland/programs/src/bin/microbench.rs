@@ -1,0 +1,124 @@
+//! `microbench`: what the kernel's paths cost, seen from a program — the figures of issue
+//! [3/5]'s table. Under QEMU's `-icount shift=0` one guest instruction is one virtual
+//! nanosecond, so on cfslab (`make bench`) each figure is a count of guest instructions;
+//! natively it is host time. Each path is timed over many repetitions with
+//! CLOCK_MONOTONIC and divided; the kernel's own cost of the two clock reads is included
+//! once per batch, not per call.
+//!
+//! Paths: `getpid`; `sched_yield` with nothing else to run; a one-byte pipe ping-pong
+//! between two processes (round trip); fork + exit + wait; vfork + exit + wait; vfork +
+//! execve (of this program, which exits at once) + exit + wait; and how late an idle 100 ms
+//! `nanosleep` wakes.
+
+#![no_std]
+#![no_main]
+
+use rt::process;
+use rt::sys::{nr, simple};
+use rt::{io, println, time};
+
+rt::main!(run);
+
+fn run(args: &rt::Args) -> i32 {
+    // Exec'd by the vfork + execve path: exit at once.
+    if args.str(1) == Some("exit") {
+        return 0;
+    }
+    report(
+        "getpid",
+        per_call(2000, || {
+            simple(nr::GETPID);
+        }),
+    );
+    report(
+        "sched_yield alone",
+        per_call(2000, || {
+            time::yield_now();
+        }),
+    );
+    report("pipe ping-pong round trip", ping_pong(500));
+    report(
+        "fork + exit + wait",
+        per_call(30, || match process::fork() {
+            Ok(0) => process::exit(0),
+            Ok(child) => drop(process::wait(child)),
+            Err(_) => {}
+        }),
+    );
+    report(
+        "vfork + exit + wait",
+        per_call(30, || {
+            if let Ok(child) = process::vfork_exit() {
+                let _ = process::wait(child);
+            }
+        }),
+    );
+    let (argv0, _) = args.raw();
+    // SAFETY: argv[0] is the NUL-terminated path this program was started by.
+    let path = unsafe { *argv0 };
+    let argv = [path, c"exit".as_ptr().cast::<u8>(), core::ptr::null()];
+    let envp = [core::ptr::null::<u8>()];
+    report(
+        "vfork + execve + exit + wait",
+        per_call(30, || {
+            // SAFETY: NUL-terminated strings in null-terminated arrays.
+            if let Ok(child) = unsafe { process::vfork_exec(path, argv.as_ptr(), envp.as_ptr()) } {
+                let _ = process::wait(child);
+            }
+        }),
+    );
+    let overshoot = (0..5)
+        .map(|_| {
+            let start = time::now_ns();
+            let _ = time::sleep_ns(100_000_000);
+            time::now_ns() - start - 100_000_000
+        })
+        .max()
+        .unwrap_or(0);
+    println!("microbench: idle 100 ms nanosleep overshoot (worst of 5): {overshoot} ns");
+    0
+}
+
+fn report(what: &str, ns: u64) {
+    println!("microbench: {what}: {ns} ns per call");
+}
+
+/// Nanoseconds per call of `f`, over `n` calls.
+fn per_call(n: u64, mut f: impl FnMut()) -> u64 {
+    let start = time::now_ns();
+    for _ in 0..n {
+        f();
+    }
+    (time::now_ns() - start) / n
+}
+
+/// Nanoseconds per round trip of one byte between this process and a child, over `n`.
+fn ping_pong(n: u64) -> u64 {
+    let (Ok((to_child, from_parent)), Ok((to_parent, from_child))) = (io::pipe(), io::pipe())
+    else {
+        return 0;
+    };
+    // to_child/from_parent: parent writes [1], child reads [0]; likewise the other pipe.
+    let mut byte = [0u8; 1];
+    match process::fork() {
+        Ok(0) => {
+            for _ in 0..n {
+                let _ = io::read(to_child, &mut byte);
+                let _ = io::write(from_child, &byte);
+            }
+            process::exit(0)
+        }
+        Ok(child) => {
+            let ns = per_call(n, || {
+                let _ = io::write(from_parent, b"x");
+                let _ = io::read(to_parent, &mut byte);
+            });
+            let _ = process::wait(child);
+            for fd in [to_child, from_parent, to_parent, from_child] {
+                let _ = io::close(fd);
+            }
+            ns
+        }
+        Err(_) => 0,
+    }
+}
