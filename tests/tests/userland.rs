@@ -271,9 +271,10 @@ fn a_fork_bomb_meets_eagain_and_the_kernel_reaps_everything() {
 fn the_fuzzer_s_random_system_calls_leave_the_kernel_standing_with_its_frames_back() {
     // userland/programs/src/bin/fuzz.rs, a short run (the README gives the 10^6-call one):
     // 20 000 random calls, seeded, in unprivileged children replaced as they die. It found
-    // an overflow panic in the sleep path and an unmap that walked 2^35 pages; the run must
-    // end normally, every frame must come back, and the heap may keep only the capacity the
-    // kernel's tables grew to (a few KiB).
+    // an overflow panic in the sleep path, an unmap that walked 2^35 pages, and exit statuses
+    // never reaped (about 15 bytes of heap per child); the run must end normally, every frame
+    // must come back, and the heap may keep only the capacity the kernel's tables grew to
+    // (1 472 bytes here, after 20 000 calls as after 100 000).
     let run = on_cfslab("/bin/fuzz 20000 7", &[]);
     assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
     assert!(
@@ -292,7 +293,7 @@ fn the_fuzzer_s_random_system_calls_leave_the_kernel_standing_with_its_frames_ba
     assert_eq!(memory["frames_after"], memory["frames_before"], "{memory}");
     let grew = memory["heap_bytes_after"].as_i64().unwrap()
         - memory["heap_bytes_before"].as_i64().unwrap();
-    assert!(grew < 8192, "{memory}");
+    assert!(grew < 4096, "{memory}");
 }
 
 #[test]

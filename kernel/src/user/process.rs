@@ -57,10 +57,13 @@ pub fn die(signal: u8) -> ! {
 }
 
 fn end(exit: Exit) -> ! {
+    // Interrupts stay off from here until the scheduler has switched away for good: a child
+    // ending between this task's filing and its exit would otherwise file its status under
+    // this task after its children passed to the boot task, and stay unreaped for ever.
+    x86_64::instructions::interrupts::disable();
     let me = sched::current();
-    let parent = sched::parent_of(me);
     with_exits(|e| {
-        e.insert(me, (parent, exit));
+        e.insert(me, (sched::parent_of(me), exit));
         // Children that ended and were never waited for pass to the boot task with the
         // living ones (as Linux's zombies pass to init), which reaps them.
         for (_, (p, _)) in e.iter_mut().filter(|(_, (p, _))| *p == Some(me)) {
