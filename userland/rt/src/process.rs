@@ -32,6 +32,25 @@ pub fn setuid(uid: u32) -> Result<(), Errno> {
     unsafe { call(nr::SETUID, uid as usize, 0, 0) }.map(drop)
 }
 
+/// Whether the kernel is cfslab (`uname`'s sysname). The programs that would harm a real
+/// machine — a fork bomb, the fuzzer, a power-off — refuse to run anywhere else.
+pub fn on_cfslab() -> bool {
+    let mut uts = [0u8; 6 * 65];
+    // SAFETY: the kernel writes one `struct utsname` (six 65-byte fields) into `uts`.
+    let ok = unsafe { call(nr::UNAME, uts.as_mut_ptr() as usize, 0, 0) }.is_ok();
+    ok && uts.starts_with(b"cfslab\0")
+}
+
+/// For a program that must run on cfslab only: true there; anywhere else it says so in one
+/// line naming `program` and returns false (the program then exits with status 2).
+pub fn cfslab_only(program: &str) -> bool {
+    let here = on_cfslab();
+    if !here {
+        crate::println!("{program}: refusing to run: this program is for cfslab only");
+    }
+    here
+}
+
 /// What `getpriority`/`setpriority` name: a process, a process group, or every process of
 /// a user (`who` 0: the caller, its group, its uid).
 #[derive(Debug, Clone, Copy)]

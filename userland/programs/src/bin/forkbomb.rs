@@ -2,8 +2,8 @@
 //! once. Every process forks two children (down to depth 10: 2047 processes wanted), then
 //! sleeps 100 ms so that the tree stands, then reaps its children. The kernel must refuse
 //! the forks beyond its limit with EAGAIN — never panic or hang — reap everything, and get
-//! every frame back (its `RESULT {"kind":"memory"}` line). Run it on cfslab only: on Linux
-//! as root nothing stops it.
+//! every frame back (its `RESULT {"kind":"memory"}` line). It runs on cfslab only (anywhere
+//! else it refuses, status 2): on Linux as root nothing would stop it.
 //!
 //! (An unbounded bomb — every process forking until EAGAIN — never ends on a fair
 //! scheduler: each exit frees a slot that a process still forking takes. The tree bounds
@@ -25,6 +25,9 @@ rt::main!(run);
 const DEPTH: u32 = 10;
 
 fn run(args: &rt::Args) -> i32 {
+    if !process::cfslab_only("forkbomb") {
+        return 2;
+    }
     let rounds = args.str(1).and_then(|r| r.parse().ok()).unwrap_or(1);
     let mut status = 0;
     for _ in 0..rounds {

@@ -4,7 +4,7 @@
 //! arguments include kernel addresses, unmapped and misaligned pointers, huge lengths and
 //! negative fds. The kernel must survive all of it, and the kernel's own
 //! `RESULT {"kind":"memory"}` line afterwards shows its frames and heap back at baseline.
-//! Run it on cfslab only: it is not meant for a real machine.
+//! It runs on cfslab only (anywhere else it refuses, status 2): not on a real machine.
 //!
 //! Each child reports its progress with one byte per [`BATCH`] calls on a pipe kept at a
 //! descriptor the calls are unlikely to name; a child still alive after [`CHILD_NS`] (asleep
@@ -13,6 +13,8 @@
 
 #![no_std]
 #![no_main]
+
+extern crate alloc;
 
 use rt::process::{self, Exit};
 use rt::sys::{nr, syscall6};
@@ -99,6 +101,9 @@ const NUMBERS: [usize; 48] = [
 ];
 
 fn run(args: &rt::Args) -> i32 {
+    if !process::cfslab_only("fuzz") {
+        return 2;
+    }
     let calls: u64 = args
         .str(1)
         .and_then(|s| s.parse().ok())
@@ -202,8 +207,6 @@ fn child_main(seed: u64, report: i32) -> ! {
     }
     process::exit(0)
 }
-
-extern crate alloc;
 
 /// One argument: small numbers and fds, pointers into the scratch buffer (misaligned too,
 /// or running off its end), unmapped and kernel addresses, huge and random values.
