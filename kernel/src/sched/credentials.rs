@@ -61,8 +61,7 @@ pub fn processes_of(uid: Option<u32>) -> Vec<TaskId> {
         s.slots
             .iter()
             .flatten()
-            .filter(|t| uid.is_none_or(|u| t.uid == u))
-            .filter(|t| t.state != State::Exited && t.address_space.is_some())
+            .filter(|t| t.is_live_process() && uid.is_none_or(|u| t.uid == u))
             .map(|t| t.id)
             .collect()
     })

@@ -184,7 +184,7 @@ impl Scheduler {
         self.slots
             .iter()
             .flatten()
-            .filter(|t| t.address_space.is_some() && t.state != crate::task::State::Exited)
+            .filter(|t| t.is_live_process())
             .count()
     }
 }

@@ -11,6 +11,14 @@ use crate::mm::stack::KernelStack;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+impl Task {
+    /// A user process (or thread) that has not exited: what the process limit counts and
+    /// what `kill(-1)` and PRIO_USER reach.
+    pub fn is_live_process(&self) -> bool {
+        self.address_space.is_some() && self.state != State::Exited
+    }
+}
+
 /// A task's number, unique for the boot (never reused).
 pub type TaskId = usize;
 

@@ -59,11 +59,6 @@ impl UserCpuState {
         state.save();
         state
     }
-
-    /// Sets the FS base a child starts with (`clone` with CLONE_SETTLS).
-    pub fn set_fs_base(&mut self, base: u64) {
-        self.fs_base = base;
-    }
 }
 
 /// Points FS at `base` for the running task (`arch_prctl(ARCH_SET_FS)`). The caller has
