@@ -20,7 +20,7 @@ pub const RUST_PROGRAMS: [&str; 8] = [
 ];
 
 /// The C programs, `userland/c/NAME.c` each.
-pub const C_PROGRAMS: [&str; 1] = ["ctest"];
+pub const C_PROGRAMS: [&str; 2] = ["ctest", "cthreads"];
 
 /// Every program packed under `/bin`.
 pub fn programs() -> impl Iterator<Item = &'static str> {

@@ -27,7 +27,7 @@ fn programs() -> &'static PathBuf {
 
 #[test]
 fn each_program_is_a_static_non_pie_executable_without_an_interpreter() {
-    for name in ["hello", "ustest", "crash", "perms", "ctest"] {
+    for name in ["hello", "ustest", "crash", "perms", "ctest", "cthreads"] {
         let elf = std::fs::read(programs().join(name)).expect("built");
         assert_eq!(&elf[..4], b"\x7fELF", "{name}");
         // e_type (offset 16) is ET_EXEC = 2, not ET_DYN (a PIE).
@@ -212,6 +212,36 @@ fn a_c_program_built_with_musl_prints_the_same_on_cfslab_as_on_linux() {
     assert_nothing_leaked(&run);
     assert_eq!(program_output(&run), expected);
     // Nothing musl called was missing.
+    assert!(!run.stdout.contains("is not implemented"), "{}", run.stdout);
+}
+
+#[test]
+fn musl_threads_signals_and_rusage_behave_on_cfslab_as_on_linux() {
+    // pthread_create (CLONE_THREAD, CLONE_SETTLS, the tid words, a PROT_NONE guard page),
+    // mutexes, condition variables and pthread_join on futexes, __thread variables, exit()
+    // and a segfault in a thread ending the whole process, blocked and ignored signals,
+    // sigaction read back, getrusage and wait4's rusage: see userland/c/cthreads.c.
+    let native = Command::new(programs().join("cthreads"))
+        .output()
+        .expect("runs natively");
+    let expected = String::from_utf8_lossy(&native.stdout);
+    assert!(native.status.success(), "{expected}");
+    assert!(
+        expected.ends_with("cthreads: all checks passed\n"),
+        "{expected}"
+    );
+    let run = on_cfslab("/bin/cthreads", &[]);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert_nothing_leaked(&run);
+    // The kernel's line for the thread that segfaults (Linux writes it to its own log).
+    let segfault = |l: &str| l.starts_with("cthreads[") && l.contains("]: segfault at ");
+    let output: String = program_output(&run)
+        .lines()
+        .filter(|l| !segfault(l))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(output, expected);
+    assert_eq!(run.stdout.lines().filter(|l| segfault(l)).count(), 1);
     assert!(!run.stdout.contains("is not implemented"), "{}", run.stdout);
 }
 

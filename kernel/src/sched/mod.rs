@@ -20,6 +20,7 @@ mod observe;
 mod process;
 pub mod setup;
 mod sleep;
+mod threads;
 pub mod trace;
 pub mod waitqueue;
 
@@ -33,11 +34,18 @@ pub use observe::{
     print_sched_debug, print_trace, switch_count, task_stats, trace_start, trace_stop, with_policy,
 };
 pub use process::{
-    current_address_space, current_files, current_killed, current_name, current_uid, fork_process,
-    has_child, kill_task, parent_of, replace_program, spawn_process, task_uid,
+    Clone, current_address_space, current_files, current_killed, current_name, current_uid,
+    fork_process, has_child, kill_task, parent_of, replace_program, spawn_process, task_uid,
 };
-pub use sleep::{park, sleep, sleep_until, sleep_until_woken, unpark, unpark_irq, wake_up_irq};
+pub use sleep::{
+    park, sleep, sleep_until, sleep_until_woken, unpark, unpark_irq, wake_task, wake_up_irq,
+};
 use sleep::{sleep_current, wake_up_from};
+pub use threads::{
+    blocked_signals, blocks, current_group, current_process, current_thread_times, group_of,
+    live_threads_times, set_blocked_signals, set_clear_child_tid, take_clear_child_tid, threads_in,
+    threads_of_task,
+};
 pub use waitqueue::WaitQueue;
 
 use crate::arch::x86_64::switch::{initial_stack, switch_context};
@@ -158,6 +166,7 @@ impl Scheduler {
             self.policy.put_prev(prev, now);
         }
         let yielded = core::mem::take(&mut self.yielding);
+        let prev_is_idle = prev == self.idle;
         let p = self.task(prev);
         p.stats.cpu_ns += now - p.stats.switched_in_at;
         let prev_state = match p.state {
@@ -166,6 +175,11 @@ impl Scheduler {
             State::Sleeping => trace::PrevState::Sleeping,
             State::Exited => trace::PrevState::Dead,
         };
+        if prev_state == trace::PrevState::Sleeping {
+            p.stats.voluntary_switches += 1;
+        } else if prev_state != trace::PrevState::Dead && !prev_is_idle {
+            p.stats.involuntary_switches += 1;
+        }
         if p.state == State::Running {
             p.state = State::Runnable;
             p.stats.runnable_since = Some(now);
@@ -337,6 +351,10 @@ fn new_task(
         fork_frame: None,
         user_cpu: None,
         files: None,
+        group: None,
+        clear_child_tid: 0,
+        set_tid: [0; 2],
+        blocked_signals: 0,
         killed: None,
         name: String::from(name),
         uid,
@@ -443,7 +461,17 @@ pub fn current() -> TaskId {
 /// The scheduler tick (from the timer interrupt): the policy may ask for a preemption.
 fn tick(now: u64) {
     with_sched(|s| {
-        if s.current != s.idle && s.policy.tick(now) {
+        if s.current == s.idle {
+            return;
+        }
+        let current = s.current;
+        let stats = &mut s.task(current).stats;
+        if crate::time::tick_interrupted_user() {
+            stats.user_ticks += 1;
+        } else {
+            stats.system_ticks += 1;
+        }
+        if s.policy.tick(now) {
             s.need_resched = true;
         }
     });

@@ -7,6 +7,7 @@ use crate::mm::stack::KernelStack;
 use crate::task::TaskId;
 use crate::time::clock;
 use crate::user::address_space::AddressSpace;
+use crate::user::thread_group::ThreadGroup;
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 
@@ -31,6 +32,7 @@ pub fn spawn_process(
         let (id, slot) = s.start_child(name, uid, nice, (enter_ring_3, 0), stack, now);
         let t = s.task(slot);
         t.address_space = Some(space);
+        t.group = Some(Arc::new(ThreadGroup::new(id)));
         t.user_cpu = Some(cpu);
         t.user_start = Some((entry, sp));
         t.files = Some(crate::user::files::FdTable::with_console());
@@ -43,19 +45,31 @@ pub fn spawn_process(
     started
 }
 
-/// Forks the running process: a child task (placed by the policy as a fork, with the
-/// parent's uid and nice) in `space` with `files`, that returns to ring 3 with the parent's
-/// registers `frame` (rax already 0) and `cpu` (its FPU and FS base). With
-/// [`ForkKind::Vfork`] the caller sleeps until the child execs or exits.
-pub fn fork_process(
-    kind: super::ForkKind,
-    space: Arc<AddressSpace>,
-    files: crate::user::files::Files,
-    frame: crate::arch::x86_64::syscall::SyscallFrame,
-    cpu: UserCpuState,
-) -> Result<TaskId, super::SpawnError> {
+/// What `clone` asks for, besides the flags the caller has already acted on (which address
+/// space and files the child gets).
+pub struct Clone {
+    pub kind: super::ForkKind,
+    /// A thread of the caller's process (CLONE_THREAD), not a new process.
+    pub thread: bool,
+    pub space: Arc<AddressSpace>,
+    pub files: crate::user::files::Files,
+    /// The parent's registers at the call, rax already 0 (and rsp the new stack, if any).
+    pub frame: crate::arch::x86_64::syscall::SyscallFrame,
+    /// The child's FPU and FS base.
+    pub cpu: UserCpuState,
+    /// See [`crate::task::Task::set_tid`] and [`crate::task::Task::clear_child_tid`].
+    pub set_tid: [u64; 2],
+    pub clear_child_tid: u64,
+}
+
+/// Forks the running process, or starts a thread of it: a child task (placed by the policy
+/// as a fork, with the parent's uid and nice) that returns to ring 3 with `clone.frame`.
+/// A new process is the caller's child; a thread is no one's (it ends by itself, see
+/// `user::thread_group`). With [`ForkKind::Vfork`] the caller sleeps until the child execs
+/// or exits.
+pub fn fork_process(clone: Clone) -> Result<TaskId, super::SpawnError> {
     let mut stack = Some(KernelStack::new().map_err(|_| super::SpawnError::OutOfMemory)?);
-    let (cpu, frame) = (Box::new(cpu), Box::new(frame));
+    let (cpu, frame) = (Box::new(clone.cpu), Box::new(clone.frame));
     let forked = change_then_reschedule(|s| {
         if s.user_tasks() >= super::lifecycle::MAX_PROCESSES {
             return Err(super::SpawnError::TooManyProcesses);
@@ -65,15 +79,28 @@ pub fn fork_process(
         let (parent_slot, parent) = (s.current, s.current_id());
         let p = s.task(parent_slot);
         let (uid, nice, name) = (p.uid, p.nice, p.name.clone());
+        let (group, blocked) = (p.group.clone().expect("a process"), p.blocked_signals);
         let (id, slot) = s.start_child(&name, uid, nice, (return_forked, 0), stack, now);
+        if clone.thread {
+            s.task(parent_slot).children -= 1;
+        }
         let t = s.task(slot);
-        t.address_space = Some(space);
-        t.files = Some(files);
+        t.group = Some(if clone.thread {
+            t.parent = None;
+            group
+        } else {
+            Arc::new(group.forked(id))
+        });
+        t.blocked_signals = blocked;
+        t.address_space = Some(clone.space);
+        t.files = Some(clone.files);
         t.fork_frame = Some(frame);
         t.user_cpu = Some(cpu);
-        s.need_resched |= s.policy.fork(parent_slot, slot, kind, now);
+        t.set_tid = clone.set_tid;
+        t.clear_child_tid = clone.clear_child_tid;
+        s.need_resched |= s.policy.fork(parent_slot, slot, clone.kind, now);
         s.record_new(slot, now);
-        if kind == super::ForkKind::Vfork {
+        if clone.kind == super::ForkKind::Vfork {
             s.task(slot).vfork_parent = Some(parent);
             s.block_current(now);
         }
@@ -83,9 +110,15 @@ pub fn fork_process(
     forked
 }
 
-/// A forked process's first code in the kernel: back to ring 3 where its parent called.
+/// A forked process's first code in the kernel: its tid where `clone` was asked to write it,
+/// then back to ring 3 where its parent called.
 fn return_forked(_: u64) {
-    let frame = with_sched(|s| *s.current_task().fork_frame.take().expect("a fork frame"));
+    let (frame, set_tid) = with_sched(|s| {
+        let t = s.current_task();
+        let frame = *t.fork_frame.take().expect("a fork frame");
+        (frame, core::mem::take(&mut t.set_tid))
+    });
+    crate::user::process::write_tid(set_tid);
     x86_64::instructions::interrupts::disable();
     // SAFETY: the switch loaded the child's address space, a copy of (or the same as) the
     // parent's, in which the frame's rip and rsp are the parent's user addresses.
@@ -174,7 +207,7 @@ fn enter_ring_3(_: u64) {
 }
 
 impl Scheduler {
-    fn current_task(&mut self) -> &mut crate::task::Task {
+    pub(super) fn current_task(&mut self) -> &mut crate::task::Task {
         let me = self.current;
         self.task(me)
     }

@@ -105,3 +105,9 @@ impl Scheduler {
         }
     }
 }
+
+/// Wakes `task` from task context if it sleeps (a futex wake); the caller may be switched
+/// away at once if the policy says the wakee should preempt it.
+pub fn wake_task(task: TaskId) {
+    wake_up_from(&[task]);
+}

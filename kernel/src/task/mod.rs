@@ -70,6 +70,13 @@ pub struct TaskStats {
     pub(crate) runnable_since: Option<u64>,
     /// Whether that wait started with a wake-up (it then counts as wake-up latency).
     pub(crate) woken: bool,
+    /// Ticks that found the task in ring 3, and in the kernel: the sample that splits
+    /// `cpu_ns` into user and system time (`user::thread_group::CpuTimes::from_ticks`).
+    pub user_ticks: u64,
+    pub system_ticks: u64,
+    /// Switches away while asleep (voluntary) and while still runnable (involuntary).
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
 }
 
 /// A kernel thread.
@@ -102,6 +109,16 @@ pub struct Task {
     pub(crate) fork_frame: Option<alloc::boxed::Box<crate::arch::x86_64::syscall::SyscallFrame>>,
     /// A process's open files (shared by its threads).
     pub(crate) files: Option<crate::user::files::Files>,
+    /// The process a user task is a thread of (`None` for a kernel thread).
+    pub(crate) group: Option<alloc::sync::Arc<crate::user::thread_group::ThreadGroup>>,
+    /// Where this thread's tid is cleared, and a futex waiter woken, when it ends
+    /// (CLONE_CHILD_CLEARTID, `set_tid_address`): how `pthread_join` learns of it. 0: nowhere.
+    pub(crate) clear_child_tid: u64,
+    /// Where a new thread's tid is written before its first instruction in ring 3
+    /// (CLONE_PARENT_SETTID, CLONE_CHILD_SETTID); 0: nowhere.
+    pub(crate) set_tid: [u64; 2],
+    /// Signals this thread blocks (`rt_sigprocmask`).
+    pub(crate) blocked_signals: u64,
     /// A signal that kills the process at its next step in the kernel (SIGKILL, ...).
     pub(crate) killed: Option<u8>,
     /// Tasks waiting for this one to exit.

@@ -160,8 +160,20 @@ pub fn start_tick() {
     });
 }
 
-/// The timer interrupt (APIC one-shot or PIT periodic), after the EOI.
-pub fn interrupt() {
+/// Whether the timer interrupt being handled came from ring 3.
+static INTERRUPTED_USER: core::sync::atomic::AtomicBool =
+    core::sync::atomic::AtomicBool::new(false);
+
+/// Whether the tick being handled found the CPU in ring 3: the scheduler charges the tick
+/// to user or system time by it, as Linux's `account_process_tick` does with `user_mode`.
+pub fn tick_interrupted_user() -> bool {
+    INTERRUPTED_USER.load(Ordering::Relaxed)
+}
+
+/// The timer interrupt (APIC one-shot or PIT periodic), after the EOI; `from_user` says
+/// whether it interrupted ring 3.
+pub fn interrupt(from_user: bool) {
+    INTERRUPTED_USER.store(from_user, Ordering::Relaxed);
     if PIT_MODE.load(Ordering::Relaxed) {
         tick(clock::now());
     }

@@ -191,6 +191,27 @@ impl AddressSpace {
         })
     }
 
+    /// Makes the mapped pages of `start..start + len` (page-aligned) accessible to the
+    /// program or not (`mprotect` to PROT_NONE and back: a thread stack's guard page).
+    /// Returns how many pages were mapped there. The range is the running program's, so
+    /// each page's TLB entry is flushed here.
+    pub fn set_user_access(&self, start: u64, len: u64, accessible: bool) -> u64 {
+        let end = start.saturating_add(len).min(USER_END);
+        let mut changed = 0;
+        with_memory(|m| {
+            self.for_each_page(m, |addr, entry| {
+                if (start..end).contains(&addr) {
+                    let mut flags = entry.flags();
+                    flags.set(F::USER_ACCESSIBLE, accessible);
+                    entry.set_flags(flags);
+                    x86_64::instructions::tlb::flush(VirtAddr::new(addr));
+                    changed += 1;
+                }
+            })
+        });
+        changed
+    }
+
     /// Calls `f(address, entry)` for every mapped page of the lower half, with the memory
     /// lock held: the one walk over a process's page tables (fork, drop).
     pub(super) fn for_each_page(

@@ -5,10 +5,11 @@
 //!
 //! What runs today: programs from the initramfs as processes (a task each, their own lower
 //! half, their own FPU/SSE state and FS base), files and pipes with poll/select, anonymous
-//! memory, copy-on-write fork, vfork, clone threads, execve, wait4, kill, priorities and the
-//! uid rules, the id and clock calls (the table is in `syscall/`), and a fault in ring 3
-//! killing only the process. What does not yet (issue [3/5], next steps): signal handlers,
-//! CLONE_THREAD thread groups (exit_group ending sibling threads), limits.
+//! memory, copy-on-write fork, vfork, threads (CLONE_THREAD groups, TLS, futexes), execve,
+//! wait4 with rusage, signals' default actions, masks and kept actions, priorities and the
+//! uid rules, the id and clock calls (the table is in `syscall/`), limits, and a fault in
+//! ring 3 killing only the process. What does not: signal handlers (a caught signal stays
+//! pending), `execve` from a thread other than the main one.
 
 pub mod address_space;
 pub mod cow;
@@ -19,6 +20,7 @@ pub mod initramfs;
 pub mod process;
 pub mod stack;
 pub mod syscall;
+pub mod thread_group;
 mod user_memory;
 
 pub use process::run_program;

@@ -3,6 +3,7 @@
 
 use super::address_space::AddressSpace;
 use super::stack::{self, STACK_BYTES, STACK_TOP};
+use super::thread_group::{CpuTimes, ThreadGroup};
 use super::{elf, initramfs};
 use crate::println;
 use crate::sched;
@@ -39,38 +40,142 @@ pub enum Exit {
     Signal(u8),
 }
 
-/// Exit statuses of processes not yet waited for: child → (parent, how it ended).
-static EXITS: Mutex<BTreeMap<TaskId, (Option<TaskId>, Exit)>> = Mutex::new(BTreeMap::new());
+/// A process that ended and was not waited for yet: its parent, how it ended, and its CPU
+/// time (its threads' and its reaped children's, as `wait4`'s rusage reports it).
+struct Ended {
+    parent: Option<TaskId>,
+    exit: Exit,
+    times: CpuTimes,
+}
 
-fn with_exits<R>(f: impl FnOnce(&mut BTreeMap<TaskId, (Option<TaskId>, Exit)>) -> R) -> R {
+/// Processes not yet waited for, by leader.
+static EXITS: Mutex<BTreeMap<TaskId, Ended>> = Mutex::new(BTreeMap::new());
+
+fn with_exits<R>(f: impl FnOnce(&mut BTreeMap<TaskId, Ended>) -> R) -> R {
     x86_64::instructions::interrupts::without_interrupts(|| f(&mut EXITS.lock()))
 }
 
-/// Ends the running process with `status` (`exit`, `exit_group`).
+/// Ends the running thread (`exit`); the process ends with its last thread.
+pub fn exit_thread(status: u8) -> ! {
+    end(Exit::Status(status), false)
+}
+
+/// Ends the running process, every thread of it (`exit_group`).
 pub fn exit(status: u8) -> ! {
-    end(Exit::Status(status))
+    end(Exit::Status(status), true)
 }
 
 /// Ends the running process, killed by `signal`.
 pub fn die(signal: u8) -> ! {
-    end(Exit::Signal(signal))
+    end(Exit::Signal(signal), true)
 }
 
-fn end(exit: Exit) -> ! {
+/// Ends every thread of `group` but the running one, and waits until they have gone — all
+/// but the leader, which waits for the others in its turn before it files the process's
+/// exit (were the two to wait for each other, neither would end).
+pub fn end_other_threads(group: &Arc<ThreadGroup>) {
+    let me = sched::current();
+    loop {
+        let others: Vec<TaskId> = sched::threads_in(group)
+            .into_iter()
+            .filter(|&t| t != me)
+            .collect();
+        for &t in &others {
+            sched::kill_task(t, SIGKILL);
+        }
+        let to_wait: Vec<TaskId> = others.into_iter().filter(|&t| t != group.leader).collect();
+        if to_wait.is_empty() {
+            return;
+        }
+        for t in to_wait {
+            sched::join(t);
+        }
+    }
+}
+
+/// Waits until every thread of `group` but the running one has ended by itself.
+fn wait_for_other_threads(group: &Arc<ThreadGroup>) {
+    let me = sched::current();
+    while let Some(other) = sched::threads_in(group).into_iter().find(|&t| t != me) {
+        sched::join(other);
+    }
+}
+
+/// Linux's SIGKILL, what ends the other threads.
+const SIGKILL: u8 = 9;
+
+fn end(exit: Exit, whole_process: bool) -> ! {
+    let group = sched::current_group().expect("a process");
+    if whole_process && group.decide_exit(exit) {
+        end_other_threads(&group);
+    }
+    release_tid();
+    let me = sched::current();
+    if me != group.leader {
+        // A thread leaves its CPU time to the process and goes; no one waits for it.
+        x86_64::instructions::interrupts::disable();
+        group.add_ended_thread(sched::current_thread_times());
+        // `exit` never returns: what this frame holds must go first.
+        drop(group);
+        sched::exit()
+    }
+    // The leader ends the process once its other threads have ended (`exit` of the main
+    // thread lets them run on, as on Linux).
+    wait_for_other_threads(&group);
+    let exit = group.exit().unwrap_or(exit);
     // Interrupts stay off from here until the scheduler has switched away for good: a child
     // ending between this task's filing and its exit would otherwise file its status under
     // this task after its children passed to the boot task, and stay unreaped for ever.
     x86_64::instructions::interrupts::disable();
-    let me = sched::current();
+    let (ended, children) = group.ended_and_children();
+    let mut times = sched::current_thread_times();
+    times.add(ended);
+    times.add(children);
     with_exits(|e| {
-        e.insert(me, (sched::parent_of(me), exit));
+        let parent = sched::parent_of(me);
+        e.insert(
+            me,
+            Ended {
+                parent,
+                exit,
+                times,
+            },
+        );
         // Children that ended and were never waited for pass to the boot task with the
         // living ones (as Linux's zombies pass to init), which reaps them.
-        for (_, (p, _)) in e.iter_mut().filter(|(_, (p, _))| *p == Some(me)) {
-            *p = Some(sched::BOOT_TASK);
+        for ended in e.values_mut().filter(|e| e.parent == Some(me)) {
+            ended.parent = Some(sched::BOOT_TASK);
         }
     });
+    drop(group);
     sched::exit()
+}
+
+/// Clears the running thread's tid where `set_tid_address` or CLONE_CHILD_CLEARTID asked,
+/// and wakes one futex waiter there: how a thread library's join learns that the thread is
+/// gone (Linux's `mm_release`). A bad address is ignored, as there.
+fn release_tid() {
+    let addr = sched::take_clear_child_tid();
+    if addr == 0 {
+        return;
+    }
+    if let Some(space) = sched::current_address_space()
+        && space.write(addr, &0u32.to_le_bytes()).is_ok()
+    {
+        super::syscall::futex_wake(&space, addr, 1);
+    }
+}
+
+/// Writes the running thread's tid at each non-zero address (CLONE_PARENT_SETTID,
+/// CLONE_CHILD_SETTID); a bad address is ignored, as Linux ignores it.
+pub fn write_tid(addresses: [u64; 2]) {
+    let Some(space) = sched::current_address_space() else {
+        return;
+    };
+    let tid = crate::task::pid_of(sched::current()) as u32;
+    for addr in addresses.into_iter().filter(|&a| a != 0) {
+        let _ = space.write(addr, &tid.to_le_bytes());
+    }
 }
 
 /// On the way back to ring 3 from an interrupt: dies if killed.
@@ -80,15 +185,15 @@ pub fn on_return_to_user() {
     }
 }
 
-/// Takes the exit status of a child of `parent` that has ended: `child` if given, else
-/// any.
-pub fn take_exit(parent: TaskId, child: Option<TaskId>) -> Option<(TaskId, Exit)> {
+/// Takes the exit status (and CPU time) of a child of `parent` that has ended: `child` if
+/// given, else any.
+pub fn take_exit(parent: TaskId, child: Option<TaskId>) -> Option<(TaskId, Exit, CpuTimes)> {
     with_exits(|e| {
         let id = *e
             .iter()
-            .find(|(id, (p, _))| *p == Some(parent) && child.is_none_or(|c| c == **id))?
+            .find(|(id, ended)| ended.parent == Some(parent) && child.is_none_or(|c| c == **id))?
             .0;
-        e.remove(&id).map(|(_, exit)| (id, exit))
+        e.remove(&id).map(|ended| (id, ended.exit, ended.times))
     })
 }
 
@@ -205,7 +310,7 @@ fn run_first_program(argv: &[String]) -> bool {
         }
     };
     while sched::wait_child().is_some_and(|id| id != child) {}
-    let exit = take_exit(sched::current(), Some(child)).map(|(_, exit)| exit);
+    let exit = take_exit(sched::current(), Some(child)).map(|(_, exit, _)| exit);
     let (status, signal) = match exit {
         Some(Exit::Status(s)) => (alloc::format!("{s}"), String::from("null")),
         Some(Exit::Signal(s)) => (String::from("null"), alloc::format!("{s}")),

@@ -45,6 +45,7 @@ pub mod nr {
     pub const ARCH_PRCTL: usize = 158;
     pub const REBOOT: usize = 169;
     pub const GETTID: usize = 186;
+    pub const FUTEX: usize = 202;
     pub const SET_TID_ADDRESS: usize = 218;
     pub const CLOCK_GETTIME: usize = 228;
     pub const CLOCK_NANOSLEEP: usize = 230;

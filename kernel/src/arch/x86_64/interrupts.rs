@@ -247,7 +247,7 @@ extern "x86-interrupt" fn breakpoint(frame: InterruptStackFrame) {
 /// handler cannot leave it unacknowledged), then let the time code run expired timers.
 extern "x86-interrupt" fn apic_timer(frame: InterruptStackFrame) {
     super::apic::end_of_interrupt();
-    crate::time::interrupt();
+    crate::time::interrupt(from_user(&frame));
     crate::sched::preempt_from_interrupt();
     returning_to_user(&frame);
 }
@@ -255,7 +255,7 @@ extern "x86-interrupt" fn apic_timer(frame: InterruptStackFrame) {
 /// IRQ 0, the PIT's periodic tick (`clockevent=pit`).
 extern "x86-interrupt" fn pit_tick(frame: InterruptStackFrame) {
     super::pic::end_of_interrupt(super::pic::PIT_VECTOR);
-    crate::time::interrupt();
+    crate::time::interrupt(from_user(&frame));
     crate::sched::preempt_from_interrupt();
     returning_to_user(&frame);
 }
@@ -263,10 +263,15 @@ extern "x86-interrupt" fn pit_tick(frame: InterruptStackFrame) {
 /// Spurious APIC interrupts need no EOI and no action.
 extern "x86-interrupt" fn spurious(_frame: InterruptStackFrame) {}
 
+/// Whether the interrupt came from ring 3.
+fn from_user(frame: &InterruptStackFrame) -> bool {
+    frame.code_segment.rpl() == x86_64::PrivilegeLevel::Ring3
+}
+
 /// A timer interrupt about to return to ring 3: a program killed meanwhile dies here, even
 /// if it never makes a system call.
 fn returning_to_user(frame: &InterruptStackFrame) {
-    if frame.code_segment.rpl() == x86_64::PrivilegeLevel::Ring3 {
+    if from_user(frame) {
         crate::user::process::on_return_to_user();
     }
 }

@@ -53,6 +53,15 @@ impl UserCpuState {
         FsBase::write(VirtAddr::new_truncate(self.fs_base));
     }
 
+    /// The same state with FS pointing at `base`: a new thread's TLS (`clone` with
+    /// CLONE_SETTLS). The caller has checked that `base` is a user address.
+    pub fn with_fs_base(self, base: u64) -> Self {
+        UserCpuState {
+            fs_base: base,
+            ..self
+        }
+    }
+
     /// The state of the running task now, for a fork's child.
     pub fn current() -> Self {
         let mut state = UserCpuState::initial();

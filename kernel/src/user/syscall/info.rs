@@ -17,7 +17,12 @@ pub fn clock_gettime(clock_id: u64, ts: u64) -> i64 {
     let ns = match clock_id {
         // REALTIME: cfslab has no wall clock; it counts from boot, as MONOTONIC does.
         0 | 1 => clock::now(),
-        2 | 3 => sched::current_cpu_ns(),
+        // PROCESS_CPUTIME_ID: every thread's; THREAD_CPUTIME_ID: the caller's.
+        2 => {
+            let t = super::rusage::process_times();
+            t.user_ns + t.system_ns
+        }
+        3 => sched::current_cpu_ns(),
         _ => return -errno::EINVAL,
     };
     match space().write(ts, &timespec_bytes(ns)) {
@@ -28,7 +33,7 @@ pub fn clock_gettime(clock_id: u64, ts: u64) -> i64 {
 
 /// Reads a `struct timespec` from the program: nanoseconds, EFAULT or EINVAL (a negative
 /// second or a nanosecond field outside 0..10^9, as Linux's `timespec64_valid`).
-fn read_timespec(ts: u64) -> Result<u64, i64> {
+pub(super) fn read_timespec(ts: u64) -> Result<u64, i64> {
     let mut raw = [0u8; 16];
     space().read(ts, &mut raw).map_err(|_| -errno::EFAULT)?;
     let sec = i64::from_le_bytes(raw[..8].try_into().unwrap_or_default());

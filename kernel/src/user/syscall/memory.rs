@@ -1,5 +1,8 @@
-//! Memory: anonymous private `mmap`, `munmap`, `brk`. Mappings are placed top-down from
-//! `MMAP_TOP`, below the stack; the break grows up from the end of the program's data.
+//! Memory: anonymous private `mmap`, `munmap`, `mprotect`, `brk`. Mappings are placed
+//! top-down from `MMAP_TOP`, below the stack; the break grows up from the end of the
+//! program's data. Protection is all or nothing: PROT_NONE pages are out of the program's
+//! reach (a thread stack's guard page faults), every other protection gives readable and
+//! writable memory (the address hint is ignored, MAP_FIXED is not supported).
 
 use super::{errno, space};
 use crate::user::address_space::USER_END;
@@ -11,7 +14,9 @@ const PAGE: u64 = 4096;
 /// The most one mapping may be (a runaway length gets ENOMEM, not every free frame).
 const MAP_MAX: u64 = 1 << 30;
 
-pub fn mmap(_addr: u64, len: u64, flags: u64) -> i64 {
+const PROT_NONE: u64 = 0;
+
+pub fn mmap(_addr: u64, len: u64, prot: u64, flags: u64) -> i64 {
     if flags & (MAP_PRIVATE | MAP_ANONYMOUS) != MAP_PRIVATE | MAP_ANONYMOUS {
         // File mappings and shared memory: not in cfslab.
         return -errno::EINVAL;
@@ -38,7 +43,12 @@ pub fn mmap(_addr: u64, len: u64, flags: u64) -> i64 {
         return -errno::ENOMEM;
     };
     match space.map_zeroed(start, len, true) {
-        Ok(()) => start as i64,
+        Ok(()) => {
+            if prot == PROT_NONE {
+                space.set_user_access(start, len, false);
+            }
+            start as i64
+        }
         Err(_) => {
             space.unmap(start, len);
             -errno::ENOMEM
@@ -52,6 +62,29 @@ pub fn munmap(addr: u64, len: u64) -> i64 {
         return -errno::EINVAL;
     }
     space().unmap(addr, len);
+    0
+}
+
+/// `mprotect(addr, len, prot)`: PROT_NONE takes the pages out of the program's reach, any
+/// other protection gives them back; ENOMEM if part of the range is not mapped (as Linux).
+pub fn mprotect(addr: u64, len: u64, prot: u64) -> i64 {
+    const KNOWN: u64 = 0x7; // PROT_READ | PROT_WRITE | PROT_EXEC
+    if !addr.is_multiple_of(PAGE) || prot & !KNOWN != 0 {
+        return -errno::EINVAL;
+    }
+    let Some(end) = len
+        .checked_next_multiple_of(PAGE)
+        .and_then(|len| addr.checked_add(len))
+    else {
+        return -errno::ENOMEM;
+    };
+    if end > USER_END {
+        return -errno::ENOMEM;
+    }
+    let changed = space().set_user_access(addr, end - addr, prot != PROT_NONE);
+    if changed < (end - addr) / PAGE {
+        return -errno::ENOMEM;
+    }
     0
 }
 

@@ -7,12 +7,17 @@
 //! with them off, as the SYSRET path needs. A task killed meanwhile (`kill`) dies here
 //! instead of returning.
 
+mod futex;
 mod info;
 mod io;
 mod memory;
 mod poll;
 mod priority;
 mod process;
+mod rusage;
+mod signal;
+
+pub use futex::futex_wake;
 
 use super::address_space::AddressSpace;
 use crate::arch::x86_64::syscall::SyscallFrame;
@@ -49,6 +54,7 @@ mod nr {
     pub const CLOSE: u64 = 3;
     pub const POLL: u64 = 7;
     pub const MMAP: u64 = 9;
+    pub const MPROTECT: u64 = 10;
     pub const MUNMAP: u64 = 11;
     pub const BRK: u64 = 12;
     pub const RT_SIGACTION: u64 = 13;
@@ -62,6 +68,8 @@ mod nr {
     pub const DUP2: u64 = 33;
     pub const NANOSLEEP: u64 = 35;
     pub const GETPID: u64 = 39;
+    pub const GETRUSAGE: u64 = 98;
+    pub const FUTEX: u64 = 202;
     pub const CLONE: u64 = 56;
     pub const FORK: u64 = 57;
     pub const VFORK: u64 = 58;
@@ -116,10 +124,12 @@ fn call(frame: &SyscallFrame) -> i64 {
         nr::POLL => poll::poll(a[0], a[1], a[2]),
         nr::SELECT => poll::select(a[0], a[1], a[2], a[3], a[4]),
         nr::PSELECT6 => poll::pselect6(a[0], a[1], a[2], a[3], a[4]),
-        nr::MMAP => memory::mmap(a[0], a[1], a[3]),
+        nr::MMAP => memory::mmap(a[0], a[1], a[2], a[3]),
+        nr::MPROTECT => memory::mprotect(a[0], a[1], a[2]),
         nr::MUNMAP => memory::munmap(a[0], a[1]),
         nr::BRK => memory::brk(a[0]),
-        nr::RT_SIGACTION | nr::RT_SIGPROCMASK => 0,
+        nr::RT_SIGACTION => signal::rt_sigaction(a[0], a[1], a[2], a[3]),
+        nr::RT_SIGPROCMASK => signal::rt_sigprocmask(a[0], a[1], a[2], a[3]),
         nr::SCHED_YIELD => {
             sched::yield_now();
             0
@@ -129,20 +139,28 @@ fn call(frame: &SyscallFrame) -> i64 {
         nr::CLOCK_GETTIME => info::clock_gettime(a[0], a[1]),
         nr::UNAME => info::uname(a[0]),
         nr::REBOOT => info::reboot(a[0], a[1], a[2]),
-        nr::GETPID | nr::GETTID | nr::SET_TID_ADDRESS => pid_of(sched::current()),
-        nr::GETPPID => sched::parent_of(sched::current()).map_or(0, pid_of),
+        nr::GETPID => pid_of(sched::current_process()),
+        nr::GETTID => pid_of(sched::current()),
+        nr::SET_TID_ADDRESS => {
+            sched::set_clear_child_tid(a[0]);
+            pid_of(sched::current())
+        }
+        nr::GETPPID => sched::parent_of(sched::current_process()).map_or(0, pid_of),
+        nr::GETRUSAGE => rusage::getrusage(a[0], a[1]),
+        nr::FUTEX => futex::futex(a[0], a[1], a[2], a[3], a[5]),
         nr::GETUID | nr::GETEUID | nr::GETGID | nr::GETEGID => i64::from(sched::current_uid()),
         nr::SETUID => priority::setuid(a[0]),
         nr::GETPRIORITY => priority::getpriority(a[0], a[1]),
         nr::SETPRIORITY => priority::setpriority(a[0], a[1], a[2]),
         nr::ARCH_PRCTL => process::arch_prctl(a[0], a[1]),
-        nr::FORK => process::clone(process::SIGCHLD, 0, frame),
-        nr::VFORK => process::clone(process::VFORK_FLAGS, 0, frame),
-        nr::CLONE => process::clone(a[0], a[1], frame),
+        nr::FORK => process::clone(process::SIGCHLD, 0, [0; 2], 0, frame),
+        nr::VFORK => process::clone(process::VFORK_FLAGS, 0, [0; 2], 0, frame),
+        nr::CLONE => process::clone(a[0], a[1], [a[2], a[3]], a[4], frame),
         nr::EXECVE => process::execve(a[0], a[1], a[2]),
-        nr::WAIT4 => process::wait4(a[0] as i64, a[1], a[2]),
-        nr::KILL => process::kill(a[0] as i64, a[1] as i64),
-        nr::EXIT | nr::EXIT_GROUP => super::process::exit(a[0] as u8),
+        nr::WAIT4 => process::wait4(a[0] as i64, a[1], a[2], a[3]),
+        nr::KILL => signal::kill(a[0] as i64, a[1] as i64),
+        nr::EXIT => super::process::exit_thread(a[0] as u8),
+        nr::EXIT_GROUP => super::process::exit(a[0] as u8),
         other => {
             unimplemented(other);
             -errno::ENOSYS

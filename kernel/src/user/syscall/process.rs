@@ -1,4 +1,5 @@
-//! Processes: `clone` (and `fork`, `vfork`, which are clones), `execve`, `wait4`, `kill`.
+//! Processes and threads: `clone` (and `fork`, `vfork`, which are clones), `execve`,
+//! `wait4`, `arch_prctl`.
 //!
 //! `fork` shares the address space copy-on-write (`user::cow`); `vfork`
 //! and threads (`clone` with CLONE_VM) share it. A vfork parent sleeps until its child execs
@@ -17,17 +18,50 @@ const CLONE_FS: u64 = 0x200;
 const CLONE_FILES: u64 = 0x400;
 const CLONE_SIGHAND: u64 = 0x800;
 const CLONE_VFORK: u64 = 0x4000;
-/// The exit signal in clone's low byte; SIGCHLD is the only one cfslab honours.
+const CLONE_THREAD: u64 = 0x1_0000;
+const CLONE_SYSVSEM: u64 = 0x4_0000;
+const CLONE_SETTLS: u64 = 0x8_0000;
+const CLONE_PARENT_SETTID: u64 = 0x10_0000;
+const CLONE_CHILD_CLEARTID: u64 = 0x20_0000;
+/// Ignored by Linux since 2.6.2; thread libraries still pass it.
+const CLONE_DETACHED: u64 = 0x40_0000;
+const CLONE_CHILD_SETTID: u64 = 0x100_0000;
+/// The exit signal in clone's low byte: SIGCHLD for a process (the only one cfslab
+/// honours); a thread has none.
 pub const SIGCHLD: u64 = 17;
 /// What `vfork()` is: clone(CLONE_VM | CLONE_VFORK | SIGCHLD).
 pub const VFORK_FLAGS: u64 = CLONE_VM | CLONE_VFORK | SIGCHLD;
-const SUPPORTED: u64 = 0xff | CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_VFORK;
+const SUPPORTED: u64 = 0xff
+    | CLONE_VM
+    | CLONE_FS
+    | CLONE_FILES
+    | CLONE_SIGHAND
+    | CLONE_VFORK
+    | CLONE_THREAD
+    | CLONE_SYSVSEM
+    | CLONE_SETTLS
+    | CLONE_PARENT_SETTID
+    | CLONE_CHILD_CLEARTID
+    | CLONE_DETACHED
+    | CLONE_CHILD_SETTID;
+/// Linux's TASK_SIZE_MAX: the end of the user half, less a guard page.
+const TASK_SIZE_MAX: u64 = 0x7fff_ffff_f000;
 
-/// `clone(flags, newsp, ...)`: a child that returns 0 from the call, on `newsp` if given.
-pub fn clone(flags: u64, newsp: u64, frame: &SyscallFrame) -> i64 {
-    if flags & !SUPPORTED != 0 || flags & 0xff != SIGCHLD {
-        // CLONE_THREAD, CLONE_SETTLS, the tid pointers, other exit signals: not yet.
+/// `clone(flags, newsp, parent_tid, child_tid, tls)` (x86_64's argument order): a child
+/// process, or with CLONE_THREAD a thread of this one, that returns 0 from the call, on
+/// `newsp` if given. Linux's rules: a thread shares the signal actions (CLONE_SIGHAND),
+/// which needs a shared address space (CLONE_VM), else EINVAL.
+pub fn clone(flags: u64, newsp: u64, tids: [u64; 2], tls: u64, frame: &SyscallFrame) -> i64 {
+    let thread = flags & CLONE_THREAD != 0;
+    if flags & !SUPPORTED != 0
+        || (thread && flags & CLONE_SIGHAND == 0)
+        || (flags & CLONE_SIGHAND != 0 && flags & CLONE_VM == 0)
+        || (!thread && flags & 0xff != SIGCHLD)
+    {
         return -errno::EINVAL;
+    }
+    if flags & CLONE_SETTLS != 0 && tls >= TASK_SIZE_MAX {
+        return -errno::EPERM;
     }
     let space = if flags & CLONE_VM != 0 {
         space()
@@ -56,11 +90,44 @@ pub fn clone(flags: u64, newsp: u64, frame: &SyscallFrame) -> i64 {
         ForkKind::Fork
     };
     // The child's FPU and FS base are the parent's as they are now, in the registers.
-    let cpu = crate::arch::x86_64::user_state::UserCpuState::current();
-    match sched::fork_process(kind, space, files, child, cpu) {
-        Ok(id) => pid_of(id),
+    let mut cpu = crate::arch::x86_64::user_state::UserCpuState::current();
+    if flags & CLONE_SETTLS != 0 {
+        cpu = cpu.with_fs_base(tls);
+    }
+    let [parent_tid, child_tid] = tids;
+    let wanted = |flag: u64, addr: u64| if flags & flag != 0 { addr } else { 0 };
+    let set_tid = [
+        wanted(CLONE_PARENT_SETTID, parent_tid),
+        wanted(CLONE_CHILD_SETTID, child_tid),
+    ];
+    let clone = sched::Clone {
+        kind,
+        thread,
+        space,
+        files,
+        frame: child,
+        cpu,
+        set_tid,
+        clear_child_tid: wanted(CLONE_CHILD_CLEARTID, child_tid),
+    };
+    match sched::fork_process(clone) {
+        Ok(id) => {
+            // The child wrote it too if it ran first; the parent's copy is written before
+            // the parent's program runs again either way (for a process, only the parent's
+            // memory has it).
+            if set_tid[0] != 0 {
+                let _ = space_write_tid(set_tid[0], pid_of(id));
+            }
+            pid_of(id)
+        }
         Err(_) => -errno::EAGAIN,
     }
+}
+
+fn space_write_tid(addr: u64, tid: i64) -> Result<(), ()> {
+    space()
+        .write(addr, &(tid as u32).to_le_bytes())
+        .map_err(|_| ())
 }
 
 /// Most arguments (or environment strings) and bytes per string `execve` takes, and most
@@ -103,35 +170,50 @@ fn strings(array: u64, budget: &mut usize) -> Result<Vec<Vec<u8>>, i64> {
 
 /// `execve(path, argv, envp)`: on success never returns to the caller's program.
 pub fn execve(path: u64, argv: u64, envp: u64) -> i64 {
-    let Ok(path) = space().read_c_string(path, STRING_MAX) else {
-        return -errno::EFAULT;
-    };
-    let mut budget = ARG_BYTES_MAX;
-    let args = match strings(argv, &mut budget) {
-        Ok(a) => a,
+    // Everything `exec` allocated is freed when it returns: `enter_user` never does.
+    let (entry, sp) = match exec(path, argv, envp) {
+        Ok(start) => start,
         Err(e) => return e,
     };
-    let env = match strings(envp, &mut budget) {
-        Ok(e) => e,
-        Err(e) => return e,
-    };
-    let argv: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-    let envp: Vec<&[u8]> = env.iter().map(Vec::as_slice).collect();
-    let loaded = match process::load(&path, &argv, &envp, sched::current_uid()) {
-        Ok(l) => l,
-        Err(ExecError::NotFound) => return -errno::ENOENT,
-        Err(ExecError::NotExecutable(_)) => return -errno::ENOEXEC,
-        Err(ExecError::OutOfMemory) => return -errno::ENOMEM,
-    };
-    sched::replace_program(Arc::new(loaded.space), &process::name_of(&path));
     x86_64::instructions::interrupts::disable();
-    // SAFETY: `replace_program` loaded the new address space, which maps the entry and the
-    // stack `load` built; the kernel stack is this task's.
-    unsafe { crate::arch::x86_64::syscall::enter_user(loaded.entry, loaded.sp) }
+    // SAFETY: `exec` loaded the new address space, which maps the entry and the stack
+    // `load` built; the kernel stack is this task's.
+    unsafe { crate::arch::x86_64::syscall::enter_user(entry, sp) }
 }
 
-/// `wait4(pid, status, options, rusage)`: waits for a child to end (`pid` -1: any).
-pub fn wait4(pid: i64, status: u64, options: u64) -> i64 {
+/// Loads the program and makes it the running process's: its entry and stack pointer.
+fn exec(path: u64, argv: u64, envp: u64) -> Result<(u64, u64), i64> {
+    let Ok(path) = space().read_c_string(path, STRING_MAX) else {
+        return Err(-errno::EFAULT);
+    };
+    let mut budget = ARG_BYTES_MAX;
+    let args = strings(argv, &mut budget)?;
+    let env = strings(envp, &mut budget)?;
+    let argv: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+    let envp: Vec<&[u8]> = env.iter().map(Vec::as_slice).collect();
+    let group = sched::current_group().expect("a process");
+    if sched::current() != group.leader {
+        // Linux lets a thread exec, taking over the leader's pid; cfslab does not (yet).
+        return Err(-errno::EINVAL);
+    }
+    let loaded = process::load(&path, &argv, &envp, sched::current_uid()).map_err(|e| match e {
+        ExecError::NotFound => -errno::ENOENT,
+        ExecError::NotExecutable(_) => -errno::ENOEXEC,
+        ExecError::OutOfMemory => -errno::ENOMEM,
+    })?;
+    // The point of no return: the other threads end (Linux's `de_thread`), the handlers go.
+    group.set_execing(true);
+    process::end_other_threads(&group);
+    group.set_execing(false);
+    group.reset_handlers();
+    sched::replace_program(Arc::new(loaded.space), &process::name_of(&path));
+    Ok((loaded.entry, loaded.sp))
+}
+
+/// `wait4(pid, status, options, rusage)`: waits for a child to end (`pid` -1: any); its
+/// CPU time (and its reaped children's) goes to `rusage` and to the caller's
+/// RUSAGE_CHILDREN.
+pub fn wait4(pid: i64, status: u64, options: u64, rusage: u64) -> i64 {
     const WNOHANG: u64 = 1;
     let me = sched::current();
     let target = match pid {
@@ -141,7 +223,7 @@ pub fn wait4(pid: i64, status: u64, options: u64) -> i64 {
         _ => None,
     };
     loop {
-        if let Some((child, exit)) = process::take_exit(me, target) {
+        if let Some((child, exit, times)) = process::take_exit(me, target) {
             // Forgotten by the scheduler too (else its list of exited children would grow
             // with every child ever reaped).
             sched::reap_child(child);
@@ -149,7 +231,13 @@ pub fn wait4(pid: i64, status: u64, options: u64) -> i64 {
                 Exit::Status(s) => i32::from(s) << 8,
                 Exit::Signal(s) => i32::from(s),
             };
+            if let Some(group) = sched::current_group() {
+                group.add_reaped_child(times);
+            }
             if status != 0 && space().write(status, &word.to_le_bytes()).is_err() {
+                return -errno::EFAULT;
+            }
+            if rusage != 0 && super::rusage::write_rusage(rusage, times) != 0 {
                 return -errno::EFAULT;
             }
             return pid_of(child);
@@ -167,62 +255,11 @@ pub fn wait4(pid: i64, status: u64, options: u64) -> i64 {
     }
 }
 
-/// `kill(pid, signal)`: signal 0 checks; SIGCHLD, SIGCONT, SIGURG and SIGWINCH are ignored
-/// by default; every other signal's default action ends the process. Another uid's process
-/// may be signalled by root only (EPERM). `pid` -1 signals every process the caller may,
-/// but itself (Linux also spares init, which on cfslab is a kernel thread); cfslab has no
-/// process groups, so 0 and other negative pids give ESRCH.
-pub fn kill(pid: i64, signal: i64) -> i64 {
-    if !(0..=64).contains(&signal) {
-        return -errno::EINVAL;
-    }
-    let me = sched::current_uid();
-    if pid as i32 == -1 {
-        let myself = sched::current();
-        let uid = (me != 0).then_some(me);
-        let targets: Vec<_> = sched::processes_of(uid)
-            .into_iter()
-            .filter(|&id| id != myself)
-            .collect();
-        if targets.is_empty() {
-            return -errno::ESRCH;
-        }
-        for id in targets {
-            deliver(id, signal);
-        }
-        return 0;
-    }
-    let Some(id) = id_of_pid(pid) else {
-        return -errno::ESRCH;
-    };
-    let Some(uid) = sched::task_uid(id) else {
-        return -errno::ESRCH;
-    };
-    if me != 0 && me != uid {
-        return -errno::EPERM;
-    }
-    if deliver(id, signal) {
-        0
-    } else {
-        -errno::ESRCH
-    }
-}
-
-/// Sends `signal` to task `id`: its default action (see [`kill`]); false if it is gone.
-fn deliver(id: crate::task::TaskId, signal: i64) -> bool {
-    if matches!(signal, 0 | 17 | 18 | 23 | 28) {
-        return sched::task_uid(id).is_some();
-    }
-    sched::kill_task(id, signal as u8)
-}
-
 /// `arch_prctl(code, addr)`: the FS base, which C libraries point at the thread's TLS
 /// block. ARCH_SET_GS/GET_GS give EINVAL: cfslab keeps no user GS base.
 pub fn arch_prctl(code: u64, addr: u64) -> i64 {
     const ARCH_SET_FS: u64 = 0x1002;
     const ARCH_GET_FS: u64 = 0x1003;
-    /// Linux's TASK_SIZE_MAX: the end of the user half, less a guard page.
-    const TASK_SIZE_MAX: u64 = 0x7fff_ffff_f000;
     match code {
         ARCH_SET_FS if addr >= TASK_SIZE_MAX => -errno::EPERM,
         ARCH_SET_FS => {

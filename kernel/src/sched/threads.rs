@@ -1,0 +1,125 @@
+//! The scheduler's side of thread groups (`user::thread_group`): which tasks are the threads
+//! of a process, their CPU time, the running thread's tid bookkeeping and signal mask, and
+//! ending a whole group.
+
+use super::{Scheduler, with_sched};
+use crate::task::{State, Task, TaskId};
+use crate::time::clock;
+use crate::user::thread_group::{CpuTimes, ThreadGroup};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+impl Task {
+    /// Its CPU time so far (counting the current run if it is on the CPU at `now`), split
+    /// into user and system time.
+    fn cpu_times(&self, now: u64) -> CpuTimes {
+        let running = if self.state == State::Running {
+            now - self.stats.switched_in_at
+        } else {
+            0
+        };
+        let s = &self.stats;
+        CpuTimes {
+            voluntary_switches: s.voluntary_switches,
+            involuntary_switches: s.involuntary_switches,
+            ..CpuTimes::from_ticks(s.cpu_ns + running, s.user_ticks, s.system_ticks)
+        }
+    }
+
+    fn in_group(&self, group: &Arc<ThreadGroup>) -> bool {
+        self.state != State::Exited && self.group.as_ref().is_some_and(|g| Arc::ptr_eq(g, group))
+    }
+}
+
+impl Scheduler {
+    fn threads_of(&self, group: &Arc<ThreadGroup>) -> impl Iterator<Item = &Task> {
+        self.slots
+            .iter()
+            .flatten()
+            .map(|t| &**t)
+            .filter(move |t| t.in_group(group))
+    }
+}
+
+/// The running task's process (`None` in a kernel thread).
+pub fn current_group() -> Option<Arc<ThreadGroup>> {
+    with_sched(|s| s.current_task().group.clone())
+}
+
+/// The running task's process id: its leader's id (its own for a kernel thread).
+pub fn current_process() -> TaskId {
+    with_sched(|s| {
+        let t = s.current_task();
+        t.group.as_ref().map_or(t.id, |g| g.leader)
+    })
+}
+
+/// The live threads of the process task `id` belongs to (just `id` for a kernel thread;
+/// none if it has exited).
+pub fn threads_of_task(id: TaskId) -> Vec<TaskId> {
+    with_sched(|s| {
+        let Some(t) = s.task_by_id(id) else {
+            return Vec::new();
+        };
+        match t.group.clone() {
+            Some(g) => s.threads_of(&g).map(|t| t.id).collect(),
+            None if t.state != State::Exited => alloc::vec![id],
+            None => Vec::new(),
+        }
+    })
+}
+
+/// The live threads of `group`.
+pub fn threads_in(group: &Arc<ThreadGroup>) -> Vec<TaskId> {
+    with_sched(|s| s.threads_of(group).map(|t| t.id).collect())
+}
+
+/// The running thread's CPU time.
+pub fn current_thread_times() -> CpuTimes {
+    with_sched(|s| s.current_task().cpu_times(clock::now()))
+}
+
+/// The CPU time of `group`'s live threads.
+pub fn live_threads_times(group: &Arc<ThreadGroup>) -> CpuTimes {
+    with_sched(|s| {
+        let now = clock::now();
+        let mut sum = CpuTimes::default();
+        for t in s.threads_of(group) {
+            sum.add(t.cpu_times(now));
+        }
+        sum
+    })
+}
+
+/// Sets where the running thread's tid is cleared when it ends (`set_tid_address`).
+pub fn set_clear_child_tid(addr: u64) {
+    with_sched(|s| s.current_task().clear_child_tid = addr);
+}
+
+/// Takes where the running thread's tid is to be cleared (0: nowhere).
+pub fn take_clear_child_tid() -> u64 {
+    with_sched(|s| core::mem::take(&mut s.current_task().clear_child_tid))
+}
+
+/// The running thread's blocked signals.
+pub fn blocked_signals() -> u64 {
+    with_sched(|s| s.current_task().blocked_signals)
+}
+
+/// Sets the running thread's blocked signals.
+pub fn set_blocked_signals(set: u64) {
+    with_sched(|s| s.current_task().blocked_signals = set);
+}
+
+/// Whether task `id` blocks `signal` (1..=64).
+pub fn blocks(id: TaskId, signal: u8) -> bool {
+    with_sched(|s| {
+        s.task_by_id(id)
+            .is_some_and(|t| t.blocked_signals & (1 << (signal - 1)) != 0)
+    })
+}
+
+/// The process task `id` is a thread of (`None` for a kernel thread or a task gone).
+pub fn group_of(id: TaskId) -> Option<Arc<ThreadGroup>> {
+    with_sched(|s| s.task_by_id(id)?.group.clone())
+}

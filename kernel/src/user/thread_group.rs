@@ -1,0 +1,213 @@
+//! A process as a group of threads (Linux's `signal_struct` and thread-group id, in brief):
+//! what the threads `clone` makes with CLONE_THREAD share besides memory and files — the
+//! pid, how the process ends, its signal actions and pending signals, and the CPU time of
+//! threads and children already gone (for `getrusage` and `wait4`).
+//!
+//! The leader (the task `fork` or the first `spawn` made) is the process to its parent: it
+//! is the one `wait4` reaps, and it files the process's exit only after every other thread
+//! has ended, as a Linux leader stays a zombie until its group is empty. A fatal signal in
+//! any thread ends them all; `exit_group` too; `exit` ends one thread.
+//!
+//! What it does not do: run signal handlers. A signal a program catches (or blocks) stays
+//! pending and is reported by nothing; a program that needs its handler to run is not one
+//! cfslab can host yet.
+
+use super::process::Exit;
+use crate::task::TaskId;
+use spin::Mutex;
+use x86_64::instructions::interrupts::without_interrupts;
+
+/// CPU time split into user and system time, in nanoseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuTimes {
+    pub user_ns: u64,
+    pub system_ns: u64,
+    /// Context switches the task asked for (it slept) and ones it did not (preempted or
+    /// yielded), as `ru_nvcsw` and `ru_nivcsw` count them.
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+}
+
+impl CpuTimes {
+    /// Splits `runtime` (the scheduler's exact CPU time) between user and system in the
+    /// proportion of the ticks that found the task in each, as Linux's `cputime_adjust`
+    /// does: ticks are a sample, the runtime is the truth. No tick at all counts as user
+    /// time, as there.
+    pub fn from_ticks(runtime: u64, user_ticks: u64, system_ticks: u64) -> CpuTimes {
+        let system_ns = if system_ticks == 0 {
+            0
+        } else if user_ticks == 0 {
+            runtime
+        } else {
+            let total = u128::from(user_ticks + system_ticks);
+            (u128::from(runtime) * u128::from(system_ticks) / total) as u64
+        };
+        CpuTimes {
+            user_ns: runtime - system_ns,
+            system_ns,
+            ..CpuTimes::default()
+        }
+    }
+
+    /// Both summed.
+    pub fn add(&mut self, other: CpuTimes) {
+        self.user_ns += other.user_ns;
+        self.system_ns += other.system_ns;
+        self.voluntary_switches += other.voluntary_switches;
+        self.involuntary_switches += other.involuntary_switches;
+    }
+}
+
+/// What a signal does when it arrives: Linux's `struct sigaction` as `rt_sigaction` sees it
+/// (handler, flags, restorer, mask), kept so that a program reads back what it set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SigAction {
+    pub handler: u64,
+    pub flags: u64,
+    pub restorer: u64,
+    pub mask: u64,
+}
+
+/// `SIG_DFL` and `SIG_IGN`, the two handlers that are not code.
+pub const SIG_DFL: u64 = 0;
+pub const SIG_IGN: u64 = 1;
+
+/// What the threads of one process share.
+pub struct ThreadGroup {
+    /// The leader's task: the process's pid is its pid.
+    pub leader: TaskId,
+    state: Mutex<GroupState>,
+}
+
+#[derive(Clone)]
+struct GroupState {
+    /// How the process ends, once a thread has decided it (exit_group, a fatal signal).
+    exit: Option<Exit>,
+    /// An `execve` is ending the other threads: their deaths decide nothing.
+    execing: bool,
+    /// CPU time of the threads that have ended.
+    ended_threads: CpuTimes,
+    /// CPU time of the children `wait4` has reaped (and of theirs): RUSAGE_CHILDREN.
+    reaped_children: CpuTimes,
+    /// Signal actions, by signal number less one.
+    actions: [SigAction; 64],
+    /// Signals sent and not acted on (blocked or caught).
+    pending: u64,
+}
+
+impl ThreadGroup {
+    /// A new process led by `leader`, with every signal at its default action.
+    pub fn new(leader: TaskId) -> ThreadGroup {
+        ThreadGroup {
+            leader,
+            state: Mutex::new(GroupState {
+                exit: None,
+                execing: false,
+                ended_threads: CpuTimes::default(),
+                reaped_children: CpuTimes::default(),
+                actions: [SigAction::default(); 64],
+                pending: 0,
+            }),
+        }
+    }
+
+    /// A forked child's group, led by `leader`: the actions are inherited, nothing else
+    /// (Linux's `copy_sighand`).
+    pub fn forked(&self, leader: TaskId) -> ThreadGroup {
+        let child = ThreadGroup::new(leader);
+        child.state.lock().actions = self.with(|s| s.actions);
+        child
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut GroupState) -> R) -> R {
+        without_interrupts(|| f(&mut self.state.lock()))
+    }
+
+    /// Records that the process ends with `exit` unless something decided first; true if
+    /// this call decided it (its caller then ends the other threads).
+    pub fn decide_exit(&self, exit: Exit) -> bool {
+        self.with(|s| {
+            let first = s.exit.is_none() && !s.execing;
+            if first {
+                s.exit = Some(exit);
+            }
+            first
+        })
+    }
+
+    /// How the process ends, if a thread has decided it.
+    pub fn exit(&self) -> Option<Exit> {
+        self.with(|s| s.exit)
+    }
+
+    /// Starts or ends an `execve`'s ending of the other threads.
+    pub fn set_execing(&self, execing: bool) {
+        self.with(|s| {
+            s.execing = execing;
+            if !execing {
+                s.exit = None;
+            }
+        });
+    }
+
+    /// Adds an ended thread's CPU time.
+    pub fn add_ended_thread(&self, times: CpuTimes) {
+        self.with(|s| s.ended_threads.add(times));
+    }
+
+    /// Adds a reaped child's CPU time (its own and its reaped children's).
+    pub fn add_reaped_child(&self, times: CpuTimes) {
+        self.with(|s| s.reaped_children.add(times));
+    }
+
+    /// CPU time of the threads that have ended, and of the reaped children.
+    pub fn ended_and_children(&self) -> (CpuTimes, CpuTimes) {
+        self.with(|s| (s.ended_threads, s.reaped_children))
+    }
+
+    /// The action for `signal` (1..=64).
+    pub fn action(&self, signal: u8) -> SigAction {
+        self.with(|s| s.actions[usize::from(signal - 1)])
+    }
+
+    /// Sets the action for `signal` (1..=64); returns the old one.
+    pub fn set_action(&self, signal: u8, action: SigAction) -> SigAction {
+        self.with(|s| core::mem::replace(&mut s.actions[usize::from(signal - 1)], action))
+    }
+
+    /// After `execve`: handlers are gone (the code is), ignored signals stay ignored.
+    pub fn reset_handlers(&self) {
+        self.with(|s| {
+            for a in s.actions.iter_mut().filter(|a| a.handler != SIG_IGN) {
+                *a = SigAction::default();
+            }
+        });
+    }
+
+    /// Marks `signal` pending.
+    pub fn add_pending(&self, signal: u8) {
+        self.with(|s| s.pending |= 1 << (signal - 1));
+    }
+
+    /// Takes the pending signals in `set`.
+    pub fn take_pending(&self, set: u64) -> u64 {
+        self.with(|s| {
+            let taken = s.pending & set;
+            s.pending &= !taken;
+            taken
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CpuTimes;
+
+    #[test_case]
+    fn ticks_split_the_runtime_in_proportion() {
+        let t = CpuTimes::from_ticks(1_000, 3, 1);
+        assert_eq!((t.user_ns, t.system_ns), (750, 250));
+        assert_eq!(CpuTimes::from_ticks(1_000, 0, 0).user_ns, 1_000);
+        assert_eq!(CpuTimes::from_ticks(1_000, 0, 2).system_ns, 1_000);
+    }
+}
