@@ -2,7 +2,7 @@
 //! exit status, and the first program (`-- /bin/NAME args` on the command line).
 
 use super::address_space::AddressSpace;
-use super::stack::{self, STACK_BYTES, STACK_TOP};
+use super::stack;
 use super::thread_group::{CpuTimes, ThreadGroup};
 use super::{elf, initramfs};
 use crate::println;
@@ -226,9 +226,6 @@ pub fn load(path: &[u8], argv: &[&[u8]], envp: &[&[u8]], uid: u32) -> Result<Loa
         layout.brk_start = end.next_multiple_of(4096);
         layout.brk = layout.brk_start;
     }
-    space
-        .map_zeroed(STACK_TOP - STACK_BYTES, STACK_BYTES, true)
-        .map_err(|_| ExecError::OutOfMemory)?;
     // AT_RANDOM's bytes: from the TSC, which is as random as this machine gets (under
     // -icount it is the same every run, which keeps runs reproducible).
     let seed = crate::time::clock::now().to_le_bytes();

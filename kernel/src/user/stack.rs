@@ -4,13 +4,42 @@
 //! (type, value) pairs ending with AT_NULL — and above them the strings and 16 random bytes
 //! (AT_RANDOM, which musl's start-up reads for its stack canary).
 
-use super::address_space::{AddressSpace, Fault, USER_END};
+use super::address_space::{AddressSpace, Fault, PAGE, USER_END};
 use super::elf::Program;
 use alloc::vec::Vec;
 
-/// The top of every program's stack, and how much of it is mapped.
+/// The top of every program's stack, and how far down it may grow.
 pub const STACK_TOP: u64 = USER_END;
 pub const STACK_BYTES: u64 = 256 * 1024;
+const STACK_BOTTOM: u64 = STACK_TOP - STACK_BYTES;
+
+impl AddressSpace {
+    /// Maps the stack page holding `addr` if it is not mapped yet: the stack grows on
+    /// demand, as Linux's does, so that a program, a fork and an exec pay for the stack in
+    /// use rather than for all 256 KiB (the loader maps none of it: the first write of the
+    /// initial stack grows it). False if `addr` is not in the stack's range or no frame is
+    /// left.
+    pub fn grow_stack(&self, addr: u64) -> bool {
+        (STACK_BOTTOM..STACK_TOP).contains(&addr)
+            && self.map_zeroed(addr & !(PAGE - 1), PAGE, true).is_ok()
+    }
+
+    /// Grows the stack over the part of `addr..end` in its range (a system call's buffer on
+    /// a stack page the program has not touched yet), as a fault there would.
+    pub(super) fn grow_stack_over(&self, addr: u64, end: u64) {
+        let mut at = addr.max(STACK_BOTTOM) & !(PAGE - 1);
+        while at < end.min(STACK_TOP) {
+            self.grow_stack(at);
+            at += PAGE;
+        }
+    }
+}
+
+/// A ring-3 fault on a page that is not present: true if it was the running program's
+/// stack growing (the page is mapped now; the access runs again).
+pub fn resolve_missing_page(addr: u64) -> bool {
+    crate::sched::current_address_space().is_some_and(|space| space.grow_stack(addr))
+}
 
 const AT_NULL: u64 = 0;
 const AT_PHDR: u64 = 3;

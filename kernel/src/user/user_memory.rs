@@ -90,6 +90,7 @@ impl AddressSpace {
         mut each: impl FnMut(*mut u8, usize, usize),
     ) -> Result<(), Fault> {
         let end = addr.checked_add(len as u64).ok_or(Fault)?;
+        self.grow_stack_over(addr, end);
         self.with_mapper(|mapper, _| {
             let offset = mapper.phys_offset();
             let mut at = addr;

@@ -196,6 +196,14 @@ extern "x86-interrupt" fn page_fault(frame: InterruptStackFrame, code: PageFault
     {
         return;
     }
+    // A program's first touch of a stack page: it is mapped now and the access runs again.
+    if code.contains(PageFaultErrorCode::USER_MODE)
+        && !code.contains(PageFaultErrorCode::PROTECTION_VIOLATION)
+        && let Ok(address) = x86_64::registers::control::Cr2::read()
+        && crate::user::stack::resolve_missing_page(address.as_u64())
+    {
+        return;
+    }
     let fault = describe(
         ("page fault", "#PF", PAGE_FAULT_VECTOR),
         &frame,
