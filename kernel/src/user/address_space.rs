@@ -11,7 +11,6 @@ use alloc::vec::Vec;
 use core::sync::atomic::Ordering::Relaxed;
 use x86_64::VirtAddr;
 use x86_64::instructions::interrupts;
-use x86_64::structures::paging::page_table::PageTableEntry;
 use x86_64::structures::paging::{
     FrameAllocator, FrameDeallocator, Mapper, OffsetPageTable, Page, PageTable,
     PageTableFlags as F, PhysFrame, Size4KiB,
@@ -36,6 +35,8 @@ pub struct AddressSpace {
     pages: core::sync::atomic::AtomicU64,
     /// Where `brk` and anonymous `mmap`s put memory.
     pub layout: spin::Mutex<Layout>,
+    /// The 2 MiB chunks of the lower half that have a level-1 table (see `page_walk`).
+    pub(super) chunks: spin::Mutex<Vec<u64>>,
 }
 
 /// The program break and the next anonymous mapping's address.
@@ -78,6 +79,7 @@ impl AddressSpace {
                     mmap_next: MMAP_TOP,
                     ..Layout::default()
                 }),
+                chunks: spin::Mutex::new(Vec::new()),
             })
         })
     }
@@ -155,6 +157,7 @@ impl AddressSpace {
                 }
                 .map_err(|_| MemoryError::Mapping("user memory"))?
                 .ignore();
+                self.note_chunk(addr);
                 self.pages.fetch_add(1, Relaxed);
             }
             Ok(())
@@ -210,59 +213,6 @@ impl AddressSpace {
             })
         });
         changed
-    }
-
-    /// Calls `f(address, entry)` for every mapped page of the lower half, with the memory
-    /// lock held: the one walk over a process's page tables (fork, drop).
-    pub(super) fn for_each_page(
-        &self,
-        m: &mut Memory,
-        mut f: impl FnMut(u64, &mut PageTableEntry),
-    ) {
-        let offset = m.mapper.phys_offset();
-        let table = |frame: PhysFrame| -> &'static mut PageTable {
-            // SAFETY: a page-table frame of this address space, through the physical-memory
-            // map; the memory lock the caller holds keeps every other walker out.
-            unsafe { &mut *(offset + frame.start_address().as_u64()).as_mut_ptr() }
-        };
-        for (i4, l4) in table(self.level_4).iter().enumerate().take(256) {
-            let Ok(f3) = l4.frame() else { continue };
-            for (i3, l3) in table(f3).iter().enumerate() {
-                let Ok(f2) = l3.frame() else { continue };
-                for (i2, l2) in table(f2).iter().enumerate() {
-                    let Ok(f1) = l2.frame() else { continue };
-                    for (i1, entry) in table(f1).iter_mut().enumerate() {
-                        if entry.frame().is_ok() {
-                            let addr = ((i4 as u64) << 39)
-                                | ((i3 as u64) << 30)
-                                | ((i2 as u64) << 21)
-                                | ((i1 as u64) << 12);
-                            f(addr, entry);
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// The page tables of the lower half (levels 3, 2 and 1), for `drop`.
-    fn tables(&self, m: &Memory) -> Vec<PhysFrame> {
-        let offset = m.mapper.phys_offset();
-        let table = |frame: PhysFrame| -> &'static PageTable {
-            // SAFETY: as in `for_each_page`.
-            unsafe { &*(offset + frame.start_address().as_u64()).as_ptr() }
-        };
-        let mut tables = Vec::new();
-        for l4 in table(self.level_4).iter().take(256) {
-            let Ok(f3) = l4.frame() else { continue };
-            for l3 in table(f3).iter() {
-                let Ok(f2) = l3.frame() else { continue };
-                tables.extend(table(f2).iter().filter_map(|e| e.frame().ok()));
-                tables.push(f2);
-            }
-            tables.push(f3);
-        }
-        tables
     }
 }
 

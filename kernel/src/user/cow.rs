@@ -24,6 +24,7 @@ impl AddressSpace {
         let child = AddressSpace::new()?;
         *child.layout.lock() = *self.layout.lock();
         child.set_mapped_pages(self.mapped_pages());
+        child.copy_chunks(self);
         let mut pages = alloc::vec::Vec::new();
         with_memory(|m| {
             self.for_each_page(m, |addr, entry| {

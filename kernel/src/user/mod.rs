@@ -17,6 +17,7 @@ pub mod elf;
 pub mod fault;
 pub mod files;
 pub mod initramfs;
+mod page_walk;
 pub mod process;
 pub mod stack;
 pub mod syscall;
