@@ -150,14 +150,21 @@ impl AddressSpace {
                     flags |= F::WRITABLE;
                 }
                 let parents = F::PRESENT | F::WRITABLE | F::USER_ACCESSIBLE;
+                self.note_chunk(addr);
                 // SAFETY: a fresh frame at a page of this address space's lower half: no
                 // other mapping aliases it.
-                unsafe {
+                let mapped = unsafe {
                     mapper.map_to_with_table_flags(page, frame, flags, parents, &mut m.frames)
+                };
+                match mapped {
+                    Ok(flush) => flush.ignore(),
+                    Err(_) => {
+                        // No table frame left: the page's frame goes back.
+                        // SAFETY: the fresh frame was mapped nowhere.
+                        unsafe { m.frames.deallocate_frame(frame) };
+                        return Err(MemoryError::Mapping("user memory (out of frames)"));
+                    }
                 }
-                .map_err(|_| MemoryError::Mapping("user memory"))?
-                .ignore();
-                self.note_chunk(addr);
                 self.pages.fetch_add(1, Relaxed);
             }
             Ok(())

@@ -26,8 +26,9 @@ fn table(m: &Memory, frame: PhysFrame) -> &'static mut PageTable {
 }
 
 impl AddressSpace {
-    /// Notes that a page at `addr` is mapped: its chunk has a level-1 table now. Called
-    /// with the memory lock held, like every walk.
+    /// Notes that a page at `addr` is about to be mapped: its chunk will have a level-1
+    /// table (noted first, so that tables made by a mapping that then fails are found and
+    /// freed too). Called with the memory lock held, like every walk.
     pub(super) fn note_chunk(&self, addr: u64) {
         let chunk = addr & !(CHUNK - 1);
         let mut chunks = self.chunks.lock();
@@ -36,13 +37,14 @@ impl AddressSpace {
         }
     }
 
-    /// The tables that map `chunk`: level 3, level 2 and level 1.
-    fn tables_of(&self, m: &Memory, chunk: u64) -> Option<[PhysFrame; 3]> {
+    /// The tables that map `chunk`, level 3, level 2 and level 1, as far as they exist (a
+    /// mapping that ran out of frames may have made the upper ones only).
+    fn tables_of(&self, m: &Memory, chunk: u64) -> [Option<PhysFrame>; 3] {
         let index = |shift: u32| ((chunk >> shift) & 511) as usize;
-        let l3 = table(m, self.level_4_frame())[index(39)].frame().ok()?;
-        let l2 = table(m, l3)[index(30)].frame().ok()?;
-        let l1 = table(m, l2)[index(21)].frame().ok()?;
-        Some([l3, l2, l1])
+        let l3 = table(m, self.level_4_frame())[index(39)].frame().ok();
+        let l2 = l3.and_then(|l3| table(m, l3)[index(30)].frame().ok());
+        let l1 = l2.and_then(|l2| table(m, l2)[index(21)].frame().ok());
+        [l3, l2, l1]
     }
 
     /// Calls `f(address, entry)` for every mapped page of the lower half, with the memory
@@ -54,7 +56,7 @@ impl AddressSpace {
     ) {
         let chunks = self.chunks.lock().clone();
         for chunk in chunks {
-            let Some([_, _, l1]) = self.tables_of(m, chunk) else {
+            let [_, _, Some(l1)] = self.tables_of(m, chunk) else {
                 continue;
             };
             for (i, entry) in table(m, l1).iter_mut().enumerate() {
