@@ -182,6 +182,9 @@ pub fn exit() -> ! {
         let slot = s.current;
         let id = s.current_id();
         s.record(now, slot, false, |_| trace::Kind::Exit);
+        if s.task(slot).address_space.is_some() {
+            super::process::process_ended();
+        }
         s.task(slot).state = State::Exited;
         s.policy.exit(slot, now);
         for waiter in core::mem::take(&mut s.task(slot).waiters) {

@@ -10,6 +10,44 @@ use crate::user::address_space::AddressSpace;
 use crate::user::thread_group::ThreadGroup;
 use alloc::boxed::Box;
 use alloc::sync::Arc;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+/// User processes and threads alive, or being made: checked against
+/// [`MAX_PROCESSES`](super::MAX_PROCESSES) *before* a new task's kernel stack is allocated,
+/// so that forks preempted half-way cannot hold more stacks between them than the limit
+/// allows (a fork bomb's peak, and the kernel-stack tables it leaves, stay the same run to
+/// run).
+static USER_TASKS: AtomicUsize = AtomicUsize::new(0);
+
+/// A place under the process limit, held while a task is made; kept by the task when it
+/// starts ([`ProcessPlace::keep`]) and given back when it exits ([`process_ended`]).
+struct ProcessPlace;
+
+impl ProcessPlace {
+    fn reserve() -> Result<ProcessPlace, super::SpawnError> {
+        USER_TASKS
+            .try_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < super::MAX_PROCESSES).then_some(n + 1)
+            })
+            .map(|_| ProcessPlace)
+            .map_err(|_| super::SpawnError::TooManyProcesses)
+    }
+
+    fn keep(self) {
+        core::mem::forget(self);
+    }
+}
+
+impl Drop for ProcessPlace {
+    fn drop(&mut self) {
+        process_ended();
+    }
+}
+
+/// A user task has exited: its place under the limit is free.
+pub(super) fn process_ended() {
+    USER_TASKS.fetch_sub(1, Ordering::Relaxed);
+}
 
 /// Starts a process: a task, child of the running one, that enters ring 3 at `entry` with
 /// stack pointer `sp` in `space`.
@@ -21,14 +59,11 @@ pub fn spawn_process(
     entry: u64,
     sp: u64,
 ) -> Result<TaskId, super::SpawnError> {
-    let mut stack = Some(KernelStack::new().map_err(|_| super::SpawnError::OutOfMemory)?);
+    let place = ProcessPlace::reserve()?;
+    let stack = KernelStack::new().map_err(|_| super::SpawnError::OutOfMemory)?;
     let cpu = Box::new(UserCpuState::initial());
     let started = change_then_reschedule(|s| {
-        if s.user_tasks() >= super::lifecycle::MAX_PROCESSES {
-            return Err(super::SpawnError::TooManyProcesses);
-        }
         let now = clock::now();
-        let stack = stack.take().expect("taken once");
         let (id, slot) = s.start_child(name, uid, nice, (enter_ring_3, 0), stack, now);
         let t = s.task(slot);
         t.address_space = Some(space);
@@ -38,11 +73,10 @@ pub fn spawn_process(
         t.files = Some(crate::user::files::FdTable::with_console());
         s.need_resched |= s.policy.spawn(slot, uid, nice, now);
         s.record_new(slot, now);
-        Ok(id)
+        id
     });
-    // An unused stack is freed after the scheduler's lock (freeing takes the memory lock).
-    drop(stack);
-    started
+    place.keep();
+    Ok(started)
 }
 
 /// What `clone` asks for, besides the flags the caller has already acted on (which address
@@ -68,13 +102,10 @@ pub struct Clone {
 /// `user::thread_group`). With [`ForkKind::Vfork`] the caller sleeps until the child execs
 /// or exits.
 pub fn fork_process(clone: Clone) -> Result<TaskId, super::SpawnError> {
-    let mut stack = Some(KernelStack::new().map_err(|_| super::SpawnError::OutOfMemory)?);
+    let place = ProcessPlace::reserve()?;
+    let stack = KernelStack::new().map_err(|_| super::SpawnError::OutOfMemory)?;
     let (cpu, frame) = (Box::new(clone.cpu), Box::new(clone.frame));
     let forked = change_then_reschedule(|s| {
-        if s.user_tasks() >= super::lifecycle::MAX_PROCESSES {
-            return Err(super::SpawnError::TooManyProcesses);
-        }
-        let stack = stack.take().expect("taken once");
         let now = clock::now();
         let (parent_slot, parent) = (s.current, s.current_id());
         let p = s.task(parent_slot);
@@ -104,10 +135,10 @@ pub fn fork_process(clone: Clone) -> Result<TaskId, super::SpawnError> {
             s.task(slot).vfork_parent = Some(parent);
             s.block_current(now);
         }
-        Ok(id)
+        id
     });
-    drop(stack);
-    forked
+    place.keep();
+    Ok(forked)
 }
 
 /// A forked process's first code in the kernel: its tid where `clone` was asked to write it,
@@ -210,15 +241,6 @@ impl Scheduler {
     pub(super) fn current_task(&mut self) -> &mut crate::task::Task {
         let me = self.current;
         self.task(me)
-    }
-
-    /// User processes and threads alive (not kernel threads).
-    fn user_tasks(&self) -> usize {
-        self.slots
-            .iter()
-            .flatten()
-            .filter(|t| t.is_live_process())
-            .count()
     }
 }
 
