@@ -11,12 +11,16 @@ use alloc::vec::Vec;
 use spin::Once;
 
 static ARCHIVE: Once<Vec<u8>> = Once::new();
+/// The archive's entries, (name, data), read once: `execve` looks names up here rather
+/// than parsing the headers again.
+static INDEX: Once<Vec<(&'static [u8], &'static [u8])>> = Once::new();
 
 /// Reads the archive from fw_cfg, if the boot tool passed one (once, at boot).
 pub fn init() {
-    ARCHIVE.call_once(|| {
+    let archive = ARCHIVE.call_once(|| {
         crate::arch::x86_64::fw_cfg::read_whole("opt/cfslab/initramfs").unwrap_or_default()
     });
+    INDEX.call_once(|| entries(archive).collect());
 }
 
 fn hex(field: &[u8]) -> Option<usize> {
@@ -46,9 +50,11 @@ pub fn entries(archive: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
 /// The contents of the file at `path` (absolute, e.g. `/bin/hello`).
 pub fn find(path: &[u8]) -> Option<&'static [u8]> {
     let name = path.strip_prefix(b"/")?;
-    entries(ARCHIVE.get()?)
+    INDEX
+        .get()?
+        .iter()
         .find(|(n, _)| *n == name)
-        .map(|(_, data)| data)
+        .map(|&(_, data)| data)
 }
 
 /// Whether the boot tool passed an archive.

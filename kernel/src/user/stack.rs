@@ -60,25 +60,16 @@ pub fn build(
     uid: u32,
     random: [u8; 16],
 ) -> Result<u64, Fault> {
-    // The strings, from the top down.
+    // The strings, from the top down (argv[0] highest, as Linux puts it), each with its NUL
+    // but the random bytes.
     let mut top = STACK_TOP;
-    let mut put = |bytes: &[u8], nul: bool| -> Result<u64, Fault> {
-        top -= (bytes.len() + usize::from(nul)) as u64;
-        space.write(top, bytes)?;
-        if nul {
-            space.write(top + bytes.len() as u64, &[0])?;
-        }
-        Ok(top)
+    let mut place = |len: usize| {
+        top -= len as u64;
+        top
     };
-    let argv_at: Vec<u64> = argv
-        .iter()
-        .map(|a| put(a, true))
-        .collect::<Result<_, _>>()?;
-    let envp_at: Vec<u64> = envp
-        .iter()
-        .map(|e| put(e, true))
-        .collect::<Result<_, _>>()?;
-    let random_at = put(&random, false)?;
+    let argv_at: Vec<u64> = argv.iter().map(|a| place(a.len() + 1)).collect();
+    let envp_at: Vec<u64> = envp.iter().map(|e| place(e.len() + 1)).collect();
+    let random_at = place(random.len());
     // The pointer words, from argc up.
     let mut words: Vec<u64> = Vec::new();
     words.push(argv.len() as u64);
@@ -99,7 +90,19 @@ pub fn build(
         words.extend([kind, value]);
     }
     let sp = (random_at - 8 * words.len() as u64) & !15;
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    space.write(sp, &bytes)?;
+    // Everything from `sp` to the top, assembled here and copied to the program in one go.
+    let mut image = alloc::vec![0u8; (STACK_TOP - sp) as usize];
+    let mut copy = |at: u64, bytes: &[u8]| {
+        let at = (at - sp) as usize;
+        image[at..at + bytes.len()].copy_from_slice(bytes);
+    };
+    for (at, bytes) in argv_at.iter().zip(argv).chain(envp_at.iter().zip(envp)) {
+        copy(*at, bytes);
+    }
+    copy(random_at, &random);
+    for (i, word) in words.iter().enumerate() {
+        copy(sp + 8 * i as u64, &word.to_le_bytes());
+    }
+    space.write(sp, &image)?;
     Ok(sp)
 }

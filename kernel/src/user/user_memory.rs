@@ -56,18 +56,25 @@ impl AddressSpace {
         })
     }
 
-    /// Reads a NUL-terminated string of at most `max` bytes at `addr`.
+    /// Reads a NUL-terminated string of at most `max` bytes at `addr`, a page (or what is
+    /// left of one) at a time.
     pub fn read_c_string(&self, addr: u64, max: usize) -> Result<Vec<u8>, Fault> {
         let mut out = Vec::new();
-        let mut byte = [0u8];
-        while out.len() < max {
-            self.read(addr + out.len() as u64, &mut byte)?;
-            if byte[0] == 0 {
+        let mut chunk = [0u8; PAGE as usize];
+        loop {
+            let at = addr.checked_add(out.len() as u64).ok_or(Fault)?;
+            // The NUL must be among the first `max` bytes, as Linux's `strncpy_from_user`.
+            let n = ((PAGE - at % PAGE) as usize).min(max - out.len());
+            if n == 0 {
+                return Err(Fault);
+            }
+            self.read(at, &mut chunk[..n])?;
+            if let Some(end) = chunk[..n].iter().position(|&b| b == 0) {
+                out.extend_from_slice(&chunk[..end]);
                 return Ok(out);
             }
-            out.push(byte[0]);
+            out.extend_from_slice(&chunk[..n]);
         }
-        Err(Fault)
     }
 
     /// Gives the program its own copy of every copy-on-write page in `addr..addr + len`.
