@@ -185,6 +185,9 @@ pub fn exit() -> ! {
         if s.task(slot).address_space.is_some() {
             super::process::process_ended();
         }
+        if s.task(slot).killed.is_some() {
+            super::current::killed_task_exited();
+        }
         s.task(slot).state = State::Exited;
         s.policy.exit(slot, now);
         for waiter in core::mem::take(&mut s.task(slot).waiters) {

@@ -14,6 +14,7 @@
 //! there later and returns from the interrupt as if nothing happened.
 
 mod credentials;
+mod current;
 mod debugger;
 mod lifecycle;
 mod observe;
@@ -25,6 +26,7 @@ pub mod trace;
 pub mod waitqueue;
 
 pub use credentials::{PermissionDenied, processes_of, set_task_nice, setuid, task_nice};
+pub use current::{current, current_process, kills_pending};
 pub use lifecycle::{
     BOOT_TASK, MAX_PROCESSES, SpawnError, exec_done, exit, join, reap_child, spawn, spawn_child,
     try_wait_child, wait_child, yield_now,
@@ -42,9 +44,8 @@ pub use sleep::{
 };
 use sleep::{sleep_current, wake_up_from};
 pub use threads::{
-    blocked_signals, blocks, current_group, current_process, current_thread_times, group_of,
-    live_threads_times, set_blocked_signals, set_clear_child_tid, take_clear_child_tid, threads_in,
-    threads_of_task,
+    blocked_signals, blocks, current_group, current_thread_times, group_of, live_threads_times,
+    set_blocked_signals, set_clear_child_tid, take_clear_child_tid, threads_in, threads_of_task,
 };
 pub use waitqueue::WaitQueue;
 
@@ -197,6 +198,8 @@ impl Scheduler {
             }
         }
         self.current = next;
+        let n = self.task(next);
+        current::set(n.id, n.group.as_ref().map_or(n.id, |g| g.leader));
         if next == prev {
             return None;
         }
@@ -451,11 +454,6 @@ pub fn set_policy(config: &Config) -> Result<(), TasksAlive> {
         debug_assert_eq!(picked, Some(s.current));
         Ok(())
     })
-}
-
-/// The running task's id: a new task can read its own id as soon as it runs.
-pub fn current() -> TaskId {
-    with_sched(|s| s.current_id())
 }
 
 /// The scheduler tick (from the timer interrupt): the policy may ask for a preemption.

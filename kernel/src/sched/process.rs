@@ -195,7 +195,10 @@ pub fn kill_task(id: TaskId, signal: u8) -> bool {
         if t.state == crate::task::State::Exited {
             return false;
         }
-        t.killed.get_or_insert(signal);
+        if t.killed.is_none() {
+            t.killed = Some(signal);
+            super::current::kill_marked();
+        }
         s.wake(id, ::sched::Wakeup::default(), clock::now());
         true
     })

@@ -46,14 +46,6 @@ pub fn current_group() -> Option<Arc<ThreadGroup>> {
     with_sched(|s| s.current_task().group.clone())
 }
 
-/// The running task's process id: its leader's id (its own for a kernel thread).
-pub fn current_process() -> TaskId {
-    with_sched(|s| {
-        let t = s.current_task();
-        t.group.as_ref().map_or(t.id, |g| g.leader)
-    })
-}
-
 /// The live threads of the process task `id` belongs to (just `id` for a kernel thread;
 /// none if it has exited).
 pub fn threads_of_task(id: TaskId) -> Vec<TaskId> {

@@ -180,7 +180,9 @@ pub fn write_tid(addresses: [u64; 2]) {
 
 /// On the way back to ring 3 from an interrupt: dies if killed.
 pub fn on_return_to_user() {
-    if let Some(signal) = sched::current_killed() {
+    if sched::kills_pending()
+        && let Some(signal) = sched::current_killed()
+    {
         die(signal);
     }
 }
