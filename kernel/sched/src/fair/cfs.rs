@@ -56,7 +56,7 @@ impl Fair {
         let joining = u64::from(!se.on_rq);
         let mut slice = self.sched_period(u64::from(self.rq(rq).nr_running) + joining);
         let levels = if self.params.era.flat_slices() {
-            alloc::vec![id]
+            super::entity::Hierarchy::of(id)
         } else {
             self.hierarchy(id)
         };

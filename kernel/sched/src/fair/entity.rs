@@ -93,3 +93,43 @@ impl Entity {
         self.sum_exec_runtime - self.prev_sum_exec_runtime
     }
 }
+
+/// The most levels an entity's hierarchy has: a task and its uid group. Groups do not nest
+/// in any era cfslab models (FAIR_USER_SCHED and USER_SCHED made one level of per-uid
+/// groups under the root).
+const MAX_DEPTH: usize = 2;
+
+/// An entity and its ancestors, bottom up (what `for_each_sched_entity` walks), held in
+/// place: the walk runs on every switch, and a heap allocation there cost more than the
+/// walk itself.
+#[derive(Debug, Clone, Copy)]
+pub struct Hierarchy {
+    ids: [EntityId; MAX_DEPTH],
+    len: usize,
+}
+
+impl Hierarchy {
+    /// Just `id`.
+    pub fn of(id: EntityId) -> Hierarchy {
+        Hierarchy {
+            ids: [id; MAX_DEPTH],
+            len: 1,
+        }
+    }
+
+    /// Adds the next ancestor up.
+    pub fn push(&mut self, parent: EntityId) {
+        assert!(self.len < MAX_DEPTH, "groups do not nest");
+        self.ids[self.len] = parent;
+        self.len += 1;
+    }
+}
+
+impl IntoIterator for Hierarchy {
+    type Item = EntityId;
+    type IntoIter = core::iter::Take<core::array::IntoIter<EntityId, MAX_DEPTH>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.ids.into_iter().take(self.len)
+    }
+}

@@ -26,7 +26,7 @@ use crate::weights::{Nice, calc_delta_fair, max_vruntime, min_vruntime, nice_to_
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::vec::Vec;
-use entity::{Entity, EntityId};
+use entity::{Entity, EntityId, Hierarchy};
 use runqueue::{FairRq, RqId};
 
 const ROOT: RqId = 0;
@@ -123,10 +123,12 @@ impl Fair {
     }
 
     /// The entity and its ancestors, bottom up (`for_each_sched_entity`).
-    fn hierarchy(&self, id: EntityId) -> Vec<EntityId> {
-        let mut chain = alloc::vec![id];
-        while let Some(parent) = self.se(*chain.last().unwrap()).parent {
+    fn hierarchy(&self, id: EntityId) -> Hierarchy {
+        let mut chain = Hierarchy::of(id);
+        let mut at = id;
+        while let Some(parent) = self.se(at).parent {
             chain.push(parent);
+            at = parent;
         }
         chain
     }
