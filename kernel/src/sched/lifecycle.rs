@@ -72,10 +72,30 @@ impl Scheduler {
     ) -> (TaskId, crate::task::Slot) {
         let parent = self.current_id();
         let task = new_task(name, uid, nice, Some(entry), Some(stack), Some(parent));
-        let (id, slot) = self.add(task);
-        self.task(slot).stats.runnable_since = Some(now);
+        let (id, slot) = self.add_runnable(task, now);
         let current = self.current;
         self.task(current).children += 1;
+        (id, slot)
+    }
+
+    /// Adds a runnable task that is no one's child (a thread: it ends by itself, and no
+    /// `wait` reaps it), not yet known to the policy: its id and slot.
+    pub(super) fn start_orphan(
+        &mut self,
+        name: &str,
+        uid: u32,
+        nice: i8,
+        entry: (fn(u64), u64),
+        stack: KernelStack,
+        now: u64,
+    ) -> (TaskId, crate::task::Slot) {
+        let task = new_task(name, uid, nice, Some(entry), Some(stack), None);
+        self.add_runnable(task, now)
+    }
+
+    fn add_runnable(&mut self, task: crate::task::Task, now: u64) -> (TaskId, crate::task::Slot) {
+        let (id, slot) = self.add(task);
+        self.task(slot).stats.runnable_since = Some(now);
         (id, slot)
     }
 

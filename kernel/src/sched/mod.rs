@@ -21,6 +21,7 @@ mod observe;
 mod process;
 pub mod setup;
 mod sleep;
+mod switch;
 mod threads;
 pub mod trace;
 pub mod waitqueue;
@@ -43,14 +44,14 @@ pub use sleep::{
     park, sleep, sleep_until, sleep_until_woken, unpark, unpark_irq, wake_task, wake_up_irq,
 };
 use sleep::{sleep_current, wake_up_from};
+use switch::{finish_switch, schedule};
 pub use threads::{
     blocked_signals, blocks, current_group, current_thread_times, group_of, live_threads_times,
     set_blocked_signals, set_clear_child_tid, take_clear_child_tid, threads_in, threads_of_task,
 };
 pub use waitqueue::WaitQueue;
 
-use crate::arch::x86_64::switch::{initial_stack, switch_context};
-use crate::arch::x86_64::user_state::UserCpuState;
+use crate::arch::x86_64::switch::initial_stack;
 use crate::config::Config;
 use crate::mm::stack::KernelStack;
 use crate::task::{Slot, State, Task, TaskId, TaskStats};
@@ -91,20 +92,6 @@ struct Scheduler {
 
 /// The scheduler's state. A plain spin lock (`SpinMutex`), whose data gdb's helpers can
 /// reach while it is held (see [`debugger`]).
-/// What switching to the picked task needs.
-struct Switch {
-    /// Where to save the current task's stack pointer, and the next one's.
-    save: *mut u64,
-    load: u64,
-    kernel_stack_top: u64,
-    /// The next task's level-4 table, if it is a user process.
-    address_space: Option<x86_64::structures::paging::PhysFrame>,
-    /// Where the previous task's FPU and FS base go, and where the next one's come from
-    /// (null for kernel threads, which have none).
-    save_cpu: *mut UserCpuState,
-    load_cpu: *const UserCpuState,
-}
-
 static SCHED: SpinMutex<Option<Scheduler>> = SpinMutex::new(None);
 
 /// The one way to the scheduler's state: interrupts go off (a timer interrupt arriving while
@@ -158,78 +145,6 @@ impl Scheduler {
         (id, slot)
     }
 
-    /// Puts the current task back, picks the next, and returns what switching to it needs
-    /// (`None` if the current task keeps the CPU).
-    fn pick(&mut self, now: u64) -> Option<Switch> {
-        self.need_resched = false;
-        let prev = self.current;
-        if prev != self.idle {
-            self.policy.put_prev(prev, now);
-        }
-        let yielded = core::mem::take(&mut self.yielding);
-        let prev_is_idle = prev == self.idle;
-        let p = self.task(prev);
-        p.stats.cpu_ns += now - p.stats.switched_in_at;
-        let prev_state = match p.state {
-            State::Running | State::Runnable if yielded => trace::PrevState::Yielded,
-            State::Running | State::Runnable => trace::PrevState::Preempted,
-            State::Sleeping => trace::PrevState::Sleeping,
-            State::Exited => trace::PrevState::Dead,
-        };
-        if prev_state == trace::PrevState::Sleeping {
-            p.stats.voluntary_switches += 1;
-        } else if prev_state != trace::PrevState::Dead && !prev_is_idle {
-            p.stats.involuntary_switches += 1;
-        }
-        if p.state == State::Running {
-            p.state = State::Runnable;
-            p.stats.runnable_since = Some(now);
-        }
-        let next = self.policy.pick_next(now).unwrap_or(self.idle);
-        let n = self.task(next);
-        n.state = State::Running;
-        n.stats.switched_in_at = now;
-        if let Some(since) = n.stats.runnable_since.take() {
-            n.stats.wait_ns += now - since;
-            if core::mem::take(&mut n.stats.woken) {
-                n.stats.wakeups += 1;
-                n.stats.wake_latency_sum_ns += now - since;
-                n.stats.wake_latency_max_ns = n.stats.wake_latency_max_ns.max(now - since);
-            }
-        }
-        self.current = next;
-        let n = self.task(next);
-        current::set(n.id, n.group.as_ref().map_or(n.id, |g| g.leader));
-        if next == prev {
-            return None;
-        }
-        self.task(next).stats.switches += 1;
-        self.record(now, prev, false, |s| trace::Kind::Switch {
-            prev_state,
-            next: s.comm(next),
-        });
-        let n = self.task(next);
-        let (load, kernel_stack_top) = (n.rsp, n.kernel_stack_top);
-        let address_space = n.address_space.as_ref().map(|a| a.level_4_frame());
-        let load_cpu = n
-            .user_cpu
-            .as_deref()
-            .map_or(core::ptr::null(), |c| c as *const _);
-        let p = self.task(prev);
-        let save_cpu = p
-            .user_cpu
-            .as_deref_mut()
-            .map_or(core::ptr::null_mut(), |c| c as *mut _);
-        Some(Switch {
-            save: &raw mut p.rsp,
-            load,
-            kernel_stack_top,
-            address_space,
-            save_cpu,
-            load_cpu,
-        })
-    }
-
     /// The running task stops being runnable: it sleeps at the `schedule()` this asks for.
     fn block_current(&mut self, now: u64) {
         let slot = self.current;
@@ -262,56 +177,6 @@ impl Scheduler {
             self.need_resched = true;
         }
     }
-}
-
-/// Switches to whichever task the policy picks. Interrupts must be off, and stay off until
-/// the switch is done: the lock is released before the stacks are switched (the next task
-/// may be anywhere, including in its own `schedule()`, and must be able to take it).
-fn schedule() {
-    debug_assert!(!interrupts::are_enabled(), "schedule() with interrupts on");
-    let switch = with_sched(|s| s.pick(clock::now()));
-    if let Some(Switch {
-        save,
-        load,
-        kernel_stack_top,
-        address_space,
-        save_cpu,
-        load_cpu,
-    }) = switch
-    {
-        // The next task's address space (a kernel thread keeps the current one, unless it
-        // belongs to a process that may be about to be freed) and kernel stack for ring 3.
-        crate::arch::x86_64::switch::prepare(address_space, kernel_stack_top);
-        // SAFETY: both point into boxed `Task`s that live until after the switch (see
-        // below); nothing else touches them with interrupts off.
-        unsafe {
-            if let Some(prev) = save_cpu.as_mut() {
-                prev.save();
-            }
-            if let Some(next) = load_cpu.as_ref() {
-                next.restore();
-            }
-        }
-        // SAFETY: interrupts are off; `save` points into the previous task's boxed `Task`,
-        // which lives until the task after it has run `finish_switch`; `load` was saved by
-        // this function or made by `initial_stack` on the next task's live stack.
-        unsafe { switch_context(save, load) };
-        finish_switch();
-    }
-}
-
-/// Runs in the task that was just switched to: frees the stack of a task that exited.
-fn finish_switch() {
-    let dead = with_sched(|s| {
-        let slot = s.dead.take()?;
-        let task = s.slots[slot].take()?;
-        s.free_slots.push(slot);
-        s.by_id.remove(&task.id);
-        s.exited_switches += task.stats.switches;
-        Some(task)
-    });
-    // Dropped after the lock: freeing the stack takes the memory lock.
-    drop(dead);
 }
 
 /// Where every new task starts (called by the switch trampoline, interrupts off).

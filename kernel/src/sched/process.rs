@@ -111,13 +111,14 @@ pub fn fork_process(clone: Clone) -> Result<TaskId, super::SpawnError> {
         let p = s.task(parent_slot);
         let (uid, nice, name) = (p.uid, p.nice, p.name.clone());
         let (group, blocked) = (p.group.clone().expect("a process"), p.blocked_signals);
-        let (id, slot) = s.start_child(&name, uid, nice, (return_forked, 0), stack, now);
-        if clone.thread {
-            s.task(parent_slot).children -= 1;
-        }
+        let entry: (fn(u64), u64) = (return_forked, 0);
+        let (id, slot) = if clone.thread {
+            s.start_orphan(&name, uid, nice, entry, stack, now)
+        } else {
+            s.start_child(&name, uid, nice, entry, stack, now)
+        };
         let t = s.task(slot);
         t.group = Some(if clone.thread {
-            t.parent = None;
             group
         } else {
             Arc::new(group.forked(id))

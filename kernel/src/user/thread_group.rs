@@ -79,7 +79,6 @@ pub struct ThreadGroup {
     state: Mutex<GroupState>,
 }
 
-#[derive(Clone)]
 struct GroupState {
     /// How the process ends, once a thread has decided it (exit_group, a fatal signal).
     exit: Option<Exit>,

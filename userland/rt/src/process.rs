@@ -314,6 +314,12 @@ pub unsafe fn spawn_thread(
     })
 }
 
+/// `clone` for a thread whose child side runs `f(arg)` on its own stack and then ends.
+///
+/// # Safety
+/// `stack_top` is the 16-byte-aligned top of a stack no one else uses until the thread has
+/// ended; `tid_word` is a 4-byte word the kernel may write until then (it clears it at the
+/// thread's end).
 #[unsafe(naked)]
 unsafe extern "C" fn clone_raw(
     flags: usize,
