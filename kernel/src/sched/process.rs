@@ -205,8 +205,12 @@ pub fn kill_task(id: TaskId, signal: u8) -> bool {
     })
 }
 
-/// The signal the running task was killed with, if any.
+/// The signal the running task was killed with, if any. Every system call asks at its end:
+/// while no task at all is marked (nearly always), the answer needs no lock.
 pub fn current_killed() -> Option<u8> {
+    if !super::kills_pending() {
+        return None;
+    }
     with_sched(|s| s.current_task().killed)
 }
 

@@ -3,7 +3,7 @@
 //! to sleep, so a wake-up that comes between the check and the sleep cannot be lost: on one
 //! CPU, nothing else runs while interrupts are off.
 
-use super::{sleep_current, wake_up_from, with_sched};
+use super::{current, sleep_current, wake_up_from};
 use crate::task::TaskId;
 use alloc::collections::VecDeque;
 use spin::Mutex;
@@ -35,7 +35,7 @@ impl WaitQueue {
                 if condition() {
                     return false;
                 }
-                let me = with_sched(|s| s.current_id());
+                let me = current();
                 self.waiters.lock().push_back(me);
                 sleep_current();
                 true
@@ -51,7 +51,7 @@ impl WaitQueue {
     /// when it wakes. Interrupts must be off from here to the sleep.
     pub fn add_current(&self) {
         debug_assert!(!interrupts::are_enabled());
-        let me = with_sched(|s| s.current_id());
+        let me = current();
         let mut waiters = self.waiters.lock();
         if !waiters.contains(&me) {
             waiters.push_back(me);
@@ -73,11 +73,24 @@ impl WaitQueue {
         });
     }
 
-    /// Wakes every waiter.
+    /// Wakes every waiter. The queue's buffer is taken out for the wake-ups (which may switch
+    /// tasks, so no lock may be held across them) and put back for reuse: waking allocates
+    /// nothing, and an empty queue costs one look.
     pub fn wake_all(&self) {
         interrupts::without_interrupts(|| {
-            let waiters: alloc::vec::Vec<TaskId> = self.waiters.lock().drain(..).collect();
-            wake_up_from(&waiters);
+            let mut waiters = {
+                let mut queue = self.waiters.lock();
+                if queue.is_empty() {
+                    return;
+                }
+                core::mem::take(&mut *queue)
+            };
+            wake_up_from(waiters.make_contiguous());
+            waiters.clear();
+            let mut queue = self.waiters.lock();
+            if queue.is_empty() {
+                *queue = waiters;
+            }
         });
     }
 }

@@ -62,17 +62,20 @@ impl Pipe {
         interrupts::without_interrupts(|| f(&mut self.state.lock()))
     }
 
-    /// Reads up to `max` bytes: waits while the pipe is empty and has writers (or until
-    /// `interrupted()`); empty with no writers is end-of-file (no bytes).
-    pub fn read(&self, max: usize, interrupted: impl Fn() -> bool) -> Vec<u8> {
+    /// Reads into `out` (up to its length): waits while the pipe is empty and has writers (or
+    /// until `interrupted()`); empty with no writers is end-of-file (0 bytes).
+    pub fn read(&self, out: &mut [u8], interrupted: impl Fn() -> bool) -> usize {
         self.readable
             .wait_until(|| interrupted() || self.with(|s| !s.bytes.is_empty() || s.writers == 0));
-        let out: Vec<u8> = self.with(|s| {
-            let n = max.min(s.bytes.len());
-            s.bytes.drain(..n).collect()
+        let n = self.with(|s| {
+            let n = out.len().min(s.bytes.len());
+            for (to, from) in out.iter_mut().zip(s.bytes.drain(..n)) {
+                *to = from;
+            }
+            n
         });
         self.writable.wake_all();
-        out
+        n
     }
 
     /// Writes some of `bytes`: waits while the pipe is full and has readers. `None` if there

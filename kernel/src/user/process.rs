@@ -180,9 +180,7 @@ pub fn write_tid(addresses: [u64; 2]) {
 
 /// On the way back to ring 3 from an interrupt: dies if killed.
 pub fn on_return_to_user() {
-    if sched::kills_pending()
-        && let Some(signal) = sched::current_killed()
-    {
+    if let Some(signal) = sched::current_killed() {
         die(signal);
     }
 }

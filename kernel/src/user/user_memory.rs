@@ -6,33 +6,45 @@
 
 use super::address_space::{AddressSpace, Fault, PAGE, USER_END};
 use alloc::vec::Vec;
-use x86_64::structures::paging::mapper::TranslateResult;
-use x86_64::structures::paging::{OffsetPageTable, PageTableFlags as F, Translate};
+use x86_64::structures::paging::{OffsetPageTable, PageTable, PageTableFlags as F};
 use x86_64::{PhysAddr, VirtAddr};
 
 impl AddressSpace {
     /// The physical address behind user address `addr`, if the program may touch it
-    /// (`write`: and write it).
+    /// (`write`: and write it). The four levels are walked by hand through the
+    /// physical-memory map: this runs several times in every `read` and `write` system call,
+    /// and the general `Translate` (which also knows huge pages, which user mappings never
+    /// use) costs several times more.
     fn physical(mapper: &OffsetPageTable, addr: u64, write: bool) -> Result<PhysAddr, Fault> {
         if addr >= USER_END {
             return Err(Fault);
         }
-        match mapper.translate(VirtAddr::new(addr)) {
-            TranslateResult::Mapped {
-                frame,
-                offset,
-                flags,
-            } if flags.contains(F::USER_ACCESSIBLE) && (!write || flags.contains(F::WRITABLE)) => {
-                Ok(frame.start_address() + offset)
+        let at = VirtAddr::new(addr);
+        let offset = mapper.phys_offset();
+        let mut table: &PageTable = mapper.level_4_table();
+        for index in [at.p4_index(), at.p3_index(), at.p2_index()] {
+            let entry = &table[index];
+            if !entry.flags().contains(F::PRESENT) || entry.flags().contains(F::HUGE_PAGE) {
+                return Err(Fault);
             }
-            _ => Err(Fault),
+            // SAFETY: a present, non-huge entry of a user table points at the next level's
+            // table, reached through the physical-memory map (the memory lock is held).
+            table = unsafe { &*(offset + entry.addr().as_u64()).as_ptr::<PageTable>() };
+        }
+        let leaf = &table[at.p1_index()];
+        let flags = leaf.flags();
+        let allowed =
+            F::PRESENT | F::USER_ACCESSIBLE | if write { F::WRITABLE } else { F::empty() };
+        if flags.contains(allowed) {
+            Ok(leaf.addr() + u64::from(at.page_offset()))
+        } else {
+            Err(Fault)
         }
     }
 
     /// Copies `bytes` to user address `addr` (`EFAULT` if any of it is not the program's,
     /// writable memory; then nothing is written).
     pub fn write(&self, addr: u64, bytes: &[u8]) -> Result<(), Fault> {
-        self.unshare(addr, bytes.len())?;
         self.copy(addr, bytes.len(), true, |user, i, n| {
             // SAFETY: `user` is the kernel's view of a checked user page with n bytes left.
             unsafe { core::ptr::copy_nonoverlapping(bytes[i..].as_ptr(), user, n) }
@@ -89,6 +101,10 @@ impl AddressSpace {
     }
 
     /// Checks the whole range first, then calls `each(kernel pointer, done, n)` page by page.
+    /// `write`: the pages must be writable — a page still shared copy-on-write gets its own
+    /// copy first, as the program's own store would. Untouched stack pages in the range are
+    /// grown first, as a fault there would. Both are the rare case: a range that is all there
+    /// already takes the memory lock once.
     fn copy(
         &self,
         addr: u64,
@@ -97,23 +113,49 @@ impl AddressSpace {
         mut each: impl FnMut(*mut u8, usize, usize),
     ) -> Result<(), Fault> {
         let end = addr.checked_add(len as u64).ok_or(Fault)?;
+        if len == 0 {
+            return Ok(());
+        }
+        let copied = self
+            .with_mapper(|mapper, _| Self::copy_if_present(mapper, addr, len, write, &mut each));
+        if copied.is_ok() {
+            return Ok(());
+        }
         self.grow_stack_over(addr, end);
-        self.with_mapper(|mapper, _| {
-            let offset = mapper.phys_offset();
-            let mut at = addr;
-            while at < end {
-                Self::physical(mapper, at, write)?;
-                at = (at & !(PAGE - 1)) + PAGE;
-            }
-            let mut done = 0;
-            while done < len {
-                let at = addr + done as u64;
-                let n = ((PAGE - at % PAGE) as usize).min(len - done);
-                let phys = Self::physical(mapper, at, write)?;
-                each((offset + phys.as_u64()).as_mut_ptr(), done, n);
-                done += n;
-            }
-            Ok(())
-        })
+        if write {
+            self.unshare(addr, len)?;
+        }
+        self.with_mapper(|mapper, _| Self::copy_if_present(mapper, addr, len, write, &mut each))
+    }
+
+    /// The copy itself, with the memory lock held: nothing is copied unless every page of
+    /// the range allows the access.
+    fn copy_if_present(
+        mapper: &OffsetPageTable,
+        addr: u64,
+        len: usize,
+        write: bool,
+        each: &mut impl FnMut(*mut u8, usize, usize),
+    ) -> Result<(), Fault> {
+        let offset = mapper.phys_offset();
+        let first = Self::physical(mapper, addr, write)?;
+        let mut at = (addr & !(PAGE - 1)) + PAGE;
+        while at < addr + len as u64 {
+            Self::physical(mapper, at, write)?;
+            at += PAGE;
+        }
+        let mut done = 0;
+        while done < len {
+            let at = addr + done as u64;
+            let n = ((PAGE - at % PAGE) as usize).min(len - done);
+            let phys = if done == 0 {
+                first
+            } else {
+                Self::physical(mapper, at, write)?
+            };
+            each((offset + phys.as_u64()).as_mut_ptr(), done, n);
+            done += n;
+        }
+        Ok(())
     }
 }

@@ -11,6 +11,7 @@ pub const STDOUT: i32 = 1;
 pub const STDERR: i32 = 2;
 
 /// `write(fd, buf)`: the bytes written.
+#[inline]
 pub fn write(fd: i32, buf: &[u8]) -> Result<usize, Errno> {
     // SAFETY: the kernel reads `buf.len()` bytes from a live slice.
     unsafe { call(nr::WRITE, fd as usize, buf.as_ptr() as usize, buf.len()) }
@@ -29,11 +30,13 @@ pub fn write_all(fd: i32, mut buf: &[u8]) -> Result<(), Errno> {
 }
 
 /// `read(fd, buf)`: the bytes read, 0 at end of file.
+#[inline]
 pub fn read(fd: i32, buf: &mut [u8]) -> Result<usize, Errno> {
     // SAFETY: the kernel writes at most `buf.len()` bytes into a live, exclusive slice.
     unsafe { call(nr::READ, fd as usize, buf.as_mut_ptr() as usize, buf.len()) }
 }
 
+#[inline]
 pub fn close(fd: i32) -> Result<(), Errno> {
     // SAFETY: no memory is involved.
     unsafe { call(nr::CLOSE, fd as usize, 0, 0) }.map(drop)

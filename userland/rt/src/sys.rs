@@ -58,6 +58,7 @@ pub mod nr {
 ///
 /// # Safety
 /// The call may read or write memory through its arguments, as the number's contract says.
+#[inline]
 pub unsafe fn syscall6(n: usize, a: [usize; 6]) -> isize {
     let ret: isize;
     // SAFETY: the caller vouches for the arguments; `syscall` clobbers only rcx and r11
@@ -84,12 +85,14 @@ pub unsafe fn syscall6(n: usize, a: [usize; 6]) -> isize {
 ///
 /// # Safety
 /// As [`syscall6`].
+#[inline]
 pub unsafe fn call(n: usize, a0: usize, a1: usize, a2: usize) -> Result<usize, Errno> {
     // SAFETY: the caller's.
     Errno::result(unsafe { syscall6(n, [a0, a1, a2, 0, 0, 0]) })
 }
 
 /// A call that takes no pointer and cannot fail in a way that matters here.
+#[inline]
 pub fn simple(n: usize) -> usize {
     // SAFETY: calls such as getpid take no arguments and touch no memory.
     unsafe { syscall6(n, [0; 6]) as usize }

@@ -30,6 +30,7 @@ pub const CLOCK_PROCESS_CPUTIME_ID: usize = 2;
 pub const CLOCK_THREAD_CPUTIME_ID: usize = 3;
 
 /// `clock_gettime(clock)` in nanoseconds.
+#[inline]
 pub fn clock_ns(clock: usize) -> Result<u64, Errno> {
     let mut ts = Timespec::default();
     // SAFETY: the kernel writes one timespec into `ts`.
@@ -38,6 +39,7 @@ pub fn clock_ns(clock: usize) -> Result<u64, Errno> {
 }
 
 /// The monotonic clock in nanoseconds.
+#[inline]
 pub fn now_ns() -> u64 {
     clock_ns(CLOCK_MONOTONIC).unwrap_or(0)
 }
@@ -50,6 +52,7 @@ pub fn sleep_ns(ns: u64) -> Result<(), Errno> {
 }
 
 /// `sched_yield`.
+#[inline]
 pub fn yield_now() -> usize {
     simple(nr::SCHED_YIELD)
 }

@@ -60,7 +60,9 @@ pub struct FairRq {
     pub next_buddy: Option<EntityId>,
     /// LAST_BUDDY: the entity a wake-up preempted, to give the CPU back to.
     pub last_buddy: Option<EntityId>,
-    /// EEVDF: Σ (vruntime − min_vruntime) × weight over the timeline (not `curr`).
+    /// EEVDF: Σ (vruntime − min_vruntime) × weight over the timeline (not `curr`). CFS
+    /// keeps it (and `avg_load`) at zero: 128-bit products on every insert, remove and
+    /// `min_vruntime` step would cost every switch for a sum CFS never reads.
     pub avg_vruntime: i128,
     /// EEVDF: Σ weight over the timeline (not `curr`).
     pub avg_load: u64,
@@ -90,6 +92,11 @@ impl FairRq {
         }
     }
 
+    /// Whether this is an EEVDF queue (which keeps `avg_vruntime` and `avg_load`).
+    fn is_eevdf(&self) -> bool {
+        matches!(self.timeline, Timeline::Augmented(_))
+    }
+
     fn key(&self, vruntime: u64) -> i64 {
         vdiff(vruntime, self.epoch)
     }
@@ -107,8 +114,11 @@ impl FairRq {
         if self.leftmost.is_none_or(|left| entry < left) {
             self.leftmost = Some(entry);
         }
-        self.avg_vruntime += i128::from(vdiff(vruntime, self.min_vruntime)) * i128::from(weight);
-        self.avg_load += weight;
+        if self.is_eevdf() {
+            self.avg_vruntime +=
+                i128::from(vdiff(vruntime, self.min_vruntime)) * i128::from(weight);
+            self.avg_load += weight;
+        }
     }
 
     /// Takes an entity off the timeline (`__dequeue_entity`); `vruntime` and `weight` must be
@@ -133,8 +143,11 @@ impl FairRq {
             }
         };
         debug_assert!(removed, "entity {id} not on the timeline of {}", self.name);
-        self.avg_vruntime -= i128::from(vdiff(vruntime, self.min_vruntime)) * i128::from(weight);
-        self.avg_load -= weight;
+        if self.is_eevdf() {
+            self.avg_vruntime -=
+                i128::from(vdiff(vruntime, self.min_vruntime)) * i128::from(weight);
+            self.avg_load -= weight;
+        }
     }
 
     /// The waiting entity with the smallest virtual runtime.
@@ -173,7 +186,9 @@ impl FairRq {
     pub fn advance_min_vruntime(&mut self, candidate: u64) {
         let delta = vdiff(candidate, self.min_vruntime);
         if delta > 0 {
-            self.avg_vruntime -= i128::from(self.avg_load) * i128::from(delta);
+            if self.is_eevdf() {
+                self.avg_vruntime -= i128::from(self.avg_load) * i128::from(delta);
+            }
             self.min_vruntime = candidate;
         }
     }

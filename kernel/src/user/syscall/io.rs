@@ -4,10 +4,23 @@ use super::{errno, space};
 use crate::sched;
 use crate::user::files::{File, Pipe};
 use alloc::sync::Arc;
-use alloc::vec::Vec;
 
 /// Most bytes one `read` or `write` moves (more is a short count, as POSIX allows).
 const IO_MAX: usize = 64 * 1024;
+
+/// Transfers up to this size (a pipe's byte, a line of text: nearly all of them) are staged
+/// in a buffer on the kernel stack; larger ones on the heap. A heap allocation costs more
+/// than the rest of a one-byte pipe write (the allocator walks its free list).
+const STACK_BUFFER: usize = 256;
+
+/// Runs `f` on a zeroed staging buffer of `len` bytes (`len` at most [`IO_MAX`]).
+fn with_buffer<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
+    if len <= STACK_BUFFER {
+        f(&mut [0u8; STACK_BUFFER][..len])
+    } else {
+        f(&mut alloc::vec![0u8; len])
+    }
+}
 
 fn file(fd: u64) -> Result<Arc<File>, i64> {
     let files = sched::current_files().ok_or(-errno::EBADF)?;
@@ -25,19 +38,24 @@ pub fn write(fd: u64, buf: u64, len: u64) -> i64 {
         Ok(f) => f,
         Err(e) => return e,
     };
-    let mut bytes = alloc::vec![0u8; (len as usize).min(IO_MAX)];
-    if space().read(buf, &mut bytes).is_err() {
-        return -errno::EFAULT;
-    }
-    match &*file {
+    with_buffer((len as usize).min(IO_MAX), |bytes| {
+        if space().read(buf, bytes).is_err() {
+            return -errno::EFAULT;
+        }
+        write_to(&file, bytes)
+    })
+}
+
+fn write_to(file: &File, bytes: &[u8]) -> i64 {
+    match file {
         File::Console => {
             crate::arch::x86_64::serial::with_console(|out| {
-                let _ = out.write_str(&alloc::string::String::from_utf8_lossy(&bytes));
+                let _ = out.write_str(&alloc::string::String::from_utf8_lossy(bytes));
             });
             bytes.len() as i64
         }
         File::Pipe { write: false, .. } => -errno::EBADF,
-        File::Pipe { pipe, write: true } => match pipe.write(&bytes, killed) {
+        File::Pipe { pipe, write: true } => match pipe.write(bytes, killed) {
             Some(n) => n as i64,
             None => {
                 // No reader left: SIGPIPE, whose default action ends the writer at the end
@@ -83,16 +101,18 @@ pub fn read(fd: u64, buf: u64, len: u64) -> i64 {
         Ok(f) => f,
         Err(e) => return e,
     };
-    let bytes: Vec<u8> = match &*file {
-        // The console has no input yet: end of file.
-        File::Console => Vec::new(),
-        File::Pipe { write: true, .. } => return -errno::EBADF,
-        File::Pipe { pipe, write: false } => pipe.read((len as usize).min(IO_MAX), killed),
-    };
-    match space().write(buf, &bytes) {
-        Ok(()) => bytes.len() as i64,
-        Err(_) => -errno::EFAULT,
-    }
+    with_buffer((len as usize).min(IO_MAX), |bytes| {
+        let n = match &*file {
+            // The console has no input yet: end of file.
+            File::Console => 0,
+            File::Pipe { write: true, .. } => return -errno::EBADF,
+            File::Pipe { pipe, write: false } => pipe.read(bytes, killed),
+        };
+        match space().write(buf, &bytes[..n]) {
+            Ok(()) => n as i64,
+            Err(_) => -errno::EFAULT,
+        }
+    })
 }
 
 pub fn close(fd: u64) -> i64 {
