@@ -8,7 +8,8 @@
 #   make qemu-gdb [OPTS=...] [GDBPORT=1234]        QEMU paused only; prints the gdb command
 #   make lab [SECONDS=10] [SEEDS=3]                the full experiment matrix -> target/lab/,
 #                                                  docs/lab/ and the README's tables
-#   make bench                                     scheduler operation costs (host and kernel)
+#   make bench                                     scheduler operation costs (host and kernel),
+#                                                  system-call paths on cfslab and on Linux
 #   make clean
 
 OPTS ?=
@@ -55,12 +56,16 @@ lab: deps
 
 # Scheduler operation costs on the host (criterion), the kernel's context-switch and
 # wake-up paths in QEMU, and the system-call paths seen from a user program (the optimised
-# kernel at icount shift 0: one guest instruction per nanosecond); the tables in README.md
-# come from here.
+# kernel at icount shift 0: one guest instruction per nanosecond), then the same program on
+# Linux 6.1 in the same QEMU and icount (`boot linux`, Debian's cloud kernel, fetched once);
+# the tables in README.md come from here.
 bench: deps
 	cargo bench -p sched --bench ops
 	cargo bench -p kernel --target x86_64-unknown-none --bench switch
+	@echo "cfslab:"
 	@$(BOOT) run --release --icount-shift 0 --opts "-- /bin/microbench" | grep '^microbench'
+	@echo "Linux 6.1, the same binary:"
+	@$(BOOT) linux --icount-shift 0 --timeout 600 -- /bin/microbench | grep '^microbench'
 
 gdb: deps
 	@$(BOOT) gdb $(BOOT_FLAGS) --port $(GDBPORT) --opts "$(OPTS)"

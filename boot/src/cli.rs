@@ -14,6 +14,9 @@ usage: boot run [OPTIONS] [KEY=VALUE...]   build and boot the kernel; KEY=VALUE 
        boot lab --check                    do README's tables match docs/lab/results.json?
        boot userland                       build the user programs (userland/); print
                                            the directory that holds them
+       boot linux [OPTIONS] -- PROGRAM ARGS...
+                                           run /bin/PROGRAM on Linux 6.1 (Debian's cloud
+                                           kernel, fetched once) in the same QEMU and icount
 
 options:
   --opts STRING        boot options, e.g. \"hz=250 policy=eevdf\" (added to any KEY=VALUE)
@@ -83,6 +86,9 @@ impl Default for Args {
 pub enum Mode {
     Help,
     Run(Args),
+    /// `linux`: run a user program on Linux in the same machine (`args.options` holds
+    /// `--` and the program).
+    Linux(Args),
     Gdb(Args),
     TestRunner {
         kernel: PathBuf,
@@ -184,6 +190,16 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
     match mode.as_str() {
         "run" => Ok(Mode::Run(parse_args(rest, false)?)),
         "gdb" => Ok(Mode::Gdb(parse_args(rest, true)?)),
+        "linux" => {
+            let args = parse_args(rest, false)?;
+            match args.options.first().map(String::as_str) {
+                Some("--") if args.options.len() > 1 => Ok(Mode::Linux(args)),
+                Some(other) if other != "--" => Err(format!(
+                    "linux takes no boot options (got {other}): they are cfslab's"
+                )),
+                _ => Err("linux needs a program: boot linux -- /bin/NAME ARGS".into()),
+            }
+        }
         "lab" => {
             let (mut seconds, mut seeds, mut jobs) = (
                 10,
@@ -291,6 +307,18 @@ mod tests {
             panic!()
         };
         assert_eq!((args.gdb_port, args.no_launch), (4000, true));
+    }
+
+    #[test]
+    fn linux_needs_a_program_and_takes_no_boot_options() {
+        let Mode::Linux(args) = parse(&argv("linux --timeout 60 -- /bin/hello a")).unwrap() else {
+            panic!()
+        };
+        assert_eq!(args.options, ["--", "/bin/hello", "a"]);
+        assert_eq!(args.timeout_secs, Some(60));
+        for line in ["linux", "linux --", "linux policy=eevdf -- /bin/hello"] {
+            assert!(parse(&argv(line)).is_err(), "{line}");
+        }
     }
 
     #[test]

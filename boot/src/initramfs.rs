@@ -9,6 +9,11 @@ use std::path::{Path, PathBuf};
 /// Appends one entry: the 110-byte header (magic and thirteen 8-digit hex fields), the
 /// name with its NUL padded to 4 bytes, the data padded to 4 bytes.
 fn entry(out: &mut Vec<u8>, name: &str, mode: u32, data: &[u8]) {
+    device_entry(out, name, mode, data, (0, 0));
+}
+
+/// [`entry`] for a device node: `rdev` is its (major, minor).
+fn device_entry(out: &mut Vec<u8>, name: &str, mode: u32, data: &[u8], rdev: (u32, u32)) {
     let ino = out.len() as u32; // unique per entry, as cpio wants
     let fields = [
         ino,
@@ -20,8 +25,8 @@ fn entry(out: &mut Vec<u8>, name: &str, mode: u32, data: &[u8]) {
         data.len() as u32,
         0, // devmajor
         0, // devminor
-        0, // rdevmajor
-        0, // rdevminor
+        rdev.0,
+        rdev.1,
         name.len() as u32 + 1,
         0, // check
     ];
@@ -39,9 +44,30 @@ fn entry(out: &mut Vec<u8>, name: &str, mode: u32, data: &[u8]) {
 const DIRECTORY: u32 = 0o040_755;
 const EXECUTABLE: u32 = 0o100_755;
 
+/// Files to pack: (name under `bin/`, contents).
+type Files = Vec<(String, Vec<u8>)>;
+
+/// A character device, owner read-write (`/dev/console`).
+const CHARACTER_DEVICE: u32 = 0o020_600;
+
 /// An archive with `bin/` and each (name, contents) under it.
 pub fn archive(files: &[(String, Vec<u8>)]) -> Vec<u8> {
+    archive_with(&mut Vec::new(), files)
+}
+
+/// The archive Linux boots from (linux.rs): [`archive`]'s `bin/`, plus `/init` (`init`'s
+/// contents) and `/dev/console` (character device 5:1), which Linux opens as init's
+/// standard streams; without it, init's output goes nowhere.
+pub fn linux_archive(init: &[u8], files: &[(String, Vec<u8>)]) -> Vec<u8> {
     let mut out = Vec::new();
+    entry(&mut out, "dev", DIRECTORY, &[]);
+    device_entry(&mut out, "dev/console", CHARACTER_DEVICE, &[], (5, 1));
+    entry(&mut out, "init", EXECUTABLE, init);
+    archive_with(&mut out, files)
+}
+
+fn archive_with(out: &mut Vec<u8>, files: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let mut out = core::mem::take(out);
     entry(&mut out, "bin", DIRECTORY, &[]);
     for (name, data) in files {
         entry(&mut out, &format!("bin/{name}"), EXECUTABLE, data);
@@ -53,6 +79,20 @@ pub fn archive(files: &[(String, Vec<u8>)]) -> Vec<u8> {
 /// Builds the user programs, adds `extra` host files, writes the archive under the target
 /// directory and returns its path.
 pub fn build(extra: &[PathBuf]) -> Result<PathBuf, String> {
+    let (_, files) = programs_and(extra)?;
+    write_named_by_contents(&archive(&files), "initramfs")
+}
+
+/// As [`build`], for Linux: [`linux_archive`] with userland's `linuxinit` as `/init`.
+pub fn build_for_linux(extra: &[PathBuf]) -> Result<PathBuf, String> {
+    let (dir, files) = programs_and(extra)?;
+    let init = read(&dir.join("linuxinit"))?;
+    write_named_by_contents(&linux_archive(&init, &files), "initramfs-linux")
+}
+
+/// The built user programs and the `extra` host files, as (name, contents); and the
+/// directory the programs are in.
+fn programs_and(extra: &[PathBuf]) -> Result<(PathBuf, Files), String> {
     let dir = crate::userland::build()?;
     let mut files = Vec::new();
     for name in crate::userland::programs() {
@@ -65,19 +105,23 @@ pub fn build(extra: &[PathBuf]) -> Result<PathBuf, String> {
             .ok_or_else(|| format!("--add {}: not a file name", path.display()))?;
         files.push((name.to_string(), read(path)?));
     }
-    // Named by its contents, written aside and renamed into place: runs at once (the tests
-    // boot several) never read an archive another run is rewriting.
-    let bytes = archive(&files);
+    Ok((dir, files))
+}
+
+/// Writes `bytes` as target/cfslab/PREFIX-HASH.cpio. Named by its contents, written aside
+/// and renamed into place: runs at once (the tests boot several) never read an archive
+/// another run is rewriting.
+fn write_named_by_contents(bytes: &[u8], prefix: &str) -> Result<PathBuf, String> {
     let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     });
-    let out = crate::build::target_dir().join(format!("cfslab/initramfs-{hash:016x}.cpio"));
+    let out = crate::build::target_dir().join(format!("cfslab/{prefix}-{hash:016x}.cpio"));
     if out.is_file() {
         return Ok(out);
     }
     let scratch = out.with_extension(format!("tmp{}", std::process::id()));
     std::fs::create_dir_all(out.parent().unwrap_or(Path::new(".")))
-        .and_then(|()| std::fs::write(&scratch, &bytes))
+        .and_then(|()| std::fs::write(&scratch, bytes))
         .and_then(|()| std::fs::rename(&scratch, &out))
         .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     Ok(out)

@@ -15,6 +15,7 @@ mod gdb;
 mod image;
 mod initramfs;
 mod lab;
+mod linux;
 mod perfetto;
 mod qemu;
 mod status;
@@ -35,6 +36,7 @@ fn main() -> ExitCode {
             Status::Success
         }
         Ok(Mode::Run(args)) => report(run(&args)),
+        Ok(Mode::Linux(args)) => report(run_linux(&args)),
         Ok(Mode::TestRunner { kernel, extra }) => report(test_runner(&kernel, &extra)),
         Ok(Mode::Gdb(args)) => report(debug(&args)),
         Ok(Mode::Lab {
@@ -148,6 +150,28 @@ fn run(args: &Args) -> Result<Status, String> {
     }
     if status == Status::Timeout {
         eprintln!("boot: no report within {timeout} s; QEMU was killed (raise it with --timeout)");
+    }
+    Ok(status)
+}
+
+/// `boot linux -- PROGRAM ARGS`: the program on Linux, in the machine `run` would boot.
+fn run_linux(args: &Args) -> Result<Status, String> {
+    let program = &args.options[1..];
+    let shift = (!args.realtime).then_some(args.icount_shift);
+    let timeout = Duration::from_secs(args.timeout_secs.unwrap_or(300));
+    let (status, _) = linux::run(
+        program,
+        &args.add,
+        shift,
+        args.memory_mib,
+        timeout,
+        args.verbose,
+    )?;
+    if status == Status::Timeout {
+        eprintln!(
+            "boot: Linux did not finish within {} s; QEMU was killed",
+            timeout.as_secs()
+        );
     }
     Ok(status)
 }

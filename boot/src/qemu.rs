@@ -38,6 +38,17 @@ pub struct Machine {
     /// `-icount ...,sleep=on`: while no timer is due, virtual time follows the host clock
     /// instead of leaping to the next deadline (what a gdb session needs, see gdb.rs).
     pub icount_sleep: bool,
+    /// `Some`: boot Linux instead of cfslab's disk image (linux.rs); `options` and
+    /// `initramfs` are then unused.
+    pub linux: Option<LinuxBoot>,
+}
+
+/// QEMU's own Linux loader: `-kernel`, `-initrd`, `-append`.
+#[derive(Debug, Clone)]
+pub struct LinuxBoot {
+    pub kernel: PathBuf,
+    pub initrd: PathBuf,
+    pub append: String,
 }
 
 /// QEMU's option syntax uses commas as separators; a literal comma in a value is doubled.
@@ -55,17 +66,30 @@ impl Machine {
             gdb_port: None,
             initramfs: None,
             icount_sleep: false,
+            linux: None,
         }
     }
 
     /// The arguments after the binary name.
     pub fn args(&self) -> Vec<String> {
-        let mut args: Vec<String> = vec![
-            "-drive".into(),
-            format!(
-                "format=raw,file={}",
-                escape_option_value(&self.image.display().to_string())
-            ),
+        let mut args: Vec<String> = match &self.linux {
+            Some(linux) => vec![
+                "-kernel".into(),
+                linux.kernel.display().to_string(),
+                "-initrd".into(),
+                linux.initrd.display().to_string(),
+                "-append".into(),
+                linux.append.clone(),
+            ],
+            None => vec![
+                "-drive".into(),
+                format!(
+                    "format=raw,file={}",
+                    escape_option_value(&self.image.display().to_string())
+                ),
+            ],
+        };
+        args.extend([
             // Writes go to a throw-away overlay: the kept image never changes, and several
             // QEMUs (parallel tests) can share it without fighting over its write lock.
             "-snapshot".into(),
@@ -86,7 +110,7 @@ impl Machine {
             "-no-reboot".into(),
             "-m".into(),
             format!("{}M", self.memory_mib),
-        ];
+        ]);
         if let Some(shift) = self.icount_shift {
             args.extend([
                 "-icount".into(),
@@ -98,14 +122,14 @@ impl Machine {
                 "clock=vm".into(),
             ]);
         }
-        if !self.options.is_empty() {
+        if !self.options.is_empty() && self.linux.is_none() {
             args.push("-fw_cfg".into());
             args.push(format!(
                 "name=opt/cfslab/cmdline,string={}",
                 escape_option_value(&self.options)
             ));
         }
-        if let Some(archive) = &self.initramfs {
+        if let Some(archive) = self.initramfs.as_ref().filter(|_| self.linux.is_none()) {
             args.push("-fw_cfg".into());
             args.push(format!(
                 "name=opt/cfslab/initramfs,file={}",

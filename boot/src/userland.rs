@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The Rust programs userland/ builds.
-pub const RUST_PROGRAMS: [&str; 8] = [
+pub const RUST_PROGRAMS: [&str; 9] = [
     "hello",
     "ustest",
     "crash",
@@ -17,6 +17,7 @@ pub const RUST_PROGRAMS: [&str; 8] = [
     "fuzz",
     "poweroff",
     "microbench",
+    "linuxinit",
 ];
 
 /// The C programs, `userland/c/NAME.c` each.

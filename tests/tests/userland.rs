@@ -165,6 +165,49 @@ fn assert_nothing_leaked(run: &systests::Run) {
 }
 
 /// The program's lines on cfslab: between the self-check's RESULT and its own.
+/// `boot linux`: the same `hello` binary on Linux 6.1 (Debian's cloud kernel, fetched once)
+/// in the same QEMU and icount — [4/5]'s comparison machine. Its init (`linuxinit`) runs the
+/// program, reports the exit with cfslab's RESULT line and powers off; the boot tool's status
+/// follows the program's, as `run`'s does.
+#[test]
+fn hello_prints_the_same_on_linux_in_the_same_qemu() {
+    let output = systests::boot_command(&[
+        "linux",
+        "--icount-shift",
+        "2",
+        "--timeout",
+        "300",
+        "--",
+        "/bin/hello",
+        "a",
+        "b",
+    ])
+    .output()
+    .expect("cannot run the boot tool");
+    let stdout = String::from_utf8_lossy(&output.stdout).replace('\r', "");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stderr.contains("Linux: linux-image-6.1."), "{stderr}");
+    // Linux's own lines (`quiet` leaves few) carry a `[  time]` stamp; the rest is hello's.
+    let program: String = stdout
+        .lines()
+        .take_while(|l| !l.starts_with("RESULT "))
+        .filter(|l| !l.starts_with('['))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(program, HELLO);
+    let exit = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("RESULT "))
+        .expect("linuxinit's RESULT line");
+    let exit: serde_json::Value = serde_json::from_str(exit).expect("JSON");
+    assert_eq!(exit["argv"], serde_json::json!(["/bin/hello", "a", "b"]));
+    assert_eq!(
+        (exit["status"].as_i64(), exit["signal"].is_null()),
+        (Some(0), true)
+    );
+}
+
 fn program_output(run: &systests::Run) -> String {
     run.lines()
         .skip_while(|l| !l.starts_with("RESULT {\"kind\":\"selfcheck\""))
