@@ -48,7 +48,7 @@ pub fn set_task_nice(id: TaskId, nice: i8) -> bool {
         if t.state == State::Exited {
             return false;
         }
-        t.nice = nice;
+        t.set_nice(nice);
         let slot = t.slot;
         s.policy.set_nice(slot, nice, clock::now());
         true

@@ -140,7 +140,9 @@ impl Scheduler {
         }
         let id = self.next_id;
         self.next_id += 1;
-        self.slots[slot] = Some(Box::new(Task { id, slot, ..task }));
+        let mut task = Box::new(Task { id, slot, ..task });
+        task.refresh_comm();
+        self.slots[slot] = Some(task);
         self.by_id.insert(id, slot);
         (id, slot)
     }
@@ -224,6 +226,8 @@ fn new_task(
         set_tid: [0; 2],
         blocked_signals: 0,
         killed: None,
+        // Made again with the id when the task is added (`Scheduler::add`).
+        comm: trace::Comm::new(0, name, nice, false),
         name: String::from(name),
         uid,
         nice,
@@ -274,6 +278,9 @@ pub fn init(config: &Config) {
             Some(idle_stack),
             None,
         ));
+        // Linux's idle task appears in events as `swapper/0`, pid 0.
+        let idle = s.task(s.idle);
+        idle.comm = trace::Comm::new(idle.id, &idle.name, idle.nice, true);
         s.policy.spawn(main, 0, 0, now);
         let picked = s.policy.pick_next(now);
         debug_assert_eq!(picked, Some(main));

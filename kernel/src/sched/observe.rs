@@ -44,9 +44,7 @@ pub fn switch_count() -> u64 {
 impl Scheduler {
     /// How the task in `slot` appears in trace events.
     pub(super) fn comm(&mut self, slot: Slot) -> trace::Comm {
-        let idle = slot == self.idle;
-        let t = self.task(slot);
-        trace::Comm::new(t.id, &t.name, t.nice, idle)
+        self.task(slot).comm
     }
 
     /// Records what happened at `now` while the task in `on_cpu` ran (`hardirq`: in the

@@ -163,7 +163,7 @@ pub fn replace_program(space: Arc<AddressSpace>, name: &str) {
     let frame = space.level_4_frame();
     let old = with_sched(|s| {
         let t = s.current_task();
-        t.name = alloc::string::String::from(name);
+        t.rename(name);
         let top = t.kernel_stack_top;
         let old = t.address_space.replace(space);
         x86_64::instructions::interrupts::without_interrupts(|| {

@@ -45,6 +45,11 @@ impl Comm {
         }
     }
 
+    /// Whether this is the idle task (`swapper/0`, pid 0).
+    pub fn is_idle(&self) -> bool {
+        self.pid == 0
+    }
+
     /// The name, with spaces (which would break ftrace's fields) shown as underscores.
     pub fn name(&self) -> impl fmt::Display + '_ {
         struct Name<'a>(&'a [u8]);

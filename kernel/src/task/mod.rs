@@ -12,6 +12,24 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 impl Task {
+    /// Gives the task a new name (`execve`).
+    pub fn rename(&mut self, name: &str) {
+        self.name = String::from(name);
+        self.refresh_comm();
+    }
+
+    /// Gives the task a new nice level (the policy is told separately).
+    pub fn set_nice(&mut self, nice: i8) {
+        self.nice = nice;
+        self.refresh_comm();
+    }
+
+    /// Remakes `comm` from the id, name and nice; the idle task keeps its `swapper/0`.
+    pub(crate) fn refresh_comm(&mut self) {
+        let idle = self.comm.is_idle();
+        self.comm = crate::sched::trace::Comm::new(self.id, &self.name, self.nice, idle);
+    }
+
     /// A user process (or thread) that has not exited: what the process limit counts and
     /// what `kill(-1)` and PRIO_USER reach.
     pub fn is_live_process(&self) -> bool {
@@ -83,9 +101,14 @@ pub struct TaskStats {
 pub struct Task {
     pub id: TaskId,
     pub(crate) slot: Slot,
+    /// Changed only through [`Task::rename`], which keeps `comm` in step.
     pub name: String,
     pub uid: u32,
+    /// Changed only through [`Task::set_nice`], which keeps `comm` in step.
     pub nice: i8,
+    /// How trace events show the task (pid, name, prio), made when its id, name or nice
+    /// change rather than at each of the several events of every switch.
+    pub(crate) comm: crate::sched::trace::Comm,
     pub state: State,
     /// The task's code and its argument.
     pub(crate) entry: Option<(fn(u64), u64)>,
