@@ -151,4 +151,46 @@ mod tests {
         assert!(a.len().is_multiple_of(4));
         assert!(a.windows(10).any(|w| w == b"TRAILER!!!"));
     }
+
+    /// The entries of an archive as (name, mode, rdev major, rdev minor), read back by the
+    /// format's own rules.
+    fn entries(a: &[u8]) -> Vec<(String, u32, u32, u32)> {
+        let (mut at, mut out) = (0, Vec::new());
+        let field = |a: &[u8], at: usize, i: usize| {
+            u32::from_str_radix(std::str::from_utf8(&a[at + 6 + 8 * i..][..8]).unwrap(), 16)
+                .unwrap()
+        };
+        loop {
+            let (mode, size, rmaj, rmin, namesize) = (
+                field(a, at, 1),
+                field(a, at, 6) as usize,
+                field(a, at, 9),
+                field(a, at, 10),
+                field(a, at, 11) as usize,
+            );
+            let name = String::from_utf8(a[at + 110..at + 110 + namesize - 1].to_vec()).unwrap();
+            if name == "TRAILER!!!" {
+                return out;
+            }
+            out.push((name, mode, rmaj, rmin));
+            at = (at + 110 + namesize).next_multiple_of(4);
+            at = (at + size).next_multiple_of(4);
+        }
+    }
+
+    #[test]
+    fn linux_s_archive_has_a_console_device_and_init_at_the_root() {
+        let a = linux_archive(b"INIT", &[("hello".into(), b"ELF".to_vec())]);
+        let names: Vec<_> = entries(&a);
+        assert_eq!(
+            names,
+            [
+                ("dev".to_string(), DIRECTORY, 0, 0),
+                ("dev/console".to_string(), 0o020_600, 5, 1),
+                ("init".to_string(), EXECUTABLE, 0, 0),
+                ("bin".to_string(), DIRECTORY, 0, 0),
+                ("bin/hello".to_string(), EXECUTABLE, 0, 0),
+            ]
+        );
+    }
 }
