@@ -10,6 +10,7 @@
 #                                                  docs/lab/ and the README's tables
 #   make bench                                     scheduler operation costs (host and kernel),
 #                                                  system-call paths on cfslab and on Linux
+#   make compare                                   those paths only: cfslab beside Linux 6.1
 #   make clean
 
 OPTS ?=
@@ -21,7 +22,7 @@ BOOT := cargo run -q -p boot --
 BOOT_FLAGS := $(if $(REALTIME),--realtime)
 RUN_FLAGS := $(if $(TIMEOUT),--timeout $(TIMEOUT))
 
-.PHONY: run test lint lab bench gdb qemu-gdb clean deps
+.PHONY: run test lint lab bench compare gdb qemu-gdb clean deps
 
 deps:
 	@scripts/ensure-deps.sh
@@ -62,10 +63,12 @@ lab: deps
 bench: deps
 	cargo bench -p sched --bench ops
 	cargo bench -p kernel --target x86_64-unknown-none --bench switch
-	@echo "cfslab:"
-	@$(BOOT) run --release --icount-shift 0 --opts "-- /bin/microbench" | grep '^microbench'
-	@echo "Linux 6.1, the same binary:"
-	@$(BOOT) linux --icount-shift 0 --timeout 600 -- /bin/microbench | grep '^microbench'
+	@$(BOOT) compare
+
+# microbench on cfslab and on Linux 6.1 in the same QEMU and icount, side by side
+# (target/compare/REPORT.md): the first part of issue [4/5]'s comparison.
+compare: deps
+	@$(BOOT) compare
 
 gdb: deps
 	@$(BOOT) gdb $(BOOT_FLAGS) --port $(GDBPORT) --opts "$(OPTS)"

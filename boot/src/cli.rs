@@ -17,6 +17,8 @@ usage: boot run [OPTIONS] [KEY=VALUE...]   build and boot the kernel; KEY=VALUE 
        boot linux [OPTIONS] -- PROGRAM ARGS...
                                            run /bin/PROGRAM on Linux 6.1 (Debian's cloud
                                            kernel, fetched once) in the same QEMU and icount
+       boot compare                        microbench on cfslab and on Linux, side by side;
+                                           report in target/compare/REPORT.md
 
 options:
   --opts STRING        boot options, e.g. \"hz=250 policy=eevdf\" (added to any KEY=VALUE)
@@ -89,6 +91,8 @@ pub enum Mode {
     /// `linux`: run a user program on Linux in the same machine (`args.options` holds
     /// `--` and the program).
     Linux(Args),
+    /// `compare`: microbench on cfslab and on Linux, side by side.
+    Compare(Args),
     Gdb(Args),
     TestRunner {
         kernel: PathBuf,
@@ -198,6 +202,17 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
                     "linux takes no boot options (got {other}): they are cfslab's"
                 )),
                 _ => Err("linux needs a program: boot linux -- /bin/NAME ARGS".into()),
+            }
+        }
+        "compare" => {
+            let args = parse_args(rest, false)?;
+            if args.options.is_empty() {
+                Ok(Mode::Compare(args))
+            } else {
+                Err(format!(
+                    "compare takes no boot options or program (got {})",
+                    args.options.join(" ")
+                ))
             }
         }
         "lab" => {

@@ -120,7 +120,7 @@ pub fn command_line(program: &[String]) -> String {
 }
 
 /// Boots Linux with `program` (argv) and returns its status (from linuxinit's RESULT line:
-/// success if the program exited 0) and the console's text.
+/// success if the program exited 0), the console's text and the kernel's version.
 pub fn run(
     program: &[String],
     extra: &[PathBuf],
@@ -128,7 +128,8 @@ pub fn run(
     memory_mib: u32,
     timeout: Duration,
     verbose: bool,
-) -> Result<(Status, String), String> {
+    echo: qemu::Echo,
+) -> Result<(Status, String, String), String> {
     let kernel = kernel()?;
     eprintln!("boot: Linux: {}", kernel.version);
     let archive = initramfs::build_for_linux(extra)?;
@@ -143,11 +144,11 @@ pub fn run(
     if verbose {
         eprintln!("boot: {}", machine.command_line());
     }
-    let (status, _, output) = qemu::run(&machine, Some(timeout), qemu::Echo::All)?;
+    let (status, _, output) = qemu::run(&machine, Some(timeout), echo)?;
     if status == Status::Timeout {
-        return Ok((status, output));
+        return Ok((status, output, kernel.version));
     }
-    Ok((exit_status(&output), output))
+    Ok((exit_status(&output), output, kernel.version))
 }
 
 /// Success if linuxinit reported the program's exit status 0; no report if it said nothing.

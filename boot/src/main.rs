@@ -10,6 +10,7 @@
 
 mod build;
 mod cli;
+mod compare;
 mod ftrace;
 mod gdb;
 mod image;
@@ -37,6 +38,7 @@ fn main() -> ExitCode {
         }
         Ok(Mode::Run(args)) => report(run(&args)),
         Ok(Mode::Linux(args)) => report(run_linux(&args)),
+        Ok(Mode::Compare(args)) => report(compare::run(args.memory_mib, args.verbose)),
         Ok(Mode::TestRunner { kernel, extra }) => report(test_runner(&kernel, &extra)),
         Ok(Mode::Gdb(args)) => report(debug(&args)),
         Ok(Mode::Lab {
@@ -159,13 +161,14 @@ fn run_linux(args: &Args) -> Result<Status, String> {
     let program = &args.options[1..];
     let shift = (!args.realtime).then_some(args.icount_shift);
     let timeout = Duration::from_secs(args.timeout_secs.unwrap_or(300));
-    let (status, _) = linux::run(
+    let (status, _, _) = linux::run(
         program,
         &args.add,
         shift,
         args.memory_mib,
         timeout,
         args.verbose,
+        qemu::Echo::All,
     )?;
     if status == Status::Timeout {
         eprintln!(
