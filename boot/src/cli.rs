@@ -38,6 +38,8 @@ options:
   --trace FILE         run: boot with trace=on, write the trace as ftrace text to FILE and
                        as Perfetto JSON beside it (FILE with .json); the console shows one
                        line in its place
+  --profile            run: afterwards, print the guest instructions per kernel function
+                       (from a program's first instruction when one runs); ~10x slower
 
 exit status: 0 success, 1 kernel failure or panic, 2 bad boot options, 3 timeout,
              4 no report from the kernel, 5 host-side error, 64 usage error";
@@ -62,6 +64,8 @@ pub struct Args {
     pub trace_file: Option<PathBuf>,
     /// `--add FILE...`: host files added under `/bin` in the initramfs.
     pub add: Vec<PathBuf>,
+    /// `run --profile`: count the guest instructions per kernel function (profile.rs).
+    pub profile: bool,
 }
 
 impl Default for Args {
@@ -79,6 +83,7 @@ impl Default for Args {
             no_launch: false,
             verbose: false,
             trace_file: None,
+            profile: false,
             add: Vec::new(),
         }
     }
@@ -154,6 +159,7 @@ fn parse_args(rest: &[String], gdb_mode: bool) -> Result<Args, String> {
             "--release" => args.release = true,
             "--kernel" => args.kernel = Some(it.next().ok_or("--kernel needs a path")?.into()),
             "--verbose" | "-v" => args.verbose = true,
+            "--profile" if !gdb_mode => args.profile = true,
             "--trace" if !gdb_mode => {
                 args.trace_file = Some(it.next().ok_or("--trace needs a file")?.into());
                 // Tracing is the kernel's boot option; ask for it too.

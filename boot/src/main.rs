@@ -18,6 +18,7 @@ mod initramfs;
 mod lab;
 mod linux;
 mod perfetto;
+mod profile;
 mod qemu;
 mod status;
 mod timeout;
@@ -120,7 +121,29 @@ fn run(args: &Args) -> Result<Status, String> {
     } else {
         qemu::Echo::All
     };
+    let mut machine = machine;
+    let (timeout, profiling) = if args.profile {
+        let pipe = profile::make_pipe()?;
+        machine.profile_log = Some(pipe.clone());
+        let from_user = args.options.iter().any(|o| o == "--");
+        // Logging every block slows QEMU about tenfold.
+        (
+            timeout * 10,
+            Some((pipe.clone(), profile::start(pipe, from_user))),
+        )
+    } else {
+        (timeout, None)
+    };
     let (status, timing, output) = qemu::run(&machine, Some(Duration::from_secs(timeout)), echo)?;
+    if let Some((pipe, counter)) = profiling {
+        // If QEMU never opened the log, the counter still waits in `open`: release it.
+        let _ = std::fs::OpenOptions::new().write(true).open(&pipe);
+        let counts = counter.join().map_err(|_| "the profile's counter failed")?;
+        print!(
+            "{}",
+            profile::report(&counts, &profile::kernel_symbols(&kernel)?, 40)
+        );
+    }
     if let Some(path) = &args.trace_file {
         match qemu::extract_trace(&output) {
             Some(trace) => {

@@ -41,6 +41,8 @@ pub struct Machine {
     /// `Some`: boot Linux instead of cfslab's disk image (linux.rs); `options` and
     /// `initramfs` are then unused.
     pub linux: Option<LinuxBoot>,
+    /// `Some(pipe)`: QEMU logs each translated and each executed block there (profile.rs).
+    pub profile_log: Option<PathBuf>,
 }
 
 /// QEMU's own Linux loader: `-kernel`, `-initrd`, `-append`.
@@ -67,6 +69,7 @@ impl Machine {
             initramfs: None,
             icount_sleep: false,
             linux: None,
+            profile_log: None,
         }
     }
 
@@ -135,6 +138,14 @@ impl Machine {
                 "name=opt/cfslab/initramfs,file={}",
                 escape_option_value(&archive.display().to_string())
             ));
+        }
+        if let Some(pipe) = &self.profile_log {
+            args.extend([
+                "-d".into(),
+                "exec,nochain,in_asm".into(),
+                "-D".into(),
+                pipe.display().to_string(),
+            ]);
         }
         if let Some(port) = self.gdb_port {
             args.extend(["-gdb".into(), format!("tcp:127.0.0.1:{port}"), "-S".into()]);
