@@ -108,23 +108,25 @@ fn machine_for(args: &Args, kernel: &Path) -> Result<qemu::Machine, String> {
 
 fn run(args: &Args) -> Result<Status, String> {
     let kernel = kernel_for(args, build::Profile::Dev)?;
-    let machine = machine_for(args, &kernel)?;
+    let mut machine = machine_for(args, &kernel)?;
     let timeout = args.timeout_secs.unwrap_or_else(|| {
         let shift = (!args.realtime).then_some(args.icount_shift);
         timeout::derived(&args.options.join(" "), shift)
     });
-    if args.verbose {
-        eprintln!("boot: timeout {timeout} s");
-    }
     let echo = if args.trace_file.is_some() {
         qemu::Echo::AllButTrace
     } else {
         qemu::Echo::All
     };
-    let mut machine = machine;
     let (timeout, profiling) = if args.profile {
         let pipe = profile::make_pipe()?;
         machine.profile_log = Some(pipe.clone());
+        if args.verbose {
+            eprintln!(
+                "boot: profiling: QEMU also gets -d exec,nochain,in_asm -D {}",
+                pipe.display()
+            );
+        }
         let from_user = args.options.iter().any(|o| o == "--");
         // Logging every block slows QEMU about tenfold.
         (
@@ -134,6 +136,9 @@ fn run(args: &Args) -> Result<Status, String> {
     } else {
         (timeout, None)
     };
+    if args.verbose {
+        eprintln!("boot: timeout {timeout} s");
+    }
     let (status, timing, output) = qemu::run(&machine, Some(Duration::from_secs(timeout)), echo)?;
     if let Some((pipe, counter)) = profiling {
         // If QEMU never opened the log, the counter still waits in `open`: release it.
