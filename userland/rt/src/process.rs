@@ -74,6 +74,18 @@ pub fn setpriority(which: Which, who: i32, nice: i32) -> Result<(), Errno> {
     unsafe { call(nr::SETPRIORITY, which as usize, who as usize, nice as usize) }.map(drop)
 }
 
+/// `reboot`'s first magic number (LINUX_REBOOT_MAGIC1); the second is fixed here.
+pub const REBOOT_MAGIC1: usize = 0xfee1_dead;
+const REBOOT_MAGIC2: usize = 672_274_793;
+/// LINUX_REBOOT_CMD_POWER_OFF.
+pub const REBOOT_POWER_OFF: usize = 0x4321_fedc;
+
+/// `reboot(magic1, MAGIC2, cmd)`: only returns on failure for a power-off.
+pub fn reboot(magic1: usize, cmd: usize) -> Result<usize, Errno> {
+    // SAFETY: reboot takes no memory with the commands used here (no restart string).
+    Errno::result(unsafe { syscall6(nr::REBOOT, [magic1, REBOOT_MAGIC2, cmd, 0, 0, 0]) })
+}
+
 /// `kill(pid, signal)`; signal 0 only checks that the process exists and may be signalled.
 pub fn kill(pid: i32, signal: i32) -> Result<(), Errno> {
     // SAFETY: no memory is involved.

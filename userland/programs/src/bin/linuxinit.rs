@@ -11,14 +11,9 @@
 #![no_main]
 
 use rt::process::{self, Exit};
-use rt::sys::{nr, syscall6};
 use rt::{eprintln, print, println};
 
 rt::main!(run);
-
-const MAGIC1: usize = 0xfee1_dead;
-const MAGIC2: usize = 672_274_793;
-const POWER_OFF: usize = 0x4321_fedc;
 
 fn run(args: &rt::Args) -> i32 {
     if process::getpid() != 1 {
@@ -46,8 +41,7 @@ fn run(args: &rt::Args) -> i32 {
         }
     };
     report(args, status);
-    // SAFETY: reboot takes no memory with these arguments.
-    unsafe { syscall6(nr::REBOOT, [MAGIC1, MAGIC2, POWER_OFF, 0, 0, 0]) };
+    let _ = process::reboot(process::REBOOT_MAGIC1, process::REBOOT_POWER_OFF);
     1
 }
 

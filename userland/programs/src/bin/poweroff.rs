@@ -6,20 +6,10 @@
 #![no_std]
 #![no_main]
 
-use rt::process::{self, Exit};
-use rt::sys::{nr, syscall6};
+use rt::process::{self, Exit, REBOOT_MAGIC1 as MAGIC1, REBOOT_POWER_OFF as POWER_OFF, reboot};
 use rt::{Errno, println};
 
 rt::main!(run);
-
-const MAGIC1: usize = 0xfee1_dead;
-const MAGIC2: usize = 672_274_793;
-const POWER_OFF: usize = 0x4321_fedc;
-
-fn reboot(magic1: usize, cmd: usize) -> Result<usize, Errno> {
-    // SAFETY: reboot takes no memory with these commands.
-    Errno::result(unsafe { syscall6(nr::REBOOT, [magic1, MAGIC2, cmd, 0, 0, 0]) })
-}
 
 fn run(_: &rt::Args) -> i32 {
     if !process::cfslab_only("poweroff") {
