@@ -44,7 +44,13 @@ pub fn count(log: impl BufRead, from_user: bool) -> Counts {
             let Some(pc) = hex_before(&line[2..], b':') else {
                 continue;
             };
-            let start = *block.get_or_insert(pc);
+            // A block is listed again each time it is translated again (a program exec'd
+            // anew gets fresh translations of its pages): its size is the latest listing's,
+            // not the sum of them.
+            let start = *block.get_or_insert_with(|| {
+                size.insert(pc, 0);
+                pc
+            });
             *size.entry(start).or_insert(0) += 1;
         } else if line.starts_with(b"Trace ") {
             // `Trace CPU: HOSTPTR [CS_BASE/PC/FLAGS/CFLAGS] SYMBOL`
@@ -185,5 +191,15 @@ Trace 0: 0x7f00 [00000000/ffffffff80001000/00000000/00000000]
         );
         assert!(text.contains("4  80.0%  kernel::f\n"), "{text}");
         assert!(text.contains("1  20.0%  <user program>\n"), "{text}");
+    }
+
+    #[test]
+    fn a_block_translated_again_keeps_its_size() {
+        // The same program exec'd three times: its one-instruction block listed each time.
+        let listing = "IN: \n0x0000000000401000:  syscall\n\n";
+        let trace = "Trace 0: 0x7f10 [00000000/0000000000401000/00000000/00000000] \n";
+        let log = [listing, trace].concat().repeat(3);
+        let counts = count(log.as_bytes(), false);
+        assert_eq!(counts.total, 3);
     }
 }

@@ -13,6 +13,7 @@
 #![cfg_attr(test, no_main)]
 #![feature(custom_test_frameworks)]
 #![feature(abi_x86_interrupt)]
+#![feature(maybe_uninit_fill)]
 #![test_runner(crate::testing::run_tests)]
 #![reexport_test_harness_main = "test_main"]
 

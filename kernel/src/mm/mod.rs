@@ -3,6 +3,7 @@
 
 pub mod frames;
 pub mod heap;
+pub mod page_cache;
 pub mod shares;
 pub mod stack;
 
@@ -19,8 +20,11 @@ use x86_64::{PhysAddr, VirtAddr};
 pub struct Memory {
     pub mapper: OffsetPageTable<'static>,
     pub frames: BootFrameAllocator,
-    /// User frames shared copy-on-write by forked processes.
+    /// User frames with more than one owner: shared copy-on-write by forked processes, or
+    /// held by the page cache and mapped by programs.
     pub shares: shares::Shares,
+    /// Read-only pages of the initramfs's files, kept for the next `execve`.
+    pub page_cache: page_cache::PageCache,
 }
 
 impl Memory {
@@ -31,6 +35,44 @@ impl Memory {
             // SAFETY: the last owner has unmapped it; no mapping refers to it any more.
             unsafe { self.frames.deallocate_frame(frame) };
         }
+    }
+
+    /// The frame holding page `index` of `file` (an initramfs file), read in on first use
+    /// and kept in the page cache; `None` if no frame is left. The caller maps it and so
+    /// becomes one more owner ([`shares::Shares::share`]).
+    pub fn cached_file_page(
+        &mut self,
+        file: &'static [u8],
+        index: u64,
+    ) -> Option<x86_64::structures::paging::PhysFrame> {
+        use x86_64::structures::paging::FrameAllocator;
+        if let Some(frame) = self.page_cache.get(file, index) {
+            return Some(frame);
+        }
+        let frame = self.frames.allocate_frame()?;
+        let at = self.mapper.phys_offset() + frame.start_address().as_u64();
+        // SAFETY: a fresh frame, mapped nowhere else, through the physical-memory map.
+        page_cache::fill(unsafe { &mut *at.as_mut_ptr() }, file, index);
+        self.page_cache.insert(file, index, frame);
+        Some(frame)
+    }
+
+    /// Lets go of every cached page (Linux's `echo 1 > /proc/sys/vm/drop_caches`): a frame
+    /// no program maps any more is freed.
+    pub fn drop_page_cache(&mut self) {
+        let Memory {
+            page_cache,
+            shares,
+            frames,
+            ..
+        } = self;
+        page_cache.clear(|frame| {
+            if shares.release(frame) {
+                use x86_64::structures::paging::FrameDeallocator;
+                // SAFETY: the cache was the last owner: nothing maps the frame any more.
+                unsafe { frames.deallocate_frame(frame) };
+            }
+        });
     }
 }
 
@@ -114,6 +156,7 @@ pub fn init(boot_info: &'static mut BootInfo) -> Result<MemoryReport, MemoryErro
             mapper: OffsetPageTable::new(&mut *level_4, offset),
             frames: BootFrameAllocator::new(regions, offset),
             shares: shares::Shares::new(),
+            page_cache: page_cache::PageCache::new(),
         }
     };
     heap::init(&mut memory.mapper, &mut memory.frames, heap_bytes)

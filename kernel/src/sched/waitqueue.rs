@@ -73,23 +73,31 @@ impl WaitQueue {
         });
     }
 
-    /// Wakes every waiter. The queue's buffer is taken out for the wake-ups (which may switch
-    /// tasks, so no lock may be held across them) and put back for reuse: waking allocates
-    /// nothing, and an empty queue costs one look.
+    /// Wakes every waiter. The wake-ups may switch tasks, so no lock may be held across them:
+    /// the waiters are first moved out. A few (nearly always one) are copied to the stack
+    /// and the queue keeps its buffer; had the buffer itself been moved out, the woken task
+    /// (which often runs at once and sleeps again on this queue) would find the queue without
+    /// one and allocate — a heap round trip on every pipe transfer. Waking allocates nothing,
+    /// and an empty queue costs one look.
     pub fn wake_all(&self) {
+        const FEW: usize = 4;
         interrupts::without_interrupts(|| {
-            let mut waiters = {
-                let mut queue = self.waiters.lock();
-                if queue.is_empty() {
-                    return;
-                }
-                core::mem::take(&mut *queue)
-            };
-            wake_up_from(waiters.make_contiguous());
-            waiters.clear();
             let mut queue = self.waiters.lock();
-            if queue.is_empty() {
-                *queue = waiters;
+            match queue.len() {
+                0 => {}
+                n if n <= FEW => {
+                    let mut few = [0; FEW];
+                    for (slot, task) in few.iter_mut().zip(queue.drain(..)) {
+                        *slot = task;
+                    }
+                    drop(queue);
+                    wake_up_from(&few[..n]);
+                }
+                _ => {
+                    let mut many = core::mem::take(&mut *queue);
+                    drop(queue);
+                    wake_up_from(many.make_contiguous());
+                }
             }
         });
     }

@@ -35,8 +35,9 @@ pub struct AddressSpace {
     pages: core::sync::atomic::AtomicU64,
     /// Where `brk` and anonymous `mmap`s put memory.
     pub layout: spin::Mutex<Layout>,
-    /// The 2 MiB chunks of the lower half that have a level-1 table (see `page_walk`).
-    pub(super) chunks: spin::Mutex<Vec<u64>>,
+    /// The 2 MiB chunks of the lower half that have a level-1 table, and the span of it
+    /// ever used (see `page_walk`).
+    pub(super) chunks: spin::Mutex<Vec<super::page_walk::Chunk>>,
 }
 
 /// The program break and the next anonymous mapping's address.
@@ -171,6 +172,59 @@ impl AddressSpace {
         })
     }
 
+    /// Maps `start..start + len` (page-aligned outward) read-only to the pages of `file` that
+    /// hold its bytes from `file_offset` on, shared through the page cache: `start` and
+    /// `file_offset` must be congruent modulo the page size, as an ELF segment's are. Pages
+    /// already mapped are left as they are.
+    pub fn map_cached(
+        &self,
+        start: u64,
+        len: u64,
+        file: &'static [u8],
+        file_offset: u64,
+    ) -> Result<(), MemoryError> {
+        let first = start & !(PAGE - 1);
+        let end = start
+            .checked_add(len)
+            .filter(|&end| end <= USER_END && start % PAGE == file_offset % PAGE)
+            .ok_or(MemoryError::Mapping("a file's pages at a bad place"))?
+            .next_multiple_of(PAGE);
+        let first_index = file_offset / PAGE;
+        self.with_mapper(|mapper, m| {
+            for (i, addr) in (first..end).step_by(PAGE as usize).enumerate() {
+                let page = Page::<Size4KiB>::containing_address(VirtAddr::new(addr));
+                if mapper.translate_page(page).is_ok() {
+                    continue;
+                }
+                if self.pages.load(Relaxed) >= MAX_PROCESS_BYTES / PAGE {
+                    return Err(MemoryError::Mapping("user memory (the process's limit)"));
+                }
+                let frame = m
+                    .cached_file_page(file, first_index + i as u64)
+                    .ok_or(MemoryError::Mapping("user memory (out of frames)"))?;
+                let parents = F::PRESENT | F::WRITABLE | F::USER_ACCESSIBLE;
+                self.note_chunk(addr);
+                // SAFETY: a read-only mapping of a page-cache frame: neither this program nor
+                // any other can change it (none maps it writable; the kernel's copies to
+                // user memory refuse read-only pages that are not copy-on-write).
+                unsafe {
+                    mapper.map_to_with_table_flags(
+                        page,
+                        frame,
+                        F::PRESENT | F::USER_ACCESSIBLE,
+                        parents,
+                        &mut m.frames,
+                    )
+                }
+                .map_err(|_| MemoryError::Mapping("user memory (out of frames)"))?
+                .ignore();
+                m.shares.share(frame);
+                self.pages.fetch_add(1, Relaxed);
+            }
+            Ok(())
+        })
+    }
+
     /// Unmaps the pages of `start..start + len` (page-aligned outward) and frees their
     /// frames (a shared one when its last owner goes); pages not mapped are skipped. Only
     /// the mapped pages are visited, so a huge range costs what is mapped in it, not its
@@ -239,5 +293,48 @@ impl Drop for AddressSpace {
                 unsafe { m.frames.deallocate_frame(frame) };
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames_in_use() -> u64 {
+        with_memory(|m| m.frames.frames_in_use())
+    }
+
+    /// Two programs mapping the same file's pages share one frame per page, read in once;
+    /// the frames outlive both programs in the page cache, and dropping the cache gives
+    /// every frame back.
+    #[test_case]
+    fn file_pages_are_read_once_and_shared() {
+        static FILE: [u8; 6000] = [7; 6000];
+        const BASE: u64 = 0x40_0000;
+        with_memory(Memory::drop_page_cache);
+        let baseline = frames_in_use();
+        let first = AddressSpace::new().unwrap();
+        first.map_cached(BASE, 6000, &FILE, 0).unwrap();
+        // Level-4, -3, -2 and -1 tables, and the file's two pages.
+        assert_eq!(frames_in_use() - baseline, 6);
+        let second = AddressSpace::new().unwrap();
+        second.map_cached(BASE, 6000, &FILE, 0).unwrap();
+        assert_eq!(
+            frames_in_use() - baseline,
+            10,
+            "tables only: the pages are shared"
+        );
+        let mut tail = [0u8; 4];
+        second.read(BASE + 5998, &mut tail).unwrap();
+        assert_eq!(
+            tail,
+            [7, 7, 0, 0],
+            "the file's bytes, then zeros past its end"
+        );
+        assert_eq!(second.write(BASE, &[1]), Err(Fault), "read-only");
+        drop((first, second));
+        assert_eq!(frames_in_use() - baseline, 2, "kept by the page cache");
+        with_memory(Memory::drop_page_cache);
+        assert_eq!(frames_in_use(), baseline);
     }
 }

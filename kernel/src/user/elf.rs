@@ -1,7 +1,8 @@
 //! Reading a program: the ELF64 header and its PT_LOAD segments (the System V gABI and the
 //! x86_64 psABI). cfslab runs static, non-PIE executables (ET_EXEC, no PT_INTERP), the kind
-//! `musl-gcc -static` and userland/ build: each PT_LOAD is copied to its virtual address,
-//! the rest of its memory size zeroed (the bss).
+//! `musl-gcc -static` and userland/ build. A writable PT_LOAD is copied to its virtual
+//! address, the rest of its memory size zeroed (the bss); the read-only ones are mapped from
+//! the page cache when [`Program::read_only_pages_shareable`] says the file's pages can be.
 
 use super::address_space::USER_END;
 
@@ -23,6 +24,47 @@ pub struct Program {
     /// Where the program headers are in memory (AT_PHDR), their count and size.
     pub phdr: u64,
     pub phnum: u64,
+}
+
+const PAGE: u64 = 4096;
+
+impl Segment {
+    /// The pages it touches, as a range of page numbers.
+    fn pages(&self) -> core::ops::Range<u64> {
+        self.vaddr / PAGE..(self.vaddr + self.mem_size).div_ceil(PAGE)
+    }
+
+    /// Where the file would sit in memory if this segment were the file mapped whole.
+    fn file_base(&self) -> u64 {
+        self.vaddr.wrapping_sub(self.offset)
+    }
+
+    fn shares_a_page_with(&self, other: &Segment) -> bool {
+        let (a, b) = (self.pages(), other.pages());
+        a.start < b.end && b.start < a.end
+    }
+}
+
+impl Program {
+    /// Whether the read-only segments can be mapped straight from the file's pages (as
+    /// Linux maps a binary's text), with no copy of their own: each is all file bytes (no
+    /// bss), at an address congruent with its file offset, and each page holds what the file
+    /// holds there for every segment that touches it — no writable segment shares a page
+    /// with a read-only one, and read-only segments sharing a page map the file at the same
+    /// place. Linkers lay out lld's and GNU ld's static binaries so; anything else is
+    /// copied, as before.
+    pub fn read_only_pages_shareable(&self) -> bool {
+        let read_only = || self.segments.iter().filter(|s| !s.writable);
+        read_only().all(|s| {
+            s.file_size == s.mem_size
+                && s.file_base() % PAGE == 0
+                && self.segments.iter().all(|other| {
+                    core::ptr::eq(s, other)
+                        || !s.shares_a_page_with(other)
+                        || (!other.writable && other.file_base() == s.file_base())
+                })
+        })
+    }
 }
 
 /// Why a file cannot run (`execve` answers ENOEXEC).
@@ -116,4 +158,59 @@ pub fn parse(file: &[u8]) -> Result<Program, NotExecutable> {
         phdr,
         phnum,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn segment(vaddr: u64, offset: u64, size: u64, writable: bool) -> Segment {
+        Segment {
+            vaddr,
+            offset,
+            file_size: size,
+            mem_size: size,
+            writable,
+        }
+    }
+
+    fn program(segments: &[Segment]) -> Program {
+        Program {
+            entry: 0x40_1000,
+            segments: segments.to_vec(),
+            phdr: 0x40_0040,
+            phnum: segments.len() as u64,
+        }
+    }
+
+    /// lld's layout (userland/'s programs): rodata, text a page further on, data after.
+    #[test_case]
+    fn separate_pages_per_permission_are_shareable() {
+        let lld = [
+            segment(0x40_0000, 0, 0x1fcc, false),
+            segment(0x40_2fd0, 0x1fd0, 0x617a, false),
+            segment(0x40_a150, 0x8150, 0x130, true),
+        ];
+        assert!(program(&lld).read_only_pages_shareable());
+    }
+
+    /// Text whose last page also holds the start of the data: that page must be the
+    /// program's own (and is copied), so nothing is shared.
+    #[test_case]
+    fn a_page_shared_with_writable_data_is_not() {
+        let packed = [
+            segment(0x40_0000, 0, 0x1800, false),
+            segment(0x40_1800, 0x1800, 0x100, true),
+        ];
+        assert!(!program(&packed).read_only_pages_shareable());
+    }
+
+    #[test_case]
+    fn read_only_bss_or_a_misaligned_offset_is_not() {
+        let mut bss = segment(0x40_0000, 0, 0x100, false);
+        bss.mem_size = 0x2000;
+        assert!(!program(&[bss]).read_only_pages_shareable());
+        let misaligned = segment(0x40_0010, 0, 0x100, false);
+        assert!(!program(&[misaligned]).read_only_pages_shareable());
+    }
 }

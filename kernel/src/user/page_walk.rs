@@ -5,8 +5,11 @@
 //! and 512 per level-3, level-2 and level-1 table — though a small program maps a few
 //! dozen pages: that scan was most of what a fork and an exit cost. So each address space
 //! remembers which 2 MiB chunks have a level-1 table (a handful: the program image, the
-//! heap, the mmap area, the stack), and the walk goes straight to those tables. Linux gets
-//! the same effect from its VMAs: `copy_page_range` walks only the ranges that are mapped.
+//! heap, the mmap area, the stack), and the walk goes straight to those tables — and within
+//! each, to the span of entries ever used: a program's image takes a dozen entries of its
+//! table and its stack a few at the top, and scanning the other 500 of each was still most
+//! of what an exit cost. Linux gets the same effect from its VMAs: `copy_page_range` walks
+//! only the ranges that are mapped.
 
 use super::address_space::{AddressSpace, PAGE};
 use crate::mm::Memory;
@@ -16,6 +19,15 @@ use x86_64::structures::paging::{PageTable, PhysFrame};
 
 /// What one level-1 table maps: 512 pages.
 const CHUNK: u64 = 512 * PAGE;
+
+/// A 2 MiB chunk that has a level-1 table, and the entries of it ever used: any mapped page
+/// of the chunk is at an index in `first..end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chunk {
+    base: u64,
+    first: usize,
+    end: usize,
+}
 
 /// A page-table frame, through the physical-memory map.
 fn table(m: &Memory, frame: PhysFrame) -> &'static mut PageTable {
@@ -30,10 +42,19 @@ impl AddressSpace {
     /// table (noted first, so that tables made by a mapping that then fails are found and
     /// freed too). Called with the memory lock held, like every walk.
     pub(super) fn note_chunk(&self, addr: u64) {
-        let chunk = addr & !(CHUNK - 1);
+        let base = addr & !(CHUNK - 1);
+        let index = ((addr - base) / PAGE) as usize;
         let mut chunks = self.chunks.lock();
-        if !chunks.contains(&chunk) {
-            chunks.push(chunk);
+        match chunks.iter_mut().find(|c| c.base == base) {
+            Some(c) => {
+                c.first = c.first.min(index);
+                c.end = c.end.max(index + 1);
+            }
+            None => chunks.push(Chunk {
+                base,
+                first: index,
+                end: index + 1,
+            }),
         }
     }
 
@@ -56,12 +77,13 @@ impl AddressSpace {
     ) {
         let chunks = self.chunks.lock().clone();
         for chunk in chunks {
-            let [_, _, Some(l1)] = self.tables_of(m, chunk) else {
+            let [_, _, Some(l1)] = self.tables_of(m, chunk.base) else {
                 continue;
             };
-            for (i, entry) in table(m, l1).iter_mut().enumerate() {
+            let span = table(m, l1).iter_mut().enumerate();
+            for (i, entry) in span.take(chunk.end).skip(chunk.first) {
                 if !entry.is_unused() && entry.frame().is_ok() {
-                    f(chunk + i as u64 * PAGE, entry);
+                    f(chunk.base + i as u64 * PAGE, entry);
                 }
             }
         }
@@ -75,8 +97,8 @@ impl AddressSpace {
     /// The page tables of the lower half (levels 3, 2 and 1), for `drop`.
     pub(super) fn tables(&self, m: &Memory) -> Vec<PhysFrame> {
         let mut tables = Vec::new();
-        for &chunk in self.chunks.lock().iter() {
-            for frame in self.tables_of(m, chunk).into_iter().flatten() {
+        for chunk in self.chunks.lock().iter() {
+            for frame in self.tables_of(m, chunk.base).into_iter().flatten() {
                 if !tables.contains(&frame) {
                     tables.push(frame);
                 }

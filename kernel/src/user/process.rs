@@ -211,7 +211,15 @@ pub fn load(path: &[u8], argv: &[&[u8]], envp: &[&[u8]], uid: u32) -> Result<Loa
     let program = elf::parse(file).map_err(|e| ExecError::NotExecutable(e.0))?;
     let space = AddressSpace::new().map_err(|_| ExecError::OutOfMemory)?;
     let mut end = 0;
+    let share_read_only = program.read_only_pages_shareable();
     for s in &program.segments {
+        end = end.max(s.vaddr + s.mem_size);
+        if share_read_only && !s.writable {
+            space
+                .map_cached(s.vaddr, s.mem_size, file, s.offset)
+                .map_err(|_| ExecError::OutOfMemory)?;
+            continue;
+        }
         space
             .map_zeroed(s.vaddr, s.mem_size, s.writable)
             .map_err(|_| ExecError::OutOfMemory)?;
@@ -219,7 +227,6 @@ pub fn load(path: &[u8], argv: &[&[u8]], envp: &[&[u8]], uid: u32) -> Result<Loa
         space
             .load(s.vaddr, bytes)
             .map_err(|_| ExecError::OutOfMemory)?;
-        end = end.max(s.vaddr + s.mem_size);
     }
     {
         let mut layout = space.layout.lock();
@@ -277,6 +284,9 @@ pub fn run_program(argv: &[String]) -> bool {
     // Orphans pass to this task (see sched::lifecycle); reap any still running or unreaped.
     while sched::wait_child().is_some() {}
     while take_exit(sched::current(), None).is_some() {}
+    // The page cache keeps the programs' text for the next execve; it is let go here so
+    // that every frame the run took must be back.
+    super::address_space::with_memory(crate::mm::Memory::drop_page_cache);
     let after = (crate::mm::frames_in_use(), crate::mm::heap::stats().used);
     println!(
         "RESULT {{\"kind\":\"memory\",\"frames_before\":{},\"frames_after\":{},\"heap_bytes_before\":{},\"heap_bytes_after\":{}}}",

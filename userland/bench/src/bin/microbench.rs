@@ -10,6 +10,9 @@
 //! execve (of this program, which exits at once) + exit + wait; and how late an idle 100 ms
 //! `nanosleep` wakes.
 //!
+//! `microbench NAME` runs one path only (getpid, yield, pingpong, fork, vfork, execve,
+//! sleep): what `cargo boot run --profile` wants to look at.
+//!
 //! It is the one program built optimised (userland/Cargo.toml): Linux's figures beside it
 //! come from C programs built with `-O2`, and an unoptimised loop would add its own hundred
 //! instructions to each `getpid`.
@@ -28,38 +31,72 @@ fn run(args: &rt::Args) -> i32 {
     if args.str(1) == Some("exit") {
         return 0;
     }
-    report(
-        "getpid",
-        per_call(2000, || {
-            simple(nr::GETPID);
-        }),
-    );
-    report(
-        "sched_yield alone",
-        per_call(2000, || {
-            time::yield_now();
-        }),
-    );
-    report(
-        "pipe ping-pong round trip",
-        fastest_of_batches(|| ping_pong(500)),
-    );
-    report(
-        "fork + exit + wait",
-        per_call(30, || match process::fork() {
-            Ok(0) => process::exit(0),
-            Ok(child) => drop(process::wait(child)),
-            Err(_) => {}
-        }),
-    );
-    report(
-        "vfork + exit + wait",
-        per_call(30, || {
-            if let Ok(child) = process::vfork_exit() {
-                let _ = process::wait(child);
-            }
-        }),
-    );
+    let only = args.str(1);
+    let wanted = |name: &str| only.is_none() || only == Some(name);
+    if only.is_some_and(|name| !PATHS.contains(&name)) {
+        rt::eprintln!(
+            "microbench: no path {:?}; the paths are {PATHS:?}",
+            only.unwrap_or_default()
+        );
+        return 2;
+    }
+    if wanted("getpid") {
+        report(
+            "getpid",
+            per_call(2000, || {
+                simple(nr::GETPID);
+            }),
+        );
+    }
+    if wanted("yield") {
+        report(
+            "sched_yield alone",
+            per_call(2000, || {
+                time::yield_now();
+            }),
+        );
+    }
+    if wanted("pingpong") {
+        report(
+            "pipe ping-pong round trip",
+            fastest_of_batches(|| ping_pong(500)),
+        );
+    }
+    if wanted("fork") {
+        report(
+            "fork + exit + wait",
+            per_call(30, || match process::fork() {
+                Ok(0) => process::exit(0),
+                Ok(child) => drop(process::wait(child)),
+                Err(_) => {}
+            }),
+        );
+    }
+    if wanted("vfork") {
+        report(
+            "vfork + exit + wait",
+            per_call(30, || {
+                if let Ok(child) = process::vfork_exit() {
+                    let _ = process::wait(child);
+                }
+            }),
+        );
+    }
+    if wanted("execve") {
+        execve_path(args);
+    }
+    if wanted("sleep") {
+        sleep_path();
+    }
+    0
+}
+
+/// The paths `microbench NAME` can pick.
+const PATHS: [&str; 7] = [
+    "getpid", "yield", "pingpong", "fork", "vfork", "execve", "sleep",
+];
+
+fn execve_path(args: &rt::Args) {
     let (argv0, _) = args.raw();
     // SAFETY: argv[0] is the NUL-terminated path this program was started by.
     let path = unsafe { *argv0 };
@@ -74,6 +111,9 @@ fn run(args: &rt::Args) -> i32 {
             }
         }),
     );
+}
+
+fn sleep_path() {
     let overshoot = (0..5)
         .map(|_| {
             let start = time::now_ns();
@@ -83,7 +123,6 @@ fn run(args: &rt::Args) -> i32 {
         .max()
         .unwrap_or(0);
     println!("microbench: idle 100 ms nanosleep overshoot (worst of 5): {overshoot} ns");
-    0
 }
 
 fn report(what: &str, ns: u64) {
