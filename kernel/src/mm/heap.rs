@@ -1,12 +1,17 @@
 //! The kernel heap: a fixed range of virtual memory backed by frames from the frame allocator
-//! and managed by `linked_list_allocator`, so that `alloc`'s `Box`, `Vec` and `BTreeMap` work.
+//! and managed by `linked_list_allocator`'s first-fit allocator, with free lists of small
+//! blocks in front of it ([`super::size_classes`]), so that `alloc`'s `Box`, `Vec` and
+//! `BTreeMap` work, and small ones cheaply.
 //!
 //! The size is chosen from the memory map at boot (a quarter of usable RAM, between
 //! [`MIN_HEAP_BYTES`] and [`MAX_HEAP_BYTES`]); a machine too small for the minimum is told so
 //! in one line instead of failing later in some allocation.
 
+use super::size_classes::{SizeClasses, class_layout, class_of};
 use core::alloc::{GlobalAlloc, Layout};
-use linked_list_allocator::LockedHeap;
+use core::ptr::NonNull;
+use linked_list_allocator::Heap;
+use spin::Mutex;
 use x86_64::VirtAddr;
 use x86_64::structures::paging::mapper::MapToError;
 use x86_64::structures::paging::{FrameAllocator, Mapper, Page, PageTableFlags, Size4KiB};
@@ -19,28 +24,73 @@ pub const MIN_HEAP_BYTES: u64 = 16 << 20;
 /// Nor larger than this: mapping more only slows the boot down.
 pub const MAX_HEAP_BYTES: u64 = 128 << 20;
 
+/// The first-fit allocator and the free lists in front of it, under one lock.
+struct KernelHeap {
+    first_fit: Heap,
+    classes: SizeClasses,
+}
+
+impl KernelHeap {
+    fn alloc(&mut self, layout: Layout) -> Option<NonNull<u8>> {
+        match class_of(layout) {
+            Some(class) => self
+                .classes
+                .pop(class)
+                .or_else(|| self.first_fit.allocate_first_fit(class_layout(class)).ok()),
+            None => self.first_fit.allocate_first_fit(layout).ok(),
+        }
+    }
+
+    /// # Safety
+    /// `ptr` came from [`Self::alloc`] with `layout` and is no longer used.
+    unsafe fn dealloc(&mut self, ptr: NonNull<u8>, layout: Layout) {
+        match class_of(layout) {
+            // SAFETY: `alloc` gave this block its class's layout; the caller gives it up.
+            Some(class) => unsafe {
+                if !self.classes.push(class, ptr) {
+                    self.first_fit.deallocate(ptr, class_layout(class));
+                }
+            },
+            // SAFETY: as the caller promises, a block of the heap's with this layout.
+            None => unsafe { self.first_fit.deallocate(ptr, layout) },
+        }
+    }
+}
+
 /// The heap's lock is a spin lock: if an interrupt handler allocated (the timer code does)
 /// while the interrupted code held it, the CPU would spin forever. So every allocation and
 /// free runs with interrupts off.
-struct IrqSafeHeap(LockedHeap);
+struct IrqSafeHeap(Mutex<KernelHeap>);
 
-// SAFETY: delegates to `LockedHeap`'s allocator, only adding an interrupts-off section.
+// SAFETY: blocks come from the first-fit allocator (directly or through a free list that
+// only holds blocks it gave out), which hands out each byte once until it is freed.
 unsafe impl GlobalAlloc for IrqSafeHeap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract, passed on unchanged.
-        x86_64::instructions::interrupts::without_interrupts(|| unsafe { self.0.alloc(layout) })
+        x86_64::instructions::interrupts::without_interrupts(|| {
+            self.0
+                .lock()
+                .alloc(layout)
+                .map_or(core::ptr::null_mut(), NonNull::as_ptr)
+        })
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller upholds `GlobalAlloc::dealloc`'s contract, passed on unchanged.
+        let Some(ptr) = NonNull::new(ptr) else {
+            return;
+        };
+        // SAFETY: the caller upholds `GlobalAlloc::dealloc`'s contract: `ptr` came from
+        // `alloc` with `layout`.
         x86_64::instructions::interrupts::without_interrupts(|| unsafe {
-            self.0.dealloc(ptr, layout)
+            self.0.lock().dealloc(ptr, layout)
         })
     }
 }
 
 #[global_allocator]
-static ALLOCATOR: IrqSafeHeap = IrqSafeHeap(LockedHeap::empty());
+static ALLOCATOR: IrqSafeHeap = IrqSafeHeap(Mutex::new(KernelHeap {
+    first_fit: Heap::empty(),
+    classes: SizeClasses::new(),
+}));
 
 /// The heap size for `usable_bytes` of usable RAM, or `None` if the minimum does not fit.
 pub fn size_for(usable_bytes: u64) -> Option<u64> {
@@ -68,7 +118,13 @@ pub fn init(
         unsafe { mapper.map_to(page, frame, flags, frames)?.flush() };
     }
     // SAFETY: the range was just mapped writable and is handed to the allocator exactly once.
-    unsafe { ALLOCATOR.0.lock().init(start.as_mut_ptr(), size as usize) };
+    unsafe {
+        ALLOCATOR
+            .0
+            .lock()
+            .first_fit
+            .init(start.as_mut_ptr(), size as usize)
+    };
     Ok(())
 }
 
@@ -77,7 +133,8 @@ pub fn init(
 pub struct HeapStats {
     /// Bytes the heap manages.
     pub size: usize,
-    /// Bytes currently allocated (including the allocator's per-block rounding).
+    /// Bytes currently allocated (including the rounding to a block's size or class; not
+    /// the free blocks the size classes keep).
     pub used: usize,
 }
 
@@ -86,8 +143,8 @@ pub fn stats() -> HeapStats {
     x86_64::instructions::interrupts::without_interrupts(|| {
         let heap = ALLOCATOR.0.lock();
         HeapStats {
-            size: heap.size(),
-            used: heap.used(),
+            size: heap.first_fit.size(),
+            used: heap.first_fit.used() - heap.classes.kept_bytes(),
         }
     })
 }

@@ -5,6 +5,11 @@
 //! Stacks live in their own region of virtual memory, in fixed-size slots (guard page +
 //! stack pages); slots and frames are reused when stacks are freed, so spawning and exiting
 //! thousands of tasks leaves memory where it was.
+//!
+//! The last [`CACHED_STACKS`] stacks freed stay mapped, and the next new stacks take them
+//! as they are: Linux's `cached_stacks` (kernel/fork.c) does the same, because mapping 16
+//! pages and unmapping them again was a large part of what a `vfork` + `exit` cost.
+//! [`drop_cached`] lets them go (the memory report does, so every frame must be back).
 
 use super::{MEMORY, MemoryError};
 use alloc::vec::Vec;
@@ -27,19 +32,37 @@ pub struct KernelStack {
     slot: u64,
 }
 
-static FREE_SLOTS: Mutex<(Vec<u64>, u64)> = Mutex::new((Vec::new(), 0));
+/// How many freed stacks stay mapped for the next tasks (Linux's `NR_CACHED_STACKS` is 2).
+pub const CACHED_STACKS: usize = 4;
+
+/// The stack slots: those free and unmapped, those free and still mapped (the cache), and
+/// how many slots have ever been handed out.
+struct Slots {
+    free: Vec<u64>,
+    cached: Vec<u64>,
+    count: u64,
+}
+
+static SLOTS: Mutex<Slots> = Mutex::new(Slots {
+    free: Vec::new(),
+    cached: Vec::new(),
+    count: 0,
+});
 
 impl KernelStack {
     /// Maps a fresh stack (its pages, not its guard page).
     pub fn new() -> Result<KernelStack, MemoryError> {
         x86_64::instructions::interrupts::without_interrupts(|| {
             let slot = {
-                let mut free = FREE_SLOTS.lock();
-                match free.0.pop() {
+                let mut slots = SLOTS.lock();
+                if let Some(slot) = slots.cached.pop() {
+                    return Ok(KernelStack { slot });
+                }
+                match slots.free.pop() {
                     Some(slot) => slot,
                     None => {
-                        free.1 += 1;
-                        free.1 - 1
+                        slots.count += 1;
+                        slots.count - 1
                     }
                 }
             };
@@ -83,27 +106,53 @@ impl KernelStack {
 
 /// Is `address` in the guard page of a kernel stack slot (a task stack overflow)?
 pub fn is_guard(address: u64) -> bool {
-    let slots = FREE_SLOTS.try_lock().map_or(u64::MAX, |f| f.1);
+    let slots = SLOTS.try_lock().map_or(u64::MAX, |s| s.count);
     address >= STACKS_BASE
         && (address - STACKS_BASE) / SLOT_BYTES < slots
         && (address - STACKS_BASE) % SLOT_BYTES < PAGE
 }
 
-impl Drop for KernelStack {
-    fn drop(&mut self) {
-        x86_64::instructions::interrupts::without_interrupts(|| {
-            let mut guard = MEMORY.lock();
-            if let Some(memory) = guard.as_mut() {
-                for page in self.pages() {
-                    if let Ok((frame, flush)) = memory.mapper.unmap(page) {
-                        flush.flush();
-                        // SAFETY: the page was this stack's only mapping of the frame and it
-                        // is gone; no task runs on a stack being dropped.
-                        unsafe { memory.frames.deallocate_frame(frame) };
-                    }
+impl KernelStack {
+    /// Unmaps the stack's pages and frees their frames.
+    fn unmap(&self) {
+        let mut guard = MEMORY.lock();
+        if let Some(memory) = guard.as_mut() {
+            for page in self.pages() {
+                if let Ok((frame, flush)) = memory.mapper.unmap(page) {
+                    flush.flush();
+                    // SAFETY: the page was this stack's only mapping of the frame and it is
+                    // gone; no task runs on a stack being unmapped.
+                    unsafe { memory.frames.deallocate_frame(frame) };
                 }
             }
-            FREE_SLOTS.lock().0.push(self.slot);
+        }
+    }
+}
+
+impl Drop for KernelStack {
+    /// Keeps the stack mapped for the next task if the cache has room; else unmaps it.
+    fn drop(&mut self) {
+        x86_64::instructions::interrupts::without_interrupts(|| {
+            let mut slots = SLOTS.lock();
+            if slots.cached.len() < CACHED_STACKS {
+                slots.cached.push(self.slot);
+                return;
+            }
+            drop(slots);
+            self.unmap();
+            SLOTS.lock().free.push(self.slot);
         });
     }
+}
+
+/// Unmaps the cached stacks: afterwards every stack frame in use belongs to a live task.
+pub fn drop_cached() {
+    x86_64::instructions::interrupts::without_interrupts(|| {
+        let cached = core::mem::take(&mut SLOTS.lock().cached);
+        for &slot in &cached {
+            let stack = core::mem::ManuallyDrop::new(KernelStack { slot });
+            stack.unmap();
+        }
+        SLOTS.lock().free.extend(cached);
+    });
 }

@@ -69,7 +69,11 @@ impl AddressSpace {
             let table: &mut PageTable =
                 // SAFETY: a fresh frame, reached through the physical-memory map.
                 unsafe { &mut *(offset + frame.start_address().as_u64()).as_mut_ptr() };
-            table.zero();
+            // The lower half starts empty and the upper half is the kernel's: each entry is
+            // written once (zeroing the whole table first cost a second pass over half).
+            for i in 0..256 {
+                table[i].set_unused();
+            }
             for i in 256..512 {
                 table[i] = m.mapper.level_4_table()[i].clone();
             }

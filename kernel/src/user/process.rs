@@ -284,9 +284,9 @@ pub fn run_program(argv: &[String]) -> bool {
     // Orphans pass to this task (see sched::lifecycle); reap any still running or unreaped.
     while sched::wait_child().is_some() {}
     while take_exit(sched::current(), None).is_some() {}
-    // The page cache keeps the programs' text for the next execve; it is let go here so
-    // that every frame the run took must be back.
-    super::address_space::with_memory(crate::mm::Memory::drop_page_cache);
+    // The page cache and the stack cache keep frames for the next execve and task; they are
+    // let go here, so that every frame the run took must be back.
+    crate::mm::drop_caches();
     let after = (crate::mm::frames_in_use(), crate::mm::heap::stats().used);
     println!(
         "RESULT {{\"kind\":\"memory\",\"frames_before\":{},\"frames_after\":{},\"heap_bytes_before\":{},\"heap_bytes_after\":{}}}",
