@@ -3,6 +3,7 @@
 //! then `REPORT.md` with one table per seed in the seed's own shape, SVG plots and the traces,
 //! all under `target/lab/`.
 
+mod axis;
 mod readme;
 mod report;
 mod svg;

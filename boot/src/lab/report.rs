@@ -86,9 +86,13 @@ pub fn write(out: &Path, outcomes: &[Outcome], tables: &Tables) -> Result<Vec<Pa
             tables.render(experiment, false)
         );
         let name = format!("{experiment}-cdf.svg");
+        let what_ran = format!(
+            "{title}, cfslab in QEMU, {} s × seeds 1–{} per row",
+            tables.seconds, tables.seeds
+        );
         save(
             &name,
-            &svg::cdf(title, x_label, &cdf_series(outcomes, experiment)),
+            &svg::cdf(&what_ran, x_label, &cdf_series(outcomes, experiment)),
         )?;
         let _ = writeln!(md, "![{title}]({name})\n");
     }

@@ -1,23 +1,31 @@
 //! Two small SVG plots, written by hand (a few lines of markup each, no plotting library):
-//! latency CDFs, one line per variant, and a timeline of which task ran when, from a trace.
+//! latency CDFs, one line per variant (small multiples past [`MAX_CURVES`]), and a timeline
+//! of which task ran when, from a trace. Ticks and scales: [`super::axis`].
 
 use std::fmt::Write;
+
+use super::axis::{self, Scale};
 
 const WIDTH: f64 = 800.0;
 const HEIGHT: f64 = 420.0;
 const LEFT: f64 = 70.0;
-const RIGHT: f64 = 220.0;
+const RIGHT: f64 = 30.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 50.0;
-const COLOURS: [&str; 10] = [
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-    "#bcbd22", "#17becf",
+const COLOURS: [&str; 6] = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
 ];
+/// The most curves one chart holds: more are drawn as small multiples, each panel with
+/// the first series (the baseline) again for reference.
+pub const MAX_CURVES: usize = 6;
+/// A CDF panel's plot area, and a legend row's height.
+const PANEL_PLOT: f64 = 230.0;
+const LEGEND_ROW: f64 = 17.0;
 
-fn header(out: &mut String, title: &str) {
+fn header(out: &mut String, title: &str, height: f64) {
     let _ = writeln!(
         out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" font-family="sans-serif" font-size="12">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" font-family="sans-serif" font-size="12">"#
     );
     let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(
@@ -34,23 +42,94 @@ fn escape(text: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// A CDF plot: for each series (label, samples in µs), the fraction of samples ≤ x.
+/// A series' look: its colour and whether it is the dashed baseline.
+struct Curve<'a> {
+    label: String,
+    samples: &'a [u64],
+    colour: &'static str,
+    dashed: bool,
+}
+
+/// The panels of a CDF chart: all series on one if they fit, else the baseline (first)
+/// series beside each group of the others, groups as even as they can be.
+fn panels(series: &[(String, Vec<u64>)]) -> Vec<Vec<Curve<'_>>> {
+    fn curve((i, (label, samples)): (usize, &(String, Vec<u64>))) -> Curve<'_> {
+        Curve {
+            label: label.clone(),
+            samples,
+            colour: COLOURS[i % COLOURS.len()],
+            dashed: false,
+        }
+    }
+    if series.len() <= MAX_CURVES {
+        return vec![series.iter().enumerate().map(curve).collect()];
+    }
+    let (base, rest) = series.split_first().expect("more than MAX_CURVES series");
+    let groups = rest.len().div_ceil(MAX_CURVES - 1);
+    let per_group = rest.len().div_ceil(groups);
+    rest.chunks(per_group)
+        .map(|group| {
+            let baseline = Curve {
+                label: format!("{} (baseline)", base.0),
+                samples: &base.1,
+                colour: "#555555",
+                dashed: true,
+            };
+            core::iter::once(baseline)
+                .chain(group.iter().enumerate().map(curve))
+                .collect()
+        })
+        .collect()
+}
+
+/// A CDF plot: for each series (label, samples in µs), the fraction of samples ≤ x. The
+/// x axis is logarithmic when the samples span two decades or more, with round ticks; the
+/// legend sits under each panel, so a long label never leaves the picture.
 pub fn cdf(title: &str, x_label: &str, series: &[(String, Vec<u64>)]) -> String {
-    let mut out = String::new();
-    header(&mut out, title);
-    let max = series
+    let all = || series.iter().flat_map(|(_, s)| s.iter().copied());
+    let hi = all().max().unwrap_or(1) as f64;
+    let lo = all().filter(|&v| v > 0).min().unwrap_or(1) as f64;
+    let scale = Scale::for_range(lo, hi);
+    let panels = panels(series);
+    let heights: Vec<f64> = panels
         .iter()
-        .flat_map(|(_, s)| s.iter().copied())
-        .max()
-        .unwrap_or(1)
-        .max(1) as f64;
-    let (plot_w, plot_h) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
-    let x = |v: f64| LEFT + v / max * plot_w;
-    let y = |f: f64| TOP + (1.0 - f) * plot_h;
-    // Axes, ticks and labels.
+        .map(|p| PANEL_PLOT + 70.0 + LEGEND_ROW * p.len() as f64)
+        .collect();
+    let mut out = String::new();
+    header(&mut out, title, TOP + heights.iter().sum::<f64>());
+    let mut top = TOP;
+    for (i, (panel, height)) in panels.iter().zip(&heights).enumerate() {
+        let heading = (panels.len() > 1).then(|| format!("{} of {}", i + 1, panels.len()));
+        cdf_panel(&mut out, top, scale, x_label, panel, heading.as_deref());
+        top += height;
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+/// One panel at `top`: axes, ticks, curves, legend.
+fn cdf_panel(
+    out: &mut String,
+    top: f64,
+    scale: Scale,
+    x_label: &str,
+    curves: &[Curve],
+    heading: Option<&str>,
+) {
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_top = top + 10.0;
+    let x = |v: f64| LEFT + scale.position(v) * plot_w;
+    let y = |f: f64| plot_top + (1.0 - f) * PANEL_PLOT;
+    if let Some(heading) = heading {
+        let _ = writeln!(
+            out,
+            r#"<text x="{LEFT}" y="{}">{heading}</text>"#,
+            top + 4.0
+        );
+    }
     let _ = writeln!(
         out,
-        r#"<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" fill="none" stroke="black"/>"#
+        r##"<rect x="{LEFT}" y="{plot_top}" width="{plot_w}" height="{PANEL_PLOT}" fill="none" stroke="black"/>"##
     );
     for i in 0..=4 {
         let f = f64::from(i) / 4.0;
@@ -60,34 +139,39 @@ pub fn cdf(title: &str, x_label: &str, series: &[(String, Vec<u64>)]) -> String 
             LEFT - 6.0,
             y(f) + 4.0
         );
-        let v = max * f;
+    }
+    for tick in scale.ticks() {
         let _ = writeln!(
             out,
-            r#"<text x="{}" y="{}" text-anchor="middle">{:.0}</text>"#,
-            x(v),
-            TOP + plot_h + 16.0,
-            v
+            r##"<line x1="{0:.1}" y1="{plot_top}" x2="{0:.1}" y2="{1}" stroke="#dddddd"/><text x="{0:.1}" y="{2}" text-anchor="middle">{3}</text>"##,
+            x(tick),
+            plot_top + PANEL_PLOT,
+            plot_top + PANEL_PLOT + 16.0,
+            axis::label(tick)
         );
     }
+    let axis_name = if scale.is_log() {
+        format!("{x_label}, log scale")
+    } else {
+        x_label.to_string()
+    };
     let _ = writeln!(
         out,
         r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
         LEFT + plot_w / 2.0,
-        HEIGHT - 12.0,
-        escape(x_label)
+        plot_top + PANEL_PLOT + 34.0,
+        escape(&axis_name)
     );
+    let middle = plot_top + PANEL_PLOT / 2.0;
     let _ = writeln!(
         out,
-        r#"<text x="16" y="{}" text-anchor="middle" transform="rotate(-90 16 {})">fraction of samples ≤ x</text>"#,
-        TOP + plot_h / 2.0,
-        TOP + plot_h / 2.0
+        r#"<text x="16" y="{middle}" text-anchor="middle" transform="rotate(-90 16 {middle})">fraction of samples ≤ x</text>"#
     );
-    for (i, (label, samples)) in series.iter().enumerate() {
-        let colour = COLOURS[i % COLOURS.len()];
-        let mut sorted = samples.clone();
+    for (i, curve) in curves.iter().enumerate() {
+        let mut sorted = curve.samples.to_vec();
         sorted.sort_unstable();
         let n = sorted.len().max(1) as f64;
-        let mut points = format!("{:.1},{:.1}", x(0.0), y(0.0));
+        let mut points = format!("{:.1},{:.1}", LEFT, y(0.0));
         for (k, v) in sorted.iter().enumerate() {
             let _ = write!(
                 points,
@@ -98,34 +182,27 @@ pub fn cdf(title: &str, x_label: &str, series: &[(String, Vec<u64>)]) -> String 
                 y((k + 1) as f64 / n)
             );
         }
-        // Past ten series the colours repeat, dashed.
-        let dash = if i >= COLOURS.len() {
+        let dash = if curve.dashed {
             r#" stroke-dasharray="6 3""#
         } else {
             ""
         };
+        let colour = curve.colour;
         let _ = writeln!(
             out,
             r#"<polyline fill="none" stroke="{colour}" stroke-width="1.5"{dash} points="{points}"/>"#
         );
-        let ly = TOP + 14.0 + 17.0 * i as f64;
-        let lx = WIDTH - RIGHT + 12.0;
+        let ly = plot_top + PANEL_PLOT + 56.0 + LEGEND_ROW * i as f64;
         let _ = writeln!(
             out,
-            r#"<line x1="{lx}" y1="{}" x2="{}" y2="{}" stroke="{colour}" stroke-width="3"{dash}/>"#,
+            r#"<line x1="{LEFT}" y1="{}" x2="{}" y2="{}" stroke="{colour}" stroke-width="3"{dash}/><text x="{}" y="{ly}">{}</text>"#,
             ly - 4.0,
-            lx + 18.0,
-            ly - 4.0
-        );
-        let _ = writeln!(
-            out,
-            r#"<text x="{}" y="{ly}">{}</text>"#,
-            lx + 24.0,
-            escape(label)
+            LEFT + 18.0,
+            ly - 4.0,
+            LEFT + 24.0,
+            escape(&curve.label)
         );
     }
-    out.push_str("</svg>\n");
-    out
 }
 
 /// One `sched_switch` of a trace: time (µs) and the task switched to.
@@ -150,7 +227,7 @@ pub fn switches(trace: &str) -> Vec<Switch> {
 /// A timeline of the first `window_us` of a trace: one row per task, a bar while it runs.
 pub fn timeline(title: &str, switches: &[Switch], window_us: u64) -> String {
     let mut out = String::new();
-    header(&mut out, title);
+    header(&mut out, title, HEIGHT);
     let Some(start) = switches.first().map(|s| s.at_us) else {
         out.push_str("</svg>\n");
         return out;
@@ -229,5 +306,50 @@ mod tests {
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
         assert_eq!(svg.matches("<polyline").count(), 2);
         assert!(svg.contains("b &amp; c"));
+    }
+
+    /// Seed 003's matrix has 18 variants: small multiples of at most six curves, each
+    /// panel with the baseline, and every legend entry inside the picture.
+    #[test]
+    fn many_series_become_panels_of_at_most_six_curves() {
+        let series: Vec<(String, Vec<u64>)> = (0..18)
+            .map(|i| {
+                (
+                    format!("variant {i} with a long, long label"),
+                    vec![10 * i + 5, 20_000],
+                )
+            })
+            .collect();
+        let svg = cdf("seed 003", "latency (µs)", &series);
+        let panels = svg.matches(" of 4</text>").count();
+        assert_eq!(
+            panels, 4,
+            "17 variants beside the baseline: 4 panels of 4 or 5"
+        );
+        assert_eq!(svg.matches("<polyline").count(), 17 + 4);
+        assert_eq!(svg.matches("(baseline)").count(), 4);
+        assert!(svg.contains("log scale"), "5 µs to 20 ms spans decades");
+        let height: f64 = svg
+            .split("height=\"")
+            .nth(1)
+            .and_then(|h| h.split('"').next())
+            .and_then(|h| h.parse().ok())
+            .unwrap();
+        let lowest_text = svg
+            .split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                t.split("y=\"")
+                    .nth(1)?
+                    .split('"')
+                    .next()?
+                    .parse::<f64>()
+                    .ok()
+            })
+            .fold(0.0, f64::max);
+        assert!(
+            lowest_text < height,
+            "legend at {lowest_text} in a {height} px picture"
+        );
     }
 }
