@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The Rust programs userland/ builds.
-pub const RUST_PROGRAMS: [&str; 9] = [
+pub const RUST_PROGRAMS: [&str; 16] = [
     "hello",
     "ustest",
     "crash",
@@ -18,6 +18,14 @@ pub const RUST_PROGRAMS: [&str; 9] = [
     "poweroff",
     "microbench",
     "linuxinit",
+    // The seed experiments' workloads (userland/workloads).
+    "sched_py",
+    "lat3",
+    "wakeup_latency",
+    "makej",
+    "job",
+    "hog",
+    "pipe_pingpong",
 ];
 
 /// The C programs, `userland/c/NAME.c` each.

@@ -5,6 +5,7 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
@@ -92,4 +93,28 @@ pub fn boot_with(options: &str, flags: &[&str]) -> Run {
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
+}
+
+/// Builds the user programs once (through the boot tool, as `make run` does) and returns
+/// their directory: the same files run natively on the host and on cfslab.
+pub fn user_programs() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let out = boot_command(&["userland"])
+            .output()
+            .expect("cannot run the boot tool");
+        assert!(
+            out.status.success(),
+            "boot userland failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+    })
+}
+
+/// Boots cfslab to run `-- argv` after `options` (at icount shift 2) and returns the run.
+pub fn on_cfslab(options: &str, argv: &str, flags: &[&str]) -> Run {
+    let mut all = vec!["--icount-shift", "2"];
+    all.extend_from_slice(flags);
+    boot_with(&format!("{options} -- {argv}"), &all)
 }

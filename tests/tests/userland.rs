@@ -3,31 +3,14 @@
 //! (`-- /bin/NAME args` on the command line) with the same output, the same exit status and,
 //! for a program that faults, the same signal.
 
-use std::path::PathBuf;
 use std::process::Command;
-use std::sync::OnceLock;
-use systests::boot_command;
-
-/// Builds the user programs once (through the boot tool, as `make run` will) and returns
-/// their directory.
-fn programs() -> &'static PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let out = boot_command(&["userland"])
-            .output()
-            .expect("cannot run the boot tool");
-        assert!(
-            out.status.success(),
-            "boot userland failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
-    })
-}
+use systests::user_programs as programs;
 
 #[test]
 fn each_program_is_a_static_non_pie_executable_without_an_interpreter() {
-    for name in ["hello", "ustest", "crash", "perms", "ctest", "cthreads"] {
+    for name in [
+        "hello", "ustest", "crash", "perms", "ctest", "cthreads", "sched_py", "job",
+    ] {
         let elf = std::fs::read(programs().join(name)).expect("built");
         assert_eq!(&elf[..4], b"\x7fELF", "{name}");
         // e_type (offset 16) is ET_EXEC = 2, not ET_DYN (a PIE).
@@ -79,11 +62,9 @@ fn ustest_passes_every_check_on_linux() {
     assert!(text.ends_with("ustest: all 20 checks passed\n"), "{text}");
 }
 
-/// Boots `-- argv` (at icount shift 2) and returns the run.
+/// Boots `-- argv` with the default options (at icount shift 2) and returns the run.
 fn on_cfslab(argv: &str, flags: &[&str]) -> systests::Run {
-    let mut all = vec!["--icount-shift", "2"];
-    all.extend_from_slice(flags);
-    systests::boot_with(&format!("-- {argv}"), &all)
+    systests::on_cfslab("", argv, flags)
 }
 
 #[test]

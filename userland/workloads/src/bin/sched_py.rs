@@ -1,0 +1,112 @@
+//! `sched_py [-t SECONDS] [--seed N] SCRIPT`: seed 000's `sched.py`. Run as root, it forks
+//! its tasks and each calls `setuid` as the Python script did, so each uid's tasks can be a
+//! scheduling group of their own (cfslab's `group=uid`; Linux's per-uid `cpu` cgroups):
+//! - script 1: the sleeper as uid 1; two hogs as uid 2;
+//! - script 2: the sleeper and a hog as uid 1; a hog as uid 2.
+//!
+//! The sleeper sleeps 100 ms in a loop and measures how late each wake-up is; every 0.5 s
+//! it prints the median of its last five samples in ms (`14.810944 ms`), as the script did.
+//! Each iteration also does the script's own bit of interpreted work (20–200 µs, from
+//! `sched::programs`), and the sleeper starts at a random point of its first period — the
+//! phase variation `--seed` picks, as the kernel's lab does. Run by another uid, the tasks
+//! keep its uid (`setuid` is root's), and a line says so.
+
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use rt::process::{self, Exit};
+use rt::time::now_ns;
+use workloads::options::Options;
+use workloads::{MS, Rng, report, spin_until};
+
+rt::main!(run);
+
+/// The sleeper's period.
+const PERIOD: u64 = 100 * MS;
+
+/// One task of a script: what it is and its uid.
+#[derive(Clone, Copy)]
+enum Task {
+    Sleeper,
+    Hog,
+}
+
+fn run(args: &rt::Args) -> i32 {
+    let options = Options::parse(args, "[-t SECONDS] [--seed N] SCRIPT (1 or 2)");
+    let tasks: &[(Task, u32)] = match options.number(0, "SCRIPT", 1..=2) {
+        1 => &[(Task::Sleeper, 1), (Task::Hog, 2), (Task::Hog, 2)],
+        _ => &[(Task::Sleeper, 1), (Task::Hog, 1), (Task::Hog, 2)],
+    };
+    let as_root = process::getuid() == 0;
+    if !as_root {
+        rt::println!(
+            "sched_py: not root: every task keeps uid {}",
+            process::getuid()
+        );
+    }
+    let start = now_ns();
+    let end = start + options.run_ns;
+    let mut children = alloc::vec::Vec::new();
+    for (stream, &(task, uid)) in tasks.iter().enumerate() {
+        match process::fork() {
+            Ok(0) => {
+                if as_root && process::setuid(uid).is_err() {
+                    process::exit(1);
+                }
+                match task {
+                    Task::Sleeper => sleeper(Rng::for_stream(options.seed, stream as u64), end),
+                    Task::Hog => {
+                        spin_until(end);
+                        report::cpu(
+                            "sched_py",
+                            "hog",
+                            rt::time::thread_cpu_ns(),
+                            now_ns() - start,
+                        );
+                    }
+                }
+                process::exit(0)
+            }
+            Ok(child) => children.push(child),
+            Err(e) => {
+                rt::eprintln!("sched_py: fork: {e:?}");
+                return 1;
+            }
+        }
+    }
+    let all_ok = children
+        .into_iter()
+        .all(|child| matches!(process::wait(child), Ok((_, Exit::Exited(0)))));
+    if all_ok { 0 } else { 1 }
+}
+
+/// The sleeper, until `end`: its medians, then its samples.
+fn sleeper(mut rng: Rng, end: u64) {
+    let start = now_ns();
+    let _ = rt::time::sleep_ns(rng.start_offset(PERIOD));
+    let mut samples = alloc::vec::Vec::new();
+    let mut next_print = now_ns() + 500 * MS;
+    while now_ns() + PERIOD < end {
+        spin_until(now_ns() + rng.sleeper_loop_work());
+        let due = now_ns() + PERIOD;
+        let _ = rt::time::sleep_ns(PERIOD);
+        let late = now_ns().saturating_sub(due);
+        samples.push(late);
+        if now_ns() >= next_print {
+            let mut last_five = samples[samples.len().saturating_sub(5)..].to_vec();
+            last_five.sort_unstable();
+            let median = last_five[last_five.len() / 2];
+            rt::println!("{}.{:06} ms", median / MS, median % MS);
+            next_print += 500 * MS;
+        }
+    }
+    report::latency("sched_py", "sleeper", &samples, 0);
+    report::cpu(
+        "sched_py",
+        "sleeper",
+        rt::time::thread_cpu_ns(),
+        now_ns() - start,
+    );
+}

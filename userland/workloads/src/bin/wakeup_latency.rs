@@ -1,0 +1,104 @@
+//! `wakeup_latency [-t SECONDS] [--seed N] PERIOD_MS`: seed 003's `wakeup-latency`. A
+//! periodic POSIX timer with SIGEV_THREAD: glibc runs a helper thread that waits for each
+//! expiry and creates a new thread for it, which runs the handler. Here the program's main
+//! thread is that helper: it sleeps until each expiry (`clock_nanosleep`, TIMER_ABSTIME)
+//! and creates the thread (`clone`), which records how late it runs against the ideal
+//! expiry — the same tasks for the scheduler: one waker per period, one new thread per
+//! expiry. An expiry that comes while the previous one's thread has not yet run is missed
+//! (the timer's overrun), as is one the helper slept through. It starts at a random point
+//! of its first period (`--seed`). At the end, the program's three lines.
+
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
+use rt::process::{Thread, spawn_thread};
+use rt::time::{now_ns, sleep_until_ns};
+use workloads::options::Options;
+use workloads::{MS, Rng, report};
+
+rt::main!(run);
+
+/// Not yet run: the thread's slot before it records its lateness.
+const NOT_RUN: u64 = u64::MAX;
+
+/// One expiry's thread: when it was due, how late it ran, and its stack.
+struct Expiry {
+    due: u64,
+    late: AtomicU64,
+    stack: Vec<u8>,
+}
+
+/// The thread body for an expiry (`arg` is its `Expiry`).
+extern "C" fn on_expiry(arg: usize) {
+    // SAFETY: the helper keeps the boxed Expiry alive until this thread has been joined.
+    let expiry = unsafe { &*(arg as *const Expiry) };
+    expiry
+        .late
+        .store(now_ns().saturating_sub(expiry.due), Ordering::Release);
+}
+
+fn run(args: &rt::Args) -> i32 {
+    let options = Options::parse(args, "[-t SECONDS] [--seed N] PERIOD_MS");
+    let period = options.number(0, "PERIOD_MS", 1..=10_000) * MS;
+    let end = now_ns() + options.run_ns;
+    let mut next = now_ns() + period + Rng::for_stream(options.seed, 0).start_offset(period);
+    let (mut samples, mut missed) = (Vec::new(), 0u64);
+    let mut live: Vec<(Thread, Box<Expiry>)> = Vec::new();
+    while next < end {
+        let _ = sleep_until_ns(next);
+        // Expiries slept through entirely: overruns.
+        while next + period <= now_ns() && next + period < end {
+            missed += 1;
+            next += period;
+        }
+        reap(&mut live, &mut samples, false);
+        if live
+            .last()
+            .is_some_and(|(_, e)| e.late.load(Ordering::Acquire) == NOT_RUN)
+        {
+            missed += 1;
+        } else {
+            let mut expiry = Box::new(Expiry {
+                due: next,
+                late: AtomicU64::new(NOT_RUN),
+                stack: alloc::vec![0u8; 16 * 1024],
+            });
+            let arg = &*expiry as *const Expiry as usize;
+            // SAFETY: the stack lives in the boxed Expiry, kept (and not touched) until the
+            // thread is joined in `reap`.
+            match unsafe { spawn_thread(&mut expiry.stack, on_expiry, arg) } {
+                Ok(thread) => live.push((thread, expiry)),
+                Err(_) => missed += 1,
+            }
+        }
+        next += period;
+    }
+    reap(&mut live, &mut samples, true);
+    let max = samples.iter().copied().max().unwrap_or(0);
+    let avg = samples.iter().sum::<u64>() / (samples.len() as u64).max(1);
+    rt::println!("maximum latency: {}.{} µs", max / 1_000, max % 1_000 / 100);
+    rt::println!("average latency: {}.{} µs", avg / 1_000, avg % 1_000 / 100);
+    rt::println!("missed timer events: {missed}");
+    report::latency("wakeup_latency", "waker", &samples, missed);
+    0
+}
+
+/// Joins the threads that have run (every thread, with `all`) and keeps their samples.
+fn reap(live: &mut Vec<(Thread, Box<Expiry>)>, samples: &mut Vec<u64>, all: bool) {
+    let mut i = 0;
+    while i < live.len() {
+        let late = live[i].1.late.load(Ordering::Acquire);
+        if late == NOT_RUN && !all {
+            i += 1;
+            continue;
+        }
+        let (thread, expiry) = live.remove(i);
+        thread.join();
+        samples.push(expiry.late.load(Ordering::Acquire));
+    }
+}
