@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The Rust programs userland/ builds.
-pub const RUST_PROGRAMS: [&str; 16] = [
+pub const RUST_PROGRAMS: [&str; 17] = [
     "hello",
     "ustest",
     "crash",
@@ -18,6 +18,7 @@ pub const RUST_PROGRAMS: [&str; 16] = [
     "poweroff",
     "microbench",
     "linuxinit",
+    "together",
     // The seed experiments' workloads (userland/workloads).
     "sched_py",
     "lat3",

@@ -16,6 +16,7 @@
 extern crate alloc;
 
 pub mod errno;
+pub mod fs;
 pub mod heap;
 pub mod io;
 pub mod process;

@@ -33,6 +33,7 @@ pub mod nr {
     pub const WAIT4: usize = 61;
     pub const KILL: usize = 62;
     pub const UNAME: usize = 63;
+    pub const MKDIR: usize = 83;
     pub const GETRUSAGE: usize = 98;
     pub const GETUID: usize = 102;
     pub const GETGID: usize = 104;
@@ -43,6 +44,7 @@ pub mod nr {
     pub const GETPRIORITY: usize = 140;
     pub const SETPRIORITY: usize = 141;
     pub const ARCH_PRCTL: usize = 158;
+    pub const MOUNT: usize = 165;
     pub const REBOOT: usize = 169;
     pub const GETTID: usize = 186;
     pub const FUTEX: usize = 202;
@@ -50,6 +52,7 @@ pub mod nr {
     pub const CLOCK_GETTIME: usize = 228;
     pub const CLOCK_NANOSLEEP: usize = 230;
     pub const EXIT_GROUP: usize = 231;
+    pub const OPENAT: usize = 257;
     pub const PSELECT6: usize = 270;
     pub const PIPE2: usize = 293;
 }

@@ -4,12 +4,27 @@
 //! program, reports how it ended with the same `RESULT {"kind":"exit",...}` line cfslab
 //! prints, and powers the machine off (an init that returns would panic Linux).
 //!
+//! Before the program, it sets Linux up as a scenario asks, with options ahead of the
+//! program's path (`make compare` passes them):
+//! - `--tunable NAME=VALUE`: writes VALUE to `/sys/kernel/debug/sched/NAME` (`latency_ns`,
+//!   `min_granularity_ns`, `wakeup_granularity_ns`: 6.1's names for 2.6's sysctls);
+//! - `--feature NAME`: writes NAME (e.g. `NO_START_DEBIT`) to `/sys/kernel/debug/sched/features`;
+//! - `--group-uid`: mounts cgroup2, enables its `cpu` controller and makes `uid1` … `uid9`
+//!   under it, today's way of giving each uid a group (2.6.24's FAIR_USER_SCHED); a
+//!   program that wants its uid's group joins it (`sched_py` does, before `setuid`).
+//!
+//! For these it mounts proc, sysfs and debugfs. Each step prints one line; a step that
+//! fails ends the run (status 1) before the program starts.
+//!
 //! It runs on Linux only: on cfslab the kernel is the init, and anywhere else as root it
 //! would power the host off, so it refuses (status 2) unless it is pid 1.
 
 #![no_std]
 #![no_main]
 
+extern crate alloc;
+
+use rt::fs;
 use rt::process::{self, Exit};
 use rt::{eprintln, print, println};
 
@@ -21,15 +36,24 @@ fn run(args: &rt::Args) -> i32 {
         return 2;
     }
     let (argv, envp) = args.raw();
-    let status = if args.len() < 2 {
+    let first = match set_up(args) {
+        Ok(first) => first,
+        Err(why) => {
+            eprintln!("linuxinit: {why}");
+            report(args, args.len(), None);
+            let _ = process::reboot(process::REBOOT_MAGIC1, process::REBOOT_POWER_OFF);
+            return 1;
+        }
+    };
+    let status = if first >= args.len() {
         eprintln!("linuxinit: no program given (the words after ` -- ` on Linux's command line)");
         None
     } else {
         match process::fork() {
             Ok(0) => {
-                // SAFETY: argv[1..] is the kernel's null-terminated array of NUL-terminated
-                // strings, and argv[1] the program's path.
-                let error = unsafe { process::execve(*argv.add(1), argv.add(1), envp) };
+                // SAFETY: argv[first..] is the kernel's null-terminated array of
+                // NUL-terminated strings, and argv[first] the program's path.
+                let error = unsafe { process::execve(*argv.add(first), argv.add(first), envp) };
                 eprintln!("linuxinit: cannot run the program: {error:?}");
                 process::exit(127)
             }
@@ -40,9 +64,66 @@ fn run(args: &rt::Args) -> i32 {
             }
         }
     };
-    report(args, status);
+    report(args, first, status);
     let _ = process::reboot(process::REBOOT_MAGIC1, process::REBOOT_POWER_OFF);
     1
+}
+
+/// Applies the options ahead of the program; returns the index of the program's path.
+fn set_up(args: &rt::Args) -> Result<usize, alloc::string::String> {
+    use alloc::format;
+    let mut mounted = false;
+    let mut mount_all = || -> Result<(), alloc::string::String> {
+        if !mounted {
+            for (dir, fstype) in [("/proc", "proc"), ("/sys", "sysfs")] {
+                let _ = fs::mkdir(dir);
+                fs::mount(fstype, dir, fstype).map_err(|e| format!("mount {dir}: {e:?}"))?;
+            }
+            fs::mount("debugfs", "/sys/kernel/debug", "debugfs")
+                .map_err(|e| format!("mount debugfs: {e:?}"))?;
+            mounted = true;
+        }
+        Ok(())
+    };
+    let mut i = 1;
+    while let Some(word) = args.str(i).filter(|w| w.starts_with("--")) {
+        let value = args.str(i + 1).unwrap_or("");
+        match word {
+            "--tunable" => {
+                mount_all()?;
+                let (name, number) = value
+                    .split_once('=')
+                    .ok_or_else(|| format!("--tunable wants NAME=VALUE, not {value:?}"))?;
+                let path = format!("/sys/kernel/debug/sched/{name}");
+                fs::write_file(&path, number).map_err(|e| format!("{path} = {number}: {e:?}"))?;
+                println!("linuxinit: {name} = {number}");
+                i += 2;
+            }
+            "--feature" => {
+                mount_all()?;
+                fs::write_file("/sys/kernel/debug/sched/features", value)
+                    .map_err(|e| format!("feature {value}: {e:?}"))?;
+                println!("linuxinit: feature {value}");
+                i += 2;
+            }
+            "--group-uid" => {
+                mount_all()?;
+                let root = "/sys/fs/cgroup";
+                fs::mount("cgroup2", root, "cgroup2")
+                    .map_err(|e| format!("mount cgroup2: {e:?}"))?;
+                fs::write_file(&format!("{root}/cgroup.subtree_control"), "+cpu")
+                    .map_err(|e| format!("enable the cpu controller: {e:?}"))?;
+                for uid in 1..=9 {
+                    fs::mkdir(&format!("{root}/uid{uid}"))
+                        .map_err(|e| format!("uid{uid}: {e:?}"))?;
+                }
+                println!("linuxinit: a cpu cgroup per uid ({root}/uid1 .. uid9)");
+                i += 1;
+            }
+            _ => return Err(format!("unknown option {word:?}")),
+        }
+    }
+    Ok(i)
 }
 
 /// Waits for `child`, reaping any orphan that ends meanwhile (an init's duty).
@@ -56,12 +137,13 @@ fn wait_for(child: i32) -> Option<Exit> {
     }
 }
 
-/// The line the boot tool reads, in cfslab's format: argv, pid, status and signal.
-fn report(args: &rt::Args, ended: Option<(i32, Exit)>) {
+/// The line the boot tool reads, in cfslab's format: the program's argv (from `first`), pid,
+/// status and signal.
+fn report(args: &rt::Args, first: usize, ended: Option<(i32, Exit)>) {
     print!("RESULT {{\"kind\":\"exit\",\"argv\":[");
-    for i in 1..args.len() {
+    for i in first..args.len() {
         let word = args.str(i).unwrap_or("?");
-        print!("{}\"", if i > 1 { "," } else { "" });
+        print!("{}\"", if i > first { "," } else { "" });
         for c in word.chars() {
             match c {
                 '"' | '\\' => print!("\\{c}"),

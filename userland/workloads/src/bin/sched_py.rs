@@ -10,6 +10,10 @@
 //! `sched::programs`), and the sleeper starts at a random point of its first period — the
 //! phase variation `--seed` picks, as the kernel's lab does. Run by another uid, the tasks
 //! keep its uid (`setuid` is root's), and a line says so.
+//!
+//! On Linux a uid's group is a `cpu` cgroup its processes join (a login does it); when the
+//! init made one per uid (`linuxinit --group-uid`), each task joins `/sys/fs/cgroup/uidN`
+//! before its `setuid`. On cfslab, `group=uid` groups tasks by uid itself.
 
 #![no_std]
 #![no_main]
@@ -52,8 +56,11 @@ fn run(args: &rt::Args) -> i32 {
     for (stream, &(task, uid)) in tasks.iter().enumerate() {
         match process::fork() {
             Ok(0) => {
-                if as_root && process::setuid(uid).is_err() {
-                    process::exit(1);
+                if as_root {
+                    join_uid_cgroup(uid);
+                    if process::setuid(uid).is_err() {
+                        process::exit(1);
+                    }
                 }
                 match task {
                     Task::Sleeper => sleeper(Rng::for_stream(options.seed, stream as u64), end),
@@ -80,6 +87,14 @@ fn run(args: &rt::Args) -> i32 {
         .into_iter()
         .all(|child| matches!(process::wait(child), Ok((_, Exit::Exited(0)))));
     if all_ok { 0 } else { 1 }
+}
+
+/// Joins uid `uid`'s cgroup, if this is Linux and the init made one.
+fn join_uid_cgroup(uid: u32) {
+    if !process::on_cfslab() {
+        let procs = alloc::format!("/sys/fs/cgroup/uid{uid}/cgroup.procs");
+        let _ = rt::fs::write_file(&procs, &alloc::format!("{}", process::getpid()));
+    }
 }
 
 /// The sleeper, until `end`: its medians, then its samples.
