@@ -10,7 +10,8 @@
 #                                                  docs/lab/ and the README's tables
 #   make bench                                     scheduler operation costs (host and kernel),
 #                                                  system-call paths on cfslab and on Linux
-#   make compare                                   those paths only: cfslab beside Linux 6.1
+#   make compare                                   the seeds' workloads and those paths on
+#                                                  cfslab beside Linux 6.1 in the same QEMU
 #   make clean
 
 OPTS ?=
@@ -63,10 +64,10 @@ lab: deps
 bench: deps
 	cargo bench -p sched --bench ops
 	cargo bench -p kernel --target x86_64-unknown-none --bench switch
-	@$(BOOT) compare
+	@$(BOOT) compare --paths
 
-# microbench on cfslab and on Linux 6.1 in the same QEMU and icount, side by side
-# (target/compare/REPORT.md): the first part of issue [4/5]'s comparison.
+# The seeds' workloads as user programs and microbench, on cfslab and on Linux 6.1 in the
+# same QEMU and icount, side by side: target/compare/REPORT.md and its CDF plots.
 compare: deps
 	@$(BOOT) compare
 

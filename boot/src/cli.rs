@@ -17,8 +17,9 @@ usage: boot run [OPTIONS] [KEY=VALUE...]   build and boot the kernel; KEY=VALUE 
        boot linux [OPTIONS] -- PROGRAM ARGS...
                                            run /bin/PROGRAM on Linux 6.1 (Debian's cloud
                                            kernel, fetched once) in the same QEMU and icount
-       boot compare                        microbench on cfslab and on Linux, side by side;
-                                           report in target/compare/REPORT.md
+       boot compare [--paths]              the seeds' workloads and microbench on cfslab and
+                                           on Linux 6.1, side by side (--paths: microbench
+                                           only); report in target/compare/REPORT.md
 
 options:
   --opts STRING        boot options, e.g. \"hz=250 policy=eevdf\" (added to any KEY=VALUE)
@@ -96,8 +97,12 @@ pub enum Mode {
     /// `linux`: run a user program on Linux in the same machine (`args.options` holds
     /// `--` and the program).
     Linux(Args),
-    /// `compare`: microbench on cfslab and on Linux, side by side.
-    Compare(Args),
+    /// `compare`: the seeds' scenarios and microbench on cfslab and on Linux, side by side
+    /// (`--paths`: microbench only).
+    Compare {
+        args: Args,
+        paths_only: bool,
+    },
     Gdb(Args),
     TestRunner {
         kernel: PathBuf,
@@ -211,9 +216,11 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
             }
         }
         "compare" => {
-            let args = parse_args(rest, false)?;
+            let paths_only = rest.iter().any(|a| a == "--paths");
+            let rest: Vec<String> = rest.iter().filter(|a| *a != "--paths").cloned().collect();
+            let args = parse_args(&rest, false)?;
             if args.options.is_empty() {
-                Ok(Mode::Compare(args))
+                Ok(Mode::Compare { args, paths_only })
             } else {
                 Err(format!(
                     "compare takes no boot options or program (got {})",

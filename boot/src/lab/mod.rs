@@ -6,7 +6,7 @@
 mod axis;
 mod readme;
 mod report;
-mod svg;
+pub(crate) mod svg;
 pub mod tables;
 
 use crate::qemu::{self, Machine};

@@ -1,8 +1,14 @@
-//! `boot compare`: the same user program on both kernels in the same machine, side by side —
-//! the first part of issue [4/5]'s `make compare`: the system-call paths that `microbench`
-//! measures ([3/5]'s table), on cfslab's optimised kernel and on Linux 6.1 (linux.rs), both
-//! at `-icount shift=0`, where one virtual nanosecond is one guest instruction. It prints the
-//! table and writes it to `target/compare/REPORT.md` with the exact kernels and commands.
+//! `boot compare` (`make compare`): the same user programs on both kernels in the same
+//! machine, side by side, in `target/compare/REPORT.md` with the exact kernels and commands:
+//! - the seeds' scenarios ([`scenarios`]): the workload programs on Linux 6.1 and on cfslab,
+//!   a table and a CDF plot per scenario;
+//! - the system-call paths that `microbench` measures ([3/5]'s table), on cfslab's optimised
+//!   kernel and on Linux 6.1 (linux.rs), both at `-icount shift=0`, where one virtual
+//!   nanosecond is one guest instruction. `boot compare --paths` runs only these (`make
+//!   bench` does).
+
+mod figures;
+pub mod scenarios;
 
 use crate::linux;
 use crate::qemu::{self, Machine};
@@ -61,11 +67,62 @@ pub fn table(linux: &[Path], cfslab: &[Path]) -> String {
     out
 }
 
-/// Runs microbench on cfslab (optimised) and on Linux, prints and writes the report.
-pub fn run(memory_mib: u32, verbose: bool) -> Result<Status, String> {
-    eprintln!("boot: compare: {PROGRAM} on cfslab (release kernel, -icount shift={ICOUNT_SHIFT})");
+/// Runs the scenarios (unless `paths_only`) and microbench on cfslab (optimised) and on
+/// Linux; prints the tables and writes the report and its plots.
+pub fn run(memory_mib: u32, verbose: bool, paths_only: bool) -> Result<Status, String> {
     let kernel = crate::build::build_kernel(crate::build::Profile::Release)?;
-    let mut machine = Machine::new(crate::image::build_image(&kernel)?);
+    let image = crate::image::build_image(&kernel)?;
+    let dir = crate::build::target_dir().join("compare");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+    let save = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    };
+    let mut report = String::from("# cfslab against Linux 6.1, in the same QEMU\n\n");
+    if !paths_only {
+        report.push_str(&format!(
+            "Each scenario runs the same user programs (userland/workloads) for {} s of \
+             virtual time on both kernels: QEMU with `-icount shift={}`, {memory_mib} MiB, one \
+             CPU, HZ 250. Latencies in ms; the CPU column sums each uid's tasks' shares.\n\n",
+            scenarios::SECONDS,
+            scenarios::ICOUNT_SHIFT
+        ));
+        let all = scenarios::all();
+        for (i, scenario) in all.iter().enumerate() {
+            eprintln!("compare: [{}/{}] {}", i + 1, all.len(), scenario.name);
+            let outcomes = scenarios::run(scenario, &image, scenarios::SECONDS, memory_mib)?;
+            let plot = format!("{}-cdf.svg", scenario.name);
+            let series: Vec<(String, Vec<u64>)> = outcomes
+                .iter()
+                .map(|o| (o.label.clone(), o.figures.samples.clone()))
+                .collect();
+            let title = format!(
+                "{}: {} s on each kernel, same QEMU",
+                scenario.heading,
+                scenarios::SECONDS
+            );
+            save(
+                &plot,
+                &crate::lab::svg::cdf(&title, "latency (µs)", &series),
+            )?;
+            let section = scenarios::section(scenario, &outcomes, scenarios::SECONDS, &plot);
+            print!("{section}");
+            report.push_str(&section);
+        }
+    }
+    report.push_str(&paths(&image, memory_mib, verbose)?);
+    save("REPORT.md", &report)?;
+    eprintln!(
+        "boot: compare: report written to {}",
+        dir.join("REPORT.md").display()
+    );
+    Ok(Status::Success)
+}
+
+/// microbench on both kernels at shift 0: the report's paths section.
+fn paths(image: &std::path::Path, memory_mib: u32, verbose: bool) -> Result<String, String> {
+    eprintln!("boot: compare: {PROGRAM} on cfslab (release kernel, -icount shift={ICOUNT_SHIFT})");
+    let mut machine = Machine::new(image.to_path_buf());
     machine.options = format!("-- {PROGRAM}");
     machine.icount_shift = Some(ICOUNT_SHIFT);
     machine.memory_mib = memory_mib;
@@ -91,22 +148,15 @@ pub fn run(memory_mib: u32, verbose: bool) -> Result<Status, String> {
         return Err(format!("{PROGRAM} failed on Linux ({status})"));
     }
     let table = table(&parse(&linux_output), &parse(&cfslab_output));
-    let report = format!(
-        "# cfslab against Linux: the system-call paths\n\n\
+    print!("{table}");
+    Ok(format!(
+        "## The system-call paths\n\n\
          `{PROGRAM}` (userland/bench) on both kernels in QEMU with `-icount \
          shift={ICOUNT_SHIFT}` (one guest instruction per virtual nanosecond), {memory_mib} MiB, \
          one CPU; each figure is the fastest of five batches, in guest instructions.\n\n\
          - cfslab: the optimised kernel, `cargo boot run --release --icount-shift 0 --opts \"-- {PROGRAM}\"`\n\
          - Linux: `{version}`, `cargo boot linux --icount-shift 0 -- {PROGRAM}`\n\n{table}"
-    );
-    let dir = crate::build::target_dir().join("compare");
-    let path = dir.join("REPORT.md");
-    std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::write(&path, &report))
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    print!("{table}");
-    eprintln!("boot: compare: report written to {}", path.display());
-    Ok(Status::Success)
+    ))
 }
 
 #[cfg(test)]

@@ -1,0 +1,266 @@
+//! `make compare`'s scenarios: the seeds' workloads as user programs (userland/workloads),
+//! the same binaries on Linux 6.1 and on cfslab in the same QEMU, with the same `-icount`
+//! shift, memory, one CPU and HZ (Debian's kernel ticks at 250 Hz, so cfslab runs `hz=250`).
+//! Linux is set up by its init (`linuxinit`: tunables through debugfs, features, a `cpu`
+//! cgroup per uid); cfslab by its boot options. The 2.6.24 tunables come from
+//! `sched::params`, the one definition cfslab's own era preset uses.
+
+use super::figures::{self, Figures};
+use crate::linux;
+use crate::qemu::{self, Machine};
+use crate::status::Status;
+use sched::params::{Era, FairParams};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Seconds of virtual time each program runs.
+pub const SECONDS: u64 = 10;
+/// The lab's shift: 4 ns per instruction.
+pub const ICOUNT_SHIFT: u32 = crate::lab::LAB_ICOUNT_SHIFT;
+const TIMEOUT: Duration = Duration::from_secs(900);
+
+/// One scenario: a program line, how Linux and cfslab are set up for it, and what to read.
+pub struct Scenario {
+    pub name: &'static str,
+    pub heading: &'static str,
+    /// The program and its words (`{S}` is the run's seconds).
+    pub program: &'static str,
+    /// linuxinit's options ahead of the program.
+    pub linux: Vec<String>,
+    /// cfslab's rows: (label, boot options).
+    pub cfslab: &'static [(&'static str, &'static str)],
+    /// The latency probe (or probe prefix) the table summarises.
+    pub probe: &'static str,
+    /// What the seed's thread reported, and what the issue measured by hand on Linux.
+    pub seed: &'static str,
+}
+
+/// `--tunable` options that give Linux `era`'s tunables (6.1's debugfs names).
+fn tunables_of(era: Era) -> Vec<String> {
+    let t = FairParams::preset(era).tunables;
+    [
+        ("latency_ns", t.latency_ns),
+        ("min_granularity_ns", t.min_granularity_ns),
+        ("wakeup_granularity_ns", t.wakeup_granularity_ns),
+    ]
+    .into_iter()
+    .flat_map(|(name, value)| ["--tunable".to_string(), format!("{name}={value}")])
+    .collect()
+}
+
+/// The scenarios, in the report's order.
+pub fn all() -> Vec<Scenario> {
+    let grouped = |era| {
+        let mut options = tunables_of(era);
+        options.push("--group-uid".into());
+        options
+    };
+    let s2 = "/bin/sched_py -t {S} 2";
+    let lat3 = "/bin/lat3 -t {S} 1000000 1000000";
+    let seed003 = "/bin/together /bin/wakeup_latency -t {S} 10 + /bin/makej -t {S} 10";
+    vec![
+        Scenario {
+            name: "seed000-groups-2.6.24",
+            heading: "seed 000, script 2, a group per uid, 2.6.24's tunables",
+            program: s2,
+            linux: grouped(Era::V2_6_24),
+            cfslab: &[("cfslab 2.6.24", "era=2.6.24 group=uid hz=250")],
+            probe: "sleeper",
+            seed: "the thread: erratic, up to ~20 ms; Linux 6.1 by hand: median 12.0, max 20.0 ms",
+        },
+        Scenario {
+            name: "seed000-groups-6.1",
+            heading: "seed 000, script 2, a group per uid, 6.1's own tunables",
+            program: s2,
+            linux: vec!["--group-uid".into()],
+            cfslab: &[(
+                "cfslab 2.6.36 (6.1's tunables)",
+                "era=2.6.36 group=uid hz=250",
+            )],
+            probe: "sleeper",
+            seed: "Linux 6.1 by hand: median 4.0, max 8.0 ms",
+        },
+        Scenario {
+            name: "seed000-no-groups",
+            heading: "seed 000, script 2, no groups, 2.6.24's tunables",
+            program: s2,
+            linux: tunables_of(Era::V2_6_24),
+            cfslab: &[("cfslab 2.6.24", "era=2.6.24 group=none hz=250")],
+            probe: "sleeper",
+            seed: "the thread: \"in the noise\"; Linux 6.1 by hand: max around 1 ms",
+        },
+        Scenario {
+            name: "seed002",
+            heading: "seed 002, run A: two lat3 loops of 1 s",
+            program: lat3,
+            linux: vec![],
+            cfslab: &[
+                ("cfslab 2.6.36", "era=2.6.36 hz=250"),
+                ("cfslab O(1) (2.6.11)", "policy=o1 hz=250"),
+            ],
+            probe: "lat3",
+            seed: "the thread (2.6.11): maxlat 1–2.5 s; Linux 6.1 by hand: maxlat 8.3 ms",
+        },
+        Scenario {
+            name: "seed003-start-debit",
+            heading: "seed 003: wakeup_latency beside make -j10, START_DEBIT",
+            program: seed003,
+            linux: vec![],
+            cfslab: &[("cfslab 2.6.36", "era=2.6.36 hz=250")],
+            probe: "waker",
+            seed: "the thread (2.6.36): max 43.9 / avg 8.4 ms; Linux 6.1 by hand: max 25.2 / avg 10.7 ms",
+        },
+        Scenario {
+            name: "seed003-no-start-debit",
+            heading: "seed 003: wakeup_latency beside make -j10, NO_START_DEBIT",
+            program: seed003,
+            linux: vec!["--feature".into(), "NO_START_DEBIT".into()],
+            cfslab: &[("cfslab 2.6.36", "era=2.6.36 hz=250 features=NO_START_DEBIT")],
+            probe: "waker",
+            seed: "the thread (2.6.36): max 19.2 / avg 5.2 ms; Linux 6.1 by hand: max 10.8 / avg 5.1 ms",
+        },
+    ]
+}
+
+impl Scenario {
+    fn argv(&self, seconds: u64) -> Vec<String> {
+        self.program
+            .replace("{S}", &seconds.to_string())
+            .split(' ')
+            .map(String::from)
+            .collect()
+    }
+
+    /// The command that runs it on Linux.
+    pub fn linux_command(&self, seconds: u64) -> String {
+        let mut words = self.linux.clone();
+        words.extend(self.argv(seconds));
+        format!(
+            "cargo boot linux --icount-shift {ICOUNT_SHIFT} -- {}",
+            words.join(" ")
+        )
+    }
+}
+
+/// One kernel's run of a scenario: its label, figures and how long it took.
+pub struct Outcome {
+    pub label: String,
+    pub figures: Figures,
+}
+
+/// Runs `scenario` on Linux and on each cfslab row (`image`: cfslab's disk image).
+pub fn run(
+    scenario: &Scenario,
+    image: &Path,
+    seconds: u64,
+    memory_mib: u32,
+) -> Result<Vec<Outcome>, String> {
+    let argv = scenario.argv(seconds);
+    let mut outcomes = Vec::new();
+    let started = Instant::now();
+    let mut linux_argv = scenario.linux.clone();
+    linux_argv.extend(argv.iter().cloned());
+    let (status, output, version) = linux::run(
+        &linux_argv,
+        &[],
+        Some(ICOUNT_SHIFT),
+        memory_mib,
+        TIMEOUT,
+        false,
+        qemu::Echo::Nothing,
+    )?;
+    check(scenario, "Linux", status, &output)?;
+    eprintln!(
+        "compare: {}: Linux ok ({:.0} s)",
+        scenario.name,
+        started.elapsed().as_secs_f64()
+    );
+    outcomes.push(Outcome {
+        label: format!("Linux {}", version.split(' ').next().unwrap_or("6.1")),
+        figures: figures::read(&output, scenario.probe),
+    });
+    for (label, options) in scenario.cfslab {
+        let started = Instant::now();
+        let mut machine = Machine::new(image.to_path_buf());
+        machine.options = format!("{options} -- {}", argv.join(" "));
+        machine.icount_shift = Some(ICOUNT_SHIFT);
+        machine.memory_mib = memory_mib;
+        machine.initramfs = Some(crate::initramfs::build(&[])?);
+        let (status, _, output) = qemu::run(&machine, Some(TIMEOUT), qemu::Echo::Nothing)?;
+        check(scenario, label, status, &output)?;
+        eprintln!(
+            "compare: {}: {label} ok ({:.0} s)",
+            scenario.name,
+            started.elapsed().as_secs_f64()
+        );
+        outcomes.push(Outcome {
+            label: label.to_string(),
+            figures: figures::read(&output, scenario.probe),
+        });
+    }
+    Ok(outcomes)
+}
+
+fn check(scenario: &Scenario, kernel: &str, status: Status, output: &str) -> Result<(), String> {
+    if status == Status::Success {
+        return Ok(());
+    }
+    eprint!("{output}");
+    Err(format!("{} failed on {kernel} ({status})", scenario.name))
+}
+
+/// The report's section for one scenario: what ran, the table and the CDF plot's link
+/// (`plot`: its file name beside the report).
+pub fn section(scenario: &Scenario, outcomes: &[Outcome], seconds: u64, plot: &str) -> String {
+    let mut out = format!("## {}\n\n{}.\n\n", scenario.heading, scenario.seed);
+    let _ = writeln!(out, "- Linux: `{}`", scenario.linux_command(seconds));
+    for (label, options) in scenario.cfslab {
+        let _ = writeln!(
+            out,
+            "- {label}: `cargo boot run --release --icount-shift {ICOUNT_SHIFT} --opts \"{options} -- {}\"`",
+            scenario.argv(seconds).join(" ")
+        );
+    }
+    out.push('\n');
+    out.push_str(figures::HEADER);
+    for o in outcomes {
+        out.push_str(&figures::row(&o.label, &o.figures));
+    }
+    let _ = writeln!(out, "\n![{}]({plot})\n", scenario.heading);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linux_gets_the_era_s_tunables_from_the_one_preset() {
+        let t = FairParams::preset(Era::V2_6_24).tunables;
+        let words = tunables_of(Era::V2_6_24);
+        assert_eq!(words[1], format!("latency_ns={}", t.latency_ns));
+        assert_eq!(words.len(), 6);
+        let seed000 = &all()[0];
+        assert!(seed000.linux.contains(&"--group-uid".to_string()));
+        assert!(
+            seed000
+                .linux_command(10)
+                .ends_with("--group-uid /bin/sched_py -t 10 2"),
+            "{}",
+            seed000.linux_command(10)
+        );
+    }
+
+    #[test]
+    fn every_scenario_names_its_probe_and_runs_cfslab_at_linux_s_hz() {
+        for s in all() {
+            assert!(!s.probe.is_empty());
+            assert!(
+                s.cfslab.iter().all(|(_, o)| o.contains("hz=250")),
+                "{}",
+                s.name
+            );
+        }
+    }
+}
