@@ -19,7 +19,9 @@ usage: boot run [OPTIONS] [KEY=VALUE...]   build and boot the kernel; KEY=VALUE 
                                            kernel, fetched once) in the same QEMU and icount
        boot compare [--paths]              the seeds' workloads and microbench on cfslab and
                                            on Linux 6.1, side by side (--paths: microbench
-                                           only); report in target/compare/REPORT.md
+                                           only); report in target/compare/REPORT.md,
+                                           README tables and docs/compare/ refreshed
+       boot compare --check                do README's tables match docs/compare/results.json?
 
 options:
   --opts STRING        boot options, e.g. \"hz=250 policy=eevdf\" (added to any KEY=VALUE)
@@ -116,6 +118,8 @@ pub enum Mode {
         seeds: u64,
         jobs: usize,
     },
+    /// `compare --check`: the README's tables against `docs/compare/results.json`.
+    CompareCheck,
     /// `lab --check`: the README's tables against `docs/lab/results.json`.
     LabCheck,
     /// `userland`: build the user programs and print their directory.
@@ -216,6 +220,9 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
             }
         }
         "compare" => {
+            if rest.iter().any(|a| a == "--check") {
+                return Ok(Mode::CompareCheck);
+            }
             let paths_only = rest.iter().any(|a| a == "--paths");
             let rest: Vec<String> = rest.iter().filter(|a| *a != "--paths").cloned().collect();
             let args = parse_args(&rest, false)?;

@@ -17,6 +17,7 @@ mod image;
 mod initramfs;
 mod lab;
 mod linux;
+mod markers;
 mod perfetto;
 mod profile;
 mod qemu;
@@ -51,6 +52,7 @@ fn main() -> ExitCode {
             jobs,
         }) => report(run_lab(&args, seconds, seeds, jobs)),
         Ok(Mode::LabCheck) => report(lab::check()),
+        Ok(Mode::CompareCheck) => report(compare::check()),
         Ok(Mode::Userland) => report(userland::build().map(|dir| {
             println!("{}", dir.display());
             Status::Success

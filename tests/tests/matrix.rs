@@ -56,9 +56,10 @@ fn every_scenario_runs_under_every_policy() {
         // the previous one was pending), whatever the policy does to the threads' latency:
         // from the waker's first expiry — once it has first run, after the tasks ahead of it
         // and a random start offset of up to a period — to the end of the 150 ms window, at
-        // most 150 and, under CFS and EEVDF, well over 100. Under O(1) the waker may not run
-        // at all in so short a window (the hog ahead of it has a 100 ms slice), and then has
-        // no probe.
+        // most 150 and, under CFS and EEVDF, well over 100. Under O(1) the hog ahead of the
+        // waker has a 100 ms slice: the waker may first run (and arm its first expiry) only
+        // near the window's end, with as few as one expiry, or not at all, and then has no
+        // probe.
         let waker = run
             .results_of("latency", "custom")
             .into_iter()
@@ -66,7 +67,8 @@ fn every_scenario_runs_under_every_policy() {
         match waker {
             Some(w) => {
                 let expiries = w["n"].as_u64().unwrap() + w["missed"].as_u64().unwrap();
-                assert!((100..=150).contains(&expiries), "{policy}: {w}");
+                let least = if policy == "o1" { 1 } else { 100 };
+                assert!((least..=150).contains(&expiries), "{policy}: {w}");
             }
             None => assert_eq!(policy, "o1", "no waker probe:\n{}", run.stdout),
         }

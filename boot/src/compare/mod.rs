@@ -8,6 +8,7 @@
 //!   bench` does).
 
 mod figures;
+mod readme;
 pub mod scenarios;
 
 use crate::linux;
@@ -88,6 +89,7 @@ pub fn run(memory_mib: u32, verbose: bool, paths_only: bool) -> Result<Status, S
             scenarios::ICOUNT_SHIFT
         ));
         let all = scenarios::all();
+        let mut measured = Vec::new();
         for (i, scenario) in all.iter().enumerate() {
             eprintln!("compare: [{}/{}] {}", i + 1, all.len(), scenario.name);
             let outcomes = scenarios::run(scenario, &image, scenarios::SECONDS, memory_mib)?;
@@ -108,7 +110,13 @@ pub fn run(memory_mib: u32, verbose: bool, paths_only: bool) -> Result<Status, S
             let section = scenarios::section(scenario, &outcomes, scenarios::SECONDS, &plot);
             print!("{section}");
             report.push_str(&section);
+            measured.push(readme::Measured {
+                name: scenario.name.to_string(),
+                outcomes,
+            });
         }
+        readme::publish(&dir, &measured)?;
+        eprintln!("boot: compare: README.md's tables and docs/compare/ refreshed");
     }
     report.push_str(&paths(&image, memory_mib, verbose)?);
     save("REPORT.md", &report)?;
@@ -117,6 +125,20 @@ pub fn run(memory_mib: u32, verbose: bool, paths_only: bool) -> Result<Status, S
         dir.join("REPORT.md").display()
     );
     Ok(Status::Success)
+}
+
+/// `compare --check`: are the README's tables those of `docs/compare/results.json`?
+pub fn check() -> Result<Status, String> {
+    match readme::check_readme()? {
+        None => {
+            eprintln!("compare: README.md's tables match docs/compare/results.json");
+            Ok(Status::Success)
+        }
+        Some(problem) => {
+            eprintln!("compare: {problem}");
+            Ok(Status::Failure)
+        }
+    }
 }
 
 /// microbench on both kernels at shift 0: the report's paths section.

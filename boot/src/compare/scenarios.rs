@@ -105,10 +105,13 @@ pub fn all() -> Vec<Scenario> {
             heading: "seed 000, script 2, a group per uid, 6.1's own tunables",
             program: s2,
             linux: vec!["--group-uid".into()],
-            cfslab: &[(
-                "cfslab 2.6.36 (6.1's tunables)",
-                "era=2.6.36 group=uid hz=250",
-            )],
+            cfslab: &[
+                (
+                    "cfslab 2.6.36 (6.1's tunables)",
+                    "era=2.6.36 group=uid hz=250",
+                ),
+                ("cfslab EEVDF (6.6)", "policy=eevdf group=uid hz=250"),
+            ],
             probe: "sleeper",
             seed: "Linux 6.1 by hand: median 4.0, max 8.0 ms",
             why: "",
@@ -137,6 +140,7 @@ pub fn all() -> Vec<Scenario> {
             linux: vec![],
             cfslab: &[
                 ("cfslab 2.6.36", "era=2.6.36 hz=250"),
+                ("cfslab EEVDF (6.6)", "policy=eevdf hz=250"),
                 ("cfslab O(1) (2.6.11)", "policy=o1 hz=250"),
             ],
             probe: "lat3",
@@ -150,6 +154,8 @@ pub fn all() -> Vec<Scenario> {
             heading: "seed 003: wakeup_latency beside make -j10, START_DEBIT",
             program: seed003,
             linux: vec![],
+            // No EEVDF row: under policy=eevdf these two programs can end with every task
+            // asleep and no timer armed, and the run hangs (a bug found here, not yet traced).
             cfslab: &[("cfslab 2.6.36", "era=2.6.36 hz=250")],
             probe: "waker",
             seed: "the thread (2.6.36): max 43.9 / avg 8.4 ms; Linux 6.1 by hand: max 25.2 / avg 10.7 ms",
@@ -272,10 +278,7 @@ pub fn section(scenario: &Scenario, outcomes: &[Outcome], seconds: u64, plot: &s
         );
     }
     out.push('\n');
-    out.push_str(figures::HEADER);
-    for o in outcomes {
-        out.push_str(&figures::row(&o.label, &o.figures));
-    }
+    out.push_str(&super::readme::table(outcomes));
     let _ = writeln!(out, "\n![{}]({plot})\n", scenario.heading);
     out
 }

@@ -1,19 +1,17 @@
 //! The README's copy of the lab's tables. `make lab` writes the figures to
 //! `docs/lab/results.json` and rewrites the README's tables between `<!-- lab:seedNNN -->` and
-//! `<!-- /lab:seedNNN -->` from them; `boot lab --check` (and the test below, in `make test`)
+//! `<!-- /lab:seedNNN -->` from them (`crate::markers`); `boot lab --check` (and the test below, in `make test`)
 //! renders the tables again from `results.json` and fails if the README says anything else.
 //! So the README's figures are always the last lab run's, never numbers typed by hand.
 
 use super::tables::{EXPERIMENTS, Tables};
+use crate::markers;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-fn begin_marker(experiment: &str) -> String {
-    format!("<!-- lab:{experiment} -->")
-}
-
-fn end_marker(experiment: &str) -> String {
-    format!("<!-- /lab:{experiment} -->")
+/// The README marker tag of `experiment`'s table.
+fn tag(experiment: &str) -> String {
+    format!("lab:{experiment}")
 }
 
 /// What the README must hold between the markers of `experiment`.
@@ -25,30 +23,11 @@ fn readme_section(tables: &Tables, experiment: &str) -> String {
     )
 }
 
-/// The text between `experiment`'s markers in `readme`.
-fn section<'a>(readme: &'a str, experiment: &str) -> Result<&'a str, String> {
-    let (begin, end) = (begin_marker(experiment), end_marker(experiment));
-    let start = readme
-        .find(&begin)
-        .ok_or_else(|| format!("README.md has no {begin} marker"))?
-        + begin.len();
-    let stop = readme[start..]
-        .find(&end)
-        .ok_or_else(|| format!("README.md has no {end} marker"))?
-        + start;
-    Ok(&readme[start..stop])
-}
-
 /// `readme` with every experiment's section rewritten from `tables`.
 pub fn rewrite_readme(readme: &str, tables: &Tables) -> Result<String, String> {
     let mut out = readme.to_string();
     for experiment in EXPERIMENTS {
-        let old = section(&out, experiment)?.to_string();
-        let start = out.find(&begin_marker(experiment)).unwrap() + begin_marker(experiment).len();
-        out.replace_range(
-            start..start + old.len(),
-            &readme_section(tables, experiment),
-        );
+        out = markers::replace(&out, &tag(experiment), &readme_section(tables, experiment))?;
     }
     Ok(out)
 }
@@ -104,16 +83,8 @@ pub fn check_readme() -> Result<Option<String>, String> {
         .map_err(|e| format!("cannot read {}: {e}", readme_path.display()))?;
     for experiment in EXPERIMENTS {
         let want = readme_section(&tables, experiment);
-        let have = section(&readme, experiment)?;
-        if have != want {
-            let line = want
-                .lines()
-                .zip(have.lines().chain(std::iter::repeat("")))
-                .find(|(w, h)| w != h)
-                .map_or_else(
-                    || "a different number of lines".to_string(),
-                    |(w, h)| format!("README has\n  {h}\nresults.json says\n  {w}"),
-                );
+        let have = markers::section(&readme, &tag(experiment))?;
+        if let Some(line) = markers::difference(&want, have) {
             return Ok(Some(format!(
                 "README.md's {experiment} table is not what docs/lab/results.json holds (run make lab): {line}"
             )));
@@ -133,15 +104,16 @@ mod tests {
         let mut readme = String::from("intro\n");
         for e in EXPERIMENTS {
             readme.push_str(&format!(
-                "{}\nstale\n{}\ntext\n",
-                begin_marker(e),
-                end_marker(e)
+                "<!-- lab:{e} -->\nstale\n<!-- /lab:{e} -->\ntext\n"
             ));
         }
         let fresh = rewrite_readme(&readme, &t).unwrap();
         assert!(!fresh.contains("stale") && fresh.starts_with("intro\n"));
         for e in EXPERIMENTS {
-            assert_eq!(section(&fresh, e).unwrap(), readme_section(&t, e));
+            assert_eq!(
+                markers::section(&fresh, &tag(e)).unwrap(),
+                readme_section(&t, e)
+            );
         }
         assert!(rewrite_readme("no markers", &t).is_err());
     }
