@@ -149,3 +149,22 @@ fn wakeup_latency_and_makej_do_what_the_thread_s_programs_do() {
         .expect("makej's count");
     assert!((40..=400).contains(&jobs), "{jobs} jobs");
 }
+
+/// Regression: a new thread that ran and ended before its creator returned from `clone`
+/// got its tid written back by the creator (CLONE_PARENT_SETTID after the fact), so the
+/// join waited for a word nobody would clear, and the run hung with every task asleep.
+/// EEVDF, which often runs a new thread at once, did it to seed 003's pair of programs.
+#[test]
+fn seed003_s_programs_end_under_eevdf() {
+    let run = on_cfslab(
+        "policy=eevdf hz=250",
+        "/bin/together /bin/wakeup_latency -t 2 10 + /bin/makej -t 2 10",
+        &["--timeout", "240"],
+    );
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("missed timer events: "),
+        "{}",
+        run.stdout
+    );
+}

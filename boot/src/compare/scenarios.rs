@@ -154,9 +154,10 @@ pub fn all() -> Vec<Scenario> {
             heading: "seed 003: wakeup_latency beside make -j10, START_DEBIT",
             program: seed003,
             linux: vec![],
-            // No EEVDF row: under policy=eevdf these two programs can end with every task
-            // asleep and no timer armed, and the run hangs (a bug found here, not yet traced).
-            cfslab: &[("cfslab 2.6.36", "era=2.6.36 hz=250")],
+            cfslab: &[
+                ("cfslab 2.6.36", "era=2.6.36 hz=250"),
+                ("cfslab EEVDF (6.6)", "policy=eevdf hz=250"),
+            ],
             probe: "waker",
             seed: "the thread (2.6.36): max 43.9 / avg 8.4 ms; Linux 6.1 by hand: max 25.2 / avg 10.7 ms",
             why: "",

@@ -112,11 +112,21 @@ pub fn clone(flags: u64, newsp: u64, tids: [u64; 2], tls: u64, frame: &SyscallFr
     };
     match sched::fork_process(clone) {
         Ok(id) => {
-            // The child wrote it too if it ran first; the parent's copy is written before
-            // the parent's program runs again either way (for a process, only the parent's
-            // memory has it).
+            // Linux writes parent_tid before the child can run (copy_process). Here the
+            // child may have run first — it writes the tid itself as it starts — and, a
+            // thread sharing this memory, may even have ended and cleared the word
+            // (CLONE_CHILD_CLEARTID): writing the tid then would leave a stale one that a
+            // join waits on forever (EEVDF, which often runs a new thread at once, hung
+            // seed 003's wakeup_latency so). So the parent writes it only while the child
+            // lives, with interrupts off so that it cannot end in between; a forked process
+            // has its own memory, where the parent's copy is always written.
             if set_tid[0] != 0 {
-                let _ = space_write_tid(set_tid[0], pid_of(id));
+                let shares_memory = flags & CLONE_VM != 0;
+                x86_64::instructions::interrupts::without_interrupts(|| {
+                    if !shares_memory || sched::task_uid(id).is_some() {
+                        let _ = space_write_tid(set_tid[0], pid_of(id));
+                    }
+                });
             }
             pid_of(id)
         }
