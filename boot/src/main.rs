@@ -99,10 +99,9 @@ fn machine_for(args: &Args, kernel: &Path) -> Result<qemu::Machine, String> {
         Some(args.icount_shift)
     };
     machine.memory_mib = args.memory_mib;
-    // Programs to run (` -- ` in the options) or to add: pack the initramfs.
-    if args.options.iter().any(|o| o == "--") || !args.add.is_empty() {
-        machine.initramfs = Some(initramfs::build(&args.add)?);
-    }
+    // Every run has the initramfs: the lab's scenarios run its workload programs, and
+    // ` -- ` runs any program in it.
+    machine.initramfs = Some(initramfs::build(&args.add)?);
     if args.verbose {
         eprintln!("boot: kernel {}", kernel.display());
         eprintln!("boot: {}", machine.command_line());

@@ -33,7 +33,7 @@ pub struct Machine {
     pub memory_mib: u32,
     /// `Some(port)`: start paused with a gdb stub on that port.
     pub gdb_port: Option<u16>,
-    /// The initramfs (fw_cfg `opt/cfslab/initramfs`), when programs are to run.
+    /// The initramfs (fw_cfg `opt/cfslab/initramfs`): the user programs, the lab's workloads among them.
     pub initramfs: Option<PathBuf>,
     /// `-icount ...,sleep=on`: while no timer is due, virtual time follows the host clock
     /// instead of leaping to the next deadline (what a gdb session needs, see gdb.rs).

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The Rust programs userland/ builds.
-pub const RUST_PROGRAMS: [&str; 17] = [
+pub const RUST_PROGRAMS: [&str; 18] = [
     "hello",
     "ustest",
     "crash",
@@ -19,8 +19,9 @@ pub const RUST_PROGRAMS: [&str; 17] = [
     "microbench",
     "linuxinit",
     "together",
-    // The seed experiments' workloads (userland/workloads).
+    // The seed experiments' workloads (userland/workloads): the lab's scenarios run them.
     "sched_py",
+    "sleeper",
     "lat3",
     "wakeup_latency",
     "makej",

@@ -254,7 +254,7 @@ fn a_scenario_explains_itself_reports_progress_and_honest_shares() {
         "{measures}"
     );
     assert!(
-        run.line_after("seed003: then per probe: a cyclictest line")
+        run.line_after("seed003: then per probe, as its program ends: a cyclictest line")
             .is_some()
     );
     // A 2.5 s window reports each half second it has got through.
@@ -298,8 +298,9 @@ fn a_window_too_short_for_any_sample_says_so() {
     );
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(
-        run.lines()
-            .any(|l| l.starts_with("custom: sleeper: no samples: the 50 ms window")),
+        run.lines().any(|l| l.starts_with(
+            "custom: sleeper: no samples: the run ended before its first 100 ms period"
+        )),
         "{}",
         run.stdout
     );

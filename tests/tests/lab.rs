@@ -118,7 +118,7 @@ fn seed002_stalls_for_seconds_under_o1_not_under_cfs() {
     }
     assert!(
         run.lines()
-            .filter(|l| l.starts_with("seed002-a: 0: "))
+            .filter(|l| l.starts_with("seed002-a: 1: "))
             .count()
             >= 1,
         "no lat3 lines"

@@ -81,6 +81,8 @@ pub fn run_all(
     shift: u32,
 ) -> Result<Vec<Outcome>, String> {
     let image = crate::image::build_image(kernel)?;
+    // The scenarios' workloads are user programs.
+    let initramfs = crate::initramfs::build(&[])?;
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let outcomes: Mutex<Vec<Option<Outcome>>> =
@@ -97,6 +99,7 @@ pub fn run_all(
                     let mut machine = Machine::new(image.clone());
                     machine.options = variant.options.clone();
                     machine.icount_shift = Some(shift);
+                    machine.initramfs = Some(initramfs.clone());
                     let t0 = Instant::now();
                     let result = qemu::run(
                         &machine,

@@ -1,6 +1,6 @@
 //! The seed experiments' programs in numbers: what they do besides being scheduled, shared
-//! by the kernel's lab workloads and the host simulator's, so that both run the same
-//! programs. Two kinds of numbers live here.
+//! by the workload programs the lab runs (`userland/workloads`) and the host simulator's
+//! models, so that both run the same programs. Two kinds of numbers live here.
 //!
 //! **Shapes.** How long a compile job burns, what `exec` costs, how a job sleeps on I/O.
 //!
@@ -38,6 +38,12 @@ pub const SLEEPER_LOOP_WORK_NS: (u64, u64) = (20_000, 200_000);
 
 /// The default `seed=`.
 pub const DEFAULT_SEED: u64 = 1;
+
+/// The `--seed` the lab gives the program of its task number `index`, from the run's
+/// `seed=`: each task draws its own phases, and the same `seed=` gives the same ones.
+pub fn task_seed(seed: u64, index: u64) -> u64 {
+    Rng::for_stream(seed, index).next_u64()
+}
 
 /// A small deterministic PRNG (xorshift64*).
 #[derive(Debug, Clone)]

@@ -11,18 +11,20 @@ use sched::Wakeup;
 /// until a kill wakes the task early: then the timer is cancelled, so that a process killed
 /// in a sleep of years leaves no timer behind.
 pub fn sleep_until(deadline: u64) {
-    sleep_until_woken(Some(deadline));
+    sleep_until_woken(Some(deadline), 0);
 }
 
 /// Sleeps until a wake-up names the running task or the clock reads `deadline` (`None`: no
-/// deadline), whichever comes first; the timer is cancelled if the wake-up came first, so it
-/// cannot wake a later sleep. The caller has put itself where its wakers will find it (wait
-/// queues, for `poll`) with interrupts off, and keeps them off until here.
-pub fn sleep_until_woken(deadline: Option<u64>) {
+/// deadline), whichever comes first — up to `slack` ns after it if that lets the sleep end
+/// with another timer's interrupt (see `time::hrtimer`). The timer is cancelled if the
+/// wake-up came first, so it cannot wake a later sleep. The caller has put itself where its
+/// wakers will find it (wait queues, for `poll`) with interrupts off, and keeps them off
+/// until here.
+pub fn sleep_until_woken(deadline: Option<u64>, slack: u64) {
     let timer = change_then_reschedule(|s| {
         s.block_current(clock::now());
         let me = s.current_id();
-        deadline.map(|d| hrtimer::start(time::sleep_expiry(d), sleep_timer, me as u64))
+        deadline.map(|d| hrtimer::start_range(time::sleep_expiry(d), slack, sleep_timer, me as u64))
     });
     if let Some(timer) = timer {
         hrtimer::cancel(timer);

@@ -6,6 +6,12 @@
 //! the PIT (`clockevent=pit`) the device only ticks periodically, and a timer fires at the
 //! first tick at or after its expiry — the resolution of the jiffies world.
 //!
+//! A timer may have a range (Linux's `hrtimer_set_expires_range_ns`): it may fire anywhere
+//! from its soft expiry to its hard expiry = soft + slack. The device is armed for the
+//! earliest hard expiry, and every interrupt runs the timers whose soft expiry has passed,
+//! so a sleep with slack ends with the next interrupt inside its range — the tick, another
+//! timer — or at its hard expiry: user sleeps get Linux's 50 µs `timer_slack_ns` this way.
+//!
 //! Callbacks run in interrupt context with interrupts off; they must be short and must not
 //! start a context switch themselves (they may ask for one).
 
@@ -17,11 +23,18 @@ use spin::Mutex;
 /// What a timer calls when it expires: `callback(data, now)`.
 pub type Callback = fn(u64, u64);
 
-/// A pending timer, for [`cancel`].
+/// A pending timer, for [`cancel`]: the queue's order, by hard expiry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TimerId {
     expiry: u64,
     sequence: u64,
+}
+
+/// A queued timer: what it calls, and its soft expiry (the earliest it may fire).
+struct Timer {
+    callback: Callback,
+    data: u64,
+    soft_expiry: u64,
 }
 
 /// The device that interrupts for expired timers.
@@ -34,7 +47,7 @@ pub enum Device {
 }
 
 struct Queue {
-    timers: BTreeMap<TimerId, (Callback, u64)>,
+    timers: BTreeMap<TimerId, Timer>,
     sequence: u64,
     device: Option<Device>,
 }
@@ -74,13 +87,24 @@ fn program(q: &Queue) {
 
 /// Starts a timer that calls `callback(data, now)` at `expiry` (clock nanoseconds).
 pub fn start(expiry: u64, callback: Callback, data: u64) -> TimerId {
+    start_range(expiry, 0, callback, data)
+}
+
+/// Starts a timer that calls `callback(data, now)` once the clock has passed `expiry`, at
+/// the first interrupt from then on, and at `expiry + slack` at the latest.
+pub fn start_range(expiry: u64, slack: u64, callback: Callback, data: u64) -> TimerId {
     with_queue(|q| {
         q.sequence += 1;
         let id = TimerId {
-            expiry,
+            expiry: expiry.saturating_add(slack),
             sequence: q.sequence,
         };
-        q.timers.insert(id, (callback, data));
+        let timer = Timer {
+            callback,
+            data,
+            soft_expiry: expiry,
+        };
+        q.timers.insert(id, timer);
         program(q);
         id
     })
@@ -95,17 +119,22 @@ pub fn cancel(id: TimerId) -> bool {
     })
 }
 
-/// Runs every expired timer (from the timer interrupt). Each callback runs with the queue
-/// unlocked, so it may start new timers.
+/// Runs the expired timers (from the timer interrupt): in order of hard expiry, each whose
+/// soft expiry has passed, up to the first whose has not (Linux's `__hrtimer_run_queues`).
+/// Each callback runs with the queue unlocked, so it may start new timers.
 pub fn run_expired() {
     loop {
         let now = clock::now();
         let due = with_queue(|q| {
-            let (&id, _) = q.timers.iter().next().filter(|(id, _)| id.expiry <= now)?;
+            let (&id, _) = q
+                .timers
+                .iter()
+                .next()
+                .filter(|(_, t)| t.soft_expiry <= now)?;
             q.timers.remove(&id)
         });
         match due {
-            Some((callback, data)) => callback(data, now),
+            Some(t) => (t.callback)(t.data, now),
             None => break,
         }
     }

@@ -122,6 +122,19 @@ pub fn sleep_expiry(t: u64) -> u64 {
     }
 }
 
+/// How late an ordinary user task's timed sleep may end: Linux's default `timer_slack_ns`,
+/// 50 µs, so that timers close together fire in one interrupt (2.6.28's timer slack). It
+/// applies to `nanosleep`, `clock_nanosleep` and futex waits.
+pub const TIMER_SLACK_NS: u64 = ::sched::programs::TIMER_SLACK_NS;
+
+/// The slack of a `select` or `poll` that waits up to `timeout_ns`: 0.1 % of the timeout,
+/// at most 100 ms, and never less than [`TIMER_SLACK_NS`] (Linux's
+/// `select_estimate_accuracy`; its 0.5 % for niced tasks and none for real-time ones are
+/// not modelled).
+pub fn poll_slack(timeout_ns: u64) -> u64 {
+    (timeout_ns / 1_000).clamp(TIMER_SLACK_NS, 100_000_000)
+}
+
 /// Registers what each scheduler tick does (the first registration wins).
 pub fn set_tick_handler(handler: fn(u64)) {
     TICK_HANDLER.call_once(|| handler);

@@ -46,6 +46,17 @@ struct Ended {
     parent: Option<TaskId>,
     exit: Exit,
     times: CpuTimes,
+    /// Its threads' CPU time alone (the lab's `cpu` lines: a task's own share).
+    own: CpuTimes,
+}
+
+/// A child's end, as its parent takes it: its id, how it ended, its CPU time with its
+/// reaped children's (`wait4`'s rusage), and its threads' alone.
+pub struct Reaped {
+    pub id: TaskId,
+    pub exit: Exit,
+    pub times: CpuTimes,
+    pub own: CpuTimes,
 }
 
 /// Processes not yet waited for, by leader.
@@ -130,6 +141,7 @@ fn end(exit: Exit, whole_process: bool) -> ! {
     let (ended, children) = group.ended_and_children();
     let mut times = sched::current_thread_times();
     times.add(ended);
+    let own = times;
     times.add(children);
     with_exits(|e| {
         let parent = sched::parent_of(me);
@@ -139,6 +151,7 @@ fn end(exit: Exit, whole_process: bool) -> ! {
                 parent,
                 exit,
                 times,
+                own,
             },
         );
         // Children that ended and were never waited for pass to the boot task with the
@@ -187,13 +200,18 @@ pub fn on_return_to_user() {
 
 /// Takes the exit status (and CPU time) of a child of `parent` that has ended: `child` if
 /// given, else any.
-pub fn take_exit(parent: TaskId, child: Option<TaskId>) -> Option<(TaskId, Exit, CpuTimes)> {
+pub fn take_exit(parent: TaskId, child: Option<TaskId>) -> Option<Reaped> {
     with_exits(|e| {
         let id = *e
             .iter()
             .find(|(id, ended)| ended.parent == Some(parent) && child.is_none_or(|c| c == **id))?
             .0;
-        e.remove(&id).map(|ended| (id, ended.exit, ended.times))
+        e.remove(&id).map(|ended| Reaped {
+            id,
+            exit: ended.exit,
+            times: ended.times,
+            own: ended.own,
+        })
     })
 }
 
@@ -255,15 +273,15 @@ pub fn name_of(path: &[u8]) -> String {
 }
 
 /// Loads `/bin/NAME` (argv[0]) into a new address space and starts it as a child of the
-/// running task, as `uid`.
-pub fn spawn(argv: &[&[u8]], envp: &[&[u8]], uid: u32) -> Result<TaskId, ExecError> {
+/// running task, as `uid` at `nice`.
+pub fn spawn(argv: &[&[u8]], envp: &[&[u8]], uid: u32, nice: i8) -> Result<TaskId, ExecError> {
     let path = argv.first().copied().ok_or(ExecError::NotFound)?;
     let loaded = load(path, argv, envp, uid)?;
     let name = name_of(path);
     sched::spawn_process(
         &name,
         uid,
-        0,
+        nice,
         Arc::new(loaded.space),
         loaded.entry,
         loaded.sp,
@@ -299,7 +317,7 @@ fn run_first_program(argv: &[String]) -> bool {
     let args: Vec<&[u8]> = argv.iter().map(|a| a.as_bytes()).collect();
     let envp: [&[u8]; 2] = [b"HOME=/", b"TERM=dumb"];
     let quoted: Vec<String> = argv.iter().map(|a| alloc::format!("{a:?}")).collect();
-    let child = match spawn(&args, &envp, 0) {
+    let child = match spawn(&args, &envp, 0, 0) {
         Ok(child) => child,
         Err(e) => {
             let path = argv.first().map_or("", String::as_str);
@@ -317,7 +335,7 @@ fn run_first_program(argv: &[String]) -> bool {
         }
     };
     while sched::wait_child().is_some_and(|id| id != child) {}
-    let exit = take_exit(sched::current(), Some(child)).map(|(_, exit, _)| exit);
+    let exit = take_exit(sched::current(), Some(child)).map(|r| r.exit);
     let (status, signal) = match exit {
         Some(Exit::Status(s)) => (alloc::format!("{s}"), String::from("null")),
         Some(Exit::Signal(s)) => (String::from("null"), alloc::format!("{s}")),

@@ -4,6 +4,36 @@
 //! auxiliary vector, (type, value) pairs ending with AT_NULL.
 
 use core::ffi::CStr;
+use core::sync::atomic::{AtomicPtr, Ordering};
+
+/// The environment's array, kept by [`start`] so that [`env`] can be read anywhere.
+static ENVIRONMENT: AtomicPtr<*const u8> = AtomicPtr::new(core::ptr::null_mut());
+
+/// The value of environment variable `name` (`NAME=value`), if it is set and is UTF-8.
+pub fn env(name: &str) -> Option<&'static str> {
+    let mut p = ENVIRONMENT.load(Ordering::Relaxed).cast_const();
+    if p.is_null() {
+        return None;
+    }
+    loop {
+        // SAFETY: the environment array ends with a null pointer; each entry is a
+        // NUL-terminated string the kernel put on the initial stack, there for good.
+        let entry = unsafe { *p };
+        if entry.is_null() {
+            return None;
+        }
+        // SAFETY: as above.
+        let bytes = unsafe { CStr::from_ptr(entry.cast()) }.to_bytes();
+        if let Some(value) = bytes
+            .strip_prefix(name.as_bytes())
+            .and_then(|rest| rest.strip_prefix(b"="))
+        {
+            return core::str::from_utf8(value).ok();
+        }
+        // SAFETY: not yet at the null that ends the array.
+        p = unsafe { p.add(1) };
+    }
+}
 
 /// The program's arguments, environment and auxiliary vector.
 pub struct Args {
@@ -105,6 +135,7 @@ extern "C" fn start(sp: *const usize) -> ! {
             auxv: end.add(1).cast(),
         }
     };
+    ENVIRONMENT.store(args.envp.cast_mut(), Ordering::Relaxed);
     // SAFETY: every program defines `__rt_main` through `rt::main!`.
     let status = unsafe { __rt_main(&args) };
     crate::process::exit(status)

@@ -1,8 +1,9 @@
 //! What the seed experiments' workload programs share: their options, spinning on the CPU,
-//! and the `RESULT` lines they end with. Each program prints its seed's own format itself
-//! (`sched.py`'s medians, `lat3`'s columns, `wakeup-latency`'s three lines); the `RESULT`
-//! lines — one JSON object each, as the kernel's lab prints them — are written here, so
-//! that tools read every program the same way on cfslab and on Linux.
+//! the sleeper, and the reports they end with. Each program prints its seed's own format
+//! itself (`sched.py`'s medians, `lat3`'s columns, `wakeup-latency`'s three lines); the
+//! cyclictest, schbench and `RESULT` lines are written here, so that tools read every
+//! program the same way on cfslab and on Linux. These programs *are* the lab's workloads:
+//! `run=seed000-s1` starts them as processes (`kernel/src/lab/`), labelled by [`lab`].
 //!
 //! The programs' numbers (job lengths, I/O bursts, the sleeper's loop work) and their
 //! phase generator come from `sched::programs`, the one definition the kernel's lab and the
@@ -12,8 +13,10 @@
 
 extern crate alloc;
 
+pub mod lab;
 pub mod options;
 pub mod report;
+pub mod sleeper;
 
 pub use sched::programs::{self, Rng};
 

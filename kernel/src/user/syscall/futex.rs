@@ -96,7 +96,7 @@ fn wait(space: &AddressSpace, addr: u64, expected: u32, deadline: Option<u64>, b
             bitset,
             task: me,
         });
-        sched::sleep_until_woken(deadline);
+        sched::sleep_until_woken(deadline, crate::time::TIMER_SLACK_NS);
         Ok(())
     });
     if let Err(e) = slept {

@@ -49,11 +49,16 @@ pub(super) fn read_timespec(ts: u64) -> Result<u64, i64> {
 pub fn nanosleep(req: u64) -> i64 {
     match read_timespec(req) {
         Ok(ns) => {
-            sched::sleep(ns);
+            user_sleep_until(clock::now().saturating_add(ns));
             0
         }
         Err(e) => e,
     }
+}
+
+/// A user task's timed sleep: with Linux's timer slack (`time::TIMER_SLACK_NS`).
+fn user_sleep_until(deadline: u64) {
+    sched::sleep_until_woken(Some(deadline), crate::time::TIMER_SLACK_NS);
 }
 
 /// `clock_nanosleep(clock, flags, req, rem)` on CLOCK_REALTIME or CLOCK_MONOTONIC (one
@@ -69,12 +74,12 @@ pub fn clock_nanosleep(clock_id: u64, flags: u64, req: u64) -> i64 {
     match read_timespec(req) {
         Ok(deadline) if flags & TIMER_ABSTIME != 0 => {
             if deadline > clock::now() {
-                sched::sleep_until(deadline);
+                user_sleep_until(deadline);
             }
             0
         }
         Ok(ns) => {
-            sched::sleep(ns);
+            user_sleep_until(clock::now().saturating_add(ns));
             0
         }
         Err(e) => e,

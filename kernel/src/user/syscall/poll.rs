@@ -30,6 +30,9 @@ fn wait_ready(
 ) -> Vec<Readiness> {
     let me = sched::current();
     let queues = || files.iter().flatten().filter_map(|f| f.wait_queue());
+    let slack = deadline.map_or(0, |d| {
+        crate::time::poll_slack(d.saturating_sub(clock::now()))
+    });
     loop {
         let result = interrupts::without_interrupts(|| {
             let ready: Vec<Readiness> = files
@@ -41,7 +44,7 @@ fn wait_ready(
                 return Some(ready);
             }
             queues().for_each(|q| q.add_current());
-            sched::sleep_until_woken(deadline);
+            sched::sleep_until_woken(deadline, slack);
             None
         });
         queues().for_each(|q| q.remove(me));

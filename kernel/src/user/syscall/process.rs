@@ -233,7 +233,13 @@ pub fn wait4(pid: i64, status: u64, options: u64, rusage: u64) -> i64 {
         _ => None,
     };
     loop {
-        if let Some((child, exit, times)) = process::take_exit(me, target) {
+        if let Some(process::Reaped {
+            id: child,
+            exit,
+            times,
+            ..
+        }) = process::take_exit(me, target)
+        {
             // Forgotten by the scheduler too (else its list of exited children would grow
             // with every child ever reaped).
             sched::reap_child(child);

@@ -1,4 +1,4 @@
-//! `hog [-t SECONDS]`: a CPU hog, as in every seed: spins in user mode for SECONDS of wall
+//! `hog [-t SECONDS | --until NS] [--name NAME]`: a CPU hog, as in every seed: spins in user mode for SECONDS of wall
 //! time (the seeds' hogs spun forever; a lab run has an end), then reports how much CPU it
 //! got — its share is what the scheduler gave it.
 
@@ -11,14 +11,15 @@ use workloads::{report, spin_until};
 rt::main!(run);
 
 fn run(args: &rt::Args) -> i32 {
-    let options = Options::parse(args, "[-t SECONDS]");
+    let options = Options::parse(args, "[-t SECONDS | --until NS] [--name NAME]");
     if !options.words.is_empty() {
         rt::eprintln!("hog: takes no words (got {:?})", options.words);
         return 2;
     }
     let start = rt::time::now_ns();
-    spin_until(start + options.run_ns);
+    spin_until(options.end_ns());
     let window = rt::time::now_ns() - start;
-    report::cpu("hog", "hog", rt::time::thread_cpu_ns(), window);
+    let name = options.name_or("hog");
+    report::cpu("hog", name, rt::time::thread_cpu_ns(), window);
     0
 }

@@ -1,5 +1,8 @@
-//! `lat3 [-t SECONDS] SPIN_US...`: seed 002's `lat3`, one process per SPIN_US (numbered
-//! P = 1, 2, … as the thread's two terminals were). Each spins SPIN_US of wall time reading
+//! `lat3 [-t SECONDS | --until NS] [-p FIRST] [--name NAME] SPIN...`: seed 002's `lat3`,
+//! one process per SPIN (a bare number is µs, or `1s`, `50ms`), numbered P = FIRST,
+//! FIRST + 1, … (default 1) as the thread's two terminals were, each probe named `lat3-P`
+//! (or NAME, with one SPIN: a lab scenario names its tasks). With one SPIN the loop runs in
+//! this process itself. Each spins SPIN_US of wall time reading
 //! the clock, then sleeps 1 ms with `select(0, NULL, NULL, NULL, &tv)`, until the end; one
 //! line per cycle, `P: Date_sec.usec select loop maxlat nbmax` (µs): how long the 1 ms
 //! sleep took, how long the spin took, the longest gap between two clock reads in the spin
@@ -12,25 +15,41 @@
 extern crate alloc;
 
 use rt::time::{CLOCK_REALTIME, clock_ns, now_ns, select_sleep_us};
-use workloads::options::Options;
-use workloads::{MS, report};
+use workloads::options::{Options, Unit};
+use workloads::{MS, report, say};
 
 rt::main!(run);
 
 fn run(args: &rt::Args) -> i32 {
-    let options = Options::parse(args, "[-t SECONDS] SPIN_US...");
+    let options = Options::parse(
+        args,
+        "[-t SECONDS | --until NS] [-p FIRST] [--name NAME] SPIN...",
+    );
     if options.words.is_empty() || options.words.len() > 16 {
         rt::eprintln!("lat3: give 1 to 16 spin lengths in µs (run A: 1000000 1000000)");
         return 2;
     }
+    if options.name.is_some() && options.words.len() > 1 {
+        rt::eprintln!("lat3: --name names one loop; give one SPIN with it");
+        return 2;
+    }
+    let first = options.first_p();
     let spins: alloc::vec::Vec<u64> = (0..options.words.len())
-        .map(|i| options.number(i, "SPIN_US", 1..=60_000_000))
+        .map(|i| options.duration(i, "SPIN", Unit::Microseconds, 1_000..=60_000_000_000))
         .collect();
-    let end = now_ns() + options.run_ns;
+    let end = options.end_ns();
+    let probe = |p: usize| match options.name {
+        Some(name) => name.into(),
+        None => alloc::format!("lat3-{p}"),
+    };
+    if let [spin] = spins[..] {
+        return lat3(first, &probe(first), spin, end);
+    }
     let mut children = alloc::vec::Vec::new();
-    for (p, spin_us) in spins.into_iter().enumerate() {
+    for (i, spin) in spins.into_iter().enumerate() {
+        let p = first + i;
         match rt::process::fork() {
-            Ok(0) => rt::process::exit(lat3(p + 1, spin_us * 1_000, end)),
+            Ok(0) => rt::process::exit(lat3(p, &probe(p), spin, end)),
             Ok(child) => children.push(child),
             Err(e) => {
                 rt::eprintln!("lat3: fork: {e:?}");
@@ -50,8 +69,10 @@ fn run(args: &rt::Args) -> i32 {
     status
 }
 
-/// One lat3 loop, numbered `p`: spins `spin` ns per cycle until `end`.
-fn lat3(p: usize, spin: u64, end: u64) -> i32 {
+/// One lat3 loop, numbered `p` and reported as `probe`: spins `spin` ns per cycle until
+/// `end`.
+fn lat3(p: usize, probe: &str, spin: u64, end: u64) -> i32 {
+    let start = now_ns();
     let mut select = 0;
     let mut samples = alloc::vec::Vec::new();
     while now_ns() < end {
@@ -66,7 +87,7 @@ fn lat3(p: usize, spin: u64, end: u64) -> i32 {
         }
         samples.push(max_gap);
         let date = clock_ns(CLOCK_REALTIME).unwrap_or(0);
-        rt::println!(
+        say!(
             "{p}: {}.{:06} {} {} {} {gaps}",
             date / 1_000_000_000,
             date % 1_000_000_000 / 1_000,
@@ -81,6 +102,8 @@ fn lat3(p: usize, spin: u64, end: u64) -> i32 {
         let _ = select_sleep_us(1_000);
         select = now_ns() - before;
     }
-    report::latency("lat3", &alloc::format!("lat3-{p}"), &samples, 0);
+    // A cycle is the spin and the 1 ms sleep: its period for the cyclictest line.
+    report::latency("lat3", probe, spin + MS, &samples, 0);
+    report::cpu("lat3", probe, rt::time::thread_cpu_ns(), now_ns() - start);
     0
 }

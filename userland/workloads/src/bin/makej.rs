@@ -1,4 +1,4 @@
-//! `makej [-t SECONDS] [--seed N] [--io] JOBS`: seed 003's `make -jJOBS`. It keeps JOBS
+//! `makej [-t SECONDS | --until NS] [--seed N] [--io] [--name NAME] JOBS`: seed 003's `make -jJOBS`. It keeps JOBS
 //! compile jobs running: each is started as make starts one, with `vfork` and `execve` of
 //! `job` (found beside this program: `/bin/job` in the initramfs), burns 5–50 ms of CPU
 //! (`sched::programs`), and exits; `wait4(-1)` reaps whichever ends, and the next starts,
@@ -13,14 +13,17 @@ extern crate alloc;
 use alloc::ffi::CString;
 use alloc::format;
 use rt::process::{self, Exit};
-use workloads::Rng;
 use workloads::options::Options;
 use workloads::programs::JOB_CPU_NS;
+use workloads::{Rng, report, say};
 
 rt::main!(run);
 
 fn run(args: &rt::Args) -> i32 {
-    let options = Options::parse(args, "[-t SECONDS] [--seed N] [--io] JOBS");
+    let options = Options::parse(
+        args,
+        "[-t SECONDS | --until NS] [--seed N] [--io] [--name NAME] JOBS",
+    );
     let jobs = options.number(0, "JOBS", 1..=64);
     let me = args.str(0).unwrap_or("/bin/makej");
     let job = match me.rsplit_once('/') {
@@ -28,7 +31,8 @@ fn run(args: &rt::Args) -> i32 {
         None => "job".into(),
     };
     let mut rng = Rng::for_stream(options.seed, 0);
-    let end = rt::time::now_ns() + options.run_ns;
+    let start = rt::time::now_ns();
+    let end = options.end_ns();
     let (mut running, mut started, mut failed) = (0, 0u64, 0u64);
     while rt::time::now_ns() < end || running > 0 {
         while running < jobs && rt::time::now_ns() < end {
@@ -49,7 +53,13 @@ fn run(args: &rt::Args) -> i32 {
             Err(_) => running = 0,
         }
     }
-    rt::println!("makej: {started} jobs ran, {failed} failed");
+    say!("makej: {started} jobs ran, {failed} failed");
+    report::cpu(
+        "makej",
+        options.name_or("makej"),
+        rt::time::thread_cpu_ns(),
+        rt::time::now_ns() - start,
+    );
     i32::from(failed > 0 || started == 0)
 }
 

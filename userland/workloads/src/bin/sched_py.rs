@@ -4,11 +4,9 @@
 //! - script 1: the sleeper as uid 1; two hogs as uid 2;
 //! - script 2: the sleeper and a hog as uid 1; a hog as uid 2.
 //!
-//! The sleeper sleeps 100 ms in a loop and measures how late each wake-up is; every 0.5 s
-//! it prints the median of its last five samples in ms (`14.810944 ms`), as the script did.
-//! Each iteration also does the script's own bit of interpreted work (20–200 µs, from
-//! `sched::programs`), and the sleeper starts at a random point of its first period — the
-//! phase variation `--seed` picks, as the kernel's lab does. Run by another uid, the tasks
+//! The sleeper (`workloads::sleeper`) sleeps 100 ms in a loop and measures how late each
+//! wake-up is; every 0.5 s it prints the median of its last five samples in ms
+//! (`14.810944 ms`), as the script did. Run by another uid, the tasks
 //! keep its uid (`setuid` is root's), and a line says so.
 //!
 //! On Linux a uid's group is a `cpu` cgroup its processes join (a login does it); when the
@@ -23,7 +21,7 @@ extern crate alloc;
 use rt::process::{self, Exit};
 use rt::time::now_ns;
 use workloads::options::Options;
-use workloads::{MS, Rng, report, spin_until};
+use workloads::{MS, Rng, report, sleeper, spin_until};
 
 rt::main!(run);
 
@@ -51,7 +49,7 @@ fn run(args: &rt::Args) -> i32 {
         );
     }
     let start = now_ns();
-    let end = start + options.run_ns;
+    let end = options.end_ns();
     let mut children = alloc::vec::Vec::new();
     for (stream, &(task, uid)) in tasks.iter().enumerate() {
         match process::fork() {
@@ -63,7 +61,13 @@ fn run(args: &rt::Args) -> i32 {
                     }
                 }
                 match task {
-                    Task::Sleeper => sleeper(Rng::for_stream(options.seed, stream as u64), end),
+                    Task::Sleeper => sleeper::run(
+                        "sched_py",
+                        "sleeper",
+                        PERIOD,
+                        Rng::for_stream(options.seed, stream as u64),
+                        end,
+                    ),
                     Task::Hog => {
                         spin_until(end);
                         report::cpu(
@@ -95,33 +99,4 @@ fn join_uid_cgroup(uid: u32) {
         let procs = alloc::format!("/sys/fs/cgroup/uid{uid}/cgroup.procs");
         let _ = rt::fs::write_file(&procs, &alloc::format!("{}", process::getpid()));
     }
-}
-
-/// The sleeper, until `end`: its medians, then its samples.
-fn sleeper(mut rng: Rng, end: u64) {
-    let start = now_ns();
-    let _ = rt::time::sleep_ns(rng.start_offset(PERIOD));
-    let mut samples = alloc::vec::Vec::new();
-    let mut next_print = now_ns() + 500 * MS;
-    while now_ns() + PERIOD < end {
-        spin_until(now_ns() + rng.sleeper_loop_work());
-        let due = now_ns() + PERIOD;
-        let _ = rt::time::sleep_ns(PERIOD);
-        let late = now_ns().saturating_sub(due);
-        samples.push(late);
-        if now_ns() >= next_print {
-            let mut last_five = samples[samples.len().saturating_sub(5)..].to_vec();
-            last_five.sort_unstable();
-            let median = last_five[last_five.len() / 2];
-            rt::println!("{}.{:06} ms", median / MS, median % MS);
-            next_print += 500 * MS;
-        }
-    }
-    report::latency("sched_py", "sleeper", &samples, 0);
-    report::cpu(
-        "sched_py",
-        "sleeper",
-        rt::time::thread_cpu_ns(),
-        now_ns() - start,
-    );
 }

@@ -1,4 +1,4 @@
-//! `wakeup_latency [-t SECONDS] [--seed N] PERIOD_MS`: seed 003's `wakeup-latency`. A
+//! `wakeup_latency [-t SECONDS | --until NS] [--seed N] [--name NAME] PERIOD`: seed 003's `wakeup-latency`. A
 //! periodic POSIX timer with SIGEV_THREAD: glibc runs a helper thread that waits for each
 //! expiry and creates a new thread for it, which runs the handler. Here the program's main
 //! thread is that helper: it sleeps until each expiry (`clock_nanosleep`, TIMER_ABSTIME)
@@ -8,7 +8,8 @@
 //! while the helper itself has not woken for the one before is missed (the timer's
 //! overrun, what `timer_getoverrun` counts while glibc's signal is still pending), as the
 //! kernel lab's waker counts it. It starts at a random point of its first period
-//! (`--seed`). At the end, the program's three lines.
+//! (`--seed`). PERIOD is in ms as the seed's program took it, or `500us`. At the end, the
+//! program's three lines and the reports.
 
 #![no_std]
 #![no_main]
@@ -20,10 +21,13 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use rt::process::{Thread, spawn_thread};
 use rt::time::{now_ns, sleep_until_ns};
-use workloads::options::Options;
-use workloads::{MS, Rng, report};
+use workloads::options::{Options, Unit};
+use workloads::{Rng, report, say};
 
 rt::main!(run);
+
+/// The stack of an expiry's thread.
+const STACK_BYTES: usize = 16 * 1024;
 
 /// Not yet run: the thread's slot before it records its lateness.
 const NOT_RUN: u64 = u64::MAX;
@@ -45,12 +49,19 @@ extern "C" fn on_expiry(arg: usize) {
 }
 
 fn run(args: &rt::Args) -> i32 {
-    let options = Options::parse(args, "[-t SECONDS] [--seed N] PERIOD_MS");
-    let period = options.number(0, "PERIOD_MS", 1..=10_000) * MS;
-    let end = now_ns() + options.run_ns;
+    let options = Options::parse(
+        args,
+        "[-t SECONDS | --until NS] [--seed N] [--name NAME] PERIOD",
+    );
+    let period = options.duration(0, "PERIOD", Unit::Milliseconds, 100_000..=60_000_000_000);
+    let start = now_ns();
+    let end = options.end_ns();
     let mut next = now_ns() + period + Rng::for_stream(options.seed, 0).start_offset(period);
     let (mut samples, mut missed) = (Vec::new(), 0u64);
     let mut live: Vec<(Thread, Box<Expiry>)> = Vec::new();
+    // Joined threads' slots and stacks, used again as glibc keeps a cache of thread stacks:
+    // a long run needs as many as threads live at once, not one per expiry.
+    let mut spare: Vec<Box<Expiry>> = Vec::new();
     while next < end {
         let _ = sleep_until_ns(next);
         // Expiries slept through entirely: overruns.
@@ -58,12 +69,16 @@ fn run(args: &rt::Args) -> i32 {
             missed += 1;
             next += period;
         }
-        reap(&mut live, &mut samples, false);
-        let mut expiry = Box::new(Expiry {
-            due: next,
-            late: AtomicU64::new(NOT_RUN),
-            stack: alloc::vec![0u8; 16 * 1024],
+        reap(&mut live, &mut samples, &mut spare, false);
+        let mut expiry = spare.pop().unwrap_or_else(|| {
+            Box::new(Expiry {
+                due: 0,
+                late: AtomicU64::new(NOT_RUN),
+                stack: alloc::vec![0u8; STACK_BYTES],
+            })
         });
+        expiry.due = next;
+        expiry.late.store(NOT_RUN, Ordering::Relaxed);
         let arg = &*expiry as *const Expiry as usize;
         // SAFETY: the stack lives in the boxed Expiry, kept (and not touched) until the
         // thread is joined in `reap`.
@@ -73,18 +88,33 @@ fn run(args: &rt::Args) -> i32 {
         }
         next += period;
     }
-    reap(&mut live, &mut samples, true);
+    reap(&mut live, &mut samples, &mut spare, true);
     let max = samples.iter().copied().max().unwrap_or(0);
     let avg = samples.iter().sum::<u64>() / (samples.len() as u64).max(1);
-    rt::println!("maximum latency: {}.{} µs", max / 1_000, max % 1_000 / 100);
-    rt::println!("average latency: {}.{} µs", avg / 1_000, avg % 1_000 / 100);
-    rt::println!("missed timer events: {missed}");
-    report::latency("wakeup_latency", "waker", &samples, missed);
+    say!("maximum latency: {}.{} µs", max / 1_000, max % 1_000 / 100);
+    say!("average latency: {}.{} µs", avg / 1_000, avg % 1_000 / 100);
+    say!("missed timer events: {missed}");
+    let name = options.name_or("waker");
+    report::latency("wakeup_latency", name, period, &samples, missed);
+    report::cpu(
+        "wakeup_latency",
+        name,
+        rt::time::thread_cpu_ns(),
+        now_ns() - start,
+    );
     0
 }
 
-/// Joins the threads that have run (every thread, with `all`) and keeps their samples.
-fn reap(live: &mut Vec<(Thread, Box<Expiry>)>, samples: &mut Vec<u64>, all: bool) {
+/// Joins the threads that have run (every thread, with `all`), keeps their samples and puts
+/// their slots in `spare`. The slots stay boxed: a thread holds its slot's address, so a
+/// slot must not move when the vector grows.
+#[allow(clippy::vec_box)]
+fn reap(
+    live: &mut Vec<(Thread, Box<Expiry>)>,
+    samples: &mut Vec<u64>,
+    spare: &mut Vec<Box<Expiry>>,
+    all: bool,
+) {
     let mut i = 0;
     while i < live.len() {
         let late = live[i].1.late.load(Ordering::Acquire);
@@ -95,5 +125,6 @@ fn reap(live: &mut Vec<(Thread, Box<Expiry>)>, samples: &mut Vec<u64>, all: bool
         let (thread, expiry) = live.remove(i);
         thread.join();
         samples.push(expiry.late.load(Ordering::Acquire));
+        spare.push(expiry);
     }
 }
