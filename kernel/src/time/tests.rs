@@ -114,3 +114,42 @@ fn the_tick_runs_at_hz() {
         tick_ns()
     );
 }
+
+static RANGE_FIRED: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
+
+fn record_range(data: u64, now: u64) {
+    RANGE_FIRED.lock().push((data, now));
+}
+
+#[test_case]
+fn a_timer_with_slack_fires_with_an_earlier_interrupt_in_its_range_else_at_its_end() {
+    // All three inside one tick period, clear of the tick's own interrupts (at multiples of
+    // the tick), in eighths T/8 of the tick: timer 1 may fire from 2/8 to 4/8; timer 2 is due
+    // at 3/8, inside that range, and its interrupt runs both (Linux's hrtimer ranges). Timer
+    // 3, alone from 5/8 with 1/16 of slack, fires at its hard expiry — never before 5/8.
+    RANGE_FIRED.lock().clear();
+    let tick = tick_ns();
+    let eighth = tick / 8;
+    let base = clock::now().next_multiple_of(tick);
+    hrtimer::start_range(base + 2 * eighth, 2 * eighth, record_range, 1);
+    hrtimer::start(base + 3 * eighth, record_range, 2);
+    hrtimer::start_range(base + 5 * eighth, eighth / 2, record_range, 3);
+    idle_until(|| RANGE_FIRED.lock().len() == 3);
+    let fired = RANGE_FIRED.lock().clone();
+    let at = |id: u64| fired.iter().find(|f| f.0 == id).expect("fired").1 - base;
+    // Late only by the interrupt's latency, 50 µs at most (as for a plain timer).
+    let around = |t: u64| t..t + 50_000;
+    assert!(around(3 * eighth).contains(&at(1)), "{fired:?}");
+    assert!(around(3 * eighth).contains(&at(2)), "{fired:?}");
+    assert!(
+        around(5 * eighth + eighth / 2).contains(&at(3)),
+        "{fired:?}"
+    );
+}
+
+#[test_case]
+fn select_and_poll_slack_is_a_thousandth_of_the_timeout_between_50_us_and_100_ms() {
+    assert_eq!(poll_slack(1_000_000), TIMER_SLACK_NS);
+    assert_eq!(poll_slack(1_000_000_000), 1_000_000);
+    assert_eq!(poll_slack(u64::MAX), 100_000_000);
+}
