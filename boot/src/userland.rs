@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The Rust programs userland/ builds.
-pub const RUST_PROGRAMS: [&str; 18] = [
+pub const RUST_PROGRAMS: [&str; 19] = [
     "hello",
     "ustest",
     "crash",
@@ -19,6 +19,8 @@ pub const RUST_PROGRAMS: [&str; 18] = [
     "microbench",
     "linuxinit",
     "together",
+    // The shell (userland/shell).
+    "sh",
     // The seed experiments' workloads (userland/workloads): the lab's scenarios run them.
     "sched_py",
     "sleeper",

@@ -50,10 +50,9 @@ fn run_scenario(s: &Scenario, user: &Config) {
         );
         return;
     }
-    // The window starts on a tick boundary: its phase against the tick is then the same
-    // whatever ran before it (the boot, reading the initramfs, an earlier scenario), and the
-    // programs' seeded start offsets alone vary it (`sched::programs`).
-    sched::sleep_until(clock::now().next_multiple_of(crate::time::tick_ns()));
+    // The window starts on a tick boundary, so that the programs' seeded start offsets
+    // (`sched::programs`) alone vary its phase against the tick.
+    sched::sleep_until_tick_boundary();
     let trace_from = config
         .trace
         .then(|| sched::trace_start(sched::TRACE_EVENTS));

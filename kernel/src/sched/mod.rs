@@ -41,7 +41,8 @@ pub use process::{
     fork_process, has_child, kill_task, parent_of, replace_program, spawn_process, task_uid,
 };
 pub use sleep::{
-    park, sleep, sleep_until, sleep_until_woken, unpark, unpark_irq, wake_task, wake_up_irq,
+    park, sleep, sleep_until, sleep_until_tick_boundary, sleep_until_woken, unpark, unpark_irq,
+    wake_task, wake_up_irq,
 };
 use sleep::{sleep_current, wake_up_from};
 use switch::{finish_switch, schedule};

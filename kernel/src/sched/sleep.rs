@@ -50,6 +50,13 @@ pub(super) fn wake_up_from(tasks: &[TaskId]) {
     });
 }
 
+/// Sleeps until the next tick boundary. What starts then (a lab window, the first program)
+/// has the same phase against the tick whatever ran before it — the boot, reading the
+/// initramfs, an earlier scenario — so that its figures move only when its own code paths do.
+pub fn sleep_until_tick_boundary() {
+    sleep_until(clock::now().next_multiple_of(time::tick_ns()));
+}
+
 /// Sleeps for `ns` nanoseconds.
 pub fn sleep(ns: u64) {
     sleep_until(clock::now().saturating_add(ns));

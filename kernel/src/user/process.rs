@@ -317,6 +317,7 @@ fn run_first_program(argv: &[String]) -> bool {
     let args: Vec<&[u8]> = argv.iter().map(|a| a.as_bytes()).collect();
     let envp: [&[u8]; 2] = [b"HOME=/", b"TERM=dumb"];
     let quoted: Vec<String> = argv.iter().map(|a| alloc::format!("{a:?}")).collect();
+    sched::sleep_until_tick_boundary();
     let child = match spawn(&args, &envp, 0, 0) {
         Ok(child) => child,
         Err(e) => {

@@ -9,6 +9,29 @@ use alloc::ffi::CString;
 const AT_FDCWD: isize = -100;
 pub const O_RDONLY: usize = 0;
 pub const O_WRONLY: usize = 1;
+pub const O_CREAT: usize = 0o100;
+pub const O_TRUNC: usize = 0o1000;
+
+/// `openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC, 0644)`: a file to write from its
+/// start, made if missing, as the shell's `> FILE` opens it.
+pub fn create(path: &str) -> Result<i32, Errno> {
+    let path = c_string(path)?;
+    // SAFETY: a NUL-terminated path the kernel only reads.
+    let fd = unsafe {
+        syscall6(
+            nr::OPENAT,
+            [
+                AT_FDCWD as usize,
+                path.as_ptr() as usize,
+                O_WRONLY | O_CREAT | O_TRUNC,
+                0o644,
+                0,
+                0,
+            ],
+        )
+    };
+    Errno::result(fd).map(|fd| fd as i32)
+}
 
 fn c_string(path: &str) -> Result<CString, Errno> {
     CString::new(path).map_err(|_| Errno::EINVAL)

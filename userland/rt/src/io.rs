@@ -29,6 +29,23 @@ pub fn write_all(fd: i32, mut buf: &[u8]) -> Result<(), Errno> {
     Ok(())
 }
 
+/// Whether `fd` is a terminal: `ioctl(fd, TCGETS)` succeeds only on one (C's `isatty`).
+pub fn is_terminal(fd: i32) -> bool {
+    const TCGETS: usize = 0x5401;
+    // struct termios: 60 bytes on x86_64.
+    let mut termios = [0u8; 64];
+    // SAFETY: the kernel writes at most one struct termios into the buffer.
+    unsafe {
+        call(
+            nr::IOCTL,
+            fd as usize,
+            TCGETS,
+            termios.as_mut_ptr() as usize,
+        )
+    }
+    .is_ok()
+}
+
 /// `read(fd, buf)`: the bytes read, 0 at end of file.
 #[inline]
 pub fn read(fd: i32, buf: &mut [u8]) -> Result<usize, Errno> {

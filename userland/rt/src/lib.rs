@@ -25,7 +25,7 @@ pub mod sys;
 pub mod time;
 
 pub use errno::Errno;
-pub use start::{Args, env};
+pub use start::{Args, env, environ};
 
 /// Declares the program's entry: `rt::main!(run);` with `fn run(args: &rt::Args) -> i32`,
 /// whose result is the exit status.

@@ -216,6 +216,42 @@ pub fn wait(pid: i32) -> Result<(i32, Exit), Errno> {
     Ok((child as i32, Exit::from_status(status)))
 }
 
+/// The CPU time a child used, as `wait4`'s rusage reports it (its reaped children's
+/// included), in ns.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Usage {
+    pub user_ns: u64,
+    pub system_ns: u64,
+}
+
+/// `wait4(pid, &status, 0, &rusage)`: as [`wait`], with the child's CPU time.
+pub fn wait_with_usage(pid: i32) -> Result<(i32, Exit, Usage), Errno> {
+    // struct rusage: ru_utime and ru_stime (two timevals of two i64 each), then 14 longs.
+    let mut rusage = [0i64; 18];
+    let mut status = 0i32;
+    // SAFETY: the kernel writes one int into `status` and one struct rusage (144 bytes)
+    // into `rusage`.
+    let child = unsafe {
+        Errno::result(syscall6(
+            nr::WAIT4,
+            [
+                pid as usize,
+                &raw mut status as usize,
+                0,
+                rusage.as_mut_ptr() as usize,
+                0,
+                0,
+            ],
+        ))
+    }?;
+    let ns = |sec: i64, usec: i64| (sec as u64) * 1_000_000_000 + (usec as u64) * 1_000;
+    let usage = Usage {
+        user_ns: ns(rusage[0], rusage[1]),
+        system_ns: ns(rusage[2], rusage[3]),
+    };
+    Ok((child as i32, Exit::from_status(status), usage))
+}
+
 /// `wait4(pid, &status, WNOHANG, NULL)`: how the child ended, or `None` if it still runs.
 pub fn wait_nohang(pid: i32) -> Result<Option<Exit>, Errno> {
     const WNOHANG: usize = 1;

@@ -9,6 +9,12 @@ use core::sync::atomic::{AtomicPtr, Ordering};
 /// The environment's array, kept by [`start`] so that [`env`] can be read anywhere.
 static ENVIRONMENT: AtomicPtr<*const u8> = AtomicPtr::new(core::ptr::null_mut());
 
+/// The environment as the kernel passed it: a null-terminated array of `NAME=value`
+/// strings, to hand on to `execve` (C's `environ`).
+pub fn environ() -> *const *const u8 {
+    ENVIRONMENT.load(Ordering::Relaxed).cast_const()
+}
+
 /// The value of environment variable `name` (`NAME=value`), if it is set and is UTF-8.
 pub fn env(name: &str) -> Option<&'static str> {
     let mut p = ENVIRONMENT.load(Ordering::Relaxed).cast_const();

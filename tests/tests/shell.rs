@@ -1,0 +1,133 @@
+//! The shell, `/bin/sh` (userland/shell): a Linux program like every one here, so its
+//! grammar, builtins and error lines are checked natively on the host, fed from a pipe; and
+//! on cfslab through `-- /bin/sh -c ...`, where it runs the workloads as jobs under cfslab's
+//! scheduler and uid rules. (Typing into it on the console is [5/5]'s next step.)
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use systests::{on_cfslab, user_programs};
+
+/// Runs the shell natively with `script` on its standard input and the userland programs
+/// first in `$PATH`: (status, stdout, stderr).
+fn native(script: &str) -> (i32, String, String) {
+    let path = format!("{}:/bin:/usr/bin", user_programs().display());
+    let mut child = Command::new(user_programs().join("sh"))
+        .env("PATH", path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs natively");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_input_is_one_error_line_and_the_shell_goes_on() {
+    let long = "x".repeat(10_000);
+    let script = format!(
+        "echo first\nfrobnicate 1\nkill abc\nnice -n 99 hog\nrenice five 1\necho 'open\n{long}\nsleep soon\necho a | b\necho last\n"
+    );
+    let (status, stdout, stderr) = native(&script);
+    assert_eq!(stdout, "first\nlast\n", "{stderr}");
+    let errors: Vec<&str> = stderr.lines().collect();
+    assert_eq!(
+        errors,
+        [
+            "sh: frobnicate: command not found (try help)",
+            "sh: kill: 'abc' is not a pid or %job",
+            "sh: nice: '99' is not a number from -20 to 19",
+            "sh: renice: 'five' is not a number from -20 to 19",
+            "sh: unterminated '",
+            "sh: line too long (10000 bytes; at most 4096)",
+            "sh: sleep: 'soon' is not a number of seconds",
+            "sh: '|' is not supported (see help)",
+        ]
+    );
+    // The last command succeeded: so does the shell, at the end of its input.
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn output_goes_to_a_file_and_exit_sets_the_status() {
+    let file = std::env::temp_dir().join(format!("cfslab-sh-{}.txt", std::process::id()));
+    let script = format!(
+        "echo  \"two  blanks\"  kept > {0}\nexit 3\necho never\n",
+        file.display()
+    );
+    let (status, stdout, _) = native(&script);
+    assert_eq!(status, 3);
+    assert_eq!(stdout, "");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "two  blanks kept\n"
+    );
+    let _ = std::fs::remove_file(file);
+}
+
+#[test]
+fn background_jobs_are_listed_waited_for_and_timed() {
+    let (status, stdout, stderr) = native("hog -t 1 &\njobs\nwait\ntime job 1000 99999999999999\n");
+    assert_eq!(status, 0, "{stderr}");
+    let lines: Vec<&str> = stdout
+        .lines()
+        .filter(|l| !l.starts_with("RESULT"))
+        .collect();
+    // `[1] PID`, then the job running, then its end reported by `wait`.
+    assert!(lines[0].starts_with("[1] "), "{stdout}");
+    let pid = &lines[0][4..];
+    assert_eq!(lines[1], format!("[1] Running  {pid}  hog -t 1"));
+    assert_eq!(lines[2], "[1] Done  hog -t 1");
+    // `time`: bash's three lines; the job burnt 1 ms of CPU.
+    let real = stderr
+        .lines()
+        .find(|l| l.starts_with("real\t0m"))
+        .expect("real");
+    assert!(stderr.contains("\nuser\t0m0.00"), "{stderr}");
+    assert!(real.ends_with('s'), "{real}");
+}
+
+/// On cfslab, as root: two hogs in the background, one of them as uid 7 (`su`), share the
+/// CPU (no groups: 2.6.36's default), `jobs` lists both, and uid 7 may not renice root's
+/// job (Linux's rule: only root may change another user's process). At most 32 words: the
+/// boot command line's limit for init's argv.
+#[test]
+fn on_cfslab_jobs_share_the_cpu_and_su_renice_follow_the_uid_rules() {
+    let run = on_cfslab(
+        "",
+        "/bin/sh -c hog -t 1 & su 7 hog -t 1 & jobs ; wait ; hog -t 1 & su 7 sh -c renice 5 6 ; wait",
+        &[],
+    );
+    let out = &run.stdout;
+    assert!(out.contains("[1] Running  4  hog -t 1"), "{out}");
+    assert!(out.contains("[2] Running  5  hog -t 1"), "{out}");
+    assert!(out.contains("[1] Done  hog -t 1"), "{out}");
+    let cpu: Vec<_> = run
+        .results()
+        .into_iter()
+        .filter(|r| r["kind"] == "cpu")
+        .collect();
+    assert_eq!(cpu.len(), 3, "{out}");
+    // Two hogs at nice 0: half the CPU each, within a scheduling period's rounding.
+    for hog in &cpu[..2] {
+        let share = hog["share"].as_f64().unwrap();
+        assert!((share - 0.5).abs() < 0.03, "{hog}");
+    }
+    let uids: Vec<u64> = cpu[..2]
+        .iter()
+        .map(|r| r["uid"].as_u64().unwrap())
+        .collect();
+    assert!(uids.contains(&0) && uids.contains(&7), "{uids:?}");
+    assert!(out.contains("sh: renice: 6: EPERM"), "{out}");
+    assert_eq!(run.result("exit")["status"], 0, "{out}");
+}
