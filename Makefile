@@ -2,6 +2,7 @@
 #
 #   make run [OPTS="key=value ..."] [REALTIME=1] [TIMEOUT=SECS]
 #                                                  boot the kernel with boot options
+#   make shell [OPTS="key=value ..."]              the shell on this terminal (run=shell)
 #   make test                                      every test (host, in-QEMU, system)
 #   make gdb [OPTS=...] [GDBPORT=1234]             QEMU paused + gdb stopped at the entry,
 #                                                  the policy unoptimised, cfslab-* helpers
@@ -23,13 +24,18 @@ BOOT := cargo run -q -p boot --
 BOOT_FLAGS := $(if $(REALTIME),--realtime)
 RUN_FLAGS := $(if $(TIMEOUT),--timeout $(TIMEOUT))
 
-.PHONY: run test lint lab bench compare gdb qemu-gdb clean deps
+.PHONY: run shell test lint lab bench compare gdb qemu-gdb clean deps
 
 deps:
 	@scripts/ensure-deps.sh
 
 run: deps
 	@$(BOOT) run $(BOOT_FLAGS) $(RUN_FLAGS) --opts "$(OPTS)"
+
+# The shell on the console (this terminal; Ctrl-C goes to cfslab): start hogs and sleepers,
+# as other uids and nice values (help lists the commands); `exit` ends the session.
+shell: deps
+	@$(BOOT) run $(BOOT_FLAGS) --interactive --opts "run=shell $(OPTS)"
 
 # Host tests of the scheduler crate, the boot options (with their 10^5-case fuzz) and the
 # boot tool, the kernel's tests inside QEMU (through cargo's runner, see .cargo/config.toml),

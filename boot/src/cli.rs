@@ -43,6 +43,10 @@ options:
                        line in its place
   --profile            run: afterwards, print the guest instructions per kernel function
                        (from a program's first instruction when one runs); ~10x slower
+  --input FILE         run: type FILE at the console, a line at each shell prompt (^C,
+                       ^D, ^U lines are those keys; ^H and ^U inside a line too)
+  --interactive        run: this terminal is the console (Ctrl-C goes to cfslab, not
+                       QEMU); no timeout. make shell uses it
 
 exit status: 0 success, 1 kernel failure or panic, 2 bad boot options, 3 timeout,
              4 no report from the kernel, 5 host-side error, 64 usage error";
@@ -67,6 +71,10 @@ pub struct Args {
     pub trace_file: Option<PathBuf>,
     /// `--add FILE...`: host files added under `/bin` in the initramfs.
     pub add: Vec<PathBuf>,
+    /// `--input FILE`: a script typed at the console.
+    pub input: Option<PathBuf>,
+    /// `--interactive`: this terminal is the console.
+    pub interactive: bool,
     /// `run --profile`: count the guest instructions per kernel function (profile.rs).
     pub profile: bool,
 }
@@ -88,6 +96,8 @@ impl Default for Args {
             trace_file: None,
             profile: false,
             add: Vec::new(),
+            input: None,
+            interactive: false,
         }
     }
 }
@@ -176,6 +186,10 @@ fn parse_args(rest: &[String], gdb_mode: bool) -> Result<Args, String> {
                     args.options.push("trace=on".into());
                 }
             }
+            "--input" if !gdb_mode => {
+                args.input = Some(it.next().ok_or("--input needs a file")?.into());
+            }
+            "--interactive" if !gdb_mode => args.interactive = true,
             "--add" => {
                 let file = it.next().ok_or("--add needs a file")?;
                 args.add.push(file.into());

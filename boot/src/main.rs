@@ -11,6 +11,7 @@
 mod build;
 mod cli;
 mod compare;
+mod console_input;
 mod ftrace;
 mod gdb;
 mod image;
@@ -102,6 +103,16 @@ fn machine_for(args: &Args, kernel: &Path) -> Result<qemu::Machine, String> {
     // Every run has the initramfs: the lab's scenarios run its workload programs, and
     // ` -- ` runs any program in it.
     machine.initramfs = Some(initramfs::build(&args.add)?);
+    if let Some(script) = &args.input {
+        let text = std::fs::read_to_string(script)
+            .map_err(|e| format!("--input {}: {e}", script.display()))?;
+        machine.console_input = console_input::ConsoleInput::Script(console_input::parse(&text));
+    } else if args.interactive {
+        machine.console_input = console_input::ConsoleInput::Terminal;
+        // While the shell waits for a key, virtual time follows the host's (with sleep=off
+        // it would leap from tick to tick, and `sleep 1` would pass in an instant).
+        machine.icount_sleep = true;
+    }
     if args.verbose {
         eprintln!("boot: kernel {}", kernel.display());
         eprintln!("boot: {}", machine.command_line());
@@ -142,7 +153,9 @@ fn run(args: &Args) -> Result<Status, String> {
     if args.verbose {
         eprintln!("boot: timeout {timeout} s");
     }
-    let (status, timing, output) = qemu::run(&machine, Some(Duration::from_secs(timeout)), echo)?;
+    // A person at the console takes their time.
+    let limit = (!args.interactive).then(|| Duration::from_secs(timeout));
+    let (status, timing, output) = qemu::run(&machine, limit, echo)?;
     if let Some((pipe, counter)) = profiling {
         // If QEMU never opened the log, the counter still waits in `open`: release it.
         let _ = std::fs::OpenOptions::new().write(true).open(&pipe);

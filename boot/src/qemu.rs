@@ -2,10 +2,12 @@
 //! `--verbose`), and running it to the end with a timeout while its serial output streams
 //! to our stdout.
 
+use crate::console_input::{self, ConsoleInput};
 use crate::status::Status;
 use std::io::{ErrorKind, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Under `-icount shift=N` every guest instruction advances virtual time by 2^N ns, so time
@@ -43,6 +45,8 @@ pub struct Machine {
     pub linux: Option<LinuxBoot>,
     /// `Some(pipe)`: QEMU logs each translated and each executed block there (profile.rs).
     pub profile_log: Option<PathBuf>,
+    /// What is typed at the console (console_input.rs).
+    pub console_input: ConsoleInput,
 }
 
 /// QEMU's own Linux loader: `-kernel`, `-initrd`, `-append`.
@@ -70,6 +74,7 @@ impl Machine {
             icount_sleep: false,
             linux: None,
             profile_log: None,
+            console_input: ConsoleInput::Nothing,
         }
     }
 
@@ -99,8 +104,6 @@ impl Machine {
             // The kernel's exit status: value v written to port 0xf4 → QEMU exits (v << 1) | 1.
             "-device".into(),
             "isa-debug-exit,iobase=0xf4,iosize=0x04".into(),
-            "-serial".into(),
-            "stdio".into(),
             "-display".into(),
             "none".into(),
             "-monitor".into(),
@@ -139,6 +142,7 @@ impl Machine {
                 escape_option_value(&archive.display().to_string())
             ));
         }
+        args.extend(self.serial_args());
         if let Some(pipe) = &self.profile_log {
             args.extend([
                 "-d".into(),
@@ -162,11 +166,35 @@ impl Machine {
             .join(" ")
     }
 
-    /// Starts QEMU with its serial output on a pipe (or inherited, if `inherit_stdout`).
+    /// The serial port on QEMU's stdio. A terminal handed over (`--interactive`) keeps
+    /// Ctrl-C for the guest (`signal=off`): it is the shell's, not QEMU's.
+    fn serial_args(&self) -> [String; 4] {
+        match self.console_input {
+            ConsoleInput::Terminal => [
+                "-chardev".into(),
+                "stdio,id=console,signal=off".into(),
+                "-serial".into(),
+                "chardev:console".into(),
+            ],
+            _ => [
+                "-chardev".into(),
+                "stdio,id=console".into(),
+                "-serial".into(),
+                "chardev:console".into(),
+            ],
+        }
+    }
+
+    /// Starts QEMU with its serial output on a pipe (or inherited, if `inherit_stdout`), and
+    /// its input as `console_input` says.
     pub fn spawn(&self, inherit_stdout: bool) -> Result<Child, String> {
         Command::new(qemu_binary())
             .args(self.args())
-            .stdin(Stdio::null())
+            .stdin(match self.console_input {
+                ConsoleInput::Nothing => Stdio::null(),
+                ConsoleInput::Script(_) => Stdio::piped(),
+                ConsoleInput::Terminal => Stdio::inherit(),
+            })
             .stdout(if inherit_stdout {
                 Stdio::inherit()
             } else {
@@ -251,8 +279,13 @@ impl TraceFilter {
     }
 }
 
-/// Collects the child's stdout, copying it to ours as it arrives as `echo` says, in a thread.
-pub fn forward_output(child: &mut Child, echo: Echo) -> Option<std::thread::JoinHandle<Output>> {
+/// Collects the child's stdout, copying it to ours as it arrives as `echo` says (and to `tap`,
+/// which a console script reads), in a thread.
+pub fn forward_output(
+    child: &mut Child,
+    echo: Echo,
+    tap: Option<Arc<Mutex<Vec<u8>>>>,
+) -> Option<std::thread::JoinHandle<Output>> {
     let mut from = child.stdout.take()?;
     Some(std::thread::spawn(move || {
         let mut buf = [0u8; 4096];
@@ -266,6 +299,11 @@ pub fn forward_output(child: &mut Child, echo: Echo) -> Option<std::thread::Join
             }
             first_output.get_or_insert_with(Instant::now);
             all.extend_from_slice(&buf[..n]);
+            if let Some(tap) = &tap {
+                tap.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend_from_slice(&buf[..n]);
+            }
             let shown = match echo {
                 Echo::Nothing => continue,
                 Echo::All => buf[..n].to_vec(),
@@ -317,7 +355,12 @@ pub fn run(
 ) -> Result<(Status, Timing, String), String> {
     let start = Instant::now();
     let mut child = machine.spawn(false)?;
-    let forwarder = forward_output(&mut child, echo);
+    let tap = Arc::new(Mutex::new(Vec::new()));
+    let forwarder = forward_output(&mut child, echo, Some(tap.clone()));
+    if let (ConsoleInput::Script(keys), Some(stdin)) = (&machine.console_input, child.stdin.take())
+    {
+        console_input::type_in(stdin, keys.clone(), tap);
+    }
     let status = wait_with_timeout(&mut child, timeout)?;
     let total = start.elapsed();
     let output = forwarder.and_then(|f| f.join().ok());

@@ -131,3 +131,53 @@ fn on_cfslab_jobs_share_the_cpu_and_su_renice_follow_the_uid_rules() {
     assert!(out.contains("sh: renice: 6: EPERM"), "{out}");
     assert_eq!(run.result("exit")["status"], 0, "{out}");
 }
+
+/// A session typed at cfslab's console (`boot run --input`, a line at each prompt): the
+/// terminal's editing (Backspace, Ctrl-U), Ctrl-C ending a foreground hog and not the
+/// background one, a bad line, and Ctrl-D ending the shell.
+#[test]
+fn a_session_typed_at_the_console_edits_interrupts_and_ends() {
+    let script = std::env::temp_dir().join(format!("cfslab-session-{}.txt", std::process::id()));
+    std::fs::write(
+        &script,
+        "hog -t 3 &\nechp^Ho hi\nwrong line^Uecho after\nhog -t 100\n^C\nkill abc\njobs\n^D\n",
+    )
+    .unwrap();
+    let run = systests::boot_with(
+        "run=shell",
+        &[
+            "--input",
+            script.to_str().unwrap(),
+            "--icount-shift",
+            "2",
+            "--timeout",
+            "300",
+        ],
+    );
+    let _ = std::fs::remove_file(&script);
+    let out = &run.stdout;
+    // Backspace erased the p: `echo hi` ran.
+    assert!(out.lines().any(|l| l == "hi"), "{out}");
+    // Ctrl-U threw away what was typed before it on the line.
+    assert!(!out.contains("wrong: command not found"), "{out}");
+    assert!(out.lines().any(|l| l == "after"), "{out}");
+    // Ctrl-C ended the foreground hog (it never reported its 100 s) but not the background
+    // one, still listed, nor the shell, which took the next lines.
+    assert!(out.contains("^C"), "{out}");
+    assert!(
+        out.contains("sh: kill: 'abc' is not a pid or %job"),
+        "{out}"
+    );
+    assert!(out.contains("[1] Running  4  hog -t 3"), "{out}");
+    // The interrupted hog (pid 5) never reported; the background one (pid 4) ran its 3 s,
+    // after the shell had ended.
+    let hogs: Vec<_> = run
+        .results()
+        .into_iter()
+        .filter(|r| r["kind"] == "cpu")
+        .collect();
+    assert!(hogs.iter().all(|r| r["pid"] == 4), "{hogs:?}");
+    // Ctrl-D at the prompt: `exit`, status 0.
+    assert!(out.lines().any(|l| l.ends_with("exit")), "{out}");
+    assert_eq!(run.result("exit")["status"], 0, "{out}");
+}

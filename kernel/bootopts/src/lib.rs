@@ -329,7 +329,7 @@ impl fmt::Display for Config {
         write!(f, " seed={}", self.seed)?;
         write!(f, " trace={}", on_off(self.trace))?;
         write!(f, " log={}", name_of(&LogLevel::ALL, self.log))?;
-        if !self.program.is_empty() {
+        if !self.program.is_empty() && self.run != [parse::SHELL] {
             write!(f, " -- {}", self.program.join(" "))?;
         }
         Ok(())

@@ -35,6 +35,13 @@ pub const KEYS: [&str; 18] = [
     "log",
 ];
 
+/// `run=shell`: no scenario, but the shell, `/bin/sh`, as the console's session (`make
+/// shell`); it stands alone, and excludes a program after ` -- `.
+pub const SHELL: &str = "shell";
+
+/// The shell's path in the initramfs.
+const SHELL_PATH: &str = "/bin/sh";
+
 /// Scenario names `run=` accepts (`lab` = all of the seed experiments).
 pub const SCENARIOS: [&str; 8] = [
     "lab",
@@ -201,7 +208,10 @@ fn items<'a>(key: &str, value: &'a str, valid: &str) -> Result<Vec<&'a str>, Opt
 }
 
 fn parse_run(value: &str) -> Result<Vec<&'static str>, OptionError> {
-    let valid = alloc::format!("a comma list of {}", list(SCENARIOS));
+    if value == SHELL {
+        return Ok(alloc::vec![SHELL]);
+    }
+    let valid = alloc::format!("{SHELL}, or a comma list of {}", list(SCENARIOS));
     let mut run = Vec::new();
     for item in items("run", value, &valid)? {
         let Some(&name) = SCENARIOS.iter().find(|&&s| s == item) else {
@@ -405,6 +415,16 @@ pub fn parse(cmdline: &str) -> Result<Config, OptionError> {
             return Err(OptionError::new(key, "empty value", valid_values(key)));
         }
         apply(&mut config, key, value)?;
+    }
+    if config.run == [SHELL] {
+        if !config.program.is_empty() {
+            return Err(OptionError::new(
+                "run",
+                "run=shell runs /bin/sh, and a program follows ' -- '",
+                "either run=shell or -- /bin/NAME, not both",
+            ));
+        }
+        config.program = alloc::vec![SHELL_PATH.into()];
     }
     crate::combinations::check(&config)?;
     Ok(config)

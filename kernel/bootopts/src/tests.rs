@@ -347,3 +347,19 @@ fn malformed_task_specs_are_rejected() {
             .contains("empty item")
     );
 }
+
+#[test]
+fn run_shell_runs_the_shell_alone_and_echoes_back() {
+    let c = Config::parse("run=shell policy=eevdf").unwrap();
+    assert_eq!(c.program, ["/bin/sh"]);
+    // The echo names run=shell, not the program it stands for, and parses back.
+    let echoed = c.to_string();
+    assert!(
+        echoed.contains("run=shell") && !echoed.contains(" -- "),
+        "{echoed}"
+    );
+    let again = Config::parse(&echoed).unwrap();
+    assert_eq!((again.to_string(), again.program), (echoed, c.program));
+    assert_eq!(error_of("run=shell -- /bin/hello").option, "run");
+    assert_eq!(error_of("run=shell,lab").option, "run");
+}

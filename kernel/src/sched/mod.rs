@@ -38,7 +38,8 @@ pub use observe::{
 };
 pub use process::{
     Clone, current_address_space, current_files, current_killed, current_name, current_uid,
-    fork_process, has_child, kill_task, parent_of, replace_program, spawn_process, task_uid,
+    fork_process, has_child, kill_task, kill_task_irq, parent_of, replace_program, spawn_process,
+    task_uid,
 };
 pub use sleep::{
     park, sleep, sleep_until, sleep_until_tick_boundary, sleep_until_woken, unpark, unpark_irq,

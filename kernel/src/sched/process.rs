@@ -189,8 +189,18 @@ pub fn current_files() -> Option<crate::user::files::Files> {
 /// task. It dies at its next step through the kernel (a system call's end, a timer tick in
 /// ring 3).
 pub fn kill_task(id: TaskId, signal: u8) -> bool {
-    super::change_then_reschedule(|s| {
-        let Some(t) = s.task_by_id(id) else {
+    super::change_then_reschedule(|s| s.kill(id, signal, ::sched::Wakeup::default()))
+}
+
+/// [`kill_task`] from interrupt context (Ctrl-C on the console): the switch, if the wake-up
+/// asks for one, waits for the interrupt's end.
+pub fn kill_task_irq(id: TaskId, signal: u8) -> bool {
+    with_sched(|s| s.kill(id, signal, super::sleep::FROM_INTERRUPT))
+}
+
+impl Scheduler {
+    fn kill(&mut self, id: TaskId, signal: u8, wakeup: ::sched::Wakeup) -> bool {
+        let Some(t) = self.task_by_id(id) else {
             return false;
         };
         if t.state == crate::task::State::Exited {
@@ -200,9 +210,9 @@ pub fn kill_task(id: TaskId, signal: u8) -> bool {
             t.killed = Some(signal);
             super::current::kill_marked();
         }
-        s.wake(id, ::sched::Wakeup::default(), clock::now());
+        self.wake(id, wakeup, clock::now());
         true
-    })
+    }
 }
 
 /// The signal the running task was killed with, if any. Every system call asks at its end:

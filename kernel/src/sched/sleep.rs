@@ -74,7 +74,7 @@ pub fn wake_up_irq(task: TaskId, now: u64) {
 
 /// How interrupt-context wake-ups are reported to the policy: the running task is not the
 /// waker.
-const FROM_INTERRUPT: Wakeup = Wakeup {
+pub(super) const FROM_INTERRUPT: Wakeup = Wakeup {
     vfork_parent: false,
     from_interrupt: true,
 };

@@ -3,7 +3,7 @@
 //! to sleep, so a wake-up that comes between the check and the sleep cannot be lost: on one
 //! CPU, nothing else runs while interrupts are off.
 
-use super::{current, sleep_current, wake_up_from};
+use super::{current, sleep_current, wake_up_from, wake_up_irq};
 use crate::task::TaskId;
 use alloc::collections::VecDeque;
 use spin::Mutex;
@@ -100,5 +100,14 @@ impl WaitQueue {
                 }
             }
         });
+    }
+
+    /// Wakes every waiter from an interrupt handler (the console's input): the switch, if a
+    /// wake-up asks for one, waits for the interrupt's end.
+    pub fn wake_all_irq(&self, now: u64) {
+        debug_assert!(!interrupts::are_enabled());
+        while let Some(task) = self.waiters.lock().pop_front() {
+            wake_up_irq(task, now);
+        }
     }
 }

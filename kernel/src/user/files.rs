@@ -124,12 +124,12 @@ pub enum File {
 }
 
 impl File {
-    /// Whether a read or a write would wait now. The console never makes a program wait:
-    /// writes go straight out, and a read returns end-of-file at once (it has no input yet).
+    /// Whether a read or a write would wait now. The console's writes go straight out; a
+    /// read waits for a line typed (`user::tty`).
     pub fn readiness(&self) -> Readiness {
         match self {
             File::Console => Readiness {
-                readable: true,
+                readable: super::tty::readable(),
                 writable: true,
                 ..Readiness::default()
             },
@@ -151,11 +151,11 @@ impl File {
         }
     }
 
-    /// The queue a task waiting for this file's readiness to change sleeps on (`None` for the
-    /// console, which is always ready).
+    /// The queue a task waiting for this file's readiness to change sleeps on (the console's
+    /// is its readers': it is always writable).
     pub fn wait_queue(&self) -> Option<&WaitQueue> {
         match self {
-            File::Console => None,
+            File::Console => Some(super::tty::wait_queue()),
             File::Pipe { pipe, write: true } => Some(&pipe.writable),
             File::Pipe { pipe, write: false } => Some(&pipe.readable),
         }

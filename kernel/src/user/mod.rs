@@ -22,6 +22,7 @@ pub mod process;
 pub mod stack;
 pub mod syscall;
 pub mod thread_group;
+pub mod tty;
 mod user_memory;
 
 pub use process::run_program;

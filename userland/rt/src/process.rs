@@ -92,6 +92,33 @@ pub fn kill(pid: i32, signal: i32) -> Result<(), Errno> {
     unsafe { call(nr::KILL, pid as usize, signal as usize, 0) }.map(drop)
 }
 
+/// Linux's SIGINT: what Ctrl-C on a terminal sends.
+pub const SIGINT: i32 = 2;
+
+/// `rt_sigaction(signal, {SIG_IGN}, NULL)`: the signal is ignored from now on, and after
+/// `execve` too (an ignored signal stays ignored in the new program).
+pub fn ignore_signal(signal: i32) -> Result<(), Errno> {
+    set_signal_handler(signal, 1)
+}
+
+/// `rt_sigaction(signal, {SIG_DFL}, NULL)`: the signal takes its default action again.
+pub fn default_signal(signal: i32) -> Result<(), Errno> {
+    set_signal_handler(signal, 0)
+}
+
+fn set_signal_handler(signal: i32, handler: usize) -> Result<(), Errno> {
+    // struct sigaction: handler, flags, restorer, mask.
+    let action: [usize; 4] = [handler, 0, 0, 0];
+    // SAFETY: the kernel reads one struct sigaction; no old action is asked for.
+    unsafe {
+        Errno::result(syscall6(
+            nr::RT_SIGACTION,
+            [signal as usize, action.as_ptr() as usize, 0, 8, 0, 0],
+        ))
+    }
+    .map(drop)
+}
+
 /// `fork()`: the child's pid in the parent, 0 in the child.
 pub fn fork() -> Result<i32, Errno> {
     // SAFETY: the child gets a copy of the address space; nothing is shared.

@@ -56,6 +56,7 @@ impl Session {
     pub fn start(&mut self, words: &[String], command: &Command, setup: Setup, timed: bool) -> i32 {
         let setup = Setup {
             output: command.output.clone(),
+            background: command.background,
             ..setup
         };
         let started_at = rt::time::now_ns();
@@ -97,10 +98,15 @@ impl Session {
 }
 
 /// Reads lines from standard input until end of file or `exit`: the shell's main loop. With
-/// a terminal it prompts (`# ` as root, `$ ` otherwise) and reports ended background jobs
-/// before each prompt. The exit status is `exit`'s, or the last command's.
+/// a terminal it prompts (`# ` as root, `$ ` otherwise), ignores Ctrl-C's SIGINT (which
+/// ends the foreground command; the terminal throws the line being typed away) and says
+/// `exit` at end of file (Ctrl-D), as bash does. Ended background jobs are reported before
+/// each line. The exit status is `exit`'s, or the last command's.
 pub fn interact(session: &mut Session) -> i32 {
     let terminal = rt::io::is_terminal(0);
+    if terminal {
+        let _ = process::ignore_signal(process::SIGINT);
+    }
     let prompt = if process::getuid() == 0 { "# " } else { "$ " };
     let mut lines = LineReader::default();
     loop {
@@ -109,6 +115,9 @@ pub fn interact(session: &mut Session) -> i32 {
             rt::print!("{prompt}");
         }
         let Some(line) = lines.next() else {
+            if terminal {
+                rt::println!("exit");
+            }
             break;
         };
         match line {

@@ -268,6 +268,16 @@ extern "x86-interrupt" fn pit_tick(frame: InterruptStackFrame) {
     returning_to_user(&frame);
 }
 
+/// IRQ 4: the serial port received bytes (typed at the console). Acknowledged first, as the
+/// timer is; each byte then goes through the terminal's line discipline (`user::tty`), whose
+/// wake-ups (a line typed) and signals (Ctrl-C) may ask for a switch.
+extern "x86-interrupt" fn serial_input(frame: InterruptStackFrame) {
+    super::pic::end_of_interrupt(super::pic::SERIAL_VECTOR);
+    super::serial::receive_each(crate::user::tty::received);
+    crate::sched::preempt_from_interrupt();
+    returning_to_user(&frame);
+}
+
 /// Spurious APIC interrupts need no EOI and no action.
 extern "x86-interrupt" fn spurious(_frame: InterruptStackFrame) {}
 
@@ -276,7 +286,7 @@ fn from_user(frame: &InterruptStackFrame) -> bool {
     frame.code_segment.rpl() == x86_64::PrivilegeLevel::Ring3
 }
 
-/// A timer interrupt about to return to ring 3: a program killed meanwhile dies here, even
+/// An interrupt about to return to ring 3: a program killed meanwhile dies here, even
 /// if it never makes a system call.
 fn returning_to_user(frame: &InterruptStackFrame) {
     if from_user(frame) {
@@ -288,6 +298,7 @@ static IDT: Lazy<InterruptDescriptorTable> = Lazy::new(|| {
     let mut idt = InterruptDescriptorTable::new();
     idt[super::apic::TIMER_VECTOR].set_handler_fn(apic_timer);
     idt[super::pic::PIT_VECTOR].set_handler_fn(pit_tick);
+    idt[super::pic::SERIAL_VECTOR].set_handler_fn(serial_input);
     idt[super::apic::SPURIOUS_VECTOR].set_handler_fn(spurious);
     idt.divide_error.set_handler_fn(divide_error);
     idt.debug.set_handler_fn(debug);

@@ -1,21 +1,27 @@
 //! The two cascaded 8259 PICs. Remapped to vectors 32–47 so that their interrupts do not
-//! collide with CPU exceptions, and fully masked unless the PIT drives the tick
-//! (`clockevent=pit`, IRQ 0); the local APIC delivers everything else.
+//! collide with CPU exceptions, and masked but for the serial port's IRQ 4 (console input)
+//! and, when the PIT drives the tick (`clockevent=pit`), IRQ 0; the local APIC delivers
+//! everything else.
 
 use pic8259::ChainedPics;
 use spin::Mutex;
 
 /// Vector of IRQ 0 (the PIT) after remapping.
 pub const PIT_VECTOR: u8 = 32;
+/// Vector of IRQ 4, COM1's (the serial console received bytes).
+pub const SERIAL_VECTOR: u8 = PIT_VECTOR + 4;
+const SERIAL_IRQ: u16 = 1 << 4;
 const SECONDARY_OFFSET: u8 = PIT_VECTOR + 8;
 
 // SAFETY: 32–47 are free vectors (0–31 are exceptions, the APIC's start at 48).
 static PICS: Mutex<ChainedPics> =
     Mutex::new(unsafe { ChainedPics::new(PIT_VECTOR, SECONDARY_OFFSET) });
 
-/// Remaps the PICs and masks every line but those set in `enabled_irqs` (bit n = IRQ n).
-/// `ChainedPics::initialize` restores the masks it found, so the masks are written after.
+/// Remaps the PICs and masks every line but the serial port's and those set in
+/// `enabled_irqs` (bit n = IRQ n). `ChainedPics::initialize` restores the masks it found, so
+/// the masks are written after.
 pub fn init(enabled_irqs: u16) {
+    let enabled_irqs = enabled_irqs | SERIAL_IRQ;
     let mut pics = PICS.lock();
     // SAFETY: the PICs are standard PC hardware, programmed only here, with interrupts off.
     unsafe {

@@ -32,6 +32,34 @@ pub fn with_console<R>(f: impl FnOnce(&mut dyn fmt::Write) -> R) -> R {
     ::x86_64::instructions::interrupts::without_interrupts(|| f(&mut *CONSOLE.lock()))
 }
 
+/// Writes `bytes` as they are (a terminal's echo: backspaces stay backspaces), but for `\n`,
+/// which goes out as CR LF as every line does.
+pub fn write_bytes(bytes: &[u8]) {
+    ::x86_64::instructions::interrupts::without_interrupts(|| {
+        let mut port = CONSOLE.lock();
+        for &b in bytes {
+            if b == b'\n' {
+                port.send_raw(b'\r');
+            }
+            port.send_raw(b);
+        }
+    });
+}
+
+/// Passes each byte the UART has received to `f` (from its interrupt: the UART raises IRQ 4
+/// when bytes arrive, its receive interrupt being enabled by `init`).
+pub fn receive_each(mut f: impl FnMut(u8)) {
+    loop {
+        let byte = ::x86_64::instructions::interrupts::without_interrupts(|| {
+            CONSOLE.lock().try_receive().ok()
+        });
+        match byte {
+            Some(b) => f(b),
+            None => return,
+        }
+    }
+}
+
 /// A writer that does not take the console lock, for the last words of a panic or a fatal
 /// exception. Output may interleave with a half-printed line; it is never lost to a deadlock.
 pub fn emergency_console() -> impl fmt::Write {

@@ -18,6 +18,7 @@ mod rusage;
 mod signal;
 
 pub use futex::futex_wake;
+pub use signal::signal_every_process;
 
 use super::address_space::AddressSpace;
 use crate::arch::x86_64::syscall::SyscallFrame;
@@ -120,7 +121,7 @@ fn call(frame: &SyscallFrame) -> i64 {
         nr::PIPE | nr::PIPE2 => io::pipe(a[0]),
         nr::DUP => io::dup(a[0]),
         nr::DUP2 => io::dup2(a[0], a[1]),
-        nr::IOCTL => io::ioctl(a[0]),
+        nr::IOCTL => io::ioctl(a[0], a[1], a[2]),
         nr::POLL => poll::poll(a[0], a[1], a[2]),
         nr::SELECT => poll::select(a[0], a[1], a[2], a[3], a[4]),
         nr::PSELECT6 => poll::pselect6(a[0], a[1], a[2], a[3], a[4]),

@@ -1,0 +1,126 @@
+//! Typing at cfslab's console: `run --input FILE` feeds a script to the serial port as a
+//! person would type it, and `run --interactive` (`make shell`) hands the terminal over.
+//!
+//! A script is lines of text, each typed with its Enter once the shell has printed its
+//! prompt (`# ` or `$ `) after the previous one — typed ahead of the prompt, a line would
+//! interleave with the output it waits for. Three lines are keys instead: `^C` (Ctrl-C,
+//! typed once the output has been quiet for a second, so that the foreground command is
+//! running), `^D` (Ctrl-D) and `^U` (Ctrl-U), each at the prompt; inside a line, `^H` is
+//! Backspace and `^U` Ctrl-U, typed where they stand. The echo comes from
+//! cfslab's terminal (`kernel/src/user/tty.rs`), so the output reads like the session.
+
+use std::io::Write;
+use std::process::ChildStdin;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// What the console's input is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ConsoleInput {
+    /// None: QEMU's stdin is closed.
+    #[default]
+    Nothing,
+    /// A script (`--input FILE`), typed line by line.
+    Script(Vec<Key>),
+    /// This terminal (`--interactive`).
+    Terminal,
+}
+
+/// One step of a script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Key {
+    /// Bytes typed at the prompt (a line and its Enter, or Ctrl-D, Ctrl-U).
+    AtPrompt(Vec<u8>),
+    /// Ctrl-C, typed once the output has been quiet.
+    Interrupt,
+}
+
+/// How long the output must be quiet before `^C` is typed.
+const QUIET: Duration = Duration::from_secs(1);
+
+/// Reads a script.
+pub fn parse(text: &str) -> Vec<Key> {
+    text.lines()
+        .map(|line| match line {
+            "^C" => Key::Interrupt,
+            "^D" => Key::AtPrompt(vec![0x04]),
+            "^U" => Key::AtPrompt(vec![0x15]),
+            _ => {
+                let mut bytes = line
+                    .replace("^H", "\u{8}")
+                    .replace("^U", "\u{15}")
+                    .into_bytes();
+                bytes.push(b'\r');
+                Key::AtPrompt(bytes)
+            }
+        })
+        .collect()
+}
+
+/// Whether the output ends with the shell's prompt.
+fn at_prompt(output: &[u8]) -> bool {
+    output.ends_with(b"# ") || output.ends_with(b"$ ")
+}
+
+/// Types `keys` into `stdin` (QEMU's, the serial port's input) in a thread, pacing them by
+/// `output` (everything the kernel printed so far, appended by the output's reader).
+pub fn type_in(
+    mut stdin: ChildStdin,
+    keys: Vec<Key>,
+    output: Arc<Mutex<Vec<u8>>>,
+) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut typed_at = 0;
+        for key in keys {
+            let (mut seen, mut changed) = (0, Instant::now());
+            loop {
+                std::thread::sleep(Duration::from_millis(20));
+                let out = output.lock().unwrap_or_else(|e| e.into_inner());
+                if out.len() != seen {
+                    (seen, changed) = (out.len(), Instant::now());
+                }
+                let ready = match key {
+                    Key::AtPrompt(_) => out.len() > typed_at && at_prompt(&out),
+                    Key::Interrupt => out.len() > typed_at && changed.elapsed() >= QUIET,
+                };
+                if ready {
+                    typed_at = out.len();
+                    break;
+                }
+            }
+            let bytes = match &key {
+                Key::AtPrompt(bytes) => bytes.clone(),
+                Key::Interrupt => vec![0x03],
+            };
+            if stdin
+                .write_all(&bytes)
+                .and_then(|()| stdin.flush())
+                .is_err()
+            {
+                return;
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_script_is_lines_typed_at_the_prompt_and_control_keys() {
+        let keys = parse("hog -t 1 &\n^C\nab^H\nx^Uy\n^D\n");
+        assert_eq!(
+            keys,
+            [
+                Key::AtPrompt(b"hog -t 1 &\r".to_vec()),
+                Key::Interrupt,
+                Key::AtPrompt(b"ab\x08\r".to_vec()),
+                Key::AtPrompt(b"x\x15y\r".to_vec()),
+                Key::AtPrompt(vec![4]),
+            ]
+        );
+        assert!(at_prompt(b"...\r\n# ") && !at_prompt(b"# x"));
+    }
+}
