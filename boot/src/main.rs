@@ -252,7 +252,10 @@ fn test_runner(kernel: &Path, extra: &[String]) -> Result<Status, String> {
 }
 
 fn run_lab(args: &Args, seconds: u64, seeds: u64, jobs: usize) -> Result<Status, String> {
-    let kernel = kernel_for(args, build::Profile::Dev)?;
+    // The optimised kernel, as a kernel is built to run: the workloads are processes, and
+    // the unoptimised build's system calls and page faults (several times slower, and not
+    // preemptible) would show in the latencies as if they were the scheduler's.
+    let kernel = kernel_for(args, build::Profile::Release)?;
     let shift = args.icount_shift_given.unwrap_or(lab::LAB_ICOUNT_SHIFT);
     lab::lab(&kernel, &lab::default_out(), seconds, seeds, jobs, shift)
 }

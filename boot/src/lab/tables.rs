@@ -249,7 +249,7 @@ impl Tables {
                 label.push_str(" **(a run failed)**");
             }
             let command = format!(
-                "`cargo boot run --icount-shift {} --opts \"{}\"`",
+                "`cargo boot run --release --icount-shift {} --opts \"{}\"`",
                 self.shift, r.options
             );
             let cells = match experiment {

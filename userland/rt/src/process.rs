@@ -314,6 +314,15 @@ impl Thread {
         self.tid
     }
 
+    /// Whether the thread has ended (the kernel has cleared its tid word): then [`join`]
+    /// returns at once. For a caller that must never wait on a thread.
+    ///
+    /// [`join`]: Thread::join
+    pub fn has_ended(&self) -> bool {
+        // SAFETY: as in `join`: the word lives until the thread has ended and been joined.
+        unsafe { &*self.word }.load(Ordering::Acquire) == 0
+    }
+
     /// Waits until the thread has ended.
     pub fn join(self) {
         // SAFETY: the word is at the top of the stack the caller of `spawn_thread` keeps
