@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The Rust programs userland/ builds.
-pub const RUST_PROGRAMS: [&str; 19] = [
+pub const RUST_PROGRAMS: [&str; 22] = [
     "hello",
     "ustest",
     "crash",
@@ -19,8 +19,11 @@ pub const RUST_PROGRAMS: [&str; 19] = [
     "microbench",
     "linuxinit",
     "together",
-    // The shell (userland/shell).
+    // The shell and its utilities (userland/shell).
     "sh",
+    "cat",
+    "ls",
+    "ps",
     // The seed experiments' workloads (userland/workloads): the lab's scenarios run them.
     "sched_py",
     "sleeper",

@@ -181,3 +181,48 @@ fn a_session_typed_at_the_console_edits_interrupts_and_ends() {
     assert!(out.lines().any(|l| l.ends_with("exit")), "{out}");
     assert_eq!(run.result("exit")["status"], 0, "{out}");
 }
+
+/// `cat`, `ls` and `ps` read files by path as Linux's do; natively they read the host's, and
+/// `ps` reads Linux's own `/proc` formats (stat, status, sched) — the ones cfslab's `/proc`
+/// is to write.
+#[test]
+fn cat_ls_and_ps_read_linux_files() {
+    let dir = std::env::temp_dir().join(format!("cfslab-ls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("b"), "two\n").unwrap();
+    std::fs::write(dir.join("a"), "one\n").unwrap();
+    let run = |program: &str, args: &[&str]| {
+        let out = Command::new(user_programs().join(program))
+            .args(args)
+            .output()
+            .expect("runs natively");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    let (status, out, err) = run(
+        "cat",
+        &[a.to_str().unwrap(), "/no/such", b.to_str().unwrap()],
+    );
+    assert_eq!((status, out.as_str()), (Some(1), "one\ntwo\n"));
+    assert_eq!(err, "cat: /no/such: ENOENT (2)\n");
+    let (status, out, _) = run("ls", &[dir.to_str().unwrap()]);
+    assert_eq!((status, out.as_str()), (Some(0), "a\nb\n"));
+    let _ = std::fs::remove_dir_all(&dir);
+    // ps: a header, then this test's own process among the lines, with its parent.
+    let (status, out, err) = run("ps", &[]);
+    assert_eq!(status, Some(0), "{err}");
+    assert!(
+        out.starts_with("   PID   PPID   UID  NI S  %CPU VRUNTIME(ms)"),
+        "{out}"
+    );
+    let me = std::process::id().to_string();
+    let mine = out
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(me.as_str()))
+        .unwrap_or_else(|| panic!("no line for pid {me}:\n{out}"));
+    assert!(mine.split_whitespace().count() >= 11, "{mine}");
+}

@@ -1,6 +1,7 @@
-//! Files by path: `openat`, `mkdir` and `mount` — what an init needs to mount Linux's
-//! pseudo file systems and write its tunables (`/sys/kernel/debug/sched/...`, cgroups).
-//! cfslab has no file system yet ([5/5]), so there each call says ENOSYS.
+//! Files by path: `openat`, reading a whole file, listing a directory (`getdents64`),
+//! `mkdir` and `mount` — what an init needs to mount Linux's pseudo file systems and write
+//! its tunables (`/sys/kernel/debug/sched/...`, cgroups), and what `cat`, `ls` and `ps`
+//! read. cfslab has no file system yet ([5/5]), so there each call says ENOSYS.
 
 use crate::Errno;
 use crate::sys::{nr, syscall6};
@@ -57,6 +58,64 @@ pub fn write_file(path: &str, text: &str) -> Result<(), Errno> {
     let written = crate::io::write(fd, text.as_bytes());
     let _ = crate::io::close(fd);
     written.map(drop)
+}
+
+/// `O_DIRECTORY`: open only a directory (ENOTDIR otherwise).
+pub const O_DIRECTORY: usize = 0o200000;
+
+/// The whole contents of the file at `path`, read in chunks until end of file (a file of
+/// /proc has no size to ask for beforehand).
+pub fn read_file(path: &str) -> Result<alloc::vec::Vec<u8>, Errno> {
+    let fd = open(path, O_RDONLY)?;
+    let mut contents = alloc::vec::Vec::new();
+    let mut chunk = [0u8; 4096];
+    let result = loop {
+        match crate::io::read(fd, &mut chunk) {
+            Ok(0) => break Ok(contents),
+            Ok(n) => contents.extend_from_slice(&chunk[..n]),
+            Err(e) => break Err(e),
+        }
+    };
+    let _ = crate::io::close(fd);
+    result
+}
+
+/// The names in the directory at `path` (`getdents64`), without `.` and `..`, in the
+/// order the kernel gives them.
+pub fn list_dir(path: &str) -> Result<alloc::vec::Vec<alloc::string::String>, Errno> {
+    let fd = open(path, O_RDONLY | O_DIRECTORY)?;
+    let mut names = alloc::vec::Vec::new();
+    let mut buf = [0u8; 4096];
+    let result = loop {
+        // SAFETY: the kernel writes at most `buf.len()` bytes of entries into `buf`.
+        let n = unsafe {
+            syscall6(
+                nr::GETDENTS64,
+                [fd as usize, buf.as_mut_ptr() as usize, buf.len(), 0, 0, 0],
+            )
+        };
+        let n = match Errno::result(n) {
+            Ok(0) => break Ok(names),
+            Ok(n) => n as usize,
+            Err(e) => break Err(e),
+        };
+        // struct linux_dirent64: u64 inode, i64 offset, u16 record length, u8 type, name.
+        let mut at = 0;
+        while at + 19 < n {
+            let len = u16::from_le_bytes([buf[at + 16], buf[at + 17]]) as usize;
+            if len == 0 {
+                break;
+            }
+            let name = &buf[at + 19..(at + len).min(n)];
+            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+            if name != b"." && name != b".." {
+                names.push(alloc::string::String::from_utf8_lossy(name).into_owned());
+            }
+            at += len;
+        }
+    };
+    let _ = crate::io::close(fd);
+    result
 }
 
 /// `mkdir(path, 0755)`.

@@ -53,6 +53,7 @@ pub mod nr {
     pub const CLOCK_NANOSLEEP: usize = 230;
     pub const EXIT_GROUP: usize = 231;
     pub const OPENAT: usize = 257;
+    pub const GETDENTS64: usize = 217;
     pub const PSELECT6: usize = 270;
     pub const PIPE2: usize = 293;
 }
