@@ -96,7 +96,7 @@ pub fn list_dir(path: &str) -> Result<alloc::vec::Vec<alloc::string::String>, Er
         };
         let n = match Errno::result(n) {
             Ok(0) => break Ok(names),
-            Ok(n) => n as usize,
+            Ok(n) => n,
             Err(e) => break Err(e),
         };
         // struct linux_dirent64: u64 inode, i64 offset, u16 record length, u8 type, name.
