@@ -29,13 +29,14 @@ RUN_FLAGS := $(if $(TIMEOUT),--timeout $(TIMEOUT))
 deps:
 	@scripts/ensure-deps.sh
 
+# The optimised kernel, as the lab boots it, so that its figures are the lab's.
 run: deps
-	@$(BOOT) run $(BOOT_FLAGS) $(RUN_FLAGS) --opts "$(OPTS)"
+	@$(BOOT) run --release $(BOOT_FLAGS) $(RUN_FLAGS) --opts "$(OPTS)"
 
 # The shell on the console (this terminal; Ctrl-C goes to cfslab): start hogs and sleepers,
 # as other uids and nice values (help lists the commands); `exit` ends the session.
 shell: deps
-	@$(BOOT) run $(BOOT_FLAGS) --interactive --opts "run=shell $(OPTS)"
+	@$(BOOT) run --release $(BOOT_FLAGS) --interactive --opts "run=shell $(OPTS)"
 
 # Host tests of the scheduler crate, the boot options (with their 10^5-case fuzz) and the
 # boot tool, the kernel's tests inside QEMU (through cargo's runner, see .cargo/config.toml),
