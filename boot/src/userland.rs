@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The Rust programs userland/ builds.
-pub const RUST_PROGRAMS: [&str; 22] = [
+pub const RUST_PROGRAMS: [&str; 23] = [
     "hello",
     "ustest",
     "crash",
@@ -24,6 +24,7 @@ pub const RUST_PROGRAMS: [&str; 22] = [
     "cat",
     "ls",
     "ps",
+    "top",
     // The seed experiments' workloads (userland/workloads): the lab's scenarios run them.
     "sched_py",
     "sleeper",

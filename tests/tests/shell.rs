@@ -225,4 +225,30 @@ fn cat_ls_and_ps_read_linux_files() {
         .find(|l| l.split_whitespace().next() == Some(me.as_str()))
         .unwrap_or_else(|| panic!("no line for pid {me}:\n{out}"));
     assert!(mine.split_whitespace().count() >= 11, "{mine}");
+    // top: the same table every interval until a key, or -n frames.
+    let (status, out, err) = run("top", &["-n", "2", "-d", "0.1"]);
+    assert_eq!(status, Some(0), "{err}");
+    assert_eq!(out.matches("top: frame ").count(), 2, "{out}");
+    assert_eq!(run("top", &["-d", "0"]).0, Some(2));
+}
+
+/// `top` ends at a key, without waiting for its frames.
+#[test]
+fn top_ends_at_a_key() {
+    let mut child = Command::new(user_programs().join("top"))
+        .args(["-d", "0.1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("runs natively");
+    std::thread::sleep(std::time::Duration::from_millis(350));
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"q").unwrap();
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(0));
+    let frames = String::from_utf8_lossy(&out.stdout)
+        .matches("top: frame ")
+        .count();
+    assert!((2..=6).contains(&frames), "{frames} frames");
 }

@@ -29,6 +29,24 @@ pub fn write_all(fd: i32, mut buf: &[u8]) -> Result<(), Errno> {
     Ok(())
 }
 
+/// `poll` on one descriptor for input (POLLIN), up to `timeout_ms` (negative: for ever):
+/// whether it has input (or end of file) to read now.
+pub fn wait_readable(fd: i32, timeout_ms: i32) -> Result<bool, Errno> {
+    const POLLIN: i16 = 1;
+    // struct pollfd: int fd, short events, short revents.
+    let mut pollfd: [i32; 2] = [fd, i32::from(POLLIN)];
+    // SAFETY: the kernel reads and writes one struct pollfd.
+    let ready = unsafe {
+        call(
+            nr::POLL,
+            pollfd.as_mut_ptr() as usize,
+            1,
+            timeout_ms as isize as usize,
+        )
+    }?;
+    Ok(ready > 0)
+}
+
 /// Whether `fd` is a terminal: `ioctl(fd, TCGETS)` succeeds only on one (C's `isatty`).
 pub fn is_terminal(fd: i32) -> bool {
     const TCGETS: usize = 0x5401;

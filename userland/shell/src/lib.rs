@@ -18,4 +18,5 @@ pub mod builtins;
 pub mod jobs;
 pub mod launch;
 pub mod parse;
+pub mod procfs;
 pub mod session;
