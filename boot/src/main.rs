@@ -22,6 +22,7 @@ mod markers;
 mod perfetto;
 mod profile;
 mod qemu;
+mod serial_output;
 mod status;
 mod timeout;
 mod userland;
