@@ -64,14 +64,21 @@ const WHY_GENTLE: &str = "Linux 6.1 is not 2.6.24 with other numbers: since 2.6.
     preempt the hog of its own group and waits for that hog's slice to end at a tick \
     (cfs-semantics.md §4.2, §5.1); 2.6.24 credits the whole 20 ms and preempts at once. \
     cfslab's 2.6.36 era with 2.6.24's tunables, which has 6.1's credit rule, waits too and \
-    lands near Linux's average; its wait is steadier than Linux's, and what else since 2.6.36 \
-    makes the difference is not traced yet.";
+    lands near Linux's average. Its wait is steadier than Linux's for the reason the no-groups \
+    scenario below traces: no kernel threads shift the hogs' turns, so the sleeper wakes at the \
+    same point of them every time (this scenario itself is not traced).";
 
 /// The sleeper without groups: Linux's few long waits, unexplained.
-const WHY_NO_GROUPS: &str = "Linux's p99 of about 8 ms comes from a few wake-ups in a hundred; \
-    cfslab in either era, with the same tunables, has none. The credit rule above is not why \
-    (cfslab's 2.6.36 row has it and does not wait), and which of 6.1's mechanisms delays those \
-    wake-ups is not traced yet.";
+const WHY_NO_GROUPS: &str = "Linux's p99 of 6-8 ms comes from about one wake-up in ten, \
+    each delayed to the next tick. Traced (linuxinit --trace, with sched_stat_runtime's \
+    vruntimes), half of them came while the running hog was the runqueue's minimum: the \
+    sleeper is then placed exactly half of sched_latency (10 ms, GENTLE_FAIR_SLEEPERS) behind \
+    it, which equals the 10 ms wakeup granularity, and 'more than the granularity' fails, so it \
+    waits until the hog has run min_granularity (4 ms) and a tick preempts it; the others came \
+    with kernel threads (kworker, kcompactd, rcu) queued ahead of it. cfslab has the same rule \
+    but no background threads: the sleeper's own run restarts the hogs' turns, so it wakes at \
+    the same point of a turn every time, just after the running hog has passed the other, and \
+    always preempts.";
 
 /// The scenarios, in the report's order.
 pub fn all() -> Vec<Scenario> {

@@ -11,7 +11,12 @@
 //! - `--feature NAME`: writes NAME (e.g. `NO_START_DEBIT`) to `/sys/kernel/debug/sched/features`;
 //! - `--group-uid`: mounts cgroup2, enables its `cpu` controller and makes `uid1` … `uid9`
 //!   under it, today's way of giving each uid a group (2.6.24's FAIR_USER_SCHED); a
-//!   program that wants its uid's group joins it (`sched_py` does, before `setuid`).
+//!   program that wants its uid's group joins it (`sched_py` does, before `setuid`);
+//! - `--trace`: records the scheduler's events with ftrace (`sched_switch`, `sched_waking`,
+//!   `sched_wakeup_new`, and `sched_stat_runtime` with each task's vruntime) while the
+//!   program runs, and prints them afterwards between
+//!   cfslab's markers (`--- TRACE BEGIN ---`, `--- TRACE END ---`), as cfslab's `trace=on`
+//!   does, so that one tool reads both kernels' traces.
 //!
 //! For these it mounts proc, sysfs and debugfs. Each step prints one line; a step that
 //! fails ends the run (status 1) before the program starts.
@@ -65,8 +70,23 @@ fn run(args: &rt::Args) -> i32 {
         }
     };
     report(args, first, status);
+    print_trace_if_recorded();
     let _ = process::reboot(process::REBOOT_MAGIC1, process::REBOOT_POWER_OFF);
     1
+}
+
+/// With `--trace`: stops the recording and prints it between cfslab's trace markers.
+fn print_trace_if_recorded() {
+    let tracing = "/sys/kernel/debug/tracing";
+    if fs::read_file(&alloc::format!("{tracing}/tracing_on")).as_deref() != Ok(b"1\n") {
+        return;
+    }
+    let _ = fs::write_file(&alloc::format!("{tracing}/tracing_on"), "0");
+    if let Ok(trace) = fs::read_file(&alloc::format!("{tracing}/trace")) {
+        println!("--- TRACE BEGIN ---");
+        let _ = rt::io::write_all(rt::io::STDOUT, &trace);
+        println!("--- TRACE END ---");
+    }
 }
 
 /// Applies the options ahead of the program; returns the index of the program's path.
@@ -118,6 +138,24 @@ fn set_up(args: &rt::Args) -> Result<usize, alloc::string::String> {
                         .map_err(|e| format!("uid{uid}: {e:?}"))?;
                 }
                 println!("linuxinit: a cpu cgroup per uid ({root}/uid1 .. uid9)");
+                i += 1;
+            }
+            "--trace" => {
+                mount_all()?;
+                let tracing = "/sys/kernel/debug/tracing";
+                for (file, value) in [
+                    ("buffer_size_kb", "16384"),
+                    ("events/sched/sched_switch/enable", "1"),
+                    ("events/sched/sched_waking/enable", "1"),
+                    ("events/sched/sched_wakeup_new/enable", "1"),
+                    // Each charge of CPU time, with the task's vruntime after it.
+                    ("events/sched/sched_stat_runtime/enable", "1"),
+                    ("tracing_on", "1"),
+                ] {
+                    let path = format!("{tracing}/{file}");
+                    fs::write_file(&path, value).map_err(|e| format!("{path}: {e:?}"))?;
+                }
+                println!("linuxinit: tracing the scheduler's events");
                 i += 1;
             }
             _ => return Err(format!("unknown option {word:?}")),
