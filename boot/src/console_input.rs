@@ -58,9 +58,13 @@ pub fn parse(text: &str) -> Vec<Key> {
         .collect()
 }
 
-/// Whether the output ends with the shell's prompt.
+/// Whether `output` (what the kernel printed since the last key) holds the shell's prompt
+/// at the start of a line: usually its very end, but a background job may print after it.
 fn at_prompt(output: &[u8]) -> bool {
-    output.ends_with(b"# ") || output.ends_with(b"$ ")
+    let prompt_at = |i: usize| {
+        (i == 0 || output[i - 1] == b'\n') && matches!(&output[i..], [b'#' | b'$', b' ', ..])
+    };
+    (0..output.len()).any(prompt_at)
 }
 
 /// Types `keys` into `stdin` (QEMU's, the serial port's input) in a thread, pacing them by
@@ -81,7 +85,7 @@ pub fn type_in(
                     (seen, changed) = (out.len(), Instant::now());
                 }
                 let ready = match key {
-                    Key::AtPrompt(_) => out.len() > typed_at && at_prompt(&out),
+                    Key::AtPrompt(_) => at_prompt(&out[typed_at.min(out.len())..]),
                     Key::Interrupt => out.len() > typed_at && changed.elapsed() >= QUIET,
                 };
                 if ready {
@@ -121,6 +125,11 @@ mod tests {
                 Key::AtPrompt(vec![4]),
             ]
         );
-        assert!(at_prompt(b"...\r\n# ") && !at_prompt(b"# x"));
+        assert!(at_prompt(b"...\r\n# "));
+        assert!(
+            at_prompt(b"hi\r\n# RESULT {}\r\n"),
+            "a job's line after the prompt"
+        );
+        assert!(at_prompt(b"$ ") && !at_prompt(b"echo a # b\r\n") && !at_prompt(b""));
     }
 }
