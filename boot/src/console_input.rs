@@ -89,7 +89,11 @@ pub fn type_in(
                     Key::Interrupt => out.len() > typed_at && changed.elapsed() >= QUIET,
                 };
                 if ready {
-                    typed_at = out.len();
+                    // A line typed (or Ctrl-C, Ctrl-D) gets a new prompt; Ctrl-U alone does
+                    // not, so the prompt it was typed at still counts for the next key.
+                    if key != Key::AtPrompt(vec![0x15]) {
+                        typed_at = out.len();
+                    }
                     break;
                 }
             }
