@@ -108,9 +108,8 @@ fn run(args: &rt::Args) -> i32 {
 /// Joins the threads that have ended (every thread, with `all`, waiting for each), keeps
 /// their samples and puts their slots in `spare`. Between expiries the helper never waits
 /// for a thread: glibc's timer threads are detached, and a helper blocked in a join — on a
-/// thread that recorded its lateness and was preempted before its exit — would miss the
-/// next expiry's thread (it once stretched latencies to 100 ms under the unoptimised
-/// kernel). The slots stay boxed: a thread holds its slot's address, so a slot must not move
+/// thread that recorded its lateness and was preempted before its exit — could be late for
+/// the next expiry's thread. The slots stay boxed: a thread holds its slot's address, so a slot must not move
 /// when the vector grows.
 #[allow(clippy::vec_box)]
 fn reap(
