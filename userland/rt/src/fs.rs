@@ -16,22 +16,7 @@ pub const O_TRUNC: usize = 0o1000;
 /// `openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC, 0644)`: a file to write from its
 /// start, made if missing, as the shell's `> FILE` opens it.
 pub fn create(path: &str) -> Result<i32, Errno> {
-    let path = c_string(path)?;
-    // SAFETY: a NUL-terminated path the kernel only reads.
-    let fd = unsafe {
-        syscall6(
-            nr::OPENAT,
-            [
-                AT_FDCWD as usize,
-                path.as_ptr() as usize,
-                O_WRONLY | O_CREAT | O_TRUNC,
-                0o644,
-                0,
-                0,
-            ],
-        )
-    };
-    Errno::result(fd).map(|fd| fd as i32)
+    openat(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
 }
 
 fn c_string(path: &str) -> Result<CString, Errno> {
@@ -40,12 +25,17 @@ fn c_string(path: &str) -> Result<CString, Errno> {
 
 /// `openat(AT_FDCWD, path, flags)`: a file descriptor.
 pub fn open(path: &str, flags: usize) -> Result<i32, Errno> {
+    openat(path, flags, 0)
+}
+
+/// `openat(AT_FDCWD, path, flags, mode)`.
+fn openat(path: &str, flags: usize, mode: usize) -> Result<i32, Errno> {
     let path = c_string(path)?;
     // SAFETY: a NUL-terminated path the kernel only reads.
     let fd = unsafe {
         syscall6(
             nr::OPENAT,
-            [AT_FDCWD as usize, path.as_ptr() as usize, flags, 0, 0, 0],
+            [AT_FDCWD as usize, path.as_ptr() as usize, flags, mode, 0, 0],
         )
     };
     Errno::result(fd).map(|fd| fd as i32)

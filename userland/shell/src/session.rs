@@ -78,7 +78,6 @@ impl Session {
     /// a POSIX shell says), a line if a signal other than Ctrl-C's ended it, and its times
     /// if `timed_from` says when it started.
     pub fn wait_foreground(&mut self, pid: i32, timed_from: Option<u64>) -> i32 {
-        const SIGINT: i32 = 2;
         let Ok((_, exit, usage)) = process::wait_with_usage(pid) else {
             return 1;
         };
@@ -88,7 +87,7 @@ impl Session {
         match exit {
             Exit::Exited(status) => status,
             Exit::Killed(signal) => {
-                if signal != SIGINT {
+                if signal != process::SIGINT {
                     rt::eprintln!("{}", describe(exit));
                 }
                 128 + signal
