@@ -36,6 +36,18 @@ pub enum Key {
     Interrupt,
 }
 
+impl Key {
+    /// Whether the shell answers this key with a new prompt: a line ended by Enter, Ctrl-D
+    /// and Ctrl-C do; Ctrl-U alone does not, so the prompt it was typed at still counts for
+    /// the next key.
+    fn brings_a_prompt(&self) -> bool {
+        match self {
+            Key::AtPrompt(bytes) => bytes != &[0x15],
+            Key::Interrupt => true,
+        }
+    }
+}
+
 /// How long the output must be quiet before `^C` is typed.
 const QUIET: Duration = Duration::from_secs(1);
 
@@ -89,9 +101,7 @@ pub fn type_in(
                     Key::Interrupt => out.len() > typed_at && changed.elapsed() >= QUIET,
                 };
                 if ready {
-                    // A line typed (or Ctrl-C, Ctrl-D) gets a new prompt; Ctrl-U alone does
-                    // not, so the prompt it was typed at still counts for the next key.
-                    if key != Key::AtPrompt(vec![0x15]) {
+                    if key.brings_a_prompt() {
                         typed_at = out.len();
                     }
                     break;

@@ -32,6 +32,14 @@ fn native(script: &str) -> (i32, String, String) {
     )
 }
 
+/// The programs' `cpu` RESULT lines of a run on cfslab, in the order they came.
+fn cpu_lines(run: &systests::Run) -> Vec<serde_json::Value> {
+    run.results()
+        .into_iter()
+        .filter(|r| r["kind"] == "cpu")
+        .collect()
+}
+
 #[test]
 fn bad_input_is_one_error_line_and_the_shell_goes_on() {
     let long = "x".repeat(10_000);
@@ -112,11 +120,7 @@ fn on_cfslab_jobs_share_the_cpu_and_su_renice_follow_the_uid_rules() {
     assert!(out.contains("[1] Running  4  hog -t 1"), "{out}");
     assert!(out.contains("[2] Running  5  hog -t 1"), "{out}");
     assert!(out.contains("[1] Done  hog -t 1"), "{out}");
-    let cpu: Vec<_> = run
-        .results()
-        .into_iter()
-        .filter(|r| r["kind"] == "cpu")
-        .collect();
+    let cpu = cpu_lines(&run);
     assert_eq!(cpu.len(), 3, "{out}");
     // Two hogs at nice 0: half the CPU each, within a scheduling period's rounding.
     for hog in &cpu[..2] {
@@ -171,11 +175,7 @@ fn a_session_typed_at_the_console_edits_interrupts_and_ends() {
     assert!(out.contains("[1] Running  4  hog -t 3"), "{out}");
     // The interrupted hog (pid 5) never reported; the background one (pid 4) ran its 3 s,
     // after the shell had ended.
-    let hogs: Vec<_> = run
-        .results()
-        .into_iter()
-        .filter(|r| r["kind"] == "cpu")
-        .collect();
+    let hogs = cpu_lines(&run);
     assert!(hogs.iter().all(|r| r["pid"] == 4), "{hogs:?}");
     // Ctrl-D at the prompt: `exit`, status 0.
     assert!(out.lines().any(|l| l.ends_with("exit")), "{out}");
