@@ -56,13 +56,9 @@ pub const SCENARIOS: [&str; 8] = [
 
 const HZ_VALUES: [u32; 3] = [100, 250, 1000];
 
-/// Linux's sysctl bounds for the granularity tunables: 100 µs to 1 s (wakeup: 0 to 1 s).
-const TUNABLE_MIN_NS: u64 = 100_000;
-const TUNABLE_MAX_NS: u64 = 1_000_000_000;
-
-/// Linux's MIN_SHARES and MAX_SHARES for a task group's weight.
-const MIN_SHARES: u32 = 2;
-const MAX_SHARES: u32 = 1 << 18;
+/// Linux's MIN_SHARES and MAX_SHARES for a task group's weight (`sched::knobs::SHARES`).
+const MIN_SHARES: u64 = *sched::knobs::SHARES.start();
+const MAX_SHARES: u64 = *sched::knobs::SHARES.end();
 
 const MIN_DURATION_NS: u64 = 10_000_000;
 const MAX_DURATION_NS: u64 = 3_600_000_000_000;
@@ -278,7 +274,7 @@ fn parse_shares(value: &str) -> Result<Vec<Share>, OptionError> {
             .and_then(|u| u32::try_from(u).ok())
             .ok_or_else(|| bad("has a bad uid"))?;
         let weight = parse_u64(weight).ok_or_else(|| bad("has a bad weight"))?;
-        if !(u64::from(MIN_SHARES)..=u64::from(MAX_SHARES)).contains(&weight) {
+        if !sched::knobs::SHARES.contains(&weight) {
             return Err(bad("has a weight out of range"));
         }
         if shares.iter().any(|s| s.uid == uid) {
@@ -328,7 +324,14 @@ fn parse_duration(value: &str) -> Result<u64, OptionError> {
 
 /// Applies one `key=value` to `config`. `key` is known and `value` non-empty.
 fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), OptionError> {
-    let tunable = |value| parse_in_range(key, value, TUNABLE_MIN_NS, TUNABLE_MAX_NS).map(Some);
+    // Linux's sysctl bounds, as the files under /proc/sys/kernel/ keep them.
+    let tunable = |value| {
+        let bounds = sched::Tunable::ALL
+            .into_iter()
+            .find(|t| t.option_name() == key)
+            .map_or(0..=u64::MAX, sched::Tunable::bounds);
+        parse_in_range(key, value, *bounds.start(), *bounds.end()).map(Some)
+    };
     match key {
         "run" => config.run = parse_run(value)?,
         "tasks" => config.tasks = crate::tasks::parse(value)?,
@@ -337,10 +340,7 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), OptionError>
         "features" => config.features = parse_features(value)?,
         "latency_ns" => config.tunables.latency_ns = tunable(value)?,
         "min_granularity_ns" => config.tunables.min_granularity_ns = tunable(value)?,
-        "wakeup_granularity_ns" => {
-            config.tunables.wakeup_granularity_ns =
-                Some(parse_in_range(key, value, 0, TUNABLE_MAX_NS)?)
-        }
+        "wakeup_granularity_ns" => config.tunables.wakeup_granularity_ns = tunable(value)?,
         "base_slice_ns" => config.tunables.base_slice_ns = tunable(value)?,
         "group" => config.group = Some(choose(key, value, &Grouping::ALL, "grouping")?),
         "shares" => config.shares = parse_shares(value)?,

@@ -18,6 +18,7 @@ extern crate std;
 
 pub mod fair;
 pub mod features;
+pub mod knobs;
 pub mod o1;
 pub mod params;
 pub mod policy;
@@ -28,6 +29,7 @@ pub mod stats;
 pub mod weights;
 
 pub use fair::Fair;
+pub use knobs::{KnobError, Tunable};
 pub use o1::O1;
 pub use params::{Era, FairParams, Feature, Features, Grouping, Tunables};
 pub use policy::{ForkKind, Nanos, Policy, RunqueueInfo, TaskId, TaskInfo, Uid, Wakeup};

@@ -9,6 +9,8 @@
 //! is going to sleep (or [`Policy::exit`] if it ends), then [`Policy::put_prev`], then
 //! [`Policy::pick_next`], which makes the picked task current.
 
+use crate::knobs::{KnobError, Tunable};
+use crate::params::{FairParams, Feature};
 use crate::weights::Nice;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -132,4 +134,32 @@ pub trait Policy {
 
     /// A `/proc/sched_debug`-like dump of the policy's state.
     fn write_debug(&self, out: &mut dyn fmt::Write) -> fmt::Result;
+
+    // --- run-time knobs (`knobs`): the fair class has them; O(1) has none ---------------
+
+    /// The fair class's parameters as they are now; `None` for a policy without them.
+    fn fair_params(&self) -> Option<&FairParams> {
+        None
+    }
+
+    /// Writes a tunable (a sysctl) while tasks run; it applies from the next decision.
+    fn set_tunable(&mut self, _tunable: Tunable, _value: u64) -> Result<(), KnobError> {
+        Err(KnobError::NotThisPolicy)
+    }
+
+    /// Turns a feature on or off (a write to `sched_features`).
+    fn set_feature(&mut self, _feature: Feature, _on: bool) -> Result<(), KnobError> {
+        Err(KnobError::NotThisPolicy)
+    }
+
+    /// The weight of each uid's group, for the uids that have one (per-uid grouping).
+    fn group_shares(&self) -> Vec<(Uid, u64)> {
+        Vec::new()
+    }
+
+    /// Gives uid `uid`'s group weight `shares` (clamped to Linux's bounds); returns the
+    /// weight given.
+    fn set_group_shares(&mut self, _uid: Uid, _shares: u64, _now: Nanos) -> Result<u64, KnobError> {
+        Err(KnobError::NotThisPolicy)
+    }
 }

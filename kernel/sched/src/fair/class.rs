@@ -2,7 +2,8 @@
 //! machinery of the parent module (Linux's `fair_sched_class` table of functions).
 
 use super::{Enqueue, Fair, ROOT};
-use crate::params::Grouping;
+use crate::knobs::{KnobError, Tunable};
+use crate::params::{FairParams, Feature, Grouping};
 use crate::policy::{ForkKind, Nanos, Policy, RunqueueInfo, TaskId, TaskInfo, Uid, Wakeup};
 use crate::weights::{Nice, calc_delta_fair, nice_to_weight};
 use alloc::vec::Vec;
@@ -282,5 +283,25 @@ impl Policy for Fair {
 
     fn write_debug(&self, out: &mut dyn fmt::Write) -> fmt::Result {
         self.dump(out)
+    }
+
+    fn fair_params(&self) -> Option<&FairParams> {
+        Some(&self.params)
+    }
+
+    fn set_tunable(&mut self, tunable: Tunable, value: u64) -> Result<(), KnobError> {
+        self.write_tunable(tunable, value)
+    }
+
+    fn set_feature(&mut self, feature: Feature, on: bool) -> Result<(), KnobError> {
+        self.write_feature(feature, on)
+    }
+
+    fn group_shares(&self) -> Vec<(Uid, u64)> {
+        self.shares_by_uid()
+    }
+
+    fn set_group_shares(&mut self, uid: Uid, shares: u64, now: Nanos) -> Result<u64, KnobError> {
+        self.reweight_group(uid, shares, now)
     }
 }

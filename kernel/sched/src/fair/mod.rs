@@ -18,6 +18,7 @@ mod deadline_tree;
 mod debug;
 mod eevdf;
 pub mod entity;
+mod knobs;
 pub mod runqueue;
 
 use crate::params::{FairParams, Grouping};
