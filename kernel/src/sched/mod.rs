@@ -16,9 +16,11 @@
 mod credentials;
 mod current;
 mod debugger;
+pub mod knobs;
 mod lifecycle;
 mod observe;
 mod process;
+pub mod procview;
 pub mod setup;
 mod sleep;
 mod switch;
@@ -234,6 +236,7 @@ fn new_task(
         uid,
         nice,
         state: State::Runnable,
+        started_at: clock::now(),
         entry,
         _stack: stack,
         rsp,

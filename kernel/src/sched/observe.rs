@@ -79,7 +79,7 @@ impl Scheduler {
         }
     }
 
-    fn switches(&self) -> u64 {
+    pub(super) fn switches(&self) -> u64 {
         self.exited_switches
             + self
                 .slots

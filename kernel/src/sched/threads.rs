@@ -12,7 +12,7 @@ use alloc::vec::Vec;
 impl Task {
     /// Its CPU time so far (counting the current run if it is on the CPU at `now`), split
     /// into user and system time.
-    fn cpu_times(&self, now: u64) -> CpuTimes {
+    pub(super) fn cpu_times(&self, now: u64) -> CpuTimes {
         let running = if self.state == State::Running {
             now - self.stats.switched_in_at
         } else {
@@ -32,7 +32,7 @@ impl Task {
 }
 
 impl Scheduler {
-    fn threads_of(&self, group: &Arc<ThreadGroup>) -> impl Iterator<Item = &Task> {
+    pub(super) fn threads_of(&self, group: &Arc<ThreadGroup>) -> impl Iterator<Item = &Task> {
         self.slots
             .iter()
             .flatten()

@@ -110,6 +110,8 @@ pub struct Task {
     /// change rather than at each of the several events of every switch.
     pub(crate) comm: crate::sched::trace::Comm,
     pub state: State,
+    /// When it was created (ns of the monotonic clock): `/proc/PID/stat`'s starttime.
+    pub started_at: u64,
     /// The task's code and its argument.
     pub(crate) entry: Option<(fn(u64), u64)>,
     /// Owned so that it is freed with the task; `None` for the boot task, which runs on the

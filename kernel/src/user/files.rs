@@ -1,4 +1,5 @@
-//! A process's open files: the console (fds 0, 1, 2 at start) and pipes. The table is
+//! A process's open files: the console (fds 0, 1, 2 at start), pipes, and the files of the
+//! tree (`user::fs`). The table is
 //! shared by threads (`clone` with CLONE_FILES) and copied by `fork`, as Linux's
 //! `files_struct`; an end of a pipe is counted while any table holds it, so a reader sees
 //! end-of-file once every write end is closed, and a writer EPIPE once every read end is.
@@ -120,7 +121,12 @@ impl Drop for Pipe {
 /// An open file.
 pub enum File {
     Console,
-    Pipe { pipe: Arc<Pipe>, write: bool },
+    Pipe {
+        pipe: Arc<Pipe>,
+        write: bool,
+    },
+    /// A file or directory of the tree (`user::fs`): the initramfs, /proc, /sys.
+    Node(super::fs::open_file::NodeFile),
 }
 
 impl File {
@@ -130,6 +136,12 @@ impl File {
         match self {
             File::Console => Readiness {
                 readable: super::tty::readable(),
+                writable: true,
+                ..Readiness::default()
+            },
+            // Generated text is always there to read; a knob always takes a write.
+            File::Node(_) => Readiness {
+                readable: true,
                 writable: true,
                 ..Readiness::default()
             },
@@ -158,6 +170,7 @@ impl File {
             File::Console => Some(super::tty::wait_queue()),
             File::Pipe { pipe, write: true } => Some(&pipe.writable),
             File::Pipe { pipe, write: false } => Some(&pipe.readable),
+            File::Node(_) => None,
         }
     }
 

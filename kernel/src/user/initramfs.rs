@@ -57,6 +57,12 @@ pub fn find(path: &[u8]) -> Option<&'static [u8]> {
         .map(|&(_, data)| data)
 }
 
+/// Every entry of the archive, (name without the leading `/`, data), in the archive's
+/// order: the file tree at `/` (`user::fs`).
+pub fn files() -> &'static [(&'static [u8], &'static [u8])] {
+    INDEX.get().map_or(&[], Vec::as_slice)
+}
+
 /// Whether the boot tool passed an archive.
 pub fn present() -> bool {
     ARCHIVE.get().is_some_and(|a| !a.is_empty())

@@ -16,6 +16,7 @@ pub mod cow;
 pub mod elf;
 pub mod fault;
 pub mod files;
+pub mod fs;
 pub mod initramfs;
 mod page_walk;
 pub mod process;

@@ -18,9 +18,16 @@ impl Errno {
     pub const ENOMEM: Errno = Errno(12);
     pub const EACCES: Errno = Errno(13);
     pub const EFAULT: Errno = Errno(14);
+    pub const EEXIST: Errno = Errno(17);
+    pub const ENOTDIR: Errno = Errno(20);
+    pub const EISDIR: Errno = Errno(21);
     pub const EINVAL: Errno = Errno(22);
+    pub const EMFILE: Errno = Errno(24);
     pub const ENOTTY: Errno = Errno(25);
+    pub const ESPIPE: Errno = Errno(29);
+    pub const EROFS: Errno = Errno(30);
     pub const EPIPE: Errno = Errno(32);
+    pub const ENAMETOOLONG: Errno = Errno(36);
     pub const ENOSYS: Errno = Errno(38);
 
     /// The symbolic name, for the numbers above.
@@ -36,9 +43,16 @@ impl Errno {
             Errno::ENOMEM => "ENOMEM",
             Errno::EACCES => "EACCES",
             Errno::EFAULT => "EFAULT",
+            Errno::EEXIST => "EEXIST",
+            Errno::ENOTDIR => "ENOTDIR",
+            Errno::EISDIR => "EISDIR",
             Errno::EINVAL => "EINVAL",
+            Errno::EMFILE => "EMFILE",
             Errno::ENOTTY => "ENOTTY",
+            Errno::ESPIPE => "ESPIPE",
+            Errno::EROFS => "EROFS",
             Errno::EPIPE => "EPIPE",
+            Errno::ENAMETOOLONG => "ENAMETOOLONG",
             Errno::ENOSYS => "ENOSYS",
             _ => "E?",
         }

@@ -1,7 +1,8 @@
 //! Files by path: `openat`, reading a whole file, listing a directory (`getdents64`),
 //! `mkdir` and `mount` — what an init needs to mount Linux's pseudo file systems and write
 //! its tunables (`/sys/kernel/debug/sched/...`, cgroups), and what `cat`, `ls` and `ps`
-//! read. cfslab has no file system yet ([5/5]), so there each call says ENOSYS.
+//! read. On cfslab the tree is the initramfs, /proc and the scheduler's knobs under
+//! /proc/sys and /sys (`kernel/src/user/fs`); `mkdir` and `mount` say ENOSYS there.
 
 use crate::Errno;
 use crate::sys::{nr, syscall6};

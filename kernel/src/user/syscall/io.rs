@@ -1,4 +1,5 @@
 //! File descriptors: `read`, `write`, `writev`, `close`, `pipe`, `dup`, `dup2`, `ioctl`.
+//! Opening files by path, seeking and listing are `fs.rs`'s.
 
 use super::{errno, space};
 use crate::sched;
@@ -26,7 +27,7 @@ fn with_buffer<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
     }
 }
 
-fn file(fd: u64) -> Result<Arc<File>, i64> {
+pub(super) fn file(fd: u64) -> Result<Arc<File>, i64> {
     let files = sched::current_files().ok_or(-errno::EBADF)?;
     let file = x86_64::instructions::interrupts::without_interrupts(|| files.lock().get(fd as i64));
     file.ok_or(-errno::EBADF)
@@ -58,6 +59,7 @@ fn write_to(file: &File, bytes: &[u8]) -> i64 {
             });
             bytes.len() as i64
         }
+        File::Node(node) => node.write(bytes).map_or_else(|e| e, |n| n as i64),
         File::Pipe { write: false, .. } => -errno::EBADF,
         File::Pipe { pipe, write: true } => match pipe.write(bytes, killed) {
             Some(n) => n as i64,
@@ -110,6 +112,10 @@ pub fn read(fd: u64, buf: u64, len: u64) -> i64 {
             File::Console => crate::user::tty::read(bytes, killed),
             File::Pipe { write: true, .. } => return -errno::EBADF,
             File::Pipe { pipe, write: false } => pipe.read(bytes, killed),
+            File::Node(node) => match node.read(bytes) {
+                Ok(n) => n,
+                Err(e) => return e,
+            },
         };
         match space().write(buf, &bytes[..n]) {
             Ok(()) => n as i64,

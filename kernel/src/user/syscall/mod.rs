@@ -7,6 +7,7 @@
 //! with them off, as the SYSRET path needs. A task killed meanwhile (`kill`) dies here
 //! instead of returning.
 
+mod fs;
 mod futex;
 mod info;
 mod io;
@@ -40,11 +41,17 @@ pub mod errno {
     pub const ENOMEM: i64 = 12;
     pub const EACCES: i64 = 13;
     pub const EFAULT: i64 = 14;
+    pub const EEXIST: i64 = 17;
+    pub const ENOTDIR: i64 = 20;
+    pub const EISDIR: i64 = 21;
     pub const EINVAL: i64 = 22;
     pub const ENFILE: i64 = 23;
     pub const EMFILE: i64 = 24;
     pub const ENOTTY: i64 = 25;
+    pub const ESPIPE: i64 = 29;
+    pub const EROFS: i64 = 30;
     pub const EPIPE: i64 = 32;
+    pub const ENAMETOOLONG: i64 = 36;
     pub const ENOSYS: i64 = 38;
 }
 
@@ -52,8 +59,13 @@ pub mod errno {
 mod nr {
     pub const READ: u64 = 0;
     pub const WRITE: u64 = 1;
+    pub const OPEN: u64 = 2;
     pub const CLOSE: u64 = 3;
+    pub const STAT: u64 = 4;
+    pub const FSTAT: u64 = 5;
+    pub const LSTAT: u64 = 6;
     pub const POLL: u64 = 7;
+    pub const LSEEK: u64 = 8;
     pub const MMAP: u64 = 9;
     pub const MPROTECT: u64 = 10;
     pub const MUNMAP: u64 = 11;
@@ -90,10 +102,13 @@ mod nr {
     pub const ARCH_PRCTL: u64 = 158;
     pub const REBOOT: u64 = 169;
     pub const GETTID: u64 = 186;
+    pub const GETDENTS64: u64 = 217;
     pub const SET_TID_ADDRESS: u64 = 218;
     pub const CLOCK_GETTIME: u64 = 228;
     pub const CLOCK_NANOSLEEP: u64 = 230;
     pub const EXIT_GROUP: u64 = 231;
+    pub const OPENAT: u64 = 257;
+    pub const NEWFSTATAT: u64 = 262;
     pub const PSELECT6: u64 = 270;
     pub const PIPE2: u64 = 293;
 }
@@ -118,6 +133,13 @@ fn call(frame: &SyscallFrame) -> i64 {
         nr::WRITE => io::write(a[0], a[1], a[2]),
         nr::WRITEV => io::writev(a[0], a[1], a[2]),
         nr::CLOSE => io::close(a[0]),
+        nr::OPEN => fs::open(a[0], a[1]),
+        nr::OPENAT => fs::openat(a[0], a[1], a[2]),
+        nr::LSEEK => fs::lseek(a[0], a[1], a[2]),
+        nr::GETDENTS64 => fs::getdents64(a[0], a[1], a[2]),
+        nr::STAT | nr::LSTAT => fs::stat(a[0], a[1]),
+        nr::FSTAT => fs::fstat(a[0], a[1]),
+        nr::NEWFSTATAT => fs::newfstatat(a[0], a[1], a[2], a[3]),
         nr::PIPE | nr::PIPE2 => io::pipe(a[0]),
         nr::DUP => io::dup(a[0]),
         nr::DUP2 => io::dup2(a[0], a[1]),

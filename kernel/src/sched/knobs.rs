@@ -1,0 +1,33 @@
+//! The policy's run-time knobs from task context (`sched::knobs`): what the files under
+//! /proc/sys/kernel/ and /sys/kernel/ read and write. Each write takes effect at the policy's
+//! next decision (the next tick, wake-up or switch), as a sysctl write does in Linux.
+
+use super::with_sched;
+use crate::time::clock;
+use alloc::vec::Vec;
+use sched::{FairParams, Feature, KnobError, Tunable};
+
+/// The fair class's parameters now (`None` under O(1), which has no knobs).
+pub fn fair_params() -> Option<FairParams> {
+    with_sched(|s| s.policy.fair_params().cloned())
+}
+
+/// Writes a tunable.
+pub fn set_tunable(tunable: Tunable, value: u64) -> Result<(), KnobError> {
+    with_sched(|s| s.policy.set_tunable(tunable, value))
+}
+
+/// Turns a feature on or off.
+pub fn set_feature(feature: Feature, on: bool) -> Result<(), KnobError> {
+    with_sched(|s| s.policy.set_feature(feature, on))
+}
+
+/// Each uid group's weight (per-uid grouping only).
+pub fn group_shares() -> Vec<(u32, u64)> {
+    with_sched(|s| s.policy.group_shares())
+}
+
+/// Gives uid `uid`'s group weight `shares` (clamped to Linux's bounds); the weight given.
+pub fn set_group_shares(uid: u32, shares: u64) -> Result<u64, KnobError> {
+    with_sched(|s| s.policy.set_group_shares(uid, shares, clock::now()))
+}

@@ -1,0 +1,192 @@
+//! The scheduler as `/proc` shows it (`user::fs::proc` writes the files): a snapshot of
+//! one task, the tasks `/proc` lists, the `/proc/sched_debug` text and the CPU's
+//! `/proc/schedstat` counters — each taken in one go under the scheduler lock, so that a
+//! file read is consistent with itself, as Linux's are per read.
+
+use super::{Scheduler, debugger, with_sched};
+use crate::task::{State, Task, TaskId, TaskStats};
+use crate::time::clock;
+use crate::user::thread_group::CpuTimes;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::Write;
+use sched::TaskInfo;
+
+/// One task, as its `/proc/PID/` files describe it.
+pub struct TaskView {
+    pub id: TaskId,
+    /// The parent's id (`None`: the boot task, or a parent that has gone).
+    pub parent: Option<TaskId>,
+    pub name: String,
+    pub uid: u32,
+    pub nice: i8,
+    pub state: State,
+    /// A kernel thread (no address space): Linux's PF_KTHREAD.
+    pub kernel_thread: bool,
+    /// Threads in its process (1 for a kernel thread).
+    pub threads: usize,
+    pub started_at: u64,
+    /// CPU time of the whole process: live threads, and those that have ended.
+    pub times: CpuTimes,
+    /// CPU time of its children that `wait4` has reaped (`cutime`, `cstime`).
+    pub children_times: CpuTimes,
+    /// The task's own counters (this thread's: switches, waits, wake-ups).
+    pub stats: TaskStats,
+    /// What the policy knows of it, and the policy's name ("cfs", "eevdf", "o1").
+    pub policy: Option<TaskInfo>,
+    pub policy_name: &'static str,
+}
+
+impl Scheduler {
+    /// Is `t` what `/proc` lists: a process (its thread-group leader) or a kernel thread, but
+    /// not the idle task (Linux's swapper, pid 0, is not in /proc either) nor one that has
+    /// ended?
+    fn listed(&self, t: &Task) -> bool {
+        t.slot != self.idle
+            && t.state != State::Exited
+            && t.group.as_ref().is_none_or(|g| g.leader == t.id)
+    }
+}
+
+/// The ids `/proc` lists, in order.
+pub fn listed_tasks() -> Vec<TaskId> {
+    with_sched(|s| {
+        let mut ids: Vec<TaskId> = s
+            .slots
+            .iter()
+            .flatten()
+            .filter(|t| s.listed(t))
+            .map(|t| t.id)
+            .collect();
+        ids.sort_unstable();
+        ids
+    })
+}
+
+/// A snapshot of task `id`, if `/proc` lists it.
+pub fn task_view(id: TaskId) -> Option<TaskView> {
+    let (mut view, group) = with_sched(|s| {
+        let now = clock::now();
+        let slot = *s.by_id.get(&id)?;
+        let t = s.slots[slot].as_deref()?;
+        if !s.listed(t) {
+            return None;
+        }
+        let threads: Vec<&Task> = match &t.group {
+            Some(g) => s.threads_of(g).collect(),
+            None => alloc::vec![t],
+        };
+        let mut times = CpuTimes::default();
+        for thread in &threads {
+            times.add(thread.cpu_times(now));
+        }
+        let mut stats = t.stats;
+        if t.state == State::Running {
+            stats.cpu_ns += now - stats.switched_in_at;
+        }
+        let view = TaskView {
+            id,
+            parent: t.parent,
+            name: t.name.clone(),
+            uid: t.uid,
+            nice: t.nice,
+            state: t.state,
+            kernel_thread: t.address_space.is_none(),
+            threads: threads.len(),
+            started_at: t.started_at,
+            times,
+            children_times: CpuTimes::default(),
+            stats,
+            policy: s.policy.task_info(slot),
+            policy_name: s.policy.name(),
+        };
+        Some((view, t.group.clone()))
+    })?;
+    // The group's own lock is taken after the scheduler's is released.
+    if let Some(group) = group {
+        let (ended, children) = group.ended_and_children();
+        view.times.add(ended);
+        view.children_times = children;
+    }
+    Some(view)
+}
+
+/// `/proc/sched_debug`: the clock, the policy's tunables and features (Linux's
+/// `sysctl_sched` section), every runqueue with its tasks (the policy's own dump, tasks by
+/// slot), then the tasks with their ids, slots and names (as gdb's `cfslab-ps`).
+pub fn sched_debug_text() -> String {
+    with_sched(|s| {
+        let mut out = String::new();
+        let now = clock::now();
+        let _ = writeln!(out, "Sched Debug Version: v0.11, cfslab");
+        let _ = writeln!(out, "ktime                                   : {}", Ms(now));
+        let _ = writeln!(
+            out,
+            "policy                                  : {}",
+            s.policy.name()
+        );
+        if let Some(p) = s.policy.fair_params() {
+            let _ = writeln!(out, "\nsysctl_sched");
+            for tunable in sched::Tunable::ALL {
+                if tunable.applies_to(p.era.is_eevdf()) {
+                    let name = tunable.sysctl_name().trim_end_matches("_ns");
+                    let value = Ms(tunable.get(&p.tunables));
+                    let _ = writeln!(out, "  .sysctl_{name:<31}: {value}");
+                }
+            }
+        }
+        let _ = writeln!(out);
+        let _ = debugger::write_rq(s, &mut out);
+        let _ = writeln!(out, "\nrunnable tasks:");
+        let _ = debugger::write_ps(s, &mut out);
+        out
+    })
+}
+
+/// The CPU's line of `/proc/schedstat` (version 15): the counters cfslab keeps, summed over
+/// every task, exited ones included where the kernel keeps them.
+pub struct CpuSchedstat {
+    /// Switches in (Linux's sched_count), and those into the idle task (sched_goidle).
+    pub switches: u64,
+    pub idle_switches: u64,
+    /// Wake-ups (ttwu_count; all local on one CPU).
+    pub wakeups: u64,
+    /// CPU time of the tasks and their time waiting on the runqueue, in ns (live tasks).
+    pub run_ns: u64,
+    pub wait_ns: u64,
+}
+
+/// The counters of [`CpuSchedstat`], now.
+pub fn cpu_schedstat() -> CpuSchedstat {
+    with_sched(|s| {
+        let idle = s.idle;
+        let idle_switches = s.task(idle).stats.switches;
+        let mut stat = CpuSchedstat {
+            switches: s.switches(),
+            idle_switches,
+            wakeups: 0,
+            run_ns: 0,
+            wait_ns: 0,
+        };
+        for t in s.slots.iter().flatten().filter(|t| t.slot != idle) {
+            stat.wakeups += t.stats.wakeups;
+            stat.run_ns += t.stats.cpu_ns;
+            stat.wait_ns += t.stats.wait_ns;
+        }
+        stat
+    })
+}
+
+/// Nanoseconds shown as Linux's /proc shows them: milliseconds with six decimals
+/// (`SPLIT_NS`), negative values (a vruntime just below zero) with their sign.
+pub struct Ms(pub u64);
+
+impl core::fmt::Display for Ms {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let ns = self.0 as i64;
+        let sign = if ns < 0 { "-" } else { "" };
+        let abs = ns.unsigned_abs();
+        let text = alloc::format!("{sign}{}.{:06}", abs / 1_000_000, abs % 1_000_000);
+        f.pad(&text)
+    }
+}

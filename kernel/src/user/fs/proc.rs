@@ -1,0 +1,199 @@
+//! The read-only files of `/proc`, in Linux's formats so that Linux's tools and cfslab's
+//! own `ps` and `top` (`userland/shell/src/procfs.rs`) read them the same on both kernels:
+//! `/proc/PID/{stat,status,sched,schedstat}` (fs/proc/array.c, kernel/sched/debug.c),
+//! `/proc/sched_debug`, `/proc/schedstat` (version 15) and `/proc/uptime`. Each is made
+//! whole when it is read (`sched::procview` takes the snapshot).
+
+use crate::sched::procview::{self, Ms, TaskView};
+use crate::task::{State, TaskId, pid_of};
+use crate::time::clock;
+use crate::user::syscall::errno;
+use alloc::format;
+use alloc::string::String;
+use core::fmt::Write;
+
+/// A file of `/proc`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcFile {
+    SchedDebug,
+    Schedstat,
+    Uptime,
+    /// `/proc/PID/...`.
+    Stat(TaskId),
+    Status(TaskId),
+    Sched(TaskId),
+    TaskSchedstat(TaskId),
+}
+
+/// USER_HZ: the unit of `/proc/PID/stat`'s times, 100 a second on every Linux.
+const NS_PER_USER_TICK: u64 = 10_000_000;
+
+impl ProcFile {
+    /// The files at the top of `/proc`.
+    pub const SYSTEM: [(&'static str, ProcFile); 3] = [
+        ("sched_debug", ProcFile::SchedDebug),
+        ("schedstat", ProcFile::Schedstat),
+        ("uptime", ProcFile::Uptime),
+    ];
+
+    /// The files of `/proc/PID/` for task `id`.
+    pub fn per_task(id: TaskId) -> [(&'static str, ProcFile); 4] {
+        [
+            ("sched", ProcFile::Sched(id)),
+            ("schedstat", ProcFile::TaskSchedstat(id)),
+            ("stat", ProcFile::Stat(id)),
+            ("status", ProcFile::Status(id)),
+        ]
+    }
+
+    /// The file's text now; ESRCH if its process has gone since it was opened (as Linux).
+    pub fn text(self) -> Result<String, i64> {
+        let view = |id| procview::task_view(id).ok_or(-errno::ESRCH);
+        Ok(match self {
+            ProcFile::SchedDebug => procview::sched_debug_text(),
+            ProcFile::Schedstat => schedstat(),
+            ProcFile::Uptime => {
+                let centis =
+                    |ns: u64| format!("{}.{:02}", ns / 1_000_000_000, ns / 10_000_000 % 100);
+                let idle = crate::sched::idle_cpu_ns();
+                format!("{} {}\n", centis(clock::now()), centis(idle))
+            }
+            ProcFile::Stat(id) => stat(&view(id)?),
+            ProcFile::Status(id) => status(&view(id)?),
+            ProcFile::Sched(id) => sched(&view(id)?),
+            ProcFile::TaskSchedstat(id) => {
+                let v = view(id)?;
+                format!(
+                    "{} {} {}\n",
+                    v.stats.cpu_ns, v.stats.wait_ns, v.stats.switches
+                )
+            }
+        })
+    }
+}
+
+/// The one-letter state of `stat` and the words of `status`.
+fn state(v: &TaskView) -> (char, &'static str) {
+    match v.state {
+        State::Running | State::Runnable => ('R', "R (running)"),
+        State::Sleeping => ('S', "S (sleeping)"),
+        State::Exited => ('Z', "Z (zombie)"),
+    }
+}
+
+fn ppid(v: &TaskView) -> i64 {
+    v.parent.map_or(0, pid_of)
+}
+
+/// `/proc/PID/stat`: Linux's 52 fields. cfslab fills pid, comm, state, ppid, the process
+/// group and session (the pid itself: no job control yet), flags (PF_KTHREAD), utime, stime,
+/// cutime, cstime, priority (20 + nice, the fair class's `prio - 100`), nice, num_threads
+/// and starttime; the memory and signal fields are 0.
+fn stat(v: &TaskView) -> String {
+    const PF_KTHREAD: u64 = 0x0020_0000;
+    let pid = pid_of(v.id);
+    let ticks = |ns: u64| ns / NS_PER_USER_TICK;
+    let mut out = format!(
+        "{pid} ({}) {} {} {pid} {pid} 0 -1 {} 0 0 0 0 {} {} {} {} {} {} {} 0 {}",
+        v.name,
+        state(v).0,
+        ppid(v),
+        if v.kernel_thread { PF_KTHREAD } else { 0 },
+        ticks(v.times.user_ns),
+        ticks(v.times.system_ns),
+        ticks(v.children_times.user_ns),
+        ticks(v.children_times.system_ns),
+        20 + i64::from(v.nice),
+        v.nice,
+        v.threads,
+        ticks(v.started_at),
+    );
+    // Fields 23 to 52.
+    for _ in 23..=52 {
+        out.push_str(" 0");
+    }
+    out.push('\n');
+    out
+}
+
+/// `/proc/PID/status`: the lines Linux's tools read. `Nice:` is cfslab's own line (Linux
+/// shows nice in `stat` only), for a reader who looks here for it.
+fn status(v: &TaskView) -> String {
+    let pid = pid_of(v.id);
+    let uid = v.uid;
+    format!(
+        "Name:\t{}\nState:\t{}\nTgid:\t{pid}\nPid:\t{pid}\nPPid:\t{}\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\n\
+         Gid:\t0\t0\t0\t0\nThreads:\t{}\nNice:\t{}\nvoluntary_ctxt_switches:\t{}\n\
+         nonvoluntary_ctxt_switches:\t{}\n",
+        v.name,
+        state(v).1,
+        ppid(v),
+        v.threads,
+        v.nice,
+        v.times.voluntary_switches,
+        v.times.involuntary_switches,
+    )
+}
+
+/// `/proc/PID/sched` (kernel/sched/debug.c's `proc_sched_show_task`): times in ms with six
+/// decimals, counts as integers, each key padded to 45 columns. The load weight is shown
+/// as 2.6.x did (a nice-0 task weighs 1024; 64-bit kernels since 2.6.38 show it ×1024);
+/// under EEVDF cfslab adds the task's virtual deadline and slice.
+fn sched(v: &TaskView) -> String {
+    let mut out = format!(
+        "{} ({}, #threads: {})\n{}\n",
+        v.name,
+        pid_of(v.id),
+        v.threads,
+        "-".repeat(67)
+    );
+    let mut ms = |key: &str, ns: u64| {
+        let _ = writeln!(out, "{key:<45}:{:>28}", Ms(ns));
+    };
+    if let Some(info) = v.policy.filter(|_| v.policy_name != "o1") {
+        ms("se.vruntime", info.vruntime);
+        ms("se.sum_exec_runtime", info.sum_exec_runtime);
+        if let Some(deadline) = info.deadline {
+            ms("se.deadline", deadline);
+            ms("se.slice", info.slice_ns);
+        }
+    } else {
+        ms("se.sum_exec_runtime", v.stats.cpu_ns);
+    }
+    ms("stats.wait_sum", v.stats.wait_ns);
+    let mut count = |key: &str, n: u64| {
+        let _ = writeln!(out, "{key:<45}:{n:>21}");
+    };
+    count("stats.nr_wakeups", v.stats.wakeups);
+    // Linux's nr_switches is the sum of the two below (switches away from the task).
+    count(
+        "nr_switches",
+        v.stats.voluntary_switches + v.stats.involuntary_switches,
+    );
+    count("nr_voluntary_switches", v.stats.voluntary_switches);
+    count("nr_involuntary_switches", v.stats.involuntary_switches);
+    if let Some(info) = v.policy.filter(|_| v.policy_name != "o1") {
+        count("se.load.weight", info.weight);
+    }
+    count("policy", 0);
+    count("prio", (120 + i64::from(v.nice)) as u64);
+    out
+}
+
+/// `/proc/schedstat`, version 15: the timestamp in ticks, then the CPU's line — yield count
+/// (not counted: 0), a legacy 0, switches, switches to idle, wake-ups, local wake-ups (all,
+/// on one CPU), run time and wait time in ns, and time slices run.
+fn schedstat() -> String {
+    let c = procview::cpu_schedstat();
+    format!(
+        "version 15\ntimestamp {}\ncpu0 0 0 {} {} {} {} {} {} {}\n",
+        clock::now() / crate::time::tick_ns(),
+        c.switches,
+        c.idle_switches,
+        c.wakeups,
+        c.wakeups,
+        c.run_ns,
+        c.wait_ns,
+        c.switches
+    )
+}

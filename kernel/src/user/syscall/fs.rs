@@ -1,0 +1,149 @@
+//! Files by path (`user::fs`): `open`, `openat`, `lseek`, `getdents64`, `stat`, `lstat`,
+//! `fstat`, `newfstatat`. Paths are at most PATH_MAX bytes; a relative one starts at the
+//! root (cfslab has no current directory yet) or at `openat`'s directory.
+
+use super::io::file;
+use super::{errno, space};
+use crate::sched;
+use crate::user::files::File;
+use crate::user::fs::{self, Node, PATH_MAX, open_file};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+/// `openat`'s "from the current directory" (AT_FDCWD, -100 as an int).
+const AT_FDCWD: i32 = -100;
+/// `newfstatat`'s "the file `dirfd` itself" when the path is empty.
+const AT_EMPTY_PATH: u64 = 0x1000;
+
+/// The path at user address `addr`: EFAULT if unreadable, ENAMETOOLONG if it has no NUL
+/// within PATH_MAX bytes.
+fn path_at(addr: u64) -> Result<Vec<u8>, i64> {
+    space().read_c_string(addr, PATH_MAX).map_err(|_| {
+        let mut probe = alloc::vec![0u8; PATH_MAX];
+        match space().read(addr, &mut probe) {
+            Ok(()) => -errno::ENAMETOOLONG,
+            Err(_) => -errno::EFAULT,
+        }
+    })
+}
+
+/// Where a relative path starts: the root, or directory `dirfd`.
+fn base_of(dirfd: u64, path: &[u8]) -> Result<alloc::string::String, i64> {
+    if path.first() == Some(&b'/') || dirfd as i32 == AT_FDCWD {
+        return Ok("/".into());
+    }
+    match &*file(dirfd)? {
+        File::Node(n) if matches!(n.node, Node::Dir(_)) => Ok(n.path.clone()),
+        _ => Err(-errno::ENOTDIR),
+    }
+}
+
+pub fn open(path: u64, flags: u64) -> i64 {
+    openat(AT_FDCWD as u64, path, flags)
+}
+
+/// `openat(dirfd, path, flags, mode)`; the mode is unused (nothing can be created).
+pub fn openat(dirfd: u64, path: u64, flags: u64) -> i64 {
+    let opened = path_at(path).and_then(|path| {
+        let from = base_of(dirfd, &path)?;
+        open_file::open(&path, &from, flags, sched::current_uid())
+    });
+    let node = match opened {
+        Ok(node) => node,
+        Err(e) => return e,
+    };
+    let Some(files) = sched::current_files() else {
+        return -errno::EBADF;
+    };
+    let file = Arc::new(File::Node(node));
+    let fd = x86_64::instructions::interrupts::without_interrupts(|| files.lock().install(file));
+    fd.map_or(-errno::EMFILE, |fd| fd as i64)
+}
+
+pub fn lseek(fd: u64, offset: u64, whence: u64) -> i64 {
+    match &*match file(fd) {
+        Ok(f) => f,
+        Err(e) => return e,
+    } {
+        File::Node(n) => n
+            .seek(offset as i64, whence)
+            .map_or_else(|e| e, |at| at as i64),
+        File::Console | File::Pipe { .. } => -errno::ESPIPE,
+    }
+}
+
+pub fn getdents64(fd: u64, buf: u64, count: u64) -> i64 {
+    let file = match file(fd) {
+        Ok(f) => f,
+        Err(e) => return e,
+    };
+    let File::Node(node) = &*file else {
+        return -errno::ENOTDIR;
+    };
+    let records = match node.read_dir((count as usize).min(64 * 1024)) {
+        Ok(r) => r,
+        Err(e) => return e,
+    };
+    match space().write(buf, &records) {
+        Ok(()) => records.len() as i64,
+        Err(_) => -errno::EFAULT,
+    }
+}
+
+/// What `stat` says of a file: (mode, size, inode, device number).
+fn attributes(file: &File) -> (u32, u64, u64, u64) {
+    const S_IFCHR: u32 = 0o020_000;
+    const S_IFIFO: u32 = 0o010_000;
+    match file {
+        // ttyS0: major 4, minor 64.
+        File::Console => (S_IFCHR | 0o620, 0, 3, (4 << 8) | 64),
+        File::Pipe { pipe, .. } => (S_IFIFO | 0o600, 0, Arc::as_ptr(pipe) as u64, 0),
+        File::Node(n) => (n.node.mode(), n.node.size(), n.inode(), 0),
+    }
+}
+
+/// Writes x86_64's `struct stat` (144 bytes) at `buf`. Every file is root's; the times are
+/// 0 (no clock of file changes is kept).
+fn put_stat(buf: u64, (mode, size, inode, rdev): (u32, u64, u64, u64)) -> i64 {
+    let mut st = [0u8; 144];
+    st[8..16].copy_from_slice(&inode.to_le_bytes());
+    st[16..24].copy_from_slice(&1u64.to_le_bytes()); // st_nlink
+    st[24..28].copy_from_slice(&mode.to_le_bytes());
+    st[40..48].copy_from_slice(&rdev.to_le_bytes());
+    st[48..56].copy_from_slice(&size.to_le_bytes());
+    st[56..64].copy_from_slice(&4096u64.to_le_bytes()); // st_blksize
+    st[64..72].copy_from_slice(&size.div_ceil(512).to_le_bytes()); // st_blocks
+    match space().write(buf, &st) {
+        Ok(()) => 0,
+        Err(_) => -errno::EFAULT,
+    }
+}
+
+pub fn fstat(fd: u64, buf: u64) -> i64 {
+    match file(fd) {
+        Ok(f) => put_stat(buf, attributes(&f)),
+        Err(e) => e,
+    }
+}
+
+/// `stat` and `lstat` (there are no links to tell apart).
+pub fn stat(path: u64, buf: u64) -> i64 {
+    newfstatat(AT_FDCWD as u64, path, buf, 0)
+}
+
+pub fn newfstatat(dirfd: u64, path: u64, buf: u64, flags: u64) -> i64 {
+    let path = match path_at(path) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    if path.is_empty() && flags & AT_EMPTY_PATH != 0 {
+        return fstat(dirfd, buf);
+    }
+    let found = base_of(dirfd, &path).and_then(|from| fs::lookup(&path, &from));
+    match found {
+        Ok((node, canonical)) => {
+            put_stat(buf, (node.mode(), node.size(), fs::inode_of(&canonical), 0))
+        }
+        Err(e) => e,
+    }
+}
