@@ -6,7 +6,10 @@
 //! interleave with the output it waits for. Three lines are keys instead: `^C` (Ctrl-C,
 //! typed once the output has been quiet for a second, so that the foreground command is
 //! running), `^D` (Ctrl-D) and `^U` (Ctrl-U), each at the prompt; inside a line, `^H` is
-//! Backspace and `^U` Ctrl-U, typed where they stand. The echo comes from
+//! Backspace and `^U` Ctrl-U, typed where they stand. A line `[after TEXT] KEYS` types KEYS
+//! and Enter, not at a prompt but once the output since the last key shows TEXT: how a
+//! script answers a program that is not the shell (`[after frame 3] q` ends `top` at its
+//! third screen). The echo comes from
 //! cfslab's terminal (`kernel/src/user/tty.rs`), so the output reads like the session.
 
 use std::io::Write;
@@ -34,6 +37,8 @@ pub enum Key {
     AtPrompt(Vec<u8>),
     /// Ctrl-C, typed once the output has been quiet.
     Interrupt,
+    /// Bytes typed once the output shows the text.
+    After { text: Vec<u8>, bytes: Vec<u8> },
 }
 
 impl Key {
@@ -43,7 +48,7 @@ impl Key {
     fn brings_a_prompt(&self) -> bool {
         match self {
             Key::AtPrompt(bytes) => bytes != &[0x15],
-            Key::Interrupt => true,
+            Key::Interrupt | Key::After { .. } => true,
         }
     }
 }
@@ -58,6 +63,15 @@ pub fn parse(text: &str) -> Vec<Key> {
             "^C" => Key::Interrupt,
             "^D" => Key::AtPrompt(vec![0x04]),
             "^U" => Key::AtPrompt(vec![0x15]),
+            _ if line.starts_with("[after ") && line.contains(']') => {
+                let (text, keys) = line["[after ".len()..].split_once(']').unwrap_or_default();
+                let mut bytes = keys.trim_start().as_bytes().to_vec();
+                bytes.push(b'\r');
+                Key::After {
+                    text: text.as_bytes().to_vec(),
+                    bytes,
+                }
+            }
             _ => {
                 let mut bytes = line
                     .replace("^H", "\u{8}")
@@ -96,9 +110,12 @@ pub fn type_in(
                 if out.len() != seen {
                     (seen, changed) = (out.len(), Instant::now());
                 }
-                let ready = match key {
+                let ready = match &key {
                     Key::AtPrompt(_) => at_prompt(&out[typed_at.min(out.len())..]),
                     Key::Interrupt => out.len() > typed_at && changed.elapsed() >= QUIET,
+                    Key::After { text, .. } => out[typed_at.min(out.len())..]
+                        .windows(text.len().max(1))
+                        .any(|w| w == text.as_slice()),
                 };
                 if ready {
                     if key.brings_a_prompt() {
@@ -108,7 +125,7 @@ pub fn type_in(
                 }
             }
             let bytes = match &key {
-                Key::AtPrompt(bytes) => bytes.clone(),
+                Key::AtPrompt(bytes) | Key::After { bytes, .. } => bytes.clone(),
                 Key::Interrupt => vec![0x03],
             };
             if stdin
@@ -128,7 +145,7 @@ mod tests {
 
     #[test]
     fn a_script_is_lines_typed_at_the_prompt_and_control_keys() {
-        let keys = parse("hog -t 1 &\n^C\nab^H\nx^Uy\n^D\n");
+        let keys = parse("hog -t 1 &\n^C\nab^H\nx^Uy\n[after frame 2] q\n^D\n");
         assert_eq!(
             keys,
             [
@@ -136,6 +153,10 @@ mod tests {
                 Key::Interrupt,
                 Key::AtPrompt(b"ab\x08\r".to_vec()),
                 Key::AtPrompt(b"x\x15y\r".to_vec()),
+                Key::After {
+                    text: b"frame 2".to_vec(),
+                    bytes: b"q\r".to_vec()
+                },
                 Key::AtPrompt(vec![4]),
             ]
         );

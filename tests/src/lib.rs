@@ -118,3 +118,69 @@ pub fn on_cfslab(options: &str, argv: &str, flags: &[&str]) -> Run {
     all.extend_from_slice(flags);
     boot_with(&format!("{options} -- {argv}"), &all)
 }
+
+/// The README's session transcript sits between these markers, in a `text` block.
+const SESSION_BEGIN: &str = "<!-- session -->\n```text\n";
+const SESSION_END: &str = "```\n<!-- /session -->";
+
+/// A typed session's output as the README shows it: from the first prompt to the shell's
+/// `exit`, without terminal control codes, the samples' JSON lines, or more than three of
+/// a program's per-sample lines in a row (the rest are counted).
+pub fn session_transcript(stdout: &str) -> String {
+    let per_sample = |l: &str| {
+        l.strip_suffix(" ms")
+            .is_some_and(|n| n.parse::<f64>().is_ok())
+    };
+    let mut out = String::new();
+    let mut started = false;
+    let mut run = 0;
+    let lines: Vec<String> = stdout
+        .replace("\x1b[H\x1b[2J", "")
+        .replace('\r', "")
+        .lines()
+        .map(String::from)
+        .collect();
+    for (i, line) in lines.iter().enumerate() {
+        started |= line.starts_with("# ");
+        if !started || line.starts_with("RESULT {\"kind\":\"samples\"") {
+            continue;
+        }
+        if per_sample(line) {
+            run += 1;
+            if run <= 3 {
+                out += &format!("{line}\n");
+            }
+            let next_too = lines.get(i + 1).is_some_and(|l| per_sample(l));
+            if !next_too && run > 3 {
+                out += &format!("[... {} more lines like these]\n", run - 3);
+            }
+            continue;
+        }
+        run = 0;
+        out += &format!("{line}\n");
+        if line == "# exit" {
+            break;
+        }
+    }
+    out
+}
+
+/// The transcript inside the README's session markers.
+pub fn session_block(readme: &str) -> Option<&str> {
+    let start = readme.find(SESSION_BEGIN)? + SESSION_BEGIN.len();
+    let len = readme[start..].find(SESSION_END)?;
+    Some(&readme[start..start + len])
+}
+
+/// The README with `transcript` between its session markers.
+pub fn replace_session(readme: &str, transcript: &str) -> String {
+    let Some(old) = session_block(readme) else {
+        return readme.to_string();
+    };
+    let start = old.as_ptr() as usize - readme.as_ptr() as usize;
+    format!(
+        "{}{transcript}{}",
+        &readme[..start],
+        &readme[start + old.len()..]
+    )
+}

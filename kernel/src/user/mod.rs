@@ -4,7 +4,8 @@
 //! ` -- /bin/NAME args` (README, "Userland").
 //!
 //! What runs today: programs from the initramfs as processes (a task each, their own lower
-//! half, their own FPU/SSE state and FS base), files and pipes with poll/select, anonymous
+//! half, their own FPU/SSE state and FS base), files and pipes with poll/select, the file tree by path (the initramfs,
+//! `/proc`, the scheduler's knobs in `/proc/sys` and `/sys`: `fs`), anonymous
 //! memory, copy-on-write fork, vfork, threads (CLONE_THREAD groups, TLS, futexes), execve,
 //! wait4 with rusage, signals' default actions, masks and kept actions, priorities and the
 //! uid rules, the id and clock calls (the table is in `syscall/`), limits, and a fault in

@@ -1,6 +1,6 @@
 //! Processes as Linux's `/proc` describes them, for `ps` and `top`: the files and fields
 //! Linux's own `ps` reads, so that both programs run the same on the host's Linux and on
-//! cfslab, whose kernel is to write those files in Linux's formats:
+//! cfslab, whose kernel writes those files in Linux's formats (`kernel/src/user/fs/proc.rs`):
 //!
 //! | field | from |
 //! |---|---|

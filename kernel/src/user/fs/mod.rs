@@ -238,3 +238,30 @@ pub fn inode_of(path: &str) -> u64 {
     });
     hash.max(1)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `.` and `..` are followed, repeated slashes are one, a relative path starts at its
+    /// base, and `..` of the root is the root (as Linux resolves them).
+    #[test_case]
+    fn paths_resolve_as_linux_resolves_them() {
+        let canonical = |path: &[u8], from| lookup(path, from).map(|(_, c)| c);
+        assert_eq!(canonical(b"/sys//./kernel/", "/"), Ok("/sys/kernel".into()));
+        assert_eq!(canonical(b"/../../sys/../sys", "/"), Ok("/sys".into()));
+        assert_eq!(canonical(b"kernel", "/sys"), Ok("/sys/kernel".into()));
+        assert_eq!(
+            lookup(b"/sys", "/").map(|(n, _)| n),
+            Ok(Node::Dir(Dir::Sys))
+        );
+    }
+
+    #[test_case]
+    fn missing_names_and_long_ones_are_refused() {
+        assert_eq!(lookup(b"", "/"), Err(-errno::ENOENT));
+        assert_eq!(lookup(b"/no/such", "/"), Err(-errno::ENOENT));
+        let long = [b'x'; NAME_MAX + 1];
+        assert_eq!(lookup(&long, "/"), Err(-errno::ENAMETOOLONG));
+    }
+}

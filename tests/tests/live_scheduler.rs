@@ -1,0 +1,188 @@
+//! The scheduler live ([5/5]): sessions typed at cfslab's console (`boot run --input`, the
+//! scripts in tests/sessions/) that change nice values, sysctls, sched_features and uid
+//! group weights while hogs run, and check that the measured shares and latencies move as
+//! the theory says (cfs-semantics §3, §6). Typed input arrives when the host sees the
+//! prompt, so a session's figures vary a little from run to run: the assertions leave room
+//! for that, never for a different outcome.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use systests::Run;
+
+fn sessions() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions")
+}
+
+/// Boots `run=shell OPTIONS` and types tests/sessions/SCRIPT at the console.
+fn session(options: &str, script: &str) -> Run {
+    let path = sessions().join(script);
+    systests::boot_with(
+        &format!("run=shell {options}"),
+        &[
+            "--input",
+            path.to_str().unwrap(),
+            "--icount-shift",
+            "2",
+            "--timeout",
+            "400",
+        ],
+    )
+}
+
+/// The `program` RESULT lines of `kind` ("cpu", "latency"), in order.
+fn results(run: &Run, kind: &str, program: &str) -> Vec<Value> {
+    run.results()
+        .into_iter()
+        .filter(|r| r["kind"] == kind && r["program"] == program)
+        .collect()
+}
+
+/// The CPU time (µs) each hog reported, by pid.
+fn hog_runtime(run: &Run, pid: u64) -> f64 {
+    results(run, "cpu", "hog")
+        .iter()
+        .find(|r| r["pid"] == pid)
+        .unwrap_or_else(|| panic!("hog {pid} reported: {}", run.stdout))["runtime_us"]
+        .as_f64()
+        .unwrap()
+}
+
+/// Two root hogs (pids 4 and 5) under 2.6.36's defaults, no groups: `ps` lists both;
+/// `renice 5 5` gives them weights 1024 and 335, so the first gets 1024 / 1359 = 75.3 % of
+/// what the two get; uid 7 may neither renice root's hog nor write a sysctl (EPERM,
+/// EACCES); a latency below Linux's 100 µs bound is EINVAL; and NO_START_DEBIT, written
+/// while they run, shows in the feature list and shortens how long each new timer thread
+/// of `wakeup_latency` waits: with START_DEBIT a new thread starts one virtual slice after
+/// min_vruntime, behind both hogs; without, at min_vruntime, so it runs after at most the
+/// current hog's slice.
+#[test]
+fn renice_sysctl_rules_and_a_feature_flip_act_at_once() {
+    let run = session("", "renice_and_features.txt");
+    let out = &run.stdout;
+    let ps_hogs = out
+        .lines()
+        .filter(|l| l.ends_with(" hog") && l.contains(" R "))
+        .count();
+    assert_eq!(ps_hogs, 2, "ps lists both running hogs: {out}");
+    let (plain, reniced) = (hog_runtime(&run, 4), hog_runtime(&run, 5));
+    let share = plain / (plain + reniced);
+    assert!((0.72..=0.79).contains(&share), "nice 0 vs 5: {share}");
+    assert!(out.contains("sh: renice: 4: EPERM"), "{out}");
+    assert!(
+        out.contains("sh: /proc/sys/kernel/sched_latency_ns: EACCES (13)"),
+        "{out}"
+    );
+    assert!(out.contains("sh: write: EINVAL (22)"), "{out}");
+    let features = out
+        .lines()
+        .find(|l| l.starts_with("FAIR_SLEEPERS "))
+        .expect("the feature list");
+    assert!(
+        features.contains(" NO_START_DEBIT ") && !features.contains(" START_DEBIT "),
+        "{features}"
+    );
+    let latency = results(&run, "latency", "wakeup_latency");
+    assert_eq!(latency.len(), 2, "{out}");
+    let avg = |r: &Value| r["avg_us"].as_f64().unwrap();
+    assert!(
+        avg(&latency[1]) < 0.75 * avg(&latency[0]),
+        "NO_START_DEBIT: {} µs, START_DEBIT: {} µs",
+        avg(&latency[1]),
+        avg(&latency[0])
+    );
+    assert_eq!(run.result("exit")["status"], 0, "{out}");
+}
+
+/// Per-uid groups (group=uid, 2.6.24's FAIR_USER_SCHED): `/sys/kernel/uids/` has a
+/// directory per uid with tasks; writing 3072 to uid 7's cpu_share against root's 1024
+/// gives uid 7's hog 3/4 of the CPU (root's quarter is shared with `top`), `top` shows it
+/// as it happens, and a word instead of a number is EINVAL.
+#[test]
+fn writing_cpu_share_changes_the_per_uid_split() {
+    let run = session("group=uid", "cpu_share.txt");
+    let out = &run.stdout;
+    let lines: Vec<&str> = out.lines().map(str::trim_end).collect();
+    let ls = lines
+        .iter()
+        .position(|l| l.ends_with("# ls /sys/kernel/uids"))
+        .expect("ls typed");
+    assert_eq!(lines[ls + 1..ls + 3], ["0", "7"], "{out}");
+    assert!(out.contains("1024\n1024\n"), "{out}");
+    assert!(out.contains("3072\n"), "{out}");
+    assert!(out.contains("sh: write: EINVAL (22)"), "{out}");
+    // Root's group also holds `top` (and the shell): uid 7's hog gets 3/4 of the CPU, root's
+    // hog most of the rest.
+    let (uid7, root) = (hog_runtime(&run, 4), hog_runtime(&run, 5));
+    let share = uid7 / (uid7 + root);
+    assert!((0.72..=0.80).contains(&share), "uid 7's share {share}");
+    let frame = out
+        .split("top: frame 3,")
+        .nth(1)
+        .expect("top's third frame");
+    let uid7_line = frame
+        .lines()
+        .find(|l| l.trim_start().starts_with("4 "))
+        .expect("hog 4 in top");
+    let percent: f64 = uid7_line
+        .split_whitespace()
+        .nth(5)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((70.0..=80.0).contains(&percent), "{uid7_line}");
+    assert_eq!(run.result("exit")["status"], 0, "{out}");
+}
+
+/// The README's session (tests/sessions/readme.txt): hogs as uid 7 and root, a sleeper
+/// waking every 10 ms, `top`, then NO_FAIR_SLEEPERS. With sleeper credit the sleeper wakes
+/// placed before min_vruntime and preempts the hog at once; without it, it waits for the
+/// running hog's slice to end, so its average latency rises. The README's transcript is
+/// this run's output (`CFSLAB_BLESS=1` rewrites it); the commands it shows must be the
+/// script's.
+#[test]
+fn the_readme_session_is_real() {
+    let run = session("group=uid", "readme.txt");
+    let latency = results(&run, "latency", "sleeper");
+    assert_eq!(latency.len(), 2, "{}", run.stdout);
+    let avg = |r: &Value| r["avg_us"].as_f64().unwrap();
+    assert!(
+        avg(&latency[1]) > 2.0 * avg(&latency[0]),
+        "NO_FAIR_SLEEPERS {} µs vs {} µs",
+        avg(&latency[1]),
+        avg(&latency[0])
+    );
+    let transcript = systests::session_transcript(&run.stdout);
+    let readme_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md");
+    if std::env::var_os("CFSLAB_BLESS").is_some() {
+        let readme = std::fs::read_to_string(&readme_path).unwrap();
+        std::fs::write(
+            &readme_path,
+            systests::replace_session(&readme, &transcript),
+        )
+        .unwrap();
+    }
+    let readme = std::fs::read_to_string(&readme_path).unwrap();
+    let typed = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("# "))
+            .map(String::from)
+            .collect()
+    };
+    let shown = typed(systests::session_block(&readme).expect("the README's session block"));
+    let script = std::fs::read_to_string(sessions().join("readme.txt")).unwrap();
+    // What the console echoes after the prompt: each line, and Ctrl-D as the shell's
+    // `exit`; `[after ...]` keys go to `top`, not to a prompt.
+    let script_lines: Vec<String> = script
+        .lines()
+        .filter(|l| !l.starts_with("[after"))
+        .map(|l| {
+            if l == "^D" {
+                "exit".into()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    assert_eq!(shown, script_lines, "README's session vs the script");
+    assert_eq!(typed(&transcript), script_lines, "this run's session");
+}
