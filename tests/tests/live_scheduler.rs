@@ -101,14 +101,25 @@ fn renice_sysctl_rules_and_a_feature_flip_act_at_once() {
 fn writing_cpu_share_changes_the_per_uid_split() {
     let run = session("group=uid", "cpu_share.txt");
     let out = &run.stdout;
+    // What the console shows after the line typed `command` (the terminal ends lines
+    // with CR LF).
     let lines: Vec<&str> = out.lines().map(str::trim_end).collect();
-    let ls = lines
-        .iter()
-        .position(|l| l.ends_with("# ls /sys/kernel/uids"))
-        .expect("ls typed");
-    assert_eq!(lines[ls + 1..ls + 3], ["0", "7"], "{out}");
-    assert!(out.contains("1024\n1024\n"), "{out}");
-    assert!(out.contains("3072\n"), "{out}");
+    let after = |command: &str, n: usize| {
+        let at = lines
+            .iter()
+            .position(|l| *l == format!("# {command}"))
+            .unwrap_or_else(|| panic!("{command} typed: {out}"));
+        lines[at + 1..at + 1 + n].to_vec()
+    };
+    assert_eq!(after("ls /sys/kernel/uids", 2), ["0", "7"]);
+    assert_eq!(
+        after(
+            "cat /sys/kernel/uids/0/cpu_share /sys/kernel/uids/7/cpu_share",
+            2
+        ),
+        ["1024", "1024"]
+    );
+    assert_eq!(after("cat /sys/kernel/uids/7/cpu_share", 1), ["3072"]);
     assert!(out.contains("sh: write: EINVAL (22)"), "{out}");
     // Root's group also holds `top` (and the shell): uid 7's hog gets 3/4 of the CPU, root's
     // hog most of the rest.
