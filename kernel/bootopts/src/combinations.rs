@@ -2,7 +2,7 @@
 //! something — an era of another policy, a tunable or feature the policy does not have,
 //! groups under O(1), `tasks=` without `run=custom`. Each refusal names the option at fault.
 
-use crate::parse::{OptionError, list};
+use crate::error::{OptionError, list};
 use crate::{Config, Era, Grouping, Policy};
 use alloc::string::String;
 

@@ -19,6 +19,7 @@ extern crate alloc;
 extern crate std;
 
 mod combinations;
+mod error;
 mod params;
 mod parse;
 pub mod program;
@@ -31,7 +32,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-pub use parse::{KEYS, MAX_CMDLINE_BYTES, OptionError, SCENARIOS};
+pub use error::OptionError;
+pub use parse::{KEYS, MAX_CMDLINE_BYTES, SCENARIOS};
 
 /// Scheduling policy (`policy=`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,10 +5,10 @@
 //! an error, never a panic. Bad tokens are echoed back escaped and shortened, so a non-ASCII
 //! or kilobyte-long key cannot garble the console line that reports it.
 
+use crate::error::{OptionError, echo, list};
 use crate::{ClockEvent, Config, Era, FeatureSetting, Grouping, LogLevel, Policy, Share};
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt::{self, Write};
 
 /// The longest command line accepted (fw_cfg's buffer in the kernel).
 pub const MAX_CMDLINE_BYTES: usize = 4096;
@@ -62,84 +62,6 @@ const MAX_SHARES: u64 = *sched::knobs::SHARES.end();
 
 const MIN_DURATION_NS: u64 = 10_000_000;
 const MAX_DURATION_NS: u64 = 3_600_000_000_000;
-
-/// Longest excerpt of a bad token echoed in an error.
-const ECHO_MAX_CHARS: usize = 40;
-
-/// A rejected boot option. Its `Display` is the one line the kernel prints before exiting
-/// with the "bad options" status.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OptionError {
-    /// The key (or the whole token, if it had no valid key), escaped and shortened.
-    pub option: String,
-    /// What is wrong.
-    pub reason: String,
-    /// What would be accepted.
-    pub valid: String,
-}
-
-impl fmt::Display for OptionError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "bad boot option {}: {} (valid: {})",
-            self.option, self.reason, self.valid
-        )
-    }
-}
-
-impl OptionError {
-    pub(crate) fn new(option: &str, reason: impl ToString, valid: impl ToString) -> Self {
-        OptionError {
-            option: echo(option),
-            reason: reason.to_string(),
-            valid: valid.to_string(),
-        }
-    }
-
-    /// The command line is longer than [`MAX_CMDLINE_BYTES`].
-    pub fn too_long(len: usize) -> Self {
-        OptionError::new(
-            "cmdline",
-            alloc::format!("{len} bytes long"),
-            alloc::format!("at most {MAX_CMDLINE_BYTES} bytes"),
-        )
-    }
-
-    pub(super) fn not_utf8(at: usize) -> Self {
-        OptionError::new(
-            "cmdline",
-            alloc::format!("not valid UTF-8 (at byte {at})"),
-            "space-separated key=value pairs in ASCII",
-        )
-    }
-}
-
-/// `text` made safe for a one-line report: printable ASCII kept, the rest `\u{..}`-escaped,
-/// cut to [`ECHO_MAX_CHARS`] characters.
-pub(super) fn echo(text: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in text.chars().enumerate() {
-        if i == ECHO_MAX_CHARS {
-            out.push_str("...");
-            break;
-        }
-        if c.is_ascii_graphic() {
-            out.push(c);
-        } else {
-            let _ = write!(out, "\\u{{{:x}}}", c as u32);
-        }
-    }
-    out
-}
-
-pub(crate) fn list(items: impl IntoIterator<Item = impl fmt::Display>) -> String {
-    let mut out = String::new();
-    for (i, item) in items.into_iter().enumerate() {
-        let _ = write!(out, "{}{item}", if i == 0 { "" } else { ", " });
-    }
-    out
-}
 
 /// The value of `table` named `value`, or an error listing the names.
 fn choose<T: Copy>(

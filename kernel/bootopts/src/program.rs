@@ -32,7 +32,7 @@ pub fn split(cmdline: &str) -> Result<(String, Vec<String>), OptionError> {
             SEPARATOR,
             alloc::format!(
                 "the program '{}' is not an absolute path",
-                crate::parse::echo(path)
+                crate::error::echo(path)
             ),
             "-- /bin/NAME [ARGS...]",
         ));

@@ -11,7 +11,8 @@
 //!
 //! UID defaults to 1 (an ordinary user), COUNT to 1, NICE to 0.
 
-use crate::parse::{OptionError, echo, parse_duration_value, parse_u64};
+use crate::error::{OptionError, echo};
+use crate::parse::{parse_duration_value, parse_u64};
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};

@@ -53,8 +53,8 @@ fn task_name(kind: TaskKind, nth: usize, total: u32) -> String {
     }
 }
 
-/// The argv that runs `spec` as task `name` (instance `nth` of its kind, task number
-/// `index` of the scenario) until `end`.
+/// The argv that runs `spec` as task `name` (instance `nth` of its kind; `seed` seeds its
+/// variation) until `end`.
 fn argv_for(spec: &TaskSpec, name: &str, nth: usize, seed: u64, end: u64) -> Vec<String> {
     let mut argv: Vec<String> = Vec::new();
     let program = match spec.kind {

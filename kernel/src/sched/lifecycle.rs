@@ -51,7 +51,9 @@ pub fn spawn(
     let stack = KernelStack::new().map_err(|_| SpawnError::OutOfMemory)?;
     Ok(change_then_reschedule(|s| {
         let now = clock::now();
-        let (id, slot) = s.start_child(name, uid, nice, (entry, argument), stack, now);
+        let me = Some(s.current_id());
+        let task = new_task(name, uid, nice, Some((entry, argument)), Some(stack), me);
+        let (id, slot) = s.start(task, now);
         s.need_resched |= s.policy.spawn(slot, uid, nice, now);
         s.record_new(slot, now);
         id
@@ -59,43 +61,24 @@ pub fn spawn(
 }
 
 impl Scheduler {
-    /// Adds a runnable child of the running task (not yet known to the policy): its id and
-    /// slot.
-    pub(super) fn start_child(
+    /// Adds `task` (made by `new_task`) as runnable, not yet known to the policy: its id
+    /// and slot. A task with a parent (always the running task) counts among its children,
+    /// whom `wait` reaps; one without — a thread — ends by itself.
+    pub(super) fn start(
         &mut self,
-        name: &str,
-        uid: u32,
-        nice: i8,
-        entry: (fn(u64), u64),
-        stack: KernelStack,
+        task: crate::task::Task,
         now: u64,
     ) -> (TaskId, crate::task::Slot) {
-        let parent = self.current_id();
-        let task = new_task(name, uid, nice, Some(entry), Some(stack), Some(parent));
-        let (id, slot) = self.add_runnable(task, now);
-        let current = self.current;
-        self.task(current).children += 1;
-        (id, slot)
-    }
-
-    /// Adds a runnable task that is no one's child (a thread: it ends by itself, and no
-    /// `wait` reaps it), not yet known to the policy: its id and slot.
-    pub(super) fn start_orphan(
-        &mut self,
-        name: &str,
-        uid: u32,
-        nice: i8,
-        entry: (fn(u64), u64),
-        stack: KernelStack,
-        now: u64,
-    ) -> (TaskId, crate::task::Slot) {
-        let task = new_task(name, uid, nice, Some(entry), Some(stack), None);
-        self.add_runnable(task, now)
-    }
-
-    fn add_runnable(&mut self, task: crate::task::Task, now: u64) -> (TaskId, crate::task::Slot) {
+        let child = task.parent.is_some();
+        debug_assert!(task.parent.is_none_or(|p| p == self.current_id()));
         let (id, slot) = self.add(task);
-        self.task(slot).stats.runnable_since = Some(now);
+        let started = self.task(slot);
+        started.started_at = now;
+        started.stats.runnable_since = Some(now);
+        if child {
+            let current = self.current;
+            self.task(current).children += 1;
+        }
         (id, slot)
     }
 
@@ -126,7 +109,9 @@ pub fn spawn_child(
         let now = clock::now();
         let (parent_slot, parent) = (s.current, s.current_id());
         let (uid, nice) = (s.task(parent_slot).uid, s.task(parent_slot).nice);
-        let (id, slot) = s.start_child(name, uid, nice, (entry, argument), stack, now);
+        let me = Some(s.current_id());
+        let task = new_task(name, uid, nice, Some((entry, argument)), Some(stack), me);
+        let (id, slot) = s.start(task, now);
         s.need_resched |= s.policy.fork(parent_slot, slot, kind, now);
         s.record_new(slot, now);
         if kind == ForkKind::Vfork {

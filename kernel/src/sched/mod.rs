@@ -236,7 +236,8 @@ fn new_task(
         uid,
         nice,
         state: State::Runnable,
-        started_at: clock::now(),
+        // Set when the task starts (`Scheduler::start`); the boot and idle tasks: at boot.
+        started_at: 0,
         entry,
         _stack: stack,
         rsp,

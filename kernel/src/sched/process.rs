@@ -1,7 +1,7 @@
 //! The scheduler's side of user processes: starting a task that enters ring 3 in an address
 //! space of its own, and what the system calls ask about the running task.
 
-use super::{Scheduler, change_then_reschedule, with_sched};
+use super::{Scheduler, change_then_reschedule, new_task, with_sched};
 use crate::arch::x86_64::user_state::UserCpuState;
 use crate::mm::stack::KernelStack;
 use crate::task::TaskId;
@@ -64,7 +64,9 @@ pub fn spawn_process(
     let cpu = Box::new(UserCpuState::initial());
     let started = change_then_reschedule(|s| {
         let now = clock::now();
-        let (id, slot) = s.start_child(name, uid, nice, (enter_ring_3, 0), stack, now);
+        let me = Some(s.current_id());
+        let task = new_task(name, uid, nice, Some((enter_ring_3, 0)), Some(stack), me);
+        let (id, slot) = s.start(task, now);
         let t = s.task(slot);
         t.address_space = Some(space);
         t.group = Some(Arc::new(ThreadGroup::new(id)));
@@ -112,11 +114,10 @@ pub fn fork_process(clone: Clone) -> Result<TaskId, super::SpawnError> {
         let (uid, nice, name) = (p.uid, p.nice, p.name.clone());
         let (group, blocked) = (p.group.clone().expect("a process"), p.blocked_signals);
         let entry: (fn(u64), u64) = (return_forked, 0);
-        let (id, slot) = if clone.thread {
-            s.start_orphan(&name, uid, nice, entry, stack, now)
-        } else {
-            s.start_child(&name, uid, nice, entry, stack, now)
-        };
+        // A thread is no one's child: it ends by itself, and no `wait` reaps it.
+        let child_of = (!clone.thread).then_some(parent);
+        let task = new_task(&name, uid, nice, Some(entry), Some(stack), child_of);
+        let (id, slot) = s.start(task, now);
         let t = s.task(slot);
         t.group = Some(if clone.thread {
             group

@@ -103,10 +103,13 @@ impl WaitQueue {
     }
 
     /// Wakes every waiter from an interrupt handler (the console's input): the switch, if a
-    /// wake-up asks for one, waits for the interrupt's end.
+    /// wake-up asks for one, waits for the interrupt's end. Each waiter is taken off the
+    /// queue before it is woken, so the queue's lock is never held across a wake-up.
     pub fn wake_all_irq(&self, now: u64) {
         debug_assert!(!interrupts::are_enabled());
-        while let Some(task) = self.waiters.lock().pop_front() {
+        loop {
+            let next = self.waiters.lock().pop_front();
+            let Some(task) = next else { break };
             wake_up_irq(task, now);
         }
     }

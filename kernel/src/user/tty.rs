@@ -33,6 +33,42 @@ const CTRL_U: u8 = 0x15;
 const DELETE: u8 = 0x7f;
 const SIGINT: u8 = 2;
 
+/// The terminal's `struct termios` as TCGETS gives it (the kernel's layout, 36 bytes):
+/// c_iflag ICRNL | IXON, c_oflag OPOST | ONLCR, c_cflag B38400 | CS8 | CREAD | HUPCL,
+/// c_lflag ISIG | ICANON | ECHO | ECHOE | ECHOK | ECHOCTL | ECHOKE | IEXTEN, line 0, then
+/// the control characters: those this line discipline acts on, and Linux's defaults for
+/// the rest.
+pub const TERMIOS: [u8; 36] = {
+    let mut t = [0u8; 36];
+    let flags: [u32; 4] = [0x500, 0x5, 0x4bf, 0x8a3b];
+    let mut i = 0;
+    while i < 4 {
+        let b = flags[i].to_le_bytes();
+        t[4 * i] = b[0];
+        t[4 * i + 1] = b[1];
+        t[4 * i + 2] = b[2];
+        t[4 * i + 3] = b[3];
+        i += 1;
+    }
+    // c_cc from offset 17: VINTR, VQUIT (^\), VERASE, VKILL, VEOF, VTIME, VMIN, VSWTC,
+    // VSTART (^Q), VSTOP (^S), VSUSP (^Z), VEOL, VREPRINT (^R), VDISCARD (^O), VWERASE (^W),
+    // VLNEXT (^V), VEOL2.
+    let cc = [
+        CTRL_C, 0x1c, DELETE, CTRL_U, CTRL_D, 0, 1, 0, 0x11, 0x13, 0x1a, 0, 0x12, 0x0f, 0x17, 0x16,
+        0,
+    ];
+    let mut j = 0;
+    while j < cc.len() {
+        t[17 + j] = cc[j];
+        j += 1;
+    }
+    t
+};
+
+/// The terminal's `struct winsize` as TIOCGWINSZ gives it: 24 rows, 80 columns, and two
+/// unused pixel sizes.
+pub const WINSIZE: [u8; 8] = [24, 0, 80, 0, 0, 0, 0, 0];
+
 struct Terminal {
     /// The line being typed.
     editing: Vec<u8>,

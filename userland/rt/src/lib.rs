@@ -22,6 +22,7 @@ pub mod io;
 pub mod process;
 mod start;
 pub mod sys;
+pub mod thread;
 pub mod time;
 
 pub use errno::Errno;

@@ -39,12 +39,14 @@ pub fn settings() -> String {
     }
 }
 
-/// Prints one human line: as it is on its own, after `SCENARIO: ` in the lab.
+/// What starts a human line: `SCENARIO: ` in the lab, nothing on its own.
+pub fn line_prefix() -> String {
+    scenario().map_or(String::new(), |name| format!("{name}: "))
+}
+
+/// Prints one human line, after [`line_prefix`].
 pub fn say(line: core::fmt::Arguments) {
-    match scenario() {
-        Some(name) => rt::println!("{name}: {line}"),
-        None => rt::println!("{line}"),
-    }
+    rt::println!("{}{line}", line_prefix());
 }
 
 /// [`say`] with `format!`'s syntax.

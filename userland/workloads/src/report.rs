@@ -9,7 +9,6 @@
 
 use crate::lab;
 use alloc::format;
-use alloc::string::String;
 use core::fmt::Write;
 use sched::stats::Summary;
 
@@ -22,16 +21,11 @@ fn emit(text: &str) {
     let _ = rt::io::write_all(rt::io::STDOUT, text.as_bytes());
 }
 
-/// The prefix of a human line: `SCENARIO: ` in the lab, nothing on its own.
-fn prefix() -> String {
-    lab::scenario().map_or(String::new(), |s| format!("{s}: "))
-}
-
 /// A latency probe's reports: the cyclictest line (`interval_ns` is its period), the
 /// percentile block and the `RESULT` lines (µs; samples in arrival order). A probe with no
 /// sample says why instead (`run_ns`: how long the program ran).
 pub fn latency(program: &str, probe: &str, interval_ns: u64, samples_ns: &[u64], missed: u64) {
-    let at = prefix();
+    let at = lab::line_prefix();
     let Some(&last) = samples_ns.last() else {
         emit(&format!(
             "{at}{probe}: no samples: the run ended before its first {} ms period did \

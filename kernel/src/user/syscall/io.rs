@@ -201,9 +201,8 @@ pub fn dup2(old: u64, new: u64) -> i64 {
 }
 
 /// `ioctl(fd, request, arg)`. The console is a terminal (`user::tty`): TCGETS gives its
-/// termios — canonical mode with echo and signals, Linux's defaults — and TIOCGWINSZ a
-/// window of 24 × 80 (what `isatty` and musl's stdio ask). Other requests, and any on a
-/// pipe: ENOTTY.
+/// termios and TIOCGWINSZ its window size (what `isatty` and musl's stdio ask). Other
+/// requests, and any on another file: ENOTTY.
 pub fn ioctl(fd: u64, request: u64, arg: u64) -> i64 {
     const TCGETS: u64 = 0x5401;
     const TIOCGWINSZ: u64 = 0x5413;
@@ -215,9 +214,8 @@ pub fn ioctl(fd: u64, request: u64, arg: u64) -> i64 {
         return -errno::ENOTTY;
     }
     let answer: &[u8] = match request {
-        TCGETS => &TERMIOS,
-        // struct winsize: rows, columns, and two unused pixel sizes.
-        TIOCGWINSZ => &[24, 0, 80, 0, 0, 0, 0, 0],
+        TCGETS => &crate::user::tty::TERMIOS,
+        TIOCGWINSZ => &crate::user::tty::WINSIZE,
         _ => return -errno::ENOTTY,
     };
     match space().write(arg, answer) {
@@ -225,32 +223,3 @@ pub fn ioctl(fd: u64, request: u64, arg: u64) -> i64 {
         Err(_) => -errno::EFAULT,
     }
 }
-
-/// The console's `struct termios` (the kernel's, 36 bytes): c_iflag ICRNL | IXON, c_oflag
-/// OPOST | ONLCR, c_cflag B38400 | CS8 | CREAD | HUPCL, c_lflag ISIG | ICANON | ECHO |
-/// ECHOE | ECHOK | ECHOCTL | ECHOKE | IEXTEN, line 0, and Linux's default control
-/// characters (^C interrupts, DEL erases, ^U kills the line, ^D is end-of-file, ...).
-const TERMIOS: [u8; 36] = {
-    let mut t = [0u8; 36];
-    let flags: [u32; 4] = [0x500, 0x5, 0x4bf, 0x8a3b];
-    let mut i = 0;
-    while i < 4 {
-        let b = flags[i].to_le_bytes();
-        t[4 * i] = b[0];
-        t[4 * i + 1] = b[1];
-        t[4 * i + 2] = b[2];
-        t[4 * i + 3] = b[3];
-        i += 1;
-    }
-    // c_cc from offset 17: VINTR, VQUIT, VERASE, VKILL, VEOF, VTIME, VMIN, VSWTC, VSTART,
-    // VSTOP, VSUSP, VEOL, VREPRINT, VDISCARD, VWERASE, VLNEXT, VEOL2.
-    let cc = [
-        0x03, 0x1c, 0x7f, 0x15, 0x04, 0, 1, 0, 0x11, 0x13, 0x1a, 0, 0x12, 0x0f, 0x17, 0x16, 0,
-    ];
-    let mut j = 0;
-    while j < cc.len() {
-        t[17 + j] = cc[j];
-        j += 1;
-    }
-    t
-};

@@ -126,7 +126,9 @@ fn reap(
         }
         let (thread, expiry) = live.remove(i);
         thread.join();
-        samples.push(expiry.late.load(Ordering::Acquire));
+        let late = expiry.late.load(Ordering::Acquire);
+        debug_assert_ne!(late, NOT_RUN, "a joined thread has recorded its lateness");
+        samples.push(late);
         spare.push(expiry);
     }
 }
