@@ -197,3 +197,55 @@ fn the_readme_session_is_real() {
     assert_eq!(shown, script_lines, "README's session vs the script");
     assert_eq!(typed(&transcript), script_lines, "this run's session");
 }
+
+/// The knobs follow the policy (no typed input: `sh -c`, so this run is deterministic).
+/// EEVDF has one tunable, the base slice (0.75 ms in 6.6), writable, and its tasks' `sched`
+/// files show their deadline; O(1), Linux 2.6.11's, had neither sysctls nor features, so
+/// there are none to list or read.
+#[test]
+fn the_knobs_follow_the_policy() {
+    let slice = "/proc/sys/kernel/sched_base_slice_ns";
+    let eevdf = systests::on_cfslab(
+        "policy=eevdf",
+        &format!(
+            "/bin/sh -c ls /proc/sys/kernel ; cat {slice} ; echo 3000000 > {slice} ; \
+             cat {slice} ; echo 50 > {slice} ; cat /proc/1/sched"
+        ),
+        &[],
+    );
+    let out = &eevdf.stdout;
+    let lines: Vec<&str> = out.lines().map(str::trim_end).collect();
+    let listed = lines
+        .iter()
+        .position(|l| *l == "sched_base_slice_ns")
+        .unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(
+        lines[listed + 1..listed + 3],
+        ["750000", "3000000"],
+        "{out}"
+    );
+    assert!(out.contains("sh: write: EINVAL (22)"), "{out}");
+    assert!(out.contains("se.deadline "), "{out}");
+    assert_eq!(eevdf.result("exit")["status"], 0, "{out}");
+
+    let o1 = systests::on_cfslab(
+        "policy=o1",
+        "/bin/sh -c ls /proc/sys/kernel /sys/kernel/debug ; cat /sys/kernel/debug/sched_features",
+        &[],
+    );
+    let out = &o1.stdout;
+    let lines: Vec<&str> = out.lines().map(str::trim_end).collect();
+    let listed = lines
+        .iter()
+        .position(|l| *l == "/proc/sys/kernel:")
+        .unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(
+        lines[listed + 1..listed + 3],
+        ["", "/sys/kernel/debug:"],
+        "nothing to list: {out}"
+    );
+    assert!(
+        out.contains("cat: /sys/kernel/debug/sched_features: ENOENT (2)"),
+        "{out}"
+    );
+}
