@@ -329,7 +329,7 @@ fn the_fuzzer_s_random_system_calls_leave_the_kernel_standing_with_its_frames_ba
     // an overflow panic in the sleep path, an unmap that walked 2^35 pages, and exit statuses
     // never reaped (about 15 bytes of heap per child); the run must end normally, every frame
     // must come back, and the heap may keep only the capacity the kernel's tables grew to
-    // (1 472 bytes here, after 20 000 calls as after 100 000).
+    // (3 648 bytes here, after 20 000 calls as after 100 000).
     let run = on_cfslab("/bin/fuzz 20000 7", &[]);
     assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
     assert!(

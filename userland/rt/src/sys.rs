@@ -9,8 +9,12 @@ use crate::Errno;
 pub mod nr {
     pub const READ: usize = 0;
     pub const WRITE: usize = 1;
+    pub const OPEN: usize = 2;
     pub const CLOSE: usize = 3;
+    pub const STAT: usize = 4;
+    pub const FSTAT: usize = 5;
     pub const POLL: usize = 7;
+    pub const LSEEK: usize = 8;
     pub const MMAP: usize = 9;
     pub const MUNMAP: usize = 11;
     pub const BRK: usize = 12;
@@ -54,6 +58,7 @@ pub mod nr {
     pub const EXIT_GROUP: usize = 231;
     pub const OPENAT: usize = 257;
     pub const GETDENTS64: usize = 217;
+    pub const NEWFSTATAT: usize = 262;
     pub const PSELECT6: usize = 270;
     pub const PIPE2: usize = 293;
 }

@@ -49,7 +49,7 @@ impl Rng {
 }
 
 /// The numbers a call is mostly drawn from: those cfslab implements, and a few it does not.
-const NUMBERS: [usize; 48] = [
+const NUMBERS: [usize; 53] = [
     nr::READ,
     nr::WRITE,
     nr::CLOSE,
@@ -92,12 +92,30 @@ const NUMBERS: [usize; 48] = [
     nr::CLOCK_NANOSLEEP,
     nr::PSELECT6,
     nr::PIPE2,
-    2,
-    4,
-    5,
-    8,
-    257,
-    435,
+    nr::OPEN,
+    nr::OPENAT,
+    nr::STAT,
+    nr::FSTAT,
+    nr::NEWFSTATAT,
+    nr::LSEEK,
+    nr::GETDENTS64,
+    21,  // access
+    79,  // getcwd
+    80,  // chdir
+    435, // clone3
+];
+
+/// Real paths, for the file calls to reach the tree (the scheduler's files among them; the
+/// children are not root, so writes to those must be refused).
+const PATHS: [&[u8]; 8] = [
+    b"/\0",
+    b"/proc\0",
+    b"/proc/1/stat\0",
+    b"/proc/sched_debug\0",
+    b"/proc/sys/kernel/sched_latency_ns\0",
+    b"/sys/kernel/debug/sched_features\0",
+    b"/bin/hello\0",
+    b"/proc/../sys/./kernel//debug\0",
 ];
 
 fn run(args: &rt::Args) -> i32 {
@@ -209,10 +227,12 @@ fn child_main(seed: u64, report: i32) -> ! {
 }
 
 /// One argument: small numbers and fds, pointers into the scratch buffer (misaligned too,
-/// or running off its end), unmapped and kernel addresses, huge and random values.
+/// or running off its end), real paths, unmapped and kernel addresses, huge and random
+/// values.
 fn argument(rng: &mut Rng, scratch: &mut [u8]) -> usize {
     let base = scratch.as_mut_ptr() as usize;
-    match rng.below(12) {
+    match rng.below(13) {
+        12 => PATHS[rng.below(PATHS.len() as u64) as usize].as_ptr() as usize,
         0 => 0,
         1 => rng.below(64) as usize,
         2 => (rng.below(8) as isize - 6) as usize, // -6..=1: negative fds
