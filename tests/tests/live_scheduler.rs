@@ -201,7 +201,7 @@ fn the_readme_session_is_real() {
 /// The knobs follow the policy (no typed input: `sh -c`, so this run is deterministic).
 /// EEVDF has one tunable, the base slice (0.75 ms in 6.6), writable, and its tasks' `sched`
 /// files show their deadline; O(1), Linux 2.6.11's, had neither sysctls nor features, so
-/// there are none to list or read.
+/// there are none to list or read. And `/proc/self` is whoever reads it.
 #[test]
 fn the_knobs_follow_the_policy() {
     let slice = "/proc/sys/kernel/sched_base_slice_ns";
@@ -209,7 +209,7 @@ fn the_knobs_follow_the_policy() {
         "policy=eevdf",
         &format!(
             "/bin/sh -c ls /proc/sys/kernel ; cat {slice} ; echo 3000000 > {slice} ; \
-             cat {slice} ; echo 50 > {slice} ; cat /proc/1/sched"
+             cat {slice} ; echo 50 > {slice} ; cat /proc/1/sched /proc/self/status"
         ),
         &[],
     );
@@ -226,6 +226,8 @@ fn the_knobs_follow_the_policy() {
     );
     assert!(out.contains("sh: write: EINVAL (22)"), "{out}");
     assert!(out.contains("se.deadline "), "{out}");
+    // `/proc/self` is the reader's own process: `cat`'s.
+    assert!(lines.contains(&"Name:\tcat"), "{out}");
     assert_eq!(eevdf.result("exit")["status"], 0, "{out}");
 
     let o1 = systests::on_cfslab(

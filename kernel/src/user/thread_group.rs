@@ -14,6 +14,7 @@
 
 use super::process::Exit;
 use crate::task::TaskId;
+use alloc::vec::Vec;
 use spin::Mutex;
 use x86_64::instructions::interrupts::without_interrupts;
 
@@ -88,8 +89,10 @@ struct GroupState {
     ended_threads: CpuTimes,
     /// CPU time of the children `wait4` has reaped (and of theirs): RUSAGE_CHILDREN.
     reaped_children: CpuTimes,
-    /// Signal actions, by signal number less one.
-    actions: [SigAction; 64],
+    /// The signals whose action is not the default (SIG_DFL), with their actions: nearly
+    /// always none or a few, so a fork copies and an `execve` resets only those rather than
+    /// 64 actions of 32 bytes each (2 KiB, a tenth of a vfork + execve's instructions).
+    actions: Vec<(u8, SigAction)>,
     /// Signals sent and not acted on (blocked or caught).
     pending: u64,
 }
@@ -104,7 +107,7 @@ impl ThreadGroup {
                 execing: false,
                 ended_threads: CpuTimes::default(),
                 reaped_children: CpuTimes::default(),
-                actions: [SigAction::default(); 64],
+                actions: Vec::new(),
                 pending: 0,
             }),
         }
@@ -114,7 +117,7 @@ impl ThreadGroup {
     /// (Linux's `copy_sighand`).
     pub fn forked(&self, leader: TaskId) -> ThreadGroup {
         let child = ThreadGroup::new(leader);
-        child.state.lock().actions = self.with(|s| s.actions);
+        child.state.lock().actions = self.with(|s| s.actions.clone());
         child
     }
 
@@ -166,21 +169,34 @@ impl ThreadGroup {
 
     /// The action for `signal` (1..=64).
     pub fn action(&self, signal: u8) -> SigAction {
-        self.with(|s| s.actions[usize::from(signal - 1)])
+        self.with(|s| {
+            s.actions
+                .iter()
+                .find(|(n, _)| *n == signal)
+                .map_or_else(SigAction::default, |&(_, a)| a)
+        })
     }
 
     /// Sets the action for `signal` (1..=64); returns the old one.
     pub fn set_action(&self, signal: u8, action: SigAction) -> SigAction {
-        self.with(|s| core::mem::replace(&mut s.actions[usize::from(signal - 1)], action))
+        self.with(|s| {
+            let actions = &mut s.actions;
+            match actions.iter().position(|(n, _)| *n == signal) {
+                Some(i) if action == SigAction::default() => actions.swap_remove(i).1,
+                Some(i) => core::mem::replace(&mut actions[i].1, action),
+                None => {
+                    if action != SigAction::default() {
+                        actions.push((signal, action));
+                    }
+                    SigAction::default()
+                }
+            }
+        })
     }
 
     /// After `execve`: handlers are gone (the code is), ignored signals stay ignored.
     pub fn reset_handlers(&self) {
-        self.with(|s| {
-            for a in s.actions.iter_mut().filter(|a| a.handler != SIG_IGN) {
-                *a = SigAction::default();
-            }
-        });
+        self.with(|s| s.actions.retain(|(_, a)| a.handler == SIG_IGN));
     }
 
     /// Marks `signal` pending.

@@ -116,6 +116,9 @@ impl Dir {
                     .into_iter()
                     .map(|id| (format!("{}", pid_of(id)), Node::Dir(Dir::ProcPid(id))))
                     .collect();
+                // Linux's `/proc/self`: the reader's own process (a symlink there, a
+                // directory here).
+                entries.push(dir("self", Dir::ProcPid(crate::sched::current_process())));
                 for (name, f) in ProcFile::SYSTEM {
                     entries.push(file(name, FileNode::Proc(f)));
                 }

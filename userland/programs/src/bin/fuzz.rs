@@ -110,7 +110,7 @@ const NUMBERS: [usize; 53] = [
 const PATHS: [&[u8]; 8] = [
     b"/\0",
     b"/proc\0",
-    b"/proc/1/stat\0",
+    b"/proc/self/status\0",
     b"/proc/sched_debug\0",
     b"/proc/sys/kernel/sched_latency_ns\0",
     b"/sys/kernel/debug/sched_features\0",
