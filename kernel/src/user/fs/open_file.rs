@@ -61,15 +61,16 @@ impl Bytes {
 pub fn open(path: &[u8], from: &str, flags: u64, uid: u32) -> Result<NodeFile, i64> {
     use flags::*;
     let (node, path) = match lookup(path, from) {
-        Ok(found) if flags & (O_CREAT | O_EXCL) == O_CREAT | O_EXCL => {
-            let _ = found;
-            return Err(-errno::EEXIST);
-        }
+        Ok(_) if flags & (O_CREAT | O_EXCL) == O_CREAT | O_EXCL => return Err(-errno::EEXIST),
         Ok(found) => found,
         // Nothing here can be created: the tree is read-only (the directory must exist).
         Err(e) if e == -errno::ENOENT && flags & O_CREAT != 0 => {
-            let parent = path.rsplitn(2, |&b| b == b'/').nth(1).unwrap_or(b"");
-            return match lookup(if parent.is_empty() { b"/" } else { parent }, from) {
+            let parent: &[u8] = match path.iter().rposition(|&b| b == b'/') {
+                Some(0) => b"/",
+                Some(slash) => &path[..slash],
+                None => b".",
+            };
+            return match lookup(parent, from) {
                 Ok((Node::Dir(_), _)) => Err(-errno::EROFS),
                 _ => Err(e),
             };
@@ -230,5 +231,28 @@ impl NodeFile {
             }
             Ok(out)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::flags::*;
+    use super::open;
+    use crate::user::syscall::errno;
+
+    /// Nothing can be created (EROFS where the directory exists, ENOENT where it does not),
+    /// a directory is not written (EISDIR), and O_EXCL refuses what exists — Linux's answers.
+    #[test_case]
+    fn open_refuses_as_a_read_only_tree_does() {
+        let err = |path: &[u8], from, flags| open(path, from, flags, 0).err();
+        assert_eq!(err(b"/x", "/", O_WRONLY | O_CREAT), Some(-errno::EROFS));
+        assert_eq!(
+            err(b"kernel/y", "/sys", O_WRONLY | O_CREAT),
+            Some(-errno::EROFS)
+        );
+        assert_eq!(err(b"/no/x", "/", O_WRONLY | O_CREAT), Some(-errno::ENOENT));
+        assert_eq!(err(b"/sys", "/", O_WRONLY), Some(-errno::EISDIR));
+        assert_eq!(err(b"/sys", "/", O_CREAT | O_EXCL), Some(-errno::EEXIST));
+        assert_eq!(err(b"/sys", "/", O_DIRECTORY), None);
     }
 }
