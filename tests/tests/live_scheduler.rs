@@ -29,6 +29,20 @@ fn session(options: &str, script: &str) -> Run {
     )
 }
 
+/// The `n` lines the console showed after the first line that reads `line` (trailing
+/// blanks and the terminal's CR removed).
+fn lines_after(out: &str, line: &str, n: usize) -> Vec<String> {
+    let lines: Vec<&str> = out.lines().map(str::trim_end).collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == line)
+        .unwrap_or_else(|| panic!("no line {line:?} in: {out}"));
+    lines[at + 1..(at + 1 + n).min(lines.len())]
+        .iter()
+        .map(|l| l.to_string())
+        .collect()
+}
+
 /// The `program` RESULT lines of `kind` ("cpu", "latency"), in order.
 fn results(run: &Run, kind: &str, program: &str) -> Vec<Value> {
     run.results()
@@ -101,16 +115,8 @@ fn renice_sysctl_rules_and_a_feature_flip_act_at_once() {
 fn writing_cpu_share_changes_the_per_uid_split() {
     let run = session("group=uid", "cpu_share.txt");
     let out = &run.stdout;
-    // What the console shows after the line typed `command` (the terminal ends lines
-    // with CR LF).
-    let lines: Vec<&str> = out.lines().map(str::trim_end).collect();
-    let after = |command: &str, n: usize| {
-        let at = lines
-            .iter()
-            .position(|l| *l == format!("# {command}"))
-            .unwrap_or_else(|| panic!("{command} typed: {out}"));
-        lines[at + 1..at + 1 + n].to_vec()
-    };
+    // What the console shows after each line typed at the prompt.
+    let after = |command: &str, n: usize| lines_after(out, &format!("# {command}"), n);
     assert_eq!(after("ls /sys/kernel/uids", 2), ["0", "7"]);
     assert_eq!(
         after(
@@ -214,20 +220,15 @@ fn the_knobs_follow_the_policy() {
         &[],
     );
     let out = &eevdf.stdout;
-    let lines: Vec<&str> = out.lines().map(str::trim_end).collect();
-    let listed = lines
-        .iter()
-        .position(|l| *l == "sched_base_slice_ns")
-        .unwrap_or_else(|| panic!("{out}"));
     assert_eq!(
-        lines[listed + 1..listed + 3],
+        lines_after(out, "sched_base_slice_ns", 2),
         ["750000", "3000000"],
         "{out}"
     );
     assert!(out.contains("sh: write: EINVAL (22)"), "{out}");
     assert!(out.contains("se.deadline "), "{out}");
     // `/proc/self` is the reader's own process: `cat`'s.
-    assert!(lines.contains(&"Name:\tcat"), "{out}");
+    assert!(out.lines().any(|l| l.trim_end() == "Name:\tcat"), "{out}");
     assert_eq!(eevdf.result("exit")["status"], 0, "{out}");
 
     let o1 = systests::on_cfslab(
@@ -236,13 +237,8 @@ fn the_knobs_follow_the_policy() {
         &[],
     );
     let out = &o1.stdout;
-    let lines: Vec<&str> = out.lines().map(str::trim_end).collect();
-    let listed = lines
-        .iter()
-        .position(|l| *l == "/proc/sys/kernel:")
-        .unwrap_or_else(|| panic!("{out}"));
     assert_eq!(
-        lines[listed + 1..listed + 3],
+        lines_after(out, "/proc/sys/kernel:", 2),
         ["", "/sys/kernel/debug:"],
         "nothing to list: {out}"
     );
