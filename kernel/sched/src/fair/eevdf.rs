@@ -62,8 +62,7 @@ impl Fair {
         if load == 0 {
             return i64::MAX;
         }
-        sum.div_euclid(load)
-            .clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+        div_euclid(sum, load).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
     }
 
     /// `update_deadline`: once the running entity reaches its deadline it gets a new slice

@@ -135,11 +135,11 @@ impl FairRq {
                 removed
             }
             Timeline::Augmented(tree) => {
-                // The new leftmost is the old one's successor (`rb_next`), found from its node.
+                let removed = tree.remove(entry);
                 if was_leftmost {
-                    self.leftmost = tree.next(entry);
+                    self.leftmost = tree.first();
                 }
-                tree.remove(entry)
+                removed
             }
         };
         debug_assert!(removed, "entity {id} not on the timeline of {}", self.name);

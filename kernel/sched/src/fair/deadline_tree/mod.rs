@@ -1,0 +1,254 @@
+//! EEVDF's timeline: the queue's entities in one tree ordered by virtual runtime, each
+//! subtree also knowing its earliest deadline — the augmented tree Linux 6.6 uses
+//! (`tasks_timeline` with `min_deadline`). One tree serves both orders: the leftmost entity
+//! (for `min_vruntime`) and the earliest eligible deadline (for the pick).
+//!
+//! Eligible entities (v ≤ V) are a prefix of the vruntime order, so the earliest eligible
+//! deadline is found on one path down: in each node, the slots wholly inside the prefix give
+//! their earliest deadline at once, and only the slot where the prefix ends needs a look
+//! inside.
+//!
+//! Linux augments its red-black tree; cfslab augments a B-tree (a B+-tree: entities live in
+//! the leaves, inner nodes route), because a binary tree's walk costs a cache miss per level
+//! and a branch the processor cannot predict, which made EEVDF two to three times as costly
+//! as CFS's B-tree (issue 8; `make bench` prints the ratio). Each slot of a node records the
+//! *exact* lowest key and the earliest deadline below it. An insert walks down once, taking
+//! the entity into those records on its way. A removal starts at the entity's leaf (each
+//! entity's leaf is indexed, as Linux finds the `rb_node` inside its `sched_entity`) and
+//! climbs only as far as a record changed. Nodes that overflow are split and nodes that
+//! underflow merged or refilled from a sibling, as in any B-tree (`reshape.rs`). The leftmost
+//! entity is the root's first key, in O(1), as Linux's cached `rb_leftmost` is.
+//!
+//! What this tree does not do: it never reads the clock or weights — the runqueue hands it
+//! keys and deadlines already made relative to its epoch.
+
+mod node;
+mod reshape;
+#[cfg(test)]
+mod tests;
+
+use super::entity::EntityId;
+use alloc::vec::Vec;
+use node::{Earliest, MIN_LEN, NONE, Node, Slot, SlotKey};
+
+/// A position in vruntime order: (vruntime key, entity id).
+pub type Key = (i64, EntityId);
+
+/// The augmented tree (Linux's `tasks_timeline` with `min_deadline`).
+#[derive(Debug, Clone)]
+pub struct DeadlineTree {
+    nodes: Vec<Node>,
+    /// Nodes released by merges, reused before the vector grows.
+    free: Vec<u32>,
+    root: u32,
+    /// Entity id → the leaf holding it (`NONE` if it is not in the tree).
+    leaf_of: Vec<u32>,
+    len: usize,
+}
+
+impl Default for DeadlineTree {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn slot_key(key: Key) -> SlotKey {
+    (
+        key.0,
+        u32::try_from(key.1).expect("entity ids fit in 32 bits"),
+    )
+}
+
+fn entity_key((v, id): SlotKey) -> Key {
+    (v, id as EntityId)
+}
+
+impl DeadlineTree {
+    /// An empty tree.
+    pub fn new() -> Self {
+        DeadlineTree {
+            nodes: Vec::new(),
+            free: Vec::new(),
+            root: NONE,
+            leaf_of: Vec::new(),
+            len: 0,
+        }
+    }
+
+    /// Number of entities in the tree.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Is the tree empty?
+    #[cfg(test)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn node(&self, n: u32) -> &Node {
+        &self.nodes[n as usize]
+    }
+
+    fn node_mut(&mut self, n: u32) -> &mut Node {
+        &mut self.nodes[n as usize]
+    }
+
+    /// Adds an entity at vruntime key `key` with deadline key `deadline`: one walk down,
+    /// taking the entity into each slot's lowest key and earliest deadline on the way.
+    pub fn insert(&mut self, key: Key, deadline: i64) {
+        let key = slot_key(key);
+        let entry = Slot {
+            key,
+            earliest: Earliest {
+                deadline,
+                id: key.1,
+            },
+            child: NONE,
+        };
+        if self.root == NONE {
+            self.root = self.allocate(true);
+        }
+        let mut n = self.root;
+        while !self.node(n).leaf {
+            let node = self.node_mut(n);
+            let at = node.route(key);
+            if key < node.key(at) {
+                node.set_key(at, key);
+            }
+            let earliest = node.earliest_at(at).min(entry.earliest);
+            node.set_earliest(at, earliest);
+            n = node.child(at);
+        }
+        let leaf = self.node_mut(n);
+        let at = leaf.upper_bound(key);
+        debug_assert!(at == 0 || leaf.key(at - 1) != key, "inserted twice");
+        leaf.insert_slot(at, entry);
+        let id = key.1 as usize;
+        if self.leaf_of.len() <= id {
+            self.leaf_of.resize(id + 1, NONE);
+        }
+        debug_assert_eq!(self.leaf_of[id], NONE, "entity {id} inserted twice");
+        self.leaf_of[id] = n;
+        self.len += 1;
+        if self.node(n).overfull() {
+            self.split_upwards(n);
+        }
+    }
+
+    /// Removes the entity at `key`; false if it was not there.
+    pub fn remove(&mut self, key: Key) -> bool {
+        let key = slot_key(key);
+        let Some(&leaf) = self.leaf_of.get(key.1 as usize).filter(|&&n| n != NONE) else {
+            return false;
+        };
+        let Some(at) = self.node(leaf).find(key) else {
+            return false;
+        };
+        let removed = self.node_mut(leaf).remove_slot(at).earliest;
+        self.leaf_of[key.1 as usize] = NONE;
+        self.len -= 1;
+        // Climb while a parent's record of the node below changed: its lowest key (the
+        // entity was the lowest below it), its earliest deadline (the entity held it), or
+        // its size (the node underflowed and is merged or refilled).
+        let mut n = leaf;
+        loop {
+            let parent = self.node(n).parent;
+            if parent == NONE {
+                break;
+            }
+            let (child, node) = (self.node(n), self.node(parent));
+            let at = node.slot_of(n);
+            let lowest = (child.len > 0 && child.key(0) != node.key(at)).then(|| child.key(0));
+            let earliest = (node.earliest_at(at) == removed).then(|| child.earliest());
+            let underflow = child.len < MIN_LEN;
+            if lowest.is_none() && earliest.is_none() && !underflow {
+                break;
+            }
+            let node = self.node_mut(parent);
+            if let Some(key) = lowest {
+                node.set_key(at, key);
+            }
+            if let Some(earliest) = earliest {
+                node.set_earliest(at, earliest);
+            }
+            if underflow {
+                self.rebalance(parent, at);
+            }
+            n = parent;
+        }
+        self.shrink_root();
+        true
+    }
+
+    /// The entity with the smallest key: the root's lowest, in O(1).
+    pub fn first(&self) -> Option<Key> {
+        (self.root != NONE).then(|| entity_key(self.node(self.root).key(0)))
+    }
+
+    /// The entity with the largest key.
+    pub fn last(&self) -> Option<Key> {
+        if self.root == NONE {
+            return None;
+        }
+        let mut node = self.node(self.root);
+        while !node.leaf {
+            node = self.node(node.child(node.len - 1));
+        }
+        Some(entity_key(node.key(node.len - 1)))
+    }
+
+    /// Every key in order.
+    pub fn keys(&self) -> Vec<Key> {
+        let mut out = Vec::with_capacity(self.len);
+        if self.root != NONE {
+            self.collect(self.root, &mut out);
+        }
+        out
+    }
+
+    fn collect(&self, n: u32, out: &mut Vec<Key>) {
+        let node = self.node(n);
+        for i in 0..node.len {
+            if node.leaf {
+                out.push(entity_key(node.key(i)));
+            } else {
+                self.collect(node.child(i), out);
+            }
+        }
+    }
+
+    /// The entity with the earliest deadline among those with a vruntime key of at most
+    /// `limit` (the eligible prefix).
+    pub fn pick(&self, limit: i64) -> Option<EntityId> {
+        if self.root == NONE {
+            return None;
+        }
+        let mut best = Earliest::NONE;
+        let mut node = self.node(self.root);
+        loop {
+            // In a leaf every slot with an eligible key is an eligible entity. In an inner
+            // node a slot's keys all lie below the next slot's lowest, so a slot is wholly
+            // eligible when the next one's lowest key is; the first slot that is not wholly
+            // eligible may still begin eligible, and is where the walk goes on.
+            // Below that slot only a deadline earlier than the best so far matters: if the
+            // slot's earliest (eligible or not) is no earlier, the walk ends here — the
+            // common case, since the eligible entities furthest behind tend to have the
+            // earliest deadlines.
+            let (wholly_eligible, first_not) = node.eligible_prefix(limit);
+            best = best.min(wholly_eligible);
+            match first_not {
+                Some(at)
+                    if !node.leaf
+                        && node.vruntime(at) <= limit
+                        && node.earliest_at(at).before(best) =>
+                {
+                    node = self.node(node.child(at));
+                }
+                _ => break,
+            }
+        }
+        (best != Earliest::NONE).then_some(best.id as EntityId)
+    }
+}
