@@ -8,12 +8,15 @@
  * behind each thread's FS base. exit() from any thread ends the whole process
  * (exit_group); a fatal signal ends every thread. Blocked signals stay pending until
  * unblocked; ignored ones are dropped. getrusage and wait4's rusage split CPU time into
- * user and system time.
+ * user and system time. execve in a thread other than the main one replaces the whole
+ * process, which keeps its pid (the thread takes it over), even after the main thread has
+ * itself ended with pthread_exit.
  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -142,6 +145,46 @@ static void thread_faults(void)
 	nanosleep(&long_nap, NULL);
 }
 
+/* execve from a thread: the new program (this one, as `cthreads exec-check PID`) exits 7
+ * if it runs as the process that exec'd — same pid, and its only thread's tid is the pid. */
+static char *self_path;
+
+static void *exec_from_thread(void *arg)
+{
+	if (arg) {
+		/* Let the main thread reach pthread_exit first. */
+		struct timespec nap = {0, 20 * 1000 * 1000};
+		nanosleep(&nap, NULL);
+	}
+	char pid[16];
+	snprintf(pid, sizeof pid, "%d", (int)getpid());
+	char *args[] = {self_path, "exec-check", pid, NULL};
+	execv(self_path, args);
+	_exit(99);
+}
+
+static int exec_check(const char *pid)
+{
+	int same = getpid() == atoi(pid) && (pid_t)syscall(SYS_gettid) == getpid();
+	return same ? 7 : 8;
+}
+
+static void thread_execs(void)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, exec_from_thread, NULL);
+	struct timespec long_nap = {30, 0};
+	nanosleep(&long_nap, NULL);
+	_exit(98);
+}
+
+static void main_ends_then_thread_execs(void)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, exec_from_thread, (void *)1L);
+	pthread_exit(NULL);
+}
+
 static void blocked_then_unblocked(void)
 {
 	sigset_t term;
@@ -182,8 +225,11 @@ static void burn_in_child(void)
 	_exit(0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc == 3 && strcmp(argv[1], "exec-check") == 0)
+		return exec_check(argv[2]);
+	self_path = argv[0];
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	pthread_t threads[THREADS];
@@ -227,6 +273,13 @@ int main(void)
 	status = status_of_child(thread_faults);
 	check(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV,
 	      "a segfault in a thread kills the whole process: SIGSEGV");
+
+	status = status_of_child(thread_execs);
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 7,
+	      "execve in a thread: the new program is the process, with its pid (status 7)");
+	status = status_of_child(main_ends_then_thread_execs);
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 7,
+	      "execve in a thread after the main thread's pthread_exit: status 7");
 
 	status = status_of_child(blocked_then_unblocked);
 	check(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM,

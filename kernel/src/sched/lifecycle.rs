@@ -212,21 +212,31 @@ pub fn exit() -> ! {
 /// Waits until task `id` has exited (at once if it already has). Ids are never reused, so
 /// an old id cannot make this wait for a newer task.
 pub fn join(id: TaskId) {
+    join_unless(id, || false);
+}
+
+/// [`join`], but gives up as soon as `stop()` holds — asked under the scheduler's lock right
+/// before each sleep, so a task that makes it hold and then wakes this one cannot be missed.
+/// True if task `id` exited.
+pub fn join_unless(id: TaskId, stop: impl Fn() -> bool) -> bool {
     loop {
         let waiting = change_then_reschedule(|s| {
             let me = s.current_id();
             let now = clock::now();
             match s.task_by_id(id) {
+                _ if stop() => None,
                 Some(target) if target.state != State::Exited => {
                     target.waiters.push(me);
                     s.block_current(now);
-                    true
+                    Some(true)
                 }
-                _ => false,
+                _ => Some(false),
             }
         });
-        if !waiting {
-            break;
+        match waiting {
+            None => return false,
+            Some(true) => continue,
+            Some(false) => break,
         }
     }
     // A parent joining its child has reaped it (as pthread_join does).
@@ -234,6 +244,7 @@ pub fn join(id: TaskId) {
         let me = s.current;
         s.task(me).reap(Some(id));
     });
+    true
 }
 
 impl crate::task::Task {

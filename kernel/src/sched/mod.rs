@@ -24,6 +24,7 @@ pub mod procview;
 pub mod setup;
 mod sleep;
 mod switch;
+mod takeover;
 mod threads;
 pub mod trace;
 pub mod waitqueue;
@@ -31,8 +32,8 @@ pub mod waitqueue;
 pub use credentials::{PermissionDenied, processes_of, set_task_nice, setuid, task_nice};
 pub use current::{current, current_process, kills_pending};
 pub use lifecycle::{
-    BOOT_TASK, MAX_PROCESSES, SpawnError, exec_done, exit, join, reap_child, spawn, spawn_child,
-    try_wait_child, wait_child, yield_now,
+    BOOT_TASK, MAX_PROCESSES, SpawnError, exec_done, exit, join, join_unless, reap_child, spawn,
+    spawn_child, try_wait_child, wait_child, yield_now,
 };
 pub use observe::{
     RECENT_EVENTS, TRACE_EVENTS, current_cpu_ns, current_if_unlocked, idle_cpu_ns,
@@ -49,6 +50,7 @@ pub use sleep::{
 };
 use sleep::{sleep_current, wake_up_from};
 use switch::{finish_switch, schedule};
+pub use takeover::{hand_over_process, wait_to_lead};
 pub use threads::{
     blocked_signals, blocks, current_group, current_thread_times, group_of, live_threads_times,
     set_blocked_signals, set_clear_child_tid, take_clear_child_tid, threads_in, threads_of_task,

@@ -10,7 +10,7 @@
 //! wait4 with rusage, signals' default actions, masks and kept actions, priorities and the
 //! uid rules, the id and clock calls (the table is in `syscall/`), limits, and a fault in
 //! ring 3 killing only the process. What does not: signal handlers (a caught signal stays
-//! pending), `execve` from a thread other than the main one.
+//! pending).
 
 pub mod address_space;
 pub mod cow;
@@ -23,6 +23,7 @@ mod page_walk;
 pub mod process;
 pub mod stack;
 pub mod syscall;
+pub mod thread_ends;
 pub mod thread_group;
 pub mod tty;
 mod user_memory;

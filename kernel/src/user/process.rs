@@ -3,8 +3,8 @@
 
 use super::address_space::AddressSpace;
 use super::stack;
-use super::thread_group::{CpuTimes, ThreadGroup};
-use super::{elf, initramfs};
+use super::thread_group::CpuTimes;
+use super::{elf, initramfs, thread_ends};
 use crate::println;
 use crate::sched;
 use crate::task::TaskId;
@@ -81,44 +81,10 @@ pub fn die(signal: u8) -> ! {
     end(Exit::Signal(signal), true)
 }
 
-/// Ends every thread of `group` but the running one, and waits until they have gone — all
-/// but the leader, which waits for the others in its turn before it files the process's
-/// exit (were the two to wait for each other, neither would end).
-pub fn end_other_threads(group: &Arc<ThreadGroup>) {
-    let me = sched::current();
-    loop {
-        let others: Vec<TaskId> = sched::threads_in(group)
-            .into_iter()
-            .filter(|&t| t != me)
-            .collect();
-        for &t in &others {
-            sched::kill_task(t, SIGKILL);
-        }
-        let to_wait: Vec<TaskId> = others.into_iter().filter(|&t| t != group.leader).collect();
-        if to_wait.is_empty() {
-            return;
-        }
-        for t in to_wait {
-            sched::join(t);
-        }
-    }
-}
-
-/// Waits until every thread of `group` but the running one has ended by itself.
-fn wait_for_other_threads(group: &Arc<ThreadGroup>) {
-    let me = sched::current();
-    while let Some(other) = sched::threads_in(group).into_iter().find(|&t| t != me) {
-        sched::join(other);
-    }
-}
-
-/// Linux's SIGKILL, what ends the other threads.
-const SIGKILL: u8 = 9;
-
 fn end(exit: Exit, whole_process: bool) -> ! {
     let group = sched::current_group().expect("a process");
     if whole_process && group.decide_exit(exit) {
-        end_other_threads(&group);
+        thread_ends::end_other_threads(&group);
     }
     release_tid();
     let me = sched::current();
@@ -131,8 +97,10 @@ fn end(exit: Exit, whole_process: bool) -> ! {
         sched::exit()
     }
     // The leader ends the process once its other threads have ended (`exit` of the main
-    // thread lets them run on, as on Linux).
-    wait_for_other_threads(&group);
+    // thread lets them run on, as on Linux) — unless one of them execs and takes it over.
+    if let Some(heir) = thread_ends::wait_for_threads(&group) {
+        thread_ends::hand_over(group, heir)
+    }
     let exit = group.exit().unwrap_or(exit);
     // Interrupts stay off from here until the scheduler has switched away for good: a child
     // ending between this task's filing and its exit would otherwise file its status under
@@ -196,6 +164,16 @@ pub fn on_return_to_user() {
     if let Some(signal) = sched::current_killed() {
         die(signal);
     }
+}
+
+/// The ended, unreaped children of task `from` become task `to`'s (a thread exec'ing takes
+/// its process over: `thread_ends`).
+pub fn children_pass_to(from: TaskId, to: TaskId) {
+    with_exits(|e| {
+        for ended in e.values_mut().filter(|e| e.parent == Some(from)) {
+            ended.parent = Some(to);
+        }
+    });
 }
 
 /// Takes the exit status (and CPU time) of a child of `parent` that has ended: `child` if

@@ -15,6 +15,7 @@
 use super::process::Exit;
 use crate::task::TaskId;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicUsize, Ordering};
 use spin::Mutex;
 use x86_64::instructions::interrupts::without_interrupts;
 
@@ -77,6 +78,10 @@ pub const SIG_IGN: u64 = 1;
 pub struct ThreadGroup {
     /// The leader's task: the process's pid is its pid.
     pub leader: TaskId,
+    /// A thread other than the leader that is `execve`-ing, plus one (0: none): the leader
+    /// hands the process over to it. Atomic, so that the leader can ask under the
+    /// scheduler's lock, right before it sleeps (`user::thread_ends`).
+    heir: AtomicUsize,
     state: Mutex<GroupState>,
 }
 
@@ -102,6 +107,7 @@ impl ThreadGroup {
     pub fn new(leader: TaskId) -> ThreadGroup {
         ThreadGroup {
             leader,
+            heir: AtomicUsize::new(0),
             state: Mutex::new(GroupState {
                 exit: None,
                 execing: false,
@@ -142,14 +148,36 @@ impl ThreadGroup {
         self.with(|s| s.exit)
     }
 
-    /// Starts or ends an `execve`'s ending of the other threads.
-    pub fn set_execing(&self, execing: bool) {
+    /// Starts an `execve` by thread `me` past its point of no return: from now on the
+    /// other threads' deaths decide nothing, and if `me` is not the leader, the leader is to
+    /// hand the process over to it. False if the process is already ending or exec'ing
+    /// another program (the caller is about to be ended too).
+    pub fn begin_exec(&self, me: TaskId) -> bool {
         self.with(|s| {
-            s.execing = execing;
-            if !execing {
-                s.exit = None;
+            if s.execing || s.exit.is_some() {
+                return false;
             }
+            s.execing = true;
+            if me != self.leader {
+                self.heir.store(me + 1, Ordering::Relaxed);
+            }
+            true
+        })
+    }
+
+    /// Ends an `execve`'s ending of the other threads.
+    pub fn end_exec(&self) {
+        self.with(|s| {
+            s.execing = false;
+            s.exit = None;
+            self.heir.store(0, Ordering::Relaxed);
         });
+    }
+
+    /// The thread the process is being handed over to, if an `execve` in a thread other
+    /// than the leader is under way.
+    pub fn heir(&self) -> Option<TaskId> {
+        self.heir.load(Ordering::Relaxed).checked_sub(1)
     }
 
     /// Adds an ended thread's CPU time.

@@ -10,6 +10,7 @@ use crate::arch::x86_64::syscall::SyscallFrame;
 use crate::sched::{self, ForkKind};
 use crate::task::{id_of_pid, pid_of};
 use crate::user::process::{self, ExecError, Exit};
+use crate::user::thread_ends;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -202,19 +203,24 @@ fn exec(path: u64, argv: u64, envp: u64) -> Result<(u64, u64), i64> {
     let argv: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
     let envp: Vec<&[u8]> = env.iter().map(Vec::as_slice).collect();
     let group = sched::current_group().expect("a process");
-    if sched::current() != group.leader {
-        // Linux lets a thread exec, taking over the leader's pid; cfslab does not (yet).
-        return Err(-errno::EINVAL);
-    }
     let loaded = process::load(&path, &argv, &envp, sched::current_uid()).map_err(|e| match e {
         ExecError::NotFound => -errno::ENOENT,
         ExecError::NotExecutable(_) => -errno::ENOEXEC,
         ExecError::OutOfMemory => -errno::ENOMEM,
     })?;
-    // The point of no return: the other threads end (Linux's `de_thread`), the handlers go.
-    group.set_execing(true);
-    process::end_other_threads(&group);
-    group.set_execing(false);
+    // The point of no return: the other threads end (Linux's `de_thread`) — in a thread
+    // other than the leader, which then hands the process (and its pid) over to this one —
+    // and the handlers go. Another thread already ending the process or exec'ing wins.
+    let me = sched::current();
+    if !group.begin_exec(me) {
+        return Err(-errno::EAGAIN);
+    }
+    if me == group.leader {
+        thread_ends::end_other_threads(&group);
+    } else {
+        thread_ends::take_over(&group);
+    }
+    group.end_exec();
     group.reset_handlers();
     sched::replace_program(Arc::new(loaded.space), &process::name_of(&path));
     Ok((loaded.entry, loaded.sp))

@@ -1,0 +1,85 @@
+//! A thread that is not its process's leader calls `execve` (Linux's `de_thread`): once the
+//! other threads are gone, the exec'ing thread becomes the process. It takes the leader's
+//! id — the pid its parent knows and waits for — and the leader, which has ended its part,
+//! leaves as a plain thread under the exec'ing thread's old id.
+//!
+//! The scheduler's side is a rename, done by the old leader under the lock as it ends: the
+//! two tasks swap ids; the process's own links (its parent, its children, a vfork parent
+//! waiting for it) move to the heir's task; and whatever named the heir's old id — its
+//! children, a `join` waiting on it — now names the process. `user::thread_ends` drives it.
+
+use super::{Scheduler, change_then_reschedule, current, with_sched};
+use crate::task::{State, TaskId};
+use crate::time::clock;
+
+/// The heir's side: sleeps until the running task has become the process led by `leader`
+/// (the old leader, ending, renames the two tasks and wakes it).
+pub fn wait_to_lead(leader: TaskId) {
+    loop {
+        let waiting = change_then_reschedule(|s| {
+            let me = s.current_id();
+            if me == leader {
+                return false;
+            }
+            let now = clock::now();
+            match s.task_by_id(leader) {
+                Some(t) if t.state != State::Exited => {
+                    // Registered under the heir's old id, which the rename turns into the
+                    // leader's: the old leader's exit then wakes the heir.
+                    t.waiters.push(me);
+                    s.block_current(now);
+                    true
+                }
+                _ => unreachable!("a leader ended without handing its process over"),
+            }
+        });
+        if !waiting {
+            return;
+        }
+    }
+}
+
+/// The old leader's side: hands the process over to `heir` (the running task is its
+/// leader). Interrupts must be off: the caller ends right after, as the heir's old id.
+pub fn hand_over_process(heir: TaskId) {
+    debug_assert!(!x86_64::instructions::interrupts::are_enabled());
+    with_sched(|s| {
+        let leader = s.current_id();
+        s.swap_identities(leader, heir);
+        current::set(heir, leader);
+    });
+}
+
+impl Scheduler {
+    fn swap_identities(&mut self, leader: TaskId, heir: TaskId) {
+        let (old, new) = (self.by_id[&leader], self.by_id[&heir]);
+        self.by_id.insert(leader, new);
+        self.by_id.insert(heir, old);
+        self.task(old).id = heir;
+        self.task(new).id = leader;
+        // The process's own links go with its id. (A thread is no one's child and has
+        // neither a vfork parent nor children of the process's.)
+        let o = self.task(old);
+        let (parent, vfork_parent) = (o.parent.take(), o.vfork_parent.take());
+        let (children, exited) = (
+            core::mem::take(&mut o.children),
+            core::mem::take(&mut o.exited_children),
+        );
+        let n = self.task(new);
+        n.parent = parent;
+        n.vfork_parent = vfork_parent;
+        n.children += children;
+        n.exited_children.extend(exited);
+        // What named the heir's old id names the process now.
+        let rename = |id: &mut TaskId| {
+            if *id == heir {
+                *id = leader;
+            }
+        };
+        for t in self.slots.iter_mut().flatten() {
+            t.parent.iter_mut().for_each(rename);
+            t.vfork_parent.iter_mut().for_each(rename);
+            t.waiters.iter_mut().for_each(rename);
+        }
+    }
+}
