@@ -47,30 +47,24 @@ pub(crate) fn check(config: &Config) -> Result<(), OptionError> {
             ));
         }
     }
-    let t = &config.tunables;
-    let (cfs_only, eevdf_only) = (
-        [
-            ("latency_ns", t.latency_ns),
-            ("min_granularity_ns", t.min_granularity_ns),
-            ("wakeup_granularity_ns", t.wakeup_granularity_ns),
-        ],
-        [("base_slice_ns", t.base_slice_ns)],
-    );
-    let allowed: &[_] = match config.policy {
-        Policy::Cfs => &cfs_only,
-        Policy::Eevdf => &eevdf_only,
-        Policy::O1 => &[],
-    };
-    let given = cfs_only
-        .iter()
-        .chain(eevdf_only.iter())
-        .filter(|(_, v)| v.is_some());
-    for (key, _) in given {
-        if !allowed.iter().any(|(k, _)| k == key) {
+    // Each policy has its own tunables (6.6 replaced CFS's three with the base slice); O(1)
+    // has none.
+    let allowed: alloc::vec::Vec<&str> = sched::Tunable::ALL
+        .into_iter()
+        .filter(|t| match config.policy {
+            Policy::Cfs => t.applies_to(false),
+            Policy::Eevdf => t.applies_to(true),
+            Policy::O1 => false,
+        })
+        .map(sched::Tunable::option_name)
+        .collect();
+    for (tunable, _) in config.tunables.given() {
+        let key = tunable.option_name();
+        if !allowed.contains(&key) {
             let valid = if allowed.is_empty() {
                 String::from("none with this policy")
             } else {
-                list(allowed.iter().map(|(k, _)| k))
+                list(allowed.iter())
             };
             return Err(OptionError::new(
                 key,

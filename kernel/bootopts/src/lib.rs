@@ -82,13 +82,30 @@ pub struct Share {
     pub weight: u32,
 }
 
-/// Tunables overridden on the command line (sysctl names); `None` keeps the era's value.
+/// Tunables overridden on the command line (`sched::Tunable`, named by its sysctl without
+/// `sched_`); those not given keep the era's value.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Tunables {
-    pub latency_ns: Option<u64>,
-    pub min_granularity_ns: Option<u64>,
-    pub wakeup_granularity_ns: Option<u64>,
-    pub base_slice_ns: Option<u64>,
+    values: [Option<u64>; sched::Tunable::ALL.len()],
+}
+
+impl Tunables {
+    /// The value given for `tunable`, if any.
+    pub fn get(&self, tunable: sched::Tunable) -> Option<u64> {
+        self.values[tunable as usize]
+    }
+
+    /// Gives `tunable` the value `ns`.
+    pub fn set(&mut self, tunable: sched::Tunable, ns: u64) {
+        self.values[tunable as usize] = Some(ns);
+    }
+
+    /// The tunables given, with their values, in `sched::Tunable::ALL`'s order.
+    pub fn given(&self) -> impl Iterator<Item = (sched::Tunable, u64)> + '_ {
+        sched::Tunable::ALL
+            .into_iter()
+            .filter_map(|t| Some((t, self.get(t)?)))
+    }
 }
 
 /// Console verbosity (`log=`).
@@ -291,16 +308,8 @@ impl fmt::Display for Config {
         if !self.features.is_empty() {
             write!(f, " features={}", self.features_value())?;
         }
-        let tunables = [
-            ("latency_ns", self.tunables.latency_ns),
-            ("min_granularity_ns", self.tunables.min_granularity_ns),
-            ("wakeup_granularity_ns", self.tunables.wakeup_granularity_ns),
-            ("base_slice_ns", self.tunables.base_slice_ns),
-        ];
-        for (key, value) in tunables {
-            if let Some(value) = value {
-                write!(f, " {key}={value}")?;
-            }
+        for (tunable, value) in self.tunables.given() {
+            write!(f, " {}={value}", tunable.option_name())?;
         }
         if self.policy != Policy::O1 {
             write!(

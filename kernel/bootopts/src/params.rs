@@ -3,7 +3,7 @@
 //! this, and the host simulator its seed runs, so that both run the same scheduler.
 
 use crate::{Config, Grouping};
-use sched::FairParams;
+use sched::{FairParams, Tunable};
 
 impl Config {
     /// The fair-class parameters for this configuration under `era`, ticking every
@@ -18,12 +18,13 @@ impl Config {
             params.features.set(setting.feature, setting.enabled);
         }
         let t = &self.tunables;
-        params.set_latency(t.latency_ns, t.min_granularity_ns);
-        if let Some(wakeup) = t.wakeup_granularity_ns {
-            params.tunables.wakeup_granularity_ns = wakeup;
+        // The latency and the minimum granularity together: they decide nr_latency.
+        params.set_latency(t.get(Tunable::Latency), t.get(Tunable::MinGranularity));
+        if let Some(ns) = t.get(Tunable::WakeupGranularity) {
+            params.tunables.wakeup_granularity_ns = ns;
         }
-        if let Some(slice) = t.base_slice_ns {
-            params.tunables.base_slice_ns = slice;
+        if let Some(ns) = t.get(Tunable::BaseSlice) {
+            params.tunables.base_slice_ns = ns;
         }
         params.shares = self
             .shares

@@ -246,24 +246,23 @@ fn parse_duration(value: &str) -> Result<u64, OptionError> {
 
 /// Applies one `key=value` to `config`. `key` is known and `value` non-empty.
 fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), OptionError> {
-    // Linux's sysctl bounds, as the files under /proc/sys/kernel/ keep them.
-    let tunable = |value| {
-        let bounds = sched::Tunable::ALL
-            .into_iter()
-            .find(|t| t.option_name() == key)
-            .map_or(0..=u64::MAX, sched::Tunable::bounds);
-        parse_in_range(key, value, *bounds.start(), *bounds.end()).map(Some)
-    };
+    // A tunable, within Linux's sysctl bounds (as the files under /proc/sys/kernel/ keep
+    // them).
+    if let Some(tunable) = sched::Tunable::ALL
+        .into_iter()
+        .find(|t| t.option_name() == key)
+    {
+        let bounds = tunable.bounds();
+        let ns = parse_in_range(key, value, *bounds.start(), *bounds.end())?;
+        config.tunables.set(tunable, ns);
+        return Ok(());
+    }
     match key {
         "run" => config.run = parse_run(value)?,
         "tasks" => config.tasks = crate::tasks::parse(value)?,
         "policy" => config.policy = choose(key, value, &Policy::ALL, "policy")?,
         "era" => config.era = Some(choose(key, value, &Era::ALL, "era")?),
         "features" => config.features = parse_features(value)?,
-        "latency_ns" => config.tunables.latency_ns = tunable(value)?,
-        "min_granularity_ns" => config.tunables.min_granularity_ns = tunable(value)?,
-        "wakeup_granularity_ns" => config.tunables.wakeup_granularity_ns = tunable(value)?,
-        "base_slice_ns" => config.tunables.base_slice_ns = tunable(value)?,
         "group" => config.group = Some(choose(key, value, &Grouping::ALL, "grouping")?),
         "shares" => config.shares = parse_shares(value)?,
         "hz" => {

@@ -39,8 +39,8 @@ fn every_key_parses() {
             }
         ]
     );
-    assert_eq!(c.tunables.latency_ns, Some(20_000_000));
-    assert_eq!(c.tunables.wakeup_granularity_ns, Some(0));
+    assert_eq!(c.tunables.get(sched::Tunable::Latency), Some(20_000_000));
+    assert_eq!(c.tunables.get(sched::Tunable::WakeupGranularity), Some(0));
     assert_eq!(
         c.shares,
         [
@@ -61,7 +61,7 @@ fn every_key_parses() {
     assert_eq!(c.duration_ns, Some(500_000_000));
     assert_eq!(c.log, LogLevel::Debug);
     let e = Config::parse("policy=eevdf base_slice_ns=3000000").unwrap();
-    assert_eq!(e.tunables.base_slice_ns, Some(3_000_000));
+    assert_eq!(e.tunables.get(sched::Tunable::BaseSlice), Some(3_000_000));
 }
 
 #[test]
