@@ -6,7 +6,8 @@
 //! The leader (the task `fork` or the first `spawn` made) is the process to its parent: it
 //! is the one `wait4` reaps, and it files the process's exit only after every other thread
 //! has ended, as a Linux leader stays a zombie until its group is empty. A fatal signal in
-//! any thread ends them all; `exit_group` too; `exit` ends one thread.
+//! any thread ends them all; `exit_group` too; `exit` ends one thread; `execve` in another
+//! thread makes that thread the leader (`thread_ends`, which holds how they all end).
 //!
 //! What it does not do: run signal handlers. A signal a program catches (or blocks) stays
 //! pending and is reported by nothing; a program that needs its handler to run is not one
