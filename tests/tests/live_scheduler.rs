@@ -43,6 +43,37 @@ fn lines_after(out: &str, line: &str, n: usize) -> Vec<String> {
         .collect()
 }
 
+/// The `n` lines after each line that reads `line`, one vector per occurrence.
+fn lines_after_each(out: &str, line: &str, n: usize) -> Vec<Vec<String>> {
+    let lines: Vec<&str> = out.lines().map(str::trim_end).collect();
+    (0..lines.len())
+        .filter(|&at| lines[at] == line)
+        .map(|at| {
+            lines[at + 1..(at + 1 + n).min(lines.len())]
+                .iter()
+                .map(|l| l.to_string())
+                .collect()
+        })
+        .collect()
+}
+
+/// Pid 4's share of what pids 4 and 5 ran between the session's two
+/// `cat /proc/4/schedstat /proc/5/schedstat` (a schedstat line: run time in ns, time waiting,
+/// times run) — a window that starts after the change under test, whatever the host's speed.
+fn share_of_pid_4_over_the_sleep(out: &str) -> f64 {
+    let reads = lines_after_each(out, "# cat /proc/4/schedstat /proc/5/schedstat", 2);
+    assert_eq!(reads.len(), 2, "{out}");
+    let run_ns = |read: usize, hog: usize| -> f64 {
+        reads[read][hog]
+            .split_whitespace()
+            .next()
+            .and_then(|ns| ns.parse().ok())
+            .unwrap_or_else(|| panic!("a schedstat line: {:?}", reads[read]))
+    };
+    let (four, five) = (run_ns(1, 0) - run_ns(0, 0), run_ns(1, 1) - run_ns(0, 1));
+    four / (four + five)
+}
+
 /// The `program` RESULT lines of `kind` ("cpu", "latency"), in order.
 fn results(run: &Run, kind: &str, program: &str) -> Vec<Value> {
     run.results()
@@ -51,19 +82,12 @@ fn results(run: &Run, kind: &str, program: &str) -> Vec<Value> {
         .collect()
 }
 
-/// The CPU time (µs) each hog reported, by pid.
-fn hog_runtime(run: &Run, pid: u64) -> f64 {
-    results(run, "cpu", "hog")
-        .iter()
-        .find(|r| r["pid"] == pid)
-        .unwrap_or_else(|| panic!("hog {pid} reported: {}", run.stdout))["runtime_us"]
-        .as_f64()
-        .unwrap()
-}
-
 /// Two root hogs (pids 4 and 5) under 2.6.36's defaults, no groups: `ps` lists both;
 /// `renice 5 5` gives them weights 1024 and 335, so the first gets 1024 / 1359 = 75.3 % of
-/// what the two get; uid 7 may neither renice root's hog nor write a sysctl (EPERM,
+/// what the two get — measured from their `/proc/PID/schedstat` run times read before and
+/// after a 2 s `sleep`, all after the renice (a share over the hogs' whole lives would depend
+/// on how soon, in guest time, the host typed `renice`); uid 7 may neither renice root's hog
+/// nor write a sysctl (EPERM,
 /// EACCES); a latency below Linux's 100 µs bound is EINVAL; and NO_START_DEBIT, written
 /// while they run, shows in the feature list and shortens how long each new timer thread
 /// of `wakeup_latency` waits: with START_DEBIT a new thread starts one virtual slice after
@@ -78,9 +102,8 @@ fn renice_sysctl_rules_and_a_feature_flip_act_at_once() {
         .filter(|l| l.ends_with(" hog") && l.contains(" R "))
         .count();
     assert_eq!(ps_hogs, 2, "ps lists both running hogs: {out}");
-    let (plain, reniced) = (hog_runtime(&run, 4), hog_runtime(&run, 5));
-    let share = plain / (plain + reniced);
-    assert!((0.72..=0.79).contains(&share), "nice 0 vs 5: {share}");
+    let share = share_of_pid_4_over_the_sleep(out);
+    assert!((0.73..=0.78).contains(&share), "nice 0 vs 5: {share}");
     assert!(out.contains("sh: renice: 4: EPERM"), "{out}");
     assert!(
         out.contains("sh: /proc/sys/kernel/sched_latency_ns: EACCES (13)"),
@@ -127,11 +150,10 @@ fn writing_cpu_share_changes_the_per_uid_split() {
     );
     assert_eq!(after("cat /sys/kernel/uids/7/cpu_share", 1), ["3072"]);
     assert!(out.contains("sh: write: EINVAL (22)"), "{out}");
-    // Root's group also holds `top` (and the shell): uid 7's hog gets 3/4 of the CPU, root's
-    // hog most of the rest.
-    let (uid7, root) = (hog_runtime(&run, 4), hog_runtime(&run, 5));
-    let share = uid7 / (uid7 + root);
-    assert!((0.72..=0.80).contains(&share), "uid 7's share {share}");
+    // Over a `sleep` (the shell and `sleep` asleep in root's group): uid 7's hog gets 3/4 of
+    // the CPU, root's hog the rest.
+    let share = share_of_pid_4_over_the_sleep(out);
+    assert!((0.72..=0.78).contains(&share), "uid 7's share {share}");
     let frame = out
         .split("top: frame 3,")
         .nth(1)
