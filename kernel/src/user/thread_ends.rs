@@ -10,14 +10,11 @@
 //! parent knows) and leaves as a plain thread. Were the two to wait for each other's end,
 //! neither would end.
 
-use super::thread_group::ThreadGroup;
+use super::thread_group::{SIGKILL, ThreadGroup};
 use crate::sched;
 use crate::task::TaskId;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-
-/// Linux's SIGKILL, what ends the other threads.
-const SIGKILL: u8 = 9;
 
 /// Ends every thread of `group` but the running one, and waits until they have gone — all
 /// but the leader, which waits for the others in its turn (see [`wait_for_threads`]).

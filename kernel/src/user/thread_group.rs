@@ -75,6 +75,9 @@ pub struct SigAction {
 pub const SIG_DFL: u64 = 0;
 pub const SIG_IGN: u64 = 1;
 
+/// Linux's SIGKILL: ends a process, and cannot be caught, blocked or ignored.
+pub const SIGKILL: u8 = 9;
+
 /// What the threads of one process share.
 pub struct ThreadGroup {
     /// The leader's task: the process's pid is its pid.

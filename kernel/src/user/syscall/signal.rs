@@ -7,10 +7,9 @@
 use super::{errno, space};
 use crate::sched;
 use crate::task::{TaskId, id_of_pid};
-use crate::user::thread_group::{SIG_DFL, SIG_IGN, SigAction};
+use crate::user::thread_group::{SIG_DFL, SIG_IGN, SIGKILL, SigAction};
 use alloc::vec::Vec;
 
-const SIGKILL: u8 = 9;
 const SIGSTOP: u8 = 19;
 /// The size of a `sigset_t` the kernel takes: 64 signals, 8 bytes.
 const SIGSET_BYTES: u64 = 8;
