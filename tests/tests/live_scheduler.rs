@@ -32,18 +32,14 @@ fn session(options: &str, script: &str) -> Run {
 /// The `n` lines the console showed after the first line that reads `line` (trailing
 /// blanks and the terminal's CR removed).
 fn lines_after(out: &str, line: &str, n: usize) -> Vec<String> {
-    let lines: Vec<&str> = out.lines().map(str::trim_end).collect();
-    let at = lines
-        .iter()
-        .position(|l| *l == line)
-        .unwrap_or_else(|| panic!("no line {line:?} in: {out}"));
-    lines[at + 1..(at + 1 + n).min(lines.len())]
-        .iter()
-        .map(|l| l.to_string())
-        .collect()
+    lines_after_each(out, line, n)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("no line {line:?} in: {out}"))
 }
 
-/// The `n` lines after each line that reads `line`, one vector per occurrence.
+/// The `n` lines after each line that reads `line`, one vector per occurrence (trailing
+/// blanks and the terminal's CR removed).
 fn lines_after_each(out: &str, line: &str, n: usize) -> Vec<Vec<String>> {
     let lines: Vec<&str> = out.lines().map(str::trim_end).collect();
     (0..lines.len())
