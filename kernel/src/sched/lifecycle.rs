@@ -7,7 +7,8 @@
 //! can be missed or counted twice however the two are scheduled (issue 8, defect 5).
 
 use super::{
-    ForkKind, Scheduler, State, change_then_reschedule, new_task, schedule, trace, with_sched,
+    ForkKind, Scheduler, State, change_then_reschedule, new_task, schedule, switch, trace,
+    with_sched,
 };
 use crate::mm::stack::KernelStack;
 use crate::task::TaskId;
@@ -135,9 +136,10 @@ pub fn exec_done() {
 /// Gives up the CPU if the policy has someone else to run.
 pub fn yield_now() {
     change_then_reschedule(|s| {
-        if s.policy.yield_now(clock::now()) {
+        let now = clock::now();
+        if s.policy.yield_now(now) {
             s.need_resched = true;
-            s.yielding = true;
+            s.yielded_at = Some(now);
         }
     });
 }
@@ -203,7 +205,7 @@ pub fn exit() -> ! {
         }
         let parent = s.task(slot).parent;
         s.notify_parent(id, parent, now);
-        s.dead = Some(slot);
+        switch::leave_for_reaping(slot);
     });
     schedule();
     unreachable!("an exited task was scheduled again");

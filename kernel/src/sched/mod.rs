@@ -84,14 +84,16 @@ struct Scheduler {
     current: Slot,
     idle: Slot,
     need_resched: bool,
-    /// An exited task whose stack the next task to run frees.
-    dead: Option<Slot>,
     /// The scheduling trace, while tracing (`trace=on`).
     trace: Option<trace::Trace>,
     /// The last few events, always kept: what gdb's `cfslab-trace` shows without `trace=on`.
     recent: trace::Trace,
-    /// The running task is giving the CPU up with `yield_now` (the trace shows `R`, not `R+`).
-    yielding: bool,
+    /// The running task is giving the CPU up with `yield_now`, which read the clock at this
+    /// time (the trace shows `R`, not `R+`). The switch that follows at once takes the same
+    /// time as its own, as Linux's `yield_task_fair` asks with `rq_clock_skip_update`: the
+    /// policy has just charged the task, and a second charge of a few instructions would
+    /// only repeat `update_curr`'s work.
+    yielded_at: Option<u64>,
     /// Switches into tasks that have since exited (see [`switch_count`]).
     exited_switches: u64,
 }
@@ -271,10 +273,9 @@ pub fn init(config: &Config) {
             current: 0,
             idle: 0,
             need_resched: false,
-            dead: None,
             trace: None,
             recent: trace::Trace::new(RECENT_EVENTS),
-            yielding: false,
+            yielded_at: None,
             exited_switches: 0,
         };
         let (_, main) = s.add(new_task("main", 0, 0, None, None, None));

@@ -5,10 +5,11 @@
 //! Interrupts are off throughout, asserted at the top of [`schedule`]; the scheduler's lock is
 //! taken once, for `pick`, and released before the stacks change (see `sched`'s module docs).
 
-use super::{Scheduler, State, current, trace, with_sched};
+use super::{Scheduler, Slot, State, current, trace, with_sched};
 use crate::arch::x86_64::switch::switch_context;
 use crate::arch::x86_64::user_state::UserCpuState;
 use crate::time::clock;
+use core::sync::atomic::{AtomicUsize, Ordering};
 use x86_64::instructions::interrupts;
 
 /// What switching to the picked task needs.
@@ -34,7 +35,7 @@ impl Scheduler {
         if prev != self.idle {
             self.policy.put_prev(prev, now);
         }
-        let yielded = core::mem::take(&mut self.yielding);
+        let yielded = self.yielded_at.take().is_some();
         let prev_is_idle = prev == self.idle;
         let p = self.task(prev);
         p.stats.cpu_ns += now - p.stats.switched_in_at;
@@ -104,7 +105,10 @@ impl Scheduler {
 /// may be anywhere, including in its own `schedule()`, and must be able to take it).
 pub(super) fn schedule() {
     debug_assert!(!interrupts::are_enabled(), "schedule() with interrupts on");
-    let switch = with_sched(|s| s.pick(clock::now()));
+    let switch = with_sched(|s| {
+        let now = s.yielded_at.unwrap_or_else(clock::now);
+        s.pick(now)
+    });
     if let Some(Switch {
         save,
         load,
@@ -135,10 +139,26 @@ pub(super) fn schedule() {
     }
 }
 
+/// The slot of an exited task whose stack the next task to run frees (`NO_SLOT`: none).
+/// Outside the scheduler's state so that the switches with nothing to free — nearly all —
+/// need not take the lock again to find that out.
+static EXITED: AtomicUsize = AtomicUsize::new(NO_SLOT);
+const NO_SLOT: usize = usize::MAX;
+
+/// The exiting task in `slot` is about to switch away for the last time: the task that
+/// runs next frees it.
+pub(super) fn leave_for_reaping(slot: Slot) {
+    debug_assert!(!interrupts::are_enabled(), "an exit with interrupts on");
+    EXITED.store(slot, Ordering::Relaxed);
+}
+
 /// Runs in the task that was just switched to: frees the stack of a task that exited.
 pub(super) fn finish_switch() {
+    let slot = EXITED.swap(NO_SLOT, Ordering::Relaxed);
+    if slot == NO_SLOT {
+        return;
+    }
     let dead = with_sched(|s| {
-        let slot = s.dead.take()?;
         let task = s.slots[slot].take()?;
         s.free_slots.push(slot);
         s.by_id.remove(&task.id);

@@ -140,14 +140,18 @@ pub struct Trace {
     capacity: usize,
     /// Events ever recorded (more than `capacity` means the oldest were overwritten).
     written: u64,
+    /// Once the ring is full: where the oldest event is, which the next one overwrites.
+    oldest: usize,
 }
 
 impl Trace {
     pub fn new(capacity: usize) -> Self {
+        assert!(capacity > 0, "a trace ring holds at least one event");
         Trace {
             events: Vec::with_capacity(capacity),
             capacity,
             written: 0,
+            oldest: 0,
         }
     }
 
@@ -155,19 +159,20 @@ impl Trace {
         if self.events.len() < self.capacity {
             self.events.push(event);
         } else {
-            let slot = (self.written % self.capacity as u64) as usize;
-            self.events[slot] = event;
+            // A wrapping index rather than `written % capacity`: this runs on every switch.
+            self.events[self.oldest] = event;
+            self.oldest = if self.oldest + 1 == self.capacity {
+                0
+            } else {
+                self.oldest + 1
+            };
         }
         self.written += 1;
     }
 
     /// The events, oldest first.
     pub fn ordered(&self) -> impl DoubleEndedIterator<Item = &Event> {
-        let split = if self.written > self.capacity as u64 {
-            (self.written % self.capacity as u64) as usize
-        } else {
-            0
-        };
+        let split = self.oldest;
         self.events[split..].iter().chain(&self.events[..split])
     }
 

@@ -119,7 +119,7 @@ impl Fair {
     }
 
     /// `pick_eevdf`: among eligible entities, the one with the earliest virtual deadline, found
-    /// in O(log n) in the augmented tree (`deadline_tree/`), as Linux 6.6 does.
+    /// in O(log n) in the augmented timeline (`timeline/`), as Linux 6.6 does.
     pub(super) fn pick_eevdf(&self, rq: RqId) -> Option<EntityId> {
         let q = self.rq(rq);
         let curr = q

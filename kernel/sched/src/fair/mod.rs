@@ -14,12 +14,12 @@ mod adaptive_gran;
 mod buddies;
 mod cfs;
 mod class;
-mod deadline_tree;
 mod debug;
 mod eevdf;
 pub mod entity;
 mod knobs;
 pub mod runqueue;
+mod timeline;
 
 use crate::params::{FairParams, Grouping};
 use crate::policy::{Nanos, TaskId, Uid};

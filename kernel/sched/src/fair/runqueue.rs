@@ -5,18 +5,15 @@
 //! The running entity (`curr`) is *not* in the timeline, as in Linux: it is taken out when
 //! picked and put back when switched out, while still counting in `load` and `nr_running`.
 //!
-//! Under CFS the timeline is a `BTreeSet` keyed by (virtual runtime, entity id) rather than
-//! a hand-written red-black tree: the standard library's B-tree is well tested, gives the
-//! O(log n) insert and remove CFS needs, and keeps this module about scheduling. Under EEVDF
-//! it is one augmented tree that also knows each subtree's earliest deadline, so that the
-//! pick finds the earliest eligible deadline in O(log n) (see [`super::deadline_tree`]) —
-//! one tree for both orders, as in Linux 6.6. Either way the leftmost entity is cached, as
-//! Linux caches `rb_leftmost`, so peeking at it is O(1).
+//! The timeline is a B-tree keyed by (virtual runtime, entity id), the same for both
+//! policies (see [`super::timeline`]); under EEVDF each subtree also knows its earliest
+//! deadline, so that the pick finds the earliest eligible deadline in O(log n) — one tree for
+//! both orders, as in Linux 6.6. The leftmost entity is the root's first key: peeking at it
+//! is O(1), as Linux's cached `rb_leftmost` is.
 
-use super::deadline_tree::{DeadlineTree, Key};
 use super::entity::EntityId;
+use super::timeline::Timeline;
 use crate::weights::vdiff;
-use alloc::collections::BTreeSet;
 use alloc::string::String;
 
 /// Index of a runqueue in the scheduler's table; the root is 0.
@@ -26,22 +23,15 @@ pub type RqId = usize;
 /// virtual times without wrap-safety breaks within the first millisecond.
 pub const INITIAL_MIN_VRUNTIME: u64 = (-(1i64 << 20)) as u64;
 
-/// The waiting entities in vruntime order.
-#[derive(Debug, Clone)]
-enum Timeline {
-    /// CFS: vruntime order only.
-    Vruntime(BTreeSet<Key>),
-    /// EEVDF: vruntime order, each subtree knowing its earliest deadline.
-    Augmented(DeadlineTree),
-}
-
 /// One fair runqueue: the root, or the queue a group entity owns (Linux's `struct cfs_rq`).
 #[derive(Debug, Clone)]
 pub struct FairRq {
     /// "/" for the root, "uid N" for a group's queue.
     pub name: String,
+    /// The waiting entities in vruntime order (`tasks_timeline`).
     timeline: Timeline,
-    leftmost: Option<Key>,
+    /// Whether this is an EEVDF queue, which keeps `avg_vruntime` and `avg_load`.
+    eevdf: bool,
     /// Timeline keys are virtual times relative to this fixed origin, which turns the wrap-safe
     /// order of virtual times into plain integer order (valid while all entities of the queue
     /// are within 2^63 ns of it: 292 years).
@@ -73,12 +63,8 @@ impl FairRq {
     pub fn new(name: String, owner: Option<EntityId>, eevdf: bool) -> Self {
         FairRq {
             name,
-            timeline: if eevdf {
-                Timeline::Augmented(DeadlineTree::new())
-            } else {
-                Timeline::Vruntime(BTreeSet::new())
-            },
-            leftmost: None,
+            timeline: Timeline::new(eevdf),
+            eevdf,
             epoch: INITIAL_MIN_VRUNTIME,
             load: 0,
             nr_running: 0,
@@ -92,11 +78,6 @@ impl FairRq {
         }
     }
 
-    /// Whether this is an EEVDF queue (which keeps `avg_vruntime` and `avg_load`).
-    fn is_eevdf(&self) -> bool {
-        matches!(self.timeline, Timeline::Augmented(_))
-    }
-
     fn key(&self, vruntime: u64) -> i64 {
         vdiff(vruntime, self.epoch)
     }
@@ -105,16 +86,8 @@ impl FairRq {
     pub fn insert(&mut self, id: EntityId, vruntime: u64, weight: u64, deadline: u64) {
         let entry = (self.key(vruntime), id);
         let deadline_key = self.key(deadline);
-        match &mut self.timeline {
-            Timeline::Vruntime(set) => {
-                set.insert(entry);
-            }
-            Timeline::Augmented(tree) => tree.insert(entry, deadline_key),
-        }
-        if self.leftmost.is_none_or(|left| entry < left) {
-            self.leftmost = Some(entry);
-        }
-        if self.is_eevdf() {
+        self.timeline.insert(entry, deadline_key);
+        if self.eevdf {
             self.avg_vruntime +=
                 i128::from(vdiff(vruntime, self.min_vruntime)) * i128::from(weight);
             self.avg_load += weight;
@@ -124,26 +97,9 @@ impl FairRq {
     /// Takes an entity off the timeline (`__dequeue_entity`); `vruntime` and `weight` must be
     /// the values it was inserted with.
     pub fn remove(&mut self, id: EntityId, vruntime: u64, weight: u64) {
-        let entry = (self.key(vruntime), id);
-        let was_leftmost = self.leftmost == Some(entry);
-        let removed = match &mut self.timeline {
-            Timeline::Vruntime(set) => {
-                let removed = set.remove(&entry);
-                if was_leftmost {
-                    self.leftmost = set.first().copied();
-                }
-                removed
-            }
-            Timeline::Augmented(tree) => {
-                let removed = tree.remove(entry);
-                if was_leftmost {
-                    self.leftmost = tree.first();
-                }
-                removed
-            }
-        };
+        let removed = self.timeline.remove((self.key(vruntime), id));
         debug_assert!(removed, "entity {id} not on the timeline of {}", self.name);
-        if self.is_eevdf() {
+        if self.eevdf {
             self.avg_vruntime -=
                 i128::from(vdiff(vruntime, self.min_vruntime)) * i128::from(weight);
             self.avg_load -= weight;
@@ -152,33 +108,27 @@ impl FairRq {
 
     /// The waiting entity with the smallest virtual runtime.
     pub fn leftmost(&self) -> Option<EntityId> {
-        self.leftmost.map(|(_, id)| id)
+        self.timeline.first().map(|(_, id)| id)
     }
 
     /// The waiting entity with the largest virtual runtime.
     pub fn rightmost(&self) -> Option<EntityId> {
-        match &self.timeline {
-            Timeline::Vruntime(set) => set.last().map(|&(_, id)| id),
-            Timeline::Augmented(tree) => tree.last().map(|(_, id)| id),
-        }
+        self.timeline.last().map(|(_, id)| id)
     }
 
     /// EEVDF: the waiting entity with the earliest deadline among the eligible ones, those
     /// at most `offset` past `min_vruntime` in virtual time. `None` under CFS.
     pub fn earliest_eligible(&self, offset: i64) -> Option<EntityId> {
-        let Timeline::Augmented(tree) = &self.timeline else {
+        if !self.eevdf {
             return None;
-        };
-        tree.pick(self.key(self.min_vruntime).saturating_add(offset))
+        }
+        self.timeline
+            .pick(self.key(self.min_vruntime).saturating_add(offset))
     }
 
     /// Waiting entities in virtual-runtime order.
     pub fn iter(&self) -> impl Iterator<Item = EntityId> + '_ {
-        let keys: alloc::vec::Vec<Key> = match &self.timeline {
-            Timeline::Vruntime(set) => set.iter().copied().collect(),
-            Timeline::Augmented(tree) => tree.keys(),
-        };
-        keys.into_iter().map(|(_, id)| id)
+        self.timeline.keys().into_iter().map(|(_, id)| id)
     }
 
     /// Raises `min_vruntime` to `candidate` if that is later (it never goes back), keeping
@@ -186,7 +136,7 @@ impl FairRq {
     pub fn advance_min_vruntime(&mut self, candidate: u64) {
         let delta = vdiff(candidate, self.min_vruntime);
         if delta > 0 {
-            if self.is_eevdf() {
+            if self.eevdf {
                 self.avg_vruntime -= i128::from(self.avg_load) * i128::from(delta);
             }
             self.min_vruntime = candidate;

@@ -1,13 +1,13 @@
-//! Keeping the deadline tree a B-tree: a node that overflows is split in two, one that
+//! Keeping the timeline a B-tree: a node that overflows is split in two, one that
 //! underflows is merged with a sibling or takes a slot from it, and the root grows or shrinks
 //! a level. Whatever moves keeps its links right: a moved entity's leaf in the index, a moved
 //! child's parent, and the parent's record (lowest key, earliest deadline) of each node
 //! whose slots changed.
 
-use super::DeadlineTree;
+use super::Timeline;
 use super::node::{CAPACITY, NONE, Node, Slot};
 
-impl DeadlineTree {
+impl Timeline {
     pub(super) fn allocate(&mut self, leaf: bool) -> u32 {
         let n = match self.free.pop() {
             Some(n) => n,
@@ -96,8 +96,8 @@ impl DeadlineTree {
         self.refresh(n, left_at);
     }
 
-    /// After a removal: a root left with one child gives way to it, an empty root to
-    /// nothing.
+    /// After a removal: a root left with one child gives way to it. (An empty root leaf
+    /// stays: a queue whose one task is picked and put back empties its tree each time.)
     pub(super) fn shrink_root(&mut self) {
         let root = self.node(self.root);
         if !root.leaf && root.len == 1 {
@@ -105,9 +105,6 @@ impl DeadlineTree {
             self.release(self.root);
             self.root = child;
             self.node_mut(child).parent = NONE;
-        } else if root.len == 0 {
-            self.release(self.root);
-            self.root = NONE;
         }
     }
 }

@@ -1,4 +1,4 @@
-//! One node of the deadline tree: up to [`CAPACITY`] slots kept in key order, each holding
+//! One node of the timeline: up to [`CAPACITY`] slots kept in key order, each holding
 //! the lowest key below it and the earliest deadline below it — in a leaf, one entity's own;
 //! in an inner node, those of a child's whole subtree.
 //!

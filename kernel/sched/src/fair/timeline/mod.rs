@@ -1,23 +1,28 @@
-//! EEVDF's timeline: the queue's entities in one tree ordered by virtual runtime, each
-//! subtree also knowing its earliest deadline — the augmented tree Linux 6.6 uses
-//! (`tasks_timeline` with `min_deadline`). One tree serves both orders: the leftmost entity
-//! (for `min_vruntime`) and the earliest eligible deadline (for the pick).
+//! A runqueue's timeline (Linux's `tasks_timeline`): its waiting entities in one tree ordered
+//! by virtual runtime. CFS needs only that order — the leftmost entity is its pick and the
+//! floor of `min_vruntime`. EEVDF's queues also keep, in each subtree, the earliest virtual
+//! deadline below it (Linux 6.6's augmented tree, `min_deadline`), so that one tree serves
+//! both orders: the leftmost entity and the earliest eligible deadline.
 //!
 //! Eligible entities (v ≤ V) are a prefix of the vruntime order, so the earliest eligible
 //! deadline is found on one path down: in each node, the slots wholly inside the prefix give
 //! their earliest deadline at once, and only the slot where the prefix ends needs a look
 //! inside.
 //!
-//! Linux augments its red-black tree; cfslab augments a B-tree (a B+-tree: entities live in
-//! the leaves, inner nodes route), because a binary tree's walk costs a cache miss per level
-//! and a branch the processor cannot predict, which made EEVDF two to three times as costly
-//! as CFS's B-tree (issue 8; `make bench` prints the ratio). Each slot of a node records the
-//! *exact* lowest key and the earliest deadline below it. An insert walks down once, taking
-//! the entity into those records on its way. A removal starts at the entity's leaf (each
-//! entity's leaf is indexed, as Linux finds the `rb_node` inside its `sched_entity`) and
+//! Linux uses a red-black tree; cfslab a B-tree (a B+-tree: entities live in the leaves,
+//! inner nodes route), because a binary tree's walk costs a cache miss per level and a
+//! branch the processor cannot predict, which made EEVDF two to three times as costly as
+//! CFS (issue 8; `make bench` prints the ratio). Each slot of a node records the *exact*
+//! lowest key (and, for EEVDF, the earliest deadline) below it. An insert walks down once,
+//! taking the entity into those records on its way. A removal starts at the entity's leaf
+//! (each entity's leaf is indexed, as Linux finds the `rb_node` inside its `sched_entity`) and
 //! climbs only as far as a record changed. Nodes that overflow are split and nodes that
 //! underflow merged or refilled from a sibling, as in any B-tree (`reshape.rs`). The leftmost
 //! entity is the root's first key, in O(1), as Linux's cached `rb_leftmost` is.
+//!
+//! CFS used the standard library's `BTreeSet` until the kernel's context switch was measured
+//! (issue 10): for the two or three entities of a kernel's queue its insert and remove cost
+//! about twice this tree's, and one structure for both policies is also what Linux has.
 //!
 //! What this tree does not do: it never reads the clock or weights — the runqueue hands it
 //! keys and deadlines already made relative to its epoch.
@@ -34,9 +39,9 @@ use node::{Earliest, MIN_LEN, NONE, Node, Slot, SlotKey};
 /// A position in vruntime order: (vruntime key, entity id).
 pub type Key = (i64, EntityId);
 
-/// The augmented tree (Linux's `tasks_timeline` with `min_deadline`).
+/// The tree (Linux's `tasks_timeline`; with deadlines tracked, its `min_deadline` too).
 #[derive(Debug, Clone)]
-pub struct DeadlineTree {
+pub struct Timeline {
     nodes: Vec<Node>,
     /// Nodes released by merges, reused before the vector grows.
     free: Vec<u32>,
@@ -44,12 +49,9 @@ pub struct DeadlineTree {
     /// Entity id → the leaf holding it (`NONE` if it is not in the tree).
     leaf_of: Vec<u32>,
     len: usize,
-}
-
-impl Default for DeadlineTree {
-    fn default() -> Self {
-        Self::new()
-    }
+    /// Whether the slots record earliest deadlines (EEVDF) or only keys (CFS, whose pick is
+    /// the leftmost entity and never asks for a deadline).
+    tracks_deadlines: bool,
 }
 
 fn slot_key(key: Key) -> SlotKey {
@@ -63,15 +65,16 @@ fn entity_key((v, id): SlotKey) -> Key {
     (v, id as EntityId)
 }
 
-impl DeadlineTree {
-    /// An empty tree.
-    pub fn new() -> Self {
-        DeadlineTree {
+impl Timeline {
+    /// An empty tree; with `tracks_deadlines`, one that can answer [`Timeline::pick`].
+    pub fn new(tracks_deadlines: bool) -> Self {
+        Timeline {
             nodes: Vec::new(),
             free: Vec::new(),
             root: NONE,
             leaf_of: Vec::new(),
             len: 0,
+            tracks_deadlines,
         }
     }
 
@@ -110,6 +113,7 @@ impl DeadlineTree {
         if self.root == NONE {
             self.root = self.allocate(true);
         }
+        let tracks_deadlines = self.tracks_deadlines;
         let mut n = self.root;
         while !self.node(n).leaf {
             let node = self.node_mut(n);
@@ -117,8 +121,10 @@ impl DeadlineTree {
             if key < node.key(at) {
                 node.set_key(at, key);
             }
-            let earliest = node.earliest_at(at).min(entry.earliest);
-            node.set_earliest(at, earliest);
+            if tracks_deadlines {
+                let earliest = node.earliest_at(at).min(entry.earliest);
+                node.set_earliest(at, earliest);
+            }
             n = node.child(at);
         }
         let leaf = self.node_mut(n);
@@ -160,7 +166,8 @@ impl DeadlineTree {
             let (child, node) = (self.node(n), self.node(parent));
             let at = node.slot_of(n);
             let lowest = (child.len > 0 && child.key(0) != node.key(at)).then(|| child.key(0));
-            let earliest = (node.earliest_at(at) == removed).then(|| child.earliest());
+            let earliest = (self.tracks_deadlines && node.earliest_at(at) == removed)
+                .then(|| child.earliest());
             let underflow = child.len < MIN_LEN;
             if lowest.is_none() && earliest.is_none() && !underflow {
                 break;
@@ -183,14 +190,13 @@ impl DeadlineTree {
 
     /// The entity with the smallest key: the root's lowest, in O(1).
     pub fn first(&self) -> Option<Key> {
-        (self.root != NONE).then(|| entity_key(self.node(self.root).key(0)))
+        let root = self.nodes.get(self.root as usize)?;
+        (root.len > 0).then(|| entity_key(root.key(0)))
     }
 
     /// The entity with the largest key.
     pub fn last(&self) -> Option<Key> {
-        if self.root == NONE {
-            return None;
-        }
+        self.first()?;
         let mut node = self.node(self.root);
         while !node.leaf {
             node = self.node(node.child(node.len - 1));
