@@ -111,6 +111,12 @@ impl FairRq {
         self.timeline.first().map(|(_, id)| id)
     }
 
+    /// The smallest virtual runtime on the timeline, read from its key (no entity lookup).
+    pub fn leftmost_vruntime(&self) -> Option<u64> {
+        let (key, _) = self.timeline.first()?;
+        Some(self.epoch.wrapping_add(key as u64))
+    }
+
     /// The waiting entity with the largest virtual runtime.
     pub fn rightmost(&self) -> Option<EntityId> {
         self.timeline.last().map(|(_, id)| id)
