@@ -148,16 +148,26 @@ impl Timeline {
         let Some(&leaf) = self.leaf_of.get(key.1 as usize).filter(|&&n| n != NONE) else {
             return false;
         };
-        let Some(at) = self.node(leaf).find(key) else {
+        let node = self.node_mut(leaf);
+        let Some(at) = node.find(key) else {
             return false;
         };
-        let removed = self.node_mut(leaf).remove_slot(at).earliest;
+        let removed = node.remove_slot(at).earliest;
+        let above = node.parent;
         self.leaf_of[key.1 as usize] = NONE;
         self.len -= 1;
-        // Climb while a parent's record of the node below changed: its lowest key (the
-        // entity was the lowest below it), its earliest deadline (the entity held it), or
-        // its size (the node underflowed and is merged or refilled).
-        let mut n = leaf;
+        // A root leaf has no records above it (and may be left empty).
+        if above != NONE {
+            self.update_above(leaf, removed);
+        }
+        true
+    }
+
+    /// After a removal from `n` of an entity whose earliest deadline was `removed`: climbs
+    /// while a parent's record of the node below changed — its lowest key (the entity was
+    /// the lowest below it), its earliest deadline (the entity held it), or its size (the
+    /// node underflowed and is merged or refilled).
+    fn update_above(&mut self, mut n: u32, removed: Earliest) {
         loop {
             let parent = self.node(n).parent;
             if parent == NONE {
@@ -185,7 +195,6 @@ impl Timeline {
             n = parent;
         }
         self.shrink_root();
-        true
     }
 
     /// The entity with the smallest key: the root's lowest, in O(1).

@@ -182,10 +182,11 @@ impl Node {
         self.upper_bound(key).saturating_sub(1)
     }
 
-    /// The slot holding exactly `key`, in a leaf.
+    /// The slot holding exactly `key`, in a leaf (found by id: a leaf's ids are distinct).
     pub fn find(&self, key: SlotKey) -> Option<usize> {
-        let at = self.upper_bound(key).checked_sub(1)?;
-        (self.key(at) == key).then_some(at)
+        let (v, id) = key;
+        let at = self.rest[..self.len].iter().position(|rest| rest.id == id)?;
+        (self.vruntime[at] == v).then_some(at)
     }
 
     /// The earliest deadline of the slots wholly at or below virtual runtime `limit`, and
