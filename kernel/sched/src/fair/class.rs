@@ -132,12 +132,13 @@ impl Policy for Fair {
             Some(task),
             "put_prev of a task that is not running"
         );
-        for id in self.hierarchy(self.task_se(task)) {
+        let se = self.task_se(task);
+        for id in self.hierarchy(se) {
             self.put_prev_entity(self.se(id).rq, id, now);
         }
         self.current = None;
         self.need_resched = false;
-        if self.se(self.task_se(task)).dead {
+        if self.se(se).dead {
             self.free_task_entity(task);
         }
     }

@@ -306,14 +306,16 @@ impl Fair {
     /// `set_next_entity`: `id` becomes the running entity of `rq`.
     #[inline(always)]
     fn set_next_entity(&mut self, rq: RqId, id: EntityId, now: Nanos) {
-        if self.se(id).on_rq {
-            self.timeline_remove(rq, id);
-        }
         let se = self.se_mut(id);
         se.exec_start = now;
         se.prev_sum_exec_runtime = se.sum_exec_runtime;
         se.deadline_at_pick = se.deadline;
-        self.rq_mut(rq).curr = Some(id);
+        let (on_rq, vruntime, weight) = (se.on_rq, se.vruntime, se.weight);
+        let q = self.rq_mut(rq);
+        if on_rq {
+            q.remove(id, vruntime, weight);
+        }
+        q.curr = Some(id);
     }
 
     /// `put_prev_entity`: `id` stops running; if still queued it goes back on the timeline.
