@@ -177,21 +177,34 @@ impl Policy for Fair {
         self.need_resched
     }
 
-    /// CFS (2.6.2x without `compat_yield`): the task offers the CPU but keeps its vruntime,
-    /// so it runs on if it is still leftmost. EEVDF: its deadline moves one slice later.
+    /// `yield_task_fair`: the task's own queue is charged and its buddy marks cleared. CFS
+    /// (2.6.2x without `compat_yield`) then leaves it where it is, so it runs on if it is
+    /// still leftmost; EEVDF moves its deadline one slice later. Only the task's own entity
+    /// and queue, as Linux touches `curr->se` and `task_cfs_rq(curr)` alone: the levels above
+    /// are charged when the task is put back. Returns whether anyone else could run (Linux
+    /// returns early when the task is alone; the kernel then does not reschedule).
     fn yield_now(&mut self, now: Nanos) -> bool {
-        let eevdf = self.eevdf();
-        let mut others_waiting = false;
-        self.for_each_running_level(now, |s, rq, id| {
-            others_waiting |= s.rq(rq).nr_running > 1;
-            if eevdf {
-                let se = s.se_mut(id);
-                se.deadline = se
-                    .deadline
-                    .wrapping_add(calc_delta_fair(se.slice, se.weight));
-            }
-        });
-        others_waiting
+        let Some(task) = self.current else {
+            return false;
+        };
+        let id = self.task_se(task);
+        let others_waiting = self
+            .hierarchy(id)
+            .into_iter()
+            .any(|level| self.rq(self.se(level).rq).nr_running > 1);
+        if !others_waiting {
+            return false;
+        }
+        let rq = self.se(id).rq;
+        self.clear_buddies(rq, id);
+        self.update_curr(rq, now);
+        if self.eevdf() {
+            let se = self.se_mut(id);
+            se.deadline = se
+                .deadline
+                .wrapping_add(calc_delta_fair(se.slice, se.weight));
+        }
+        true
     }
 
     fn set_nice(&mut self, task: TaskId, nice: Nice, now: Nanos) {

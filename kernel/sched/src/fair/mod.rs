@@ -193,13 +193,20 @@ impl Fair {
 
     /// Charges the running entity of `rq` for the time since it was last charged
     /// (`update_curr`): wall time to `sum_exec_runtime`, scaled time to `vruntime`.
+    // The check for nothing to charge is inlined into the callers: a switch right after a
+    // yield (which charged the task at the same `now`) then costs no call.
+    #[inline(always)]
     fn update_curr(&mut self, rq: RqId, now: Nanos) {
         let Some(curr) = self.rq(rq).curr else { return };
-        let se = self.se_mut(curr);
-        let delta = now.saturating_sub(se.exec_start);
-        if delta == 0 {
-            return;
+        if now > self.se(curr).exec_start {
+            self.charge(rq, curr, now);
         }
+    }
+
+    /// `update_curr`'s work, for a `now` past the entity's `exec_start`.
+    fn charge(&mut self, rq: RqId, curr: EntityId, now: Nanos) {
+        let se = self.se_mut(curr);
+        let delta = now - se.exec_start;
         se.exec_start = now;
         se.sum_exec_runtime += delta;
         se.vruntime = se.vruntime.wrapping_add(calc_delta_fair(delta, se.weight));

@@ -74,8 +74,8 @@ static KERNEL_CR3: spin::Once<x86_64::structures::paging::PhysFrame> = spin::Onc
 static mut LOADED_CR3: Option<x86_64::structures::paging::PhysFrame> = None;
 
 /// Before switching to a task: its address space (`None` for a kernel thread, which keeps
-/// the kernel's) and the kernel stack its interrupts and system calls from ring 3 use.
-/// Interrupts must be off.
+/// the kernel's) and, for a process, the kernel stack its interrupts and system calls from
+/// ring 3 use. Interrupts must be off.
 pub fn prepare(
     address_space: Option<x86_64::structures::paging::PhysFrame>,
     kernel_stack_top: u64,
@@ -96,7 +96,10 @@ pub fn prepare(
         }
         *loaded = Some(wanted);
     }
-    if kernel_stack_top != 0 {
+    // Only a task with an address space of its own can be in ring 3: a kernel thread never
+    // changes rings, so the stack for ring changes may stay the last process's (a kernel
+    // thread becomes a process only through exec, whose `replace_program` sets it).
+    if address_space.is_some() && kernel_stack_top != 0 {
         super::syscall::set_kernel_stack(kernel_stack_top);
     }
 }
