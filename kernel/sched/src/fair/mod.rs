@@ -177,6 +177,7 @@ impl Fair {
         id
     }
 
+    #[inline(always)]
     fn timeline_insert(&mut self, rq: RqId, id: EntityId) {
         let se = self.se(id);
         let (vruntime, weight, deadline) = (se.vruntime, se.weight, se.deadline);
