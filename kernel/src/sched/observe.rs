@@ -58,14 +58,27 @@ impl Scheduler {
         hardirq: bool,
         kind: impl FnOnce(&mut Self) -> trace::Kind,
     ) {
+        let current = self.comm(on_cpu);
+        let kind = kind(self);
+        self.record_as(now, current, hardirq, || kind);
+    }
+
+    /// [`Scheduler::record`] with the task on the CPU already looked up (the switch has it).
+    pub(super) fn record_as(
+        &mut self,
+        now: u64,
+        current: trace::Comm,
+        hardirq: bool,
+        kind: impl FnOnce() -> trace::Kind,
+    ) {
         let event = trace::Event {
             at: now,
             flags: trace::Flags {
                 need_resched: self.need_resched,
                 hardirq,
             },
-            current: self.comm(on_cpu),
-            kind: kind(self),
+            current,
+            kind: kind(),
         };
         if log::log_enabled!(log::Level::Trace) {
             crate::arch::x86_64::serial::with_console(|out| {

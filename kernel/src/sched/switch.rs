@@ -5,7 +5,7 @@
 //! Interrupts are off throughout, asserted at the top of [`schedule`]; the scheduler's lock is
 //! taken once, for `pick`, and released before the stacks change (see `sched`'s module docs).
 
-use super::{Scheduler, Slot, State, current, trace, with_sched};
+use super::{Scheduler, Slot, State, Task, current, trace, with_sched};
 use crate::arch::x86_64::switch::switch_context;
 use crate::arch::x86_64::user_state::UserCpuState;
 use crate::time::clock;
@@ -32,52 +32,22 @@ impl Scheduler {
     fn pick(&mut self, now: u64) -> Option<Switch> {
         self.need_resched = false;
         let prev = self.current;
-        if prev != self.idle {
+        let prev_is_idle = prev == self.idle;
+        if !prev_is_idle {
             self.policy.put_prev(prev, now);
         }
         let yielded = self.yielded_at.take().is_some();
-        let prev_is_idle = prev == self.idle;
-        let p = self.task(prev);
-        p.stats.cpu_ns += now - p.stats.switched_in_at;
-        let prev_state = match p.state {
-            State::Running | State::Runnable if yielded => trace::PrevState::Yielded,
-            State::Running | State::Runnable => trace::PrevState::Preempted,
-            State::Sleeping => trace::PrevState::Sleeping,
-            State::Exited => trace::PrevState::Dead,
-        };
-        if prev_state == trace::PrevState::Sleeping {
-            p.stats.voluntary_switches += 1;
-        } else if prev_state != trace::PrevState::Dead && !prev_is_idle {
-            p.stats.involuntary_switches += 1;
-        }
-        if p.state == State::Running {
-            p.state = State::Runnable;
-            p.stats.runnable_since = Some(now);
-        }
+        let prev_state = switch_out(self.task(prev), now, yielded, prev_is_idle);
         let next = self.policy.pick_next(now).unwrap_or(self.idle);
-        let n = self.task(next);
-        n.state = State::Running;
-        n.stats.switched_in_at = now;
-        if let Some(since) = n.stats.runnable_since.take() {
-            n.stats.wait_ns += now - since;
-            if core::mem::take(&mut n.stats.woken) {
-                n.stats.wakeups += 1;
-                n.stats.wake_latency_sum_ns += now - since;
-                n.stats.wake_latency_max_ns = n.stats.wake_latency_max_ns.max(now - since);
-            }
-        }
         self.current = next;
         let n = self.task(next);
+        switch_in(n, now);
         current::set(n.id, n.group.as_ref().map_or(n.id, |g| g.leader));
         if next == prev {
             return None;
         }
-        self.task(next).stats.switches += 1;
-        self.record(now, prev, false, |s| trace::Kind::Switch {
-            prev_state,
-            next: s.comm(next),
-        });
-        let n = self.task(next);
+        n.stats.switches += 1;
+        let next_comm = n.comm;
         let (load, kernel_stack_top) = (n.rsp, n.kernel_stack_top);
         let address_space = n.address_space.as_ref().map(|a| a.level_4_frame());
         let load_cpu = n
@@ -85,18 +55,59 @@ impl Scheduler {
             .as_deref()
             .map_or(core::ptr::null(), |c| c as *const _);
         let p = self.task(prev);
+        let prev_comm = p.comm;
         let save_cpu = p
             .user_cpu
             .as_deref_mut()
             .map_or(core::ptr::null_mut(), |c| c as *mut _);
+        let save = &raw mut p.rsp;
+        self.record_as(now, prev_comm, false, || trace::Kind::Switch {
+            prev_state,
+            next: next_comm,
+        });
         Some(Switch {
-            save: &raw mut p.rsp,
+            save,
             load,
             kernel_stack_top,
             address_space,
             save_cpu,
             load_cpu,
         })
+    }
+}
+
+/// The statistics of a task leaving the CPU at `now`; returns how it left (for the trace).
+fn switch_out(p: &mut Task, now: u64, yielded: bool, is_idle: bool) -> trace::PrevState {
+    p.stats.cpu_ns += now - p.stats.switched_in_at;
+    let prev_state = match p.state {
+        State::Running | State::Runnable if yielded => trace::PrevState::Yielded,
+        State::Running | State::Runnable => trace::PrevState::Preempted,
+        State::Sleeping => trace::PrevState::Sleeping,
+        State::Exited => trace::PrevState::Dead,
+    };
+    if prev_state == trace::PrevState::Sleeping {
+        p.stats.voluntary_switches += 1;
+    } else if prev_state != trace::PrevState::Dead && !is_idle {
+        p.stats.involuntary_switches += 1;
+    }
+    if p.state == State::Running {
+        p.state = State::Runnable;
+        p.stats.runnable_since = Some(now);
+    }
+    prev_state
+}
+
+/// The statistics of a task getting the CPU at `now`: the wait (and wake-up latency) ends.
+fn switch_in(n: &mut Task, now: u64) {
+    n.state = State::Running;
+    n.stats.switched_in_at = now;
+    if let Some(since) = n.stats.runnable_since.take() {
+        n.stats.wait_ns += now - since;
+        if core::mem::take(&mut n.stats.woken) {
+            n.stats.wakeups += 1;
+            n.stats.wake_latency_sum_ns += now - since;
+            n.stats.wake_latency_max_ns = n.stats.wake_latency_max_ns.max(now - since);
+        }
     }
 }
 

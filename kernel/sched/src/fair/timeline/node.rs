@@ -185,7 +185,9 @@ impl Node {
     /// The slot holding exactly `key`, in a leaf (found by id: a leaf's ids are distinct).
     pub fn find(&self, key: SlotKey) -> Option<usize> {
         let (v, id) = key;
-        let at = self.rest[..self.len].iter().position(|rest| rest.id == id)?;
+        let at = self.rest[..self.len]
+            .iter()
+            .position(|rest| rest.id == id)?;
         (self.vruntime[at] == v).then_some(at)
     }
 
