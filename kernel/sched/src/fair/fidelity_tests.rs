@@ -1,6 +1,7 @@
 //! Worked numbers for the places where cfslab once differed from Linux's own source (issue
-//! 8): EEVDF's placement of a new task, its tie rule and its wake-up check (6.6), and the
-//! early return of CFS's wake-up check when a reschedule is already pending (2.6.32–36).
+//! 8): EEVDF's placement of a new task, its tie rule and its wake-up check (6.6), the early
+//! return of CFS's wake-up check when a reschedule is already pending (2.6.32–36), and a
+//! yield that touches the task's own level only (issue 10).
 
 use super::*;
 use crate::params::{Era, FairParams, Grouping};
@@ -170,4 +171,41 @@ fn setuid_keeps_the_absolute_vruntime_in_2_6_24_and_renormalises_later() {
     // queue's min_vruntime (0: it was alone there) and lands on uid 2's clock.
     assert_eq!(vruntime_after_setuid(Era::V2_6_24), 20 * MS as i64);
     assert_eq!(vruntime_after_setuid(Era::V2_6_32), 0);
+}
+
+/// `yield_task_fair` (2.6.36 and 6.6) touches the yielding task's own entity and queue only.
+/// Under EEVDF with per-uid groups the task is charged and its deadline moves one slice on,
+/// while its group's entity keeps its deadline and is charged only when the task is put
+/// back; the task's buddy marks are cleared at every level.
+#[test]
+fn yield_touches_only_the_tasks_own_entity_and_queue() {
+    let mut p = FairParams::preset(Era::V6_6);
+    p.grouping = Grouping::Uid;
+    let mut f = Fair::new(p);
+    for (task, uid) in [(0, 1), (1, 1), (2, 2)] {
+        f.spawn(task, uid, 0, 0);
+    }
+    let current = f.pick_next(0).unwrap();
+    let se = f.task_se(current);
+    let group = f.se(se).parent.expect("a task of a uid group");
+    let (group_v, group_d) = (f.se(group).vruntime, f.se(group).deadline);
+    let (v, d) = (f.se(se).vruntime, f.se(se).deadline);
+    f.set_buddy(se, buddies::Buddy::Next);
+    assert!(f.yield_now(100 * US), "task 1 and uid 2 wait");
+    // Nice 0: 100 µs of wall time is 100 µs of virtual time; the slice is 750 µs.
+    assert_eq!(f.se(se).vruntime, v.wrapping_add(100 * US));
+    assert_eq!(f.se(se).deadline, d.wrapping_add(750 * US));
+    assert_eq!(f.se(group).vruntime, group_v, "not charged by the yield");
+    assert_eq!(
+        f.se(group).deadline,
+        group_d,
+        "no deadline push for the group"
+    );
+    assert_eq!(f.rq(f.se(se).rq).next_buddy, None);
+    assert_eq!(f.rq(ROOT).next_buddy, None);
+    f.put_prev(current, 100 * US);
+    assert!(
+        crate::weights::vdiff(f.se(group).vruntime, group_v) > 0,
+        "charged when the task is put back"
+    );
 }
