@@ -149,7 +149,11 @@ fn breakpoints_in_the_policy_tick_continue_cleanly_and_the_helpers_show_the_sche
         ],
     );
     let console = session_ended(boot, &console, &text);
-    // Three stops, one tick (4 ms at HZ=250) apart, as the kernel's clock reads them.
+    // Three stops, one tick (4 ms at HZ=250) apart, as the kernel's clock reads them. The
+    // ticks expire on an exact 4 ms grid, but with icount `sleep=on` a tick's handler on a
+    // loaded host can read the clock a millisecond late (seen: 301.03, 304.00, 308.00 ms), so
+    // a gap may be 4 ms ± 1.5; the bookkeeping this guards against read 11 ms, 38 ms, 762 ms,
+    // then 13 hours (boot/src/gdb.rs).
     let stops: Vec<u64> = text
         .lines()
         .filter(|l| l.starts_with("Breakpoint 2, "))
@@ -168,7 +172,7 @@ fn breakpoints_in_the_policy_tick_continue_cleanly_and_the_helpers_show_the_sche
     for pair in stops.windows(2) {
         let gap = pair[1] - pair[0];
         assert!(
-            (3_900_000..=4_100_000).contains(&gap),
+            (2_500_000..=5_500_000).contains(&gap),
             "stops {stops:?}:\n{text}"
         );
     }
@@ -195,18 +199,20 @@ fn breakpoints_in_the_policy_tick_continue_cleanly_and_the_helpers_show_the_sche
     assert_eq!(events, 5, "{text}");
     // The run then completed with sane figures: the sleeper's wake-ups at most a tick late,
     // plus the 50 µs of timer slack a user sleep gets and this unoptimised kernel's wake-up
-    // path (about 65 µs): 4.5 ms.
-    let latency = console
+    // path (about 65 µs): 4.5 ms — for nine in ten of them. A gdb session runs with icount
+    // `sleep=on` (boot/src/gdb.rs), its guest clock tied to the host's, and on a loaded host
+    // a rare sample comes a tick or a few late (5 to 18 ms seen with other QEMUs running
+    // beside it, with this code and the code before it); the maximum only guards against a
+    // lost timer, which would leave the sleeper waiting for the rest of the 500 ms run.
+    let latency: serde_json::Value = console
         .lines()
-        .find(|l| l.starts_with("RESULT {\"kind\":\"latency\""))
+        .filter_map(|l| l.strip_prefix("RESULT "))
+        .find(|json| json.starts_with("{\"kind\":\"latency\""))
+        .map(|json| serde_json::from_str(json).expect("a RESULT line"))
         .unwrap_or_else(|| panic!("no latency result:\n{console}"));
-    let max_us: u64 = latency
-        .split("\"max_us\":")
-        .nth(1)
-        .and_then(|v| v.split(',').next())
-        .and_then(|v| v.parse().ok())
-        .expect("max_us");
-    assert!(max_us <= 4_500, "{latency}");
+    assert!(latency["p90_us"].as_u64().unwrap() <= 4_500, "{latency}");
+    assert!(latency["max_us"].as_u64().unwrap() <= 50_000, "{latency}");
+    assert_eq!(latency["missed"].as_u64(), Some(0), "{latency}");
 }
 
 /// The user-program session of the README: the program's symbols loaded with
