@@ -38,7 +38,7 @@ impl Fair {
     }
 
     /// `clear_buddies`: if `id` is a buddy of `rq`, it stops being one there and above.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(super) fn clear_buddies(&mut self, rq: RqId, id: EntityId) {
         for which in [Buddy::Next, Buddy::Last] {
             if *self.buddy_slot(rq, which) != Some(id) {

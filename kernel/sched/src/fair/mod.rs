@@ -177,7 +177,7 @@ impl Fair {
         id
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn timeline_insert(&mut self, rq: RqId, id: EntityId) {
         let se = self.se(id);
         let (vruntime, weight, deadline) = (se.vruntime, se.weight, se.deadline);
@@ -196,7 +196,7 @@ impl Fair {
     /// (`update_curr`): wall time to `sum_exec_runtime`, scaled time to `vruntime`.
     // The check for nothing to charge is inlined into the callers: a switch right after a
     // yield (which charged the task at the same `now`) then costs no call.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn update_curr(&mut self, rq: RqId, now: Nanos) {
         let Some(curr) = self.rq(rq).curr else { return };
         if now > self.se(curr).exec_start {
@@ -219,9 +219,10 @@ impl Fair {
 
     /// `update_min_vruntime`: the smaller of the running and the leftmost entity's virtual
     /// runtime, but never backwards.
-    // Inlined, as the other steps of a switch marked so: a call's register saves and
-    // restores cost about as much as these bodies (issue 10's profile of the switch).
-    #[inline(always)]
+    // Inlined in optimised builds, as the other steps of a switch marked so: a call's
+    // register saves and restores cost about as much as these bodies (issue 10's profile of
+    // the switch). Debug builds keep the calls, so that gdb can break in each step.
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn update_min_vruntime(&mut self, rq: RqId) {
         let q = self.rq(rq);
         let curr = q
@@ -312,7 +313,7 @@ impl Fair {
     }
 
     /// `set_next_entity`: `id` becomes the running entity of `rq`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn set_next_entity(&mut self, rq: RqId, id: EntityId, now: Nanos) {
         let se = self.se_mut(id);
         se.exec_start = now;
@@ -327,7 +328,7 @@ impl Fair {
     }
 
     /// `put_prev_entity`: `id` stops running; if still queued it goes back on the timeline.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn put_prev_entity(&mut self, rq: RqId, id: EntityId, now: Nanos) {
         if self.se(id).on_rq {
             self.update_curr(rq, now);

@@ -83,7 +83,7 @@ impl FairRq {
     }
 
     /// Puts an entity on the timeline (`__enqueue_entity`).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn insert(&mut self, id: EntityId, vruntime: u64, weight: u64, deadline: u64) {
         let entry = (self.key(vruntime), id);
         let deadline_key = self.key(deadline);
@@ -97,7 +97,7 @@ impl FairRq {
 
     /// Takes an entity off the timeline (`__dequeue_entity`); `vruntime` and `weight` must be
     /// the values it was inserted with.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn remove(&mut self, id: EntityId, vruntime: u64, weight: u64) {
         let removed = self.timeline.remove((self.key(vruntime), id));
         debug_assert!(removed, "entity {id} not on the timeline of {}", self.name);

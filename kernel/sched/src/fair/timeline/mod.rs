@@ -100,7 +100,7 @@ impl Timeline {
 
     /// Adds an entity at vruntime key `key` with deadline key `deadline`: one walk down,
     /// taking the entity into each slot's lowest key and earliest deadline on the way.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn insert(&mut self, key: Key, deadline: i64) {
         let key = slot_key(key);
         let entry = Slot {
@@ -144,7 +144,7 @@ impl Timeline {
     }
 
     /// Removes the entity at `key`; false if it was not there.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn remove(&mut self, key: Key) -> bool {
         let key = slot_key(key);
         let Some(&leaf) = self.leaf_of.get(key.1 as usize).filter(|&&n| n != NONE) else {
