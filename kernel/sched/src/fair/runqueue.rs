@@ -30,8 +30,6 @@ pub struct FairRq {
     pub name: String,
     /// The waiting entities in vruntime order (`tasks_timeline`).
     timeline: Timeline,
-    /// Whether this is an EEVDF queue, which keeps `avg_vruntime` and `avg_load`.
-    eevdf: bool,
     /// Timeline keys are virtual times relative to this fixed origin, which turns the wrap-safe
     /// order of virtual times into plain integer order (valid while all entities of the queue
     /// are within 2^63 ns of it: 292 years).
@@ -64,7 +62,6 @@ impl FairRq {
         FairRq {
             name,
             timeline: Timeline::new(eevdf),
-            eevdf,
             epoch: INITIAL_MIN_VRUNTIME,
             load: 0,
             nr_running: 0,
@@ -78,6 +75,12 @@ impl FairRq {
         }
     }
 
+    /// Whether this is an EEVDF queue (its timeline tracks deadlines), which keeps
+    /// `avg_vruntime` and `avg_load`.
+    fn is_eevdf(&self) -> bool {
+        self.timeline.tracks_deadlines()
+    }
+
     fn key(&self, vruntime: u64) -> i64 {
         vdiff(vruntime, self.epoch)
     }
@@ -88,7 +91,7 @@ impl FairRq {
         let entry = (self.key(vruntime), id);
         let deadline_key = self.key(deadline);
         self.timeline.insert(entry, deadline_key);
-        if self.eevdf {
+        if self.is_eevdf() {
             self.avg_vruntime +=
                 i128::from(vdiff(vruntime, self.min_vruntime)) * i128::from(weight);
             self.avg_load += weight;
@@ -101,7 +104,7 @@ impl FairRq {
     pub fn remove(&mut self, id: EntityId, vruntime: u64, weight: u64) {
         let removed = self.timeline.remove((self.key(vruntime), id));
         debug_assert!(removed, "entity {id} not on the timeline of {}", self.name);
-        if self.eevdf {
+        if self.is_eevdf() {
             self.avg_vruntime -=
                 i128::from(vdiff(vruntime, self.min_vruntime)) * i128::from(weight);
             self.avg_load -= weight;
@@ -127,7 +130,7 @@ impl FairRq {
     /// EEVDF: the waiting entity with the earliest deadline among the eligible ones, those
     /// at most `offset` past `min_vruntime` in virtual time. `None` under CFS.
     pub fn earliest_eligible(&self, offset: i64) -> Option<EntityId> {
-        if !self.eevdf {
+        if !self.is_eevdf() {
             return None;
         }
         self.timeline
@@ -144,7 +147,7 @@ impl FairRq {
     pub fn advance_min_vruntime(&mut self, candidate: u64) {
         let delta = vdiff(candidate, self.min_vruntime);
         if delta > 0 {
-            if self.eevdf {
+            if self.is_eevdf() {
                 self.avg_vruntime -= i128::from(self.avg_load) * i128::from(delta);
             }
             self.min_vruntime = candidate;

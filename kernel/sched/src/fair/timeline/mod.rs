@@ -78,6 +78,11 @@ impl Timeline {
         }
     }
 
+    /// Whether the slots record earliest deadlines (the tree was made for EEVDF).
+    pub fn tracks_deadlines(&self) -> bool {
+        self.tracks_deadlines
+    }
+
     /// Number of entities in the tree.
     #[cfg(test)]
     pub fn len(&self) -> usize {
@@ -238,6 +243,10 @@ impl Timeline {
     /// The entity with the earliest deadline among those with a vruntime key of at most
     /// `limit` (the eligible prefix).
     pub fn pick(&self, limit: i64) -> Option<EntityId> {
+        debug_assert!(
+            self.tracks_deadlines,
+            "a pick by deadline on a tree without them"
+        );
         if self.root == NONE {
             return None;
         }
