@@ -9,12 +9,15 @@ use crate::params::Feature;
 use crate::policy::{Nanos, TaskId};
 use crate::weights::{before, calc_delta_fair, vdiff};
 
-/// `a.div_euclid(b)`, in 64 bits when both fit: the sums are 128-bit so that no queue can
-/// overflow them, but they almost always fit in 64, and a 128-bit division costs several
-/// times a 64-bit one on the pick's hot path.
+/// `a.div_euclid(b)` for a positive divisor (a queue's load), in 64 bits when both fit: the
+/// sums are 128-bit so that no queue can overflow them, but they almost always fit in 64, and
+/// a 128-bit division costs several times a 64-bit one on the pick's hot path. The rounding
+/// down is a subtraction rather than the branch `i64::div_euclid` takes on the remainder's
+/// sign, which the processor cannot predict (V moves to either side of `min_vruntime`).
 fn div_euclid(a: i128, b: i128) -> i128 {
+    debug_assert!(b > 0, "divided by a queue's load, which is positive");
     match (i64::try_from(a), i64::try_from(b)) {
-        (Ok(a), Ok(b)) => i128::from(a.div_euclid(b)),
+        (Ok(a), Ok(b)) => i128::from(a / b - i64::from(a % b < 0)),
         _ => a.div_euclid(b),
     }
 }

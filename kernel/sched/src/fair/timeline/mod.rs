@@ -110,26 +110,24 @@ impl Timeline {
         let key = slot_key(key);
         let entry = Slot {
             key,
-            earliest: Earliest {
-                deadline,
-                id: key.1,
-            },
+            earliest: Earliest { deadline, key },
             child: NONE,
         };
         if self.root == NONE {
             self.root = self.allocate(true);
         }
-        let tracks_deadlines = self.tracks_deadlines;
         let mut n = self.root;
         while !self.node(n).leaf {
-            let node = self.node_mut(n);
+            let node = self.node(n);
             let at = node.route(key);
-            if key < node.key(at) {
+            let lowers = key < node.key(at);
+            let earlier = self.tracks_deadlines && Self::goes_before(entry, node.earliest_at(at));
+            let node = self.node_mut(n);
+            if lowers {
                 node.set_key(at, key);
             }
-            if tracks_deadlines {
-                let earliest = node.earliest_at(at).min(entry.earliest);
-                node.set_earliest(at, earliest);
+            if earlier {
+                node.set_earliest(at, entry.earliest);
             }
             n = node.child(at);
         }
@@ -146,6 +144,12 @@ impl Timeline {
         if self.node(n).overfull() {
             self.split_upwards(n);
         }
+    }
+
+    /// Does the new entry's deadline come before `record`'s, the earliest below a slot? The
+    /// earlier deadline does; of equal ones, the entity further left (`node.rs`).
+    fn goes_before(entry: Slot, record: Earliest) -> bool {
+        (entry.earliest.deadline, entry.key) < (record.deadline, record.key)
     }
 
     /// Removes the entity at `key`; false if it was not there.
@@ -183,8 +187,11 @@ impl Timeline {
             let (child, node) = (self.node(n), self.node(parent));
             let at = node.slot_of(n);
             let lowest = (child.len > 0 && child.key(0) != node.key(at)).then(|| child.key(0));
-            let earliest = (self.tracks_deadlines && node.earliest_at(at) == removed)
-                .then(|| child.earliest());
+            let earliest = if self.tracks_deadlines && node.earliest_at(at) == removed {
+                child.earliest()
+            } else {
+                None
+            };
             let underflow = child.len < MIN_LEN;
             if lowest.is_none() && earliest.is_none() && !underflow {
                 break;
@@ -241,7 +248,7 @@ impl Timeline {
     }
 
     /// The entity with the earliest deadline among those with a vruntime key of at most
-    /// `limit` (the eligible prefix).
+    /// `limit` (the eligible prefix); of equal deadlines, the one further left.
     pub fn pick(&self, limit: i64) -> Option<EntityId> {
         debug_assert!(
             self.tracks_deadlines,
@@ -250,30 +257,31 @@ impl Timeline {
         if self.root == NONE {
             return None;
         }
-        let mut best = Earliest::NONE;
+        let mut best = None;
         let mut node = self.node(self.root);
         loop {
             // In a leaf every slot with an eligible key is an eligible entity. In an inner
             // node a slot's keys all lie below the next slot's lowest, so a slot is wholly
             // eligible when the next one's lowest key is; the first slot that is not wholly
-            // eligible may still begin eligible, and is where the walk goes on.
-            // Below that slot only a deadline earlier than the best so far matters: if the
-            // slot's earliest (eligible or not) is no earlier, the walk ends here — the
-            // common case, since the eligible entities furthest behind tend to have the
-            // earliest deadlines.
-            let (wholly_eligible, first_not) = node.eligible_prefix(limit);
-            best = best.min(wholly_eligible);
-            match first_not {
-                Some(at)
-                    if !node.leaf
-                        && node.vruntime(at) <= limit
-                        && node.earliest_at(at).before(best) =>
-                {
-                    node = self.node(node.child(at));
-                }
-                _ => break,
+            // eligible may still begin eligible, and is where the walk goes on. The walk
+            // goes left to right, so a later slot replaces the best only with a strictly
+            // earlier deadline.
+            let wholly = node.wholly_at_or_below(limit);
+            if let Some(earliest) = node.earliest_before(wholly)
+                && earliest.replaces(best)
+            {
+                best = Some(earliest);
             }
+            // Below the slot where eligibility ends only a deadline earlier than the best so
+            // far matters: if the slot's earliest (eligible or not) is no earlier, the walk
+            // ends here — the common case, since the eligible entities furthest behind tend
+            // to have the earliest deadlines.
+            let at = wholly;
+            if node.leaf || node.vruntime(at) > limit || !node.earliest_at(at).replaces(best) {
+                break;
+            }
+            node = self.node(node.child(at));
         }
-        (best != Earliest::NONE).then_some(best.id as EntityId)
+        best.map(|best| best.key.1 as EntityId)
     }
 }

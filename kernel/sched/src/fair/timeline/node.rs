@@ -2,16 +2,24 @@
 //! the lowest key below it and the earliest deadline below it — in a leaf, one entity's own;
 //! in an inner node, those of a child's whole subtree.
 //!
-//! A node keeps its slots' virtual runtimes in an array of their own, so that a search —
-//! which compares virtual runtimes, looking at ids only on a tie — reads two cache lines; the
-//! rest of each slot (id, child, earliest deadline) sits together in a second array.
+//! A node keeps each field of its slots in an array of its own (virtual runtimes, ids,
+//! children, earliest deadlines and the keys of whose they are), so that each scan reads only the field it
+//! compares: a search reads the virtual runtimes (two cache lines), the pick and the
+//! recomputation of a subtree's earliest deadline read the deadlines.
 //!
-//! Making room for a slot, or closing the gap one leaves, moves the later slots of both
-//! arrays in one loop: the moves are a few slots long, and a call to `memmove` per array
-//! (which `copy_within` makes) costs more than the moves themselves. Deadlines are compared
-//! with a select rather than a branch: which slot holds the earliest is what a processor
-//! cannot predict. (cachegrind's branch simulation of `make bench`'s cycle counted 38
-//! mispredicted branches per EEVDF cycle against CFS's 15 before these changes.)
+//! Equal deadlines go to the entity further left in the timeline (the lower virtual runtime,
+//! then the lower id): a left-to-right scan that keeps the first of equals finds it, so a
+//! scan compares one integer per slot — the scans are most of EEVDF's cost (issue 8). Linux
+//! leaves the tie to the tree's shape; this rule is one a reader can state.
+//!
+//! Making room for a slot, or closing the gap one leaves, moves the later slots of every
+//! array in one loop: the moves are a few slots long, and a call to `memmove` per array
+//! (which `copy_within` makes) costs more than the moves themselves. The scans select
+//! rather than branch: which slot holds the earliest is what a processor cannot predict.
+//! (cachegrind's branch simulation of `make bench`'s cycle counted 38 mispredicted branches
+//! per EEVDF cycle against CFS's 15 before these choices.)
+
+use core::hint::select_unpredictable;
 
 /// The most slots a node holds. Sixteen keeps a node's key scan within two cache lines while
 /// a tree of 100 000 entities stays five levels deep. The unit tests use four, so that a few
@@ -38,27 +46,16 @@ pub type SlotKey = (i64, u32);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Earliest {
     pub deadline: i64,
-    pub id: u32,
+    /// Whose it is: that entity's key.
+    pub key: SlotKey,
 }
 
 impl Earliest {
-    /// Nothing below: later than every real deadline.
-    pub const NONE: Earliest = Earliest {
-        deadline: i64::MAX,
-        id: u32::MAX,
-    };
-
-    /// Is this deadline earlier than `other`'s? Deadlines order the entities, equal
-    /// deadlines break by id. (Without short-circuits, so that it compiles to a select
-    /// rather than a branch.)
-    pub fn before(self, other: Earliest) -> bool {
-        (self.deadline < other.deadline)
-            | ((self.deadline == other.deadline) & (self.id < other.id))
-    }
-
-    /// The earlier of two.
-    pub fn min(self, other: Earliest) -> Earliest {
-        if other.before(self) { other } else { self }
+    /// Does this record, found to the right of `best` (the earliest so far in a
+    /// left-to-right scan), replace it? Only with a strictly earlier deadline: the one
+    /// further left keeps a tie.
+    pub fn replaces(self, best: Option<Earliest>) -> bool {
+        best.is_none_or(|best| self.deadline < best.deadline)
     }
 }
 
@@ -73,14 +70,6 @@ pub struct Slot {
     pub child: u32,
 }
 
-/// A slot apart from its virtual runtime.
-#[derive(Debug, Clone, Copy)]
-struct Rest {
-    id: u32,
-    child: u32,
-    earliest: Earliest,
-}
-
 /// A node of the tree.
 #[derive(Debug, Clone)]
 pub struct Node {
@@ -89,10 +78,16 @@ pub struct Node {
     pub parent: u32,
     /// Whether the slots are entities (a leaf) or children (an inner node).
     pub leaf: bool,
-    /// Each slot's lowest virtual runtime.
+    /// Each slot's lowest key: its virtual runtime and its id.
     vruntime: [i64; ROOM],
-    /// The rest of each slot.
-    rest: [Rest; ROOM],
+    id: [u32; ROOM],
+    /// Each slot's child (`NONE` in a leaf).
+    child: [u32; ROOM],
+    /// Each slot's earliest deadline, and the key of whose it is (kept, so that an insert
+    /// settles a tie of deadlines without looking that entity up).
+    deadline: [i64; ROOM],
+    earliest_vruntime: [i64; ROOM],
+    earliest_id: [u32; ROOM],
 }
 
 impl Node {
@@ -102,11 +97,11 @@ impl Node {
         parent: NONE,
         leaf: true,
         vruntime: [0; ROOM],
-        rest: [Rest {
-            id: 0,
-            child: NONE,
-            earliest: Earliest::NONE,
-        }; ROOM],
+        id: [0; ROOM],
+        child: [NONE; ROOM],
+        deadline: [0; ROOM],
+        earliest_vruntime: [0; ROOM],
+        earliest_id: [0; ROOM],
     };
 
     /// An empty leaf or inner node.
@@ -119,47 +114,69 @@ impl Node {
 
     /// Slot `i`'s lowest key.
     pub fn key(&self, i: usize) -> SlotKey {
-        (self.vruntime[i], self.rest[i].id)
+        (self.vruntime[i], self.id[i])
+    }
+
+    /// Slot `i`'s lowest virtual runtime.
+    pub fn vruntime(&self, i: usize) -> i64 {
+        self.vruntime[i]
     }
 
     /// Slot `i`'s child.
     pub fn child(&self, i: usize) -> u32 {
-        self.rest[i].child
+        self.child[i]
     }
 
     /// Slot `i`'s earliest deadline.
     pub fn earliest_at(&self, i: usize) -> Earliest {
-        self.rest[i].earliest
+        Earliest {
+            deadline: self.deadline[i],
+            key: (self.earliest_vruntime[i], self.earliest_id[i]),
+        }
     }
 
     pub fn set_key(&mut self, i: usize, key: SlotKey) {
-        (self.vruntime[i], self.rest[i].id) = key;
+        (self.vruntime[i], self.id[i]) = key;
     }
 
     pub fn set_earliest(&mut self, i: usize, e: Earliest) {
-        self.rest[i].earliest = e;
+        self.deadline[i] = e.deadline;
+        (self.earliest_vruntime[i], self.earliest_id[i]) = e.key;
     }
 
     /// The slot holding child `child` (children are distinct, so one slot matches).
     pub fn slot_of(&self, child: u32) -> usize {
-        self.rest[..self.len]
+        self.child[..self.len]
             .iter()
-            .position(|rest| rest.child == child)
+            .position(|&c| c == child)
             .expect("a node's parent holds it")
     }
 
-    /// The earliest deadline of the whole node ([`Earliest::NONE`] if it is empty).
-    pub fn earliest(&self) -> Earliest {
-        self.rest[..self.len]
-            .iter()
-            .fold(Earliest::NONE, |best, rest| best.min(rest.earliest))
+    /// The earliest deadline among the first `end` slots (`None` if `end` is 0), the
+    /// leftmost of equals.
+    pub fn earliest_before(&self, end: usize) -> Option<Earliest> {
+        if end == 0 {
+            return None;
+        }
+        let (mut best, mut at) = (self.deadline[0], 0);
+        for (i, &deadline) in self.deadline[..end].iter().enumerate().skip(1) {
+            let earlier = deadline < best;
+            best = select_unpredictable(earlier, deadline, best);
+            at = select_unpredictable(earlier, i, at);
+        }
+        Some(self.earliest_at(at))
     }
 
-    /// What a parent's slot for this node holds.
+    /// The earliest deadline of the whole node (`None` if it is empty).
+    pub fn earliest(&self) -> Option<Earliest> {
+        self.earliest_before(self.len)
+    }
+
+    /// What a parent's slot for this (non-empty) node holds.
     pub fn summary(&self, child: u32) -> Slot {
         Slot {
             key: self.key(0),
-            earliest: self.earliest(),
+            earliest: self.earliest().expect("a summarised node has slots"),
             child,
         }
     }
@@ -171,8 +188,8 @@ impl Node {
         let (v, id) = key;
         self.vruntime[..self.len]
             .iter()
-            .zip(&self.rest[..self.len])
-            .take_while(|&(&kv, rest)| kv < v || (kv == v && rest.id <= id))
+            .zip(&self.id[..self.len])
+            .take_while(|&(&kv, &kid)| kv < v || (kv == v && kid <= id))
             .count()
     }
 
@@ -184,34 +201,26 @@ impl Node {
 
     /// The slot holding exactly `key`, in a leaf (found by id: a leaf's ids are distinct).
     pub fn find(&self, key: SlotKey) -> Option<usize> {
-        let (v, id) = key;
-        let at = self.rest[..self.len]
+        let at = self.find_id(key.1)?;
+        (self.vruntime[at] == key.0).then_some(at)
+    }
+
+    /// The slot holding entity `id`, in a leaf.
+    pub fn find_id(&self, id: u32) -> Option<usize> {
+        self.id[..self.len].iter().position(|&i| i == id)
+    }
+
+    /// How many slots lie wholly at or below virtual runtime `limit`: they are a prefix. A
+    /// leaf's slot does if its own key does; an inner node's, if the next slot's lowest key
+    /// does (its keys all lie below that one), so an inner node's last slot never does.
+    pub fn wholly_at_or_below(&self, limit: i64) -> usize {
+        // The keys are in order, so counting all that pass (no early exit, no branch)
+        // counts the prefix.
+        let deciders = usize::from(!self.leaf).min(self.len);
+        self.vruntime[deciders..self.len]
             .iter()
-            .position(|rest| rest.id == id)?;
-        (self.vruntime[at] == v).then_some(at)
-    }
-
-    /// The earliest deadline of the slots wholly at or below virtual runtime `limit`, and
-    /// the first slot that is not (if any), in one pass. A leaf's slot is wholly below if
-    /// its own key is; an inner node's, if the next slot's lowest key is (its keys all lie
-    /// below that one).
-    pub fn eligible_prefix(&self, limit: i64) -> (Earliest, Option<usize>) {
-        // Where the key that decides slot i is: its own in a leaf, the next one inside.
-        let decider = usize::from(!self.leaf);
-        let mut best = Earliest::NONE;
-        for i in 0..self.len {
-            let wholly = i + decider < self.len && self.vruntime[i + decider] <= limit;
-            if !wholly {
-                return (best, Some(i));
-            }
-            best = best.min(self.rest[i].earliest);
-        }
-        (best, None)
-    }
-
-    /// Slot `i`'s lowest virtual runtime.
-    pub fn vruntime(&self, i: usize) -> i64 {
-        self.vruntime[i]
+            .filter(|&&v| v <= limit)
+            .count()
     }
 
     /// The slot at `i`, as a value.
@@ -224,18 +233,15 @@ impl Node {
     }
 
     /// Puts `slot` at position `at`, moving the later slots one place on.
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn insert_slot(&mut self, at: usize, slot: Slot) {
         debug_assert!(self.len < ROOM, "a node overfilled past one slot");
         for i in (at..self.len).rev() {
-            self.vruntime[i + 1] = self.vruntime[i];
-            self.rest[i + 1] = self.rest[i];
+            self.move_slot(i, i + 1);
         }
-        self.vruntime[at] = slot.key.0;
-        self.rest[at] = Rest {
-            id: slot.key.1,
-            child: slot.child,
-            earliest: slot.earliest,
-        };
+        self.set_key(at, slot.key);
+        self.child[at] = slot.child;
+        self.set_earliest(at, slot.earliest);
         self.len += 1;
     }
 
@@ -243,11 +249,19 @@ impl Node {
     pub fn remove_slot(&mut self, at: usize) -> Slot {
         let slot = self.slot(at);
         for i in at + 1..self.len {
-            self.vruntime[i - 1] = self.vruntime[i];
-            self.rest[i - 1] = self.rest[i];
+            self.move_slot(i, i - 1);
         }
         self.len -= 1;
         slot
+    }
+
+    fn move_slot(&mut self, from: usize, to: usize) {
+        self.vruntime[to] = self.vruntime[from];
+        self.id[to] = self.id[from];
+        self.child[to] = self.child[from];
+        self.deadline[to] = self.deadline[from];
+        self.earliest_vruntime[to] = self.earliest_vruntime[from];
+        self.earliest_id[to] = self.earliest_id[from];
     }
 
     /// Is the node past its capacity (to be split)?

@@ -38,7 +38,7 @@ impl Timeline {
             for i in 0..node.len {
                 let (e, (_, id)) = (node.earliest_at(i), node.key(i));
                 if self.tracks_deadlines {
-                    assert_eq!(e.id, id, "a leaf slot is its entity");
+                    assert_eq!(e.key, node.key(i), "a leaf slot is its entity");
                 }
                 assert_eq!(self.leaf_of[id as usize], n, "entity {id}'s leaf");
             }
@@ -51,7 +51,11 @@ impl Timeline {
             assert_eq!(child.parent, n, "child {c}'s parent");
             assert_eq!(node.key(i), child.key(0), "slot {i}'s lowest key");
             if self.tracks_deadlines {
-                assert_eq!(node.earliest_at(i), child.earliest(), "slot {i}'s earliest");
+                assert_eq!(
+                    Some(node.earliest_at(i)),
+                    child.earliest(),
+                    "slot {i}'s earliest"
+                );
             }
             let (below, d) = self.check_node(c, false);
             assert!(depth.is_none_or(|depth| depth == d), "leaves at one depth");
@@ -63,7 +67,7 @@ impl Timeline {
 
 proptest! {
     /// After any inserts and removes, the pick is the earliest deadline among keys up to a
-    /// threshold, and the order and both ends are the map's — with deadlines tracked
+    /// threshold (of equal deadlines, the lowest key), and the order and both ends are the map's — with deadlines tracked
     /// (EEVDF) or not (CFS, which asks only for the order).
     #[test]
     fn picks_the_earliest_eligible_deadline(
@@ -88,7 +92,7 @@ proptest! {
             let expected = model
                 .iter()
                 .filter(|(k, _)| k.0 <= threshold)
-                .min_by_key(|(k, d)| (**d, k.1))
+                .min_by_key(|&(k, d)| (*d, *k))
                 .map(|(k, _)| k.1);
             if tracks_deadlines {
                 prop_assert_eq!(tree.pick(threshold), expected);
@@ -122,7 +126,7 @@ fn a_long_run_of_picks_and_put_backs_keeps_the_tree_valid() {
         let expected = model
             .iter()
             .filter(|(k, _)| k.0 <= limit)
-            .min_by_key(|(k, d)| (**d, k.1))
+            .min_by_key(|&(k, d)| (*d, *k))
             .map(|(k, _)| k.1);
         assert_eq!(picked, expected, "round {round}");
         let id = picked.unwrap_or(round as usize % 2_000);
@@ -156,5 +160,25 @@ fn removing_what_is_not_there_changes_nothing() {
     assert_eq!(tree.pick(i64::MAX), Some(1));
     assert!(tree.remove((5, 1)));
     assert_eq!(tree.pick(i64::MAX), None);
+    assert!(tree.is_empty());
+}
+
+/// Equal deadlines go to the entity further left in the timeline, whatever the ids, and
+/// wherever the entities sit in the tree: here 40 entities with one deadline, inserted
+/// right to left, then the leftmost ones removed one by one.
+#[test]
+fn equal_deadlines_go_to_the_leftmost_entity() {
+    let mut tree = Timeline::new(true);
+    for id in 0..40usize {
+        let v = 100 - id as i64;
+        tree.insert((v, id), 7);
+        assert_eq!(tree.pick(i64::MAX), Some(id), "after inserting {id}");
+    }
+    tree.check();
+    for id in (0..40usize).rev() {
+        assert_eq!(tree.pick(i64::MAX), Some(id));
+        assert_eq!(tree.pick(100 - id as i64 - 1), None, "nothing left of it");
+        assert!(tree.remove((100 - id as i64, id)));
+    }
     assert!(tree.is_empty());
 }
