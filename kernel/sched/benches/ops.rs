@@ -69,7 +69,7 @@ fn benches(c: &mut Criterion) {
 /// above (a shared one would charge each round's first task for the other policy's round,
 /// a workload neither bench measures). The goal (issue 8): at most 1.5 at every N.
 fn ratio(_: &mut Criterion) {
-    const ROUNDS: usize = 15;
+    const ROUNDS: usize = 41;
     const CYCLES: u64 = 20_000;
     println!("\nEEVDF / CFS cost per cycle (median of {ROUNDS} alternating rounds):");
     for n in SIZES {
