@@ -60,7 +60,7 @@ impl Scheduler {
     ) {
         let current = self.comm(on_cpu);
         let kind = kind(self);
-        self.record_as(now, current, hardirq, || kind);
+        self.record_as(now, current, hardirq, kind);
     }
 
     /// [`Scheduler::record`] with the task on the CPU already looked up (the switch has it).
@@ -69,7 +69,7 @@ impl Scheduler {
         now: u64,
         current: trace::Comm,
         hardirq: bool,
-        kind: impl FnOnce() -> trace::Kind,
+        kind: trace::Kind,
     ) {
         let event = trace::Event {
             at: now,
@@ -78,7 +78,7 @@ impl Scheduler {
                 hardirq,
             },
             current,
-            kind: kind(),
+            kind,
         };
         if log::log_enabled!(log::Level::Trace) {
             crate::arch::x86_64::serial::with_console(|out| {

@@ -28,16 +28,18 @@ struct Switch {
 
 impl Scheduler {
     /// Puts the current task back, picks the next, and returns what switching to it needs
-    /// (`None` if the current task keeps the CPU).
-    fn pick(&mut self, now: u64) -> Option<Switch> {
+    /// (`None` if the current task keeps the CPU). After a yield the clock is the one the
+    /// yield read (Linux's `rq_clock_skip_update`): nothing has run since.
+    fn pick(&mut self) -> Option<Switch> {
+        let yielded_at = self.yielded_at.take();
+        let now = yielded_at.unwrap_or_else(clock::now);
         self.need_resched = false;
         let prev = self.current;
         let prev_is_idle = prev == self.idle;
         if !prev_is_idle {
             self.policy.put_prev(prev, now);
         }
-        let yielded = self.yielded_at.take().is_some();
-        let prev_state = switch_out(self.task(prev), now, yielded, prev_is_idle);
+        let prev_state = switch_out(self.task(prev), now, yielded_at.is_some(), prev_is_idle);
         let next = self.policy.pick_next(now).unwrap_or(self.idle);
         self.current = next;
         let n = self.task(next);
@@ -61,10 +63,15 @@ impl Scheduler {
             .as_deref_mut()
             .map_or(core::ptr::null_mut(), |c| c as *mut _);
         let save = &raw mut p.rsp;
-        self.record_as(now, prev_comm, false, || trace::Kind::Switch {
-            prev_state,
-            next: next_comm,
-        });
+        self.record_as(
+            now,
+            prev_comm,
+            false,
+            trace::Kind::Switch {
+                prev_state,
+                next: next_comm,
+            },
+        );
         Some(Switch {
             save,
             load,
@@ -116,10 +123,7 @@ fn switch_in(n: &mut Task, now: u64) {
 /// may be anywhere, including in its own `schedule()`, and must be able to take it).
 pub(super) fn schedule() {
     debug_assert!(!interrupts::are_enabled(), "schedule() with interrupts on");
-    let switch = with_sched(|s| {
-        let now = s.yielded_at.unwrap_or_else(clock::now);
-        s.pick(now)
-    });
+    let switch = with_sched(Scheduler::pick);
     if let Some(Switch {
         save,
         load,

@@ -92,7 +92,7 @@ pub struct Node {
 
 impl Node {
     /// A node with no slots.
-    pub const EMPTY: Node = Node {
+    const EMPTY: Node = Node {
         len: 0,
         parent: NONE,
         leaf: true,

@@ -9,15 +9,16 @@ use super::node::{CAPACITY, NONE, Node, Slot};
 
 impl Timeline {
     pub(super) fn allocate(&mut self, leaf: bool) -> u32 {
-        let n = match self.free.pop() {
-            Some(n) => n,
+        match self.free.pop() {
+            Some(n) => {
+                *self.node_mut(n) = Node::new(leaf);
+                n
+            }
             None => {
-                self.nodes.push(Node::EMPTY);
+                self.nodes.push(Node::new(leaf));
                 (self.nodes.len() - 1) as u32
             }
-        };
-        *self.node_mut(n) = Node::new(leaf);
-        n
+        }
     }
 
     fn release(&mut self, n: u32) {
