@@ -7,7 +7,7 @@
 //! Eligible entities (v ≤ V) are a prefix of the vruntime order, so the earliest eligible
 //! deadline is found on one path down: in each node, the slots wholly inside the prefix give
 //! their earliest deadline at once, and only the slot where the prefix ends needs a look
-//! inside.
+//! inside. Of equal deadlines the pick takes the entity further left (see `node.rs`).
 //!
 //! Linux uses a red-black tree; cfslab a B-tree (a B+-tree: entities live in the leaves,
 //! inner nodes route), because a binary tree's walk costs a cache miss per level and a
