@@ -149,11 +149,20 @@ fn breakpoints_in_the_policy_tick_continue_cleanly_and_the_helpers_show_the_sche
         ],
     );
     let console = session_ended(boot, &console, &text);
-    // Three stops, one tick (4 ms at HZ=250) apart, as the kernel's clock reads them. The
-    // ticks expire on an exact 4 ms grid, but with icount `sleep=on` a tick's handler on a
-    // loaded host can read the clock a millisecond late (seen: 301.03, 304.00, 308.00 ms), so
-    // a gap may be 4 ms ± 1.5; the bookkeeping this guards against read 11 ms, 38 ms, 762 ms,
-    // then 13 hours (boot/src/gdb.rs).
+    stops_are_a_tick_apart(&text);
+    assert!(text.contains("now = "), "info args:\n{text}");
+    assert!(!text.contains("<optimized out>"), "{text}");
+    assert!(text.contains("Vec(size="), "no pretty-printer:\n{text}");
+    helpers_show_the_scheduler(&text);
+    the_run_ended_with_sane_wake_ups(&console);
+}
+
+/// Three stops in the tick, one tick (4 ms at HZ=250) apart, as the kernel's clock reads
+/// them. The ticks expire on an exact 4 ms grid, but with icount `sleep=on` a tick's handler
+/// on a loaded host can read the clock a millisecond late (seen: 301.03, 304.00, 308.00 ms),
+/// so a gap may be 4 ms ± 1.5; the bookkeeping this guards against read 11 ms, 38 ms, 762 ms,
+/// then 13 hours (boot/src/gdb.rs).
+fn stops_are_a_tick_apart(text: &str) {
     let stops: Vec<u64> = text
         .lines()
         .filter(|l| l.starts_with("Breakpoint 2, "))
@@ -176,10 +185,11 @@ fn breakpoints_in_the_policy_tick_continue_cleanly_and_the_helpers_show_the_sche
             "stops {stops:?}:\n{text}"
         );
     }
-    assert!(text.contains("now = "), "info args:\n{text}");
-    assert!(!text.contains("<optimized out>"), "{text}");
-    assert!(text.contains("Vec(size="), "no pretty-printer:\n{text}");
-    // cfslab-ps: both workload tasks, with their uid, nice and state.
+}
+
+/// What the helpers printed: `cfslab-ps` both workload tasks, `cfslab-rq` the root runqueue
+/// as /proc/sched_debug shows it with the running task marked, `cfslab-trace 5` five events.
+fn helpers_show_the_scheduler(text: &str) {
     assert!(text.contains("   ID SLOT NAME"), "{text}");
     for task in ["sleeper", "hog"] {
         assert!(
@@ -188,22 +198,23 @@ fn breakpoints_in_the_policy_tick_continue_cleanly_and_the_helpers_show_the_sche
             "no {task} in cfslab-ps:\n{text}"
         );
     }
-    // cfslab-rq: the root runqueue as /proc/sched_debug shows it, the running task marked.
     assert!(text.contains("cfs_rq[0]:/\n  .min_vruntime "), "{text}");
     assert!(text.contains(" >R task "), "{text}");
-    // cfslab-trace 5: the header and five events.
     let events = text
         .lines()
         .filter(|l| l.contains(" [000] d") && l.contains(": sched_"))
         .count();
     assert_eq!(events, 5, "{text}");
-    // The run then completed with sane figures: the sleeper's wake-ups at most a tick late,
-    // plus the 50 µs of timer slack a user sleep gets and this unoptimised kernel's wake-up
-    // path (about 65 µs): 4.5 ms — for nine in ten of them. A gdb session runs with icount
-    // `sleep=on` (boot/src/gdb.rs), its guest clock tied to the host's, and on a loaded host
-    // a rare sample comes a tick or a few late (5 to 18 ms seen with other QEMUs running
-    // beside it, with this code and the code before it); the maximum only guards against a
-    // lost timer, which would leave the sleeper waiting for the rest of the 500 ms run.
+}
+
+/// The run completed after the stops with sane figures: the sleeper's wake-ups at most a tick
+/// late, plus the 50 µs of timer slack a user sleep gets and this unoptimised kernel's wake-up
+/// path (about 65 µs): 4.5 ms — for nine in ten of them. A gdb session runs with icount
+/// `sleep=on` (boot/src/gdb.rs), its guest clock tied to the host's, and on a loaded host a
+/// rare sample comes a tick or a few late (5 to 18 ms seen with other QEMUs running beside
+/// it); the maximum only guards against a lost timer, which would leave the sleeper waiting
+/// for the rest of the 500 ms run.
+fn the_run_ended_with_sane_wake_ups(console: &str) {
     let latency: serde_json::Value = console
         .lines()
         .filter_map(|l| l.strip_prefix("RESULT "))
