@@ -5,7 +5,8 @@
 //! The last lines printed compare EEVDF with CFS, timed in alternation (a noisy machine
 //! moves both alike).
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
 use sched::{Era, Fair, FairParams, Grouping, O1, Policy, Wakeup};
 use std::hint::black_box;
 use std::time::Duration;
@@ -31,23 +32,21 @@ fn cycle<P: Policy>(policy: &mut P, sleeper: usize, now: u64) {
     black_box(policy.pick_next(now));
 }
 
-fn bench_policy<P: Policy>(c: &mut Criterion, name: &str, make: impl Fn() -> P) {
-    let mut group = c.benchmark_group(name);
-    group
-        .sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2));
-    for n in SIZES {
-        group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, &n| {
-            let mut policy = loaded(make(), n);
-            let mut now = 0;
-            b.iter(|| {
-                now += 1_000;
-                cycle(&mut policy, n, now);
-            });
+/// Times one policy's cycle with `n` runnable tasks.
+fn bench_cycle<P: Policy>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    n: usize,
+    make: impl Fn() -> P,
+) {
+    group.bench_function(name, |b| {
+        let mut policy = loaded(make(), n);
+        let mut now = 0;
+        b.iter(|| {
+            now += 1_000;
+            cycle(&mut policy, n, now);
         });
-    }
-    group.finish();
+    });
 }
 
 fn fair(era: Era, grouping: Grouping) -> Fair {
@@ -56,11 +55,26 @@ fn fair(era: Era, grouping: Grouping) -> Fair {
     Fair::new(params)
 }
 
+/// One group per N, the policies timed one after the other within it: the figures a row of
+/// the README's table compares are taken seconds apart rather than a minute, and this shared
+/// machine's speed drifts over a minute.
 fn benches(c: &mut Criterion) {
-    bench_policy(c, "cfs-flat", || fair(Era::V2_6_36, Grouping::None));
-    bench_policy(c, "cfs-grouped", || fair(Era::V2_6_36, Grouping::Uid));
-    bench_policy(c, "eevdf", || fair(Era::V6_6, Grouping::None));
-    bench_policy(c, "o1", || O1::new(1_000_000));
+    for n in SIZES {
+        let mut group = c.benchmark_group(format!("n={n}"));
+        group
+            .sample_size(20)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(2));
+        bench_cycle(&mut group, "cfs-flat", n, || {
+            fair(Era::V2_6_36, Grouping::None)
+        });
+        bench_cycle(&mut group, "cfs-grouped", n, || {
+            fair(Era::V2_6_36, Grouping::Uid)
+        });
+        bench_cycle(&mut group, "eevdf", n, || fair(Era::V6_6, Grouping::None));
+        bench_cycle(&mut group, "o1", n, || O1::new(1_000_000));
+        group.finish();
+    }
 }
 
 /// EEVDF's cost relative to CFS's at each N, measured the way a noisy shared machine allows:
