@@ -178,7 +178,17 @@ impl Timeline {
     /// while a parent's record of the node below changed — its lowest key (the entity was
     /// the lowest below it), its earliest deadline (the entity held it), or its size (the
     /// node underflowed and is merged or refilled).
+    ///
+    /// Where the entity held a node's earliest deadline, that node's new earliest is a scan of
+    /// its slots — unless the slot it was in got a replacement with the same deadline: the
+    /// slots to its left hold only later deadlines (else one of them would have held the
+    /// node's earliest), those to its right lie further right, so the replacement is the
+    /// node's earliest too. The leaf is always scanned; a tie found there, or at any level,
+    /// saves the scans above it.
     fn update_above(&mut self, mut n: u32, removed: Earliest) {
+        // The record just set in `n`'s slot that held the entity (None: not set, or the
+        // node's slots were reshaped since).
+        let mut replaced: Option<Earliest> = None;
         loop {
             let parent = self.node(n).parent;
             if parent == NONE {
@@ -188,7 +198,10 @@ impl Timeline {
             let at = node.slot_of(n);
             let lowest = (child.len > 0 && child.key(0) != node.key(at)).then(|| child.key(0));
             let earliest = if self.tracks_deadlines && node.earliest_at(at) == removed {
-                child.earliest()
+                match replaced {
+                    Some(tie) if tie.deadline == removed.deadline => Some(tie),
+                    _ => child.earliest(),
+                }
             } else {
                 None
             };
@@ -203,8 +216,10 @@ impl Timeline {
             if let Some(earliest) = earliest {
                 node.set_earliest(at, earliest);
             }
+            replaced = earliest;
             if underflow {
                 self.rebalance(parent, at);
+                replaced = None;
             }
             n = parent;
         }
