@@ -3,9 +3,9 @@
 //! in an inner node, those of a child's whole subtree.
 //!
 //! A node keeps each field of its slots in an array of its own (virtual runtimes, ids,
-//! children, earliest deadlines and the keys of whose they are), so that each scan reads only the field it
-//! compares: a search reads the virtual runtimes (two cache lines), the pick and the
-//! recomputation of a subtree's earliest deadline read the deadlines.
+//! children, earliest deadlines and the keys of whose they are), so that each scan reads
+//! only the field it compares: a search reads the virtual runtimes (two cache lines), the
+//! pick and the recomputation of a subtree's earliest deadline read the deadlines.
 //!
 //! Equal deadlines go to the entity further left in the timeline (the lower virtual runtime,
 //! then the lower id): a left-to-right scan that keeps the first of equals finds it, so a

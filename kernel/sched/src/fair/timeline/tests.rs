@@ -36,9 +36,10 @@ impl Timeline {
         assert!(is_root || node.len >= MIN_LEN, "underfull node");
         if node.leaf {
             for i in 0..node.len {
-                let (e, (_, id)) = (node.earliest_at(i), node.key(i));
+                let key = node.key(i);
+                let id = key.1;
                 if self.tracks_deadlines {
-                    assert_eq!(e.key, node.key(i), "a leaf slot is its entity");
+                    assert_eq!(node.earliest_at(i).key, key, "a leaf slot is its entity");
                 }
                 assert_eq!(self.leaf_of[id as usize], n, "entity {id}'s leaf");
             }
@@ -67,8 +68,8 @@ impl Timeline {
 
 proptest! {
     /// After any inserts and removes, the pick is the earliest deadline among keys up to a
-    /// threshold (of equal deadlines, the lowest key), and the order and both ends are the map's — with deadlines tracked
-    /// (EEVDF) or not (CFS, which asks only for the order).
+    /// threshold (of equal deadlines, the lowest key), and the order and both ends are the
+    /// map's — with deadlines tracked (EEVDF) or not (CFS, which asks only for the order).
     #[test]
     fn picks_the_earliest_eligible_deadline(
         // Half the deadlines from four values, so that ties are common (their rule, and the
