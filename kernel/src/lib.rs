@@ -25,11 +25,14 @@ pub mod console;
 pub mod lab;
 pub mod mm;
 pub mod panic;
+pub mod percpu;
 pub mod sched;
 pub mod selfcheck;
+pub mod sync;
 pub mod task;
 pub mod testing;
 pub mod time;
+pub mod trap;
 pub mod user;
 
 use arch::x86_64::fw_cfg::{self, FwCfgError};

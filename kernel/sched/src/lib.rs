@@ -6,7 +6,8 @@
 //! runs next; nothing here touches hardware or reads a clock (every call gets `now`), so the
 //! same code runs in the kernel and in host tests and simulations.
 //!
-//! Start with [`policy`] (the interface), then [`weights`] and [`params`], then [`fair`].
+//! Start with [`policy`] (the interface) and [`rq`] (the protocol the kernel and the simulator
+//! both drive), then [`weights`] and [`params`], then [`fair`].
 
 #![no_std]
 #![forbid(unsafe_code)]
@@ -23,6 +24,7 @@ pub mod o1;
 pub mod params;
 pub mod policy;
 pub mod programs;
+pub mod rq;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim;
 pub mod stats;
@@ -33,3 +35,4 @@ pub use knobs::{KnobError, Tunable};
 pub use o1::O1;
 pub use params::{Era, FairParams, Feature, Features, Grouping, Tunables};
 pub use policy::{ForkKind, Nanos, Policy, RunqueueInfo, TaskId, TaskInfo, Uid, Wakeup};
+pub use rq::{Pick, PrevState, Rq, SchedTask, State, TaskStats, Waited};

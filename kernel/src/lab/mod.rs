@@ -11,7 +11,7 @@
 //! the window's went. The programs print their own latency reports as they end.
 
 mod programs;
-mod progress;
+pub(crate) mod progress;
 pub mod report;
 
 use crate::config::Config;

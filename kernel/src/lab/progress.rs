@@ -9,9 +9,8 @@
 //! interrupted task about a microsecond and changes no scheduling decision.
 
 use crate::println;
+use crate::sync::{Rank, SpinLock};
 use crate::time::hrtimer;
-use spin::Mutex;
-use x86_64::instructions::interrupts;
 
 /// How often a long window says how far it has got.
 const EVERY_NS: u64 = 500_000_000;
@@ -23,7 +22,7 @@ struct Window {
     pending: Option<hrtimer::TimerId>,
 }
 
-static WINDOW: Mutex<Option<Window>> = Mutex::new(None);
+static WINDOW: SpinLock<Option<Window>> = SpinLock::new(Rank::LabWindow, None);
 
 /// Reports progress through the window `start..end` of `scenario`, if it is longer than a
 /// step.
@@ -31,27 +30,25 @@ pub fn start(scenario: &'static str, start: u64, end: u64) {
     if end - start <= EVERY_NS {
         return;
     }
-    let timer = hrtimer::start(start + EVERY_NS, report, 0);
-    interrupts::without_interrupts(|| {
-        *WINDOW.lock() = Some(Window {
-            scenario,
-            start,
-            end,
-            pending: Some(timer),
-        })
+    let timer = hrtimer::start(start + EVERY_NS, hrtimer::Action::LabProgress);
+    *WINDOW.lock() = Some(Window {
+        scenario,
+        start,
+        end,
+        pending: Some(timer),
     });
 }
 
 /// Stops reporting (the window is over).
 pub fn stop() {
-    let window = interrupts::without_interrupts(|| WINDOW.lock().take());
+    let window = WINDOW.lock().take();
     if let Some(timer) = window.and_then(|w| w.pending) {
         hrtimer::cancel(timer);
     }
 }
 
-/// The timer callback (interrupt context): prints a line and arms the next step.
-fn report(_: u64, now: u64) {
+/// The timer's action (interrupt context): prints a line and arms the next step.
+pub fn report(now: u64) {
     let mut guard = WINDOW.lock();
     let Some(w) = guard.as_mut() else { return };
     let step = (now - w.start) / EVERY_NS;
@@ -64,5 +61,5 @@ fn report(_: u64, now: u64) {
         (w.end - w.start).div_ceil(1_000_000_000)
     );
     let next = w.start + (step + 1) * EVERY_NS;
-    w.pending = (next < w.end).then(|| hrtimer::start(next, report, 0));
+    w.pending = (next < w.end).then(|| hrtimer::start(next, hrtimer::Action::LabProgress));
 }

@@ -4,7 +4,7 @@
 //! calls that change them live with the calls (`user::syscall::priority`); here is only the
 //! mechanism, and the one rule the lab's kernel threads need too: only root changes uid.
 
-use super::{State, with_sched};
+use super::with_sched;
 use crate::task::TaskId;
 use crate::time::clock;
 use alloc::vec::Vec;
@@ -17,11 +17,11 @@ pub struct PermissionDenied;
 /// "change" to the uid they have). With per-uid groups the task moves to the new uid's group.
 pub fn setuid(uid: u32) -> Result<(), PermissionDenied> {
     with_sched(|s| {
-        let me = s.current;
+        let me = s.current_slot();
         match s.task(me).uid {
             0 => {
                 s.task(me).uid = uid;
-                s.policy.set_uid(me, uid, clock::now());
+                s.rq.set_uid(me, uid, clock::now());
                 Ok(())
             }
             same if same == uid => Ok(()),
@@ -32,25 +32,19 @@ pub fn setuid(uid: u32) -> Result<(), PermissionDenied> {
 
 /// The nice level of task `id`, if it is alive.
 pub fn task_nice(id: TaskId) -> Option<i8> {
-    with_sched(|s| {
-        let t = s.task_by_id(id)?;
-        (t.state != State::Exited).then_some(t.nice)
-    })
+    with_sched(|s| Some(s.live_task_by_id(id)?.nice))
 }
 
 /// Gives task `id` nice level `nice` (already within -20..=19) and tells the policy, which
 /// reweighs it; false if the task has exited.
 pub fn set_task_nice(id: TaskId, nice: i8) -> bool {
     with_sched(|s| {
-        let Some(t) = s.task_by_id(id) else {
+        let Some(t) = s.live_task_by_id(id) else {
             return false;
         };
-        if t.state == State::Exited {
-            return false;
-        }
         t.set_nice(nice);
         let slot = t.slot;
-        s.policy.set_nice(slot, nice, clock::now());
+        s.rq.set_nice(slot, nice, clock::now());
         true
     })
 }
@@ -61,7 +55,7 @@ pub fn processes_of(uid: Option<u32>) -> Vec<TaskId> {
         s.slots
             .iter()
             .flatten()
-            .filter(|t| t.is_live_process() && uid.is_none_or(|u| t.uid == u))
+            .filter(|t| s.is_live_process(t) && uid.is_none_or(|u| t.uid == u))
             .map(|t| t.id)
             .collect()
     })

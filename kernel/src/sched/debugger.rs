@@ -33,9 +33,10 @@ pub(super) fn write_ps(s: &Scheduler, out: &mut dyn Write) -> fmt::Result {
         "   ID SLOT NAME             UID NICE STATE          VRUNTIME     SUM_EXEC  SWITCHES"
     )?;
     for t in s.slots.iter().flatten() {
-        let info = s.policy.task_info(t.slot);
-        let state = match t.state {
-            _ if t.slot == s.idle => "idle",
+        let info = s.rq.policy().task_info(t.slot);
+        let stats = s.rq.stats(t.slot);
+        let state = match s.state(t.slot) {
+            _ if t.slot == s.idle_slot() => "idle",
             State::Running => "running",
             State::Runnable => "runnable",
             State::Sleeping => "sleeping",
@@ -52,8 +53,8 @@ pub(super) fn write_ps(s: &Scheduler, out: &mut dyn Write) -> fmt::Result {
         }
         // The policy's own account of CPU time (Linux's se.sum_exec_runtime); the idle task
         // is not the policy's, so the kernel's count stands in.
-        let sum_exec = info.map_or(t.stats.cpu_ns, |i| i.sum_exec_runtime);
-        writeln!(out, "{sum_exec:>12} {:>9}", t.stats.switches)?;
+        let sum_exec = info.map_or(stats.cpu_ns, |i| i.sum_exec_runtime);
+        writeln!(out, "{sum_exec:>12} {:>9}", stats.switches)?;
     }
     writeln!(
         out,
@@ -64,7 +65,7 @@ pub(super) fn write_ps(s: &Scheduler, out: &mut dyn Write) -> fmt::Result {
 
 /// Writes the policy's runqueues in vruntime order: what `cfslab-rq` shows.
 pub(super) fn write_rq(s: &Scheduler, out: &mut dyn Write) -> fmt::Result {
-    s.policy.write_debug(out)
+    s.rq.policy().write_debug(out)
 }
 
 /// Writes the last `n` trace events (from the trace with `trace=on`, else from the

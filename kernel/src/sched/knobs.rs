@@ -9,25 +9,25 @@ use sched::{FairParams, Feature, KnobError, Tunable};
 
 /// The fair class's parameters now (`None` under O(1), which has no knobs).
 pub fn fair_params() -> Option<FairParams> {
-    with_sched(|s| s.policy.fair_params().cloned())
+    with_sched(|s| s.rq.policy().fair_params().cloned())
 }
 
 /// Writes a tunable.
 pub fn set_tunable(tunable: Tunable, value: u64) -> Result<(), KnobError> {
-    with_sched(|s| s.policy.set_tunable(tunable, value))
+    with_sched(|s| s.rq.set_tunable(tunable, value))
 }
 
 /// Turns a feature on or off.
 pub fn set_feature(feature: Feature, on: bool) -> Result<(), KnobError> {
-    with_sched(|s| s.policy.set_feature(feature, on))
+    with_sched(|s| s.rq.set_feature(feature, on))
 }
 
 /// Each uid group's weight (per-uid grouping only).
 pub fn group_shares() -> Vec<(u32, u64)> {
-    with_sched(|s| s.policy.group_shares())
+    with_sched(|s| s.rq.policy().group_shares())
 }
 
 /// Gives uid `uid`'s group weight `shares` (clamped to Linux's bounds); the weight given.
 pub fn set_group_shares(uid: u32, shares: u64) -> Result<u64, KnobError> {
-    with_sched(|s| s.policy.set_group_shares(uid, shares, clock::now()))
+    with_sched(|s| s.rq.set_group_shares(uid, shares, clock::now()))
 }

@@ -7,8 +7,7 @@
 //! can be missed or counted twice however the two are scheduled (issue 8, defect 5).
 
 use super::{
-    ForkKind, Scheduler, State, change_then_reschedule, new_task, schedule, switch, trace,
-    with_sched,
+    ForkKind, Scheduler, change_then_reschedule, new_task, schedule, switch, trace, with_sched,
 };
 use crate::mm::stack::KernelStack;
 use crate::task::TaskId;
@@ -55,15 +54,15 @@ pub fn spawn(
         let me = Some(s.current_id());
         let task = new_task(name, uid, nice, Some((entry, argument)), Some(stack), me);
         let (id, slot) = s.start(task, now);
-        s.need_resched |= s.policy.spawn(slot, uid, nice, now);
+        s.rq.spawn(slot, uid, nice, now);
         s.record_new(slot, now);
         id
     }))
 }
 
 impl Scheduler {
-    /// Adds `task` (made by `new_task`) as runnable, not yet known to the policy: its id
-    /// and slot. A task with a parent (always the running task) counts among its children,
+    /// Adds `task` (made by `new_task`), not yet known to the runqueue (the caller's
+    /// `rq.spawn` or `rq.fork` makes it runnable): its id and slot. A task with a parent (always the running task) counts among its children,
     /// whom `wait` reaps; one without — a thread — ends by itself.
     pub(super) fn start(
         &mut self,
@@ -75,9 +74,8 @@ impl Scheduler {
         let (id, slot) = self.add(task);
         let started = self.task(slot);
         started.started_at = now;
-        started.stats.runnable_since = Some(now);
         if child {
-            let current = self.current;
+            let current = self.current_slot();
             self.task(current).children += 1;
         }
         (id, slot)
@@ -86,7 +84,7 @@ impl Scheduler {
     /// Traces a new child as Linux 6.1 does: `sched_process_fork` in the parent, then
     /// `sched_wakeup_new` once the policy has queued it.
     pub(super) fn record_new(&mut self, slot: crate::task::Slot, now: u64) {
-        let parent = self.current;
+        let parent = self.current_slot();
         self.record(now, parent, false, |s| trace::Kind::Fork {
             child: s.comm(slot),
         });
@@ -108,12 +106,12 @@ pub fn spawn_child(
     let stack = KernelStack::new().map_err(|_| SpawnError::OutOfMemory)?;
     Ok(change_then_reschedule(|s| {
         let now = clock::now();
-        let (parent_slot, parent) = (s.current, s.current_id());
+        let (parent_slot, parent) = (s.current_slot(), s.current_id());
         let (uid, nice) = (s.task(parent_slot).uid, s.task(parent_slot).nice);
         let me = Some(s.current_id());
         let task = new_task(name, uid, nice, Some((entry, argument)), Some(stack), me);
         let (id, slot) = s.start(task, now);
-        s.need_resched |= s.policy.fork(parent_slot, slot, kind, now);
+        s.rq.fork(slot, kind, now);
         s.record_new(slot, now);
         if kind == ForkKind::Vfork {
             s.task(slot).vfork_parent = Some(parent);
@@ -126,7 +124,7 @@ pub fn spawn_child(
 /// The running task "execs": a vfork parent waiting for it wakes up.
 pub fn exec_done() {
     change_then_reschedule(|s| {
-        let me = s.current;
+        let me = s.current_slot();
         if let Some(parent) = s.task(me).vfork_parent.take() {
             s.wake(parent, VFORK_PARENT, clock::now());
         }
@@ -137,10 +135,7 @@ pub fn exec_done() {
 pub fn yield_now() {
     change_then_reschedule(|s| {
         let now = clock::now();
-        if s.policy.yield_now(now) {
-            s.need_resched = true;
-            s.yielded_at = Some(now);
-        }
+        s.rq.yield_current(now);
     });
 }
 
@@ -149,7 +144,7 @@ impl Scheduler {
     /// children to the boot task.
     fn notify_parent(&mut self, id: TaskId, parent: Option<TaskId>, now: u64) {
         let orphans = {
-            let me = self.current;
+            let me = self.current_slot();
             let t = self.task(me);
             (
                 core::mem::take(&mut t.children),
@@ -186,7 +181,7 @@ pub fn exit() -> ! {
     interrupts::disable();
     with_sched(|s| {
         let now = clock::now();
-        let slot = s.current;
+        let slot = s.current_slot();
         let id = s.current_id();
         s.record(now, slot, false, |_| trace::Kind::Exit);
         if s.task(slot).address_space.is_some() {
@@ -195,8 +190,7 @@ pub fn exit() -> ! {
         if s.task(slot).killed.is_some() {
             super::current::killed_task_exited();
         }
-        s.task(slot).state = State::Exited;
-        s.policy.exit(slot, now);
+        s.rq.exit_current(now);
         for waiter in core::mem::take(&mut s.task(slot).waiters) {
             s.wake(waiter, Wakeup::default(), now);
         }
@@ -225,14 +219,14 @@ pub fn join_unless(id: TaskId, stop: impl Fn() -> bool) -> bool {
         let waiting = change_then_reschedule(|s| {
             let me = s.current_id();
             let now = clock::now();
-            match s.task_by_id(id) {
+            match s.live_task_by_id(id) {
                 _ if stop() => None,
-                Some(target) if target.state != State::Exited => {
+                Some(target) => {
                     target.waiters.push(me);
                     s.block_current(now);
                     Some(true)
                 }
-                _ => Some(false),
+                None => Some(false),
             }
         });
         match waiting {
@@ -243,7 +237,7 @@ pub fn join_unless(id: TaskId, stop: impl Fn() -> bool) -> bool {
     }
     // A parent joining its child has reaped it (as pthread_join does).
     with_sched(|s| {
-        let me = s.current;
+        let me = s.current_slot();
         s.task(me).reap(Some(id));
     });
     true
@@ -268,7 +262,7 @@ impl crate::task::Task {
 pub fn wait_child() -> Option<TaskId> {
     loop {
         let reaped = change_then_reschedule(|s| {
-            let me = s.current;
+            let me = s.current_slot();
             let now = clock::now();
             let t = s.task(me);
             if let Some(child) = t.reap(None) {
@@ -292,7 +286,7 @@ pub fn wait_child() -> Option<TaskId> {
 /// its exit status and the child is now forgotten here too. False if there was none.
 pub fn reap_child(id: TaskId) -> bool {
     with_sched(|s| {
-        let me = s.current;
+        let me = s.current_slot();
         s.task(me).reap(Some(id)).is_some()
     })
 }
@@ -300,7 +294,7 @@ pub fn reap_child(id: TaskId) -> bool {
 /// Reaps one exited child if there is one, without waiting (`waitpid` with WNOHANG).
 pub fn try_wait_child() -> Option<TaskId> {
     with_sched(|s| {
-        let me = s.current;
+        let me = s.current_slot();
         s.task(me).reap(None)
     })
 }

@@ -57,22 +57,25 @@ pub use threads::{
 };
 pub use waitqueue::WaitQueue;
 
+use crate::arch::x86_64::irq;
 use crate::arch::x86_64::switch::initial_stack;
 use crate::config::Config;
 use crate::mm::stack::KernelStack;
-use crate::task::{Slot, State, Task, TaskId, TaskStats};
+use crate::percpu::this_cpu;
+use crate::sync::{Rank, SpinLock};
+use crate::task::{Slot, State, Task, TaskId};
 use crate::time::{self, clock};
 use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::string::String;
 use alloc::vec::Vec;
 pub use sched::ForkKind;
-use sched::{Policy, Wakeup};
-use spin::mutex::SpinMutex;
-use x86_64::instructions::interrupts;
+use sched::{Policy, Rq, Wakeup};
 
 struct Scheduler {
-    policy: Box<dyn Policy + Send>,
+    /// The CPU's runqueue: the policy, the current and idle tasks, `need_resched`, and each
+    /// task's state and statistics (by slot). Every scheduling step goes through it.
+    rq: Rq<dyn Policy + Send>,
     /// Every task by slot (see [`crate::task`]): the policy knows tasks by slot.
     slots: Vec<Option<Box<Task>>>,
     free_slots: Vec<Slot>,
@@ -80,45 +83,34 @@ struct Scheduler {
     by_id: BTreeMap<TaskId, Slot>,
     /// The id the next task gets: ids are never reused.
     next_id: TaskId,
-    /// The running task's slot.
-    current: Slot,
-    idle: Slot,
-    need_resched: bool,
     /// The scheduling trace, while tracing (`trace=on`).
     trace: Option<trace::Trace>,
     /// The last few events, always kept: what gdb's `cfslab-trace` shows without `trace=on`.
     recent: trace::Trace,
-    /// The running task is giving the CPU up with `yield_now`, which read the clock at this
-    /// time (the trace shows `R`, not `R+`). The switch that follows at once takes the same
-    /// time as its own, as Linux's `yield_task_fair` asks with `rq_clock_skip_update`: the
-    /// policy has just charged the task, and a second charge of a few instructions would
-    /// only repeat `update_curr`'s work.
-    yielded_at: Option<u64>,
-    /// Switches into tasks that have since exited (see [`switch_count`]).
-    exited_switches: u64,
 }
 
-/// The scheduler's state. A plain spin lock (`SpinMutex`), whose data gdb's helpers can
-/// reach while it is held (see [`debugger`]).
-static SCHED: SpinMutex<Option<Scheduler>> = SpinMutex::new(None);
+/// The scheduler's state, behind an IRQ-safe lock (interrupts are off while it is held: a
+/// timer interrupt arriving while a task held it would spin forever in the handler). gdb's
+/// helpers read its data while it is held (see [`debugger`]).
+static SCHED: SpinLock<Option<Scheduler>> = SpinLock::new(Rank::Sched, None);
 
-/// The one way to the scheduler's state: interrupts go off (a timer interrupt arriving while
-/// a task held the lock would spin forever in the handler), then the lock is taken. Nested
-/// calls from code that already has interrupts off (interrupt handlers, `schedule`) are fine.
+/// The one way to the scheduler's state.
 fn with_sched<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
-    interrupts::without_interrupts(|| f(SCHED.lock().as_mut().expect("scheduler not started")))
+    f(SCHED.lock().as_mut().expect("scheduler not started"))
 }
 
 /// "Change state under the lock, then reschedule if needed": runs `f` on the scheduler and,
-/// if it (or anything before it) asked for a reschedule, switches before returning. Every
-/// task-context operation that may wake, block or start a task goes through here.
+/// if it (or anything before it) asked for a reschedule, switches before returning — unless
+/// this runs in an interrupt handler, whose switch waits for the handler's end
+/// ([`preempt_from_interrupt`]). Every operation that may wake, block or start a task goes
+/// through here.
 fn change_then_reschedule<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
-    interrupts::without_interrupts(|| {
+    irq::without(|| {
         let (result, resched) = with_sched(|s| {
             let result = f(s);
-            (result, s.need_resched)
+            (result, s.rq.need_resched())
         });
-        if resched {
+        if resched && !this_cpu().in_interrupt() {
             schedule();
         }
         result
@@ -130,6 +122,15 @@ impl Scheduler {
         self.slots[slot].as_mut().expect("live task")
     }
 
+    /// The task with id `id`, if it has not exited.
+    fn live_task_by_id(&mut self, id: TaskId) -> Option<&mut Task> {
+        let slot = *self.by_id.get(&id)?;
+        if !self.alive(slot) {
+            return None;
+        }
+        self.slots[slot].as_deref_mut()
+    }
+
     /// The task with id `id`, if it has not exited (or exited but is not freed yet).
     fn task_by_id(&mut self, id: TaskId) -> Option<&mut Task> {
         let slot = *self.by_id.get(&id)?;
@@ -137,7 +138,36 @@ impl Scheduler {
     }
 
     fn current_id(&self) -> TaskId {
-        self.slots[self.current].as_ref().expect("live task").id
+        self.slots[self.rq.current()]
+            .as_ref()
+            .expect("live task")
+            .id
+    }
+
+    /// The running task's slot.
+    fn current_slot(&self) -> Slot {
+        self.rq.current()
+    }
+
+    /// The idle task's slot.
+    fn idle_slot(&self) -> Slot {
+        self.rq.idle()
+    }
+
+    /// Where `slot`'s task is in its life.
+    fn state(&self, slot: Slot) -> State {
+        self.rq.state(slot)
+    }
+
+    /// `slot`'s task has not exited.
+    fn alive(&self, slot: Slot) -> bool {
+        self.rq.state(slot) != State::Exited
+    }
+
+    /// A user process (or thread) that has not exited: what the process limit counts and
+    /// what `kill(-1)` and PRIO_USER reach.
+    fn is_live_process(&self, t: &Task) -> bool {
+        t.address_space.is_some() && self.alive(t.slot)
     }
 
     /// Gives `task` a fresh id and a slot; returns both.
@@ -157,35 +187,24 @@ impl Scheduler {
 
     /// The running task stops being runnable: it sleeps at the `schedule()` this asks for.
     fn block_current(&mut self, now: u64) {
-        let slot = self.current;
-        self.task(slot).state = State::Sleeping;
-        self.policy.dequeue(slot, now);
-        self.need_resched = true;
+        self.rq.block_current(now);
     }
 
-    /// Wakes task `id` if it sleeps (an id of a task that has exited is ignored).
+    /// Wakes task `id` if it sleeps (an id of a task that has exited is ignored, and so is
+    /// one of a task that is not asleep: the runqueue's rule).
     fn wake(&mut self, id: TaskId, wakeup: Wakeup, now: u64) {
-        debug_assert!(
-            !interrupts::are_enabled(),
-            "wake-ups run with interrupts off"
-        );
-        let Some(task) = self.task_by_id(id) else {
+        debug_assert!(!irq::enabled(), "wake-ups run with interrupts off");
+        let Some(&slot) = self.by_id.get(&id) else {
             return;
         };
-        if task.state != State::Sleeping {
+        if self.rq.state(slot) != State::Sleeping {
             return;
         }
-        task.state = State::Runnable;
-        task.stats.runnable_since = Some(now);
-        task.stats.woken = true;
-        let slot = task.slot;
-        self.record(now, self.current, wakeup.from_interrupt, |s| {
+        let current = self.current_slot();
+        self.record(now, current, wakeup.from_interrupt, |s| {
             trace::Kind::Waking { task: s.comm(slot) }
         });
-        self.policy.enqueue(slot, wakeup, now);
-        if self.current == self.idle || self.policy.check_preempt_wakeup(slot, now) {
-            self.need_resched = true;
-        }
+        self.rq.wake(slot, wakeup, now);
     }
 }
 
@@ -193,10 +212,10 @@ impl Scheduler {
 pub extern "C" fn task_entry() -> ! {
     finish_switch();
     let (function, argument) = with_sched(|s| {
-        let current = s.current;
+        let current = s.current_slot();
         s.task(current).entry.expect("a spawned task has an entry")
     });
-    interrupts::enable();
+    irq::enable();
     function(argument);
     exit()
 }
@@ -204,7 +223,7 @@ pub extern "C" fn task_entry() -> ! {
 fn idle_loop(_: u64) {
     loop {
         // `sti; hlt` atomically: an interrupt between the two could not be missed.
-        interrupts::enable_and_hlt();
+        irq::enable_and_wait();
     }
 }
 
@@ -239,7 +258,6 @@ fn new_task(
         name: String::from(name),
         uid,
         nice,
-        state: State::Runnable,
         // Set when the task starts (`Scheduler::start`); the boot and idle tasks: at boot.
         started_at: 0,
         entry,
@@ -253,7 +271,6 @@ fn new_task(
         waiting_for_child: false,
         parked: false,
         unpark_token: false,
-        stats: TaskStats::default(),
     }
 }
 
@@ -262,47 +279,31 @@ fn new_task(
 pub fn init(config: &Config) {
     let policy = setup::policy_from(config, time::tick_ns());
     let idle_stack = KernelStack::new().expect("no memory for the idle task's stack");
-    interrupts::without_interrupts(|| {
+    irq::without(|| {
         let now = clock::now();
+        // The boot task takes slot 0 and the idle task slot 1, in that order.
+        let (main, idle) = (0, 1);
         let mut s = Scheduler {
-            policy,
+            rq: Rq::new(0, policy, idle),
             slots: Vec::new(),
             free_slots: Vec::new(),
             by_id: BTreeMap::new(),
             next_id: 0,
-            current: 0,
-            idle: 0,
-            need_resched: false,
             trace: None,
             recent: trace::Trace::new(RECENT_EVENTS),
-            yielded_at: None,
-            exited_switches: 0,
         };
-        let (_, main) = s.add(new_task("main", 0, 0, None, None, None));
-        (_, s.idle) = s.add(new_task(
-            "idle",
-            0,
-            0,
-            Some((idle_loop, 0)),
-            Some(idle_stack),
-            None,
-        ));
+        assert_eq!(s.add(new_task("main", 0, 0, None, None, None)).1, main);
+        let idle_task = new_task("idle", 0, 0, Some((idle_loop, 0)), Some(idle_stack), None);
+        assert_eq!(s.add(idle_task).1, idle);
         // Linux's idle task appears in events as `swapper/0`, pid 0.
-        let idle = s.task(s.idle);
+        let idle = s.task(idle);
         idle.comm = trace::Comm::new(idle.id, &idle.name, idle.nice, true);
-        s.policy.spawn(main, 0, 0, now);
-        let picked = s.policy.pick_next(now);
-        debug_assert_eq!(picked, Some(main));
-        s.current = main;
-        let m = s.task(main);
-        m.state = State::Running;
-        m.stats.switched_in_at = now;
+        s.rq.run_boot_task(main, 0, 0, now);
         *SCHED.lock() = Some(s);
     });
     // Nothing in the kernel calls gdb's entry point; naming it here keeps the linker from
     // dropping it (and the text buffer it writes).
     core::hint::black_box(debugger::cfslab_gdb_dump as extern "C" fn(u64, u64) -> u64);
-    time::set_tick_handler(tick);
     time::start_tick();
     if config.trace {
         trace_start(TRACE_EVENTS);
@@ -319,47 +320,25 @@ pub struct TasksAlive(pub usize);
 pub fn set_policy(config: &Config) -> Result<(), TasksAlive> {
     let policy = setup::policy_from(config, time::tick_ns());
     with_sched(|s| {
-        let live = s
-            .slots
-            .iter()
-            .flatten()
-            .filter(|t| t.state != State::Exited)
-            .count();
+        let live = s.slots.iter().flatten().filter(|t| s.alive(t.slot)).count();
         if live != 2 {
             return Err(TasksAlive(live - 2));
         }
-        let now = clock::now();
-        s.policy = policy;
-        s.policy.spawn(s.current, 0, 0, now);
-        let picked = s.policy.pick_next(now);
-        debug_assert_eq!(picked, Some(s.current));
+        s.rq.replace_policy(policy, 0, 0, clock::now());
         Ok(())
     })
 }
 
-/// The scheduler tick (from the timer interrupt): the policy may ask for a preemption.
-fn tick(now: u64) {
-    with_sched(|s| {
-        if s.current == s.idle {
-            return;
-        }
-        let current = s.current;
-        let stats = &mut s.task(current).stats;
-        if crate::time::tick_interrupted_user() {
-            stats.user_ticks += 1;
-        } else {
-            stats.system_ticks += 1;
-        }
-        if s.policy.tick(now) {
-            s.need_resched = true;
-        }
-    });
+/// The scheduler tick (from the timer interrupt), which found the CPU in ring 3 if
+/// `user_mode`: the policy may ask for a preemption.
+pub fn tick(now: u64, user_mode: bool) {
+    with_sched(|s| s.rq.tick(now, user_mode));
 }
 
-/// Called at the end of the timer interrupt handler (interrupts off): switch if the tick or
-/// a wake-up asked.
+/// Called at the end of an interrupt handler, after `irq_exit` (interrupts off): switch if
+/// the tick or a wake-up asked.
 pub fn preempt_from_interrupt() {
-    if with_sched(|s| s.need_resched) {
+    if with_sched(|s| s.rq.need_resched()) {
         schedule();
     }
 }

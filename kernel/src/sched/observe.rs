@@ -74,7 +74,7 @@ impl Scheduler {
         let event = trace::Event {
             at: now,
             flags: trace::Flags {
-                need_resched: self.need_resched,
+                need_resched: self.rq.need_resched(),
                 hardirq,
             },
             current,
@@ -93,13 +93,7 @@ impl Scheduler {
     }
 
     pub(super) fn switches(&self) -> u64 {
-        self.exited_switches
-            + self
-                .slots
-                .iter()
-                .flatten()
-                .map(|t| t.stats.switches)
-                .sum::<u64>()
+        self.rq.nr_switches()
     }
 }
 
@@ -138,7 +132,7 @@ pub fn print_sched_debug() {
 
 /// Looks into the policy (for reports, tests and debugging).
 pub fn with_policy<R>(f: impl FnOnce(&dyn Policy) -> R) -> R {
-    with_sched(|s| f(&*s.policy))
+    with_sched(|s| f(s.rq.policy()))
 }
 
 /// The running task's id, without waiting for the scheduler lock (for fault reports, which
@@ -153,9 +147,7 @@ pub fn current_if_unlocked() -> Option<TaskId> {
 pub fn current_cpu_ns() -> u64 {
     with_sched(|s| {
         let now = clock::now();
-        let me = s.current;
-        let stats = &s.task(me).stats;
-        stats.cpu_ns + (now - stats.switched_in_at)
+        s.rq.stats(s.current_slot()).cpu_ns_at(now, true)
     })
 }
 
@@ -163,15 +155,9 @@ pub fn current_cpu_ns() -> u64 {
 pub fn idle_cpu_ns() -> u64 {
     with_sched(|s| {
         let now = clock::now();
-        let idle = s.idle;
-        let running = s.current == idle;
-        let stats = &s.task(idle).stats;
-        stats.cpu_ns
-            + if running {
-                now - stats.switched_in_at
-            } else {
-                0
-            }
+        let idle = s.idle_slot();
+        let running = s.current_slot() == idle;
+        s.rq.stats(idle).cpu_ns_at(now, running)
     })
 }
 
@@ -181,10 +167,9 @@ pub fn task_stats(id: TaskId) -> Option<(String, u32, i8, TaskStats)> {
         let now = clock::now();
         let running = s.current_id() == id;
         let t = s.task_by_id(id)?;
-        let mut stats = t.stats;
-        if running {
-            stats.cpu_ns += now - stats.switched_in_at;
-        }
-        Some((t.name.clone(), t.uid, t.nice, stats))
+        let (name, uid, nice, slot) = (t.name.clone(), t.uid, t.nice, t.slot);
+        let mut stats = *s.rq.stats(slot);
+        stats.cpu_ns = stats.cpu_ns_at(now, running);
+        Some((name, uid, nice, stats))
     })
 }

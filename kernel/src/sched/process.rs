@@ -73,7 +73,7 @@ pub fn spawn_process(
         t.user_cpu = Some(cpu);
         t.user_start = Some((entry, sp));
         t.files = Some(crate::user::files::FdTable::with_console());
-        s.need_resched |= s.policy.spawn(slot, uid, nice, now);
+        s.rq.spawn(slot, uid, nice, now);
         s.record_new(slot, now);
         id
     });
@@ -109,7 +109,7 @@ pub fn fork_process(clone: Clone) -> Result<TaskId, super::SpawnError> {
     let (cpu, frame) = (Box::new(clone.cpu), Box::new(clone.frame));
     let forked = change_then_reschedule(|s| {
         let now = clock::now();
-        let (parent_slot, parent) = (s.current, s.current_id());
+        let (parent_slot, parent) = (s.current_slot(), s.current_id());
         let p = s.task(parent_slot);
         let (uid, nice, name) = (p.uid, p.nice, p.name.clone());
         let (group, blocked) = (p.group.clone().expect("a process"), p.blocked_signals);
@@ -131,7 +131,7 @@ pub fn fork_process(clone: Clone) -> Result<TaskId, super::SpawnError> {
         t.user_cpu = Some(cpu);
         t.set_tid = clone.set_tid;
         t.clear_child_tid = clone.clear_child_tid;
-        s.need_resched |= s.policy.fork(parent_slot, slot, clone.kind, now);
+        s.rq.fork(slot, clone.kind, now);
         s.record_new(slot, now);
         if clone.kind == super::ForkKind::Vfork {
             s.task(slot).vfork_parent = Some(parent);
@@ -201,12 +201,9 @@ pub fn kill_task_irq(id: TaskId, signal: u8) -> bool {
 
 impl Scheduler {
     fn kill(&mut self, id: TaskId, signal: u8, wakeup: ::sched::Wakeup) -> bool {
-        let Some(t) = self.task_by_id(id) else {
+        let Some(t) = self.live_task_by_id(id) else {
             return false;
         };
-        if t.state == crate::task::State::Exited {
-            return false;
-        }
         if t.killed.is_none() {
             t.killed = Some(signal);
             super::current::kill_marked();
@@ -237,17 +234,14 @@ pub fn has_child(parent: TaskId, child: Option<TaskId>) -> bool {
 
 /// Whether task `id` exists (alive) and its uid.
 pub fn task_uid(id: TaskId) -> Option<u32> {
-    with_sched(|s| {
-        let t = s.task_by_id(id)?;
-        (t.state != crate::task::State::Exited).then_some(t.uid)
-    })
+    with_sched(|s| Some(s.live_task_by_id(id)?.uid))
 }
 
 /// A new process's first code in the kernel: the switch has loaded its address space and
 /// kernel stack; off to ring 3.
 fn enter_ring_3(_: u64) {
     let (entry, sp) = with_sched(|s| {
-        let me = s.current;
+        let me = s.current_slot();
         s.task(me).user_start.take().expect("a process has a start")
     });
     x86_64::instructions::interrupts::disable();
@@ -258,7 +252,7 @@ fn enter_ring_3(_: u64) {
 
 impl Scheduler {
     pub(super) fn current_task(&mut self) -> &mut crate::task::Task {
-        let me = self.current;
+        let me = self.current_slot();
         self.task(me)
     }
 }

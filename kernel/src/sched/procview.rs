@@ -42,8 +42,8 @@ impl Scheduler {
     /// not the idle task (Linux's swapper, pid 0, is not in /proc either) nor one that has
     /// ended?
     fn listed(&self, t: &Task) -> bool {
-        t.slot != self.idle
-            && t.state != State::Exited
+        t.slot != self.idle_slot()
+            && self.alive(t.slot)
             && t.group.as_ref().is_none_or(|g| g.leader == t.id)
     }
 }
@@ -78,27 +78,26 @@ pub fn task_view(id: TaskId) -> Option<TaskView> {
         };
         let mut times = CpuTimes::default();
         for thread in &threads {
-            times.add(thread.cpu_times(now));
+            times.add(s.cpu_times(thread.slot, now));
         }
-        let mut stats = t.stats;
-        if t.state == State::Running {
-            stats.cpu_ns += now - stats.switched_in_at;
-        }
+        let state = s.state(slot);
+        let mut stats = *s.rq.stats(slot);
+        stats.cpu_ns = stats.cpu_ns_at(now, state == State::Running);
         let view = TaskView {
             id,
             parent: t.parent,
             name: t.name.clone(),
             uid: t.uid,
             nice: t.nice,
-            state: t.state,
+            state,
             kernel_thread: t.address_space.is_none(),
             threads: threads.len(),
             started_at: t.started_at,
             times,
             children_times: CpuTimes::default(),
             stats,
-            policy: s.policy.task_info(slot),
-            policy_name: s.policy.name(),
+            policy: s.rq.policy().task_info(slot),
+            policy_name: s.rq.policy().name(),
         };
         Some((view, t.group.clone()))
     })?;
@@ -123,9 +122,9 @@ pub fn sched_debug_text() -> String {
         let _ = writeln!(
             out,
             "policy                                  : {}",
-            s.policy.name()
+            s.rq.policy().name()
         );
-        if let Some(p) = s.policy.fair_params() {
+        if let Some(p) = s.rq.policy().fair_params() {
             let _ = writeln!(out, "\nsysctl_sched");
             for tunable in sched::Tunable::ALL {
                 if tunable.applies_to(p.era.is_eevdf()) {
@@ -159,8 +158,8 @@ pub struct CpuSchedstat {
 /// The counters of [`CpuSchedstat`], now.
 pub fn cpu_schedstat() -> CpuSchedstat {
     with_sched(|s| {
-        let idle = s.idle;
-        let idle_switches = s.task(idle).stats.switches;
+        let idle = s.idle_slot();
+        let idle_switches = s.rq.stats(idle).switches;
         let mut stat = CpuSchedstat {
             switches: s.switches(),
             idle_switches,
@@ -169,9 +168,10 @@ pub fn cpu_schedstat() -> CpuSchedstat {
             wait_ns: 0,
         };
         for t in s.slots.iter().flatten().filter(|t| t.slot != idle) {
-            stat.wakeups += t.stats.wakeups;
-            stat.run_ns += t.stats.cpu_ns;
-            stat.wait_ns += t.stats.wait_ns;
+            let stats = s.rq.stats(t.slot);
+            stat.wakeups += stats.wakeups;
+            stat.run_ns += stats.cpu_ns;
+            stat.wait_ns += stats.wait_ns;
         }
         stat
     })

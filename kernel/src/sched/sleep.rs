@@ -24,7 +24,8 @@ pub fn sleep_until_woken(deadline: Option<u64>, slack: u64) {
     let timer = change_then_reschedule(|s| {
         s.block_current(clock::now());
         let me = s.current_id();
-        deadline.map(|d| hrtimer::start_range(time::sleep_expiry(d), slack, sleep_timer, me as u64))
+        let expiry = deadline.map(time::sleep_expiry);
+        expiry.map(|e| hrtimer::start_range(e, slack, hrtimer::Action::Wake(me)))
     });
     if let Some(timer) = timer {
         hrtimer::cancel(timer);
@@ -62,10 +63,6 @@ pub fn sleep(ns: u64) {
     sleep_until(clock::now().saturating_add(ns));
 }
 
-fn sleep_timer(task: u64, now: u64) {
-    wake_up_irq(task as TaskId, now);
-}
-
 /// Wakes `task` from interrupt context (a timer callback); the switch, if the policy wants
 /// one, happens when the interrupt returns.
 pub fn wake_up_irq(task: TaskId, now: u64) {
@@ -83,7 +80,7 @@ pub(super) const FROM_INTERRUPT: Wakeup = Wakeup {
 /// already happened since the last `park` (the wake-up is remembered, so it cannot be lost).
 pub fn park() {
     change_then_reschedule(|s| {
-        let me = s.current;
+        let me = s.current_slot();
         if core::mem::take(&mut s.task(me).unpark_token) {
             return;
         }

@@ -5,12 +5,13 @@
 //! Interrupts are off throughout, asserted at the top of [`schedule`]; the scheduler's lock is
 //! taken once, for `pick`, and released before the stacks change (see `sched`'s module docs).
 
-use super::{Scheduler, Slot, State, Task, current, trace, with_sched};
+use super::{Scheduler, Slot, current, trace, with_sched};
+use crate::arch::x86_64::irq;
 use crate::arch::x86_64::switch::switch_context;
 use crate::arch::x86_64::user_state::UserCpuState;
+use crate::percpu::this_cpu;
 use crate::time::clock;
 use core::sync::atomic::{AtomicUsize, Ordering};
-use x86_64::instructions::interrupts;
 
 /// What switching to the picked task needs.
 struct Switch {
@@ -27,28 +28,16 @@ struct Switch {
 }
 
 impl Scheduler {
-    /// Puts the current task back, picks the next, and returns what switching to it needs
-    /// (`None` if the current task keeps the CPU). After a yield the clock is the one the
-    /// yield read (Linux's `rq_clock_skip_update`): nothing has run since.
+    /// The runqueue puts the current task back and picks the next (see `sched::rq`); this
+    /// returns what switching to it needs (`None` if the current task keeps the CPU).
+    #[inline(always)]
     fn pick(&mut self) -> Option<Switch> {
-        let yielded_at = self.yielded_at.take();
-        let now = yielded_at.unwrap_or_else(clock::now);
-        self.need_resched = false;
-        let prev = self.current;
-        let prev_is_idle = prev == self.idle;
-        if !prev_is_idle {
-            self.policy.put_prev(prev, now);
-        }
-        let prev_state = switch_out(self.task(prev), now, yielded_at.is_some(), prev_is_idle);
-        let next = self.policy.pick_next(now).unwrap_or(self.idle);
-        self.current = next;
-        let n = self.task(next);
-        switch_in(n, now);
+        let pick = self.rq.pick(clock::now);
+        let n = self.task(pick.next);
         current::set(n.id, n.group.as_ref().map_or(n.id, |g| g.leader));
-        if next == prev {
+        if !pick.switches() {
             return None;
         }
-        n.stats.switches += 1;
         let next_comm = n.comm;
         let (load, kernel_stack_top) = (n.rsp, n.kernel_stack_top);
         let address_space = n.address_space.as_ref().map(|a| a.level_4_frame());
@@ -56,7 +45,7 @@ impl Scheduler {
             .user_cpu
             .as_deref()
             .map_or(core::ptr::null(), |c| c as *const _);
-        let p = self.task(prev);
+        let p = self.task(pick.prev);
         let prev_comm = p.comm;
         let save_cpu = p
             .user_cpu
@@ -64,11 +53,11 @@ impl Scheduler {
             .map_or(core::ptr::null_mut(), |c| c as *mut _);
         let save = &raw mut p.rsp;
         self.record_as(
-            now,
+            pick.now,
             prev_comm,
             false,
             trace::Kind::Switch {
-                prev_state,
+                prev_state: pick.prev_state,
                 next: next_comm,
             },
         );
@@ -83,46 +72,24 @@ impl Scheduler {
     }
 }
 
-/// The statistics of a task leaving the CPU at `now`; returns how it left (for the trace).
-fn switch_out(p: &mut Task, now: u64, yielded: bool, is_idle: bool) -> trace::PrevState {
-    p.stats.cpu_ns += now - p.stats.switched_in_at;
-    let prev_state = match p.state {
-        State::Running | State::Runnable if yielded => trace::PrevState::Yielded,
-        State::Running | State::Runnable => trace::PrevState::Preempted,
-        State::Sleeping => trace::PrevState::Sleeping,
-        State::Exited => trace::PrevState::Dead,
-    };
-    if prev_state == trace::PrevState::Sleeping {
-        p.stats.voluntary_switches += 1;
-    } else if prev_state != trace::PrevState::Dead && !is_idle {
-        p.stats.involuntary_switches += 1;
-    }
-    if p.state == State::Running {
-        p.state = State::Runnable;
-        p.stats.runnable_since = Some(now);
-    }
-    prev_state
-}
-
-/// The statistics of a task getting the CPU at `now`: the wait (and wake-up latency) ends.
-fn switch_in(n: &mut Task, now: u64) {
-    n.state = State::Running;
-    n.stats.switched_in_at = now;
-    if let Some(since) = n.stats.runnable_since.take() {
-        n.stats.wait_ns += now - since;
-        if core::mem::take(&mut n.stats.woken) {
-            n.stats.wakeups += 1;
-            n.stats.wake_latency_sum_ns += now - since;
-            n.stats.wake_latency_max_ns = n.stats.wake_latency_max_ns.max(now - since);
-        }
-    }
-}
-
 /// Switches to whichever task the policy picks. Interrupts must be off, and stay off until
 /// the switch is done: the lock is released before the stacks are switched (the next task
 /// may be anywhere, including in its own `schedule()`, and must be able to take it).
 pub(super) fn schedule() {
-    debug_assert!(!interrupts::are_enabled(), "schedule() with interrupts on");
+    // Its rules, checked in every build (xv6's `sched()`): with interrupts on, a tick could
+    // switch away in the middle of a switch; with a spin lock held, the next task could spin
+    // on it for ever; in an interrupt handler, the handler's own state would be left behind
+    // on the stack of a task that may not run again soon.
+    assert!(!irq::enabled(), "schedule() with interrupts on");
+    assert_eq!(
+        this_cpu().locks_held(),
+        0,
+        "schedule() with a spin lock held"
+    );
+    assert!(
+        !this_cpu().in_interrupt(),
+        "schedule() in an interrupt handler"
+    );
     let switch = with_sched(Scheduler::pick);
     if let Some(Switch {
         save,
@@ -163,7 +130,7 @@ const NO_SLOT: usize = usize::MAX;
 /// The exiting task in `slot` is about to switch away for the last time: the task that
 /// runs next frees it.
 pub(super) fn leave_for_reaping(slot: Slot) {
-    debug_assert!(!interrupts::are_enabled(), "an exit with interrupts on");
+    debug_assert!(!irq::enabled(), "an exit with interrupts on");
     EXITED.store(slot, Ordering::Relaxed);
 }
 
@@ -175,9 +142,9 @@ pub(super) fn finish_switch() {
     }
     let dead = with_sched(|s| {
         let task = s.slots[slot].take()?;
+        s.rq.remove(slot);
         s.free_slots.push(slot);
         s.by_id.remove(&task.id);
-        s.exited_switches += task.stats.switches;
         Some(task)
     });
     // Dropped after the lock: freeing the stack takes the memory lock.

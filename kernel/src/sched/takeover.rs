@@ -9,7 +9,7 @@
 //! children, a `join` waiting on it — now names the process. `user::thread_ends` drives it.
 
 use super::{Scheduler, change_then_reschedule, current, with_sched};
-use crate::task::{State, TaskId};
+use crate::task::TaskId;
 use crate::time::clock;
 
 /// The heir's side: sleeps until the running task has become the process led by `leader`
@@ -22,8 +22,8 @@ pub fn wait_to_lead(leader: TaskId) {
                 return false;
             }
             let now = clock::now();
-            match s.task_by_id(leader) {
-                Some(t) if t.state != State::Exited => {
+            match s.live_task_by_id(leader) {
+                Some(t) => {
                     // Registered under the heir's old id, which the rename turns into the
                     // leader's: the old leader's exit then wakes the heir.
                     t.waiters.push(me);

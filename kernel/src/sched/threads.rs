@@ -3,41 +3,35 @@
 //! ending a whole group.
 
 use super::{Scheduler, with_sched};
-use crate::task::{State, Task, TaskId};
+use crate::task::{Slot, State, Task, TaskId};
 use crate::time::clock;
 use crate::user::thread_group::{CpuTimes, ThreadGroup};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-impl Task {
-    /// Its CPU time so far (counting the current run if it is on the CPU at `now`), split
-    /// into user and system time.
-    pub(super) fn cpu_times(&self, now: u64) -> CpuTimes {
-        let running = if self.state == State::Running {
-            now - self.stats.switched_in_at
-        } else {
-            0
-        };
-        let s = &self.stats;
+impl Scheduler {
+    /// The CPU time so far of the task in `slot` (counting the current run if it is on the
+    /// CPU at `now`), split into user and system time.
+    pub(super) fn cpu_times(&self, slot: Slot, now: u64) -> CpuTimes {
+        let s = self.rq.stats(slot);
+        let cpu_ns = s.cpu_ns_at(now, self.state(slot) == State::Running);
         CpuTimes {
             voluntary_switches: s.voluntary_switches,
             involuntary_switches: s.involuntary_switches,
-            ..CpuTimes::from_ticks(s.cpu_ns + running, s.user_ticks, s.system_ticks)
+            ..CpuTimes::from_ticks(cpu_ns, s.user_ticks, s.system_ticks)
         }
     }
 
-    fn in_group(&self, group: &Arc<ThreadGroup>) -> bool {
-        self.state != State::Exited && self.group.as_ref().is_some_and(|g| Arc::ptr_eq(g, group))
+    fn in_group(&self, t: &Task, group: &Arc<ThreadGroup>) -> bool {
+        self.alive(t.slot) && t.group.as_ref().is_some_and(|g| Arc::ptr_eq(g, group))
     }
-}
 
-impl Scheduler {
     pub(super) fn threads_of(&self, group: &Arc<ThreadGroup>) -> impl Iterator<Item = &Task> {
         self.slots
             .iter()
             .flatten()
             .map(|t| &**t)
-            .filter(move |t| t.in_group(group))
+            .filter(move |t| self.in_group(t, group))
     }
 }
 
@@ -53,9 +47,10 @@ pub fn threads_of_task(id: TaskId) -> Vec<TaskId> {
         let Some(t) = s.task_by_id(id) else {
             return Vec::new();
         };
+        let slot = t.slot;
         match t.group.clone() {
             Some(g) => s.threads_of(&g).map(|t| t.id).collect(),
-            None if t.state != State::Exited => alloc::vec![id],
+            None if s.alive(slot) => alloc::vec![id],
             None => Vec::new(),
         }
     })
@@ -68,7 +63,7 @@ pub fn threads_in(group: &Arc<ThreadGroup>) -> Vec<TaskId> {
 
 /// The running thread's CPU time.
 pub fn current_thread_times() -> CpuTimes {
-    with_sched(|s| s.current_task().cpu_times(clock::now()))
+    with_sched(|s| s.cpu_times(s.current_slot(), clock::now()))
 }
 
 /// The CPU time of `group`'s live threads.
@@ -77,7 +72,7 @@ pub fn live_threads_times(group: &Arc<ThreadGroup>) -> CpuTimes {
         let now = clock::now();
         let mut sum = CpuTimes::default();
         for t in s.threads_of(group) {
-            sum.add(t.cpu_times(now));
+            sum.add(s.cpu_times(t.slot, now));
         }
         sum
     })

@@ -66,29 +66,8 @@ impl Comm {
     }
 }
 
-/// How the task that left the CPU left it (`prev_state`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PrevState {
-    /// Still runnable, gave the CPU up itself (`sched_yield`): `R`.
-    Yielded,
-    /// Still runnable, preempted (by the tick or a wake-up): `R+`.
-    Preempted,
-    /// Went to sleep: `S`.
-    Sleeping,
-    /// Exited: `X` (Linux's EXIT_DEAD).
-    Dead,
-}
-
-impl fmt::Display for PrevState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            PrevState::Yielded => "R",
-            PrevState::Preempted => "R+",
-            PrevState::Sleeping => "S",
-            PrevState::Dead => "X",
-        })
-    }
-}
+/// How the task that left the CPU left it (`prev_state`): the runqueue's account.
+pub use sched::PrevState;
 
 /// The state of the CPU when an event was recorded: ftrace's latency flags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -29,12 +29,6 @@ impl Task {
         let idle = self.comm.is_idle();
         self.comm = crate::sched::trace::Comm::new(self.id, &self.name, self.nice, idle);
     }
-
-    /// A user process (or thread) that has not exited: what the process limit counts and
-    /// what `kill(-1)` and PRIO_USER reach.
-    pub fn is_live_process(&self) -> bool {
-        self.address_space.is_some() && self.state != State::Exited
-    }
 }
 
 /// A task's number, unique for the boot (never reused).
@@ -56,46 +50,9 @@ pub fn id_of_pid(pid: i64) -> Option<TaskId> {
 /// the task has exited (the policy's `sched::TaskId`).
 pub type Slot = usize;
 
-/// Where a task is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    /// Queued, waiting for the CPU.
-    Runnable,
-    /// On the CPU.
-    Running,
-    /// Waiting for a timer or an event.
-    Sleeping,
-    /// Finished; its stack is freed by the next task to run.
-    Exited,
-}
-
-/// What happened to a task, for reports (Linux's schedstats, in spirit).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TaskStats {
-    /// CPU time received.
-    pub cpu_ns: u64,
-    /// Time spent runnable but not running.
-    pub wait_ns: u64,
-    /// Times switched in.
-    pub switches: u64,
-    /// Wake-ups, and the latency from each wake-up to running.
-    pub wakeups: u64,
-    pub wake_latency_sum_ns: u64,
-    pub wake_latency_max_ns: u64,
-    /// When the task last got the CPU.
-    pub(crate) switched_in_at: u64,
-    /// Since when it has been runnable without running (`None` while running or asleep).
-    pub(crate) runnable_since: Option<u64>,
-    /// Whether that wait started with a wake-up (it then counts as wake-up latency).
-    pub(crate) woken: bool,
-    /// Ticks that found the task in ring 3, and in the kernel: the sample that splits
-    /// `cpu_ns` into user and system time (`user::thread_group::CpuTimes::from_ticks`).
-    pub user_ticks: u64,
-    pub system_ticks: u64,
-    /// Switches away while asleep (voluntary) and while still runnable (involuntary).
-    pub voluntary_switches: u64,
-    pub involuntary_switches: u64,
-}
+/// Where a task is in its life, and what happened to it: the scheduling part of a task,
+/// kept by the runqueue (`sched::rq`), which alone changes it.
+pub use sched::{State, TaskStats};
 
 /// A kernel thread.
 pub struct Task {
@@ -109,7 +66,6 @@ pub struct Task {
     /// How trace events show the task (pid, name, prio), made when its id, name or nice
     /// change rather than at each of the several events of every switch.
     pub(crate) comm: crate::sched::trace::Comm,
-    pub state: State,
     /// When it was created (ns of the monotonic clock): `/proc/PID/stat`'s starttime.
     pub started_at: u64,
     /// The task's code and its argument.
@@ -163,5 +119,4 @@ pub struct Task {
     pub(crate) parked: bool,
     /// An `unpark` came while the task was not parked: its next `park` returns at once.
     pub(crate) unpark_token: bool,
-    pub stats: TaskStats,
 }

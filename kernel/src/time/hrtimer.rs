@@ -12,16 +12,39 @@
 //! so a sleep with slack ends with the next interrupt inside its range — the tick, another
 //! timer — or at its hard expiry: user sleeps get Linux's 50 µs `timer_slack_ns` this way.
 //!
-//! Callbacks run in interrupt context with interrupts off; they must be short and must not
-//! start a context switch themselves (they may ask for one).
+//! A timer carries an [`Action`], not a function pointer: what expiring means is written in
+//! one place, the timer interrupt's (`trap::timer_interrupt`), where a reader sees every
+//! kind of timer at once. Actions run in interrupt context with interrupts off; they must
+//! be short and must not start a context switch themselves (they may ask for one).
 
 use super::clock;
 use crate::arch::x86_64::apic;
+use crate::sync::{Rank, SpinLock};
+use crate::task::TaskId;
 use alloc::collections::BTreeMap;
-use spin::Mutex;
 
-/// What a timer calls when it expires: `callback(data, now)`.
-pub type Callback = fn(u64, u64);
+/// What happens when a timer expires.
+#[derive(Debug, Clone, Copy)]
+pub enum Action {
+    /// The periodic scheduler tick (with the APIC: see `time::start_tick`).
+    Tick,
+    /// A timed sleep ends: wake this task.
+    Wake(TaskId),
+    /// A long lab window prints how far it has got (`lab::progress`).
+    LabProgress,
+    /// The kernel's own tests: `record(data, now)`.
+    #[cfg(test)]
+    Test(fn(u64, u64), u64),
+}
+
+/// A timer that has expired, taken off the queue.
+#[derive(Debug, Clone, Copy)]
+pub struct Expired {
+    /// What it asks for.
+    pub action: Action,
+    /// When it was due (its soft expiry).
+    pub expiry: u64,
+}
 
 /// A pending timer, for [`cancel`]: the queue's order, by hard expiry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -30,10 +53,9 @@ pub struct TimerId {
     sequence: u64,
 }
 
-/// A queued timer: what it calls, and its soft expiry (the earliest it may fire).
+/// A queued timer: what it does, and its soft expiry (the earliest it may fire).
 struct Timer {
-    callback: Callback,
-    data: u64,
+    action: Action,
     soft_expiry: u64,
 }
 
@@ -52,14 +74,17 @@ struct Queue {
     device: Option<Device>,
 }
 
-static QUEUE: Mutex<Queue> = Mutex::new(Queue {
-    timers: BTreeMap::new(),
-    sequence: 0,
-    device: None,
-});
+static QUEUE: SpinLock<Queue> = SpinLock::new(
+    Rank::Timers,
+    Queue {
+        timers: BTreeMap::new(),
+        sequence: 0,
+        device: None,
+    },
+);
 
 fn with_queue<R>(f: impl FnOnce(&mut Queue) -> R) -> R {
-    x86_64::instructions::interrupts::without_interrupts(|| f(&mut QUEUE.lock()))
+    f(&mut QUEUE.lock())
 }
 
 /// Chooses the device timers are served by.
@@ -85,14 +110,14 @@ fn program(q: &Queue) {
     }
 }
 
-/// Starts a timer that calls `callback(data, now)` at `expiry` (clock nanoseconds).
-pub fn start(expiry: u64, callback: Callback, data: u64) -> TimerId {
-    start_range(expiry, 0, callback, data)
+/// Starts a timer that does `action` at `expiry` (clock nanoseconds).
+pub fn start(expiry: u64, action: Action) -> TimerId {
+    start_range(expiry, 0, action)
 }
 
-/// Starts a timer that calls `callback(data, now)` once the clock has passed `expiry`, at
-/// the first interrupt from then on, and at `expiry + slack` at the latest.
-pub fn start_range(expiry: u64, slack: u64, callback: Callback, data: u64) -> TimerId {
+/// Starts a timer that does `action` once the clock has passed `expiry`, at the first
+/// interrupt from then on, and at `expiry + slack` at the latest.
+pub fn start_range(expiry: u64, slack: u64, action: Action) -> TimerId {
     with_queue(|q| {
         q.sequence += 1;
         let id = TimerId {
@@ -100,8 +125,7 @@ pub fn start_range(expiry: u64, slack: u64, callback: Callback, data: u64) -> Ti
             sequence: q.sequence,
         };
         let timer = Timer {
-            callback,
-            data,
+            action,
             soft_expiry: expiry,
         };
         q.timers.insert(id, timer);
@@ -119,25 +143,27 @@ pub fn cancel(id: TimerId) -> bool {
     })
 }
 
-/// Runs the expired timers (from the timer interrupt): in order of hard expiry, each whose
-/// soft expiry has passed, up to the first whose has not (Linux's `__hrtimer_run_queues`).
-/// Each callback runs with the queue unlocked, so it may start new timers.
-pub fn run_expired() {
-    loop {
-        let now = clock::now();
-        let due = with_queue(|q| {
-            let (&id, _) = q
-                .timers
-                .iter()
-                .next()
-                .filter(|(_, t)| t.soft_expiry <= now)?;
-            q.timers.remove(&id)
-        });
-        match due {
-            Some(t) => (t.callback)(t.data, now),
-            None => break,
-        }
-    }
+/// The next expired timer at `now`, taken off the queue (from the timer interrupt): in
+/// order of hard expiry, each whose soft expiry has passed, up to the first whose has not
+/// (Linux's `__hrtimer_run_queues`). The caller does its action with the queue unlocked, so
+/// the action may start new timers, then calls [`reprogram`].
+pub fn pop_expired(now: u64) -> Option<Expired> {
+    with_queue(|q| {
+        let (&id, _) = q
+            .timers
+            .iter()
+            .next()
+            .filter(|(_, t)| t.soft_expiry <= now)?;
+        let timer = q.timers.remove(&id)?;
+        Some(Expired {
+            action: timer.action,
+            expiry: timer.soft_expiry,
+        })
+    })
+}
+
+/// Arms the device for the earliest timer left (after the expired ones have run).
+pub fn reprogram() {
     with_queue(|q| program(q));
 }
 

@@ -1,6 +1,6 @@
 //! Time: the clock (TSC in nanoseconds), high-resolution timers on a clock event device, and
-//! the periodic scheduler tick built on them. Mechanism only; what a tick *does* is the
-//! scheduler's business, registered with [`set_tick_handler`].
+//! the periodic scheduler tick built on them. Mechanism only: what an expired timer *does*
+//! (the tick calls the scheduler) is decided in the timer interrupt, `trap::timer_interrupt`.
 
 pub mod clock;
 pub mod hrtimer;
@@ -51,8 +51,6 @@ impl fmt::Display for TimeReport {
 
 static TICK_NS: AtomicU64 = AtomicU64::new(1_000_000);
 static HRTIMER_OFF: AtomicBool = AtomicBool::new(false);
-static TICKS: AtomicU64 = AtomicU64::new(0);
-static TICK_HANDLER: Once<fn(u64)> = Once::new();
 /// The PIT, not the APIC, drives the tick and the timers.
 static PIT_MODE: AtomicBool = AtomicBool::new(false);
 
@@ -135,62 +133,41 @@ pub fn poll_slack(timeout_ns: u64) -> u64 {
     (timeout_ns / 1_000).clamp(TIMER_SLACK_NS, 100_000_000)
 }
 
-/// Registers what each scheduler tick does (the first registration wins).
-pub fn set_tick_handler(handler: fn(u64)) {
-    TICK_HANDLER.call_once(|| handler);
-}
-
-/// Ticks so far.
+/// Ticks so far (on this CPU).
 pub fn ticks() -> u64 {
-    TICKS.load(Ordering::Relaxed)
+    crate::percpu::this_cpu().ticks()
 }
 
-fn tick(now: u64) {
-    TICKS.fetch_add(1, Ordering::Relaxed);
-    if let Some(handler) = TICK_HANDLER.get() {
-        handler(now);
+/// A timer interrupt came: whether it is itself a tick, as each of the PIT's is while the
+/// PIT drives the tick (`clockevent=pit`); counted if so.
+pub fn pit_tick() -> bool {
+    let is_tick = PIT_MODE.load(Ordering::Relaxed);
+    if is_tick {
+        crate::percpu::this_cpu().count_tick();
     }
+    is_tick
 }
 
-/// The tick as a periodic hrtimer (APIC mode): `data` is this expiry; the next is exactly
-/// one period later, so ticks do not drift with interrupt latency.
-fn tick_timer(expiry: u64, now: u64) {
-    // While the PIT drives the tick (a test switched devices), its interrupt ticks instead.
-    if !PIT_MODE.load(Ordering::Relaxed) {
-        tick(now);
+/// The tick's hrtimer (APIC mode) expired at `expiry`: the next is armed exactly one period
+/// later, so ticks do not drift with interrupt latency. Returns whether this is a tick
+/// (counted): not while the PIT drives the tick (a test switched devices), whose own
+/// interrupts tick instead.
+pub fn tick_timer_expired(expiry: u64) -> bool {
+    hrtimer::start(expiry + tick_ns(), hrtimer::Action::Tick);
+    let is_tick = !PIT_MODE.load(Ordering::Relaxed);
+    if is_tick {
+        crate::percpu::this_cpu().count_tick();
     }
-    let next = expiry + tick_ns();
-    hrtimer::start(next, tick_timer, next);
+    is_tick
 }
 
-/// Starts the periodic scheduler tick.
 /// Starts the periodic scheduler tick (once; later calls do nothing).
 pub fn start_tick() {
     static STARTED: Once<()> = Once::new();
     STARTED.call_once(|| {
         let first = clock::now().next_multiple_of(tick_ns());
-        hrtimer::start(first, tick_timer, first);
+        hrtimer::start(first, hrtimer::Action::Tick);
     });
-}
-
-/// Whether the timer interrupt being handled came from ring 3.
-static INTERRUPTED_USER: core::sync::atomic::AtomicBool =
-    core::sync::atomic::AtomicBool::new(false);
-
-/// Whether the tick being handled found the CPU in ring 3: the scheduler charges the tick
-/// to user or system time by it, as Linux's `account_process_tick` does with `user_mode`.
-pub fn tick_interrupted_user() -> bool {
-    INTERRUPTED_USER.load(Ordering::Relaxed)
-}
-
-/// The timer interrupt (APIC one-shot or PIT periodic), after the EOI; `from_user` says
-/// whether it interrupted ring 3.
-pub fn interrupt(from_user: bool) {
-    INTERRUPTED_USER.store(from_user, Ordering::Relaxed);
-    if PIT_MODE.load(Ordering::Relaxed) {
-        tick(clock::now());
-    }
-    hrtimer::run_expired();
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ fn the_tsc_is_calibrated_to_1_ghz_under_icount() {
 fn an_idle_100_ms_timer_fires_within_50_us() {
     FIRED_AT.store(0, Ordering::SeqCst);
     let expiry = clock::now() + 100_000_000;
-    hrtimer::start(expiry, record_fire, 0);
+    hrtimer::start(expiry, hrtimer::Action::Test(record_fire, 0));
     idle_until(|| FIRED_AT.load(Ordering::SeqCst) != 0);
     let fired = FIRED_AT.load(Ordering::SeqCst);
     // Never early; late only by the interrupt's latency (the APIC is programmed in ticks of
@@ -53,10 +53,10 @@ fn record_order(data: u64, _now: u64) {
 fn timers_fire_in_expiry_order_and_cancelled_ones_never() {
     ORDER.lock().clear();
     let now = clock::now();
-    hrtimer::start(now + 3_000_000, record_order, 3);
-    let cancelled = hrtimer::start(now + 2_000_000, record_order, 99);
-    hrtimer::start(now + 1_000_000, record_order, 1);
-    hrtimer::start(now + 2_000_000, record_order, 2);
+    hrtimer::start(now + 3_000_000, hrtimer::Action::Test(record_order, 3));
+    let cancelled = hrtimer::start(now + 2_000_000, hrtimer::Action::Test(record_order, 99));
+    hrtimer::start(now + 1_000_000, hrtimer::Action::Test(record_order, 1));
+    hrtimer::start(now + 2_000_000, hrtimer::Action::Test(record_order, 2));
     assert!(hrtimer::cancel(cancelled));
     assert!(
         !hrtimer::cancel(cancelled),
@@ -86,7 +86,7 @@ fn with_the_pit_timers_fire_at_the_next_tick() {
     assert_eq!(report.tick_ns, 999_847, "1193 PIT ticks at 1.193182 MHz");
     FIRED_AT.store(0, Ordering::SeqCst);
     let expiry = clock::now() + 10_300_000;
-    hrtimer::start(expiry, record_fire, 0);
+    hrtimer::start(expiry, hrtimer::Action::Test(record_fire, 0));
     idle_until(|| FIRED_AT.load(Ordering::SeqCst) != 0);
     let late = FIRED_AT.load(Ordering::SeqCst) - expiry;
     // The PIT interrupts once per tick; the timer waits for the first one after its expiry.
@@ -103,7 +103,10 @@ fn the_tick_runs_at_hz() {
     let before = ticks();
     start_tick();
     FIRED_AT.store(0, Ordering::SeqCst);
-    hrtimer::start(clock::now() + 20_000_000, record_fire, 0);
+    hrtimer::start(
+        clock::now() + 20_000_000,
+        hrtimer::Action::Test(record_fire, 0),
+    );
     idle_until(|| FIRED_AT.load(Ordering::SeqCst) != 0);
     // 20 ms at the boot's tick rate (the era's HZ: 250 by default), give or take one.
     let expected = 20_000_000 / tick_ns();
@@ -131,9 +134,17 @@ fn a_timer_with_slack_fires_with_an_earlier_interrupt_in_its_range_else_at_its_e
     let tick = tick_ns();
     let eighth = tick / 8;
     let base = clock::now().next_multiple_of(tick);
-    hrtimer::start_range(base + 2 * eighth, 2 * eighth, record_range, 1);
-    hrtimer::start(base + 3 * eighth, record_range, 2);
-    hrtimer::start_range(base + 5 * eighth, eighth / 2, record_range, 3);
+    hrtimer::start_range(
+        base + 2 * eighth,
+        2 * eighth,
+        hrtimer::Action::Test(record_range, 1),
+    );
+    hrtimer::start(base + 3 * eighth, hrtimer::Action::Test(record_range, 2));
+    hrtimer::start_range(
+        base + 5 * eighth,
+        eighth / 2,
+        hrtimer::Action::Test(record_range, 3),
+    );
     idle_until(|| RANGE_FIRED.lock().len() == 3);
     let fired = RANGE_FIRED.lock().clone();
     let at = |id: u64| fired.iter().find(|f| f.0 == id).expect("fired").1 - base;

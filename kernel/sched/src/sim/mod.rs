@@ -16,6 +16,7 @@ pub mod workload;
 pub use behavior::{Action, Behavior, Ctx};
 
 use crate::policy::{ForkKind, Nanos, Policy, TaskId, Uid, Wakeup};
+use crate::rq::Rq;
 use crate::weights::Nice;
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
@@ -24,16 +25,19 @@ use alloc::vec::Vec;
 
 pub use crate::programs::Rng;
 
+/// Why a task sleeps, beyond what the runqueue knows (it knows only that it sleeps).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    Runnable,
-    Running,
-    Sleeping,
+enum Waiting {
+    /// A timer wakes it.
+    Timer,
     /// A vfork parent waiting for this child.
-    VforkWait(TaskId),
-    WaitChild,
-    Exited,
+    VforkChild(TaskId),
+    /// Waiting for any child to exit.
+    Child,
 }
+
+/// The simulator's idle task: a number no simulated task has.
+const IDLE: TaskId = TaskId::MAX;
 
 /// Everything the simulation knows and measured about one task.
 pub struct SimTask {
@@ -44,11 +48,9 @@ pub struct SimTask {
     /// The task that created it, if any.
     pub parent: Option<TaskId>,
     behavior: Box<dyn Behavior>,
-    state: State,
+    waiting: Option<Waiting>,
     run_left: Nanos,
     spin_until: Nanos,
-    runnable_since: Option<Nanos>,
-    woken: bool,
     unreaped_children: u32,
     /// CPU time received.
     pub cpu_ns: Nanos,
@@ -83,18 +85,16 @@ impl Default for SimConfig {
     }
 }
 
-/// The simulated machine: one CPU, a policy, tasks and timers.
+/// The simulated machine: one CPU (its runqueue drives the policy exactly as the kernel's
+/// does, see [`crate::rq`]), tasks and timers.
 pub struct Sim<P: Policy> {
-    /// The policy under test (public for inspection between runs).
-    pub policy: P,
+    rq: Rq<P>,
     config: SimConfig,
     now: Nanos,
     tasks: Vec<SimTask>,
     /// Timer wake-ups, by (time, sequence).
     timers: BTreeMap<(Nanos, u64), TaskId>,
     sequence: u64,
-    current: Option<TaskId>,
-    need_resched: bool,
     rng: Rng,
     /// Context switches so far.
     pub switches: u64,
@@ -104,17 +104,20 @@ impl<P: Policy> Sim<P> {
     /// A machine at time 0 with no tasks.
     pub fn new(policy: P, config: SimConfig) -> Self {
         Sim {
-            policy,
+            rq: Rq::new(0, Box::new(policy), IDLE),
             config,
             now: 0,
             tasks: Vec::new(),
             timers: BTreeMap::new(),
             sequence: 0,
-            current: None,
-            need_resched: false,
             rng: Rng::new(config.seed),
             switches: 0,
         }
+    }
+
+    /// The policy under test, to inspect between runs.
+    pub fn policy(&self) -> &P {
+        self.rq.policy()
     }
 
     /// The simulated clock.
@@ -138,11 +141,9 @@ impl<P: Policy> Sim<P> {
             uid,
             parent,
             behavior,
-            state: State::Runnable,
+            waiting: None,
             run_left: 0,
             spin_until: 0,
-            runnable_since: Some(self.now),
-            woken: false,
             unreaped_children: 0,
             cpu_ns: 0,
             wake_latencies: Vec::new(),
@@ -156,7 +157,7 @@ impl<P: Policy> Sim<P> {
     /// Starts a task (no parent) now.
     pub fn spawn(&mut self, behavior: Box<dyn Behavior>, uid: Uid, nice: Nice) -> TaskId {
         let id = self.new_task(behavior, uid, None);
-        self.need_resched |= self.policy.spawn(id, uid, nice, self.now);
+        self.rq.spawn(id, uid, nice, self.now);
         id
     }
 
@@ -171,51 +172,39 @@ impl<P: Policy> Sim<P> {
     }
 
     fn wake(&mut self, task: TaskId, wakeup: Wakeup) {
-        self.policy.enqueue(task, wakeup, self.now);
-        let t = &mut self.tasks[task];
-        t.state = State::Runnable;
-        t.runnable_since = Some(self.now);
-        t.woken = true;
-        self.need_resched |= self.policy.check_preempt_wakeup(task, self.now);
+        if self.rq.wake(task, wakeup, self.now) {
+            self.tasks[task].waiting = None;
+        }
     }
 
-    /// The running task stops being runnable: out of the policy's queue, then switch.
-    fn block(&mut self, task: TaskId, state: State) {
-        self.policy.dequeue(task, self.now);
-        self.tasks[task].state = state;
-        self.need_resched = true;
+    /// The running task stops being runnable, for `why`: out of the policy's queue, then
+    /// switch.
+    fn block(&mut self, task: TaskId, why: Waiting) {
+        debug_assert_eq!(task, self.rq.current());
+        self.rq.block_current(self.now);
+        self.tasks[task].waiting = Some(why);
     }
 
     /// Linux's `schedule()`: put the current task back, pick the next one.
     fn schedule(&mut self) {
-        self.need_resched = false;
-        if let Some(prev) = self.current.take() {
-            self.policy.put_prev(prev, self.now);
-            let t = &mut self.tasks[prev];
-            if t.state == State::Running {
-                t.state = State::Runnable;
-                t.runnable_since = Some(self.now);
-            }
-        }
-        let Some(next) = self.policy.pick_next(self.now) else {
-            return;
-        };
         let now = self.now;
-        let t = &mut self.tasks[next];
-        debug_assert_eq!(
-            t.state,
-            State::Runnable,
-            "picked a task that is not runnable"
-        );
-        t.state = State::Running;
-        if let Some(since) = t.runnable_since.take() {
-            t.waits.push(now - since);
-            if core::mem::take(&mut t.woken) {
-                t.wake_latencies.push(now - since);
+        let pick = self.rq.pick(|| now);
+        if pick.next == IDLE {
+            return;
+        }
+        let t = &mut self.tasks[pick.next];
+        if let Some(waited) = pick.waited {
+            t.waits.push(waited.ns);
+            if waited.woken {
+                t.wake_latencies.push(waited.ns);
             }
         }
         self.switches += 1;
-        self.current = Some(next);
+    }
+
+    /// The running task, if it is not the idle task.
+    fn current(&self) -> Option<TaskId> {
+        Some(self.rq.current()).filter(|&t| t != IDLE)
     }
 
     /// CPU time the current task still wants before its next decision.
@@ -227,8 +216,8 @@ impl<P: Policy> Sim<P> {
     /// Lets the running task make its zero-time decisions until it has CPU work or blocks.
     fn drive_current(&mut self) {
         let mut decisions = 0;
-        while let Some(task) = self.current {
-            if self.need_resched {
+        while let Some(task) = self.current() {
+            if self.rq.need_resched() {
                 self.schedule();
                 continue;
             }
@@ -261,18 +250,18 @@ impl<P: Policy> Sim<P> {
             Action::SpinUntil(t) => self.tasks[task].spin_until = t,
             Action::Sleep(ns) => {
                 self.arm_timer(task, now.saturating_add(ns));
-                self.block(task, State::Sleeping);
+                self.block(task, Waiting::Timer);
             }
             Action::SleepUntil(t) => {
                 self.arm_timer(task, t);
-                self.block(task, State::Sleeping);
+                self.block(task, Waiting::Timer);
             }
             Action::Spawn(behavior, kind) => {
                 let uid = self.tasks[task].uid;
                 let child = self.new_task(behavior, uid, Some(task));
-                self.need_resched |= self.policy.fork(task, child, kind, now);
+                self.rq.fork(child, kind, now);
                 if kind == ForkKind::Vfork {
-                    self.block(task, State::VforkWait(child));
+                    self.block(task, Waiting::VforkChild(child));
                 }
             }
             Action::Exec => self.release_vfork_parent(task),
@@ -281,16 +270,14 @@ impl<P: Policy> Sim<P> {
                 if t.unreaped_children > 0 {
                     t.unreaped_children -= 1;
                 } else {
-                    self.block(task, State::WaitChild);
+                    self.block(task, Waiting::Child);
                 }
             }
             Action::Exit => {
-                self.policy.exit(task, now);
-                self.tasks[task].state = State::Exited;
-                self.need_resched = true;
+                self.rq.exit_current(now);
                 self.release_vfork_parent(task);
                 if let Some(parent) = self.tasks[task].parent {
-                    if self.tasks[parent].state == State::WaitChild {
+                    if self.tasks[parent].waiting == Some(Waiting::Child) {
                         self.wake(parent, Wakeup::default());
                     } else {
                         self.tasks[parent].unreaped_children += 1;
@@ -302,7 +289,7 @@ impl<P: Policy> Sim<P> {
 
     fn release_vfork_parent(&mut self, child: TaskId) {
         if let Some(parent) = self.tasks[child].parent
-            && self.tasks[parent].state == State::VforkWait(child)
+            && self.tasks[parent].waiting == Some(Waiting::VforkChild(child))
         {
             self.wake(
                 parent,
@@ -316,7 +303,7 @@ impl<P: Policy> Sim<P> {
 
     /// Advances the clock to `t`, charging the running task.
     fn advance(&mut self, t: Nanos) {
-        if let Some(task) = self.current {
+        if let Some(task) = self.current() {
             let ran = t - self.now;
             let task = &mut self.tasks[task];
             task.cpu_ns += ran;
@@ -340,14 +327,14 @@ impl<P: Policy> Sim<P> {
     /// Runs the machine until the clock reads `end`.
     pub fn run_until(&mut self, end: Nanos) {
         while self.now < end {
-            if self.current.is_none() || self.need_resched {
+            if self.rq.need_resched() {
                 self.schedule();
             }
             self.drive_current();
             let next_tick = (self.now / self.config.tick_ns + 1) * self.config.tick_ns;
             let next_timer = self.timers.keys().next().map_or(Nanos::MAX, |&(t, _)| t);
             let work_done = self
-                .current
+                .current()
                 .map_or(Nanos::MAX, |c| self.now + self.work_left(c));
             let t = next_tick.min(next_timer).min(work_done).min(end);
             self.advance(t);
@@ -362,8 +349,9 @@ impl<P: Policy> Sim<P> {
                 };
                 self.wake(task, timer);
             }
-            if self.now == next_tick && self.current.is_some() {
-                self.need_resched |= self.policy.tick(self.now);
+            if self.now == next_tick {
+                // The simulated tasks run in user mode.
+                self.rq.tick(self.now, true);
             }
         }
     }

@@ -255,27 +255,20 @@ extern "x86-interrupt" fn breakpoint(frame: InterruptStackFrame) {
 /// handler cannot leave it unacknowledged), then let the time code run expired timers.
 extern "x86-interrupt" fn apic_timer(frame: InterruptStackFrame) {
     super::apic::end_of_interrupt();
-    crate::time::interrupt(from_user(&frame));
-    crate::sched::preempt_from_interrupt();
-    returning_to_user(&frame);
+    crate::trap::timer_interrupt(from_user(&frame));
 }
 
 /// IRQ 0, the PIT's periodic tick (`clockevent=pit`).
 extern "x86-interrupt" fn pit_tick(frame: InterruptStackFrame) {
     super::pic::end_of_interrupt(super::pic::PIT_VECTOR);
-    crate::time::interrupt(from_user(&frame));
-    crate::sched::preempt_from_interrupt();
-    returning_to_user(&frame);
+    crate::trap::timer_interrupt(from_user(&frame));
 }
 
 /// IRQ 4: the serial port received bytes (typed at the console). Acknowledged first, as the
-/// timer is; each byte then goes through the terminal's line discipline (`user::tty`), whose
-/// wake-ups (a line typed) and signals (Ctrl-C) may ask for a switch.
+/// timer is; the bytes go to the terminal (see `trap::serial_interrupt`).
 extern "x86-interrupt" fn serial_input(frame: InterruptStackFrame) {
     super::pic::end_of_interrupt(super::pic::SERIAL_VECTOR);
-    super::serial::receive_each(crate::user::tty::received);
-    crate::sched::preempt_from_interrupt();
-    returning_to_user(&frame);
+    crate::trap::serial_interrupt(from_user(&frame));
 }
 
 /// Spurious APIC interrupts need no EOI and no action.
@@ -284,14 +277,6 @@ extern "x86-interrupt" fn spurious(_frame: InterruptStackFrame) {}
 /// Whether the interrupt came from ring 3.
 fn from_user(frame: &InterruptStackFrame) -> bool {
     frame.code_segment.rpl() == x86_64::PrivilegeLevel::Ring3
-}
-
-/// An interrupt about to return to ring 3: a program killed meanwhile dies here, even
-/// if it never makes a system call.
-fn returning_to_user(frame: &InterruptStackFrame) {
-    if from_user(frame) {
-        crate::user::process::on_return_to_user();
-    }
 }
 
 static IDT: Lazy<InterruptDescriptorTable> = Lazy::new(|| {

@@ -6,6 +6,7 @@ pub mod apic;
 pub mod fw_cfg;
 pub mod gdt;
 pub mod interrupts;
+pub mod irq;
 pub mod pic;
 pub mod pit;
 pub mod qemu_exit;

@@ -1,0 +1,510 @@
+//! One CPU's runqueue and the scheduling protocol, written once (Linux's `struct rq` and the
+//! order in which kernel/sched/core.c calls a `sched_class`: `__schedule`, `try_to_wake_up`,
+//! `scheduler_tick`, `wake_up_new_task`, `do_exit`, `sched_yield`).
+//!
+//! A [`Policy`] decides; an [`Rq`] owns everything around the decision that must be the same
+//! wherever the policy runs: which task is current and which is idle, the one
+//! `need_resched` flag, each task's [`State`] and [`TaskStats`], and the order of the calls
+//! into the policy. The kernel (under its scheduler lock) and the host simulator
+//! ([`crate::sim`]) both drive an `Rq`; neither calls the policy's mutating methods itself,
+//! so the two cannot take different steps (a test in `tests/protocol.rs` checks that no
+//! other file does).
+//!
+//! What an `Rq` does *not* do: it switches no stacks, reads no clock (every call gets `now`,
+//! or for [`Rq::pick`] a way to read it), and knows nothing of processes, files or memory.
+//! Each `Rq` has a CPU index: one CPU has one, as Linux has one `struct rq` per CPU.
+//!
+//! The rules (docs/scheduler.md, "The protocol"):
+//! - a wake-up of a task that is not asleep does nothing (Linux's `try_to_wake_up` checks
+//!   the task's state first);
+//! - a task going to sleep leaves the policy's queue at once (`dequeue_task`), but stays
+//!   current until the next [`Rq::pick`] (`put_prev_task`);
+//! - the idle task is never given to the policy, and gives way to any runnable task;
+//! - the task [`Rq::pick`] chooses must be runnable: asserted in every build.
+
+use crate::policy::{ForkKind, Nanos, Policy, TaskId, Uid, Wakeup};
+use crate::weights::Nice;
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+/// Where a task is in its life, as the scheduler sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Queued, waiting for the CPU.
+    Runnable,
+    /// On the CPU.
+    Running,
+    /// Waiting for a timer or an event.
+    Sleeping,
+    /// Finished; it leaves the CPU at the next pick for the last time.
+    Exited,
+}
+
+/// How the task that left the CPU left it: the trace's `prev_state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrevState {
+    /// Still runnable, gave the CPU up itself (`sched_yield`): `R`.
+    Yielded,
+    /// Still runnable, preempted (by the tick or a wake-up): `R+`.
+    Preempted,
+    /// Went to sleep: `S`.
+    Sleeping,
+    /// Exited: `X` (Linux's EXIT_DEAD).
+    Dead,
+}
+
+/// As the trace's `sched_switch` line shows it (Linux's `prev_state` letters).
+impl core::fmt::Display for PrevState {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            PrevState::Yielded => "R",
+            PrevState::Preempted => "R+",
+            PrevState::Sleeping => "S",
+            PrevState::Dead => "X",
+        })
+    }
+}
+
+/// What happened to a task, for reports (Linux's schedstats, in spirit).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TaskStats {
+    /// CPU time received, up to its last switch out.
+    pub cpu_ns: Nanos,
+    /// Time spent runnable but not running.
+    pub wait_ns: Nanos,
+    /// Times switched in (a pick that keeps the same task is not a switch).
+    pub switches: u64,
+    /// Wake-ups, and the latency from each wake-up to running.
+    pub wakeups: u64,
+    /// Sum of the wake-up latencies.
+    pub wake_latency_sum_ns: Nanos,
+    /// The longest wake-up latency.
+    pub wake_latency_max_ns: Nanos,
+    /// Ticks that found the task in user mode, and in the kernel: the sample that splits
+    /// `cpu_ns` into user and system time (Linux's `account_process_tick`).
+    pub user_ticks: u64,
+    /// Ticks that found the task in the kernel.
+    pub system_ticks: u64,
+    /// Switches away while asleep.
+    pub voluntary_switches: u64,
+    /// Switches away while still runnable.
+    pub involuntary_switches: u64,
+    /// When the task last got the CPU.
+    pub switched_in_at: Nanos,
+    /// Since when it has been runnable without running (`None` while running or asleep).
+    runnable_since: Option<Nanos>,
+    /// Whether that wait started with a wake-up (it then counts as wake-up latency).
+    woken: bool,
+}
+
+impl TaskStats {
+    /// CPU time received up to `now`, the current stretch included if it is `running`.
+    pub fn cpu_ns_at(&self, now: Nanos, running: bool) -> Nanos {
+        if running {
+            self.cpu_ns + now.saturating_sub(self.switched_in_at)
+        } else {
+            self.cpu_ns
+        }
+    }
+}
+
+/// The scheduling part of a task: its state and statistics.
+#[derive(Debug, Clone, Copy)]
+pub struct SchedTask {
+    /// Where it is in its life.
+    pub state: State,
+    /// What happened to it.
+    pub stats: TaskStats,
+}
+
+/// The wait that a switch in ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Waited {
+    /// How long the task was runnable without running.
+    pub ns: Nanos,
+    /// The wait began with a wake-up: `ns` is a wake-up latency.
+    pub woken: bool,
+}
+
+/// What [`Rq::pick`] decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pick {
+    /// The task that was current (it may be `next` again).
+    pub prev: TaskId,
+    /// The task that runs now.
+    pub next: TaskId,
+    /// How `prev` left the CPU.
+    pub prev_state: PrevState,
+    /// The wait `next` ended, if it was waiting.
+    pub waited: Option<Waited>,
+    /// The time of the pick.
+    pub now: Nanos,
+}
+
+impl Pick {
+    /// Whether the CPU changes task (a context switch follows).
+    pub fn switches(&self) -> bool {
+        self.prev != self.next
+    }
+}
+
+/// One CPU's runqueue: the policy, the current and idle tasks, `need_resched`, and the
+/// scheduling part of every task on this CPU, indexed by [`TaskId`].
+pub struct Rq<P: ?Sized + Policy> {
+    cpu: usize,
+    current: TaskId,
+    idle: TaskId,
+    need_resched: bool,
+    /// The clock the running task read as it yielded: the pick that follows at once uses
+    /// it (Linux's `rq_clock_skip_update` in `yield_task_fair`): nothing has run since,
+    /// and a second charge of a few nanoseconds would only repeat `update_curr`'s work.
+    yielded_at: Option<Nanos>,
+    /// Picks that changed the task.
+    nr_switches: u64,
+    idle_task: SchedTask,
+    tasks: Vec<Option<SchedTask>>,
+    policy: Box<P>,
+}
+
+impl<P: ?Sized + Policy> Rq<P> {
+    /// CPU `cpu`'s runqueue under `policy`, running its idle task, whose id is `idle` (the
+    /// kernel's idle thread has a slot like any task; the simulator's is a number no task
+    /// has).
+    pub fn new(cpu: usize, policy: Box<P>, idle: TaskId) -> Self {
+        Rq {
+            cpu,
+            current: idle,
+            idle,
+            need_resched: false,
+            yielded_at: None,
+            nr_switches: 0,
+            // Runnable, not Running: until a first pick switches to it, the boot flow (or
+            // nothing, in the simulator) is on the CPU.
+            idle_task: SchedTask {
+                state: State::Runnable,
+                stats: TaskStats::default(),
+            },
+            tasks: Vec::new(),
+            policy,
+        }
+    }
+
+    /// The CPU this runqueue belongs to.
+    pub fn cpu(&self) -> usize {
+        self.cpu
+    }
+
+    /// The running task (the idle task if nothing else runs).
+    pub fn current(&self) -> TaskId {
+        self.current
+    }
+
+    /// The idle task's id.
+    pub fn idle(&self) -> TaskId {
+        self.idle
+    }
+
+    /// Whether the current task should give the CPU up at the next opportunity (Linux's
+    /// TIF_NEED_RESCHED): the one flag, asked by the kernel's interrupt return and by the
+    /// simulator's loop alike.
+    pub fn need_resched(&self) -> bool {
+        self.need_resched
+    }
+
+    /// Picks that changed the task.
+    pub fn nr_switches(&self) -> u64 {
+        self.nr_switches
+    }
+
+    /// The policy, to read (reports, `/proc`, gdb). Changes go through the `Rq`.
+    pub fn policy(&self) -> &P {
+        &self.policy
+    }
+
+    /// The scheduling part of `task`, if the runqueue knows it.
+    pub fn get(&self, task: TaskId) -> Option<&SchedTask> {
+        if task == self.idle {
+            return Some(&self.idle_task);
+        }
+        self.tasks.get(task)?.as_ref()
+    }
+
+    /// `task`'s state (it must be known).
+    pub fn state(&self, task: TaskId) -> State {
+        self.sched_task(task).state
+    }
+
+    /// `task`'s statistics (it must be known).
+    pub fn stats(&self, task: TaskId) -> &TaskStats {
+        &self.sched_task(task).stats
+    }
+
+    fn sched_task(&self, task: TaskId) -> &SchedTask {
+        self.get(task).expect("a task the runqueue knows")
+    }
+
+    #[inline(always)]
+    fn task_mut(&mut self, task: TaskId) -> &mut SchedTask {
+        if task == self.idle {
+            return &mut self.idle_task;
+        }
+        self.tasks[task]
+            .as_mut()
+            .expect("a task the runqueue knows")
+    }
+
+    /// Registers `task` as runnable since `now`; the policy is told by the caller.
+    fn add(&mut self, task: TaskId, now: Nanos) {
+        assert_ne!(task, self.idle, "the idle task is never added");
+        if task >= self.tasks.len() {
+            self.tasks.resize(task + 1, None);
+        }
+        assert!(self.tasks[task].is_none(), "task {task} added twice");
+        self.tasks[task] = Some(SchedTask {
+            state: State::Runnable,
+            stats: TaskStats {
+                runnable_since: Some(now),
+                ..TaskStats::default()
+            },
+        });
+    }
+
+    /// A preemption request: the current task gives way at the next opportunity.
+    fn resched_if(&mut self, preempt: bool) {
+        if preempt || self.current == self.idle {
+            self.need_resched = true;
+        }
+    }
+
+    /// A task that belongs to no parent (one the kernel starts itself) becomes runnable,
+    /// placed as a newcomer.
+    pub fn spawn(&mut self, task: TaskId, uid: Uid, nice: Nice, now: Nanos) {
+        self.add(task, now);
+        let preempt = self.policy.spawn(task, uid, nice, now);
+        self.resched_if(preempt);
+    }
+
+    /// The current task forked `child` (Linux's `sched_fork` + `wake_up_new_task`). After a
+    /// vfork the caller puts the parent to sleep ([`Rq::block_current`]) until the child
+    /// exec's or exits, and wakes it with [`Wakeup::vfork_parent`] (Linux's
+    /// `wait_for_vfork_done`, a step of the process model, not of the scheduler).
+    pub fn fork(&mut self, child: TaskId, kind: ForkKind, now: Nanos) {
+        let parent = self.current;
+        assert_ne!(parent, self.idle, "the idle task forks nothing");
+        self.add(child, now);
+        let preempt = self.policy.fork(parent, child, kind, now);
+        self.resched_if(preempt);
+    }
+
+    /// The boot flow becomes `task`, which runs at once without a switch (the kernel's
+    /// task 0; a new policy's first task, [`Rq::replace_policy`]).
+    pub fn run_boot_task(&mut self, task: TaskId, uid: Uid, nice: Nice, now: Nanos) {
+        self.add(task, now);
+        self.policy.spawn(task, uid, nice, now);
+        let picked = self.policy.pick_next(now);
+        assert_eq!(picked, Some(task), "the only runnable task is picked");
+        self.current = task;
+        let t = self.task_mut(task);
+        t.state = State::Running;
+        t.stats.runnable_since = None;
+        t.stats.switched_in_at = now;
+    }
+
+    /// Replaces the policy: only the current task may be alive besides the idle task (the
+    /// caller checks); it is registered with `policy` (as `uid`, `nice`) and keeps running.
+    pub fn replace_policy(&mut self, policy: Box<P>, uid: Uid, nice: Nice, now: Nanos) {
+        let current = self.current;
+        assert_ne!(current, self.idle, "a task replaces the policy");
+        self.policy = policy;
+        self.policy.spawn(current, uid, nice, now);
+        let picked = self.policy.pick_next(now);
+        assert_eq!(picked, Some(current), "the only runnable task is picked");
+    }
+
+    /// Wakes `task` if it sleeps (`try_to_wake_up`): it is queued, and the current task is
+    /// asked to give way if the policy says the woken one should preempt it. A wake-up of a
+    /// task that is not asleep does nothing; returns whether the task woke.
+    pub fn wake(&mut self, task: TaskId, wakeup: Wakeup, now: Nanos) -> bool {
+        let t = self.task_mut(task);
+        if t.state != State::Sleeping {
+            return false;
+        }
+        t.state = State::Runnable;
+        t.stats.runnable_since = Some(now);
+        t.stats.woken = true;
+        self.policy.enqueue(task, wakeup, now);
+        let preempt = self.current != self.idle && self.policy.check_preempt_wakeup(task, now);
+        self.resched_if(preempt);
+        true
+    }
+
+    /// The current task stops being runnable: it leaves the policy's queue now and the CPU
+    /// at the next [`Rq::pick`].
+    pub fn block_current(&mut self, now: Nanos) {
+        let current = self.current;
+        assert_ne!(current, self.idle, "the idle task never sleeps");
+        self.task_mut(current).state = State::Sleeping;
+        self.policy.dequeue(current, now);
+        self.need_resched = true;
+    }
+
+    /// The current task ends (`do_exit`): it leaves the CPU at the next [`Rq::pick`] for
+    /// the last time; then [`Rq::remove`] forgets it.
+    pub fn exit_current(&mut self, now: Nanos) {
+        let current = self.current;
+        assert_ne!(current, self.idle, "the idle task never exits");
+        self.task_mut(current).state = State::Exited;
+        self.policy.exit(current, now);
+        self.need_resched = true;
+    }
+
+    /// Forgets an exited task that has left the CPU; returns its last scheduling part.
+    pub fn remove(&mut self, task: TaskId) -> SchedTask {
+        assert_ne!(task, self.current, "the running task is not removed");
+        let t = self.tasks[task].take().expect("a task the runqueue knows");
+        assert_eq!(t.state, State::Exited, "only an exited task is removed");
+        t
+    }
+
+    /// The periodic tick (`scheduler_tick`): charges the tick to user or system time by
+    /// `user_mode` (where the tick found the CPU) and lets the policy ask for a preemption.
+    pub fn tick(&mut self, now: Nanos, user_mode: bool) {
+        let current = self.current;
+        if current == self.idle {
+            return;
+        }
+        let stats = &mut self.task_mut(current).stats;
+        if user_mode {
+            stats.user_ticks += 1;
+        } else {
+            stats.system_ticks += 1;
+        }
+        let preempt = self.policy.tick(now);
+        self.resched_if(preempt);
+    }
+
+    /// The current task yields (`sched_yield`); the pick that follows reuses `now`.
+    pub fn yield_current(&mut self, now: Nanos) {
+        if self.policy.yield_now(now) {
+            self.need_resched = true;
+            self.yielded_at = Some(now);
+        }
+    }
+
+    /// `__schedule`: the current task goes back to the policy, the policy picks the next
+    /// (the idle task if none), and the statistics of both are brought up to date. `clock`
+    /// is read unless the current task has just yielded (see `yielded_at`).
+    #[inline(always)]
+    pub fn pick(&mut self, clock: impl FnOnce() -> Nanos) -> Pick {
+        let yielded_at = self.yielded_at.take();
+        let now = yielded_at.unwrap_or_else(clock);
+        self.need_resched = false;
+        let prev = self.current;
+        let prev_is_idle = prev == self.idle;
+        if !prev_is_idle {
+            self.policy.put_prev(prev, now);
+        }
+        let prev_state = switch_out(self.task_mut(prev), now, yielded_at.is_some(), prev_is_idle);
+        let next = self.policy.pick_next(now).unwrap_or(self.idle);
+        self.current = next;
+        let n = self.task_mut(next);
+        assert!(
+            n.state == State::Runnable,
+            "picked task {next}, which is not runnable"
+        );
+        let waited = switch_in(n, now);
+        if next != prev {
+            n.stats.switches += 1;
+            self.nr_switches += 1;
+        }
+        Pick {
+            prev,
+            next,
+            prev_state,
+            waited,
+            now,
+        }
+    }
+
+    /// Changes a task's nice value.
+    pub fn set_nice(&mut self, task: TaskId, nice: Nice, now: Nanos) {
+        self.policy.set_nice(task, nice, now);
+    }
+
+    /// Changes a task's uid (and so, with per-uid groups, its group).
+    pub fn set_uid(&mut self, task: TaskId, uid: Uid, now: Nanos) {
+        self.policy.set_uid(task, uid, now);
+    }
+
+    /// Writes a tunable (a sysctl); it applies from the next decision.
+    pub fn set_tunable(
+        &mut self,
+        tunable: crate::Tunable,
+        value: u64,
+    ) -> Result<(), crate::KnobError> {
+        self.policy.set_tunable(tunable, value)
+    }
+
+    /// Turns a feature on or off (a write to `sched_features`).
+    pub fn set_feature(
+        &mut self,
+        feature: crate::Feature,
+        on: bool,
+    ) -> Result<(), crate::KnobError> {
+        self.policy.set_feature(feature, on)
+    }
+
+    /// Gives uid `uid`'s group weight `shares`; returns the weight given.
+    pub fn set_group_shares(
+        &mut self,
+        uid: Uid,
+        shares: u64,
+        now: Nanos,
+    ) -> Result<u64, crate::KnobError> {
+        self.policy.set_group_shares(uid, shares, now)
+    }
+}
+
+/// The statistics of a task leaving the CPU at `now`; returns how it left.
+#[inline(always)]
+fn switch_out(p: &mut SchedTask, now: Nanos, yielded: bool, is_idle: bool) -> PrevState {
+    p.stats.cpu_ns += now - p.stats.switched_in_at;
+    let prev_state = match p.state {
+        State::Running | State::Runnable if yielded => PrevState::Yielded,
+        State::Running | State::Runnable => PrevState::Preempted,
+        State::Sleeping => PrevState::Sleeping,
+        State::Exited => PrevState::Dead,
+    };
+    if prev_state == PrevState::Sleeping {
+        p.stats.voluntary_switches += 1;
+    } else if prev_state != PrevState::Dead && !is_idle {
+        p.stats.involuntary_switches += 1;
+    }
+    if p.state == State::Running {
+        p.state = State::Runnable;
+        p.stats.runnable_since = Some(now);
+    }
+    prev_state
+}
+
+/// The statistics of a task getting the CPU at `now`: its wait (and wake-up latency) ends.
+#[inline(always)]
+fn switch_in(n: &mut SchedTask, now: Nanos) -> Option<Waited> {
+    n.state = State::Running;
+    n.stats.switched_in_at = now;
+    let since = n.stats.runnable_since.take()?;
+    let waited = Waited {
+        ns: now - since,
+        woken: core::mem::take(&mut n.stats.woken),
+    };
+    n.stats.wait_ns += waited.ns;
+    if waited.woken {
+        n.stats.wakeups += 1;
+        n.stats.wake_latency_sum_ns += waited.ns;
+        n.stats.wake_latency_max_ns = n.stats.wake_latency_max_ns.max(waited.ns);
+    }
+    Some(waited)
+}
+
+#[cfg(test)]
+mod tests;

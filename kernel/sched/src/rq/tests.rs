@@ -1,0 +1,216 @@
+//! The protocol's rules, each checked on the calls an [`Rq`] makes into a recording policy.
+
+use super::*;
+use crate::policy::{RunqueueInfo, TaskInfo};
+use crate::{Era, Fair, FairParams};
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt;
+
+/// A policy that records each call it gets, then passes it on to CFS.
+struct Recorder {
+    inner: Fair,
+    calls: Vec<String>,
+}
+
+impl Recorder {
+    fn log(&mut self, call: fmt::Arguments) {
+        self.calls.push(alloc::format!("{call}"));
+    }
+}
+
+impl Policy for Recorder {
+    fn name(&self) -> &'static str {
+        "recorder"
+    }
+    fn spawn(&mut self, task: TaskId, uid: Uid, nice: Nice, now: Nanos) -> bool {
+        self.log(format_args!("spawn {task}"));
+        self.inner.spawn(task, uid, nice, now)
+    }
+    fn fork(&mut self, parent: TaskId, child: TaskId, kind: ForkKind, now: Nanos) -> bool {
+        self.log(format_args!("fork {parent} {child}"));
+        self.inner.fork(parent, child, kind, now)
+    }
+    fn enqueue(&mut self, task: TaskId, wakeup: Wakeup, now: Nanos) {
+        self.log(format_args!("enqueue {task}"));
+        self.inner.enqueue(task, wakeup, now)
+    }
+    fn dequeue(&mut self, task: TaskId, now: Nanos) {
+        self.log(format_args!("dequeue {task}"));
+        self.inner.dequeue(task, now)
+    }
+    fn exit(&mut self, task: TaskId, now: Nanos) {
+        self.log(format_args!("exit {task}"));
+        self.inner.exit(task, now)
+    }
+    fn check_preempt_wakeup(&mut self, woken: TaskId, now: Nanos) -> bool {
+        self.log(format_args!("check_preempt {woken}"));
+        self.inner.check_preempt_wakeup(woken, now)
+    }
+    fn put_prev(&mut self, task: TaskId, now: Nanos) {
+        self.log(format_args!("put_prev {task}"));
+        self.inner.put_prev(task, now)
+    }
+    fn pick_next(&mut self, now: Nanos) -> Option<TaskId> {
+        let next = self.inner.pick_next(now);
+        self.log(format_args!("pick {next:?}"));
+        next
+    }
+    fn tick(&mut self, now: Nanos) -> bool {
+        self.log(format_args!("tick"));
+        self.inner.tick(now)
+    }
+    fn yield_now(&mut self, now: Nanos) -> bool {
+        self.log(format_args!("yield"));
+        self.inner.yield_now(now)
+    }
+    fn set_nice(&mut self, task: TaskId, nice: Nice, now: Nanos) {
+        self.inner.set_nice(task, nice, now)
+    }
+    fn set_uid(&mut self, task: TaskId, uid: Uid, now: Nanos) {
+        self.inner.set_uid(task, uid, now)
+    }
+    fn current(&self) -> Option<TaskId> {
+        self.inner.current()
+    }
+    fn task_info(&self, task: TaskId) -> Option<TaskInfo> {
+        self.inner.task_info(task)
+    }
+    fn runqueues(&self) -> Vec<RunqueueInfo> {
+        self.inner.runqueues()
+    }
+    fn write_debug(&self, out: &mut dyn fmt::Write) -> fmt::Result {
+        self.inner.write_debug(out)
+    }
+}
+
+const IDLE: TaskId = 99;
+const MS: Nanos = 1_000_000;
+
+/// A runqueue on CPU 0 whose boot task 0 runs.
+fn booted() -> Rq<Recorder> {
+    let inner = Fair::new(FairParams::preset(Era::V2_6_24));
+    let mut rq = Rq::new(
+        0,
+        Box::new(Recorder {
+            inner,
+            calls: vec![],
+        }),
+        IDLE,
+    );
+    rq.run_boot_task(0, 0, 0, 0);
+    rq.take_calls();
+    rq
+}
+
+impl Rq<Recorder> {
+    fn take_calls(&mut self) -> Vec<String> {
+        core::mem::take(&mut self.policy.calls)
+    }
+}
+
+#[test]
+fn a_wake_up_of_a_task_that_is_not_asleep_does_nothing() {
+    let mut rq = booted();
+    rq.spawn(1, 0, 0, MS);
+    rq.take_calls();
+    // Running (task 0) and runnable (task 1): neither is asleep.
+    assert!(!rq.wake(0, Wakeup::default(), 2 * MS));
+    assert!(!rq.wake(1, Wakeup::default(), 2 * MS));
+    assert_eq!(rq.take_calls(), Vec::<String>::new());
+    assert_eq!(rq.state(1), State::Runnable);
+}
+
+#[test]
+fn a_sleeper_leaves_the_queue_at_once_and_the_cpu_at_the_pick() {
+    let mut rq = booted();
+    rq.block_current(MS);
+    assert_eq!(rq.current(), 0, "still current until the pick");
+    assert!(rq.need_resched());
+    let pick = rq.pick(|| 2 * MS);
+    assert_eq!(rq.take_calls(), ["dequeue 0", "put_prev 0", "pick None"]);
+    assert_eq!((pick.prev, pick.next), (0, IDLE));
+    assert_eq!(pick.prev_state, PrevState::Sleeping);
+    assert_eq!(rq.stats(0).voluntary_switches, 1);
+    assert_eq!(rq.stats(0).cpu_ns, 2 * MS);
+}
+
+#[test]
+fn the_idle_task_gives_way_to_a_woken_task_without_asking_the_policy() {
+    let mut rq = booted();
+    rq.block_current(MS);
+    rq.pick(|| MS);
+    rq.take_calls();
+    assert!(rq.wake(0, Wakeup::default(), 5 * MS));
+    // No `check_preempt`: the idle task is not the policy's to weigh.
+    assert_eq!(rq.take_calls(), ["enqueue 0"]);
+    assert!(rq.need_resched());
+    let pick = rq.pick(|| 7 * MS);
+    assert_eq!((pick.prev, pick.next), (IDLE, 0));
+    // The wake-up latency runs from the wake-up (5 ms) to the switch in (7 ms).
+    let waited = Waited {
+        ns: 2 * MS,
+        woken: true,
+    };
+    assert_eq!(pick.waited, Some(waited));
+    assert_eq!(rq.stats(0).wake_latency_max_ns, 2 * MS);
+    assert_eq!(
+        rq.take_calls(),
+        ["pick Some(0)"],
+        "the idle task is not put back"
+    );
+}
+
+#[test]
+fn a_vfork_parent_sleeps_until_its_child_releases_it() {
+    let mut rq = booted();
+    rq.fork(1, ForkKind::Vfork, MS);
+    rq.block_current(MS);
+    assert_eq!(rq.state(0), State::Sleeping);
+    assert_eq!(rq.take_calls(), ["fork 0 1", "dequeue 0"]);
+    let pick = rq.pick(|| MS);
+    assert_eq!(pick.next, 1);
+    let released = Wakeup {
+        vfork_parent: true,
+        ..Wakeup::default()
+    };
+    assert!(rq.wake(0, released, 2 * MS));
+    assert_eq!(rq.state(0), State::Runnable);
+}
+
+#[test]
+fn an_exited_task_leaves_once_and_is_forgotten() {
+    let mut rq = booted();
+    rq.spawn(1, 0, 0, MS);
+    rq.exit_current(2 * MS);
+    let pick = rq.pick(|| 2 * MS);
+    assert_eq!(pick.prev_state, PrevState::Dead);
+    assert_eq!(pick.next, 1);
+    assert_eq!(rq.remove(0).state, State::Exited);
+    assert!(rq.get(0).is_none());
+    assert_eq!(rq.nr_switches(), 1);
+}
+
+#[test]
+fn a_yield_s_pick_reuses_the_yield_s_clock() {
+    let mut rq = booted();
+    rq.spawn(1, 0, 0, MS);
+    rq.tick(4 * MS, true);
+    rq.yield_current(5 * MS);
+    let pick = rq.pick(|| panic!("the clock is not read after a yield"));
+    assert_eq!(pick.now, 5 * MS);
+    assert_eq!(pick.prev_state, PrevState::Yielded);
+    assert_eq!(rq.stats(0).user_ticks, 1);
+}
+
+#[test]
+#[should_panic(expected = "not runnable")]
+fn a_pick_of_a_task_that_is_not_runnable_panics() {
+    let mut rq = booted();
+    rq.spawn(1, 0, 0, MS);
+    // Task 1 marked asleep behind the policy's back: the policy still has it queued.
+    rq.task_mut(1).state = State::Sleeping;
+    rq.block_current(MS);
+    rq.pick(|| MS);
+}

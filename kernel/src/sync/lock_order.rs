@@ -1,0 +1,53 @@
+//! The lock order. Every [`SpinLock`](super::SpinLock) has a rank; a CPU may take a lock only
+//! if every lock it already holds has a lower rank. Two CPUs that both follow one order can
+//! never each hold what the other waits for, so the order rules out deadlock; holding one
+//! lock of a rank and taking another of the same rank breaks it too (two pipes, two tables:
+//! which first?).
+//!
+//! Debug builds check the rule at every acquisition and panic on a violation, naming both
+//! locks (Linux's lockdep, reduced to a fixed order). Release builds only count the locks
+//! held, for `schedule()`'s assertion that none is.
+//!
+//! The order, outermost first (docs/architecture.md, "Locks and interrupts"):
+
+/// A lock's place in the order: a lock may be taken while only lower ranks are held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u32)]
+pub enum Rank {
+    /// Tests: a lock outside every other.
+    TestOutermost = 0,
+    /// The lab's measurement window (`lab::progress`).
+    LabWindow,
+    /// The console's line discipline (`user::tty`): it wakes readers under the scheduler.
+    Terminal,
+    /// The scheduler's state (`sched`): wake-ups happen under the locks above.
+    Sched,
+    /// The high-resolution timers (`time::hrtimer`): a sleep arms its timer under `Sched`.
+    Timers,
+    /// The kernel-stack slots (`mm::stack`).
+    Stacks,
+    /// Physical frames and page tables (`mm`).
+    Memory,
+    /// The serial port (`arch::x86_64::serial`): anything may print, the trace under
+    /// `Sched` among them.
+    Console,
+    /// Tests of the checker itself.
+    TestOuter = 62,
+    /// Tests of the checker itself.
+    TestInner = 63,
+}
+
+/// Panics if a lock of `rank` may not be taken while the locks in `held` (one bit per rank)
+/// are held.
+#[inline(always)]
+pub fn check(held: u64, rank: u32) {
+    let same_or_inner = held & !((1u64 << rank) - 1);
+    if same_or_inner != 0 {
+        violation(same_or_inner.trailing_zeros(), rank);
+    }
+}
+
+#[cold]
+fn violation(held: u32, taking: u32) -> ! {
+    panic!("lock order violated: taking a lock of rank {taking} while holding one of rank {held}");
+}
