@@ -1,4 +1,5 @@
-# cfslab — the commands of README.md. The host tool behind them is the `boot` crate.
+# cfslab — the commands of README.md (docs/ says more). The host tool behind them is the
+# `boot` crate.
 #
 #   make run [OPTS="key=value ..."] [REALTIME=1] [TIMEOUT=SECS]
 #                                                  boot the kernel with boot options
@@ -8,11 +9,14 @@
 #                                                  the policy unoptimised, cfslab-* helpers
 #   make qemu-gdb [OPTS=...] [GDBPORT=1234]        QEMU paused only; prints the gdb command
 #   make lab [SECONDS=10] [SEEDS=3]                the full experiment matrix -> target/lab/,
-#                                                  docs/lab/ and the README's tables
+#                                                  docs/lab/ and docs/experiments.md's tables
 #   make bench                                     scheduler operation costs (host and kernel),
 #                                                  system-call paths on cfslab and on Linux
+#                                                  -> docs/data/, docs/performance.md's tables
 #   make compare                                   the seeds' workloads and those paths on
 #                                                  cfslab beside Linux 6.1 in the same QEMU
+#   make docs                                      every generated figure of README.md and
+#                                                  docs/ made again, then checked (slow)
 #   make clean
 
 OPTS ?=
@@ -24,7 +28,7 @@ BOOT := cargo run -q -p boot --
 BOOT_FLAGS := $(if $(REALTIME),--realtime)
 RUN_FLAGS := $(if $(TIMEOUT),--timeout $(TIMEOUT))
 
-.PHONY: run shell test lint lab bench compare gdb qemu-gdb clean deps
+.PHONY: run shell test lint lab bench compare docs gdb qemu-gdb clean deps
 
 deps:
 	@scripts/ensure-deps.sh
@@ -57,26 +61,40 @@ lint:
 
 # The full experiment matrix (every seed x its variants x phase seeds 1..SEEDS) in the
 # kernel: target/lab/REPORT.md, SVG plots and traces; then docs/lab/ (plots, results.json)
-# and the README's tables are refreshed. SECONDS= sets each run's virtual window.
+# and the tables of docs/experiments.md are refreshed. SECONDS= sets each run's virtual window.
 SECONDS ?= 10
 SEEDS ?= 3
 lab: deps
 	@$(BOOT) lab --seconds $(SECONDS) --seeds $(SEEDS)
 
 # Scheduler operation costs on the host (criterion), the kernel's context-switch and
-# wake-up paths in QEMU, and the system-call paths seen from a user program (the optimised
+# wake-up paths in QEMU (`boot docs bench` runs both benches and keeps their figures in
+# docs/data/bench.json), and the system-call paths seen from a user program (the optimised
 # kernel at icount shift 0: one guest instruction per nanosecond), then the same program on
-# Linux 6.1 in the same QEMU and icount (`boot linux`, Debian's cloud kernel, fetched once);
-# the tables in README.md come from here.
+# Linux 6.1 in the same QEMU and icount (`boot linux`, Debian's cloud kernel, fetched once;
+# docs/data/paths.json); the tables of docs/performance.md are rewritten from them.
 bench: deps
-	cargo bench -p sched --bench ops
-	cargo bench -p kernel --target x86_64-unknown-none --bench switch
+	@$(BOOT) docs bench
 	@$(BOOT) compare --paths
 
 # The seeds' workloads as user programs and microbench, on cfslab and on Linux 6.1 in the
-# same QEMU and icount, side by side: target/compare/REPORT.md and its CDF plots.
+# same QEMU and icount, side by side: target/compare/REPORT.md and its CDF plots; then
+# docs/compare/ and the tables of docs/compare.md and docs/performance.md.
 compare: deps
 	@$(BOOT) compare
+
+# Every generated figure of README.md and docs/ made again by the tool that writes it, then
+# all of them checked (docs/testing.md): the lab, compare (with the system-call paths), the
+# benches, make run's output, the gdb sessions, the simulator's seed tables and the shell
+# session of docs/shell.md. Slow: it runs make lab, make compare and make bench (about an
+# hour on a 2-core machine). `cargo boot docs` re-renders the blocks from their stored data
+# without running anything; `cargo boot docs --check` checks them (make test does too).
+docs: deps
+	@$(BOOT) lab --seconds $(SECONDS) --seeds $(SEEDS)
+	@$(BOOT) compare
+	@$(BOOT) docs bench run gdb seeds
+	CFSLAB_BLESS=1 cargo test -p systests --test live_scheduler the_documented_session_is_real
+	@$(BOOT) docs --check
 
 gdb: deps
 	@$(BOOT) gdb $(BOOT_FLAGS) --port $(GDBPORT) --opts "$(OPTS)"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Prints a gdb session against cfslab as a transcript: each command after "(gdb) ", then
-what gdb answered — how the README's gdb sessions are made.
+what gdb answered — how the documents' gdb sessions are made (`boot docs gdb` runs it).
 
     scripts/gdb-transcript.py [--port N] "BOOT OPTIONS" "gdb command" ["gdb command" ...]
 

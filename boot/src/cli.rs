@@ -10,8 +10,8 @@ usage: boot run [OPTIONS] [KEY=VALUE...]   build and boot the kernel; KEY=VALUE 
        boot test-runner ELF [ARGS...]      boot a kernel test binary (cargo's runner)
        boot lab [--seconds S] [--seeds N] [--jobs N]
                                            every seed experiment x variant x seed 1..N;
-                                           report in target/lab, README tables refreshed
-       boot lab --check                    do README's tables match docs/lab/results.json?
+                                           report in target/lab, the documents' tables refreshed
+       boot lab --check                    do the documents' tables match docs/lab/results.json?
        boot userland                       build the user programs (userland/); print
                                            the directory that holds them
        boot linux [OPTIONS] -- PROGRAM ARGS...
@@ -20,8 +20,15 @@ usage: boot run [OPTIONS] [KEY=VALUE...]   build and boot the kernel; KEY=VALUE 
        boot compare [--paths]              the seeds' workloads and microbench on cfslab and
                                            on Linux 6.1, side by side (--paths: microbench
                                            only); report in target/compare/REPORT.md,
-                                           README tables and docs/compare/ refreshed
-       boot compare --check                do README's tables match docs/compare/results.json?
+                                           the documents' tables and docs/compare/ refreshed
+       boot compare --check                do the documents' tables match docs/compare/results.json?
+       boot docs [run] [gdb] [bench] [seeds]
+                                           rerun these generators (make run's output, the gdb
+                                           sessions, make bench's benches, the simulator's
+                                           seed tables) into docs/data/, then rewrite every
+                                           block drawn from them; with none, re-render every
+                                           generated block of README.md and docs/ from its data
+       boot docs --check                   is every generated block what its data renders?
 
 options:
   --opts STRING        boot options, e.g. \"hz=250 policy=eevdf\" (added to any KEY=VALUE)
@@ -128,10 +135,12 @@ pub enum Mode {
         seeds: u64,
         jobs: usize,
     },
-    /// `compare --check`: the README's tables against `docs/compare/results.json`.
+    /// `compare --check`: the documents' tables against `docs/compare/results.json`.
     CompareCheck,
-    /// `lab --check`: the README's tables against `docs/lab/results.json`.
+    /// `lab --check`: the documents' tables against `docs/lab/results.json`.
     LabCheck,
+    /// `docs`: the documents' generated blocks.
+    Docs(crate::docs::Action),
     /// `userland`: build the user programs and print their directory.
     Userland,
 }
@@ -282,6 +291,29 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
                 extra: extra.to_vec(),
             })
         }
+        "docs" => {
+            if rest.iter().any(|a| a == "--check") {
+                return if rest.len() == 1 {
+                    Ok(Mode::Docs(crate::docs::Action::Check))
+                } else {
+                    Err("docs --check takes nothing else".into())
+                };
+            }
+            if let Some(other) = rest
+                .iter()
+                .find(|a| !crate::docs::GENERATORS.contains(&a.as_str()))
+            {
+                return Err(format!(
+                    "docs: no generator '{other}' (there are {})",
+                    crate::docs::GENERATORS.join(", ")
+                ));
+            }
+            Ok(Mode::Docs(if rest.is_empty() {
+                crate::docs::Action::Render
+            } else {
+                crate::docs::Action::Generate(rest.to_vec())
+            }))
+        }
         "userland" if rest.is_empty() => Ok(Mode::Userland),
         "userland" => Err(format!(
             "userland takes no arguments (got {})",
@@ -368,6 +400,26 @@ mod tests {
         for line in ["linux", "linux --", "linux policy=eevdf -- /bin/hello"] {
             assert!(parse(&argv(line)).is_err(), "{line}");
         }
+    }
+
+    #[test]
+    fn docs_takes_generators_or_check() {
+        use crate::docs::Action;
+        assert_eq!(parse(&argv("docs")), Ok(Mode::Docs(Action::Render)));
+        assert_eq!(parse(&argv("docs --check")), Ok(Mode::Docs(Action::Check)));
+        assert_eq!(
+            parse(&argv("docs run seeds")),
+            Ok(Mode::Docs(Action::Generate(vec![
+                "run".into(),
+                "seeds".into()
+            ])))
+        );
+        assert!(
+            parse(&argv("docs lab"))
+                .unwrap_err()
+                .contains("no generator")
+        );
+        assert!(parse(&argv("docs --check run")).is_err());
     }
 
     #[test]

@@ -6,12 +6,14 @@
 //! boot test-runner ELF [ARGS...]      what `cargo test` calls for each kernel test binary
 //! boot gdb [OPTIONS]                  QEMU paused with a gdb stub, and gdb attached
 //! boot userland                       build the user programs, print their directory
+//! boot docs [--check | GENERATOR...]  the documents' generated blocks (docs/mod.rs)
 //! ```
 
 mod build;
 mod cli;
 mod compare;
 mod console_input;
+mod docs;
 mod ftrace;
 mod gdb;
 mod image;
@@ -55,6 +57,7 @@ fn main() -> ExitCode {
         }) => report(run_lab(&args, seconds, seeds, jobs)),
         Ok(Mode::LabCheck) => report(lab::check()),
         Ok(Mode::CompareCheck) => report(compare::check()),
+        Ok(Mode::Docs(action)) => report(docs::main(&action)),
         Ok(Mode::Userland) => report(userland::build().map(|dir| {
             println!("{}", dir.display());
             Status::Success

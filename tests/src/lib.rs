@@ -119,11 +119,12 @@ pub fn on_cfslab(options: &str, argv: &str, flags: &[&str]) -> Run {
     boot_with(&format!("{options} -- {argv}"), &all)
 }
 
-/// The README's session transcript sits between these markers, in a `text` block.
+/// docs/shell.md's session transcript sits between these markers, in a `text` block (the
+/// boot tool's `session` block, checked against `docs/data/session.txt`).
 const SESSION_BEGIN: &str = "<!-- session -->\n```text\n";
 const SESSION_END: &str = "```\n<!-- /session -->";
 
-/// A typed session's output as the README shows it: from the first prompt to the shell's
+/// A typed session's output as docs/shell.md shows it: from the first prompt to the shell's
 /// `exit`, without terminal control codes, the samples' JSON lines, or more than three of
 /// a program's per-sample lines in a row (the rest are counted).
 pub fn session_transcript(stdout: &str) -> String {
@@ -165,22 +166,18 @@ pub fn session_transcript(stdout: &str) -> String {
     out
 }
 
-/// The transcript inside the README's session markers.
-pub fn session_block(readme: &str) -> Option<&str> {
-    let start = readme.find(SESSION_BEGIN)? + SESSION_BEGIN.len();
-    let len = readme[start..].find(SESSION_END)?;
-    Some(&readme[start..start + len])
+/// The transcript inside a document's session markers.
+pub fn session_block(doc: &str) -> Option<&str> {
+    let start = doc.find(SESSION_BEGIN)? + SESSION_BEGIN.len();
+    let len = doc[start..].find(SESSION_END)?;
+    Some(&doc[start..start + len])
 }
 
-/// The README with `transcript` between its session markers.
-pub fn replace_session(readme: &str, transcript: &str) -> String {
-    let Some(old) = session_block(readme) else {
-        return readme.to_string();
+/// The document with `transcript` between its session markers.
+pub fn replace_session(doc: &str, transcript: &str) -> String {
+    let Some(old) = session_block(doc) else {
+        return doc.to_string();
     };
-    let start = old.as_ptr() as usize - readme.as_ptr() as usize;
-    format!(
-        "{}{transcript}{}",
-        &readme[..start],
-        &readme[start + old.len()..]
-    )
+    let start = old.as_ptr() as usize - doc.as_ptr() as usize;
+    format!("{}{transcript}{}", &doc[..start], &doc[start + old.len()..])
 }

@@ -121,8 +121,8 @@ fn gdb_stops_at_the_kernel_entry_and_steps() {
     assert!(!text.contains("No executable"), "{text}");
 }
 
-/// The scheduler session of the README: stops in the policy's tick while the workload runs,
-/// the helpers, then the breakpoint deleted and the run left to finish. Under
+/// The scheduler session of docs/debugging.md: stops in the policy's tick while the workload
+/// runs, the helpers, then the breakpoint deleted and the run left to finish. Under
 /// `-icount ...,sleep=off` this session once hung: the stops read `now` leaping by hours and
 /// the kernel never printed again (boot/src/gdb.rs explains the cause and the fix).
 #[test]
@@ -226,7 +226,7 @@ fn the_run_ended_with_sane_wake_ups(console: &str) {
     assert_eq!(latency["missed"].as_u64(), Some(0), "{latency}");
 }
 
-/// The user-program session of the README: the program's symbols loaded with
+/// The user-program session of docs/userland.md: the program's symbols loaded with
 /// `cfslab-program`, a stop in its code, then a stop in the kernel's system-call dispatcher
 /// for its first `write`, and the run completing.
 #[test]

@@ -52,7 +52,7 @@ fn seed000_script1_waits_one_group_slice_without_group_sleeper_credit() {
     // It waits up to one group slice, noticed at a tick — more than a tick in the typical
     // case (with the credit it would preempt at once). How much depends on where in uid 2's
     // slice the wake-up lands: the sleeper's own run restarts that slice, so the phase
-    // repeats from cycle to cycle (README, seed 000).
+    // repeats from cycle to cycle (docs/experiments.md, seed 000).
     let run = lab("run=seed000-s1 duration=3s");
     let p = probe(&run, "seed000-s1", "sleeper");
     assert!(us(&p, "n") >= 20, "{p}");

@@ -168,15 +168,15 @@ fn writing_cpu_share_changes_the_per_uid_split() {
     assert_eq!(run.result("exit")["status"], 0, "{out}");
 }
 
-/// The README's session (tests/sessions/readme.txt): hogs as uid 7 and root, a sleeper
-/// waking every 10 ms, `top`, then NO_FAIR_SLEEPERS. With sleeper credit the sleeper wakes
-/// placed before min_vruntime and preempts the hog at once; without it, it waits for the
-/// running hog's slice to end, so its average latency rises. The README's transcript is
-/// this run's output (`CFSLAB_BLESS=1` rewrites it); the commands it shows must be the
-/// script's.
+/// docs/shell.md's session (tests/sessions/docs_session.txt): hogs as uid 7 and root, a
+/// sleeper waking every 10 ms, `top`, then NO_FAIR_SLEEPERS. With sleeper credit the sleeper
+/// wakes placed before min_vruntime and preempts the hog at once; without it, it waits for the
+/// running hog's slice to end, so its average latency rises. The page's transcript is this
+/// run's output (`CFSLAB_BLESS=1` rewrites it, and `docs/data/session.txt`, which the boot
+/// tool's test checks the page against); the commands it shows must be the script's.
 #[test]
-fn the_readme_session_is_real() {
-    let run = session("group=uid", "readme.txt");
+fn the_documented_session_is_real() {
+    let run = session("group=uid", "docs_session.txt");
     let latency = results(&run, "latency", "sleeper");
     assert_eq!(latency.len(), 2, "{}", run.stdout);
     let avg = |r: &Value| r["avg_us"].as_f64().unwrap();
@@ -187,24 +187,22 @@ fn the_readme_session_is_real() {
         avg(&latency[0])
     );
     let transcript = systests::session_transcript(&run.stdout);
-    let readme_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let doc_path = root.join("docs/shell.md");
     if std::env::var_os("CFSLAB_BLESS").is_some() {
-        let readme = std::fs::read_to_string(&readme_path).unwrap();
-        std::fs::write(
-            &readme_path,
-            systests::replace_session(&readme, &transcript),
-        )
-        .unwrap();
+        let doc = std::fs::read_to_string(&doc_path).unwrap();
+        std::fs::write(&doc_path, systests::replace_session(&doc, &transcript)).unwrap();
+        std::fs::write(root.join("docs/data/session.txt"), &transcript).unwrap();
     }
-    let readme = std::fs::read_to_string(&readme_path).unwrap();
+    let doc = std::fs::read_to_string(&doc_path).unwrap();
     let typed = |text: &str| -> Vec<String> {
         text.lines()
             .filter_map(|l| l.strip_prefix("# "))
             .map(String::from)
             .collect()
     };
-    let shown = typed(systests::session_block(&readme).expect("the README's session block"));
-    let script = std::fs::read_to_string(sessions().join("readme.txt")).unwrap();
+    let shown = typed(systests::session_block(&doc).expect("docs/shell.md's session block"));
+    let script = std::fs::read_to_string(sessions().join("docs_session.txt")).unwrap();
     // What the console echoes after the prompt: each line, and Ctrl-D as the shell's
     // `exit`; `[after ...]` keys go to `top`, not to a prompt.
     let script_lines: Vec<String> = script
@@ -218,7 +216,7 @@ fn the_readme_session_is_real() {
             }
         })
         .collect();
-    assert_eq!(shown, script_lines, "README's session vs the script");
+    assert_eq!(shown, script_lines, "docs/shell.md's session vs the script");
     assert_eq!(typed(&transcript), script_lines, "this run's session");
 }
 

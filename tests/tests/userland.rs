@@ -324,7 +324,7 @@ fn a_fork_bomb_meets_eagain_and_the_kernel_reaps_everything() {
 
 #[test]
 fn the_fuzzer_s_random_system_calls_leave_the_kernel_standing_with_its_frames_back() {
-    // userland/programs/src/bin/fuzz.rs, a short run (the README gives the 10^6-call one):
+    // userland/programs/src/bin/fuzz.rs, a short run (docs/userland.md gives the 10^6-call one):
     // 20 000 random calls, seeded, in unprivileged children replaced as they die. It found
     // an overflow panic in the sleep path, an unmap that walked 2^35 pages, and exit statuses
     // never reaped (about 15 bytes of heap per child); the run must end normally, every frame

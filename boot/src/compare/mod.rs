@@ -2,13 +2,14 @@
 //! machine, side by side, in `target/compare/REPORT.md` with the exact kernels and commands:
 //! - the seeds' scenarios ([`scenarios`]): the workload programs on Linux 6.1 and on cfslab,
 //!   a table and a CDF plot per scenario;
-//! - the system-call paths that `microbench` measures ([3/5]'s table), on cfslab's optimised
-//!   kernel and on Linux 6.1 (linux.rs), both at `-icount shift=0`, where one virtual
-//!   nanosecond is one guest instruction. `boot compare --paths` runs only these (`make
-//!   bench` does).
+//! - the system-call paths that `microbench` measures, on cfslab's optimised kernel and on
+//!   Linux 6.1 (linux.rs), both at `-icount shift=0`, where one virtual nanosecond is one
+//!   guest instruction. `boot compare --paths` runs only these (`make bench` does).
+//!
+//! Both refresh what the documents show (`publish.rs`).
 
 mod figures;
-mod readme;
+pub mod publish;
 pub mod scenarios;
 
 use crate::linux;
@@ -110,13 +111,13 @@ pub fn run(memory_mib: u32, verbose: bool, paths_only: bool) -> Result<Status, S
             let section = scenarios::section(scenario, &outcomes, scenarios::SECONDS, &plot);
             print!("{section}");
             report.push_str(&section);
-            measured.push(readme::Measured {
+            measured.push(publish::Measured {
                 name: scenario.name.to_string(),
                 outcomes,
             });
         }
-        readme::publish(&dir, &measured)?;
-        eprintln!("boot: compare: README.md's tables and docs/compare/ refreshed");
+        publish::publish(&dir, &measured)?;
+        eprintln!("boot: compare: the documents' tables and docs/compare/ refreshed");
     }
     report.push_str(&paths(&image, memory_mib, verbose)?);
     save("REPORT.md", &report)?;
@@ -127,11 +128,11 @@ pub fn run(memory_mib: u32, verbose: bool, paths_only: bool) -> Result<Status, S
     Ok(Status::Success)
 }
 
-/// `compare --check`: are the README's tables those of `docs/compare/results.json`?
+/// `compare --check`: are the documents' tables those of `docs/compare/results.json`?
 pub fn check() -> Result<Status, String> {
-    match readme::check_readme()? {
+    match publish::check()? {
         None => {
-            eprintln!("compare: README.md's tables match docs/compare/results.json");
+            eprintln!("compare: the documents' tables match docs/compare/results.json");
             Ok(Status::Success)
         }
         Some(problem) => {
@@ -169,8 +170,14 @@ fn paths(image: &std::path::Path, memory_mib: u32, verbose: bool) -> Result<Stri
         eprint!("{linux_output}");
         return Err(format!("{PROGRAM} failed on Linux ({status})"));
     }
-    let table = table(&parse(&linux_output), &parse(&cfslab_output));
+    let (linux, cfslab) = (parse(&linux_output), parse(&cfslab_output));
+    let table = table(&linux, &cfslab);
     print!("{table}");
+    publish::publish_paths(&publish::PathFigures {
+        linux_version: version.clone(),
+        linux,
+        cfslab,
+    })?;
     Ok(format!(
         "## The system-call paths\n\n\
          `{PROGRAM}` (userland/bench) on both kernels in QEMU with `-icount \

@@ -299,7 +299,7 @@ pub fn section(scenario: &Scenario, outcomes: &[Outcome], seconds: u64, plot: &s
         );
     }
     out.push('\n');
-    out.push_str(&super::readme::table(outcomes));
+    out.push_str(&super::publish::table(outcomes));
     let _ = writeln!(out, "\n![{}]({plot})\n", scenario.heading);
     out
 }

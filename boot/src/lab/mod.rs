@@ -4,7 +4,7 @@
 //! all under `target/lab/`.
 
 mod axis;
-mod readme;
+pub mod publish;
 mod report;
 pub(crate) mod svg;
 pub mod tables;
@@ -157,7 +157,8 @@ pub fn run_all(
 }
 
 /// `boot lab`: runs the matrix and writes the report under `out`; then refreshes what the
-/// README shows (`docs/lab/`: the plots and `results.json`, and the README's tables).
+/// documents show (`docs/lab/`: the plots and `results.json`, and the tables between the
+/// `lab:seedNNN` markers, in docs/experiments.md).
 pub fn lab(
     kernel: &Path,
     out: &Path,
@@ -187,21 +188,21 @@ pub fn lab(
         .filter(|o| o.status != Status::Success)
         .count();
     if failed > 0 {
-        eprintln!("lab: {failed} runs failed; README.md and docs/lab/ left as they were");
+        eprintln!("lab: {failed} runs failed; the documents and docs/lab/ left as they were");
         return Ok(Status::Failure);
     }
-    for path in readme::publish(out, &tables)? {
+    for path in publish::publish(out, &tables)? {
         eprintln!("lab: refreshed {}", path.display());
     }
     Ok(Status::Success)
 }
 
-/// `boot lab --check`: do the README's tables say what `docs/lab/results.json` (the last
+/// `boot lab --check`: do the documents' tables say what `docs/lab/results.json` (the last
 /// `make lab`) measured?
 pub fn check() -> Result<Status, String> {
-    match readme::check_readme()? {
+    match publish::check()? {
         None => {
-            eprintln!("lab: README.md's tables match docs/lab/results.json");
+            eprintln!("lab: the documents' tables match docs/lab/results.json");
             Ok(Status::Success)
         }
         Some(problem) => {

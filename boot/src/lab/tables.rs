@@ -1,8 +1,8 @@
 //! The seeds' tables: one row per variant of the matrix, its figures aggregated over every
-//! seed it ran under, rendered as markdown for `target/lab/REPORT.md` and for the README.
+//! seed it ran under, rendered as markdown for `target/lab/REPORT.md` and for the documents.
 //!
-//! The tables are kept, as numbers, in `docs/lab/results.json`, from which `readme.rs` writes
-//! and checks the README's copy.
+//! The tables are kept, as numbers, in `docs/lab/results.json`, from which `publish.rs` writes
+//! and checks the documents' copy (docs/experiments.md).
 
 use super::Outcome;
 use crate::status::Status;
@@ -14,8 +14,8 @@ use std::fmt::Write;
 /// The three experiments, in report order.
 pub const EXPERIMENTS: [&str; 3] = ["seed000", "seed002", "seed003"];
 
-/// The rows of seed 003's table the README shows (the report has them all).
-const README_SEED003_ROWS: [&str; 9] = [
+/// The rows of seed 003's table the documents show (the report has them all).
+const DOC_SEED003_ROWS: [&str; 9] = [
     "vanilla",
     "DYN_GRANULARITY",
     "min_granularity/3",
@@ -220,8 +220,8 @@ impl Tables {
         })
     }
 
-    /// The markdown table of `experiment`; `readme`: only the README's rows.
-    pub fn render(&self, experiment: &str, readme: bool) -> String {
+    /// The markdown table of `experiment`; `shown`: only the rows the documents show.
+    pub fn render(&self, experiment: &str, shown: bool) -> String {
         let mut md = String::new();
         let header = match experiment {
             "seed000" => {
@@ -236,8 +236,7 @@ impl Tables {
         };
         let _ = writeln!(md, "{header}");
         for r in self.rows.iter().filter(|r| r.experiment == experiment) {
-            if readme && experiment == "seed003" && !README_SEED003_ROWS.contains(&r.label.as_str())
-            {
+            if shown && experiment == "seed003" && !DOC_SEED003_ROWS.contains(&r.label.as_str()) {
                 continue;
             }
             let f = |name: &str| r.figures.get(name).copied().unwrap_or(0);
@@ -315,7 +314,7 @@ fn ms(us: u64) -> String {
 pub(super) mod tests {
     use super::*;
 
-    /// A small table of each shape, for the tests here and in `readme.rs`.
+    /// A small table of each shape, for the tests here and in `publish.rs`.
     pub(in crate::lab) fn sample_tables() -> Tables {
         let row = |experiment: &str, label: &str, figures: &[(&str, u64)]| Row {
             experiment: experiment.into(),
@@ -341,7 +340,7 @@ pub(super) mod tests {
                     "vanilla",
                     &[("max_us", 12_000), ("avg_us", 8_000)],
                 ),
-                row("seed003", "not in the README", &[]),
+                row("seed003", "not in the documents", &[]),
             ],
         }
     }
@@ -355,8 +354,8 @@ pub(super) mod tests {
             md.contains("| vanilla † | 12000 | 8000 | 0 | 38278.9 / 7730.1"),
             "{md}"
         );
-        assert!(!md.contains("not in the README"));
-        assert!(t.render("seed003", false).contains("not in the README"));
+        assert!(!md.contains("not in the documents"));
+        assert!(t.render("seed003", false).contains("not in the documents"));
         assert!(
             t.render("seed000", true)
                 .contains("| script 1 | 9 | 1.500 | 0.000 | 9.000 |")

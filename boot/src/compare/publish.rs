@@ -1,0 +1,404 @@
+//! The documents' copies of `make compare`'s figures.
+//!
+//! - The scenario tables: the run writes every row's figures (its samples, missed expiries
+//!   and CPU shares) to `docs/compare/results.json`, copies the plots beside it, and rewrites
+//!   the tables between `<!-- compare:NAME -->` markers from it, in whichever document holds
+//!   them (docs/compare.md; `crate::markers`).
+//! - The system-call paths (`compare --paths`, which `make bench` runs too): `microbench`'s
+//!   figures on both kernels go to `docs/data/paths.json`, and the table between the
+//!   `<!-- paths -->` markers (docs/performance.md) is rendered from them.
+//!
+//! The tests below (and `crate::docs`'s) render the blocks again from the stored data and
+//! fail if a document says anything else.
+
+use super::figures::{self, Figures};
+use super::scenarios::Outcome;
+use crate::docs::grouped;
+use crate::markers;
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// One scenario's rows, as measured.
+pub struct Measured {
+    pub name: String,
+    pub outcomes: Vec<Outcome>,
+}
+
+fn tag(name: &str) -> String {
+    format!("compare:{name}")
+}
+
+/// The table of one scenario, as the documents and the report show it.
+pub fn table(outcomes: &[Outcome]) -> String {
+    let mut out = String::from(figures::HEADER);
+    for o in outcomes {
+        out.push_str(&figures::row(&o.label, &o.figures));
+    }
+    out
+}
+
+fn block(outcomes: &[Outcome]) -> String {
+    format!("\n{}", table(outcomes))
+}
+
+pub fn to_json(measured: &[Measured]) -> Value {
+    let rows = |outcomes: &[Outcome]| -> Vec<Value> {
+        outcomes
+            .iter()
+            .map(|o| {
+                json!({
+                    "label": o.label,
+                    "samples_us": o.figures.samples,
+                    "missed": o.figures.missed,
+                    "share_by_uid": o.figures.share_by_uid.iter()
+                        .map(|(uid, share)| (uid.to_string(), json!(share)))
+                        .collect::<serde_json::Map<_, _>>(),
+                })
+            })
+            .collect()
+    };
+    json!({
+        "scenarios": measured.iter().map(|m| json!({"name": m.name, "rows": rows(&m.outcomes)}))
+            .collect::<Vec<_>>()
+    })
+}
+
+pub fn from_json(value: &Value) -> Result<Vec<Measured>, String> {
+    let bad = || "docs/compare/results.json is not what make compare writes".to_string();
+    let scenarios = value["scenarios"].as_array().ok_or_else(bad)?;
+    scenarios
+        .iter()
+        .map(|s| {
+            let outcomes = s["rows"]
+                .as_array()
+                .ok_or_else(bad)?
+                .iter()
+                .map(|r| {
+                    let mut figures = Figures {
+                        samples: r["samples_us"]
+                            .as_array()
+                            .ok_or_else(bad)?
+                            .iter()
+                            .filter_map(Value::as_u64)
+                            .collect(),
+                        missed: r["missed"].as_u64().ok_or_else(bad)?,
+                        ..Figures::default()
+                    };
+                    for (uid, share) in r["share_by_uid"].as_object().ok_or_else(bad)? {
+                        let uid = uid.parse().map_err(|_| bad())?;
+                        figures
+                            .share_by_uid
+                            .insert(uid, share.as_f64().ok_or_else(bad)?);
+                    }
+                    Ok(Outcome {
+                        label: r["label"].as_str().ok_or_else(bad)?.to_string(),
+                        figures,
+                    })
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            Ok(Measured {
+                name: s["name"].as_str().ok_or_else(bad)?.to_string(),
+                outcomes,
+            })
+        })
+        .collect()
+}
+
+fn paths() -> (PathBuf, PathBuf) {
+    let root = crate::build::workspace_root();
+    let docs = root.join("docs/compare");
+    (root, docs)
+}
+
+/// After a successful run: the plots and `results.json` into `docs/compare/`, and the
+/// documents' tables rewritten.
+pub fn publish(out: &Path, measured: &[Measured]) -> Result<(), String> {
+    let (root, docs) = paths();
+    std::fs::create_dir_all(&docs).map_err(|e| format!("cannot create {}: {e}", docs.display()))?;
+    for m in measured {
+        let plot = format!("{}-cdf.svg", m.name);
+        std::fs::copy(out.join(&plot), docs.join(&plot))
+            .map_err(|e| format!("cannot copy {plot}: {e}"))?;
+    }
+    let json = serde_json::to_string_pretty(&to_json(measured)).map_err(|e| e.to_string())?;
+    std::fs::write(docs.join("results.json"), json + "\n")
+        .map_err(|e| format!("cannot write docs/compare/results.json: {e}"))?;
+    for m in measured {
+        markers::write_block(&root, &tag(&m.name), &block(&m.outcomes))?;
+    }
+    Ok(())
+}
+
+/// Rewrites the documents' tables from `docs/compare/results.json` as it is (no run).
+pub fn render_stored() -> Result<Vec<PathBuf>, String> {
+    let (root, docs) = paths();
+    let results = docs.join("results.json");
+    let text = std::fs::read_to_string(&results)
+        .map_err(|e| format!("cannot read {}: {e}", results.display()))?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| format!("{e}"))?;
+    let mut written = Vec::new();
+    for m in from_json(&value)? {
+        let doc = markers::write_block(&root, &tag(&m.name), &block(&m.outcomes))?;
+        if !written.contains(&doc) {
+            written.push(doc);
+        }
+    }
+    Ok(written)
+}
+
+/// `None` if the documents' tables are those of `docs/compare/results.json`, else what
+/// differs.
+pub fn check() -> Result<Option<String>, String> {
+    let (root, docs) = paths();
+    let results = docs.join("results.json");
+    let text = std::fs::read_to_string(&results)
+        .map_err(|e| format!("cannot read {}: {e}", results.display()))?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| format!("{e}"))?;
+    for m in from_json(&value)? {
+        if let Some(problem) = markers::check_block(&root, &tag(&m.name), &block(&m.outcomes))? {
+            return Ok(Some(format!(
+                "{problem}\n(the table is not what docs/compare/results.json holds: run make compare)"
+            )));
+        }
+    }
+    Ok(None)
+}
+
+/// The names of the scenario tables' blocks in `docs/compare/results.json`.
+pub fn stored_tags() -> Result<Vec<String>, String> {
+    let results = paths().1.join("results.json");
+    let text = std::fs::read_to_string(&results)
+        .map_err(|e| format!("cannot read {}: {e}", results.display()))?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| format!("{e}"))?;
+    Ok(from_json(&value)?.iter().map(|m| tag(&m.name)).collect())
+}
+
+/// The system-call paths' figures as `compare --paths` measured them (nanoseconds per
+/// call; at `-icount shift=0`, guest instructions).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathFigures {
+    /// The Linux guest's Debian package and version.
+    pub linux_version: String,
+    pub linux: Vec<super::Path>,
+    pub cfslab: Vec<super::Path>,
+}
+
+/// Where `compare --paths` keeps its figures, relative to the workspace root.
+pub const PATHS_DATA: &str = "docs/data/paths.json";
+/// The marker of the documents' paths table.
+pub const PATHS_TAG: &str = "paths";
+
+/// microbench's name of the sleep path's figure.
+const OVERSHOOT: &str = "idle 100 ms nanosleep overshoot (worst of 5)";
+/// The timer slack a user sleep gets on both kernels (Linux's default `timer_slack_ns`).
+const SLACK_NS: u64 = 50_000;
+/// The goal for the sleep path: at most this much past the slack.
+const OVERSHOOT_GOAL_NS: u64 = 5_000;
+
+/// The reference figures the paths are held to: the same paths measured once on Linux 6.1
+/// with equivalent static C programs (`-O2`) in the same QEMU 7.2 and icount, before
+/// `microbench` existed. The goal for each path is at most half of its figure. Rows: the
+/// name microbench prints, the table's label, the reference (ns).
+const REFERENCE: [(&str, &str, u64); 7] = [
+    ("getpid", "`getpid`", 328),
+    ("sched_yield alone", "`sched_yield` alone", 802),
+    (
+        "pipe ping-pong round trip",
+        "pipe ping-pong round trip",
+        12_833,
+    ),
+    ("fork + exit + wait", "fork + exit + wait", 155_035),
+    ("vfork + exit + wait", "vfork + exit + wait", 52_051),
+    (
+        "vfork + execve + exit + wait",
+        "vfork + execve + exit + wait",
+        84_265,
+    ),
+    (OVERSHOOT, "idle 100 ms `nanosleep` overshoot", 55_000),
+];
+
+fn path_list(paths: &[super::Path]) -> Value {
+    Value::Object(
+        paths
+            .iter()
+            .map(|p| (p.name.clone(), json!(p.ns)))
+            .collect(),
+    )
+}
+
+impl PathFigures {
+    pub fn to_json(&self) -> Value {
+        json!({
+            "linux_version": self.linux_version,
+            "linux": path_list(&self.linux),
+            "cfslab": path_list(&self.cfslab),
+        })
+    }
+
+    pub fn from_json(value: &Value) -> Result<Self, String> {
+        let bad = || format!("{PATHS_DATA} is not what compare --paths writes");
+        let list = |key: &str| -> Result<Vec<super::Path>, String> {
+            value[key]
+                .as_object()
+                .ok_or_else(bad)?
+                .iter()
+                .map(|(name, ns)| {
+                    Ok(super::Path {
+                        name: name.clone(),
+                        ns: ns.as_u64().ok_or_else(bad)?,
+                    })
+                })
+                .collect()
+        };
+        Ok(PathFigures {
+            linux_version: value["linux_version"].as_str().ok_or_else(bad)?.to_string(),
+            linux: list("linux")?,
+            cfslab: list("cfslab")?,
+        })
+    }
+
+    /// The documents' table: per path, the reference, Linux running the same binary,
+    /// cfslab, cfslab's ratio to the reference and whether the goal is met.
+    pub fn table(&self) -> String {
+        let find =
+            |list: &[super::Path], name: &str| list.iter().find(|p| p.name == name).map(|p| p.ns);
+        let us = |ns: u64| format!("{:.1} µs", ns as f64 / 1_000.0);
+        let mut out = String::from(
+            "| path | Linux 6.1 (C programs) | Linux 6.1 (same binary) | cfslab | cfslab / Linux (C) | goal met |\n\
+             |---|---:|---:|---:|---:|---|\n",
+        );
+        for (name, label, reference) in REFERENCE {
+            let linux = find(&self.linux, name);
+            let Some(cfslab) = find(&self.cfslab, name) else {
+                continue;
+            };
+            let linux = linux.map_or("–".to_string(), |ns| {
+                if name == OVERSHOOT {
+                    us(ns)
+                } else {
+                    grouped(ns)
+                }
+            });
+            if name == OVERSHOOT {
+                let past = cfslab.saturating_sub(SLACK_NS);
+                let met = if past <= OVERSHOOT_GOAL_NS {
+                    "yes"
+                } else {
+                    "no"
+                };
+                let _ = writeln!(
+                    out,
+                    "| {label} | {} µs ({} of it slack) | {linux} | {} ({} of it slack) | | {met}: {} past the slack |",
+                    reference / 1_000,
+                    SLACK_NS / 1_000,
+                    us(cfslab),
+                    SLACK_NS / 1_000,
+                    us(past)
+                );
+            } else {
+                let ratio = cfslab as f64 / reference as f64;
+                let met = if ratio <= 0.5 { "yes" } else { "no" };
+                let _ = writeln!(
+                    out,
+                    "| {label} | {} | {linux} | {} | {ratio:.2} | {met} |",
+                    grouped(reference),
+                    grouped(cfslab)
+                );
+            }
+        }
+        out
+    }
+}
+
+/// The paths block as the documents hold it, from `docs/data/paths.json`'s text.
+pub fn paths_block(data: &str) -> Result<String, String> {
+    let value: Value = serde_json::from_str(data).map_err(|e| format!("{PATHS_DATA}: {e}"))?;
+    Ok(format!("\n{}", PathFigures::from_json(&value)?.table()))
+}
+
+/// After `compare --paths`: the figures into `docs/data/paths.json` and the documents'
+/// table rewritten from them.
+pub fn publish_paths(figures: &PathFigures) -> Result<(), String> {
+    let root = crate::build::workspace_root();
+    let json = serde_json::to_string_pretty(&figures.to_json()).map_err(|e| e.to_string())? + "\n";
+    let data = root.join(PATHS_DATA);
+    if let Some(dir) = data.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    std::fs::write(&data, &json).map_err(|e| format!("cannot write {PATHS_DATA}: {e}"))?;
+    let doc = markers::write_block(&root, PATHS_TAG, &paths_block(&json)?)?;
+    eprintln!(
+        "boot: compare: {PATHS_DATA} and {}'s paths table refreshed",
+        doc.display()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_round_trip_through_json() {
+        let mut f = Figures {
+            samples: vec![10, 2000],
+            missed: 3,
+            ..Figures::default()
+        };
+        f.share_by_uid.insert(1, 0.5);
+        let measured = [Measured {
+            name: "s".into(),
+            outcomes: vec![Outcome {
+                label: "Linux".into(),
+                figures: f.clone(),
+            }],
+        }];
+        let back = from_json(&to_json(&measured)).unwrap();
+        assert_eq!(back[0].name, "s");
+        assert_eq!(back[0].outcomes[0].figures, f);
+        assert_eq!(table(&back[0].outcomes), table(&measured[0].outcomes));
+    }
+
+    /// The documents' compare tables are what the last `make compare` measured.
+    #[test]
+    fn the_documents_tables_are_the_last_compare_runs() {
+        if let Some(problem) = check().unwrap() {
+            panic!("{problem}");
+        }
+    }
+
+    #[test]
+    fn the_paths_table_is_rendered_from_the_figures() {
+        let path = |name: &str, ns| crate::compare::Path {
+            name: name.into(),
+            ns,
+        };
+        let figures = PathFigures {
+            linux_version: "6.1.0".into(),
+            linux: vec![path("getpid", 315), path(OVERSHOOT, 56_600)],
+            cfslab: vec![
+                path("getpid", 77),
+                path("fork + exit + wait", 90_000),
+                path(OVERSHOOT, 56_100),
+            ],
+        };
+        let back = PathFigures::from_json(&figures.to_json()).unwrap();
+        assert_eq!(back.linux_version, "6.1.0");
+        let table = back.table();
+        assert!(
+            table.contains("| `getpid` | 328 | 315 | 77 | 0.23 | yes |\n"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| fork + exit + wait | 155 035 | – | 90 000 | 0.58 | no |\n"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| 56.6 µs | 56.1 µs (50 of it slack) | | no: 6.1 µs past the slack |"),
+            "{table}"
+        );
+        assert!(!table.contains("vfork"), "{table}");
+    }
+}
