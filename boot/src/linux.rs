@@ -1,6 +1,6 @@
 //! Linux beside cfslab: Debian's cloud build of Linux 6.1, booted in the same QEMU with the
-//! same `-icount` shift, memory and one CPU, running the same user programs (issue [4/5]'s
-//! `make compare`; today `boot linux -- PROGRAM ARGS` and `make bench`'s Linux column).
+//! same `-icount` shift, memory and one CPU, running the same user programs (`make compare`;
+//! also `boot linux -- PROGRAM ARGS` and `make bench`'s Linux column).
 //!
 //! The kernel comes from Debian's archive as the package `linux-image-cloud-amd64` depends
 //! on (`apt-get download`, `dpkg -x`: nothing is installed), cached under

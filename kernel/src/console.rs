@@ -2,7 +2,7 @@
 //! lines tests parse), and the `log` crate's macros (`log::info!`, `log::debug!`, ...) for
 //! diagnostics, filtered by the `log=` boot option. Both go to the serial port.
 
-use crate::arch::x86_64::serial;
+use crate::arch::serial;
 use crate::config::LogLevel;
 use core::fmt;
 use log::{LevelFilter, Metadata, Record};

@@ -3,11 +3,21 @@
 //! A bare-metal x86_64 teaching kernel whose purpose is to run Linux's Completely Fair
 //! Scheduler, and the experiments that shaped it, where a reader can watch every decision.
 //!
-//! This crate is the *mechanism*: hardware ([`arch`]), memory ([`mm`]), the console
-//! ([`console`]) and the boot options ([`config`]). The scheduling *policy* lives in its own
-//! pure crate (a later milestone), which the kernel only asks who runs next.
+//! This crate is the *mechanism*; the scheduling *policy* and the protocol around it (the
+//! runqueue, `sched::rq`) live in their own pure crate, `kernel/sched`, which the kernel
+//! drives under its scheduler lock. The layers, bottom up (docs/architecture.md):
+//! - [`arch`]: the machine (x86_64 under QEMU), the only code that touches hardware; it
+//!   calls up only through [`trap`];
+//! - [`sync`] and [`percpu`]: IRQ-safe ranked locks, and what each CPU keeps for itself;
+//! - [`mm`] (frames, page tables, heap, kernel stacks) and [`time`] (clock, timers);
+//! - [`sched`] (the scheduler glue: tasks, switching, sleeping, waking) and [`task`];
+//! - [`user`] (processes in ring 3 on Linux's system-call ABI) and [`lab`] (the
+//!   experiments);
+//! - [`trap`]: the boundary every system call, interrupt and exception comes up through.
 //!
-//! Start reading at [`init`], which brings the machine up in order, then at `main.rs`.
+//! Start reading at [`init`], which brings the machine up in order, then at `main.rs`; the
+//! three paths a reader follows first (a tick, a wake-up, a system call) are traced file by
+//! file in docs/architecture.md.
 
 #![no_std]
 #![cfg_attr(test, no_main)]
@@ -35,7 +45,7 @@ pub mod time;
 pub mod trap;
 pub mod user;
 
-use arch::x86_64::fw_cfg::{self, FwCfgError};
+use arch::fw_cfg::{self, FwCfgError};
 use bootloader_api::BootInfo;
 use bootloader_api::config::{BootloaderConfig, Mapping};
 use config::{Config, OptionError};
@@ -79,7 +89,7 @@ pub enum ExitCode {
 
 /// Ends the run (QEMU exits with `code`).
 pub fn exit(code: ExitCode) -> ! {
-    arch::x86_64::qemu_exit::exit(code as u32)
+    arch::qemu_exit::exit(code as u32)
 }
 
 /// What [`init`] established.
@@ -101,7 +111,7 @@ pub fn init(boot_info: &'static mut BootInfo) -> Boot {
         "cfslab {} - a teaching kernel for Linux's CFS (x86_64)",
         env!("CARGO_PKG_VERSION")
     );
-    arch::x86_64::init();
+    arch::init();
     let kernel_image_offset = boot_info.kernel_image_offset;
     let memory = mm::init(boot_info).unwrap_or_else(|error| {
         println!("cfslab: memory: {error}");

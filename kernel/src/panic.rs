@@ -1,6 +1,6 @@
 //! What a kernel panic prints, and how it ends the run.
 
-use crate::arch::x86_64::serial::emergency_console;
+use crate::arch::serial::emergency_console;
 use core::fmt::Write;
 use core::panic::PanicInfo;
 use core::sync::atomic::{AtomicBool, Ordering};

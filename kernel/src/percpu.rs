@@ -1,21 +1,30 @@
-//! What each CPU keeps for itself (Linux's per-CPU variables): its index, how deep in
-//! interrupt handlers it is, the spin locks it holds, and its tick count. cfslab runs on one CPU today, so
+//! What each CPU keeps for itself (Linux's per-CPU variables): its index, the task it runs,
+//! how deep in interrupt handlers it is, the spin locks it holds, and its tick count. cfslab runs on one CPU today, so
 //! there is one [`PerCpu`]; the paths that use it ask [`this_cpu`], so more CPUs change
 //! this file, not them.
 //!
-//! Every field is changed only by its own CPU with interrupts off, so plain loads and stores
-//! suffice (no locked instructions): the atomics are there to make the statics `Sync`.
+//! Every field is changed only by its own CPU with interrupts off; the atomics are there to
+//! make the statics `Sync`. Counters use one read-modify-write instruction each (`lock
+//! inc`): under `-icount` time is instructions, and a lock and its release count twice.
 
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 /// One CPU's own state.
 pub struct PerCpu {
     /// The CPU's number (0 for the boot CPU).
     pub index: usize,
-    /// Interrupt handlers entered and not yet left (Linux's hardirq count).
-    irq_depth: AtomicU32,
-    /// Spin locks held (Linux's preempt count, in part): `schedule()` asserts it is 0.
-    locks_held: AtomicU32,
+    /// The running task's id (Linux's `current`), readable without the scheduler's lock:
+    /// the switch writes it, under the lock and with interrupts off, as it picks the next
+    /// task, and everything that runs afterwards runs as that task — so a read always sees
+    /// its own id.
+    current: AtomicUsize,
+    /// The process the running task is a thread of: its leader's id (its own for a kernel
+    /// thread).
+    current_process: AtomicUsize,
+    /// Linux's `preempt_count`, in one word: the spin locks held (low 16 bits) and the
+    /// interrupt handlers entered and not yet left (the hardirq count, from bit 16). Zero
+    /// is the one state `schedule()` may run in, checked with one comparison.
+    preempt_count: AtomicU32,
     /// The ranks of the locks held, one bit each: the lock-order checker's record.
     ranks_held: AtomicU64,
     /// Scheduler ticks so far.
@@ -24,8 +33,10 @@ pub struct PerCpu {
 
 static BOOT_CPU: PerCpu = PerCpu {
     index: 0,
-    irq_depth: AtomicU32::new(0),
-    locks_held: AtomicU32::new(0),
+    // The boot task (id 0) runs until the first switch.
+    current: AtomicUsize::new(0),
+    current_process: AtomicUsize::new(0),
+    preempt_count: AtomicU32::new(0),
     ranks_held: AtomicU64::new(0),
     ticks: AtomicU64::new(0),
 };
@@ -36,24 +47,43 @@ pub fn this_cpu() -> &'static PerCpu {
     &BOOT_CPU
 }
 
+/// One interrupt handler in [`PerCpu::preempt_count`] (Linux's HARDIRQ_OFFSET).
+const HARDIRQ_ONE: u32 = 1 << 16;
+
 impl PerCpu {
+    /// The running task's id.
+    #[inline(always)]
+    pub fn current(&self) -> usize {
+        self.current.load(Relaxed)
+    }
+
+    /// The running task's process: its leader's id.
+    pub fn current_process(&self) -> usize {
+        self.current_process.load(Relaxed)
+    }
+
+    /// The switch chose task `id`, a thread of the process led by `process`.
+    #[inline(always)]
+    pub fn set_current(&self, id: usize, process: usize) {
+        self.current.store(id, Relaxed);
+        self.current_process.store(process, Relaxed);
+    }
+
     /// Whether the CPU is in an interrupt handler.
     pub fn in_interrupt(&self) -> bool {
-        self.irq_depth.load(Relaxed) != 0
+        self.preempt_count.load(Relaxed) >= HARDIRQ_ONE
     }
 
     /// An interrupt handler starts (Linux's `irq_enter`).
     pub fn irq_enter(&self) {
-        self.irq_depth
-            .store(self.irq_depth.load(Relaxed) + 1, Relaxed);
+        self.preempt_count.fetch_add(HARDIRQ_ONE, Relaxed);
     }
 
     /// An interrupt handler's own work is done (`irq_exit`); what follows (a preemption)
     /// runs as the interrupted task.
     pub fn irq_exit(&self) {
-        let depth = self.irq_depth.load(Relaxed);
-        assert!(depth > 0, "irq_exit without irq_enter");
-        self.irq_depth.store(depth - 1, Relaxed);
+        let count = self.preempt_count.fetch_sub(HARDIRQ_ONE, Relaxed);
+        assert!(count >= HARDIRQ_ONE, "irq_exit without irq_enter");
     }
 
     /// Scheduler ticks so far.
@@ -63,19 +93,25 @@ impl PerCpu {
 
     /// A scheduler tick happens (interrupts are off).
     pub fn count_tick(&self) {
-        self.ticks.store(self.ticks.load(Relaxed) + 1, Relaxed);
+        self.ticks.fetch_add(1, Relaxed);
     }
 
     /// How many spin locks this CPU holds.
     pub fn locks_held(&self) -> u32 {
-        self.locks_held.load(Relaxed)
+        self.preempt_count.load(Relaxed) % HARDIRQ_ONE
+    }
+
+    /// Whether the CPU holds no spin lock and is in no interrupt handler: where a switch may
+    /// happen (Linux's `preemptible()`, with interrupts off asked apart).
+    #[inline(always)]
+    pub fn preemptible(&self) -> bool {
+        self.preempt_count.load(Relaxed) == 0
     }
 
     /// A lock of `rank` was taken (interrupts are off).
     #[inline(always)]
     pub(crate) fn lock_taken(&self, rank: u32) {
-        self.locks_held
-            .store(self.locks_held.load(Relaxed) + 1, Relaxed);
+        self.preempt_count.fetch_add(1, Relaxed);
         if cfg!(debug_assertions) {
             let held = self.ranks_held.load(Relaxed);
             crate::sync::lock_order::check(held, rank);
@@ -86,8 +122,7 @@ impl PerCpu {
     /// A lock of `rank` was released (interrupts are still off).
     #[inline(always)]
     pub(crate) fn lock_released(&self, rank: u32) {
-        self.locks_held
-            .store(self.locks_held.load(Relaxed) - 1, Relaxed);
+        self.preempt_count.fetch_sub(1, Relaxed);
         if cfg!(debug_assertions) {
             let held = self.ranks_held.load(Relaxed);
             self.ranks_held.store(held & !(1 << rank), Relaxed);

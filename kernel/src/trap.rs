@@ -1,21 +1,26 @@
 //! The boundary between what the hardware raises and what the kernel does about it (xv6's
-//! `trap.c`, Linux's `irqentry_enter`/`irqentry_exit`): the interrupt entries in `arch` call
-//! up only through here. Each interrupt is bracketed by `irq_enter`/`irq_exit` on the CPU's
+//! `trap.c`, Linux's `entry/common.c`): system calls, interrupts, and exceptions from ring 3
+//! and from the kernel. The entry code in `arch` calls up only through here, and every
+//! return to ring 3 passes [`exit_to_user`]. Each interrupt is bracketed by `irq_enter`/`irq_exit` on the CPU's
 //! [`PerCpu`](crate::percpu::PerCpu), so that code it runs knows it is in an interrupt (a
 //! wake-up then defers its switch); after `irq_exit` comes the one preemption point, then,
 //! if the interrupt came from ring 3, [`exit_to_user`].
 
+use crate::arch::interrupts::Fault;
+use crate::arch::irq;
+use crate::arch::syscall::SyscallFrame;
 use crate::percpu::this_cpu;
 use crate::sched;
+use crate::time::clock;
 use crate::time::hrtimer::{self, Action};
-use crate::time::{self, clock};
 
 /// The timer interrupt (the APIC's one-shot or the PIT's tick), after its EOI: the expired
 /// timers' actions, in order of expiry — among them the scheduler tick, told whether the
 /// CPU was in ring 3 (Linux's `account_process_tick` charges the tick by it).
 pub fn timer_interrupt(from_user: bool) {
     this_cpu().irq_enter();
-    if time::pit_tick() {
+    if hrtimer::pit_drives_tick() {
+        this_cpu().count_tick();
         sched::tick(clock::now(), from_user);
     }
     loop {
@@ -25,11 +30,10 @@ pub fn timer_interrupt(from_user: bool) {
         };
         match expired.action {
             Action::Tick => {
-                if time::tick_timer_expired(expired.expiry) {
-                    sched::tick(now, from_user);
-                }
+                this_cpu().count_tick();
+                sched::tick(now, from_user);
             }
-            Action::Wake(task) => sched::wake_up_irq(task, now),
+            Action::Wake(task) => sched::wake_up(task, now),
             Action::LabProgress => crate::lab::progress::report(now),
             #[cfg(test)]
             Action::Test(record, data) => record(data, now),
@@ -44,7 +48,7 @@ pub fn timer_interrupt(from_user: bool) {
 /// discipline, whose wake-ups (a line typed) and signals (Ctrl-C) may ask for a switch.
 pub fn serial_interrupt(from_user: bool) {
     this_cpu().irq_enter();
-    crate::arch::x86_64::serial::receive_each(crate::user::tty::received);
+    crate::arch::serial::receive_each(crate::user::tty::received);
     this_cpu().irq_exit();
     return_from_interrupt(from_user);
 }
@@ -58,8 +62,67 @@ fn return_from_interrupt(from_user: bool) {
     }
 }
 
-/// Work pending before any return to ring 3 (Linux's `exit_to_user_mode_loop`): a program
-/// killed meanwhile dies here, even if it never makes a system call.
+/// Work pending before any return to ring 3, from a system call or an interrupt (Linux's
+/// `exit_to_user_mode_loop`): a program killed meanwhile dies here, even if it never makes
+/// a system call. (A pending preemption needs nothing here: the timer interrupt has already
+/// switched, on whatever stack it came in on.)
 pub fn exit_to_user() {
-    crate::user::process::on_return_to_user();
+    if let Some(signal) = sched::current_killed() {
+        crate::user::process::die(signal);
+    }
+}
+
+/// SYSCALL's handler, called by the entry path in `arch` with the saved registers: the
+/// call runs with interrupts on, its result goes back in rax, then the work pending before
+/// ring 3.
+pub extern "C" fn syscall(frame: &mut SyscallFrame) {
+    irq::enable();
+    frame.rax = crate::user::syscall::dispatch(frame) as u64;
+    exit_to_user();
+    irq::disable();
+}
+
+/// A page fault in ring 3 that may be the program's due: a store to a page shared
+/// copy-on-write since a fork (`write` and `present`), or a first touch of a stack page
+/// (not `present`). True if it was and the page is there now: the access runs again.
+pub fn user_page_fault(address: u64, write: bool, present: bool) -> bool {
+    if present {
+        write && crate::user::cow::resolve_write_fault(address)
+    } else {
+        crate::user::stack::resolve_missing_page(address)
+    }
+}
+
+/// Any other exception in ring 3 kills the program that caused it, and only it, with the
+/// signal Linux would send.
+pub fn user_exception(fault: &Fault) -> ! {
+    crate::user::fault::kill(&crate::user::fault::UserFault {
+        vector: fault.vector,
+        name: fault.name,
+        error_code: fault.error_code.unwrap_or(0),
+        ip: fault.instruction_pointer,
+        sp: fault.stack_pointer,
+        address: fault.fault_address,
+    })
+}
+
+/// An exception in the kernel ends the run: one line describing it, and if it hit a
+/// stack's guard page (or became the double fault such an overflow turns into), which task
+/// overflowed its stack.
+pub fn kernel_exception(fault: &Fault) -> ! {
+    use core::fmt::Write;
+    let mut console = crate::arch::serial::emergency_console();
+    let _ = writeln!(console, "{fault}");
+    if let Some(address) = fault
+        .faulting_address()
+        .filter(|&a| crate::mm::stack::is_guard(a))
+    {
+        let task = sched::current_if_unlocked();
+        let _ = writeln!(
+            console,
+            "kernel stack overflow: task {} ran into the guard page of its stack at {address:#x}",
+            task.map_or(-1, |t| t as i64)
+        );
+    }
+    crate::exit(crate::ExitCode::Failure)
 }

@@ -99,7 +99,7 @@ fn two_spinning_threads_both_make_progress() {
 
 #[test_case]
 fn nice_0_and_nice_5_share_75_25_under_cfs_and_eevdf() {
-    // Weights 1024 and 335: 1024 / 1359 = 75.3% and 24.7% (cfs-semantics §1.1).
+    // Weights 1024 and 335: 1024 / 1359 = 75.3% and 24.7% (docs/scheduler.md §1.1).
     for options in ["policy=cfs", "policy=eevdf"] {
         let s = shares(&spinners(options, &[(1, 0), (1, 5)], 1_000 * MS));
         assert!(
@@ -164,7 +164,7 @@ fn spawning_and_exiting_10_000_threads_gives_back_the_heap() {
     );
 }
 
-/// Regression (issue 8, defect 4): ids were reused, so joining an exited task could wait
+/// Regression: ids were reused, so joining an exited task could wait
 /// for the newer task that got its number.
 #[test_case]
 fn task_ids_are_never_reused() {
@@ -192,7 +192,7 @@ fn records_its_id(_: u64) {
 
 static OWN_ID: AtomicU64 = AtomicU64::new(u64::MAX);
 
-/// Regression (issue 8, defects 2, 3 and 5): a child that preempts its parent at once still
+/// Regression: a child that preempts its parent at once still
 /// knows its id, and the parent reaps exactly the children it started.
 #[test_case]
 fn a_parent_reaps_each_child_once_even_when_children_preempt_it() {
@@ -205,12 +205,12 @@ fn a_parent_reaps_each_child_once_even_when_children_preempt_it() {
         started.push(id);
     }
     let mut reaped = Vec::new();
-    while let Some(id) = sched::wait_child() {
-        reaped.push(id);
+    while let Some(zombie) = sched::wait_child() {
+        reaped.push(zombie.id);
     }
     reaped.sort_unstable();
     assert_eq!(reaped, started);
-    assert_eq!(sched::try_wait_child(), None);
+    assert!(sched::reap_child(None).is_none());
     sched::set_policy(&Config::default()).expect("every child reaped");
 }
 

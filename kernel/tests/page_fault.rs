@@ -6,7 +6,7 @@
 #![no_main]
 
 use bootloader_api::BootInfo;
-use kernel::arch::x86_64::interrupts;
+use kernel::arch::interrupts;
 use kernel::{ExitCode, exit, mm, print, println};
 use x86_64::VirtAddr;
 use x86_64::structures::idt::PageFaultErrorCode;

@@ -7,7 +7,7 @@
 #![no_main]
 
 use bootloader_api::BootInfo;
-use kernel::arch::x86_64::{gdt, interrupts};
+use kernel::arch::{gdt, interrupts};
 use kernel::{ExitCode, exit, print, println};
 
 bootloader_api::entry_point!(main, config = &kernel::BOOTLOADER_CONFIG);

@@ -7,7 +7,7 @@
 #![no_main]
 
 use bootloader_api::BootInfo;
-use kernel::arch::x86_64::interrupts;
+use kernel::arch::interrupts;
 use kernel::{ExitCode, exit, print, println, sched};
 
 bootloader_api::entry_point!(main, config = &kernel::BOOTLOADER_CONFIG);
@@ -33,7 +33,10 @@ fn recurse(depth: u64) -> u64 {
 }
 
 fn expect_guard_page_hit(fault: &interrupts::Fault) -> ! {
-    match interrupts::stack_overflow_address(fault) {
+    let guard_hit = fault
+        .faulting_address()
+        .filter(|&a| kernel::mm::stack::is_guard(a));
+    match guard_hit {
         Some(address) => {
             println!("ok");
             println!("(reported: {fault}; guard page at {address:#x})");

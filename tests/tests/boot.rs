@@ -144,7 +144,7 @@ fn a_malformed_custom_task_list_is_refused() {
 
 #[test]
 fn a_nice_out_of_range_is_refused_however_many_digits() {
-    // Regression (issue 8, defect 1): the first panicked in the kernel (status 1), the second
+    // Regression: the first panicked in the kernel (status 1), the second
     // was taken as nice -1.
     for nice in ["-9223372036854775808", "18446744073709551615", "20"] {
         let line = rejected(&format!("run=custom tasks=hog%{nice}"));
@@ -157,7 +157,7 @@ fn a_nice_out_of_range_is_refused_however_many_digits() {
 
 #[test]
 fn a_feature_of_another_policy_is_refused() {
-    // Regression (issue 8, defect 6): CFS's START_DEBIT meant nothing under EEVDF.
+    // Regression: CFS's START_DEBIT meant nothing under EEVDF.
     let line = rejected("policy=eevdf features=START_DEBIT");
     assert!(
         line.starts_with("bad boot option features: START_DEBIT is not a feature of policy=eevdf"),
@@ -167,7 +167,7 @@ fn a_feature_of_another_policy_is_refused() {
 
 #[test]
 fn each_log_level_adds_what_it_says() {
-    // Regression (issue 8, defect 6): debug and trace printed nothing more than info.
+    // Regression: debug and trace printed nothing more than info.
     let lines = |level: &str| {
         let run = systests::boot_with(
             &format!("run=custom tasks=sleeper:10ms,hog duration=100ms log={level}"),

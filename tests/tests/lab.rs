@@ -1,5 +1,5 @@
 //! The lab's seed experiments in the kernel, checked against the theory of
-//! cfs-semantics.md (never against snapshot numbers). Under `-icount shift=2` (a 250 MIPS
+//! docs/scheduler.md (never against snapshot numbers). Under `-icount shift=2` (a 250 MIPS
 //! machine) to keep emulation time down: the bounds are in milliseconds, far above the
 //! kernel's own microsecond-scale costs, whatever the shift.
 

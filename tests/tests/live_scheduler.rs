@@ -1,7 +1,7 @@
-//! The scheduler live ([5/5]): sessions typed at cfslab's console (`boot run --input`, the
+//! The scheduler live: sessions typed at cfslab's console (`boot run --input`, the
 //! scripts in tests/sessions/) that change nice values, sysctls, sched_features and uid
 //! group weights while hogs run, and check that the measured shares and latencies move as
-//! the theory says (cfs-semantics §3, §6). Typed input arrives when the host sees the
+//! the theory says (docs/scheduler.md §3, §6). Typed input arrives when the host sees the
 //! prompt, so a session's figures vary a little from run to run: the assertions leave room
 //! for that, never for a different outcome.
 

@@ -1,7 +1,7 @@
 //! No documented combination may bring the kernel down: every scenario under every policy,
 //! scenarios in several orders, and the task kinds together — with short windows, so that
 //! the matrix stays cheap. Each run must end with status 0 and a report for every task it
-//! started (issue 8, defects 2, 3 and 5: each of these once panicked or hung).
+//! started (each of these once panicked or hung).
 
 use systests::{Run, boot_with};
 

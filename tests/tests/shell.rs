@@ -1,7 +1,7 @@
 //! The shell, `/bin/sh` (userland/shell): a Linux program like every one here, so its
 //! grammar, builtins and error lines are checked natively on the host, fed from a pipe; and
 //! on cfslab through `-- /bin/sh -c ...`, where it runs the workloads as jobs under cfslab's
-//! scheduler and uid rules. (Typing into it on the console is [5/5]'s next step.)
+//! scheduler and uid rules. (`live_scheduler.rs` types into it on the console.)
 
 use std::io::Write;
 use std::process::{Command, Stdio};

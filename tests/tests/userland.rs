@@ -147,7 +147,7 @@ fn assert_nothing_leaked(run: &systests::Run) {
 
 /// The program's lines on cfslab: between the self-check's RESULT and its own.
 /// `boot linux`: the same `hello` binary on Linux 6.1 (Debian's cloud kernel, fetched once)
-/// in the same QEMU and icount — [4/5]'s comparison machine. Its init (`linuxinit`) runs the
+/// in the same QEMU and icount — `make compare`'s machine. Its init (`linuxinit`) runs the
 /// program, reports the exit with cfslab's RESULT line and powers off; the boot tool's status
 /// follows the program's, as `run`'s does.
 #[test]

@@ -1,6 +1,6 @@
 //! The seed experiments' workloads as user programs (userland/workloads): they are Linux
 //! programs (they run natively on the host), they refuse bad command lines as every cfslab
-//! tool does, and on cfslab their figures agree with the theory in cfs-semantics.md.
+//! tool does, and on cfslab their figures agree with the theory in docs/scheduler.md.
 
 use serde_json::Value;
 use std::process::Command;
@@ -73,7 +73,7 @@ fn the_workloads_run_natively_on_linux() {
 /// Seed 000, script 2 (the sleeper and a hog as uid 1, a hog as uid 2) under 2.6.24 with a
 /// group per uid: uid 1's group never sleeps, so the sleeper gets no group-level sleeper
 /// credit and waits for uid 2's group slice to end — at most the thread's bound of
-/// 2 × 10 ms (cfs-semantics.md §6; 12 ms at HZ 250 in steady state). Without groups its
+/// 2 × 10 ms (docs/scheduler.md §6; 12 ms at HZ 250 in steady state). Without groups its
 /// credit lets it preempt at once: waits stay under a millisecond. Either way each uid's
 /// tasks get half the CPU with groups, and each hog about half without.
 #[test]

@@ -62,7 +62,7 @@ const WHY_GENTLE: &str = "Linux 6.1 is not 2.6.24 with other numbers: since 2.6.
     task's sleeper credit is half of sched_latency (GENTLE_FAIR_SLEEPERS), 10 ms with 2.6.24's \
     20 ms, which no longer exceeds the 10 ms wake-up granularity, so the sleeper often cannot \
     preempt the hog of its own group and waits for that hog's slice to end at a tick \
-    (cfs-semantics.md §4.2, §5.1); 2.6.24 credits the whole 20 ms and preempts at once. \
+    (docs/scheduler.md §4.2, §5.1); 2.6.24 credits the whole 20 ms and preempts at once. \
     cfslab's 2.6.36 era with 2.6.24's tunables, which has 6.1's credit rule, waits too and \
     lands near Linux's average. Its wait is steadier than Linux's for the reason the no-groups \
     scenario below traces: no kernel threads shift the hogs' turns, so the sleeper wakes at the \

@@ -158,7 +158,7 @@ mod tests {
         assert_eq!(error_of("era=2.6.36 shares=1:512").option, "shares");
     }
 
-    /// Regression (issue 8, defect 6): a feature the policy does not have was accepted silently.
+    /// Regression: a feature the policy does not have was accepted silently.
     #[test]
     fn features_must_belong_to_the_policy() {
         for (cmdline, feature) in [

@@ -93,7 +93,7 @@ fn defaults_follow_the_era() {
         Some(Era::V6_6)
     );
     assert_eq!(Config::parse("policy=o1").unwrap().effective_era(), None);
-    // Each era ticks at its release's default unless hz= says otherwise (issue 8).
+    // Each era ticks at its release's default unless hz= says otherwise.
     for (cmdline, hz) in [
         ("", 250),
         ("era=2.6.24", 250),
@@ -315,7 +315,7 @@ fn malformed_task_specs_are_rejected() {
         ("hog*65", "bad COUNT"),
         ("hog%20", "bad NICE"),
         ("hog%-21", "bad NICE"),
-        // Regression (issue 8, defect 1): the first panicked on negation, the second wrapped
+        // Regression: the first panicked on negation, the second wrapped
         // to nice -1.
         ("hog%-9223372036854775808", "bad NICE"),
         ("hog%18446744073709551615", "bad NICE"),

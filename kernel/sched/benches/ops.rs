@@ -81,7 +81,7 @@ fn benches(c: &mut Criterion) {
 /// the two are timed in alternation, round after round, and the median of the per-round
 /// ratios is printed. Each keeps its own clock, advancing 1 µs a cycle as in the benches
 /// above (a shared one would charge each round's first task for the other policy's round,
-/// a workload neither bench measures). The goal (issue 8): at most 1.5 at every N.
+/// a workload neither bench measures). The goal: at most 1.5 at every N.
 fn ratio(_: &mut Criterion) {
     const ROUNDS: usize = 41;
     const CYCLES: u64 = 20_000;

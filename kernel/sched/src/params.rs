@@ -1,5 +1,5 @@
 //! Era presets: the tunables and `sched_features` each Linux release shipped with
-//! (cfs-semantics §0, §3.3, §11), plus cfslab's own features, and the overrides a user
+//! (docs/scheduler.md §0, §3.3, §11), plus cfslab's own features, and the overrides a user
 //! applies on top (`features=`, `latency_ns=`, ...). All values are for one CPU: the
 //! ×(1 + log2 ncpus) scaling of SMP kernels is factor 1 on a uniprocessor.
 
@@ -125,7 +125,7 @@ pub struct FairParams {
     pub tick_ns: u64,
 }
 
-/// The `sched_features` each era shipped with (cfs-semantics §11), limited to those cfslab
+/// The `sched_features` each era shipped with (docs/scheduler.md §11), limited to those cfslab
 /// models. 2.6.35 dropped the FAIR_SLEEPERS flag and always gave the credit; cfslab keeps the
 /// flag on in those presets so that the credit can still be turned off.
 fn era_features(era: Era) -> &'static [Feature] {
@@ -160,7 +160,7 @@ fn era_features(era: Era) -> &'static [Feature] {
     }
 }
 
-/// The tunables each era shipped with on one CPU (cfs-semantics §0, §3.3).
+/// The tunables each era shipped with on one CPU (docs/scheduler.md §0, §3.3).
 fn era_tunables(era: Era) -> Tunables {
     // (latency, min_granularity, wakeup_granularity, nr_latency, child_runs_first)
     let (latency_ns, min_granularity_ns, wakeup_granularity_ns, nr_latency, child_runs_first) =

@@ -60,7 +60,7 @@ fn index(nice: Nice) -> usize {
 ///
 /// Linux's `calc_delta_mine()` computes the same quotient through a 32-bit inverse of
 /// `total` and a split shift, which differs from the exact value by at most about one
-/// nanosecond per call (cfs-semantics §1.2); cfslab keeps the exact form because a reader
+/// nanosecond per call (docs/scheduler.md §1.2); cfslab keeps the exact form because a reader
 /// can check it by hand.
 pub fn scale(delta: u64, weight: u64, total: u64) -> u64 {
     let q = u128::from(delta) * u128::from(weight) / u128::from(total.max(1));

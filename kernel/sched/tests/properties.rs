@@ -321,7 +321,7 @@ proptest! {
 }
 
 /// Groups split the CPU between uids before tasks: uid 1's one hog against uid 2's three
-/// gets half, under every CFS era and EEVDF (cfslab issue 3's 50/50 check, on the host).
+/// gets half, under every CFS era and EEVDF (the kernel's 50/50 check, on the host).
 #[test]
 fn per_uid_groups_split_the_cpu_evenly() {
     for (_, era) in Era::ALL {

@@ -1,7 +1,7 @@
 //! Host reproductions of the three seed experiments with the simulator: every row of the
 //! lab's matrix (`bootopts::scenarios`, the one definition the kernel's lab and `make lab`
 //! also use), with the same boot options, tasks and era presets, asserting what the theory
-//! of cfs-semantics.md predicts. Each prints its table; run with
+//! of docs/scheduler.md predicts. Each prints its table; run with
 //! `cargo test -p sched --test seeds -- --nocapture` to see them.
 
 use bootopts::scenarios::{Scenario, Variant, expand_run, matrix};

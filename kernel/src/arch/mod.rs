@@ -1,4 +1,11 @@
 //! Hardware lives here and only here. cfslab runs on one architecture, x86_64 under QEMU;
-//! everything outside `arch/` talks to the machine through the functions re-exported below.
+//! everything outside `arch/` talks to the machine through the modules re-exported below
+//! (the `x86_64` crate is named nowhere else). Arch is a leaf: its entry code calls up into
+//! the kernel only through `crate::trap`.
 
 pub mod x86_64;
+
+pub use self::x86_64::{
+    apic, fw_cfg, gdt, halt_forever, init, interrupts, irq, paging, pic, pit, qemu_exit, serial,
+    switch, syscall, tsc, user_state,
+};

@@ -146,10 +146,18 @@ pub fn start(s: &Scenario, config: &Config, seed: u64, end: u64) -> Vec<LabTask>
 /// Waits for every task (and anything they left behind) to end, and records each task's
 /// CPU time. A task that did not end with status 0 says so.
 pub fn reap(scenario: &str, tasks: &mut [LabTask]) {
-    while sched::wait_child().is_some() {}
-    let me = sched::current();
+    // Every zombie, the tasks' own and any orphan a program left behind (passed to this
+    // task, see sched::family).
+    let mut zombies = alloc::vec::Vec::new();
+    while let Some(zombie) = sched::wait_child() {
+        zombies.push(zombie);
+    }
     for task in tasks.iter_mut() {
-        let Some(ended) = task.process.and_then(|id| process::take_exit(me, Some(id))) else {
+        let ended = zombies
+            .iter()
+            .find(|z| Some(z.id) == task.process)
+            .and_then(|z| z.status);
+        let Some(ended) = ended else {
             continue;
         };
         task.cpu_ns = ended.own.user_ns + ended.own.system_ns;
@@ -157,6 +165,4 @@ pub fn reap(scenario: &str, tasks: &mut [LabTask]) {
             println!("{scenario}: {} ended badly: {:?}", task.name, ended.exit);
         }
     }
-    // Orphans (a program's children that outlived it) passed to this task: forget them.
-    while process::take_exit(me, None).is_some() {}
 }

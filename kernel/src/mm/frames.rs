@@ -7,9 +7,9 @@
 //! physical memory. So the allocator needs no memory of its own, which is what lets it exist
 //! before the heap does.
 
+use crate::arch::paging::{FrameAllocator, FrameDeallocator, PhysFrame, Size4KiB};
+use crate::arch::paging::{PhysAddr, VirtAddr};
 use bootloader_api::info::{MemoryRegion, MemoryRegionKind};
-use x86_64::structures::paging::{FrameAllocator, FrameDeallocator, PhysFrame, Size4KiB};
-use x86_64::{PhysAddr, VirtAddr};
 
 const FRAME_SIZE: u64 = 4096;
 

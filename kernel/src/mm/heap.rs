@@ -8,18 +8,18 @@
 //! in one line instead of failing later in some allocation.
 
 use super::size_classes::{SizeClasses, class_layout, class_of};
+use crate::arch::paging::MapToError;
+use crate::arch::paging::VirtAddr;
+use crate::arch::paging::{FrameAllocator, Mapper, Page, PageTableFlags, Size4KiB};
+use crate::sync::{Rank, SpinLock};
 use core::alloc::{GlobalAlloc, Layout};
 use core::ptr::NonNull;
 use linked_list_allocator::Heap;
-use spin::Mutex;
-use x86_64::VirtAddr;
-use x86_64::structures::paging::mapper::MapToError;
-use x86_64::structures::paging::{FrameAllocator, Mapper, Page, PageTableFlags, Size4KiB};
 
 /// Where the heap starts: its own level-4 slot (384) in the kernel's upper half, far from
 /// the bootloader's mappings (which start at slot 256, `DYNAMIC_BASE`).
 pub const HEAP_START: u64 = 0xffff_c000_0000_0000;
-/// The heap is never smaller than this; cfslab's later milestones count on it.
+/// The heap is never smaller than this: the kernel's tests and programs count on it.
 pub const MIN_HEAP_BYTES: u64 = 16 << 20;
 /// Nor larger than this: mapping more only slows the boot down.
 pub const MAX_HEAP_BYTES: u64 = 128 << 20;
@@ -57,21 +57,19 @@ impl KernelHeap {
     }
 }
 
-/// The heap's lock is a spin lock: if an interrupt handler allocated (the timer code does)
-/// while the interrupted code held it, the CPU would spin forever. So every allocation and
-/// free runs with interrupts off.
-struct IrqSafeHeap(Mutex<KernelHeap>);
+/// The heap's lock is an IRQ-safe spin lock: if an interrupt handler allocated (the timer
+/// code does) while the interrupted code held it, the CPU would spin forever. So every
+/// allocation and free runs with interrupts off.
+struct IrqSafeHeap(SpinLock<KernelHeap>);
 
 // SAFETY: blocks come from the first-fit allocator (directly or through a free list that
 // only holds blocks it gave out), which hands out each byte once until it is freed.
 unsafe impl GlobalAlloc for IrqSafeHeap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        x86_64::instructions::interrupts::without_interrupts(|| {
-            self.0
-                .lock()
-                .alloc(layout)
-                .map_or(core::ptr::null_mut(), NonNull::as_ptr)
-        })
+        self.0
+            .lock()
+            .alloc(layout)
+            .map_or(core::ptr::null_mut(), NonNull::as_ptr)
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -80,21 +78,22 @@ unsafe impl GlobalAlloc for IrqSafeHeap {
         };
         // SAFETY: the caller upholds `GlobalAlloc::dealloc`'s contract: `ptr` came from
         // `alloc` with `layout`.
-        x86_64::instructions::interrupts::without_interrupts(|| unsafe {
-            self.0.lock().dealloc(ptr, layout)
-        })
+        unsafe { self.0.lock().dealloc(ptr, layout) }
     }
 }
 
 #[global_allocator]
-static ALLOCATOR: IrqSafeHeap = IrqSafeHeap(Mutex::new(KernelHeap {
-    first_fit: Heap::empty(),
-    classes: SizeClasses::new(),
-}));
+static ALLOCATOR: IrqSafeHeap = IrqSafeHeap(SpinLock::new(
+    Rank::Heap,
+    KernelHeap {
+        first_fit: Heap::empty(),
+        classes: SizeClasses::new(),
+    },
+));
 
 /// The heap size for `usable_bytes` of usable RAM, or `None` if the minimum does not fit.
 pub fn size_for(usable_bytes: u64) -> Option<u64> {
-    // Leave room for page tables, task stacks and the frames later milestones allocate.
+    // Leave room for page tables, task stacks and the frames user processes allocate.
     let size = (usable_bytes / 4).clamp(MIN_HEAP_BYTES, MAX_HEAP_BYTES);
     (usable_bytes >= 2 * MIN_HEAP_BYTES).then_some(size & !0xfff)
 }
@@ -140,13 +139,11 @@ pub struct HeapStats {
 
 /// Current heap usage.
 pub fn stats() -> HeapStats {
-    x86_64::instructions::interrupts::without_interrupts(|| {
-        let heap = ALLOCATOR.0.lock();
-        HeapStats {
-            size: heap.first_fit.size(),
-            used: heap.first_fit.used() - heap.classes.kept_bytes(),
-        }
-    })
+    let heap = ALLOCATOR.0.lock();
+    HeapStats {
+        size: heap.first_fit.size(),
+        used: heap.first_fit.used() - heap.classes.kept_bytes(),
+    }
 }
 
 #[cfg(test)]

@@ -8,14 +8,13 @@ pub mod shares;
 pub mod size_classes;
 pub mod stack;
 
+use crate::arch::paging::{OffsetPageTable, PageTable, Translate};
+use crate::arch::paging::{PhysAddr, VirtAddr};
+use crate::sync::{Rank, SpinLock};
 use bootloader_api::BootInfo;
 use bootloader_api::info::MemoryRegionKind;
 use core::fmt;
 use frames::BootFrameAllocator;
-use spin::Mutex;
-use x86_64::registers::control::Cr3;
-use x86_64::structures::paging::{OffsetPageTable, PageTable, Translate};
-use x86_64::{PhysAddr, VirtAddr};
 
 /// The kernel's page tables and frame allocator, for whoever maps memory after boot.
 pub struct Memory {
@@ -30,8 +29,8 @@ pub struct Memory {
 
 impl Memory {
     /// One owner gives up a user frame; it is freed if that owner was the last.
-    pub fn release_user_frame(&mut self, frame: x86_64::structures::paging::PhysFrame) {
-        use x86_64::structures::paging::FrameDeallocator;
+    pub fn release_user_frame(&mut self, frame: crate::arch::paging::PhysFrame) {
+        use crate::arch::paging::FrameDeallocator;
         if self.shares.release(frame) {
             // SAFETY: the last owner has unmapped it; no mapping refers to it any more.
             unsafe { self.frames.deallocate_frame(frame) };
@@ -45,8 +44,8 @@ impl Memory {
         &mut self,
         file: &'static [u8],
         index: u64,
-    ) -> Option<x86_64::structures::paging::PhysFrame> {
-        use x86_64::structures::paging::FrameAllocator;
+    ) -> Option<crate::arch::paging::PhysFrame> {
+        use crate::arch::paging::FrameAllocator;
         if let Some(frame) = self.page_cache.get(file, index) {
             return Some(frame);
         }
@@ -69,7 +68,7 @@ impl Memory {
         } = self;
         page_cache.clear(|frame| {
             if shares.release(frame) {
-                use x86_64::structures::paging::FrameDeallocator;
+                use crate::arch::paging::FrameDeallocator;
                 // SAFETY: the cache was the last owner: nothing maps the frame any more.
                 unsafe { frames.deallocate_frame(frame) };
             }
@@ -78,7 +77,7 @@ impl Memory {
 }
 
 /// Set by [`init`].
-pub static MEMORY: Mutex<Option<Memory>> = Mutex::new(None);
+pub static MEMORY: SpinLock<Option<Memory>> = SpinLock::new(Rank::Memory, None);
 
 /// What [`init`] found and did, for the boot self-check.
 #[derive(Debug, Clone, Copy)]
@@ -147,7 +146,7 @@ pub fn init(boot_info: &'static mut BootInfo) -> Result<MemoryReport, MemoryErro
     let heap_bytes =
         heap::size_for(usable_bytes).ok_or(MemoryError::TooLittleRam { usable_bytes })?;
 
-    let (level_4_frame, _) = Cr3::read();
+    let level_4_frame = crate::arch::paging::active_level_4_frame();
     let level_4: *mut PageTable = (offset + level_4_frame.start_address().as_u64()).as_mut_ptr();
     // SAFETY: the bootloader maps all physical memory at `offset` (we asked for it in
     // BOOTLOADER_CONFIG), CR3 holds the active level-4 table, and this is the only
@@ -173,7 +172,7 @@ pub fn init(boot_info: &'static mut BootInfo) -> Result<MemoryReport, MemoryErro
 
 /// Maps the 4 KiB device page at `phys` at `virt`, uncached (memory-mapped I/O).
 pub fn map_mmio(phys: PhysAddr, virt: VirtAddr) -> Result<(), MemoryError> {
-    use x86_64::structures::paging::{Mapper, Page, PageTableFlags as F, PhysFrame, Size4KiB};
+    use crate::arch::paging::{Mapper, Page, PageTableFlags as F, PhysFrame, Size4KiB};
     let mut guard = MEMORY.lock();
     let memory = guard.as_mut().ok_or(MemoryError::NoPhysicalMemoryMapping)?;
     let page = Page::<Size4KiB>::containing_address(virt);
@@ -192,22 +191,18 @@ pub fn map_mmio(phys: PhysAddr, virt: VirtAddr) -> Result<(), MemoryError> {
 /// cached task stacks (Linux's `drop_caches`, in spirit): afterwards every frame in use
 /// belongs to something alive, which is what a leak check wants to count.
 pub fn drop_caches() {
-    x86_64::instructions::interrupts::without_interrupts(|| {
-        if let Some(memory) = MEMORY.lock().as_mut() {
-            memory.drop_page_cache();
-        }
-    });
+    if let Some(memory) = MEMORY.lock().as_mut() {
+        memory.drop_page_cache();
+    }
     stack::drop_cached();
 }
 
 /// Frames handed out and not yet returned (the kernel's own and every process's).
 pub fn frames_in_use() -> u64 {
-    x86_64::instructions::interrupts::without_interrupts(|| {
-        MEMORY
-            .lock()
-            .as_ref()
-            .map_or(0, |m| m.frames.frames_in_use())
-    })
+    MEMORY
+        .lock()
+        .as_ref()
+        .map_or(0, |m| m.frames.frames_in_use())
 }
 
 /// The physical address `addr` is mapped to, if it is mapped.
@@ -218,7 +213,7 @@ pub fn translate(addr: VirtAddr) -> Option<PhysAddr> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use x86_64::structures::paging::{FrameAllocator, FrameDeallocator};
+    use crate::arch::paging::{FrameAllocator, FrameDeallocator};
 
     #[test_case]
     fn freed_frames_are_reused_first() {

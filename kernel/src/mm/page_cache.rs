@@ -10,8 +10,8 @@
 //! (it holds at most the read-only pages of the files exec'd, bounded by the initramfs's
 //! size), or cache writable pages (each process gets its own copy of those).
 
+use crate::arch::paging::PhysFrame;
 use alloc::collections::BTreeMap;
-use x86_64::structures::paging::PhysFrame;
 
 /// A file's page: where the file's bytes start in memory (the initramfs is loaded once for
 /// the whole boot, so this names the file) and the page's index in the file.

@@ -3,8 +3,8 @@
 //! not in the table has one owner; the table holds how many owners *beyond* the first a
 //! shared frame has, so it stays empty while nothing is shared.
 
+use crate::arch::paging::PhysFrame;
 use alloc::collections::BTreeMap;
-use x86_64::structures::paging::PhysFrame;
 
 #[derive(Default)]
 pub struct Shares {

@@ -12,12 +12,12 @@
 //! [`drop_cached`] lets them go (the memory report does, so every frame must be back).
 
 use super::{MEMORY, MemoryError};
-use alloc::vec::Vec;
-use spin::Mutex;
-use x86_64::VirtAddr;
-use x86_64::structures::paging::{
+use crate::arch::paging::VirtAddr;
+use crate::arch::paging::{
     FrameAllocator, FrameDeallocator, Mapper, Page, PageTableFlags as F, Size4KiB,
 };
+use crate::sync::{Rank, SpinLock};
+use alloc::vec::Vec;
 
 /// Where the stack slots begin (its own level-4 slot, 448, in the kernel's upper half).
 pub const STACKS_BASE: u64 = 0xffff_e000_0000_0000;
@@ -43,16 +43,19 @@ struct Slots {
     count: u64,
 }
 
-static SLOTS: Mutex<Slots> = Mutex::new(Slots {
-    free: Vec::new(),
-    cached: Vec::new(),
-    count: 0,
-});
+static SLOTS: SpinLock<Slots> = SpinLock::new(
+    Rank::Stacks,
+    Slots {
+        free: Vec::new(),
+        cached: Vec::new(),
+        count: 0,
+    },
+);
 
 impl KernelStack {
     /// Maps a fresh stack (its pages, not its guard page).
     pub fn new() -> Result<KernelStack, MemoryError> {
-        x86_64::instructions::interrupts::without_interrupts(|| {
+        crate::arch::irq::without(|| {
             let slot = {
                 let mut slots = SLOTS.lock();
                 if let Some(slot) = slots.cached.pop() {
@@ -132,7 +135,7 @@ impl KernelStack {
 impl Drop for KernelStack {
     /// Keeps the stack mapped for the next task if the cache has room; else unmaps it.
     fn drop(&mut self) {
-        x86_64::instructions::interrupts::without_interrupts(|| {
+        crate::arch::irq::without(|| {
             let mut slots = SLOTS.lock();
             if slots.cached.len() < CACHED_STACKS {
                 slots.cached.push(self.slot);
@@ -147,7 +150,7 @@ impl Drop for KernelStack {
 
 /// Unmaps the cached stacks: afterwards every stack frame in use belongs to a live task.
 pub fn drop_cached() {
-    x86_64::instructions::interrupts::without_interrupts(|| {
+    crate::arch::irq::without(|| {
         let cached = core::mem::take(&mut SLOTS.lock().cached);
         for &slot in &cached {
             let stack = core::mem::ManuallyDrop::new(KernelStack { slot });

@@ -13,9 +13,11 @@
 //! for it, the handler calls `schedule()` on the interrupted task's stack; the task resumes
 //! there later and returns from the interrupt as if nothing happened.
 
+mod create;
 mod credentials;
 mod current;
 mod debugger;
+pub mod family;
 pub mod knobs;
 mod lifecycle;
 mod observe;
@@ -29,11 +31,15 @@ mod threads;
 pub mod trace;
 pub mod waitqueue;
 
+use create::new_task;
+pub use create::{MAX_PROCESSES, SpawnError};
 pub use credentials::{PermissionDenied, processes_of, set_task_nice, setuid, task_nice};
 pub use current::{current, current_process, kills_pending};
+pub use family::{
+    Zombie, has_child, parent_of, reap_child, set_exit_status, wait_child, wait_for_child,
+};
 pub use lifecycle::{
-    BOOT_TASK, MAX_PROCESSES, SpawnError, exec_done, exit, join, join_unless, reap_child, spawn,
-    spawn_child, try_wait_child, wait_child, yield_now,
+    BOOT_TASK, exec_done, exit, join, join_unless, release_files, spawn, spawn_child, yield_now,
 };
 pub use observe::{
     RECENT_EVENTS, TRACE_EVENTS, current_cpu_ns, current_if_unlocked, idle_cpu_ns,
@@ -41,12 +47,12 @@ pub use observe::{
 };
 pub use process::{
     Clone, current_address_space, current_files, current_killed, current_name, current_uid,
-    fork_process, has_child, kill_task, kill_task_irq, parent_of, replace_program, spawn_process,
-    task_uid,
+    fork_process, kill_task, replace_program, spawn_process, task_uid,
 };
+pub use setup::{TasksAlive, init, set_policy};
 pub use sleep::{
-    park, sleep, sleep_until, sleep_until_tick_boundary, sleep_until_woken, unpark, unpark_irq,
-    wake_task, wake_up_irq,
+    park, sleep, sleep_until, sleep_until_tick_boundary, sleep_until_woken, unpark, wake_task,
+    wake_up,
 };
 use sleep::{sleep_current, wake_up_from};
 use switch::{finish_switch, schedule};
@@ -57,17 +63,13 @@ pub use threads::{
 };
 pub use waitqueue::WaitQueue;
 
-use crate::arch::x86_64::irq;
-use crate::arch::x86_64::switch::initial_stack;
-use crate::config::Config;
-use crate::mm::stack::KernelStack;
+use crate::arch::irq;
 use crate::percpu::this_cpu;
 use crate::sync::{Rank, SpinLock};
 use crate::task::{Slot, State, Task, TaskId};
-use crate::time::{self, clock};
+
 use alloc::boxed::Box;
-use alloc::collections::{BTreeMap, VecDeque};
-use alloc::string::String;
+use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 pub use sched::ForkKind;
 use sched::{Policy, Rq, Wakeup};
@@ -105,16 +107,18 @@ fn with_sched<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
 /// ([`preempt_from_interrupt`]). Every operation that may wake, block or start a task goes
 /// through here.
 fn change_then_reschedule<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
-    irq::without(|| {
-        let (result, resched) = with_sched(|s| {
-            let result = f(s);
-            (result, s.rq.need_resched())
-        });
-        if resched && !this_cpu().in_interrupt() {
-            schedule();
-        }
-        result
-    })
+    let mut sched = SCHED.lock();
+    let s = sched.as_mut().expect("scheduler not started");
+    let result = f(s);
+    let resched = s.rq.need_resched();
+    // Interrupts stay off from the change to the switch: a tick in between could switch
+    // first, and this switch would then be a second one for the same reason.
+    let irq_were_on = sched.unlock_keeping_irqs_off();
+    if resched && !this_cpu().in_interrupt() {
+        schedule();
+    }
+    irq::restore(irq_were_on);
+    result
 }
 
 impl Scheduler {
@@ -200,11 +204,69 @@ impl Scheduler {
         if self.rq.state(slot) != State::Sleeping {
             return;
         }
+        // A wake-up from an interrupt handler (a timer, the console) has no waker: the
+        // running task was only interrupted (ADAPTIVE_GRAN learns from task wake-ups only).
+        let wakeup = Wakeup {
+            from_interrupt: this_cpu().in_interrupt(),
+            ..wakeup
+        };
         let current = self.current_slot();
         self.record(now, current, wakeup.from_interrupt, |s| {
             trace::Kind::Waking { task: s.comm(slot) }
         });
         self.rq.wake(slot, wakeup, now);
+    }
+}
+
+impl Scheduler {
+    /// How the task in `slot` appears in trace events.
+    pub(super) fn comm(&mut self, slot: Slot) -> trace::Comm {
+        self.task(slot).comm
+    }
+
+    /// Records what happened at `now` while the task in `on_cpu` ran (`hardirq`: in the
+    /// timer interrupt's handler): into the recent-events ring always, into the trace if
+    /// tracing, and at once on the console with `log=trace` (every scheduling decision as
+    /// it is taken, at the cost of slowing the run).
+    pub(super) fn record(
+        &mut self,
+        now: u64,
+        on_cpu: Slot,
+        hardirq: bool,
+        kind: impl FnOnce(&mut Self) -> trace::Kind,
+    ) {
+        let current = self.comm(on_cpu);
+        let kind = kind(self);
+        self.record_as(now, current, hardirq, kind);
+    }
+
+    /// [`Scheduler::record`] with the task on the CPU already looked up (the switch has it).
+    pub(super) fn record_as(
+        &mut self,
+        now: u64,
+        current: trace::Comm,
+        hardirq: bool,
+        kind: trace::Kind,
+    ) {
+        let event = trace::Event {
+            at: now,
+            flags: trace::Flags {
+                need_resched: self.rq.need_resched(),
+                hardirq,
+            },
+            current,
+            kind,
+        };
+        if log::log_enabled!(log::Level::Trace) {
+            crate::arch::serial::with_console(|out| {
+                let _ = out.write_str("[TRACE] ");
+                let _ = trace::write_event(out, &event);
+            });
+        }
+        self.recent.record(event);
+        if let Some(ring) = self.trace.as_mut() {
+            ring.record(event);
+        }
     }
 }
 
@@ -218,115 +280,6 @@ pub extern "C" fn task_entry() -> ! {
     irq::enable();
     function(argument);
     exit()
-}
-
-fn idle_loop(_: u64) {
-    loop {
-        // `sti; hlt` atomically: an interrupt between the two could not be missed.
-        irq::enable_and_wait();
-    }
-}
-
-fn new_task(
-    name: &str,
-    uid: u32,
-    nice: i8,
-    entry: Option<(fn(u64), u64)>,
-    stack: Option<KernelStack>,
-    parent: Option<TaskId>,
-) -> Task {
-    let rsp = stack.as_ref().map_or(0, |s| {
-        // SAFETY: a fresh stack, mapped and unused.
-        unsafe { initial_stack(s.top()) }
-    });
-    Task {
-        id: 0,
-        slot: 0,
-        kernel_stack_top: stack.as_ref().map_or(0, KernelStack::top),
-        address_space: None,
-        user_start: None,
-        fork_frame: None,
-        user_cpu: None,
-        files: None,
-        group: None,
-        clear_child_tid: 0,
-        set_tid: [0; 2],
-        blocked_signals: 0,
-        killed: None,
-        // Made again with the id when the task is added (`Scheduler::add`).
-        comm: trace::Comm::new(0, name, nice, false),
-        name: String::from(name),
-        uid,
-        nice,
-        // Set when the task starts (`Scheduler::start`); the boot and idle tasks: at boot.
-        started_at: 0,
-        entry,
-        _stack: stack,
-        rsp,
-        waiters: Vec::new(),
-        vfork_parent: None,
-        parent,
-        children: 0,
-        exited_children: VecDeque::new(),
-        waiting_for_child: false,
-        parked: false,
-        unpark_token: false,
-    }
-}
-
-/// Starts multitasking: the boot flow becomes task 0 ("main", uid 0), an idle task waits
-/// for when nothing is runnable, and the tick starts driving the policy.
-pub fn init(config: &Config) {
-    let policy = setup::policy_from(config, time::tick_ns());
-    let idle_stack = KernelStack::new().expect("no memory for the idle task's stack");
-    irq::without(|| {
-        let now = clock::now();
-        // The boot task takes slot 0 and the idle task slot 1, in that order.
-        let (main, idle) = (0, 1);
-        let mut s = Scheduler {
-            rq: Rq::new(0, policy, idle),
-            slots: Vec::new(),
-            free_slots: Vec::new(),
-            by_id: BTreeMap::new(),
-            next_id: 0,
-            trace: None,
-            recent: trace::Trace::new(RECENT_EVENTS),
-        };
-        assert_eq!(s.add(new_task("main", 0, 0, None, None, None)).1, main);
-        let idle_task = new_task("idle", 0, 0, Some((idle_loop, 0)), Some(idle_stack), None);
-        assert_eq!(s.add(idle_task).1, idle);
-        // Linux's idle task appears in events as `swapper/0`, pid 0.
-        let idle = s.task(idle);
-        idle.comm = trace::Comm::new(idle.id, &idle.name, idle.nice, true);
-        s.rq.run_boot_task(main, 0, 0, now);
-        *SCHED.lock() = Some(s);
-    });
-    // Nothing in the kernel calls gdb's entry point; naming it here keeps the linker from
-    // dropping it (and the text buffer it writes).
-    core::hint::black_box(debugger::cfslab_gdb_dump as extern "C" fn(u64, u64) -> u64);
-    time::start_tick();
-    if config.trace {
-        trace_start(TRACE_EVENTS);
-    }
-}
-
-/// Tasks still alive other than the boot task and the idle task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TasksAlive(pub usize);
-
-/// Replaces the policy, e.g. between two lab scenarios. Only the boot task may exist besides
-/// the idle task (the caller reaps every task it started first, see [`wait_child`]): it is
-/// registered with the new policy and keeps running.
-pub fn set_policy(config: &Config) -> Result<(), TasksAlive> {
-    let policy = setup::policy_from(config, time::tick_ns());
-    with_sched(|s| {
-        let live = s.slots.iter().flatten().filter(|t| s.alive(t.slot)).count();
-        if live != 2 {
-            return Err(TasksAlive(live - 2));
-        }
-        s.rq.replace_policy(policy, 0, 0, clock::now());
-        Ok(())
-    })
 }
 
 /// The scheduler tick (from the timer interrupt), which found the CPU in ring 3 if

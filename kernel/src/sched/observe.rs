@@ -2,7 +2,7 @@
 //! the scheduling trace (started, stopped, printed).
 
 use super::{SCHED, Scheduler, debugger, trace, with_sched};
-use crate::task::{Slot, TaskId, TaskStats};
+use crate::task::{TaskId, TaskStats};
 use crate::time::clock;
 use alloc::string::String;
 use core::fmt;
@@ -32,7 +32,7 @@ pub fn trace_stop() -> (Option<trace::Trace>, u64) {
 /// Prints a trace between the markers tools look for.
 pub fn print_trace(trace: &trace::Trace) {
     crate::println!("--- TRACE BEGIN ---");
-    crate::arch::x86_64::serial::with_console(|out| trace.write_ftrace(out).ok());
+    crate::arch::serial::with_console(|out| trace.write_ftrace(out).ok());
     crate::println!("--- TRACE END ---");
 }
 
@@ -42,56 +42,6 @@ pub fn switch_count() -> u64 {
 }
 
 impl Scheduler {
-    /// How the task in `slot` appears in trace events.
-    pub(super) fn comm(&mut self, slot: Slot) -> trace::Comm {
-        self.task(slot).comm
-    }
-
-    /// Records what happened at `now` while the task in `on_cpu` ran (`hardirq`: in the
-    /// timer interrupt's handler): into the recent-events ring always, into the trace if
-    /// tracing, and at once on the console with `log=trace` (every scheduling decision as
-    /// it is taken, at the cost of slowing the run).
-    pub(super) fn record(
-        &mut self,
-        now: u64,
-        on_cpu: Slot,
-        hardirq: bool,
-        kind: impl FnOnce(&mut Self) -> trace::Kind,
-    ) {
-        let current = self.comm(on_cpu);
-        let kind = kind(self);
-        self.record_as(now, current, hardirq, kind);
-    }
-
-    /// [`Scheduler::record`] with the task on the CPU already looked up (the switch has it).
-    pub(super) fn record_as(
-        &mut self,
-        now: u64,
-        current: trace::Comm,
-        hardirq: bool,
-        kind: trace::Kind,
-    ) {
-        let event = trace::Event {
-            at: now,
-            flags: trace::Flags {
-                need_resched: self.rq.need_resched(),
-                hardirq,
-            },
-            current,
-            kind,
-        };
-        if log::log_enabled!(log::Level::Trace) {
-            crate::arch::x86_64::serial::with_console(|out| {
-                let _ = out.write_str("[TRACE] ");
-                let _ = trace::write_event(out, &event);
-            });
-        }
-        self.recent.record(event);
-        if let Some(ring) = self.trace.as_mut() {
-            ring.record(event);
-        }
-    }
-
     pub(super) fn switches(&self) -> u64 {
         self.rq.nr_switches()
     }
@@ -119,7 +69,7 @@ pub fn print_sched_debug() {
         }
     }
     with_sched(|s| {
-        crate::arch::x86_64::serial::with_console(|out| {
+        crate::arch::serial::with_console(|out| {
             let mut tagged = Tagged {
                 out,
                 at_line_start: true,

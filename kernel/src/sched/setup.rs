@@ -1,9 +1,18 @@
-//! Turning the boot options into a scheduling policy from the `sched` crate (the options'
-//! own `Config::fair_params` builds the fair class's parameters).
+//! Bringing the scheduler up — the boot flow becomes a task, an idle task waits for an idle
+//! CPU, the tick starts — and replacing its policy between lab scenarios; both turn the
+//! boot options into a scheduling policy from the `sched` crate (the options' own
+//! `Config::fair_params` builds the fair class's parameters).
 
+use super::{RECENT_EVENTS, SCHED, Scheduler, TRACE_EVENTS, debugger, new_task, trace_start};
+use super::{trace, with_sched};
+use crate::arch::irq;
 use crate::config::{Config, Policy as ConfigPolicy};
+use crate::mm::stack::KernelStack;
+use crate::time::{self, clock};
 use alloc::boxed::Box;
-use sched::{Fair, O1, Policy};
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+use sched::{Fair, O1, Policy, Rq};
 
 /// The policy `config` asks for, ticking every `tick_ns`.
 pub fn policy_from(config: &Config, tick_ns: u64) -> Box<dyn Policy + Send> {
@@ -14,4 +23,66 @@ pub fn policy_from(config: &Config, tick_ns: u64) -> Box<dyn Policy + Send> {
         return Box::new(O1::new(tick_ns));
     };
     Box::new(Fair::new(config.fair_params(era, tick_ns)))
+}
+
+fn idle_loop(_: u64) {
+    loop {
+        // `sti; hlt` atomically: an interrupt between the two could not be missed.
+        irq::enable_and_wait();
+    }
+}
+
+/// Starts multitasking: the boot flow becomes task 0 ("main", uid 0), an idle task waits
+/// for when nothing is runnable, and the tick starts driving the policy.
+pub fn init(config: &Config) {
+    let policy = policy_from(config, time::tick_ns());
+    let idle_stack = KernelStack::new().expect("no memory for the idle task's stack");
+    irq::without(|| {
+        let now = clock::now();
+        // The boot task takes slot 0 and the idle task slot 1, in that order.
+        let (main, idle) = (0, 1);
+        let mut s = Scheduler {
+            rq: Rq::new(0, policy, idle),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            by_id: BTreeMap::new(),
+            next_id: 0,
+            trace: None,
+            recent: trace::Trace::new(RECENT_EVENTS),
+        };
+        assert_eq!(s.add(new_task("main", 0, 0, None, None, None)).1, main);
+        let idle_task = new_task("idle", 0, 0, Some((idle_loop, 0)), Some(idle_stack), None);
+        assert_eq!(s.add(idle_task).1, idle);
+        // Linux's idle task appears in events as `swapper/0`, pid 0.
+        let idle = s.task(idle);
+        idle.comm = trace::Comm::new(idle.id, &idle.name, idle.nice, true);
+        s.rq.run_boot_task(main, 0, 0, now);
+        *SCHED.lock() = Some(s);
+    });
+    // Nothing in the kernel calls gdb's entry point; naming it here keeps the linker from
+    // dropping it (and the text buffer it writes).
+    core::hint::black_box(debugger::cfslab_gdb_dump as extern "C" fn(u64, u64) -> u64);
+    time::start_tick();
+    if config.trace {
+        trace_start(TRACE_EVENTS);
+    }
+}
+
+/// Tasks still alive other than the boot task and the idle task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TasksAlive(pub usize);
+
+/// Replaces the policy, e.g. between two lab scenarios. Only the boot task may exist besides
+/// the idle task (the caller reaps every task it started first, see [`wait_child`]): it is
+/// registered with the new policy and keeps running.
+pub fn set_policy(config: &Config) -> Result<(), TasksAlive> {
+    let policy = policy_from(config, time::tick_ns());
+    with_sched(|s| {
+        let live = s.slots.iter().flatten().filter(|t| s.alive(t.slot)).count();
+        if live != 2 {
+            return Err(TasksAlive(live - 2));
+        }
+        s.rq.replace_policy(policy, 0, 0, clock::now());
+        Ok(())
+    })
 }

@@ -1,8 +1,8 @@
 //! Sleeping and waking: timed sleeps on hrtimers, parking (sleep until someone names you), and
-//! the two wake-up paths — from task context, which may switch at once, and from interrupt
-//! context, whose switch waits for the end of the interrupt.
+//! the one wake-up path, which switches at once from task context and at the interrupt's
+//! end from an interrupt (the CPU's interrupt depth tells which).
 
-use super::{Scheduler, change_then_reschedule, with_sched};
+use super::{Scheduler, change_then_reschedule};
 use crate::task::TaskId;
 use crate::time::{self, clock, hrtimer};
 use sched::Wakeup;
@@ -63,20 +63,14 @@ pub fn sleep(ns: u64) {
     sleep_until(clock::now().saturating_add(ns));
 }
 
-/// Wakes `task` from interrupt context (a timer callback); the switch, if the policy wants
-/// one, happens when the interrupt returns.
-pub fn wake_up_irq(task: TaskId, now: u64) {
-    with_sched(|s| s.wake(task, FROM_INTERRUPT, now));
+/// Wakes `task` if it sleeps, as of `now` (a timer's expiry is read once for all the timers
+/// of an interrupt). From task context the caller may be switched away at once; from an
+/// interrupt the switch waits for the interrupt's end.
+pub fn wake_up(task: TaskId, now: u64) {
+    change_then_reschedule(|s| s.wake(task, Wakeup::default(), now));
 }
 
-/// How interrupt-context wake-ups are reported to the policy: the running task is not the
-/// waker.
-pub(super) const FROM_INTERRUPT: Wakeup = Wakeup {
-    vfork_parent: false,
-    from_interrupt: true,
-};
-
-/// Sleeps until [`unpark`] (or [`unpark_irq`]) names the running task — at once if that
+/// Sleeps until [`unpark`] names the running task — at once if that
 /// already happened since the last `park` (the wake-up is remembered, so it cannot be lost).
 pub fn park() {
     change_then_reschedule(|s| {
@@ -89,12 +83,8 @@ pub fn park() {
     });
 }
 
-/// Lets `task` return from [`park`] (now, or at its next `park`), from interrupt context.
-pub fn unpark_irq(task: TaskId, now: u64) {
-    with_sched(|s| s.unpark(task, FROM_INTERRUPT, now));
-}
-
-/// Lets `task` return from [`park`], from task context (switching if the policy says so).
+/// Lets `task` return from [`park`] (now, or at its next `park`), switching if the policy
+/// says so (at the interrupt's end, from an interrupt).
 pub fn unpark(task: TaskId) {
     change_then_reschedule(|s| s.unpark(task, Wakeup::default(), clock::now()));
 }

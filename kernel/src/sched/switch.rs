@@ -5,10 +5,10 @@
 //! Interrupts are off throughout, asserted at the top of [`schedule`]; the scheduler's lock is
 //! taken once, for `pick`, and released before the stacks change (see `sched`'s module docs).
 
-use super::{Scheduler, Slot, current, trace, with_sched};
-use crate::arch::x86_64::irq;
-use crate::arch::x86_64::switch::switch_context;
-use crate::arch::x86_64::user_state::UserCpuState;
+use super::{Scheduler, Slot, trace, with_sched};
+use crate::arch::irq;
+use crate::arch::switch::switch_context;
+use crate::arch::user_state::UserCpuState;
 use crate::percpu::this_cpu;
 use crate::time::clock;
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -20,7 +20,7 @@ struct Switch {
     load: u64,
     kernel_stack_top: u64,
     /// The next task's level-4 table, if it is a user process.
-    address_space: Option<x86_64::structures::paging::PhysFrame>,
+    address_space: Option<crate::arch::paging::PhysFrame>,
     /// Where the previous task's FPU and FS base go, and where the next one's come from
     /// (null for kernel threads, which have none).
     save_cpu: *mut UserCpuState,
@@ -34,7 +34,7 @@ impl Scheduler {
     fn pick(&mut self) -> Option<Switch> {
         let pick = self.rq.pick(clock::now);
         let n = self.task(pick.next);
-        current::set(n.id, n.group.as_ref().map_or(n.id, |g| g.leader));
+        this_cpu().set_current(n.id, n.group.as_ref().map_or(n.id, |g| g.leader));
         if !pick.switches() {
             return None;
         }
@@ -81,15 +81,9 @@ pub(super) fn schedule() {
     // on it for ever; in an interrupt handler, the handler's own state would be left behind
     // on the stack of a task that may not run again soon.
     assert!(!irq::enabled(), "schedule() with interrupts on");
-    assert_eq!(
-        this_cpu().locks_held(),
-        0,
-        "schedule() with a spin lock held"
-    );
-    assert!(
-        !this_cpu().in_interrupt(),
-        "schedule() in an interrupt handler"
-    );
+    if !this_cpu().preemptible() {
+        not_preemptible();
+    }
     let switch = with_sched(Scheduler::pick);
     if let Some(Switch {
         save,
@@ -102,7 +96,7 @@ pub(super) fn schedule() {
     {
         // The next task's address space (a kernel thread keeps the current one, unless it
         // belongs to a process that may be about to be freed) and kernel stack for ring 3.
-        crate::arch::x86_64::switch::prepare(address_space, kernel_stack_top);
+        crate::arch::switch::prepare(address_space, kernel_stack_top);
         // SAFETY: both point into boxed `Task`s that live until after the switch (see
         // below); nothing else touches them with interrupts off.
         unsafe {
@@ -121,6 +115,15 @@ pub(super) fn schedule() {
     }
 }
 
+/// `schedule()` was called holding a spin lock or in an interrupt handler: says which.
+#[cold]
+fn not_preemptible() -> ! {
+    let cpu = this_cpu();
+    assert_eq!(cpu.locks_held(), 0, "schedule() with a spin lock held");
+    assert!(!cpu.in_interrupt(), "schedule() in an interrupt handler");
+    unreachable!("a CPU that is not preemptible holds a lock or is in an interrupt")
+}
+
 /// The slot of an exited task whose stack the next task to run frees (`NO_SLOT`: none).
 /// Outside the scheduler's state so that the switches with nothing to free — nearly all —
 /// need not take the lock again to find that out.
@@ -134,7 +137,9 @@ pub(super) fn leave_for_reaping(slot: Slot) {
     EXITED.store(slot, Ordering::Relaxed);
 }
 
-/// Runs in the task that was just switched to: frees the stack of a task that exited.
+/// Runs in the task that was just switched to: frees the stack of a task that exited —
+/// all it still holds: its files and address space went in its own context, before its
+/// last switch (`lifecycle::release_resources`), so nothing here can wake a task or switch.
 pub(super) fn finish_switch() {
     let slot = EXITED.swap(NO_SLOT, Ordering::Relaxed);
     if slot == NO_SLOT {
@@ -147,6 +152,13 @@ pub(super) fn finish_switch() {
         s.by_id.remove(&task.id);
         Some(task)
     });
+    if let Some(task) = &dead {
+        assert!(
+            task.holds_only_its_stack(),
+            "task {} exited holding more than its stack",
+            task.id
+        );
+    }
     // Dropped after the lock: freeing the stack takes the memory lock.
     drop(dead);
 }

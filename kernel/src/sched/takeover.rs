@@ -8,7 +8,7 @@
 //! waiting for it) move to the heir's task; and whatever named the heir's old id — its
 //! children, a `join` waiting on it — now names the process. `user::thread_ends` drives it.
 
-use super::{Scheduler, change_then_reschedule, current, with_sched};
+use super::{Scheduler, change_then_reschedule, with_sched};
 use crate::task::TaskId;
 use crate::time::clock;
 
@@ -42,11 +42,11 @@ pub fn wait_to_lead(leader: TaskId) {
 /// The old leader's side: hands the process over to `heir` (the running task is its
 /// leader). Interrupts must be off: the caller ends right after, as the heir's old id.
 pub fn hand_over_process(heir: TaskId) {
-    debug_assert!(!x86_64::instructions::interrupts::are_enabled());
+    debug_assert!(!crate::arch::irq::enabled());
     with_sched(|s| {
         let leader = s.current_id();
         s.swap_identities(leader, heir);
-        current::set(heir, leader);
+        crate::percpu::this_cpu().set_current(heir, leader);
     });
 }
 
@@ -61,15 +61,10 @@ impl Scheduler {
         // neither a vfork parent nor children of the process's.)
         let o = self.task(old);
         let (parent, vfork_parent) = (o.parent.take(), o.vfork_parent.take());
-        let (children, exited) = (
-            core::mem::take(&mut o.children),
-            core::mem::take(&mut o.exited_children),
-        );
         let n = self.task(new);
         n.parent = parent;
         n.vfork_parent = vfork_parent;
-        n.children += children;
-        n.exited_children.extend(exited);
+        self.pass_children(old, new);
         // What named the heir's old id names the process now.
         let rename = |id: &mut TaskId| {
             if *id == heir {

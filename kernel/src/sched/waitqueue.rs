@@ -3,15 +3,15 @@
 //! to sleep, so a wake-up that comes between the check and the sleep cannot be lost: on one
 //! CPU, nothing else runs while interrupts are off.
 
-use super::{current, sleep_current, wake_up_from, wake_up_irq};
+use super::{current, sleep_current, wake_up_from};
+use crate::arch::irq;
+use crate::sync::{Rank, SpinLock};
 use crate::task::TaskId;
 use alloc::collections::VecDeque;
-use spin::Mutex;
-use x86_64::instructions::interrupts;
 
 /// Tasks waiting for something.
 pub struct WaitQueue {
-    waiters: Mutex<VecDeque<TaskId>>,
+    waiters: SpinLock<VecDeque<TaskId>>,
 }
 
 impl Default for WaitQueue {
@@ -24,14 +24,14 @@ impl WaitQueue {
     /// An empty queue.
     pub const fn new() -> Self {
         WaitQueue {
-            waiters: Mutex::new(VecDeque::new()),
+            waiters: SpinLock::new(Rank::WaitQueue, VecDeque::new()),
         }
     }
 
     /// Sleeps until `condition()` holds (at once if it already does).
     pub fn wait_until(&self, condition: impl Fn() -> bool) {
         loop {
-            let slept = interrupts::without_interrupts(|| {
+            let slept = irq::without(|| {
                 if condition() {
                     return false;
                 }
@@ -50,7 +50,7 @@ impl WaitQueue {
     /// several queues at once (`poll`), which takes itself off them with [`Self::remove`]
     /// when it wakes. Interrupts must be off from here to the sleep.
     pub fn add_current(&self) {
-        debug_assert!(!interrupts::are_enabled());
+        debug_assert!(!irq::enabled());
         let me = current();
         let mut waiters = self.waiters.lock();
         if !waiters.contains(&me) {
@@ -60,17 +60,15 @@ impl WaitQueue {
 
     /// Takes `task` off the queue, if it is on it.
     pub fn remove(&self, task: TaskId) {
-        interrupts::without_interrupts(|| self.waiters.lock().retain(|&t| t != task));
+        self.waiters.lock().retain(|&t| t != task);
     }
 
     /// Wakes the longest waiter, if any.
     pub fn wake_one(&self) {
-        interrupts::without_interrupts(|| {
-            let waiter = self.waiters.lock().pop_front();
-            if let Some(task) = waiter {
-                wake_up_from(&[task]);
-            }
-        });
+        let waiter = self.waiters.lock().pop_front();
+        if let Some(task) = waiter {
+            wake_up_from(&[task]);
+        }
     }
 
     /// Wakes every waiter. The wake-ups may switch tasks, so no lock may be held across them:
@@ -81,7 +79,7 @@ impl WaitQueue {
     /// and an empty queue costs one look.
     pub fn wake_all(&self) {
         const FEW: usize = 4;
-        interrupts::without_interrupts(|| {
+        irq::without(|| {
             let mut queue = self.waiters.lock();
             match queue.len() {
                 0 => {}
@@ -100,17 +98,5 @@ impl WaitQueue {
                 }
             }
         });
-    }
-
-    /// Wakes every waiter from an interrupt handler (the console's input): the switch, if a
-    /// wake-up asks for one, waits for the interrupt's end. Each waiter is taken off the
-    /// queue before it is woken, so the queue's lock is never held across a wake-up.
-    pub fn wake_all_irq(&self, now: u64) {
-        debug_assert!(!interrupts::are_enabled());
-        loop {
-            let next = self.waiters.lock().pop_front();
-            let Some(task) = next else { break };
-            wake_up_irq(task, now);
-        }
     }
 }

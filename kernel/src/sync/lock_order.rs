@@ -16,25 +16,43 @@
 pub enum Rank {
     /// Tests: a lock outside every other.
     TestOutermost = 0,
-    /// The lab's measurement window (`lab::progress`).
+    /// The lab's measurement window (`lab::progress`): its timer is armed under it.
     LabWindow,
-    /// The console's line discipline (`user::tty`): it wakes readers under the scheduler.
+    /// Futex waiters (`user::syscall::futex`).
+    Futex,
+    /// A process's file-descriptor table (`user::files`).
+    FdTable,
+    /// A process's shared state (`user::thread_group`).
+    ThreadGroup,
+    /// An open file's position and flags (`user::fs::open_file`).
+    OpenFile,
+    /// A pipe's buffer (`user::files`).
+    Pipe,
+    /// The console's line discipline (`user::tty`).
     Terminal,
+    /// A wait queue's list of sleepers (`sched::waitqueue`).
+    WaitQueue,
     /// The scheduler's state (`sched`): wake-ups happen under the locks above.
     Sched,
     /// The high-resolution timers (`time::hrtimer`): a sleep arms its timer under `Sched`.
     Timers,
-    /// The kernel-stack slots (`mm::stack`).
+    /// An address space's layout (`user::address_space`): where the next mapping goes.
+    Layout,
+    /// The kernel-stack slots (`mm::stack`): a new stack is mapped under it.
     Stacks,
     /// Physical frames and page tables (`mm`).
     Memory,
-    /// The serial port (`arch::x86_64::serial`): anything may print, the trace under
-    /// `Sched` among them.
-    Console,
+    /// An address space's list of mapped chunks (`user::page_walk`): page-table walks note
+    /// and read them under `Memory`.
+    Chunks,
+    /// Tests of the checker itself (below the heap, so that a test's panic can allocate).
+    TestOuter,
     /// Tests of the checker itself.
-    TestOuter = 62,
-    /// Tests of the checker itself.
-    TestInner = 63,
+    TestInner,
+    /// The kernel heap (`mm::heap`): anything may allocate, under any lock above.
+    Heap,
+    /// A lock under which nothing else is taken, not even the heap (a table of flags).
+    Leaf,
 }
 
 /// Panics if a lock of `rank` may not be taken while the locks in `held` (one bit per rank)

@@ -1,7 +1,7 @@
 //! A spin lock that keeps interrupts off while held and counts itself on the CPU.
 
 use super::Rank;
-use crate::arch::x86_64::irq;
+use crate::arch::irq;
 use crate::percpu::this_cpu;
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
@@ -64,6 +64,20 @@ impl<T> SpinLock<T> {
     /// stopped (a pointer into the lock, not a guard).
     pub fn as_mut_ptr(&self) -> *mut T {
         self.inner.as_mut_ptr()
+    }
+}
+
+impl<T> SpinLockGuard<'_, T> {
+    /// Releases the lock but leaves interrupts off; returns whether they were on when it
+    /// was taken, for `irq::restore` once the caller is done (the scheduler releases its
+    /// lock this way before it switches).
+    #[inline(always)]
+    pub fn unlock_keeping_irqs_off(self) -> bool {
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: the guard is dropped once, here, and `this` is never dropped.
+        unsafe { ManuallyDrop::drop(&mut this.guard) };
+        this_cpu().lock_released(this.rank as u32);
+        this.irq_were_on
     }
 }
 

@@ -1,6 +1,9 @@
-//! Tasks: kernel threads with an id, a name, a uid and a nice level, a kernel stack with a
-//! guard page, a saved stack pointer while they are not running, a parent and their
-//! statistics. Which task runs when is the scheduler's business ([`crate::sched`]).
+//! Tasks: what the kernel keeps of each thread of execution — a kernel thread, or a thread
+//! of a user process in ring 3: an id, a name, a uid and a nice level, a kernel stack with
+//! a guard page, a saved stack pointer while it is not running, its parent, and for a
+//! process its address space, files and thread group. Its scheduling part (state and
+//! statistics) is the runqueue's (`sched::rq`); which task runs when is the scheduler's
+//! business ([`crate::sched`]).
 //!
 //! Two numbers name a task. Its [`TaskId`] is unique for the whole boot, as a Linux pid is
 //! until the counter wraps: a `join` or a wake-up aimed at a task that has exited can never
@@ -16,6 +19,16 @@ impl Task {
     pub fn rename(&mut self, name: &str) {
         self.name = String::from(name);
         self.refresh_comm();
+    }
+
+    /// Whether the task holds nothing but its kernel stack (and plain data): what an exited
+    /// task must be when the next task frees it.
+    pub fn holds_only_its_stack(&self) -> bool {
+        self.files.is_none()
+            && self.address_space.is_none()
+            && self.group.is_none()
+            && self.user_cpu.is_none()
+            && self.fork_frame.is_none()
     }
 
     /// Gives the task a new nice level (the policy is told separately).
@@ -54,7 +67,7 @@ pub type Slot = usize;
 /// kept by the runqueue (`sched::rq`), which alone changes it.
 pub use sched::{State, TaskStats};
 
-/// A kernel thread.
+/// A task: a kernel thread, or a thread of a user process.
 pub struct Task {
     pub id: TaskId,
     pub(crate) slot: Slot,
@@ -85,9 +98,9 @@ pub struct Task {
     pub(crate) user_start: Option<(u64, u64)>,
     /// A user task's FPU/SSE registers and FS base while it is not running (`None` for a
     /// kernel thread, which uses neither).
-    pub(crate) user_cpu: Option<alloc::boxed::Box<crate::arch::x86_64::user_state::UserCpuState>>,
+    pub(crate) user_cpu: Option<alloc::boxed::Box<crate::arch::user_state::UserCpuState>>,
     /// A forked process's first return to ring 3: its parent's registers, rax = 0.
-    pub(crate) fork_frame: Option<alloc::boxed::Box<crate::arch::x86_64::syscall::SyscallFrame>>,
+    pub(crate) fork_frame: Option<alloc::boxed::Box<crate::arch::syscall::SyscallFrame>>,
     /// A process's open files (shared by its threads).
     pub(crate) files: Option<crate::user::files::Files>,
     /// The process a user task is a thread of (`None` for a kernel thread).
@@ -109,12 +122,10 @@ pub struct Task {
     /// The task that started this one (`None` for the boot task and the idle task). When a
     /// parent exits first, its children pass to the boot task, as Linux's pass to init.
     pub(crate) parent: Option<TaskId>,
-    /// Children started and not yet reaped with `wait_child` (alive or exited).
-    pub(crate) children: u32,
-    /// Children that exited and have not been reaped yet, oldest first.
-    pub(crate) exited_children: alloc::collections::VecDeque<TaskId>,
-    /// Sleeping in `wait_child`.
-    pub(crate) waiting_for_child: bool,
+    /// Its children: how many are unreaped, and the zombies among them (`sched::family`).
+    pub(crate) children: crate::sched::family::Children,
+    /// How it ended, once a process has filed it (`user::process`): its zombie carries it.
+    pub(crate) exit_status: Option<crate::user::process::ExitStatus>,
     /// Sleeping in `sched::park`.
     pub(crate) parked: bool,
     /// An `unpark` came while the task was not parked: its next `park` returns at once.

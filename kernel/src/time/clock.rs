@@ -4,7 +4,7 @@
 //! QEMU's `-icount` both run on virtual time and the measurement gives 1 GHz (one TSC tick per
 //! virtual nanosecond); without it the TSC runs at the host's rate.
 
-use crate::arch::x86_64::{pit, tsc};
+use crate::arch::{pit, tsc};
 use core::sync::atomic::{AtomicU64, Ordering};
 
 /// PIT ticks of the calibration window: 59 659 × (1 / 1.193182 MHz) = 50 ms.

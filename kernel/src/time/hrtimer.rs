@@ -18,15 +18,18 @@
 //! be short and must not start a context switch themselves (they may ask for one).
 
 use super::clock;
-use crate::arch::x86_64::apic;
+use crate::arch::apic;
 use crate::sync::{Rank, SpinLock};
 use crate::task::TaskId;
 use alloc::collections::BTreeMap;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 /// What happens when a timer expires.
 #[derive(Debug, Clone, Copy)]
 pub enum Action {
-    /// The periodic scheduler tick (with the APIC: see `time::start_tick`).
+    /// The periodic scheduler tick (`time::start_tick`): the queue re-arms it one period
+    /// after each expiry, so ticks do not drift with interrupt latency. While the PIT
+    /// drives the tick its expiries are skipped: each PIT interrupt is a tick itself.
     Tick,
     /// A timed sleep ends: wake this task.
     Wake(TaskId),
@@ -72,6 +75,8 @@ struct Queue {
     timers: BTreeMap<TimerId, Timer>,
     sequence: u64,
     device: Option<Device>,
+    /// The tick's period, in ns.
+    tick_ns: u64,
 }
 
 static QUEUE: SpinLock<Queue> = SpinLock::new(
@@ -80,19 +85,30 @@ static QUEUE: SpinLock<Queue> = SpinLock::new(
         timers: BTreeMap::new(),
         sequence: 0,
         device: None,
+        tick_ns: 1_000_000,
     },
 );
+
+/// The PIT, not the APIC, drives the tick (read at every timer interrupt, without the lock).
+static PIT_DRIVES_TICK: AtomicBool = AtomicBool::new(false);
 
 fn with_queue<R>(f: impl FnOnce(&mut Queue) -> R) -> R {
     f(&mut QUEUE.lock())
 }
 
-/// Chooses the device timers are served by.
-pub fn set_device(device: Device) {
+/// Chooses the device timers are served by, and the tick's period.
+pub fn set_device(device: Device, tick_ns: u64) {
+    PIT_DRIVES_TICK.store(device == Device::PitPeriodic, Ordering::Relaxed);
     with_queue(|q| {
         q.device = Some(device);
+        q.tick_ns = tick_ns;
         program(q);
     });
+}
+
+/// Whether each timer interrupt is itself a tick (`clockevent=pit`).
+pub fn pit_drives_tick() -> bool {
+    PIT_DRIVES_TICK.load(Ordering::Relaxed)
 }
 
 /// Arms the one-shot for the earliest expiry (APIC only; the PIT just keeps ticking).
@@ -119,19 +135,26 @@ pub fn start(expiry: u64, action: Action) -> TimerId {
 /// interrupt from then on, and at `expiry + slack` at the latest.
 pub fn start_range(expiry: u64, slack: u64, action: Action) -> TimerId {
     with_queue(|q| {
-        q.sequence += 1;
+        let id = q.insert(expiry, slack, action);
+        program(q);
+        id
+    })
+}
+
+impl Queue {
+    fn insert(&mut self, expiry: u64, slack: u64, action: Action) -> TimerId {
+        self.sequence += 1;
         let id = TimerId {
             expiry: expiry.saturating_add(slack),
-            sequence: q.sequence,
+            sequence: self.sequence,
         };
         let timer = Timer {
             action,
             soft_expiry: expiry,
         };
-        q.timers.insert(id, timer);
-        program(q);
+        self.timers.insert(id, timer);
         id
-    })
+    }
 }
 
 /// Cancels a timer; false if it already fired (or never existed).
@@ -149,16 +172,24 @@ pub fn cancel(id: TimerId) -> bool {
 /// the action may start new timers, then calls [`reprogram`].
 pub fn pop_expired(now: u64) -> Option<Expired> {
     with_queue(|q| {
-        let (&id, _) = q
-            .timers
-            .iter()
-            .next()
-            .filter(|(_, t)| t.soft_expiry <= now)?;
-        let timer = q.timers.remove(&id)?;
-        Some(Expired {
-            action: timer.action,
-            expiry: timer.soft_expiry,
-        })
+        loop {
+            let (&id, _) = q
+                .timers
+                .iter()
+                .next()
+                .filter(|(_, t)| t.soft_expiry <= now)?;
+            let timer = q.timers.remove(&id)?;
+            if let Action::Tick = timer.action {
+                q.insert(timer.soft_expiry + q.tick_ns, 0, Action::Tick);
+                if pit_drives_tick() {
+                    continue;
+                }
+            }
+            return Some(Expired {
+                action: timer.action,
+                expiry: timer.soft_expiry,
+            });
+        }
     })
 }
 

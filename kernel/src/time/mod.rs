@@ -5,7 +5,7 @@
 pub mod clock;
 pub mod hrtimer;
 
-use crate::arch::x86_64::{apic, pic, pit};
+use crate::arch::{apic, pic, pit};
 use crate::config::ClockEvent;
 use core::fmt;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -51,14 +51,12 @@ impl fmt::Display for TimeReport {
 
 static TICK_NS: AtomicU64 = AtomicU64::new(1_000_000);
 static HRTIMER_OFF: AtomicBool = AtomicBool::new(false);
-/// The PIT, not the APIC, drives the tick and the timers.
-static PIT_MODE: AtomicBool = AtomicBool::new(false);
 
 /// Calibrates the clock (once: the clock never restarts) and sets up the clock event device
 /// for `clockevent` at `hz`. Interrupts are enabled on return. Called at boot, and again by
 /// tests that switch devices.
 pub fn init(clockevent: ClockEvent, hz: u32, hrtimer: bool) -> TimeReport {
-    x86_64::instructions::interrupts::disable();
+    crate::arch::irq::disable();
     static CALIBRATED: Once<u64> = Once::new();
     let tsc_hz = *CALIBRATED.call_once(clock::calibrate);
     HRTIMER_OFF.store(!hrtimer, Ordering::Relaxed);
@@ -69,8 +67,8 @@ pub fn init(clockevent: ClockEvent, hz: u32, hrtimer: bool) -> TimeReport {
             static MAPPED: Once<()> = Once::new();
             MAPPED.call_once(|| {
                 crate::mm::map_mmio(
-                    x86_64::PhysAddr::new(apic::physical_base()),
-                    x86_64::VirtAddr::new(apic::LAPIC_VIRT),
+                    crate::arch::paging::PhysAddr::new(apic::physical_base()),
+                    crate::arch::paging::VirtAddr::new(apic::LAPIC_VIRT),
                 )
                 .expect("cannot map the local APIC");
             });
@@ -79,20 +77,20 @@ pub fn init(clockevent: ClockEvent, hz: u32, hrtimer: bool) -> TimeReport {
             let window = 10_000_000;
             let ticks = apic::measure_ticks(|| clock::spin_until(clock::now() + window));
             let apic_hz = ticks * 1_000_000_000 / window;
-            PIT_MODE.store(false, Ordering::Relaxed);
-            hrtimer::set_device(hrtimer::Device::Lapic { apic_hz });
-            (1_000_000_000 / u64::from(hz), apic_hz)
+            let tick_ns = 1_000_000_000 / u64::from(hz);
+            hrtimer::set_device(hrtimer::Device::Lapic { apic_hz }, tick_ns);
+            (tick_ns, apic_hz)
         }
         ClockEvent::Pit => {
             apic::disarm_if_mapped();
             pic::init(1 << 0);
-            PIT_MODE.store(true, Ordering::Relaxed);
-            hrtimer::set_device(hrtimer::Device::PitPeriodic);
-            (pit::start_periodic(hz), 0)
+            let tick_ns = pit::start_periodic(hz);
+            hrtimer::set_device(hrtimer::Device::PitPeriodic, tick_ns);
+            (tick_ns, 0)
         }
     };
     TICK_NS.store(tick_ns, Ordering::Relaxed);
-    x86_64::instructions::interrupts::enable();
+    crate::arch::irq::enable();
     TimeReport {
         tsc_hz,
         apic_hz,
@@ -136,29 +134,6 @@ pub fn poll_slack(timeout_ns: u64) -> u64 {
 /// Ticks so far (on this CPU).
 pub fn ticks() -> u64 {
     crate::percpu::this_cpu().ticks()
-}
-
-/// A timer interrupt came: whether it is itself a tick, as each of the PIT's is while the
-/// PIT drives the tick (`clockevent=pit`); counted if so.
-pub fn pit_tick() -> bool {
-    let is_tick = PIT_MODE.load(Ordering::Relaxed);
-    if is_tick {
-        crate::percpu::this_cpu().count_tick();
-    }
-    is_tick
-}
-
-/// The tick's hrtimer (APIC mode) expired at `expiry`: the next is armed exactly one period
-/// later, so ticks do not drift with interrupt latency. Returns whether this is a tick
-/// (counted): not while the PIT drives the tick (a test switched devices), whose own
-/// interrupts tick instead.
-pub fn tick_timer_expired(expiry: u64) -> bool {
-    hrtimer::start(expiry + tick_ns(), hrtimer::Action::Tick);
-    let is_tick = !PIT_MODE.load(Ordering::Relaxed);
-    if is_tick {
-        crate::percpu::this_cpu().count_tick();
-    }
-    is_tick
 }
 
 /// Starts the periodic scheduler tick (once; later calls do nothing).

@@ -12,7 +12,7 @@ use spin::Mutex;
 /// sleep=off mode would have nothing to jump to.
 fn idle_until(done: impl Fn() -> bool) {
     while !done() {
-        x86_64::instructions::interrupts::enable_and_hlt();
+        crate::arch::irq::enable_and_wait();
     }
 }
 

@@ -6,15 +6,15 @@
 //! walking the program's own table: a bad user pointer is an error (`EFAULT`), never a
 //! kernel page fault, and nothing depends on which table CR3 holds.
 
-use crate::mm::{MEMORY, Memory, MemoryError};
-use alloc::vec::Vec;
-use core::sync::atomic::Ordering::Relaxed;
-use x86_64::VirtAddr;
-use x86_64::instructions::interrupts;
-use x86_64::structures::paging::{
+use crate::arch::paging::VirtAddr;
+use crate::arch::paging::{
     FrameAllocator, FrameDeallocator, Mapper, OffsetPageTable, Page, PageTable,
     PageTableFlags as F, PhysFrame, Size4KiB,
 };
+use crate::mm::{MEMORY, Memory, MemoryError};
+use crate::sync::{Rank, SpinLock};
+use alloc::vec::Vec;
+use core::sync::atomic::Ordering::Relaxed;
 
 /// Programs live below this address (the lower half, less a guard page at its top).
 pub const USER_END: u64 = 0x0000_7fff_ffff_f000;
@@ -34,10 +34,10 @@ pub struct AddressSpace {
     /// Pages mapped in the lower half (shared copy-on-write pages count in each owner).
     pages: core::sync::atomic::AtomicU64,
     /// Where `brk` and anonymous `mmap`s put memory.
-    pub layout: spin::Mutex<Layout>,
+    pub layout: SpinLock<Layout>,
     /// The 2 MiB chunks of the lower half that have a level-1 table, and the span of it
     /// ever used (see `page_walk`).
-    pub(super) chunks: spin::Mutex<Vec<super::page_walk::Chunk>>,
+    pub(super) chunks: SpinLock<Vec<super::page_walk::Chunk>>,
 }
 
 /// The program break and the next anonymous mapping's address.
@@ -54,7 +54,7 @@ pub struct Layout {
 pub const MMAP_TOP: u64 = 0x0000_7000_0000_0000;
 
 pub(super) fn with_memory<R>(f: impl FnOnce(&mut Memory) -> R) -> R {
-    interrupts::without_interrupts(|| f(MEMORY.lock().as_mut().expect("memory set up")))
+    f(MEMORY.lock().as_mut().expect("memory set up"))
 }
 
 impl AddressSpace {
@@ -80,11 +80,14 @@ impl AddressSpace {
             Ok(AddressSpace {
                 level_4: frame,
                 pages: core::sync::atomic::AtomicU64::new(0),
-                layout: spin::Mutex::new(Layout {
-                    mmap_next: MMAP_TOP,
-                    ..Layout::default()
-                }),
-                chunks: spin::Mutex::new(Vec::new()),
+                layout: SpinLock::new(
+                    Rank::Layout,
+                    Layout {
+                        mmap_next: MMAP_TOP,
+                        ..Layout::default()
+                    },
+                ),
+                chunks: SpinLock::new(Rank::Chunks, Vec::new()),
             })
         })
     }
@@ -272,7 +275,7 @@ impl AddressSpace {
                     let mut flags = entry.flags();
                     flags.set(F::USER_ACCESSIBLE, accessible);
                     entry.set_flags(flags);
-                    x86_64::instructions::tlb::flush(VirtAddr::new(addr));
+                    crate::arch::paging::flush_tlb(VirtAddr::new(addr));
                     changed += 1;
                 }
             })

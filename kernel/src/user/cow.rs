@@ -6,12 +6,10 @@
 //! tables, not memory, and a fork followed by `execve` copies almost nothing.
 
 use super::address_space::{AddressSpace, PAGE, with_memory};
+use crate::arch::paging::TranslateResult;
+use crate::arch::paging::VirtAddr;
+use crate::arch::paging::{FrameAllocator, Mapper, Page, PageTableFlags as F, Size4KiB, Translate};
 use crate::mm::MemoryError;
-use x86_64::VirtAddr;
-use x86_64::structures::paging::mapper::TranslateResult;
-use x86_64::structures::paging::{
-    FrameAllocator, Mapper, Page, PageTableFlags as F, Size4KiB, Translate,
-};
 
 /// The page-table bit that marks a copy-on-write page (bit 9, available to software).
 pub const COW: F = F::BIT_9;
@@ -22,7 +20,9 @@ impl AddressSpace {
     /// so its next store to a shared page faults.
     pub fn fork(&self) -> Result<AddressSpace, MemoryError> {
         let child = AddressSpace::new()?;
-        *child.layout.lock() = *self.layout.lock();
+        // One layout at a time: two locks of one rank are never held together.
+        let layout = *self.layout.lock();
+        *child.layout.lock() = layout;
         child.set_mapped_pages(self.mapped_pages());
         child.copy_chunks(self);
         let mut pages = alloc::vec::Vec::new();
@@ -38,7 +38,7 @@ impl AddressSpace {
                 }
             })
         });
-        x86_64::instructions::tlb::flush_all();
+        crate::arch::paging::flush_tlb_all();
         child.with_mapper(|mapper, m| {
             for (addr, frame, flags) in pages {
                 let page = Page::<Size4KiB>::containing_address(VirtAddr::new(addr));
@@ -72,7 +72,7 @@ impl AddressSpace {
                 return Ok(false);
             }
             let flags = (flags - COW) | F::WRITABLE;
-            let frame = x86_64::structures::paging::PhysFrame::<Size4KiB>::containing_address(
+            let frame = crate::arch::paging::PhysFrame::<Size4KiB>::containing_address(
                 frame.start_address(),
             );
             if m.shares.is_shared(frame) {

@@ -5,11 +5,10 @@
 //! end-of-file once every write end is closed, and a writer EPIPE once every read end is.
 
 use crate::sched::WaitQueue;
+use crate::sync::{Rank, SpinLock};
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use spin::Mutex;
-use x86_64::instructions::interrupts;
 
 /// How many bytes a pipe holds (Linux's minimum pipe size is a page).
 pub const PIPE_BYTES: usize = 4096;
@@ -26,7 +25,7 @@ static PIPES: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize:
 
 /// A pipe: a byte queue and who waits on it.
 pub struct Pipe {
-    state: Mutex<PipeState>,
+    state: SpinLock<PipeState>,
     readable: WaitQueue,
     writable: WaitQueue,
 }
@@ -45,11 +44,14 @@ impl Pipe {
             .try_update(Relaxed, Relaxed, |n| (n < MAX_PIPES).then_some(n + 1))
             .ok()?;
         let pipe = Arc::new(Pipe {
-            state: Mutex::new(PipeState {
-                bytes: VecDeque::new(),
-                readers: 0,
-                writers: 0,
-            }),
+            state: SpinLock::new(
+                Rank::Pipe,
+                PipeState {
+                    bytes: VecDeque::new(),
+                    readers: 0,
+                    writers: 0,
+                },
+            ),
             readable: WaitQueue::new(),
             writable: WaitQueue::new(),
         });
@@ -60,7 +62,7 @@ impl Pipe {
     }
 
     fn with<R>(&self, f: impl FnOnce(&mut PipeState) -> R) -> R {
-        interrupts::without_interrupts(|| f(&mut self.state.lock()))
+        f(&mut self.state.lock())
     }
 
     /// Reads into `out` (up to its length): waits while the pipe is empty and has writers (or
@@ -209,22 +211,28 @@ pub struct FdTable {
 }
 
 /// A table shared by the tasks that share it.
-pub type Files = Arc<Mutex<FdTable>>;
+pub type Files = Arc<SpinLock<FdTable>>;
 
 impl FdTable {
     /// stdin, stdout and stderr on the console.
     pub fn with_console() -> Files {
         let console = Arc::new(File::Console);
-        Arc::new(Mutex::new(FdTable {
-            fds: alloc::vec![Some(console.clone()), Some(console.clone()), Some(console)],
-        }))
+        Arc::new(SpinLock::new(
+            Rank::FdTable,
+            FdTable {
+                fds: alloc::vec![Some(console.clone()), Some(console.clone()), Some(console)],
+            },
+        ))
     }
 
     /// A copy for a forked child: the same open files.
     pub fn fork(&self) -> Files {
-        Arc::new(Mutex::new(FdTable {
-            fds: self.fds.clone(),
-        }))
+        Arc::new(SpinLock::new(
+            Rank::FdTable,
+            FdTable {
+                fds: self.fds.clone(),
+            },
+        ))
     }
 
     pub fn get(&self, fd: i64) -> Option<Arc<File>> {

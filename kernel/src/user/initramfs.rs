@@ -17,9 +17,8 @@ static INDEX: Once<Vec<(&'static [u8], &'static [u8])>> = Once::new();
 
 /// Reads the archive from fw_cfg, if the boot tool passed one (once, at boot).
 pub fn init() {
-    let archive = ARCHIVE.call_once(|| {
-        crate::arch::x86_64::fw_cfg::read_whole("opt/cfslab/initramfs").unwrap_or_default()
-    });
+    let archive = ARCHIVE
+        .call_once(|| crate::arch::fw_cfg::read_whole("opt/cfslab/initramfs").unwrap_or_default());
     INDEX.call_once(|| entries(archive).collect());
 }
 

@@ -12,10 +12,10 @@
 //! only the ranges that are mapped.
 
 use super::address_space::{AddressSpace, PAGE};
+use crate::arch::paging::PageTableEntry;
+use crate::arch::paging::{PageTable, PhysFrame};
 use crate::mm::Memory;
 use alloc::vec::Vec;
-use x86_64::structures::paging::page_table::PageTableEntry;
-use x86_64::structures::paging::{PageTable, PhysFrame};
 
 /// What one level-1 table maps: 512 pages.
 const CHUNK: u64 = 512 * PAGE;
@@ -91,7 +91,9 @@ impl AddressSpace {
 
     /// Notes every chunk `parent` has: a forked child maps the same pages.
     pub(super) fn copy_chunks(&self, parent: &AddressSpace) {
-        *self.chunks.lock() = parent.chunks.lock().clone();
+        // One list at a time: two locks of one rank are never held together.
+        let chunks = parent.chunks.lock().clone();
+        *self.chunks.lock() = chunks;
     }
 
     /// The page tables of the lower half (levels 3, 2 and 1), for `drop`.

@@ -8,12 +8,10 @@ use super::{elf, initramfs, thread_ends};
 use crate::println;
 use crate::sched;
 use crate::task::TaskId;
-use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
-use spin::Mutex;
 
 /// Why a program could not start.
 #[derive(Debug)]
@@ -40,30 +38,15 @@ pub enum Exit {
     Signal(u8),
 }
 
-/// A process that ended and was not waited for yet: its parent, how it ended, and its CPU
-/// time (its threads' and its reaped children's, as `wait4`'s rusage reports it).
-struct Ended {
-    parent: Option<TaskId>,
-    exit: Exit,
-    times: CpuTimes,
-    /// Its threads' CPU time alone (the lab's `cpu` lines: a task's own share).
-    own: CpuTimes,
-}
-
-/// A child's end, as its parent takes it: its id, how it ended, its CPU time with its
-/// reaped children's (`wait4`'s rusage), and its threads' alone.
-pub struct Reaped {
-    pub id: TaskId,
+/// How a process ended, as its zombie carries it to its parent (`sched::family`): how it
+/// ended, and its CPU time — its threads' and its reaped children's, as `wait4`'s rusage
+/// reports it, and its threads' alone.
+#[derive(Debug, Clone, Copy)]
+pub struct ExitStatus {
     pub exit: Exit,
     pub times: CpuTimes,
+    /// Its threads' CPU time alone (the lab's `cpu` lines: a task's own share).
     pub own: CpuTimes,
-}
-
-/// Processes not yet waited for, by leader.
-static EXITS: Mutex<BTreeMap<TaskId, Ended>> = Mutex::new(BTreeMap::new());
-
-fn with_exits<R>(f: impl FnOnce(&mut BTreeMap<TaskId, Ended>) -> R) -> R {
-    x86_64::instructions::interrupts::without_interrupts(|| f(&mut EXITS.lock()))
 }
 
 /// Ends the running thread (`exit`); the process ends with its last thread.
@@ -87,10 +70,12 @@ fn end(exit: Exit, whole_process: bool) -> ! {
         thread_ends::end_other_threads(&group);
     }
     release_tid();
+    // Before anything below that must not be interrupted: closing files may wake a task.
+    sched::release_files();
     let me = sched::current();
     if me != group.leader {
         // A thread leaves its CPU time to the process and goes; no one waits for it.
-        x86_64::instructions::interrupts::disable();
+        crate::arch::irq::disable();
         group.add_ended_thread(sched::current_thread_times());
         // `exit` never returns: what this frame holds must go first.
         drop(group);
@@ -105,29 +90,13 @@ fn end(exit: Exit, whole_process: bool) -> ! {
     // Interrupts stay off from here until the scheduler has switched away for good: a child
     // ending between this task's filing and its exit would otherwise file its status under
     // this task after its children passed to the boot task, and stay unreaped for ever.
-    x86_64::instructions::interrupts::disable();
+    crate::arch::irq::disable();
     let (ended, children) = group.ended_and_children();
     let mut times = sched::current_thread_times();
     times.add(ended);
     let own = times;
     times.add(children);
-    with_exits(|e| {
-        let parent = sched::parent_of(me);
-        e.insert(
-            me,
-            Ended {
-                parent,
-                exit,
-                times,
-                own,
-            },
-        );
-        // Children that ended and were never waited for pass to the boot task with the
-        // living ones (as Linux's zombies pass to init), which reaps them.
-        for ended in e.values_mut().filter(|e| e.parent == Some(me)) {
-            ended.parent = Some(sched::BOOT_TASK);
-        }
-    });
+    sched::set_exit_status(ExitStatus { exit, times, own });
     drop(group);
     sched::exit()
 }
@@ -157,40 +126,6 @@ pub fn write_tid(addresses: [u64; 2]) {
     for addr in addresses.into_iter().filter(|&a| a != 0) {
         let _ = space.write(addr, &tid.to_le_bytes());
     }
-}
-
-/// On the way back to ring 3 from an interrupt: dies if killed.
-pub fn on_return_to_user() {
-    if let Some(signal) = sched::current_killed() {
-        die(signal);
-    }
-}
-
-/// The ended, unreaped children of task `from` become task `to`'s (a thread exec'ing takes
-/// its process over: `thread_ends`).
-pub fn children_pass_to(from: TaskId, to: TaskId) {
-    with_exits(|e| {
-        for ended in e.values_mut().filter(|e| e.parent == Some(from)) {
-            ended.parent = Some(to);
-        }
-    });
-}
-
-/// Takes the exit status (and CPU time) of a child of `parent` that has ended: `child` if
-/// given, else any.
-pub fn take_exit(parent: TaskId, child: Option<TaskId>) -> Option<Reaped> {
-    with_exits(|e| {
-        let id = *e
-            .iter()
-            .find(|(id, ended)| ended.parent == Some(parent) && child.is_none_or(|c| c == **id))?
-            .0;
-        e.remove(&id).map(|ended| Reaped {
-            id,
-            exit: ended.exit,
-            times: ended.times,
-            own: ended.own,
-        })
-    })
 }
 
 /// A program loaded and ready to enter: its address space, entry and initial stack.
@@ -277,9 +212,8 @@ pub fn run_program(argv: &[String]) -> bool {
     initramfs::init();
     let before = (crate::mm::frames_in_use(), crate::mm::heap::stats().used);
     let ok = run_first_program(argv);
-    // Orphans pass to this task (see sched::lifecycle); reap any still running or unreaped.
+    // Orphans pass to this task (see sched::family); reap any still running or unreaped.
     while sched::wait_child().is_some() {}
-    while take_exit(sched::current(), None).is_some() {}
     // The page cache and the stack cache keep frames for the next execve and task; they are
     // let go here, so that every frame the run took must be back.
     crate::mm::drop_caches();
@@ -313,8 +247,13 @@ fn run_first_program(argv: &[String]) -> bool {
             return false;
         }
     };
-    while sched::wait_child().is_some_and(|id| id != child) {}
-    let exit = take_exit(sched::current(), Some(child)).map(|r| r.exit);
+    let exit = loop {
+        match sched::wait_child() {
+            Some(zombie) if zombie.id == child => break zombie.status.map(|s| s.exit),
+            Some(_) => continue,
+            None => break None,
+        }
+    };
     let (status, signal) = match exit {
         Some(Exit::Status(s)) => (alloc::format!("{s}"), String::from("null")),
         Some(Exit::Signal(s)) => (String::from("null"), alloc::format!("{s}")),

@@ -64,8 +64,7 @@ pub fn wait_for_threads(group: &Arc<ThreadGroup>) -> Option<TaskId> {
 /// running task ends as a plain thread, its CPU time left to the process.
 pub fn hand_over(group: Arc<ThreadGroup>, heir: TaskId) -> ! {
     // Nothing may run between the rename and this task's end.
-    x86_64::instructions::interrupts::disable();
-    super::process::children_pass_to(heir, group.leader);
+    crate::arch::irq::disable();
     sched::hand_over_process(heir);
     group.add_ended_thread(sched::current_thread_times());
     // `exit` never returns: what this frame holds must go first.

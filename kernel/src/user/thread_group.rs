@@ -14,11 +14,10 @@
 //! cfslab can host yet.
 
 use super::process::Exit;
+use crate::sync::{Rank, SpinLock};
 use crate::task::TaskId;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
-use spin::Mutex;
-use x86_64::instructions::interrupts::without_interrupts;
 
 /// CPU time split into user and system time, in nanoseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -86,7 +85,7 @@ pub struct ThreadGroup {
     /// hands the process over to it. Atomic, so that the leader can ask under the
     /// scheduler's lock, right before it sleeps (`user::thread_ends`).
     heir: AtomicUsize,
-    state: Mutex<GroupState>,
+    state: SpinLock<GroupState>,
 }
 
 struct GroupState {
@@ -106,33 +105,46 @@ struct GroupState {
     pending: u64,
 }
 
+/// The signal actions a forked child inherits (Linux's `copy_sighand`): taken from the
+/// parent's group before the scheduler's lock, under which the child is made.
+pub struct InheritedActions(Vec<(u8, SigAction)>);
+
 impl ThreadGroup {
     /// A new process led by `leader`, with every signal at its default action.
     pub fn new(leader: TaskId) -> ThreadGroup {
+        ThreadGroup::with_actions(leader, Vec::new())
+    }
+
+    fn with_actions(leader: TaskId, actions: Vec<(u8, SigAction)>) -> ThreadGroup {
         ThreadGroup {
             leader,
             heir: AtomicUsize::new(0),
-            state: Mutex::new(GroupState {
-                exit: None,
-                execing: false,
-                ended_threads: CpuTimes::default(),
-                reaped_children: CpuTimes::default(),
-                actions: Vec::new(),
-                pending: 0,
-            }),
+            state: SpinLock::new(
+                Rank::ThreadGroup,
+                GroupState {
+                    exit: None,
+                    execing: false,
+                    ended_threads: CpuTimes::default(),
+                    reaped_children: CpuTimes::default(),
+                    actions,
+                    pending: 0,
+                },
+            ),
         }
     }
 
-    /// A forked child's group, led by `leader`: the actions are inherited, nothing else
-    /// (Linux's `copy_sighand`).
-    pub fn forked(&self, leader: TaskId) -> ThreadGroup {
-        let child = ThreadGroup::new(leader);
-        child.state.lock().actions = self.with(|s| s.actions.clone());
-        child
+    /// What a child forked now inherits: the signal actions, nothing else.
+    pub fn actions_to_inherit(&self) -> InheritedActions {
+        InheritedActions(self.with(|s| s.actions.clone()))
+    }
+
+    /// A forked child's group, led by `leader`, with the actions it inherits.
+    pub fn forked(leader: TaskId, inherited: InheritedActions) -> ThreadGroup {
+        ThreadGroup::with_actions(leader, inherited.0)
     }
 
     fn with<R>(&self, f: impl FnOnce(&mut GroupState) -> R) -> R {
-        without_interrupts(|| f(&mut self.state.lock()))
+        f(&mut self.state.lock())
     }
 
     /// Records that the process ends with `exit` unless something decided first; true if

@@ -16,10 +16,9 @@
 //! there. What it does not do: raw mode (`tcsetattr`), job control (SIGTSTP, SIGTTIN).
 
 use crate::sched::WaitQueue;
+use crate::sync::{Rank, SpinLock};
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
-use spin::Mutex;
-use x86_64::instructions::interrupts;
 
 /// The longest line (Linux's N_TTY_BUF_SIZE is 4096, one byte kept for the newline).
 pub const MAX_LINE: usize = 4095;
@@ -77,20 +76,23 @@ struct Terminal {
     lines: VecDeque<Vec<u8>>,
 }
 
-static TERMINAL: Mutex<Terminal> = Mutex::new(Terminal {
-    editing: Vec::new(),
-    lines: VecDeque::new(),
-});
+static TERMINAL: SpinLock<Terminal> = SpinLock::new(
+    Rank::Terminal,
+    Terminal {
+        editing: Vec::new(),
+        lines: VecDeque::new(),
+    },
+);
 
 /// Readers waiting for a line.
 static READERS: WaitQueue = WaitQueue::new();
 
 fn with<R>(f: impl FnOnce(&mut Terminal) -> R) -> R {
-    interrupts::without_interrupts(|| f(&mut TERMINAL.lock()))
+    f(&mut TERMINAL.lock())
 }
 
 fn echo(bytes: &[u8]) {
-    crate::arch::x86_64::serial::write_bytes(bytes);
+    crate::arch::serial::write_bytes(bytes);
 }
 
 /// What a byte received asks for, beyond the editing itself.
@@ -153,7 +155,7 @@ impl Terminal {
 pub fn received(byte: u8) {
     match with(|t| t.edit(byte)) {
         After::Nothing => {}
-        After::LineEnded => READERS.wake_all_irq(crate::time::clock::now()),
+        After::LineEnded => READERS.wake_all(),
         After::Interrupt => super::syscall::signal_every_process(SIGINT),
     }
 }

@@ -5,9 +5,9 @@
 //! copy-on-write first gives the program its own copy, as the program's own store would.
 
 use super::address_space::{AddressSpace, Fault, PAGE, USER_END};
+use crate::arch::paging::{OffsetPageTable, PageTable, PageTableFlags as F};
+use crate::arch::paging::{PhysAddr, VirtAddr};
 use alloc::vec::Vec;
-use x86_64::structures::paging::{OffsetPageTable, PageTable, PageTableFlags as F};
-use x86_64::{PhysAddr, VirtAddr};
 
 impl AddressSpace {
     /// The physical address behind user address `addr`, if the program may touch it

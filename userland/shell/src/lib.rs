@@ -1,5 +1,4 @@
-//! cfslab's shell, `/bin/sh`: the session a student plays with the scheduler in (issue
-//! [5/5]). What it does: reads lines, runs programs (`$PATH`, default `/bin`) in the
+//! cfslab's shell, `/bin/sh`: the session a student plays with the scheduler in. What it does: reads lines, runs programs (`$PATH`, default `/bin`) in the
 //! foreground or with `&` in the background, and has the builtins a scheduler lab needs —
 //! `jobs`, `wait`, `fg`, `kill`, `nice`, `renice`, `su`, `time`, `echo`, `sleep`, `help`,
 //! `exit` — with `;` between commands and `> FILE` for output. A bad line (an unknown

@@ -1,4 +1,4 @@
-//! ADAPTIVE_GRAN (Linux 2.6.30–2.6.34, on by default; cfs-semantics §4.2): the wakeup
+//! ADAPTIVE_GRAN (Linux 2.6.30–2.6.34, on by default; docs/scheduler.md §4.2): the wakeup
 //! granularity adapts to how often the wakee wakes others.
 //!
 //! Each task keeps `avg_wakeup`, a running average (1/8 weight per sample, Linux's

@@ -1,4 +1,4 @@
-//! What is CFS-specific in the fair class, era by era (cfs-semantics §3–§5): the period and
+//! What is CFS-specific in the fair class, era by era (docs/scheduler.md §3–§5): the period and
 //! the slices, tick preemption, wake-up preemption with its granularity, and where new and
 //! waking entities are placed on the timeline.
 

@@ -1,4 +1,4 @@
-//! What is EEVDF-specific in the fair class (Linux 6.6, cfs-semantics §8): the weighted
+//! What is EEVDF-specific in the fair class (Linux 6.6, docs/scheduler.md §8): the weighted
 //! average virtual runtime V, lag and eligibility, virtual deadlines, lag-preserving
 //! placement and the earliest-eligible-deadline pick.
 

@@ -1,7 +1,7 @@
-//! Worked numbers for the places where cfslab once differed from Linux's own source (issue
-//! 8): EEVDF's placement of a new task, its tie rule and its wake-up check (6.6), the early
+//! Worked numbers for the places where cfslab once differed from Linux's own source:
+//! EEVDF's placement of a new task, its tie rule and its wake-up check (6.6), the early
 //! return of CFS's wake-up check when a reschedule is already pending (2.6.32–36), and a
-//! yield that touches the task's own level only (issue 10).
+//! yield that touches the task's own level only.
 
 use super::*;
 use crate::params::{Era, FairParams, Grouping};

@@ -220,8 +220,8 @@ impl Fair {
     /// `update_min_vruntime`: the smaller of the running and the leftmost entity's virtual
     /// runtime, but never backwards.
     // Inlined in optimised builds, as the other steps of a switch marked so: a call's
-    // register saves and restores cost about as much as these bodies (issue 10's profile of
-    // the switch). Debug builds keep the calls, so that gdb can break in each step.
+    // register saves and restores cost about as much as these bodies (the profile of the
+    // switch). Debug builds keep the calls, so that gdb can break in each step.
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn update_min_vruntime(&mut self, rq: RqId) {
         let q = self.rq(rq);

@@ -1,4 +1,4 @@
-//! Unit tests of the fair class against the worked numbers of cfs-semantics.md.
+//! Unit tests of the fair class against the worked numbers of docs/scheduler.md.
 
 use super::*;
 use crate::params::{Era, FairParams, Feature, Grouping};
@@ -238,7 +238,7 @@ fn min_vruntime_starts_below_the_wrap_and_survives_it() {
     assert!(a.abs_diff(b) <= 4 * MS, "{a} vs {b}");
 }
 
-/// The worked example of cfs-semantics §6.5 (2.6.24, FAIR_USER_SCHED, one CPU): uid 2 runs
+/// The worked example of docs/scheduler.md §6.5 (2.6.24, FAIR_USER_SCHED, one CPU): uid 2 runs
 /// two hogs, uid 1 a task that slept 100 ms. Without group sleeper credit the waking task's
 /// group is placed at min_vruntime and cannot preempt; it waits until uid 2's group has had
 /// its top-level slice, period(2) × 1024 / 2048 = 10 ms, noticed by the first tick after it

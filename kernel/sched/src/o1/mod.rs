@@ -1,5 +1,5 @@
 //! The O(1) scheduler of Linux 2.6.11 (kernel/sched.c), the kernel of seed 002's
-//! multi-second stalls (cfs-semantics §9).
+//! multi-second stalls (docs/scheduler.md §9).
 //!
 //! Two priority arrays, *active* and *expired*, each a FIFO list per priority (140 levels,
 //! normal tasks use 100–139 = 120 + nice) with a bitmap of the non-empty ones. The CPU goes to

@@ -1,6 +1,6 @@
 //! 2.6.11's dynamic priority (kernel/sched.c): `sleep_avg` and its bonus, the effective
 //! priority, what counts as interactive, and the time slices that follow from the static
-//! priority (cfs-semantics §9). The arrays that use them are in `mod.rs`.
+//! priority (docs/scheduler.md §9). The arrays that use them are in `mod.rs`.
 
 use super::{
     DEF_TIMESLICE_MS, GRANULARITY_MS, MAX_BONUS, MAX_SLEEP_AVG_NS, MIN_TIMESLICE_MS, NS_PER_MS, O1,

@@ -1,4 +1,4 @@
-//! Unit tests of the O(1) scheduler against 2.6.11's numbers (cfs-semantics §9).
+//! Unit tests of the O(1) scheduler against 2.6.11's numbers (docs/scheduler.md §9).
 
 use super::*;
 use crate::policy::Policy;

@@ -1,5 +1,5 @@
 //! A deterministic single-CPU simulator that drives any [`Policy`] with scripted tasks, in the
-//! spirit of LinSched (cfs-semantics §10): a virtual nanosecond clock, an event queue ordered
+//! spirit of LinSched (docs/scheduler.md §10): a virtual nanosecond clock, an event queue ordered
 //! by (time, sequence number), a periodic tick, tasks whose behaviour is a small state machine
 //! ([`Behavior`]), and randomness only from a seeded generator. The same inputs give the
 //! same schedule, bit for bit.

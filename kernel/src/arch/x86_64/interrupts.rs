@@ -1,10 +1,15 @@
-//! The Interrupt Descriptor Table and the CPU exceptions.
+//! The Interrupt Descriptor Table: the entries of the CPU exceptions and of the device
+//! interrupts (the APIC timer, the PIT, the serial port). Each entry only reads what the
+//! hardware hands it (the frame, the error code, CR2) and calls up through `crate::trap`,
+//! which decides what happens.
 //!
-//! Every architecturally defined exception has a handler. A breakpoint (`int3`) is counted,
-//! logged and resumed; every other exception is fatal: the handler describes it in one line
-//! (name, vector, error code, RIP, and CR2 for a page fault) and ends the run as a failure.
-//! The double fault runs on its own IST stack (see [`super::gdt`]) so that a kernel stack
-//! overflow is still reported instead of becoming a silent triple fault.
+//! Every architecturally defined exception has a handler. A breakpoint (`int3`) in the
+//! kernel is counted, logged and resumed. A page fault in ring 3 may be resolved (a
+//! copy-on-write store, a first touch of a stack page); any other exception in ring 3 kills
+//! the program that raised it. An exception in the kernel is fatal: it is described in one
+//! line (name, vector, error code, RIP, and CR2 for a page fault) and the run ends as a
+//! failure. The double fault runs on its own IST stack (see [`super::gdt`]) so that a kernel
+//! stack overflow is still reported instead of becoming a silent triple fault.
 //!
 //! Tests replace the fatal ending with [`set_fatal_hook`] to check what was reported.
 
@@ -72,35 +77,26 @@ pub fn set_fatal_hook(hook: fn(&Fault) -> !) {
     FATAL_HOOK.call_once(|| hook);
 }
 
+/// An exception the kernel cannot survive: a test's hook if one is set, else the kernel's
+/// report and the end of the run (`trap::kernel_exception`).
 fn fatal(fault: Fault) -> ! {
     if let Some(hook) = FATAL_HOOK.get() {
         hook(&fault);
     }
-    use core::fmt::Write;
-    let mut console = super::serial::emergency_console();
-    let _ = writeln!(console, "{fault}");
-    // A page fault on a stack's guard page (or the double fault it turns into, when the
-    // fault cannot push its frame on the full stack) is a task's stack overflow: say so.
-    if let Some(address) = stack_overflow_address(&fault) {
-        let task = crate::sched::current_if_unlocked();
-        let _ = writeln!(
-            console,
-            "kernel stack overflow: task {} ran into the guard page of its stack at {address:#x}",
-            task.map_or(-1, |t| t as i64)
-        );
-    }
-    crate::exit(crate::ExitCode::Failure)
+    crate::trap::kernel_exception(&fault)
 }
 
-/// The guard-page address a page fault or double fault was caused by, if it was one.
-pub fn stack_overflow_address(fault: &Fault) -> Option<u64> {
-    let address = match fault.vector {
-        PAGE_FAULT_VECTOR => fault.fault_address?,
-        // CR2 still holds the page fault that could not be delivered.
-        8 => Cr2::read_raw(),
-        _ => return None,
-    };
-    crate::mm::stack::is_guard(address).then_some(address)
+impl Fault {
+    /// The address whose access caused the fault, for a page fault or the double fault a
+    /// page fault can turn into (CR2 then still holds the page fault that could not be
+    /// delivered, typically on a full stack).
+    pub fn faulting_address(&self) -> Option<u64> {
+        match self.vector {
+            PAGE_FAULT_VECTOR => self.fault_address,
+            8 => Some(Cr2::read_raw()),
+            _ => None,
+        }
+    }
 }
 
 /// An address on the current stack: good enough to tell which stack we are on.
@@ -192,7 +188,7 @@ extern "x86-interrupt" fn page_fault(frame: InterruptStackFrame, code: PageFault
         | PageFaultErrorCode::USER_MODE;
     if code.contains(store_to_present)
         && let Ok(address) = x86_64::registers::control::Cr2::read()
-        && crate::user::cow::resolve_write_fault(address.as_u64())
+        && crate::trap::user_page_fault(address.as_u64(), true, true)
     {
         return;
     }
@@ -200,7 +196,11 @@ extern "x86-interrupt" fn page_fault(frame: InterruptStackFrame, code: PageFault
     if code.contains(PageFaultErrorCode::USER_MODE)
         && !code.contains(PageFaultErrorCode::PROTECTION_VIOLATION)
         && let Ok(address) = x86_64::registers::control::Cr2::read()
-        && crate::user::stack::resolve_missing_page(address.as_u64())
+        && crate::trap::user_page_fault(
+            address.as_u64(),
+            code.contains(PageFaultErrorCode::CAUSED_BY_WRITE),
+            false,
+        )
     {
         return;
     }
@@ -216,14 +216,7 @@ extern "x86-interrupt" fn page_fault(frame: InterruptStackFrame, code: PageFault
 /// ends the run.
 fn fault_or_fatal(fault: Fault, frame: &InterruptStackFrame) -> ! {
     if frame.code_segment.rpl() == x86_64::PrivilegeLevel::Ring3 {
-        crate::user::fault::kill(&crate::user::fault::UserFault {
-            vector: fault.vector,
-            name: fault.name,
-            error_code: fault.error_code.unwrap_or(0),
-            ip: fault.instruction_pointer,
-            sp: fault.stack_pointer,
-            address: fault.fault_address,
-        })
+        crate::trap::user_exception(&fault)
     }
     fatal(fault)
 }

@@ -1,12 +1,15 @@
 //! The x86_64 machine as cfslab uses it under QEMU: the COM1 UART, the GDT/TSS, the IDT with
-//! its exception handlers, QEMU's fw_cfg device (boot options) and isa-debug-exit (the exit
-//! status the host sees).
+//! its exception and interrupt entries, SYSCALL's entry, the context switch and a user
+//! task's FPU state, the interrupt flag, paging's vocabulary, the clock devices (TSC, local
+//! APIC timer, PIT, the 8259 PIC), QEMU's fw_cfg device (boot options) and isa-debug-exit
+//! (the exit status the host sees).
 
 pub mod apic;
 pub mod fw_cfg;
 pub mod gdt;
 pub mod interrupts;
 pub mod irq;
+pub mod paging;
 pub mod pic;
 pub mod pit;
 pub mod qemu_exit;
@@ -16,9 +19,9 @@ pub mod syscall;
 pub mod tsc;
 pub mod user_state;
 
-/// Brings up the CPU tables: first the GDT (with the TSS and its double-fault stack), then
-/// the IDT, which refers to the TSS's stacks. Interrupts stay disabled: nothing in this
-/// milestone raises one except the CPU's own exceptions.
+/// Brings up the CPU: first the GDT (with the TSS and its double-fault stack), then the
+/// IDT, which refers to the TSS's stacks, then SYSCALL and the FPU state user tasks keep.
+/// Interrupts stay disabled: `time::init` enables them once the clock devices are set.
 pub fn init() {
     gdt::init();
     interrupts::init();

@@ -1,11 +1,14 @@
 //! The context switch: save the running task's callee-saved registers and flags on its
 //! stack, remember its stack pointer, load the next task's, restore its registers, return
-//! into it. Everything else a task needs is either on its stack already (caller-saved
-//! registers, saved by the compiler around the call) or not used by the kernel (the FPU:
-//! x86_64-unknown-none is soft-float).
+//! into it. Everything else a task needs is on its stack already (caller-saved registers,
+//! saved by the compiler around the call), or is a user task's own and switched beside this
+//! by the scheduler: its FPU/SSE registers and FS base ([`super::user_state`], which the
+//! kernel itself never uses: x86_64-unknown-none is soft-float), its address space and its
+//! ring-3 kernel stack ([`prepare`]).
 //!
 //! A new task's stack is laid out by [`initial_stack`] so that the first switch "returns"
-//! into [`task_trampoline`], which calls the scheduler's `task_entry`.
+//! into [`task_trampoline`], which calls the entry the scheduler gave (its `task_entry`).
+//! Arch names nothing above it: the entry travels in the new task's saved r12.
 
 /// Saves the current context, storing its stack pointer at `*save_rsp`, and resumes the
 /// context whose stack pointer is `load_rsp`.
@@ -36,29 +39,30 @@ pub unsafe extern "C" fn switch_context(save_rsp: *mut u64, load_rsp: u64) {
     )
 }
 
-/// Where a new task starts: calls `task_entry`, which never returns.
+/// Where a new task starts: calls the entry its first switch restored into r12, which
+/// never returns.
 #[unsafe(naked)]
 extern "C" fn task_trampoline() {
-    core::arch::naked_asm!("call {entry}", "ud2", entry = sym crate::sched::task_entry)
+    core::arch::naked_asm!("call r12", "ud2")
 }
 
 /// Prepares the stack whose top is `top` (16-byte aligned) so that switching to the returned
-/// stack pointer starts `task_trampoline` with interrupts off.
+/// stack pointer starts `task_trampoline` with interrupts off, which calls `entry`.
 ///
 /// # Safety
 /// `top` must be the top of a mapped, unused stack of at least 64 bytes.
-pub unsafe fn initial_stack(top: u64) -> u64 {
+pub unsafe fn initial_stack(top: u64, entry: extern "C" fn() -> !) -> u64 {
     // From the top down: the return address `ret` will take, then rbp, rbx, r12, r13, r14,
     // r15 and rflags in the order `switch_context` pops them. After `ret` the stack pointer is
     // `top`, 16-byte aligned, so the trampoline's `call` sees the alignment the ABI wants.
     let frame: [u64; 8] = [
-        0x2, // rflags: interrupts off (task_entry enables them)
-        0,   // r15
-        0,   // r14
-        0,   // r13
-        0,   // r12
-        0,   // rbx
-        0,   // rbp
+        0x2,                       // rflags: interrupts off (task_entry enables them)
+        0,                         // r15
+        0,                         // r14
+        0,                         // r13
+        entry as *const () as u64, // r12: what the trampoline calls
+        0,                         // rbx
+        0,                         // rbp
         task_trampoline as *const () as u64,
     ];
     let rsp = top - 8 * frame.len() as u64;

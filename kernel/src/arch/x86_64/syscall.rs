@@ -96,7 +96,7 @@ unsafe extern "C" fn syscall_entry() {
         "jmp {exit}",
         user_rsp = sym USER_RSP,
         kernel_rsp = sym KERNEL_RSP,
-        dispatch = sym crate::user::syscall::dispatch,
+        dispatch = sym crate::trap::syscall,
         exit = sym return_to_user,
     )
 }

@@ -4,11 +4,10 @@
 //! one consistent snapshot (Linux's seq_file does the same per read; cfslab per open).
 
 use super::{FileNode, Node, inode_of, lookup};
+use crate::sync::{Rank, SpinLock};
 use crate::user::syscall::errno;
 use alloc::string::String;
 use alloc::vec::Vec;
-use spin::Mutex;
-use x86_64::instructions::interrupts::without_interrupts;
 
 /// `open`'s flags that matter here (Linux's values).
 pub mod flags {
@@ -28,7 +27,7 @@ pub struct NodeFile {
     pub path: String,
     pub readable: bool,
     pub writable: bool,
-    state: Mutex<OpenState>,
+    state: SpinLock<OpenState>,
 }
 
 struct OpenState {
@@ -93,16 +92,19 @@ pub fn open(path: &[u8], from: &str, flags: u64, uid: u32) -> Result<NodeFile, i
         path,
         readable: access != O_WRONLY,
         writable,
-        state: Mutex::new(OpenState {
-            snapshot: None,
-            offset: 0,
-        }),
+        state: SpinLock::new(
+            Rank::OpenFile,
+            OpenState {
+                snapshot: None,
+                offset: 0,
+            },
+        ),
     })
 }
 
 impl NodeFile {
     fn with<R>(&self, f: impl FnOnce(&mut OpenState) -> R) -> R {
-        without_interrupts(|| f(&mut self.state.lock()))
+        f(&mut self.state.lock())
     }
 
     /// The inode number `stat` and listings show: a hash of the path (FNV-1a), the same for

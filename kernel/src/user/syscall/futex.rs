@@ -6,13 +6,13 @@
 //! the same here: cfslab has no shared memory, so a word lives in one address space.
 
 use super::{errno, space};
+use crate::arch::irq;
 use crate::sched;
+use crate::sync::{Rank, SpinLock};
 use crate::task::TaskId;
 use crate::time::clock;
 use crate::user::address_space::AddressSpace;
 use alloc::vec::Vec;
-use spin::Mutex;
-use x86_64::instructions::interrupts;
 
 const FUTEX_WAIT: u64 = 0;
 const FUTEX_WAKE: u64 = 1;
@@ -34,7 +34,7 @@ struct Waiter {
 
 /// Every sleeper, oldest first (FUTEX_WAKE wakes in arrival order, as Linux's plist does for
 /// tasks of equal priority).
-static WAITERS: Mutex<Vec<Waiter>> = Mutex::new(Vec::new());
+static WAITERS: SpinLock<Vec<Waiter>> = SpinLock::new(Rank::Futex, Vec::new());
 
 fn key(space: &AddressSpace) -> usize {
     core::ptr::from_ref(space) as usize
@@ -80,7 +80,7 @@ fn read_timeout(timeout: u64) -> Result<Option<u64>, i64> {
 /// Sleeps if the word at `addr` holds `expected`, until a wake names it or `deadline`.
 fn wait(space: &AddressSpace, addr: u64, expected: u32, deadline: Option<u64>, bitset: u32) -> i64 {
     let me = sched::current();
-    let slept = interrupts::without_interrupts(|| {
+    let slept = irq::without(|| {
         // Checked and queued with interrupts off: a waker (another thread, on this one CPU)
         // cannot change the word and wake between the two, so no wake-up is lost.
         let mut word = [0u8; 4];
@@ -103,12 +103,12 @@ fn wait(space: &AddressSpace, addr: u64, expected: u32, deadline: Option<u64>, b
         return e;
     }
     // Still queued: no FUTEX_WAKE came; the deadline passed, or a kill woke the task.
-    let still_queued = interrupts::without_interrupts(|| {
+    let still_queued = {
         let mut waiters = WAITERS.lock();
         let before = waiters.len();
         waiters.retain(|w| w.task != me);
         waiters.len() != before
-    });
+    };
     match still_queued {
         false => 0,
         true if deadline.is_some_and(|d| clock::now() >= d) => -ETIMEDOUT,
@@ -120,7 +120,7 @@ fn wait(space: &AddressSpace, addr: u64, expected: u32, deadline: Option<u64>, b
 /// how many woke.
 fn wake(space: &AddressSpace, addr: u64, count: u32, bitset: u32) -> i64 {
     let key = key(space);
-    interrupts::without_interrupts(|| {
+    irq::without(|| {
         let mut woken = Vec::new();
         {
             let mut waiters = WAITERS.lock();

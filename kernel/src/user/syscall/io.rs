@@ -29,7 +29,7 @@ fn with_buffer<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
 
 pub(super) fn file(fd: u64) -> Result<Arc<File>, i64> {
     let files = sched::current_files().ok_or(-errno::EBADF)?;
-    let file = x86_64::instructions::interrupts::without_interrupts(|| files.lock().get(fd as i64));
+    let file = files.lock().get(fd as i64);
     file.ok_or(-errno::EBADF)
 }
 
@@ -54,7 +54,7 @@ pub fn write(fd: u64, buf: u64, len: u64) -> i64 {
 fn write_to(file: &File, bytes: &[u8]) -> i64 {
     match file {
         File::Console => {
-            crate::arch::x86_64::serial::with_console(|out| {
+            crate::arch::serial::with_console(|out| {
                 let _ = out.write_str(&alloc::string::String::from_utf8_lossy(bytes));
             });
             bytes.len() as i64
@@ -128,8 +128,7 @@ pub fn close(fd: u64) -> i64 {
     let Some(files) = sched::current_files() else {
         return -errno::EBADF;
     };
-    let closed =
-        x86_64::instructions::interrupts::without_interrupts(|| files.lock().close(fd as i64));
+    let closed = files.lock().close(fd as i64);
     // The file itself goes (waking a pipe's other end) after the table's lock.
     match closed {
         Some(file) => {
@@ -147,17 +146,19 @@ pub fn pipe(fds: u64) -> i64 {
     let Some((r, w)) = Pipe::open() else {
         return -errno::ENFILE;
     };
-    let installed = x86_64::instructions::interrupts::without_interrupts(|| {
+    let installed = {
         let mut table = files.lock();
-        let r = table.install(Arc::new(r))?;
-        match table.install(Arc::new(w)) {
-            Some(w) => Some((r, w)),
-            None => {
-                table.close(r as i64);
-                None
-            }
+        match table.install(Arc::new(r)) {
+            None => None,
+            Some(r) => match table.install(Arc::new(w)) {
+                Some(w) => Some((r, w)),
+                None => {
+                    table.close(r as i64);
+                    None
+                }
+            },
         }
-    });
+    };
     let Some((r, w)) = installed else {
         return -errno::EMFILE;
     };
@@ -176,7 +177,7 @@ pub fn dup(fd: u64) -> i64 {
         (Ok(f), Some(t)) => (f, t),
         _ => return -errno::EBADF,
     };
-    let fd = x86_64::instructions::interrupts::without_interrupts(|| files.lock().install(file));
+    let fd = files.lock().install(file);
     fd.map_or(-errno::EMFILE, |fd| fd as i64)
 }
 
@@ -188,9 +189,7 @@ pub fn dup2(old: u64, new: u64) -> i64 {
     if old == new {
         return new as i64;
     }
-    let replaced = x86_64::instructions::interrupts::without_interrupts(|| {
-        files.lock().install_at(new as usize, file)
-    });
+    let replaced = files.lock().install_at(new as usize, file);
     match replaced {
         Some(previous) => {
             drop(previous);

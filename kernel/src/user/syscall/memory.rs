@@ -6,7 +6,6 @@
 
 use super::{errno, space};
 use crate::user::address_space::USER_END;
-use x86_64::instructions::interrupts::without_interrupts;
 
 const MAP_PRIVATE: u64 = 0x02;
 const MAP_ANONYMOUS: u64 = 0x20;
@@ -31,14 +30,14 @@ pub fn mmap(_addr: u64, len: u64, prot: u64, flags: u64) -> i64 {
     let space = space();
     // The layout's lock is a spin lock: held with interrupts off, never across the mapping
     // (a preempted holder would leave a sibling thread spinning).
-    let start = without_interrupts(|| {
+    let start = {
         let mut layout = space.layout.lock();
         let start = layout.mmap_next - len;
         (start > layout.brk).then(|| {
             layout.mmap_next = start;
             start
         })
-    });
+    };
     let Some(start) = start else {
         return -errno::ENOMEM;
     };
@@ -92,7 +91,7 @@ pub fn mprotect(addr: u64, len: u64, prot: u64) -> i64 {
 /// call returns the old break on failure, which is how callers notice).
 pub fn brk(addr: u64) -> i64 {
     let space = space();
-    let layout = without_interrupts(|| *space.layout.lock());
+    let layout = *space.layout.lock();
     let old = layout.brk;
     if addr < layout.brk_start || addr >= layout.mmap_next || addr - layout.brk_start > MAP_MAX {
         return old as i64;
@@ -106,6 +105,6 @@ pub fn brk(addr: u64) -> i64 {
     } else if new_end < old_end {
         space.unmap(new_end, old_end - new_end);
     }
-    without_interrupts(|| space.layout.lock().brk = addr);
+    space.layout.lock().brk = addr;
     addr as i64
 }

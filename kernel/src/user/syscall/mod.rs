@@ -22,11 +22,11 @@ pub use futex::futex_wake;
 pub use signal::signal_every_process;
 
 use super::address_space::AddressSpace;
-use crate::arch::x86_64::syscall::SyscallFrame;
+use crate::arch::syscall::SyscallFrame;
 use crate::sched;
+use crate::sync::{Rank, SpinLock};
 use crate::task::pid_of;
 use alloc::sync::Arc;
-use x86_64::instructions::interrupts;
 
 /// Linux's error numbers used here (include/uapi/asm-generic/errno-base.h).
 pub mod errno {
@@ -113,18 +113,9 @@ mod nr {
     pub const PIPE2: u64 = 293;
 }
 
-/// SYSCALL's handler (called from the entry path with the saved registers).
-pub extern "C" fn dispatch(frame: &mut SyscallFrame) {
-    interrupts::enable();
-    let result = call(frame);
-    frame.rax = result as u64;
-    if let Some(signal) = sched::current_killed() {
-        super::process::die(signal);
-    }
-    interrupts::disable();
-}
-
-fn call(frame: &SyscallFrame) -> i64 {
+/// Runs the system call the saved registers name (`trap::syscall` calls it, interrupts on)
+/// and returns its result: Linux's `sys_call_table`.
+pub fn dispatch(frame: &SyscallFrame) -> i64 {
     let a = [
         frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8, frame.r9,
     ];
@@ -199,15 +190,15 @@ fn space() -> Arc<AddressSpace> {
 /// Says once per number that a program called something cfslab does not implement (once
 /// for all numbers from 512 up, which Linux does not use either).
 fn unimplemented(number: u64) {
-    static SEEN: spin::Mutex<[u64; 9]> = spin::Mutex::new([0; 9]);
+    static SEEN: SpinLock<[u64; 9]> = SpinLock::new(Rank::Leaf, [0; 9]);
     let number = number.min(512);
-    let first = interrupts::without_interrupts(|| {
+    let first = {
         let mut seen = SEEN.lock();
         let word = (number / 64) as usize;
         let first = seen[word] & (1 << (number % 64)) == 0;
         seen[word] |= 1 << (number % 64);
         first
-    });
+    };
     if first && number == 512 {
         crate::println!("cfslab: system calls 512 and up do not exist (ENOSYS)");
     } else if first {

@@ -8,17 +8,17 @@
 //! accepted and not applied: cfslab delivers no signal that a mask could hold back.
 
 use super::{errno, space};
+use crate::arch::irq;
 use crate::sched;
 use crate::time::clock;
 use crate::user::files::{File, MAX_FDS, Readiness};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use x86_64::instructions::interrupts;
 
 /// The open file at `fd` (`None` if it is not open).
 fn open_file(fd: i64) -> Option<Arc<File>> {
     let files = sched::current_files()?;
-    interrupts::without_interrupts(|| files.lock().get(fd))
+    files.lock().get(fd)
 }
 
 /// Waits until `done(readiness of each file)` holds, the clock reads `deadline` or the task
@@ -34,7 +34,7 @@ fn wait_ready(
         crate::time::poll_slack(d.saturating_sub(clock::now()))
     });
     loop {
-        let result = interrupts::without_interrupts(|| {
+        let result = irq::without(|| {
             let ready: Vec<Readiness> = files
                 .iter()
                 .map(|f| f.as_ref().map(|f| f.readiness()).unwrap_or_default())

@@ -6,7 +6,7 @@
 //! or exits, through the scheduler's own vfork path, so the policy sees Linux's sequence.
 
 use super::{errno, space};
-use crate::arch::x86_64::syscall::SyscallFrame;
+use crate::arch::syscall::SyscallFrame;
 use crate::sched::{self, ForkKind};
 use crate::task::{id_of_pid, pid_of};
 use crate::user::process::{self, ExecError, Exit};
@@ -78,7 +78,7 @@ pub fn clone(flags: u64, newsp: u64, tids: [u64; 2], tls: u64, frame: &SyscallFr
     let files = if flags & CLONE_FILES != 0 {
         files
     } else {
-        x86_64::instructions::interrupts::without_interrupts(|| files.lock().fork())
+        files.lock().fork()
     };
     let mut child = *frame;
     child.rax = 0;
@@ -91,7 +91,7 @@ pub fn clone(flags: u64, newsp: u64, tids: [u64; 2], tls: u64, frame: &SyscallFr
         ForkKind::Fork
     };
     // The child's FPU and FS base are the parent's as they are now, in the registers.
-    let mut cpu = crate::arch::x86_64::user_state::UserCpuState::current();
+    let mut cpu = crate::arch::user_state::UserCpuState::current();
     if flags & CLONE_SETTLS != 0 {
         cpu = cpu.with_fs_base(tls);
     }
@@ -123,7 +123,7 @@ pub fn clone(flags: u64, newsp: u64, tids: [u64; 2], tls: u64, frame: &SyscallFr
             // has its own memory, where the parent's copy is always written.
             if set_tid[0] != 0 {
                 let shares_memory = flags & CLONE_VM != 0;
-                x86_64::instructions::interrupts::without_interrupts(|| {
+                crate::arch::irq::without(|| {
                     if !shares_memory || sched::task_uid(id).is_some() {
                         let _ = space_write_tid(set_tid[0], pid_of(id));
                     }
@@ -186,10 +186,10 @@ pub fn execve(path: u64, argv: u64, envp: u64) -> i64 {
         Ok(start) => start,
         Err(e) => return e,
     };
-    x86_64::instructions::interrupts::disable();
+    crate::arch::irq::disable();
     // SAFETY: `exec` loaded the new address space, which maps the entry and the stack
     // `load` built; the kernel stack is this task's.
-    unsafe { crate::arch::x86_64::syscall::enter_user(entry, sp) }
+    unsafe { crate::arch::syscall::enter_user(entry, sp) }
 }
 
 /// Loads the program and makes it the running process's: its entry and stack pointer.
@@ -239,16 +239,13 @@ pub fn wait4(pid: i64, status: u64, options: u64, rusage: u64) -> i64 {
         _ => None,
     };
     loop {
-        if let Some(process::Reaped {
-            id: child,
-            exit,
-            times,
-            ..
-        }) = process::take_exit(me, target)
-        {
-            // Forgotten by the scheduler too (else its list of exited children would grow
-            // with every child ever reaped).
-            sched::reap_child(child);
+        if let Some(zombie) = sched::reap_child(target) {
+            let child = zombie.id;
+            // A process's children are processes, which file a status as they end; a child
+            // without one (none is known) is reaped and passed over.
+            let Some(process::ExitStatus { exit, times, .. }) = zombie.status else {
+                continue;
+            };
             let word: i32 = match exit {
                 Exit::Status(s) => i32::from(s) << 8,
                 Exit::Signal(s) => i32::from(s),
@@ -270,7 +267,7 @@ pub fn wait4(pid: i64, status: u64, options: u64, rusage: u64) -> i64 {
         if options & WNOHANG != 0 {
             return 0;
         }
-        sched::wait_child();
+        sched::wait_for_child(target);
         if sched::current_killed().is_some() {
             return -errno::ECHILD;
         }
@@ -285,11 +282,11 @@ pub fn arch_prctl(code: u64, addr: u64) -> i64 {
     match code {
         ARCH_SET_FS if addr >= TASK_SIZE_MAX => -errno::EPERM,
         ARCH_SET_FS => {
-            crate::arch::x86_64::user_state::set_fs_base(addr);
+            crate::arch::user_state::set_fs_base(addr);
             0
         }
         ARCH_GET_FS => {
-            let base = crate::arch::x86_64::user_state::fs_base();
+            let base = crate::arch::user_state::fs_base();
             match space().write(addr, &base.to_le_bytes()) {
                 Ok(()) => 0,
                 Err(_) => -errno::EFAULT,

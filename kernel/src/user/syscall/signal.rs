@@ -71,17 +71,13 @@ pub fn kill(pid: i64, signal: i64) -> i64 {
 /// The terminal's foreground process group is every process, as cfslab has no groups.
 pub fn signal_every_process(signal: u8) {
     for id in sched::processes_of(None) {
-        deliver_from(id, signal, true);
+        deliver(id, signal);
     }
 }
 
-/// Sends `signal` to task `id`'s process; false if it is gone.
+/// Sends `signal` to task `id`'s process, from task or interrupt context (a kill's wake-up
+/// switches at the interrupt's end then); false if it is gone.
 fn deliver(id: TaskId, signal: u8) -> bool {
-    deliver_from(id, signal, false)
-}
-
-/// [`deliver`], from task or interrupt context.
-fn deliver_from(id: TaskId, signal: u8, from_interrupt: bool) -> bool {
     let threads = sched::threads_of_task(id);
     if threads.is_empty() {
         return false;
@@ -104,11 +100,7 @@ fn deliver_from(id: TaskId, signal: u8, from_interrupt: bool) -> bool {
         return true;
     }
     for t in threads {
-        if from_interrupt {
-            sched::kill_task_irq(t, signal);
-        } else {
-            sched::kill_task(t, signal);
-        }
+        sched::kill_task(t, signal);
     }
     true
 }

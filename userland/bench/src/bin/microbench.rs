@@ -1,5 +1,5 @@
-//! `microbench`: what the kernel's paths cost, seen from a program — the figures of issue
-//! [3/5]'s table. Under QEMU's `-icount shift=0` one guest instruction is one virtual
+//! `microbench`: what the kernel's paths cost, seen from a program — the figures of
+//! docs/performance.md's table. Under QEMU's `-icount shift=0` one guest instruction is one virtual
 //! nanosecond, so on cfslab (`make bench`) each figure is a count of guest instructions;
 //! natively it is host time. Each path is timed over many repetitions with
 //! CLOCK_MONOTONIC and divided, in five batches of which the fastest counts; the kernel's

@@ -1,5 +1,5 @@
 //! `linuxinit`: the init of the Linux guest that `cargo boot linux` boots beside cfslab in the
-//! same QEMU (issue [4/5]'s `make compare`). Linux hands it the words after ` -- ` on its
+//! same QEMU (`make compare`). Linux hands it the words after ` -- ` on its
 //! command line, as cfslab's boot options hand them to cfslab's own init; it runs that
 //! program, reports how it ended with the same `RESULT {"kind":"exit",...}` line cfslab
 //! prints, and powers the machine off (an init that returns would panic Linux).

@@ -1,6 +1,6 @@
 //! `pipe_pingpong [ROUNDS]`: two processes pass one byte back and forth through two pipes,
 //! ROUNDS times (default 10 000): each round trip is two writes, two reads and two
-//! wake-ups with a switch each — the [3/5] path, as a program of its own. Prints the time
+//! wake-ups with a switch each — the wake-up path, as a program of its own. Prints the time
 //! per round trip.
 
 #![no_std]

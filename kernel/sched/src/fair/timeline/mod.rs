@@ -12,7 +12,7 @@
 //! Linux uses a red-black tree; cfslab a B-tree (a B+-tree: entities live in the leaves,
 //! inner nodes route), because a binary tree's walk costs a cache miss per level and a
 //! branch the processor cannot predict, which made EEVDF two to three times as costly as
-//! CFS (issue 8; `make bench` prints the ratio). Each slot of a node records the *exact*
+//! CFS (`make bench` prints the ratio). Each slot of a node records the *exact*
 //! lowest key (and, for EEVDF, the earliest deadline) below it. An insert walks down once,
 //! taking the entity into those records on its way. A removal starts at the entity's leaf
 //! (each entity's leaf is indexed, as Linux finds the `rb_node` inside its `sched_entity`) and
@@ -20,8 +20,8 @@
 //! underflow merged or refilled from a sibling, as in any B-tree (`reshape.rs`). The leftmost
 //! entity is the root's first key, in O(1), as Linux's cached `rb_leftmost` is.
 //!
-//! CFS used the standard library's `BTreeSet` until the kernel's context switch was measured
-//! (issue 10): for the two or three entities of a kernel's queue its insert and remove cost
+//! CFS used the standard library's `BTreeSet` until the kernel's context switch was measured:
+//! for the two or three entities of a kernel's queue its insert and remove cost
 //! about twice this tree's, and one structure for both policies is also what Linux has.
 //!
 //! What this tree does not do: it never reads the clock or weights — the runqueue hands it

@@ -9,7 +9,7 @@
 //!
 //! Equal deadlines go to the entity further left in the timeline (the lower virtual runtime,
 //! then the lower id): a left-to-right scan that keeps the first of equals finds it, so a
-//! scan compares one integer per slot — the scans are most of EEVDF's cost (issue 8). Linux
+//! scan compares one integer per slot — the scans are most of EEVDF's cost. Linux
 //! leaves the tie to the tree's shape; this rule is one a reader can state.
 //!
 //! Making room for a slot, or closing the gap one leaves, moves the later slots of every

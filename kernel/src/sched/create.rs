@@ -1,0 +1,262 @@
+//! Making a task: the one path every new task takes — a kernel thread, a user process, a
+//! fork, a vfork, a thread (Linux's `copy_process` + `wake_up_new_task`).
+//!
+//! A [`NewTask`] says what differs: its code, how the policy places it (a newcomer, or the
+//! running task's fork), whether it is the running task's child, and for a user task the
+//! process it belongs to. [`create`] does the rest in one order: a place under the process
+//! limit, a kernel stack, then under the scheduler's lock the task itself, its process, the
+//! runqueue's placement, the trace, and for a vfork the parent's sleep.
+
+use super::{ForkKind, Scheduler, change_then_reschedule, family, task_entry, trace};
+use crate::arch::switch::initial_stack;
+use crate::arch::syscall::SyscallFrame;
+use crate::arch::user_state::UserCpuState;
+use crate::mm::stack::KernelStack;
+use crate::task::{Slot, Task, TaskId};
+use crate::time::clock;
+use crate::user::address_space::AddressSpace;
+use crate::user::files::Files;
+use crate::user::thread_group::{InheritedActions, ThreadGroup};
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+/// How many user processes (and threads) may be alive at once: a fork bomb meets EAGAIN
+/// here, as Linux's meets RLIMIT_NPROC and threads-max, long before memory runs out
+/// (each costs at least a 64 KiB kernel stack and its page tables).
+pub const MAX_PROCESSES: usize = 256;
+
+/// Why a task could not be started.
+#[derive(Debug)]
+pub enum SpawnError {
+    /// No memory for its stack.
+    OutOfMemory,
+    /// [`MAX_PROCESSES`] user processes are alive already (fork gives EAGAIN).
+    TooManyProcesses,
+}
+
+/// How the policy places a new task.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Placement {
+    /// A newcomer with its own uid and nice (the kernel starts it).
+    Spawn { uid: u32, nice: i8 },
+    /// The running task's fork: the parent's uid and nice, the policy's fork placement.
+    Fork(ForkKind),
+}
+
+/// Which process a new user task belongs to.
+pub(super) enum Group {
+    /// A new one that it leads.
+    New,
+    /// A new one that it leads, forked from the running task's: the inherited actions.
+    Forked(InheritedActions),
+    /// The running task's own: a thread.
+    Same,
+}
+
+/// What makes a new task a user task.
+pub(super) struct Process {
+    pub space: Arc<AddressSpace>,
+    pub files: Files,
+    pub group: Group,
+    pub cpu: Box<UserCpuState>,
+    /// A new program's entry and stack pointer (`None` after a fork: `fork_frame`).
+    pub user_start: Option<(u64, u64)>,
+    /// A fork's first return to ring 3: its parent's registers, rax = 0.
+    pub fork_frame: Option<Box<SyscallFrame>>,
+    pub set_tid: [u64; 2],
+    pub clear_child_tid: u64,
+}
+
+/// A task to make.
+pub(super) struct NewTask<'a> {
+    /// Its name (`None`: the running task's, as after a fork).
+    pub name: Option<&'a str>,
+    /// Its code and argument.
+    pub entry: (fn(u64), u64),
+    pub placement: Placement,
+    /// A child of the running task (counted, and reaped by `wait`); else a thread, no
+    /// one's child, which ends by itself.
+    pub child: bool,
+    /// `None` for a kernel thread.
+    pub process: Option<Process>,
+}
+
+/// Makes `new`. It may run at once if the policy says it should preempt the caller; it can
+/// read its own id with [`super::current`] from its first instruction.
+pub(super) fn create(new: NewTask) -> Result<TaskId, SpawnError> {
+    let place = match new.process {
+        Some(_) => Some(ProcessPlace::reserve()?),
+        None => None,
+    };
+    let stack = KernelStack::new().map_err(|_| SpawnError::OutOfMemory)?;
+    let id = change_then_reschedule(|s| {
+        let now = clock::now();
+        let (parent_slot, parent) = (s.current_slot(), s.current_id());
+        let p = s.task(parent_slot);
+        let (uid, nice) = match new.placement {
+            Placement::Spawn { uid, nice } => (uid, nice),
+            Placement::Fork(_) => (p.uid, p.nice),
+        };
+        let name = new.name.map_or_else(|| p.name.clone(), String::from);
+        let inherited = (p.blocked_signals, p.group.clone());
+        let child_of = new.child.then_some(parent);
+        let task = new_task(&name, uid, nice, Some(new.entry), Some(stack), child_of);
+        let (id, slot) = s.start(task, now);
+        if let Some(process) = new.process {
+            s.task(slot).attach(process, id, inherited);
+        }
+        match new.placement {
+            Placement::Spawn { uid, nice } => s.rq.spawn(slot, uid, nice, now),
+            Placement::Fork(kind) => s.rq.fork(slot, kind, now),
+        }
+        s.record_new(slot, now);
+        if let Placement::Fork(ForkKind::Vfork) = new.placement {
+            s.task(slot).vfork_parent = Some(parent);
+            s.block_current(now);
+        }
+        id
+    });
+    if let Some(place) = place {
+        place.keep();
+    }
+    Ok(id)
+}
+
+impl Task {
+    /// Makes the task `id` a user task of `process`; a fork or a thread inherits the
+    /// parent's blocked signals, and a thread its group.
+    fn attach(&mut self, process: Process, id: TaskId, parent: (u64, Option<Arc<ThreadGroup>>)) {
+        let (blocked, parent_group) = parent;
+        self.group = Some(match process.group {
+            Group::New => Arc::new(ThreadGroup::new(id)),
+            Group::Forked(inherited) => Arc::new(ThreadGroup::forked(id, inherited)),
+            Group::Same => parent_group.expect("a thread of a process"),
+        });
+        if process.fork_frame.is_some() {
+            self.blocked_signals = blocked;
+        }
+        self.address_space = Some(process.space);
+        self.files = Some(process.files);
+        self.user_cpu = Some(process.cpu);
+        self.user_start = process.user_start;
+        self.fork_frame = process.fork_frame;
+        self.set_tid = process.set_tid;
+        self.clear_child_tid = process.clear_child_tid;
+    }
+}
+
+impl Scheduler {
+    /// Adds `task` (made by [`new_task`]), not yet known to the runqueue (the caller's
+    /// `rq.spawn` or `rq.fork` makes it runnable): its id and slot. A task with a parent
+    /// (always the running task) counts among its children, whom `wait` reaps; one without
+    /// — a thread — ends by itself.
+    fn start(&mut self, task: Task, now: u64) -> (TaskId, Slot) {
+        let child = task.parent.is_some();
+        debug_assert!(task.parent.is_none_or(|p| p == self.current_id()));
+        let (id, slot) = self.add(task);
+        self.task(slot).started_at = now;
+        if child {
+            self.count_child();
+        }
+        (id, slot)
+    }
+
+    /// Traces a new child as Linux 6.1 does: `sched_process_fork` in the parent, then
+    /// `sched_wakeup_new` once the policy has queued it.
+    fn record_new(&mut self, slot: Slot, now: u64) {
+        let parent = self.current_slot();
+        self.record(now, parent, false, |s| trace::Kind::Fork {
+            child: s.comm(slot),
+        });
+        self.record(now, parent, false, |s| trace::Kind::WakeupNew {
+            task: s.comm(slot),
+        });
+    }
+}
+
+/// A task's data, before it has an id or a slot; `stack` is `None` only for the boot task,
+/// which runs on the bootloader's.
+pub(super) fn new_task(
+    name: &str,
+    uid: u32,
+    nice: i8,
+    entry: Option<(fn(u64), u64)>,
+    stack: Option<KernelStack>,
+    parent: Option<TaskId>,
+) -> Task {
+    let rsp = stack.as_ref().map_or(0, |s| {
+        // SAFETY: a fresh stack, mapped and unused.
+        unsafe { initial_stack(s.top(), task_entry) }
+    });
+    Task {
+        id: 0,
+        slot: 0,
+        kernel_stack_top: stack.as_ref().map_or(0, KernelStack::top),
+        address_space: None,
+        user_start: None,
+        fork_frame: None,
+        user_cpu: None,
+        files: None,
+        group: None,
+        clear_child_tid: 0,
+        set_tid: [0; 2],
+        blocked_signals: 0,
+        killed: None,
+        // Made again with the id when the task is added (`Scheduler::add`).
+        comm: trace::Comm::new(0, name, nice, false),
+        name: String::from(name),
+        uid,
+        nice,
+        // Set when the task starts (`Scheduler::start`); the boot and idle tasks: at boot.
+        started_at: 0,
+        entry,
+        _stack: stack,
+        rsp,
+        waiters: Vec::new(),
+        vfork_parent: None,
+        parent,
+        children: family::Children::default(),
+        exit_status: None,
+        parked: false,
+        unpark_token: false,
+    }
+}
+
+/// User processes and threads alive, or being made: checked against [`MAX_PROCESSES`]
+/// *before* a new task's kernel stack is allocated, so that forks preempted half-way cannot
+/// hold more stacks between them than the limit allows (a fork bomb's peak, and the
+/// kernel-stack tables it leaves, stay the same run to run).
+static USER_TASKS: AtomicUsize = AtomicUsize::new(0);
+
+/// A place under the process limit, held while a task is made; kept by the task when it
+/// starts ([`ProcessPlace::keep`]) and given back when it exits ([`process_ended`]).
+struct ProcessPlace;
+
+impl ProcessPlace {
+    fn reserve() -> Result<ProcessPlace, SpawnError> {
+        USER_TASKS
+            .try_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < MAX_PROCESSES).then_some(n + 1)
+            })
+            .map(|_| ProcessPlace)
+            .map_err(|_| SpawnError::TooManyProcesses)
+    }
+
+    fn keep(self) {
+        core::mem::forget(self);
+    }
+}
+
+impl Drop for ProcessPlace {
+    fn drop(&mut self) {
+        process_ended();
+    }
+}
+
+/// A user task has exited: its place under the limit is free.
+pub(super) fn process_ended() {
+    USER_TASKS.fetch_sub(1, Ordering::Relaxed);
+}

@@ -1,0 +1,171 @@
+//! Parents, children and zombies: the one place where a task's children are counted, where
+//! an ended child waits to be reaped, and where orphans pass to the boot task (Linux's
+//! `exit_notify`, `forget_original_parent` and `do_wait`).
+//!
+//! Every task but the boot and idle tasks and a process's extra threads has a parent, the
+//! task that started it. When a child ends, it becomes a [`Zombie`] on its parent's list —
+//! with its exit status, if it was a process (`user::process` files it just before the
+//! end) — and the parent is woken if it waits. A task that ends before its children hands
+//! them, zombies included, to the boot task, as Linux's pass to init; the boot task reaps
+//! them. The kernel counts children itself, so no child can be missed or counted twice
+//! however parent and child are scheduled.
+
+use super::{BOOT_TASK, Scheduler, change_then_reschedule, with_sched};
+use crate::task::{Slot, TaskId};
+use crate::time::clock;
+use crate::user::process::ExitStatus;
+use alloc::collections::VecDeque;
+use sched::Wakeup;
+
+/// A child that has ended and has not been reaped yet.
+#[derive(Debug)]
+pub struct Zombie {
+    /// Its id.
+    pub id: TaskId,
+    /// How it ended, if it was a process (a kernel thread leaves none).
+    pub status: Option<ExitStatus>,
+}
+
+/// A task's children: how many are alive or unreaped, and the ended ones, oldest first.
+#[derive(Debug, Default)]
+pub struct Children {
+    /// Started and not yet reaped (alive or zombies).
+    count: u32,
+    /// Ended and not yet reaped.
+    zombies: VecDeque<Zombie>,
+    /// The task sleeps until a child ends.
+    waiting: bool,
+}
+
+impl Children {
+    /// Takes the zombie `id` — or the oldest, if `None` — off the list: it is reaped.
+    fn reap(&mut self, id: Option<TaskId>) -> Option<Zombie> {
+        let at = match id {
+            Some(id) => self.zombies.iter().position(|z| z.id == id)?,
+            None => 0,
+        };
+        let zombie = self.zombies.remove(at)?;
+        self.count -= 1;
+        Some(zombie)
+    }
+
+    /// Whether a zombie `id` (any, if `None`) is there to reap.
+    fn has_zombie(&self, id: Option<TaskId>) -> bool {
+        self.zombies.iter().any(|z| id.is_none_or(|id| z.id == id))
+    }
+}
+
+impl Scheduler {
+    /// A new child of the running task.
+    pub(super) fn count_child(&mut self) {
+        let me = self.current_slot();
+        self.task(me).children.count += 1;
+    }
+
+    /// The running task's children — count and zombies — pass to the task in `to`: when it
+    /// ends first (to the boot task), or when an exec'ing thread takes its process over.
+    pub(super) fn pass_children(&mut self, from: Slot, to: Slot) {
+        let moved = core::mem::take(&mut self.task(from).children);
+        let heir = &mut self.task(to).children;
+        heir.count += moved.count;
+        heir.zombies.extend(moved.zombies);
+    }
+
+    /// The ending task `id` becomes a zombie on its parent's list (which wakes the parent
+    /// if it waits), and its own children pass to the boot task.
+    pub(super) fn notify_parent(&mut self, id: TaskId, parent: Option<TaskId>, now: u64) {
+        let me = self.current_slot();
+        let status = self.task(me).exit_status.take();
+        if self.task(me).children.count > 0 {
+            for t in self.slots.iter_mut().flatten() {
+                if t.parent == Some(id) {
+                    t.parent = Some(BOOT_TASK);
+                }
+            }
+            if let Some(&boot) = self.by_id.get(&BOOT_TASK) {
+                self.pass_children(me, boot);
+            }
+        }
+        let Some(parent) = parent.and_then(|p| self.task_by_id(p)) else {
+            return;
+        };
+        parent.children.zombies.push_back(Zombie { id, status });
+        if core::mem::take(&mut parent.children.waiting) {
+            let parent_id = parent.id;
+            self.wake(parent_id, Wakeup::default(), now);
+        }
+    }
+
+    /// Reaps the running task's zombie `id` (any, if `None`), if there is one.
+    pub(super) fn reap(&mut self, id: Option<TaskId>) -> Option<Zombie> {
+        let me = self.current_slot();
+        self.task(me).children.reap(id)
+    }
+}
+
+/// Files how the running process ended, for its parent's `wait4`: it goes with the zombie.
+pub fn set_exit_status(status: ExitStatus) {
+    with_sched(|s| s.current_task().exit_status = Some(status));
+}
+
+/// Sleeps until the running task has a zombie child `id` (any, if `None`) to reap; false at
+/// once if it has no children left, or when it is killed while waiting (the killer woke it).
+pub fn wait_for_child(id: Option<TaskId>) -> bool {
+    loop {
+        let ready = change_then_reschedule(|s| {
+            let me = s.current_slot();
+            let now = clock::now();
+            let t = s.task(me);
+            if t.children.has_zombie(id) {
+                return Some(true);
+            }
+            if t.children.count == 0 || t.killed.is_some() {
+                return Some(false);
+            }
+            t.children.waiting = true;
+            s.block_current(now);
+            None
+        });
+        if let Some(ready) = ready {
+            return ready;
+        }
+    }
+}
+
+/// Reaps one ended child of the running task, waiting for one to end if none has yet;
+/// `None` once the task has no children left (Linux's `wait()` and ECHILD).
+pub fn wait_child() -> Option<Zombie> {
+    loop {
+        if let Some(zombie) = reap_child(None) {
+            return Some(zombie);
+        }
+        if !wait_for_child(None) {
+            return None;
+        }
+    }
+}
+
+/// Reaps the running task's ended child `id` (any, if `None`) if there is one, without
+/// waiting (`wait4` with WNOHANG, or after [`wait_for_child`]).
+pub fn reap_child(id: Option<TaskId>) -> Option<Zombie> {
+    with_sched(|s| s.reap(id))
+}
+
+/// Whether `parent` has a child (`child`, if given) not yet reaped.
+pub fn has_child(parent: TaskId, child: Option<TaskId>) -> bool {
+    with_sched(|s| {
+        let alive = s
+            .slots
+            .iter()
+            .flatten()
+            .any(|t| t.parent == Some(parent) && child.is_none_or(|c| c == t.id));
+        alive
+            || s.task_by_id(parent)
+                .is_some_and(|p| p.children.has_zombie(child))
+    })
+}
+
+/// The parent of task `id`, if it has one.
+pub fn parent_of(id: TaskId) -> Option<TaskId> {
+    with_sched(|s| s.task_by_id(id)?.parent)
+}
