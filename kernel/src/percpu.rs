@@ -96,6 +96,12 @@ impl PerCpu {
         self.ticks.fetch_add(1, Relaxed);
     }
 
+    /// The preempt count: locks held, and interrupt handlers entered (from bit 16).
+    #[inline(always)]
+    pub fn preempt_count(&self) -> u32 {
+        self.preempt_count.load(Relaxed)
+    }
+
     /// How many spin locks this CPU holds.
     pub fn locks_held(&self) -> u32 {
         self.preempt_count.load(Relaxed) % HARDIRQ_ONE

@@ -110,14 +110,12 @@ fn change_then_reschedule<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
     let mut sched = SCHED.lock();
     let s = sched.as_mut().expect("scheduler not started");
     let result = f(s);
-    let resched = s.rq.need_resched();
-    // Interrupts stay off from the change to the switch: a tick in between could switch
-    // first, and this switch would then be a second one for the same reason.
-    let irq_were_on = sched.unlock_keeping_irqs_off();
-    if resched && !this_cpu().in_interrupt() {
-        schedule();
+    // The switch picks under the same lock, with interrupts off from the change on: a tick
+    // in between could switch first, and this switch would be a second one for one reason.
+    if s.rq.need_resched() && !this_cpu().in_interrupt() {
+        let irq_were_on = switch::schedule_locked(sched);
+        irq::restore(irq_were_on);
     }
-    irq::restore(irq_were_on);
     result
 }
 
