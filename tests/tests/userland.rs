@@ -135,14 +135,16 @@ fn a_host_binary_added_with_add_runs_and_a_missing_one_is_reported() {
 }
 
 /// Every frame a program and its children used is back, and the heap is within the few
-/// hundred bytes the kernel's tables keep as capacity after their first growth (see
-/// `user::process::run_program`).
+/// kilobytes the kernel's tables keep as capacity after their growth (see
+/// `user::process::run_program`): the largest is the runqueue's table of the tasks'
+/// scheduling parts (`sched::rq`, 120 bytes a slot, grown to the most tasks alive at once).
+/// A leak of even a few bytes per process would exceed it in a run of thousands.
 fn assert_nothing_leaked(run: &systests::Run) {
     let memory = run.result("memory");
     assert_eq!(memory["frames_after"], memory["frames_before"], "{memory}");
     let grew = memory["heap_bytes_after"].as_i64().unwrap()
         - memory["heap_bytes_before"].as_i64().unwrap();
-    assert!((0..4096).contains(&grew), "{memory}");
+    assert!((0..8192).contains(&grew), "{memory}");
 }
 
 /// The program's lines on cfslab: between the self-check's RESULT and its own.
@@ -328,8 +330,7 @@ fn the_fuzzer_s_random_system_calls_leave_the_kernel_standing_with_its_frames_ba
     // 20 000 random calls, seeded, in unprivileged children replaced as they die. It found
     // an overflow panic in the sleep path, an unmap that walked 2^35 pages, and exit statuses
     // never reaped (about 15 bytes of heap per child); the run must end normally, every frame
-    // must come back, and the heap may keep only the capacity the kernel's tables grew to
-    // (3 648 bytes here, after 20 000 calls as after 100 000).
+    // must come back, and the heap may keep only the capacity the kernel's tables grew to.
     let run = on_cfslab("/bin/fuzz 20000 7", &[]);
     assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
     assert!(
