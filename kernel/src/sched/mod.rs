@@ -1,17 +1,19 @@
-//! The scheduler glue: one runqueue for the one CPU, `schedule()`, the wake-up path and the
-//! tick hook. It never decides who runs: it tells the policy (from the `sched` crate) what
-//! happened and asks it whom to run.
+//! The scheduler glue: the tasks of the one CPU, the runqueue that schedules them
+//! (`sched::rq::Rq`, from the policy crate), `schedule()`, the wake-up path and the tick. It
+//! never decides who runs, and never calls the policy itself: it tells the runqueue what
+//! happened, and the runqueue asks the policy, in Linux's order (docs/scheduler.md §13).
 //!
-//! Locking and interrupts. All scheduler state is behind one spin lock, `SCHED`, taken only
-//! through `with_sched`, which turns interrupts off first — otherwise a timer interrupt
-//! arriving while a task holds it would spin forever in the handler. Operations that may
-//! switch tasks go through `change_then_reschedule`; `schedule()` and the wake-up path
-//! assert that interrupts are off. `schedule()` runs with interrupts off and
+//! Locking and interrupts (docs/architecture.md, "Locks and interrupts"). All scheduler state
+//! is behind one IRQ-safe spin lock, `SCHED` (interrupts off while it is held: a timer
+//! interrupt arriving while a task held it would otherwise spin forever in the handler),
+//! taken through `with_sched`. Operations that may wake, block or start a task go through
+//! `change_then_reschedule`, which switches after the change — at once in task context, at
+//! the interrupt's end in a handler. `schedule()` asserts its rules in every build and
 //! releases the lock *before* switching stacks: the next task may be anywhere, including in
-//! its own `schedule()` about to return, and must be able to take the lock. Preemption
-//! happens at the end of the timer interrupt (after its EOI): if the tick or a wake-up asked
-//! for it, the handler calls `schedule()` on the interrupted task's stack; the task resumes
-//! there later and returns from the interrupt as if nothing happened.
+//! its own `schedule()` about to return, and must be able to take the lock. Preemption from
+//! an interrupt happens after its `irq_exit` (`trap.rs`): the handler calls `schedule()` on
+//! the interrupted task's stack; the task resumes there later and returns from the interrupt
+//! as if nothing happened.
 
 mod create;
 mod credentials;
