@@ -25,10 +25,10 @@ pub fn timer_interrupt(from_user: bool) {
     }
     loop {
         let now = clock::now();
-        let Some(expired) = hrtimer::pop_expired(now) else {
+        let Some(action) = hrtimer::pop_expired(now) else {
             break;
         };
-        match expired.action {
+        match action {
             Action::Tick => {
                 this_cpu().count_tick();
                 sched::tick(now, from_user);

@@ -40,15 +40,6 @@ pub enum Action {
     Test(fn(u64, u64), u64),
 }
 
-/// A timer that has expired, taken off the queue.
-#[derive(Debug, Clone, Copy)]
-pub struct Expired {
-    /// What it asks for.
-    pub action: Action,
-    /// When it was due (its soft expiry).
-    pub expiry: u64,
-}
-
 /// A pending timer, for [`cancel`]: the queue's order, by hard expiry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TimerId {
@@ -166,11 +157,11 @@ pub fn cancel(id: TimerId) -> bool {
     })
 }
 
-/// The next expired timer at `now`, taken off the queue (from the timer interrupt): in
-/// order of hard expiry, each whose soft expiry has passed, up to the first whose has not
-/// (Linux's `__hrtimer_run_queues`). The caller does its action with the queue unlocked, so
-/// the action may start new timers, then calls [`reprogram`].
-pub fn pop_expired(now: u64) -> Option<Expired> {
+/// The action of the next expired timer at `now`, taken off the queue (from the timer
+/// interrupt): in order of hard expiry, each whose soft expiry has passed, up to the first
+/// whose has not (Linux's `__hrtimer_run_queues`). The caller does the action with the queue
+/// unlocked, so that it may start new timers, then calls [`reprogram`].
+pub fn pop_expired(now: u64) -> Option<Action> {
     with_queue(|q| {
         loop {
             let (&id, _) = q
@@ -185,10 +176,7 @@ pub fn pop_expired(now: u64) -> Option<Expired> {
                     continue;
                 }
             }
-            return Some(Expired {
-                action: timer.action,
-                expiry: timer.soft_expiry,
-            });
+            return Some(timer.action);
         }
     })
 }
