@@ -1,13 +1,17 @@
-//! What each CPU keeps for itself (Linux's per-CPU variables): its index, the task it runs,
-//! how deep in interrupt handlers it is, the spin locks it holds, and its tick count. cfslab runs on one CPU today, so
-//! there is one [`PerCpu`]; the paths that use it ask [`this_cpu`], so more CPUs change
-//! this file, not them.
+//! What each CPU keeps for itself (Linux's per-CPU variables): its index, the task it runs
+//! and that task's address space and open files, how deep in interrupt handlers it is, the
+//! spin locks it holds, and its tick count. cfslab runs on one CPU today, so there is one
+//! [`PerCpu`]; the paths that use it ask [`this_cpu`], so more CPUs change this file, not
+//! them.
 //!
 //! Every field is changed only by its own CPU with interrupts off; the atomics are there to
 //! make the statics `Sync`. Counters use one read-modify-write instruction each (`lock
 //! inc`): under `-icount` time is instructions, and a lock and its release count twice.
 
-use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use crate::user::address_space::AddressSpace;
+use crate::user::files::FileTable;
+use core::ptr::null_mut;
+use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 /// One CPU's own state.
 pub struct PerCpu {
@@ -21,6 +25,11 @@ pub struct PerCpu {
     /// The process the running task is a thread of: its leader's id (its own for a kernel
     /// thread).
     current_process: AtomicUsize,
+    /// The running task's address space and open files (null for a kernel thread): what its
+    /// `Arc`s point at, so that a system call reaches them without the scheduler's lock, as
+    /// Linux's `current->mm` and `current->files`. `sched::current` turns them into owners.
+    space: AtomicPtr<AddressSpace>,
+    files: AtomicPtr<FileTable>,
     /// Linux's `preempt_count`, in one word: the spin locks held (low 16 bits) and the
     /// interrupt handlers entered and not yet left (the hardirq count, from bit 16). Zero
     /// is the one state `schedule()` may run in, checked with one comparison.
@@ -36,6 +45,8 @@ static BOOT_CPU: PerCpu = PerCpu {
     // The boot task (id 0) runs until the first switch.
     current: AtomicUsize::new(0),
     current_process: AtomicUsize::new(0),
+    space: AtomicPtr::new(null_mut()),
+    files: AtomicPtr::new(null_mut()),
     preempt_count: AtomicU32::new(0),
     ranks_held: AtomicU64::new(0),
     ticks: AtomicU64::new(0),
@@ -67,6 +78,24 @@ impl PerCpu {
     pub fn set_current(&self, id: usize, process: usize) {
         self.current.store(id, Relaxed);
         self.current_process.store(process, Relaxed);
+    }
+
+    /// The running task's address space and files, as the pointers of its `Arc`s.
+    #[inline(always)]
+    pub fn process_parts(&self) -> (*const AddressSpace, *const FileTable) {
+        (self.space.load(Relaxed), self.files.load(Relaxed))
+    }
+
+    /// The running task's address space is now `space` (the switch, `execve`, exit).
+    #[inline(always)]
+    pub fn set_space(&self, space: *const AddressSpace) {
+        self.space.store(space.cast_mut(), Relaxed);
+    }
+
+    /// The running task's open files are now `files` (the switch, exit).
+    #[inline(always)]
+    pub fn set_files(&self, files: *const FileTable) {
+        self.files.store(files.cast_mut(), Relaxed);
     }
 
     /// Whether the CPU is in an interrupt handler.

@@ -1,11 +1,15 @@
 //! The running task, readable without the scheduler's lock: Linux's per-CPU `current`, kept
 //! in the CPU's [`PerCpu`](crate::percpu::PerCpu) (the switch writes it). System calls ask
 //! "who am I?" on every call (`getpid`, the kill check at their end): a load instead of a
-//! lock round trip. And whether any task is marked killed, so that the kill check usually
+//! lock round trip. Its address space and open files, which nearly every system call needs,
+//! come the same way. And whether any task is marked killed, so that the kill check usually
 //! needs no lock either.
 
 use crate::percpu::this_cpu;
 use crate::task::TaskId;
+use crate::user::address_space::AddressSpace;
+use crate::user::files::Files;
+use alloc::sync::Arc;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Tasks marked killed that have not exited yet: while there are none, a system call's
@@ -20,6 +24,32 @@ pub fn current() -> TaskId {
 /// The running task's process id: its leader's id (its own for a kernel thread).
 pub fn current_process() -> TaskId {
     this_cpu().current_process()
+}
+
+/// The running process's address space (`None` in a kernel thread).
+pub fn current_address_space() -> Option<Arc<AddressSpace>> {
+    let (space, _) = this_cpu().process_parts();
+    // SAFETY: a non-null pointer is the running task's own `Arc<AddressSpace>`
+    // (`Task::address_space`), set by the switch as it picked this task. Only the task itself
+    // replaces or drops that `Arc` (`execve`: `process::replace_program`; exit:
+    // `lifecycle::release_resources`), and it rewrites the pointer first, under the
+    // scheduler's lock. So while this task runs, the `Arc` it holds keeps the space alive,
+    // and one more strong count makes the returned `Arc` an owner of its own.
+    (!space.is_null()).then(|| unsafe {
+        Arc::increment_strong_count(space);
+        Arc::from_raw(space)
+    })
+}
+
+/// The running process's open files (`None` in a kernel thread, and in a process ending).
+pub fn current_files() -> Option<Files> {
+    let (_, files) = this_cpu().process_parts();
+    // SAFETY: as for the address space above: the running task's own `Arc` (`Task::files`),
+    // which only it drops (`lifecycle::release_files`), after clearing the pointer.
+    (!files.is_null()).then(|| unsafe {
+        Arc::increment_strong_count(files);
+        Arc::from_raw(files)
+    })
 }
 
 /// A task was marked killed (`kill_task`), or a marked task exited.

@@ -107,7 +107,10 @@ pub fn exit() -> ! {
 /// ending process calls this before the steps of its end that must not be interrupted
 /// (`user::process::end`); [`exit`] calls it again, which is then a no-op.
 pub fn release_files() {
-    let files = with_sched(|s| s.current_task().files.take());
+    let files = with_sched(|s| {
+        crate::percpu::this_cpu().set_files(core::ptr::null());
+        s.current_task().files.take()
+    });
     drop(files);
 }
 
@@ -132,6 +135,7 @@ fn release_resources() {
         if parts.0.is_some() {
             // Its place under the process limit is free.
             super::create::process_ended();
+            crate::percpu::this_cpu().set_space(core::ptr::null());
             crate::arch::switch::prepare(None, 0);
         }
         parts

@@ -36,7 +36,7 @@ pub mod waitqueue;
 use create::new_task;
 pub use create::{MAX_PROCESSES, SpawnError};
 pub use credentials::{PermissionDenied, processes_of, set_task_nice, setuid, task_nice};
-pub use current::{current, current_process, kills_pending};
+pub use current::{current, current_address_space, current_files, current_process, kills_pending};
 pub use family::{
     Zombie, has_child, parent_of, reap_child, set_exit_status, wait_child, wait_for_child,
 };
@@ -48,8 +48,8 @@ pub use observe::{
     print_sched_debug, print_trace, switch_count, task_stats, trace_start, trace_stop, with_policy,
 };
 pub use process::{
-    Clone, current_address_space, current_files, current_killed, current_name, current_uid,
-    fork_process, kill_task, replace_program, spawn_process, task_uid,
+    Clone, current_killed, current_name, current_uid, fork_process, kill_task, replace_program,
+    spawn_process, task_uid,
 };
 pub use setup::{TasksAlive, init, set_policy};
 pub use sleep::{

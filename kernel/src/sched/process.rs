@@ -111,6 +111,7 @@ pub fn replace_program(space: Arc<AddressSpace>, name: &str) {
         let t = s.current_task();
         t.rename(name);
         let top = t.kernel_stack_top;
+        crate::percpu::this_cpu().set_space(Arc::as_ptr(&space));
         let old = t.address_space.replace(space);
         // Interrupts are off: the scheduler's lock is held.
         crate::arch::switch::prepare(Some(frame), top);
@@ -123,11 +124,6 @@ pub fn replace_program(space: Arc<AddressSpace>, name: &str) {
     // no longer points at it.
     drop(old);
     super::exec_done();
-}
-
-/// The running process's open files.
-pub fn current_files() -> Option<crate::user::files::Files> {
-    with_sched(|s| s.current_task().files.clone())
 }
 
 /// Marks task `id` killed by `signal` and wakes it if it sleeps; false if there is no such
@@ -183,11 +179,6 @@ impl Scheduler {
         let me = self.current_slot();
         self.task(me)
     }
-}
-
-/// The running process's address space (`None` in a kernel thread).
-pub fn current_address_space() -> Option<Arc<AddressSpace>> {
-    with_sched(|s| s.current_task().address_space.clone())
 }
 
 /// The running task's name.

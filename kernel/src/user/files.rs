@@ -210,8 +210,11 @@ pub struct FdTable {
     fds: Vec<Option<Arc<File>>>,
 }
 
+/// A table and its lock, as the tasks that share it hold it.
+pub type FileTable = SpinLock<FdTable>;
+
 /// A table shared by the tasks that share it.
-pub type Files = Arc<SpinLock<FdTable>>;
+pub type Files = Arc<FileTable>;
 
 impl FdTable {
     /// stdin, stdout and stderr on the console.
