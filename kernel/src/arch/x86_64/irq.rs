@@ -24,14 +24,20 @@ pub fn save_and_disable() -> bool {
 #[inline(always)]
 pub fn restore(were_on: bool) {
     if were_on {
-        interrupts::enable();
+        enable();
     }
 }
 
 /// Turns interrupts on.
 #[inline(always)]
 pub fn enable() {
-    interrupts::enable();
+    // A bare `sti`: the `x86_64` crate's `enable` adds a `nop` after it, so that an
+    // `enable(); disable();` pair still opens a window for a pending interrupt (`sti` holds
+    // interrupts off for one more instruction). No path here turns them off right after
+    // turning them on, and every lock's release and every system call would pay for it.
+    // SAFETY: setting IF changes no memory and no other flag; the kernel is ready for
+    // interrupts whenever a caller turns them on.
+    unsafe { core::arch::asm!("sti", options(preserves_flags, nostack)) };
 }
 
 /// Turns interrupts off.

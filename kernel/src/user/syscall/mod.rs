@@ -115,6 +115,7 @@ mod nr {
 
 /// Runs the system call the saved registers name (`trap::syscall` calls it, interrupts on)
 /// and returns its result: Linux's `sys_call_table`.
+#[inline(always)]
 pub fn dispatch(frame: &SyscallFrame) -> i64 {
     let a = [
         frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8, frame.r9,
