@@ -133,7 +133,11 @@ impl Task {
         self.group = Some(match process.group {
             Group::New => Arc::new(ThreadGroup::new(id)),
             Group::Forked(inherited) => Arc::new(ThreadGroup::forked(id, inherited)),
-            Group::Same => parent_group.expect("a thread of a process"),
+            Group::Same => {
+                let group = parent_group.expect("a thread of a process");
+                group.thread_started();
+                group
+            }
         });
         if process.fork_frame.is_some() {
             self.blocked_signals = blocked;

@@ -132,6 +132,9 @@ fn release_resources() {
             t.user_cpu.take(),
             t.fork_frame.take(),
         );
+        if let Some(group) = &parts.1 {
+            group.thread_ended();
+        }
         if parts.0.is_some() {
             // Its place under the process limit is free.
             super::create::process_ended();

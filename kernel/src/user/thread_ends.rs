@@ -19,7 +19,7 @@ use alloc::vec::Vec;
 /// Ends every thread of `group` but the running one, and waits until they have gone — all
 /// but the leader, which waits for the others in its turn (see [`wait_for_threads`]).
 pub fn end_other_threads(group: &Arc<ThreadGroup>) {
-    loop {
+    while group.has_other_threads() {
         // Asked again each round: a takeover changes the running task's id.
         let me = sched::current();
         let others: Vec<TaskId> = sched::threads_in(group)
@@ -44,7 +44,7 @@ pub fn end_other_threads(group: &Arc<ThreadGroup>) {
 /// process over to it ([`hand_over`]).
 pub fn wait_for_threads(group: &Arc<ThreadGroup>) -> Option<TaskId> {
     let me = sched::current();
-    loop {
+    while group.has_other_threads() {
         let others: Vec<TaskId> = sched::threads_in(group)
             .into_iter()
             .filter(|&t| t != me)
@@ -58,6 +58,7 @@ pub fn wait_for_threads(group: &Arc<ThreadGroup>) -> Option<TaskId> {
         // (the exec'ing thread kills this one, which wakes it).
         sched::join_unless(other, || group.heir() != heir);
     }
+    None
 }
 
 /// The leader's last step when a thread execs: the process becomes `heir`'s, and the

@@ -85,6 +85,10 @@ pub struct ThreadGroup {
     /// hands the process over to it. Atomic, so that the leader can ask under the
     /// scheduler's lock, right before it sleeps (`user::thread_ends`).
     heir: AtomicUsize,
+    /// Its threads that have not released it yet (counted at creation, uncounted in the
+    /// thread's last steps, `sched::exit`): a process's end asks this first, and for a
+    /// process of one thread, nearly every one, it has no other threads to look for.
+    threads: AtomicUsize,
     state: SpinLock<GroupState>,
 }
 
@@ -110,6 +114,21 @@ struct GroupState {
 pub struct InheritedActions(Vec<(u8, SigAction)>);
 
 impl ThreadGroup {
+    /// A new thread joins the process.
+    pub fn thread_started(&self) {
+        self.threads.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A thread has released the process (its last steps, interrupts off).
+    pub fn thread_ended(&self) {
+        self.threads.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Whether the process has a thread besides the one asking.
+    pub fn has_other_threads(&self) -> bool {
+        self.threads.load(Ordering::Relaxed) > 1
+    }
+
     /// A new process led by `leader`, with every signal at its default action.
     pub fn new(leader: TaskId) -> ThreadGroup {
         ThreadGroup::with_actions(leader, Vec::new())
@@ -119,6 +138,7 @@ impl ThreadGroup {
         ThreadGroup {
             leader,
             heir: AtomicUsize::new(0),
+            threads: AtomicUsize::new(1),
             state: SpinLock::new(
                 Rank::ThreadGroup,
                 GroupState {
