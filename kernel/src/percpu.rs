@@ -1,5 +1,5 @@
-//! What each CPU keeps for itself (Linux's per-CPU variables): its index, the task it runs
-//! and that task's address space and open files, how deep in interrupt handlers it is, the
+//! What each CPU keeps for itself (Linux's per-CPU variables): its index, its runqueue, the
+//! task it runs and that task's address space and open files, how deep in interrupt handlers it is, the
 //! spin locks it holds, and its tick count. cfslab runs on one CPU today, so there is one
 //! [`PerCpu`]; the paths that use it ask [`this_cpu`], so more CPUs change this file, not
 //! them.
@@ -8,6 +8,7 @@
 //! make the statics `Sync`. Counters use one read-modify-write instruction each (`lock
 //! inc`): under `-icount` time is instructions, and a lock and its release count twice.
 
+use crate::sched::RunQueue;
 use crate::user::address_space::AddressSpace;
 use crate::user::files::FileTable;
 use core::ptr::null_mut;
@@ -25,6 +26,8 @@ pub struct PerCpu {
     /// The process the running task is a thread of: its leader's id (its own for a kernel
     /// thread).
     current_process: AtomicUsize,
+    /// The CPU's runqueue: the scheduler's state for the tasks this CPU runs.
+    runqueue: &'static RunQueue,
     /// The running task's address space and open files (null for a kernel thread): what its
     /// `Arc`s point at, so that a system call reaches them without the scheduler's lock, as
     /// Linux's `current->mm` and `current->files`. `sched::current` turns them into owners.
@@ -45,6 +48,7 @@ static BOOT_CPU: PerCpu = PerCpu {
     // The boot task (id 0) runs until the first switch.
     current: AtomicUsize::new(0),
     current_process: AtomicUsize::new(0),
+    runqueue: &crate::sched::SCHED,
     space: AtomicPtr::new(null_mut()),
     files: AtomicPtr::new(null_mut()),
     preempt_count: AtomicU32::new(0),
@@ -78,6 +82,12 @@ impl PerCpu {
     pub fn set_current(&self, id: usize, process: usize) {
         self.current.store(id, Relaxed);
         self.current_process.store(process, Relaxed);
+    }
+
+    /// The CPU's runqueue.
+    #[inline(always)]
+    pub fn runqueue(&self) -> &'static RunQueue {
+        self.runqueue
     }
 
     /// The running task's address space and files, as the pointers of its `Arc`s.

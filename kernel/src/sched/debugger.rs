@@ -106,7 +106,7 @@ pub extern "C" fn cfslab_gdb_dump(what: u64, n: u64) -> u64 {
     // SAFETY: gdb calls this while the only CPU is stopped (see the module's docs): no code
     // runs concurrently, so reading the state behind the lock without taking it races with
     // nothing. Taking it could deadlock: gdb may have stopped the kernel while it held it.
-    let Some(s) = (unsafe { &*SCHED.as_mut_ptr() }).as_ref() else {
+    let Some(s) = (unsafe { &*SCHED.0.as_mut_ptr() }).as_ref() else {
         return 0;
     };
     let mut text = Text {

@@ -4,7 +4,7 @@
 //! happened, and the runqueue asks the policy, in Linux's order (docs/scheduler.md §13).
 //!
 //! Locking and interrupts (docs/architecture.md, "Locks and interrupts"). All scheduler state
-//! is behind one IRQ-safe spin lock, `SCHED` (interrupts off while it is held: a timer
+//! is behind one IRQ-safe spin lock, the CPU's runqueue (`SCHED`; interrupts off while it is held: a timer
 //! interrupt arriving while a task held it would otherwise spin forever in the handler),
 //! taken through `with_sched`. Operations that may wake, block or start a task go through
 //! `change_then_reschedule`, which switches after the change — at once in task context, at
@@ -93,14 +93,25 @@ struct Scheduler {
     recent: trace::Trace,
 }
 
-/// The scheduler's state, behind an IRQ-safe lock (interrupts are off while it is held: a
-/// timer interrupt arriving while a task held it would spin forever in the handler). gdb's
-/// helpers read its data while it is held (see [`debugger`]).
-static SCHED: SpinLock<Option<Scheduler>> = SpinLock::new(Rank::Sched, None);
+/// A CPU's runqueue and the scheduler's state around it, behind an IRQ-safe lock
+/// (interrupts are off while it is held: a timer interrupt arriving while a task held it
+/// would spin forever in the handler). Each CPU reaches its own through its `PerCpu`
+/// ([`PerCpu::runqueue`](crate::percpu::PerCpu::runqueue)).
+pub struct RunQueue(SpinLock<Option<Scheduler>>);
+
+/// The boot CPU's runqueue — today the only one. gdb's helpers read its data while it is
+/// held (see [`debugger`]).
+pub(crate) static SCHED: RunQueue = RunQueue(SpinLock::new(Rank::Sched, None));
+
+/// The running CPU's runqueue lock.
+#[inline(always)]
+fn runqueue() -> &'static SpinLock<Option<Scheduler>> {
+    &this_cpu().runqueue().0
+}
 
 /// The one way to the scheduler's state.
 fn with_sched<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
-    f(SCHED.lock().as_mut().expect("scheduler not started"))
+    f(runqueue().lock().as_mut().expect("scheduler not started"))
 }
 
 /// "Change state under the lock, then reschedule if needed": runs `f` on the scheduler and,
@@ -109,7 +120,7 @@ fn with_sched<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
 /// ([`preempt_from_interrupt`]). Every operation that may wake, block or start a task goes
 /// through here.
 fn change_then_reschedule<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
-    let mut sched = SCHED.lock();
+    let mut sched = runqueue().lock();
     let s = sched.as_mut().expect("scheduler not started");
     let result = f(s);
     // The switch picks under the same lock, with interrupts off from the change on: a tick

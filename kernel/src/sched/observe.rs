@@ -1,7 +1,7 @@
 //! Looking at the scheduler: per-task statistics, the switch count, the policy's own view, and
 //! the scheduling trace (started, stopped, printed).
 
-use super::{SCHED, Scheduler, debugger, trace, with_sched};
+use super::{Scheduler, debugger, trace, with_sched};
 use crate::task::{TaskId, TaskStats};
 use crate::time::clock;
 use alloc::string::String;
@@ -88,7 +88,7 @@ pub fn with_policy<R>(f: impl FnOnce(&dyn Policy) -> R) -> R {
 /// The running task's id, without waiting for the scheduler lock (for fault reports, which
 /// may come while it is held).
 pub fn current_if_unlocked() -> Option<TaskId> {
-    SCHED
+    super::runqueue()
         .try_lock()
         .and_then(|s| s.as_ref().map(|s| s.current_id()))
 }

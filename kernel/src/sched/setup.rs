@@ -3,7 +3,7 @@
 //! boot options into a scheduling policy from the `sched` crate (the options' own
 //! `Config::fair_params` builds the fair class's parameters).
 
-use super::{RECENT_EVENTS, SCHED, Scheduler, TRACE_EVENTS, debugger, new_task, trace_start};
+use super::{RECENT_EVENTS, Scheduler, TRACE_EVENTS, debugger, new_task, trace_start};
 use super::{trace, with_sched};
 use crate::arch::irq;
 use crate::config::{Config, Policy as ConfigPolicy};
@@ -57,7 +57,7 @@ pub fn init(config: &Config) {
         let idle = s.task(idle);
         idle.comm = trace::Comm::new(idle.id, &idle.name, idle.nice, true);
         s.rq.run_boot_task(main, 0, 0, now);
-        *SCHED.lock() = Some(s);
+        *super::runqueue().lock() = Some(s);
     });
     // Nothing in the kernel calls gdb's entry point; naming it here keeps the linker from
     // dropping it (and the text buffer it writes).

@@ -5,7 +5,7 @@
 //! Interrupts are off throughout, asserted at the top of [`schedule`]; the scheduler's lock is
 //! taken once, for `pick`, and released before the stacks change (see `sched`'s module docs).
 
-use super::{SCHED, Scheduler, Slot, trace, with_sched};
+use super::{Scheduler, Slot, trace, with_sched};
 use crate::arch::irq;
 use crate::arch::switch::switch_context;
 use crate::arch::user_state::UserCpuState;
@@ -90,7 +90,7 @@ pub(super) fn schedule() {
     if !this_cpu().preemptible() {
         not_preemptible(0);
     }
-    switch_under(SCHED.lock());
+    switch_under(super::runqueue().lock());
 }
 
 /// [`schedule`] for a caller that has just changed the scheduler's state under its lock
