@@ -172,12 +172,8 @@ impl Scheduler {
     /// `sched_wakeup_new` once the policy has queued it.
     fn record_new(&mut self, slot: Slot, now: u64) {
         let parent = self.current_slot();
-        self.record(now, parent, false, |s| trace::Kind::Fork {
-            child: s.comm(slot),
-        });
-        self.record(now, parent, false, |s| trace::Kind::WakeupNew {
-            task: s.comm(slot),
-        });
+        self.record(now, parent, false, trace::Kind::Fork, slot);
+        self.record(now, parent, false, trace::Kind::WakeupNew, slot);
     }
 }
 

@@ -82,7 +82,7 @@ pub fn exit() -> ! {
         let now = clock::now();
         let slot = s.current_slot();
         let id = s.current_id();
-        s.record(now, slot, false, |_| trace::Kind::Exit);
+        s.record(now, slot, false, trace::Kind::Exit, slot);
         if s.task(slot).killed.is_some() {
             super::current::killed_task_exited();
         }

@@ -91,6 +91,10 @@ struct Scheduler {
     trace: Option<trace::Trace>,
     /// The last few events, always kept: what gdb's `cfslab-trace` shows without `trace=on`.
     recent: trace::Trace,
+    /// `log=trace`: every event goes to the console too, as it happens. Read from the log
+    /// level once, when the scheduler starts (the level is set once, before), rather than
+    /// asked of the logger at every switch.
+    echo: bool,
 }
 
 /// A CPU's runqueue and the scheduler's state around it, behind an IRQ-safe lock
@@ -222,9 +226,13 @@ impl Scheduler {
             ..wakeup
         };
         let current = self.current_slot();
-        self.record(now, current, wakeup.from_interrupt, |s| {
-            trace::Kind::Waking { task: s.comm(slot) }
-        });
+        self.record(
+            now,
+            current,
+            wakeup.from_interrupt,
+            trace::Kind::Waking,
+            slot,
+        );
         self.rq.wake(slot, wakeup, now);
     }
 }
@@ -235,48 +243,35 @@ impl Scheduler {
         self.task(slot).comm
     }
 
-    /// Records what happened at `now` while the task in `on_cpu` ran (`hardirq`: in the
-    /// timer interrupt's handler): into the recent-events ring always, into the trace if
-    /// tracing, and at once on the console with `log=trace` (every scheduling decision as
-    /// it is taken, at the cost of slowing the run).
+    /// Records `kind` of event, about the task in `about`, at `now` while the task in
+    /// `on_cpu` ran (`hardirq`: in the timer interrupt's handler): into the recent-events
+    /// ring always, then on (`trace::publish`).
     pub(super) fn record(
         &mut self,
         now: u64,
         on_cpu: Slot,
         hardirq: bool,
-        kind: impl FnOnce(&mut Self) -> trace::Kind,
-    ) {
-        let current = self.comm(on_cpu);
-        let kind = kind(self);
-        self.record_as(now, current, hardirq, kind);
-    }
-
-    /// [`Scheduler::record`] with the task on the CPU already looked up (the switch has it).
-    pub(super) fn record_as(
-        &mut self,
-        now: u64,
-        current: trace::Comm,
-        hardirq: bool,
         kind: trace::Kind,
+        about: Slot,
     ) {
-        let event = trace::Event {
+        let (current, task) = (self.comm(on_cpu), self.comm(about));
+        let flags = self.flags(hardirq);
+        let event = self.recent.next_slot();
+        *event = trace::Event {
             at: now,
-            flags: trace::Flags {
-                need_resched: self.rq.need_resched(),
-                hardirq,
-            },
+            flags,
             current,
             kind,
+            task,
         };
-        if log::log_enabled!(log::Level::Trace) {
-            crate::arch::serial::with_console(|out| {
-                let _ = out.write_str("[TRACE] ");
-                let _ = trace::write_event(out, &event);
-            });
-        }
-        self.recent.record(event);
-        if let Some(ring) = self.trace.as_mut() {
-            ring.record(event);
+        trace::publish(event, &mut self.trace, self.echo);
+    }
+
+    /// The CPU's flags for an event recorded now (`hardirq`: in the timer interrupt).
+    fn flags(&self, hardirq: bool) -> trace::Flags {
+        trace::Flags {
+            need_resched: self.rq.need_resched(),
+            hardirq,
         }
     }
 }

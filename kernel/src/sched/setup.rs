@@ -49,6 +49,7 @@ pub fn init(config: &Config) {
             next_id: 0,
             trace: None,
             recent: trace::Trace::new(RECENT_EVENTS),
+            echo: log::log_enabled!(log::Level::Trace),
         };
         assert_eq!(s.add(new_task("main", 0, 0, None, None, None)).1, main);
         let idle_task = new_task("idle", 0, 0, Some((idle_loop, 0)), Some(idle_stack), None);

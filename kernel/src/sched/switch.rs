@@ -32,16 +32,35 @@ struct Switch {
 
 impl Scheduler {
     /// The runqueue puts the current task back and picks the next (see `sched::rq`); this
-    /// returns what switching to it needs (`None` if the current task keeps the CPU).
+    /// returns what switching to it needs (`None` if the current task keeps the CPU). The
+    /// switch's event is written straight into the flight recorder, each task's name read
+    /// from the task itself.
     #[inline(always)]
     fn pick(&mut self) -> Option<Switch> {
-        let pick = self.rq.pick(clock::now);
-        let n = self.task(pick.next);
-        this_cpu().set_current(n.id, n.group.as_ref().map_or(n.id, |g| g.leader));
+        let Scheduler {
+            rq,
+            slots,
+            recent,
+            trace,
+            echo,
+            ..
+        } = self;
+        let pick = rq.pick(clock::now);
         if !pick.switches() {
             return None;
         }
-        let next_comm = n.comm;
+        let n = slots[pick.next].as_deref().expect("live task");
+        this_cpu().set_current(n.id, n.group.as_ref().map_or(n.id, |g| g.leader));
+        let event = recent.next_slot();
+        event.at = pick.now;
+        event.flags = trace::Flags {
+            need_resched: rq.need_resched(),
+            hardirq: false,
+        };
+        event.kind = trace::Kind::Switch {
+            prev_state: pick.prev_state,
+        };
+        event.task = n.comm;
         let (load, kernel_stack_top) = (n.rsp, n.kernel_stack_top);
         let address_space = n.address_space.as_ref().map(|a| a.level_4_frame());
         let cpu = this_cpu();
@@ -51,22 +70,14 @@ impl Scheduler {
             .user_cpu
             .as_deref()
             .map_or(core::ptr::null(), |c| c as *const _);
-        let p = self.task(pick.prev);
-        let prev_comm = p.comm;
+        let p = slots[pick.prev].as_deref_mut().expect("live task");
+        event.current = p.comm;
         let save_cpu = p
             .user_cpu
             .as_deref_mut()
             .map_or(core::ptr::null_mut(), |c| c as *mut _);
         let save = &raw mut p.rsp;
-        self.record_as(
-            pick.now,
-            prev_comm,
-            false,
-            trace::Kind::Switch {
-                prev_state: pick.prev_state,
-                next: next_comm,
-            },
-        );
+        trace::publish(event, trace, *echo);
         Some(Switch {
             save,
             load,

@@ -26,6 +26,13 @@ pub struct Comm {
 }
 
 impl Comm {
+    const BLANK: Comm = Comm {
+        pid: 0,
+        name: [0; NAME_LEN],
+        len: 0,
+        prio: 0,
+    };
+
     /// `task` (its id, name, nice); the idle task becomes pid 0 `swapper/0`.
     pub fn new(id: usize, name: &str, nice: i8, idle: bool) -> Self {
         let (pid, name) = if idle {
@@ -97,61 +104,108 @@ pub struct Event {
     /// The task on the CPU when the event happened (the line's task column).
     pub current: Comm,
     pub kind: Kind,
+    /// The task the event is about: a switch's next task, the task woken, the child made
+    /// or queued — for an exit, the running task itself. A field of its own rather than
+    /// the kind's, so that a switch writes it straight from the task into the ring.
+    pub task: Comm,
+}
+
+impl Event {
+    /// A place in the ring not written yet (never shown: [`Trace::next_slot`] hands it out
+    /// to be filled).
+    const BLANK: Event = Event {
+        at: 0,
+        flags: Flags {
+            need_resched: false,
+            hardirq: false,
+        },
+        current: Comm::BLANK,
+        kind: Kind::Exit,
+        task: Comm::BLANK,
+    };
 }
 
 #[derive(Debug, Clone, Copy)]
 pub enum Kind {
-    /// `current` left the CPU in `prev_state`; `next` got it.
-    Switch { prev_state: PrevState, next: Comm },
+    /// `current` left the CPU in `prev_state`; `task` got it.
+    Switch { prev_state: PrevState },
     /// `current` woke `task`.
-    Waking { task: Comm },
-    /// `current` started `child` (`sched_process_fork`).
-    Fork { child: Comm },
+    Waking,
+    /// `current` started `task` (`sched_process_fork`).
+    Fork,
     /// `task`, new, was queued for the first time (`sched_wakeup_new`).
-    WakeupNew { task: Comm },
+    WakeupNew,
     /// `current` exited (`sched_process_exit`).
     Exit,
+}
+
+/// An event just written to the flight recorder (the recent-events ring) goes on: into the
+/// trace while tracing, and at once to the console if `echo` (`log=trace`: every scheduling
+/// decision as it is taken, at the cost of slowing the run).
+#[inline(always)]
+pub fn publish(event: &Event, trace: &mut Option<Trace>, echo: bool) {
+    if echo {
+        echo_event(event);
+    }
+    if let Some(ring) = trace.as_mut() {
+        ring.record(*event);
+    }
+}
+
+#[cold]
+fn echo_event(event: &Event) {
+    crate::arch::serial::with_console(|out| {
+        let _ = out.write_str("[TRACE] ");
+        let _ = write_event(out, event);
+    });
 }
 
 /// The ring: the most recent `capacity` events.
 pub struct Trace {
     events: Vec<Event>,
-    capacity: usize,
-    /// Events ever recorded (more than `capacity` means the oldest were overwritten).
+    /// The capacity less one: the capacity is a power of two, so that the next event's
+    /// place is `written & mask` (this runs on every switch).
+    mask: u64,
+    /// Events ever recorded (more than the capacity means the oldest were overwritten).
     written: u64,
-    /// Once the ring is full: where the oldest event is, which the next one overwrites.
-    oldest: usize,
 }
 
 impl Trace {
+    /// A ring of `capacity` events, a power of two.
     pub fn new(capacity: usize) -> Self {
-        assert!(capacity > 0, "a trace ring holds at least one event");
+        assert!(
+            capacity.is_power_of_two(),
+            "a trace ring holds a power of two of events"
+        );
         Trace {
             events: Vec::with_capacity(capacity),
-            capacity,
+            mask: capacity as u64 - 1,
             written: 0,
-            oldest: 0,
         }
     }
 
-    pub fn record(&mut self, event: Event) {
-        if self.events.len() < self.capacity {
-            self.events.push(event);
-        } else {
-            // A wrapping index rather than `written % capacity`: this runs on every switch.
-            self.events[self.oldest] = event;
-            self.oldest = if self.oldest + 1 == self.capacity {
-                0
-            } else {
-                self.oldest + 1
-            };
-        }
+    /// The place of the next event — the oldest event's, once the ring is full — for the
+    /// caller to fill in: a switch writes its event straight into the ring, not into a copy
+    /// that is then copied in (80 bytes, about 40 instructions of every switch).
+    #[inline(always)]
+    pub fn next_slot(&mut self) -> &mut Event {
+        let slot = (self.written & self.mask) as usize;
         self.written += 1;
+        if slot == self.events.len() {
+            // Not full yet.
+            self.events.push(Event::BLANK);
+        }
+        &mut self.events[slot]
+    }
+
+    pub fn record(&mut self, event: Event) {
+        *self.next_slot() = event;
     }
 
     /// The events, oldest first.
     pub fn ordered(&self) -> impl DoubleEndedIterator<Item = &Event> {
-        let split = self.oldest;
+        // The next event's place: once the ring is full, the oldest's; before, the end.
+        let split = (self.written & self.mask) as usize;
         self.events[split..].iter().chain(&self.events[..split])
     }
 
@@ -200,6 +254,7 @@ pub fn write_event(out: &mut dyn fmt::Write, event: &Event) -> fmt::Result {
         flags,
         current: c,
         kind,
+        task,
     } = event;
     // The task column, `%16s` (no allocation: gdb's helpers call this while the kernel is
     // stopped, perhaps inside the allocator). The idle task shows as `<idle>`, as in Linux.
@@ -221,37 +276,37 @@ pub fn write_event(out: &mut dyn fmt::Write, event: &Event) -> fmt::Result {
         at % 1_000_000_000 / 1_000
     )?;
     match kind {
-        Kind::Switch { prev_state, next } => writeln!(
+        Kind::Switch { prev_state } => writeln!(
             out,
             "sched_switch: prev_comm={} prev_pid={} prev_prio={} prev_state={prev_state} ==> next_comm={} next_pid={} next_prio={}",
             c.name(),
             c.pid,
             c.prio,
-            next.name(),
-            next.pid,
-            next.prio
+            task.name(),
+            task.pid,
+            task.prio
         ),
-        Kind::Waking { task } => writeln!(
+        Kind::Waking => writeln!(
             out,
             "sched_waking: comm={} pid={} prio={} target_cpu=000",
             task.name(),
             task.pid,
             task.prio
         ),
-        Kind::WakeupNew { task } => writeln!(
+        Kind::WakeupNew => writeln!(
             out,
             "sched_wakeup_new: comm={} pid={} prio={} target_cpu=000",
             task.name(),
             task.pid,
             task.prio
         ),
-        Kind::Fork { child } => writeln!(
+        Kind::Fork => writeln!(
             out,
             "sched_process_fork: comm={} pid={} child_comm={} child_pid={}",
             c.name(),
             c.pid,
-            child.name(),
-            child.pid
+            task.name(),
+            task.pid
         ),
         Kind::Exit => writeln!(
             out,
