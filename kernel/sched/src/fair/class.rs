@@ -19,6 +19,22 @@ impl Fair {
             f(self, rq, id);
         }
     }
+
+    /// Whether a task other than the one of entity `id` could run: some queue on the way
+    /// up from it holds another entity (`yield_task_fair`'s `nr_running == 1` check, asked
+    /// of every level as a group's own queue may hold the task alone). A plain walk up the
+    /// parents: a yield with no one else to run is a system call of its own in `make bench`.
+    fn others_waiting(&self, id: usize) -> bool {
+        let mut level = Some(id);
+        while let Some(at) = level {
+            let se = self.se(at);
+            if self.rq(se.rq).nr_running > 1 {
+                return true;
+            }
+            level = se.parent;
+        }
+        false
+    }
 }
 
 impl Fair {
@@ -188,11 +204,7 @@ impl Policy for Fair {
             return false;
         };
         let id = self.task_se(task);
-        let others_waiting = self
-            .hierarchy(id)
-            .into_iter()
-            .any(|level| self.rq(self.se(level).rq).nr_running > 1);
-        if !others_waiting {
+        if !self.others_waiting(id) {
             return false;
         }
         let rq = self.se(id).rq;
