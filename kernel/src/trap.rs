@@ -68,7 +68,7 @@ fn return_from_interrupt(from_user: bool) {
 /// switched, on whatever stack it came in on.)
 pub fn exit_to_user() {
     if let Some(signal) = sched::current_killed() {
-        crate::user::process::die(signal);
+        crate::sched::proc::exit::die(signal);
     }
 }
 

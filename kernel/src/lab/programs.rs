@@ -23,8 +23,9 @@ use crate::config::scenarios::Scenario;
 use crate::config::tasks::{TaskKind, TaskSpec};
 use crate::println;
 use crate::sched;
+use crate::sched::proc::exit::Exit;
 use crate::task::TaskId;
-use crate::user::process::{self, Exit};
+use crate::user::process;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -147,7 +148,7 @@ pub fn start(s: &Scenario, config: &Config, seed: u64, end: u64) -> Vec<LabTask>
 /// CPU time. A task that did not end with status 0 says so.
 pub fn reap(scenario: &str, tasks: &mut [LabTask]) {
     // Every zombie, the tasks' own and any orphan a program left behind (passed to this
-    // task, see sched::family).
+    // task, see sched::proc::family).
     let mut zombies = alloc::vec::Vec::new();
     while let Some(zombie) = sched::wait_child() {
         zombies.push(zombie);

@@ -15,54 +15,49 @@
 //! the interrupted task's stack; the task resumes there later and returns from the interrupt
 //! as if nothing happened.
 
-mod create;
 mod credentials;
 mod current;
 mod debugger;
-pub mod family;
 pub mod knobs;
-mod lifecycle;
 mod observe;
-mod process;
+pub mod proc;
 pub mod procview;
 pub mod setup;
 mod sleep;
 mod switch;
-mod takeover;
-mod threads;
 pub mod trace;
 pub mod waitqueue;
 
-use create::new_task;
-pub use create::{MAX_PROCESSES, SpawnError};
 pub use credentials::{PermissionDenied, processes_of, set_task_nice, setuid, task_nice};
 pub use current::{current, current_address_space, current_files, current_process, kills_pending};
-pub use family::{
-    Zombie, has_child, parent_of, reap_child, set_exit_status, wait_child, wait_for_child,
-};
-pub use lifecycle::{
-    BOOT_TASK, exec_done, exit, join, join_unless, release_files, spawn, spawn_child, yield_now,
-};
 pub use observe::{
     RECENT_EVENTS, TRACE_EVENTS, current_cpu_ns, current_if_unlocked, idle_cpu_ns,
     print_sched_debug, print_trace, switch_count, task_stats, trace_start, trace_stop, with_policy,
 };
-pub use process::{
+use proc::create::new_task;
+pub use proc::create::{MAX_PROCESSES, SpawnError};
+pub use proc::family::{
+    Zombie, has_child, parent_of, reap_child, set_exit_status, wait_child, wait_for_child,
+};
+pub use proc::lifecycle::{
+    BOOT_TASK, exec_done, exit, join, join_unless, release_files, spawn, spawn_child,
+};
+pub use proc::process::{
     Clone, current_killed, current_name, current_uid, fork_process, kill_task, replace_program,
     spawn_process, task_uid,
+};
+pub use proc::takeover::{hand_over_process, wait_to_lead};
+pub use proc::threads::{
+    blocked_signals, blocks, current_group, current_thread_times, group_of, live_threads_times,
+    set_blocked_signals, set_clear_child_tid, take_clear_child_tid, threads_in, threads_of_task,
 };
 pub use setup::{TasksAlive, init, set_policy};
 pub use sleep::{
     park, sleep, sleep_until, sleep_until_tick_boundary, sleep_until_woken, unpark, wake_task,
-    wake_up,
+    wake_up, yield_now,
 };
 use sleep::{sleep_current, wake_up_from};
 use switch::{finish_switch, schedule};
-pub use takeover::{hand_over_process, wait_to_lead};
-pub use threads::{
-    blocked_signals, blocks, current_group, current_thread_times, group_of, live_threads_times,
-    set_blocked_signals, set_clear_child_tid, take_clear_child_tid, threads_in, threads_of_task,
-};
 pub use waitqueue::WaitQueue;
 
 use crate::arch::irq;

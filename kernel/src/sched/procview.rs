@@ -4,9 +4,9 @@
 //! file read is consistent with itself, as Linux's are per read.
 
 use super::{Scheduler, debugger, with_sched};
+use crate::sched::proc::thread_group::CpuTimes;
 use crate::task::{State, Task, TaskId, TaskStats};
 use crate::time::clock;
-use crate::user::thread_group::CpuTimes;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write;

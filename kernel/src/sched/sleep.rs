@@ -1,5 +1,5 @@
-//! Sleeping and waking: timed sleeps on hrtimers, parking (sleep until someone names you), and
-//! the one wake-up path, which switches at once from task context and at the interrupt's
+//! Yielding, sleeping and waking: a yield, timed sleeps on hrtimers, parking (sleep until
+//! someone names you), and the one wake-up path, which switches at once from task context and at the interrupt's
 //! end from an interrupt (the CPU's interrupt depth tells which).
 
 use super::{Scheduler, change_then_reschedule};
@@ -106,4 +106,12 @@ impl Scheduler {
 /// away at once if the policy says the wakee should preempt it.
 pub fn wake_task(task: TaskId) {
     wake_up_from(&[task]);
+}
+
+/// Gives up the CPU if the policy has someone else to run.
+pub fn yield_now() {
+    change_then_reschedule(|s| {
+        let now = clock::now();
+        s.rq.yield_current(now);
+    });
 }

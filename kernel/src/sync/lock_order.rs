@@ -22,7 +22,7 @@ pub enum Rank {
     Futex,
     /// A process's file-descriptor table (`user::files`).
     FdTable,
-    /// A process's shared state (`user::thread_group`).
+    /// A process's shared state (`sched::proc::thread_group`).
     ThreadGroup,
     /// An open file's position and flags (`user::fs::open_file`).
     OpenFile,

@@ -104,7 +104,7 @@ pub struct Task {
     /// A process's open files (shared by its threads).
     pub(crate) files: Option<crate::user::files::Files>,
     /// The process a user task is a thread of (`None` for a kernel thread).
-    pub(crate) group: Option<alloc::sync::Arc<crate::user::thread_group::ThreadGroup>>,
+    pub(crate) group: Option<alloc::sync::Arc<crate::sched::proc::thread_group::ThreadGroup>>,
     /// Where this thread's tid is cleared, and a futex waiter woken, when it ends
     /// (CLONE_CHILD_CLEARTID, `set_tid_address`): how `pthread_join` learns of it. 0: nowhere.
     pub(crate) clear_child_tid: u64,
@@ -122,10 +122,10 @@ pub struct Task {
     /// The task that started this one (`None` for the boot task and the idle task). When a
     /// parent exits first, its children pass to the boot task, as Linux's pass to init.
     pub(crate) parent: Option<TaskId>,
-    /// Its children: how many are unreaped, and the zombies among them (`sched::family`).
-    pub(crate) children: crate::sched::family::Children,
-    /// How it ended, once a process has filed it (`user::process`): its zombie carries it.
-    pub(crate) exit_status: Option<crate::user::process::ExitStatus>,
+    /// Its children: how many are unreaped, and the zombies among them (`sched::proc::family`).
+    pub(crate) children: crate::sched::proc::family::Children,
+    /// How it ended, once a process has filed it (`sched::proc::exit`): its zombie carries it.
+    pub(crate) exit_status: Option<crate::sched::proc::exit::ExitStatus>,
     /// Sleeping in `sched::park`.
     pub(crate) parked: bool,
     /// An `unpark` came while the task was not parked: its next `park` returns at once.

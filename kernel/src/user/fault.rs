@@ -3,8 +3,8 @@
 //! line Linux's `show_signal_msg` prints; its parent's wait sees the signal, and the kernel
 //! goes on.
 
-use super::process;
 use crate::println;
+use crate::sched::proc::exit;
 
 /// What the exception handler saw.
 pub struct UserFault {
@@ -68,7 +68,7 @@ pub fn kill(fault: &UserFault) -> ! {
     if may_print() {
         print_line(fault);
     }
-    process::die(signal_for(fault.vector))
+    exit::die(signal_for(fault.vector))
 }
 
 /// Linux's line for a fault in ring 3.

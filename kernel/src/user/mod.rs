@@ -23,8 +23,6 @@ mod page_walk;
 pub mod process;
 pub mod stack;
 pub mod syscall;
-pub mod thread_ends;
-pub mod thread_group;
 pub mod tty;
 mod user_memory;
 

@@ -174,8 +174,8 @@ pub fn dispatch(frame: &SyscallFrame) -> i64 {
         nr::EXECVE => process::execve(a[0], a[1], a[2]),
         nr::WAIT4 => process::wait4(a[0] as i64, a[1], a[2], a[3]),
         nr::KILL => signal::kill(a[0] as i64, a[1] as i64),
-        nr::EXIT => super::process::exit_thread(a[0] as u8),
-        nr::EXIT_GROUP => super::process::exit(a[0] as u8),
+        nr::EXIT => crate::sched::proc::exit::exit_thread(a[0] as u8),
+        nr::EXIT_GROUP => crate::sched::proc::exit::exit(a[0] as u8),
         other => {
             unimplemented(other);
             -errno::ENOSYS

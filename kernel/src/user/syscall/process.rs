@@ -7,10 +7,11 @@
 
 use super::{errno, space};
 use crate::arch::syscall::SyscallFrame;
+use crate::sched::proc::exit::{Exit, ExitStatus};
+use crate::sched::proc::thread_ends;
 use crate::sched::{self, ForkKind};
 use crate::task::{id_of_pid, pid_of};
-use crate::user::process::{self, ExecError, Exit};
-use crate::user::thread_ends;
+use crate::user::process::{self, ExecError};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -243,7 +244,7 @@ pub fn wait4(pid: i64, status: u64, options: u64, rusage: u64) -> i64 {
             let child = zombie.id;
             // A process's children are processes, which file a status as they end; a child
             // without one (none is known) is reaped and passed over.
-            let Some(process::ExitStatus { exit, times, .. }) = zombie.status else {
+            let Some(ExitStatus { exit, times, .. }) = zombie.status else {
                 continue;
             };
             let word: i32 = match exit {

@@ -2,12 +2,12 @@
 //! Actions and masks are kept as Linux keeps them and read back; a signal's default action
 //! is taken (end the process, or nothing for SIGCHLD, SIGCONT, SIGURG and SIGWINCH); an
 //! ignored signal is dropped; a blocked one stays pending until it is unblocked. cfslab runs
-//! no handlers: a caught signal stays pending (see `user::thread_group`).
+//! no handlers: a caught signal stays pending (see `sched::proc::thread_group`).
 
 use super::{errno, space};
 use crate::sched;
+use crate::sched::proc::thread_group::{SIG_DFL, SIG_IGN, SIGKILL, SigAction};
 use crate::task::{TaskId, id_of_pid};
-use crate::user::thread_group::{SIG_DFL, SIG_IGN, SIGKILL, SigAction};
 use alloc::vec::Vec;
 
 const SIGSTOP: u8 = 19;

@@ -2,8 +2,8 @@
 //! space of its own, and what the system calls ask about the running task.
 
 use super::create::{Group, NewTask, Placement, Process, create};
-use super::{Scheduler, with_sched};
 use crate::arch::user_state::UserCpuState;
+use crate::sched::{Scheduler, with_sched};
 use crate::task::TaskId;
 use crate::time::clock;
 use crate::user::address_space::AddressSpace;
@@ -19,7 +19,7 @@ pub fn spawn_process(
     space: Arc<AddressSpace>,
     entry: u64,
     sp: u64,
-) -> Result<TaskId, super::SpawnError> {
+) -> Result<TaskId, super::create::SpawnError> {
     create(NewTask {
         name: Some(name),
         entry: (enter_ring_3, 0),
@@ -41,7 +41,7 @@ pub fn spawn_process(
 /// What `clone` asks for, besides the flags the caller has already acted on (which address
 /// space and files the child gets).
 pub struct Clone {
-    pub kind: super::ForkKind,
+    pub kind: crate::sched::ForkKind,
     /// A thread of the caller's process (CLONE_THREAD), not a new process.
     pub thread: bool,
     pub space: Arc<AddressSpace>,
@@ -58,16 +58,15 @@ pub struct Clone {
 /// Forks the running process, or starts a thread of it: a child task (placed by the policy
 /// as a fork, with the parent's uid and nice) that returns to ring 3 with `clone.frame`.
 /// A new process is the caller's child; a thread is no one's (it ends by itself, see
-/// `user::thread_group`). With [`ForkKind::Vfork`] the caller sleeps until the child execs
+/// `thread_group`). With [`ForkKind::Vfork`] the caller sleeps until the child execs
 /// or exits.
-pub fn fork_process(clone: Clone) -> Result<TaskId, super::SpawnError> {
+pub fn fork_process(clone: Clone) -> Result<TaskId, super::create::SpawnError> {
     // Read before the scheduler's lock, which ranks after every process's own (the lock
     // order, `sync::lock_order`): a thread shares the group, a new process inherits this.
     let group = match clone.thread {
         true => Group::Same,
-        false => {
-            super::current_group().map_or(Group::New, |g| Group::Forked(g.actions_to_inherit()))
-        }
+        false => super::threads::current_group()
+            .map_or(Group::New, |g| Group::Forked(g.actions_to_inherit())),
     };
     create(NewTask {
         name: None,
@@ -96,7 +95,7 @@ fn return_forked(_: u64) {
         let frame = *t.fork_frame.take().expect("a fork frame");
         (frame, core::mem::take(&mut t.set_tid))
     });
-    crate::user::process::write_tid(set_tid);
+    super::exit::write_tid(set_tid);
     crate::arch::irq::disable();
     // SAFETY: the switch loaded the child's address space, a copy of (or the same as) the
     // parent's, in which the frame's rip and rsp are the parent's user addresses.
@@ -123,14 +122,14 @@ pub fn replace_program(space: Arc<AddressSpace>, name: &str) {
     // The old space goes (unless a vfork parent or a thread still holds it) now that CR3
     // no longer points at it.
     drop(old);
-    super::exec_done();
+    super::lifecycle::exec_done();
 }
 
 /// Marks task `id` killed by `signal` and wakes it if it sleeps; false if there is no such
 /// task. It dies at its next step through the kernel (a system call's end, a timer tick in
 /// ring 3).
 pub fn kill_task(id: TaskId, signal: u8) -> bool {
-    super::change_then_reschedule(|s| s.kill(id, signal))
+    crate::sched::change_then_reschedule(|s| s.kill(id, signal))
 }
 
 impl Scheduler {
@@ -140,7 +139,7 @@ impl Scheduler {
         };
         if t.killed.is_none() {
             t.killed = Some(signal);
-            super::current::kill_marked();
+            crate::sched::current::kill_marked();
         }
         self.wake(id, ::sched::Wakeup::default(), clock::now());
         true
@@ -150,7 +149,7 @@ impl Scheduler {
 /// The signal the running task was killed with, if any. Every system call asks at its end:
 /// while no task at all is marked (nearly always), the answer needs no lock.
 pub fn current_killed() -> Option<u8> {
-    if !super::kills_pending() {
+    if !crate::sched::kills_pending() {
         return None;
     }
     with_sched(|s| s.current_task().killed)
@@ -175,7 +174,7 @@ fn enter_ring_3(_: u64) {
 }
 
 impl Scheduler {
-    pub(super) fn current_task(&mut self) -> &mut crate::task::Task {
+    pub(in crate::sched) fn current_task(&mut self) -> &mut crate::task::Task {
         let me = self.current_slot();
         self.task(me)
     }

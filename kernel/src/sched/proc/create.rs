@@ -7,16 +7,17 @@
 //! limit, a kernel stack, then under the scheduler's lock the task itself, its process, the
 //! runqueue's placement, the trace, and for a vfork the parent's sleep.
 
-use super::{ForkKind, Scheduler, change_then_reschedule, family, task_entry, trace};
+use super::family;
+use super::thread_group::{InheritedActions, ThreadGroup};
 use crate::arch::switch::initial_stack;
 use crate::arch::syscall::SyscallFrame;
 use crate::arch::user_state::UserCpuState;
 use crate::mm::stack::KernelStack;
+use crate::sched::{ForkKind, Scheduler, change_then_reschedule, task_entry, trace};
 use crate::task::{Slot, Task, TaskId};
 use crate::time::clock;
 use crate::user::address_space::AddressSpace;
 use crate::user::files::Files;
-use crate::user::thread_group::{InheritedActions, ThreadGroup};
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -39,7 +40,7 @@ pub enum SpawnError {
 
 /// How the policy places a new task.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Placement {
+pub(in crate::sched) enum Placement {
     /// A newcomer with its own uid and nice (the kernel starts it).
     Spawn { uid: u32, nice: i8 },
     /// The running task's fork: the parent's uid and nice, the policy's fork placement.
@@ -47,7 +48,7 @@ pub(super) enum Placement {
 }
 
 /// Which process a new user task belongs to.
-pub(super) enum Group {
+pub(in crate::sched) enum Group {
     /// A new one that it leads.
     New,
     /// A new one that it leads, forked from the running task's: the inherited actions.
@@ -57,7 +58,7 @@ pub(super) enum Group {
 }
 
 /// What makes a new task a user task.
-pub(super) struct Process {
+pub(in crate::sched) struct Process {
     pub space: Arc<AddressSpace>,
     pub files: Files,
     pub group: Group,
@@ -71,7 +72,7 @@ pub(super) struct Process {
 }
 
 /// A task to make.
-pub(super) struct NewTask<'a> {
+pub(in crate::sched) struct NewTask<'a> {
     /// Its name (`None`: the running task's, as after a fork).
     pub name: Option<&'a str>,
     /// Its code and argument.
@@ -85,8 +86,8 @@ pub(super) struct NewTask<'a> {
 }
 
 /// Makes `new`. It may run at once if the policy says it should preempt the caller; it can
-/// read its own id with [`super::current`] from its first instruction.
-pub(super) fn create(new: NewTask) -> Result<TaskId, SpawnError> {
+/// read its own id with [`crate::sched::current`] from its first instruction.
+pub(in crate::sched) fn create(new: NewTask) -> Result<TaskId, SpawnError> {
     let place = match new.process {
         Some(_) => Some(ProcessPlace::reserve()?),
         None => None,
@@ -179,7 +180,7 @@ impl Scheduler {
 
 /// A task's data, before it has an id or a slot; `stack` is `None` only for the boot task,
 /// which runs on the bootloader's.
-pub(super) fn new_task(
+pub(in crate::sched) fn new_task(
     name: &str,
     uid: u32,
     nice: i8,
@@ -257,6 +258,6 @@ impl Drop for ProcessPlace {
 }
 
 /// A user task has exited: its place under the limit is free.
-pub(super) fn process_ended() {
+pub(in crate::sched) fn process_ended() {
     USER_TASKS.fetch_sub(1, Ordering::Relaxed);
 }

@@ -4,16 +4,17 @@
 //!
 //! Every task but the boot and idle tasks and a process's extra threads has a parent, the
 //! task that started it. When a child ends, it becomes a [`Zombie`] on its parent's list —
-//! with its exit status, if it was a process (`user::process` files it just before the
+//! with its exit status, if it was a process (`exit` files it just before the
 //! end) — and the parent is woken if it waits. A task that ends before its children hands
 //! them, zombies included, to the boot task, as Linux's pass to init; the boot task reaps
 //! them. The kernel counts children itself, so no child can be missed or counted twice
 //! however parent and child are scheduled.
 
-use super::{BOOT_TASK, Scheduler, change_then_reschedule, with_sched};
+use super::exit::ExitStatus;
+use super::lifecycle::BOOT_TASK;
+use crate::sched::{Scheduler, change_then_reschedule, with_sched};
 use crate::task::{Slot, TaskId};
 use crate::time::clock;
-use crate::user::process::ExitStatus;
 use alloc::collections::VecDeque;
 use sched::Wakeup;
 
@@ -57,14 +58,14 @@ impl Children {
 
 impl Scheduler {
     /// A new child of the running task.
-    pub(super) fn count_child(&mut self) {
+    pub(in crate::sched) fn count_child(&mut self) {
         let me = self.current_slot();
         self.task(me).children.count += 1;
     }
 
     /// The running task's children — count and zombies — pass to the task in `to`: when it
     /// ends first (to the boot task), or when an exec'ing thread takes its process over.
-    pub(super) fn pass_children(&mut self, from: Slot, to: Slot) {
+    pub(in crate::sched) fn pass_children(&mut self, from: Slot, to: Slot) {
         let moved = core::mem::take(&mut self.task(from).children);
         let heir = &mut self.task(to).children;
         heir.count += moved.count;
@@ -73,7 +74,7 @@ impl Scheduler {
 
     /// The ending task `id` becomes a zombie on its parent's list (which wakes the parent
     /// if it waits), and its own children pass to the boot task.
-    pub(super) fn notify_parent(&mut self, id: TaskId, parent: Option<TaskId>, now: u64) {
+    pub(in crate::sched) fn notify_parent(&mut self, id: TaskId, parent: Option<TaskId>, now: u64) {
         let me = self.current_slot();
         let status = self.task(me).exit_status.take();
         if self.task(me).children.count > 0 {
@@ -97,7 +98,7 @@ impl Scheduler {
     }
 
     /// Reaps the running task's zombie `id` (any, if `None`), if there is one.
-    pub(super) fn reap(&mut self, id: Option<TaskId>) -> Option<Zombie> {
+    pub(in crate::sched) fn reap(&mut self, id: Option<TaskId>) -> Option<Zombie> {
         let me = self.current_slot();
         self.task(me).children.reap(id)
     }

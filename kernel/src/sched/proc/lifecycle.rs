@@ -1,10 +1,10 @@
-//! A task's life as the scheduler sees it: started (`spawn`, or as a child with `spawn_child`,
-//! fork or vfork), yielding, ending (`exit`), and being waited for (`join`; a parent reaps
-//! its children through `sched::family`).
+//! A task's life: started (`spawn`, or as a child with `spawn_child`, fork or vfork),
+//! ending (`exit`), and being waited for (`join`; a parent reaps its children through
+//! `family`).
 
 use super::create::{NewTask, Placement, SpawnError, create};
-use super::{ForkKind, change_then_reschedule, schedule, switch, trace, with_sched};
 use crate::arch::irq;
+use crate::sched::{ForkKind, change_then_reschedule, schedule, switch, trace, with_sched};
 use crate::task::TaskId;
 use crate::time::clock;
 use sched::Wakeup;
@@ -20,7 +20,7 @@ pub const BOOT_TASK: TaskId = 0;
 
 /// Starts a kernel thread running `entry(argument)` as `uid` at `nice`, a child of the
 /// running task. It may run at once if the policy says it should preempt the caller; it can
-/// read its own id with [`super::current`] from its first instruction.
+/// read its own id with [`crate::sched::current`] from its first instruction.
 pub fn spawn(
     entry: fn(u64),
     argument: u64,
@@ -65,14 +65,6 @@ pub fn exec_done() {
     });
 }
 
-/// Gives up the CPU if the policy has someone else to run.
-pub fn yield_now() {
-    change_then_reschedule(|s| {
-        let now = clock::now();
-        s.rq.yield_current(now);
-    });
-}
-
 /// Ends the running task: what it holds beyond its kernel stack is released here, in its
 /// own context; its parent and any `join` waiters wake; and the next task frees its stack.
 pub fn exit() -> ! {
@@ -84,7 +76,7 @@ pub fn exit() -> ! {
         let id = s.current_id();
         s.record(now, slot, false, trace::Kind::Exit, slot);
         if s.task(slot).killed.is_some() {
-            super::current::killed_task_exited();
+            crate::sched::current::killed_task_exited();
         }
         s.rq.exit_current(now);
         for waiter in core::mem::take(&mut s.task(slot).waiters) {
@@ -105,7 +97,7 @@ pub fn exit() -> ! {
 /// is still an ordinary runnable task: closing a pipe's last writer wakes the reader, which
 /// may preempt it — just a switch, never one nested in another task's `finish_switch`. An
 /// ending process calls this before the steps of its end that must not be interrupted
-/// (`user::process::end`); [`exit`] calls it again, which is then a no-op.
+/// (`exit::end`); [`exit`] calls it again, which is then a no-op.
 pub fn release_files() {
     let files = with_sched(|s| {
         crate::percpu::this_cpu().set_files(core::ptr::null());

@@ -13,7 +13,7 @@
 //! pending and is reported by nothing; a program that needs its handler to run is not one
 //! cfslab can host yet.
 
-use super::process::Exit;
+use super::exit::Exit;
 use crate::sync::{Rank, SpinLock};
 use crate::task::TaskId;
 use alloc::vec::Vec;
@@ -83,7 +83,7 @@ pub struct ThreadGroup {
     pub leader: TaskId,
     /// A thread other than the leader that is `execve`-ing, plus one (0: none): the leader
     /// hands the process over to it. Atomic, so that the leader can ask under the
-    /// scheduler's lock, right before it sleeps (`user::thread_ends`).
+    /// scheduler's lock, right before it sleeps (`thread_ends`).
     heir: AtomicUsize,
     /// Its threads that have not released it yet (counted at creation, uncounted in the
     /// thread's last steps, `sched::exit`): a process's end asks this first, and for a

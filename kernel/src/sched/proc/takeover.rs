@@ -6,9 +6,9 @@
 //! The scheduler's side is a rename, done by the old leader under the lock as it ends: the
 //! two tasks swap ids; the process's own links (its parent, its children, a vfork parent
 //! waiting for it) move to the heir's task; and whatever named the heir's old id — its
-//! children, a `join` waiting on it — now names the process. `user::thread_ends` drives it.
+//! children, a `join` waiting on it — now names the process. `thread_ends` drives it.
 
-use super::{Scheduler, change_then_reschedule, with_sched};
+use crate::sched::{Scheduler, change_then_reschedule, with_sched};
 use crate::task::TaskId;
 use crate::time::clock;
 

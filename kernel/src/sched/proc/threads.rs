@@ -1,18 +1,18 @@
-//! The scheduler's side of thread groups (`user::thread_group`): which tasks are the threads
+//! The scheduler's side of thread groups (`thread_group`): which tasks are the threads
 //! of a process, their CPU time, the running thread's tid bookkeeping and signal mask, and
 //! ending a whole group.
 
-use super::{Scheduler, with_sched};
+use super::thread_group::{CpuTimes, ThreadGroup};
+use crate::sched::{Scheduler, with_sched};
 use crate::task::{Slot, State, Task, TaskId};
 use crate::time::clock;
-use crate::user::thread_group::{CpuTimes, ThreadGroup};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 impl Scheduler {
     /// The CPU time so far of the task in `slot` (counting the current run if it is on the
     /// CPU at `now`), split into user and system time.
-    pub(super) fn cpu_times(&self, slot: Slot, now: u64) -> CpuTimes {
+    pub(in crate::sched) fn cpu_times(&self, slot: Slot, now: u64) -> CpuTimes {
         let s = self.rq.stats(slot);
         let cpu_ns = s.cpu_ns_at(now, self.state(slot) == State::Running);
         CpuTimes {
@@ -26,7 +26,10 @@ impl Scheduler {
         self.alive(t.slot) && t.group.as_ref().is_some_and(|g| Arc::ptr_eq(g, group))
     }
 
-    pub(super) fn threads_of(&self, group: &Arc<ThreadGroup>) -> impl Iterator<Item = &Task> {
+    pub(in crate::sched) fn threads_of(
+        &self,
+        group: &Arc<ThreadGroup>,
+    ) -> impl Iterator<Item = &Task> {
         self.slots
             .iter()
             .flatten()

@@ -1,0 +1,32 @@
+//! The process model, in one place: how a task is made, what a user task shares with its
+//! process, how threads and processes end, and who reaps them (Linux's `kernel/fork.c`,
+//! `kernel/exit.c` and the thread-group parts of `kernel/signal.c`).
+//!
+//! A task is its scheduling part (state and statistics, the runqueue's: `sched::rq`) plus
+//! what it runs with: for a user task, its address space and open files (shared with the
+//! tasks `clone` made to share them) and its [`ThreadGroup`](thread_group::ThreadGroup) —
+//! the process, to everyone else. These are `Arc`s in the task (`task::Task`), as Linux's
+//! `task_struct` points at its `mm`, `files` and `signal`.
+//!
+//! - [`create`]: the one path every new task takes (kernel thread, user process, fork,
+//!   vfork, thread), and the process limit;
+//! - [`process`]: a user task's start, `execve`'s change of program, kills;
+//! - [`lifecycle`]: the kernel-thread wrappers, a task's own end (`exit`, which releases
+//!   its files and address space in its own context) and `join`;
+//! - [`exit`]: how a process ends (`exit`, `exit_group`, a fatal signal) and its status;
+//! - [`family`]: parents, children, the one zombie list and the one re-parenting;
+//! - [`thread_group`], [`threads`], [`thread_ends`], [`takeover`]: threads — what they
+//!   share, which tasks they are, how they end together, and `execve` from a thread.
+//!
+//! It is a part of `sched` because it works on the scheduler's table of tasks, under its
+//! lock; it never touches the runqueue but through `Rq`'s protocol.
+
+pub mod create;
+pub mod exit;
+pub mod family;
+pub mod lifecycle;
+pub mod process;
+pub mod takeover;
+pub mod thread_ends;
+pub mod thread_group;
+pub mod threads;
