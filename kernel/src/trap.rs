@@ -6,9 +6,9 @@
 //! wake-up then defers its switch); after `irq_exit` comes the one preemption point, then,
 //! if the interrupt came from ring 3, [`exit_to_user`].
 
-use crate::arch::interrupts::Fault;
+use crate::arch::fault::Fault;
 use crate::arch::irq;
-use crate::arch::syscall::SyscallFrame;
+use crate::arch::user_mode::SyscallFrame;
 use crate::percpu::this_cpu;
 use crate::sched;
 use crate::time::clock;

@@ -5,7 +5,8 @@
 
 pub mod x86_64;
 
+pub use self::x86_64::irq::halt_forever;
 pub use self::x86_64::{
-    apic, fw_cfg, gdt, halt_forever, init, interrupts, irq, paging, pic, pit, qemu_exit, serial,
-    switch, syscall, tsc, user_state,
+    apic, fault, fw_cfg, gdt, init, interrupts, irq, paging, pic, pit, qemu_exit, serial, switch,
+    syscall, tsc, user_mode, user_state,
 };

@@ -100,7 +100,7 @@ pub struct Task {
     /// kernel thread, which uses neither).
     pub(crate) user_cpu: Option<alloc::boxed::Box<crate::arch::user_state::UserCpuState>>,
     /// A forked process's first return to ring 3: its parent's registers, rax = 0.
-    pub(crate) fork_frame: Option<alloc::boxed::Box<crate::arch::syscall::SyscallFrame>>,
+    pub(crate) fork_frame: Option<alloc::boxed::Box<crate::arch::user_mode::SyscallFrame>>,
     /// A process's open files (shared by its threads).
     pub(crate) files: Option<crate::user::files::Files>,
     /// The process a user task is a thread of (`None` for a kernel thread).

@@ -61,3 +61,12 @@ pub fn without<R>(f: impl FnOnce() -> R) -> R {
 pub fn enable_and_wait() {
     interrupts::enable_and_hlt();
 }
+
+/// Parks the CPU for good: `hlt` with interrupts off never wakes up except for an NMI, and
+/// the loop sends it back to sleep if that happens.
+pub fn halt_forever() -> ! {
+    loop {
+        interrupts::disable();
+        ::x86_64::instructions::hlt();
+    }
+}

@@ -5,6 +5,7 @@
 //! (the exit status the host sees).
 
 pub mod apic;
+pub mod fault;
 pub mod fw_cfg;
 pub mod gdt;
 pub mod interrupts;
@@ -17,6 +18,7 @@ pub mod serial;
 pub mod switch;
 pub mod syscall;
 pub mod tsc;
+pub mod user_mode;
 pub mod user_state;
 
 /// Brings up the CPU: first the GDT (with the TSS and its double-fault stack), then the
@@ -27,13 +29,4 @@ pub fn init() {
     interrupts::init();
     syscall::init();
     user_state::enable();
-}
-
-/// Parks the CPU for good: `hlt` with interrupts off never wakes up except for an NMI, and
-/// the loop sends it back to sleep if that happens.
-pub fn halt_forever() -> ! {
-    loop {
-        ::x86_64::instructions::interrupts::disable();
-        ::x86_64::instructions::hlt();
-    }
 }

@@ -12,5 +12,5 @@ pub fn exit(value: u32) -> ! {
     // SAFETY: port 0xf4 is reserved for QEMU's debug-exit device in cfslab's machine
     // configuration; the write has no effect on memory.
     unsafe { Port::new(ISA_DEBUG_EXIT_PORT).write(value) };
-    super::halt_forever()
+    super::irq::halt_forever()
 }

@@ -104,6 +104,6 @@ pub fn prepare(
     // changes rings, so the stack for ring changes may stay the last process's (a kernel
     // thread becomes a process only through exec, whose `replace_program` sets it).
     if address_space.is_some() && kernel_stack_top != 0 {
-        super::syscall::set_kernel_stack(kernel_stack_top);
+        super::user_mode::set_kernel_stack(kernel_stack_top);
     }
 }

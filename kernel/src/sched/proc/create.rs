@@ -10,7 +10,7 @@
 use super::family;
 use super::thread_group::{InheritedActions, ThreadGroup};
 use crate::arch::switch::initial_stack;
-use crate::arch::syscall::SyscallFrame;
+use crate::arch::user_mode::SyscallFrame;
 use crate::arch::user_state::UserCpuState;
 use crate::mm::stack::KernelStack;
 use crate::sched::{ForkKind, Scheduler, change_then_reschedule, task_entry, trace};

@@ -47,7 +47,7 @@ pub struct Clone {
     pub space: Arc<AddressSpace>,
     pub files: crate::user::files::Files,
     /// The parent's registers at the call, rax already 0 (and rsp the new stack, if any).
-    pub frame: crate::arch::syscall::SyscallFrame,
+    pub frame: crate::arch::user_mode::SyscallFrame,
     /// The child's FPU and FS base.
     pub cpu: UserCpuState,
     /// See [`crate::task::Task::set_tid`] and [`crate::task::Task::clear_child_tid`].
@@ -99,7 +99,7 @@ fn return_forked(_: u64) {
     crate::arch::irq::disable();
     // SAFETY: the switch loaded the child's address space, a copy of (or the same as) the
     // parent's, in which the frame's rip and rsp are the parent's user addresses.
-    unsafe { crate::arch::syscall::resume_user(&frame) }
+    unsafe { crate::arch::user_mode::resume_user(&frame) }
 }
 
 /// Replaces the running process's program: its address space, entry and name (`execve`).
@@ -170,7 +170,7 @@ fn enter_ring_3(_: u64) {
     crate::arch::irq::disable();
     // SAFETY: the switch to this task loaded its address space (which maps `entry` and the
     // stack, see user::process::spawn) and pointed the TSS and SYSCALL at its kernel stack.
-    unsafe { crate::arch::syscall::enter_user(entry, sp) }
+    unsafe { crate::arch::user_mode::enter_user(entry, sp) }
 }
 
 impl Scheduler {

@@ -22,7 +22,7 @@ pub use futex::futex_wake;
 pub use signal::signal_every_process;
 
 use super::address_space::AddressSpace;
-use crate::arch::syscall::SyscallFrame;
+use crate::arch::user_mode::SyscallFrame;
 use crate::sched;
 use crate::sync::{Rank, SpinLock};
 use crate::task::pid_of;

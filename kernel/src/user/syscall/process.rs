@@ -6,7 +6,7 @@
 //! or exits, through the scheduler's own vfork path, so the policy sees Linux's sequence.
 
 use super::{errno, space};
-use crate::arch::syscall::SyscallFrame;
+use crate::arch::user_mode::SyscallFrame;
 use crate::sched::proc::exit::{Exit, ExitStatus};
 use crate::sched::proc::thread_ends;
 use crate::sched::{self, ForkKind};
@@ -190,7 +190,7 @@ pub fn execve(path: u64, argv: u64, envp: u64) -> i64 {
     crate::arch::irq::disable();
     // SAFETY: `exec` loaded the new address space, which maps the entry and the stack
     // `load` built; the kernel stack is this task's.
-    unsafe { crate::arch::syscall::enter_user(entry, sp) }
+    unsafe { crate::arch::user_mode::enter_user(entry, sp) }
 }
 
 /// Loads the program and makes it the running process's: its entry and stack pointer.
