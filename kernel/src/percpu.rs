@@ -1,22 +1,25 @@
-//! What each CPU keeps for itself (Linux's per-CPU variables): its index, its runqueue, the
-//! task it runs and that task's address space and open files, how deep in interrupt handlers it is, the
-//! spin locks it holds, and its tick count. cfslab runs on one CPU today, so there is one
-//! [`PerCpu`]; the paths that use it ask [`this_cpu`], so more CPUs change this file, not
-//! them.
+//! What each CPU keeps for itself (Linux's per-CPU variables): its index, which names its
+//! runqueue, the task it runs and that task's address space and open files, how deep in
+//! interrupt handlers it is, the spin locks it holds, and its tick count. cfslab runs on one
+//! CPU today, so there is one [`PerCpu`]; the paths that use it ask [`this_cpu`], so more
+//! CPUs change this file, not them.
+//!
+//! A low module: the locks (`sync`) and the clock read it, so it names no module above them.
+//! What the scheduler keeps here it keeps untyped (a runqueue by its index, the running
+//! task's address space and files as bare pointers), and `sched` reads them as what they
+//! are.
 //!
 //! Every field is changed only by its own CPU with interrupts off; the atomics are there to
 //! make the statics `Sync`. Counters use one read-modify-write instruction each (`lock
 //! inc`): under `-icount` time is instructions, and a lock and its release count twice.
 
-use crate::sched::RunQueue;
-use crate::user::address_space::AddressSpace;
-use crate::user::files::FileTable;
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 /// One CPU's own state.
 pub struct PerCpu {
-    /// The CPU's number (0 for the boot CPU).
+    /// The CPU's number (0 for the boot CPU), which is also its runqueue's (`sched`'s
+    /// runqueues are indexed by CPU, as Linux's `cpu_rq(cpu)`).
     pub index: usize,
     /// The running task's id (Linux's `current`), readable without the scheduler's lock:
     /// the switch writes it, under the lock and with interrupts off, as it picks the next
@@ -26,13 +29,12 @@ pub struct PerCpu {
     /// The process the running task is a thread of: its leader's id (its own for a kernel
     /// thread).
     current_process: AtomicUsize,
-    /// The CPU's runqueue: the scheduler's state for the tasks this CPU runs.
-    runqueue: &'static RunQueue,
     /// The running task's address space and open files (null for a kernel thread): what its
     /// `Arc`s point at, so that a system call reaches them without the scheduler's lock, as
-    /// Linux's `current->mm` and `current->files`. `sched::current` turns them into owners.
-    space: AtomicPtr<AddressSpace>,
-    files: AtomicPtr<FileTable>,
+    /// Linux's `current->mm` and `current->files`. `sched::current` writes them and turns
+    /// them into owners, and is the only module that does.
+    space: AtomicPtr<()>,
+    files: AtomicPtr<()>,
     /// Linux's `preempt_count`, in one word: the spin locks held (low 16 bits) and the
     /// interrupt handlers entered and not yet left (the hardirq count, from bit 16). Zero
     /// is the one state `schedule()` may run in, checked with one comparison.
@@ -48,7 +50,6 @@ static BOOT_CPU: PerCpu = PerCpu {
     // The boot task (id 0) runs until the first switch.
     current: AtomicUsize::new(0),
     current_process: AtomicUsize::new(0),
-    runqueue: &crate::sched::SCHED,
     space: AtomicPtr::new(null_mut()),
     files: AtomicPtr::new(null_mut()),
     preempt_count: AtomicU32::new(0),
@@ -84,27 +85,21 @@ impl PerCpu {
         self.current_process.store(process, Relaxed);
     }
 
-    /// The CPU's runqueue.
-    #[inline(always)]
-    pub fn runqueue(&self) -> &'static RunQueue {
-        self.runqueue
-    }
-
     /// The running task's address space and files, as the pointers of its `Arc`s.
     #[inline(always)]
-    pub fn process_parts(&self) -> (*const AddressSpace, *const FileTable) {
+    pub fn process_parts(&self) -> (*const (), *const ()) {
         (self.space.load(Relaxed), self.files.load(Relaxed))
     }
 
     /// The running task's address space is now `space` (the switch, `execve`, exit).
     #[inline(always)]
-    pub fn set_space(&self, space: *const AddressSpace) {
+    pub fn set_space(&self, space: *const ()) {
         self.space.store(space.cast_mut(), Relaxed);
     }
 
     /// The running task's open files are now `files` (the switch, exit).
     #[inline(always)]
-    pub fn set_files(&self, files: *const FileTable) {
+    pub fn set_files(&self, files: *const ()) {
         self.files.store(files.cast_mut(), Relaxed);
     }
 

@@ -8,8 +8,9 @@
 use crate::percpu::this_cpu;
 use crate::task::TaskId;
 use crate::user::address_space::AddressSpace;
-use crate::user::files::Files;
+use crate::user::files::{FileTable, Files};
 use alloc::sync::Arc;
+use core::ptr::null;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Tasks marked killed that have not exited yet: while there are none, a system call's
@@ -26,11 +27,26 @@ pub fn current_process() -> TaskId {
     this_cpu().current_process()
 }
 
+/// The running task's address space is now `space` (the switch, `execve`, exit). This and
+/// [`set_current_files`] are the only writers of the CPU's untyped pointers, which is what
+/// lets the readers below cast them back.
+#[inline(always)]
+pub(in crate::sched) fn set_current_space(space: Option<&Arc<AddressSpace>>) {
+    this_cpu().set_space(space.map_or(null(), |s| Arc::as_ptr(s).cast()));
+}
+
+/// The running task's open files are now `files` (the switch, exit).
+#[inline(always)]
+pub(in crate::sched) fn set_current_files(files: Option<&Files>) {
+    this_cpu().set_files(files.map_or(null(), |f| Arc::as_ptr(f).cast()));
+}
+
 /// The running process's address space (`None` in a kernel thread).
 pub fn current_address_space() -> Option<Arc<AddressSpace>> {
-    let (space, _) = this_cpu().process_parts();
+    let space = this_cpu().process_parts().0.cast::<AddressSpace>();
     // SAFETY: a non-null pointer is the running task's own `Arc<AddressSpace>`
-    // (`Task::address_space`), set by the switch as it picked this task. Only the task itself
+    // (`Task::address_space`), set by the switch as it picked this task
+    // ([`set_current_space`], the only writer, stores nothing else). Only the task itself
     // replaces or drops that `Arc` (`execve`: `process::replace_program`; exit:
     // `lifecycle::release_resources`), and it rewrites the pointer first, under the
     // scheduler's lock. So while this task runs, the `Arc` it holds keeps the space alive,
@@ -43,7 +59,7 @@ pub fn current_address_space() -> Option<Arc<AddressSpace>> {
 
 /// The running process's open files (`None` in a kernel thread, and in a process ending).
 pub fn current_files() -> Option<Files> {
-    let (_, files) = this_cpu().process_parts();
+    let files = this_cpu().process_parts().1.cast::<FileTable>();
     // SAFETY: as for the address space above: the running task's own `Arc` (`Task::files`),
     // which only it drops (`lifecycle::release_files`), after clearing the pointer.
     (!files.is_null()).then(|| unsafe {

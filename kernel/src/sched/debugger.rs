@@ -10,7 +10,7 @@
 //! dump reads the state without taking it — and must not allocate, since the heap's lock may
 //! be held too. A stop in the middle of an update (inside `pick`, say) shows it half done.
 
-use super::{SCHED, Scheduler};
+use super::{RUNQUEUES, Scheduler};
 use crate::task::State;
 use core::fmt::{self, Write};
 
@@ -106,7 +106,7 @@ pub extern "C" fn cfslab_gdb_dump(what: u64, n: u64) -> u64 {
     // SAFETY: gdb calls this while the only CPU is stopped (see the module's docs): no code
     // runs concurrently, so reading the state behind the lock without taking it races with
     // nothing. Taking it could deadlock: gdb may have stopped the kernel while it held it.
-    let Some(s) = (unsafe { &*SCHED.0.as_mut_ptr() }).as_ref() else {
+    let Some(s) = (unsafe { &*RUNQUEUES[0].as_mut_ptr() }).as_ref() else {
         return 0;
     };
     let mut text = Text {

@@ -4,7 +4,7 @@
 //! happened, and the runqueue asks the policy, in Linux's order (docs/scheduler.md §13).
 //!
 //! Locking and interrupts (docs/architecture.md, "Locks and interrupts"). All scheduler state
-//! is behind one IRQ-safe spin lock, the CPU's runqueue (`SCHED`; interrupts off while it is held: a timer
+//! is behind one IRQ-safe spin lock, the CPU's runqueue (`RUNQUEUES`; interrupts off while it is held: a timer
 //! interrupt arriving while a task held it would otherwise spin forever in the handler),
 //! taken through `with_sched`. Operations that may wake, block or start a task go through
 //! `change_then_reschedule`, which switches after the change — at once in task context, at
@@ -18,6 +18,7 @@
 mod credentials;
 mod current;
 mod debugger;
+pub mod futex;
 pub mod knobs;
 mod observe;
 pub mod proc;
@@ -94,18 +95,18 @@ struct Scheduler {
 
 /// A CPU's runqueue and the scheduler's state around it, behind an IRQ-safe lock
 /// (interrupts are off while it is held: a timer interrupt arriving while a task held it
-/// would spin forever in the handler). Each CPU reaches its own through its `PerCpu`
-/// ([`PerCpu::runqueue`](crate::percpu::PerCpu::runqueue)).
-pub struct RunQueue(SpinLock<Option<Scheduler>>);
+/// would spin forever in the handler).
+type RunQueue = SpinLock<Option<Scheduler>>;
 
-/// The boot CPU's runqueue — today the only one. gdb's helpers read its data while it is
-/// held (see [`debugger`]).
-pub(crate) static SCHED: RunQueue = RunQueue(SpinLock::new(Rank::Sched, None));
+/// The runqueues, one per CPU, indexed by the CPU's `PerCpu::index` (Linux's per-CPU
+/// `runqueues` and `cpu_rq`): today the boot CPU's alone. gdb's helpers read its data
+/// while it is held (see [`debugger`]).
+static RUNQUEUES: [RunQueue; 1] = [SpinLock::new(Rank::Sched, None)];
 
-/// The running CPU's runqueue lock.
+/// The running CPU's runqueue (`this_rq()`).
 #[inline(always)]
-fn runqueue() -> &'static SpinLock<Option<Scheduler>> {
-    &this_cpu().runqueue().0
+fn runqueue() -> &'static RunQueue {
+    &RUNQUEUES[this_cpu().index]
 }
 
 /// The one way to the scheduler's state.

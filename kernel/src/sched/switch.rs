@@ -12,8 +12,6 @@ use crate::arch::user_state::UserCpuState;
 use crate::percpu::this_cpu;
 use crate::sync::SpinLockGuard;
 use crate::time::clock;
-use alloc::sync::Arc;
-use core::ptr::null;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// What switching to the picked task needs.
@@ -63,9 +61,8 @@ impl Scheduler {
         event.task = n.comm;
         let (load, kernel_stack_top) = (n.rsp, n.kernel_stack_top);
         let address_space = n.address_space.as_ref().map(|a| a.level_4_frame());
-        let cpu = this_cpu();
-        cpu.set_space(n.address_space.as_ref().map_or(null(), Arc::as_ptr));
-        cpu.set_files(n.files.as_ref().map_or(null(), Arc::as_ptr));
+        super::current::set_current_space(n.address_space.as_ref());
+        super::current::set_current_files(n.files.as_ref());
         let load_cpu = n
             .user_cpu
             .as_deref()

@@ -10,6 +10,10 @@
 //! reach a newer one, and a trace never shows two threads under one id. Its *slot* is small
 //! and dense and is reused after exit: the scheduling policies index their tables by it.
 
+mod id;
+
+pub use id::{Slot, TaskId, id_of_pid, pid_of};
+
 use crate::mm::stack::KernelStack;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -43,25 +47,6 @@ impl Task {
         self.comm = crate::sched::trace::Comm::new(self.id, &self.name, self.nice, idle);
     }
 }
-
-/// A task's number, unique for the boot (never reused).
-pub type TaskId = usize;
-
-/// A task's pid as programs, the trace and gdb see it: its id plus one, so that the boot
-/// task is pid 1, as init is. (The trace names the idle task pid 0, `<idle>-0`, as Linux's
-/// does; no program can name it.)
-pub fn pid_of(id: TaskId) -> i64 {
-    id as i64 + 1
-}
-
-/// The task a pid names (`None` for pids no task can have: zero and below).
-pub fn id_of_pid(pid: i64) -> Option<TaskId> {
-    usize::try_from(pid).ok()?.checked_sub(1)
-}
-
-/// A task's place in the scheduler's table and the policy's: small, dense, reused after
-/// the task has exited (the policy's `sched::TaskId`).
-pub type Slot = usize;
 
 /// Where a task is in its life, and what happened to it: the scheduling part of a task,
 /// kept by the runqueue (`sched::rq`), which alone changes it.

@@ -15,6 +15,7 @@
 pub mod address_space;
 pub mod cow;
 pub mod elf;
+pub mod errno;
 pub mod fault;
 pub mod files;
 pub mod fs;

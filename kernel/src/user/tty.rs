@@ -156,7 +156,7 @@ pub fn received(byte: u8) {
     match with(|t| t.edit(byte)) {
         After::Nothing => {}
         After::LineEnded => READERS.wake_all(),
-        After::Interrupt => super::syscall::signal_every_process(SIGINT),
+        After::Interrupt => crate::sched::proc::signal::signal_every_process(SIGINT),
     }
 }
 

@@ -89,7 +89,7 @@ fn release_tid() {
     if let Some(space) = sched::current_address_space()
         && space.write(addr, &0u32.to_le_bytes()).is_ok()
     {
-        crate::user::syscall::futex_wake(&space, addr, 1);
+        crate::sched::futex::wake(&space, addr, 1, !0);
     }
 }
 

@@ -100,7 +100,7 @@ pub fn exit() -> ! {
 /// (`exit::end`); [`exit`] calls it again, which is then a no-op.
 pub fn release_files() {
     let files = with_sched(|s| {
-        crate::percpu::this_cpu().set_files(core::ptr::null());
+        crate::sched::current::set_current_files(None);
         s.current_task().files.take()
     });
     drop(files);
@@ -130,7 +130,7 @@ fn release_resources() {
         if parts.0.is_some() {
             // Its place under the process limit is free.
             super::create::process_ended();
-            crate::percpu::this_cpu().set_space(core::ptr::null());
+            crate::sched::current::set_current_space(None);
             crate::arch::switch::prepare(None, 0);
         }
         parts

@@ -15,6 +15,7 @@
 //!   its files and address space in its own context) and `join`;
 //! - [`exit`]: how a process ends (`exit`, `exit_group`, a fatal signal) and its status;
 //! - [`family`]: parents, children, the one zombie list and the one re-parenting;
+//! - [`signal`]: what a signal does when it comes (its default action, ignored, pending);
 //! - [`thread_group`], [`threads`], [`thread_ends`], [`takeover`]: threads — what they
 //!   share, which tasks they are, how they end together, and `execve` from a thread.
 //!
@@ -26,6 +27,7 @@ pub mod exit;
 pub mod family;
 pub mod lifecycle;
 pub mod process;
+pub mod signal;
 pub mod takeover;
 pub mod thread_ends;
 pub mod thread_group;

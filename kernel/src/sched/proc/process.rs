@@ -110,7 +110,7 @@ pub fn replace_program(space: Arc<AddressSpace>, name: &str) {
         let t = s.current_task();
         t.rename(name);
         let top = t.kernel_stack_top;
-        crate::percpu::this_cpu().set_space(Arc::as_ptr(&space));
+        crate::sched::current::set_current_space(Some(&space));
         let old = t.address_space.replace(space);
         // Interrupts are off: the scheduler's lock is held.
         crate::arch::switch::prepare(Some(frame), top);

@@ -6,7 +6,7 @@
 //! and none under O(1) (2.6.11 had neither sysctls nor features for its scheduler).
 
 use crate::sched::knobs;
-use crate::user::syscall::errno;
+use crate::user::errno;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;

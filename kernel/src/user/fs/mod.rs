@@ -14,8 +14,8 @@ pub mod proc;
 
 use crate::sched::procview;
 use crate::task::{TaskId, pid_of};
+use crate::user::errno;
 use crate::user::initramfs;
-use crate::user::syscall::errno;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;

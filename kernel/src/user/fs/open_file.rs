@@ -5,7 +5,7 @@
 
 use super::{FileNode, Node, inode_of, lookup};
 use crate::sync::{Rank, SpinLock};
-use crate::user::syscall::errno;
+use crate::user::errno;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -240,7 +240,7 @@ impl NodeFile {
 mod tests {
     use super::flags::*;
     use super::open;
-    use crate::user::syscall::errno;
+    use crate::user::errno;
 
     /// Nothing can be created (EROFS where the directory exists, ENOENT where it does not),
     /// a directory is not written (EISDIR), and O_EXCL refuses what exists — Linux's answers.

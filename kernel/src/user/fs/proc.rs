@@ -7,7 +7,7 @@
 use crate::sched::procview::{self, Ms, TaskView};
 use crate::task::{State, TaskId, pid_of};
 use crate::time::clock;
-use crate::user::syscall::errno;
+use crate::user::errno;
 use alloc::format;
 use alloc::string::String;
 use core::fmt::Write;

@@ -18,9 +18,6 @@ mod process;
 mod rusage;
 mod signal;
 
-pub use futex::futex_wake;
-pub use signal::signal_every_process;
-
 use super::address_space::AddressSpace;
 use crate::arch::user_mode::SyscallFrame;
 use crate::sched;
@@ -28,32 +25,7 @@ use crate::sync::{Rank, SpinLock};
 use crate::task::pid_of;
 use alloc::sync::Arc;
 
-/// Linux's error numbers used here (include/uapi/asm-generic/errno-base.h).
-pub mod errno {
-    pub const EPERM: i64 = 1;
-    pub const ENOENT: i64 = 2;
-    pub const ESRCH: i64 = 3;
-    pub const E2BIG: i64 = 7;
-    pub const ENOEXEC: i64 = 8;
-    pub const EBADF: i64 = 9;
-    pub const ECHILD: i64 = 10;
-    pub const EAGAIN: i64 = 11;
-    pub const ENOMEM: i64 = 12;
-    pub const EACCES: i64 = 13;
-    pub const EFAULT: i64 = 14;
-    pub const EEXIST: i64 = 17;
-    pub const ENOTDIR: i64 = 20;
-    pub const EISDIR: i64 = 21;
-    pub const EINVAL: i64 = 22;
-    pub const ENFILE: i64 = 23;
-    pub const EMFILE: i64 = 24;
-    pub const ENOTTY: i64 = 25;
-    pub const ESPIPE: i64 = 29;
-    pub const EROFS: i64 = 30;
-    pub const EPIPE: i64 = 32;
-    pub const ENAMETOOLONG: i64 = 36;
-    pub const ENOSYS: i64 = 38;
-}
+pub use super::errno;
 
 /// Linux's numbers (arch/x86/entry/syscalls/syscall_64.tbl) for the calls handled here.
 mod nr {

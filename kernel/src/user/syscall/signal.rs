@@ -1,30 +1,16 @@
-//! Signals, with honest minimal semantics: `kill`, `rt_sigaction` and `rt_sigprocmask`.
-//! Actions and masks are kept as Linux keeps them and read back; a signal's default action
-//! is taken (end the process, or nothing for SIGCHLD, SIGCONT, SIGURG and SIGWINCH); an
-//! ignored signal is dropped; a blocked one stays pending until it is unblocked. cfslab runs
-//! no handlers: a caught signal stays pending (see `sched::proc::thread_group`).
+//! The signal calls: `kill`, `rt_sigaction` and `rt_sigprocmask`. Actions and masks are
+//! kept as Linux keeps them and read back; what a signal does when it comes is the process
+//! model's (`sched::proc::signal`).
 
 use super::{errno, space};
 use crate::sched;
-use crate::sched::proc::thread_group::{SIG_DFL, SIG_IGN, SIGKILL, SigAction};
-use crate::task::{TaskId, id_of_pid};
+use crate::sched::proc::signal::{UNBLOCKABLE, act_on_unblocked, bit, deliver};
+use crate::sched::proc::thread_group::{SIG_IGN, SigAction};
+use crate::task::id_of_pid;
 use alloc::vec::Vec;
 
-const SIGSTOP: u8 = 19;
 /// The size of a `sigset_t` the kernel takes: 64 signals, 8 bytes.
 const SIGSET_BYTES: u64 = 8;
-
-/// Signals whose default action is to do nothing: SIGCHLD, SIGCONT, SIGURG, SIGWINCH.
-fn ignored_by_default(signal: u8) -> bool {
-    matches!(signal, 17 | 18 | 23 | 28)
-}
-
-fn bit(signal: u8) -> u64 {
-    1 << (signal - 1)
-}
-
-/// What can never be blocked or caught.
-const UNBLOCKABLE: u64 = 1 << (SIGKILL - 1) | 1 << (SIGSTOP - 1);
 
 /// `kill(pid, signal)`: signal 0 checks. Another uid's process may be signalled by root
 /// only (EPERM). `pid` -1 signals every process the caller may, but itself (Linux also
@@ -65,44 +51,6 @@ pub fn kill(pid: i64, signal: i64) -> i64 {
     } else {
         -errno::ESRCH
     }
-}
-
-/// Sends `signal` to every process: the console's Ctrl-C (`user::tty`), from its interrupt.
-/// The terminal's foreground process group is every process, as cfslab has no groups.
-pub fn signal_every_process(signal: u8) {
-    for id in sched::processes_of(None) {
-        deliver(id, signal);
-    }
-}
-
-/// Sends `signal` to task `id`'s process, from task or interrupt context (a kill's wake-up
-/// switches at the interrupt's end then); false if it is gone.
-fn deliver(id: TaskId, signal: u8) -> bool {
-    let threads = sched::threads_of_task(id);
-    if threads.is_empty() {
-        return false;
-    }
-    if signal == 0 {
-        return true;
-    }
-    if let Some(group) = sched::group_of(id)
-        && bit(signal) & UNBLOCKABLE == 0
-    {
-        let action = group.action(signal);
-        if action.handler == SIG_IGN || (action.handler == SIG_DFL && ignored_by_default(signal)) {
-            return true;
-        }
-        if action.handler != SIG_DFL || sched::blocks(id, signal) {
-            group.add_pending(signal);
-            return true;
-        }
-    } else if ignored_by_default(signal) {
-        return true;
-    }
-    for t in threads {
-        sched::kill_task(t, signal);
-    }
-    true
 }
 
 /// `rt_sigaction(signal, act, oldact, sigsetsize)`: keeps the action (Linux's 32-byte
@@ -183,20 +131,4 @@ pub fn rt_sigprocmask(how: u64, set: u64, oldset: u64, sigsetsize: u64) -> i64 {
     }
     act_on_unblocked();
     0
-}
-
-/// Takes the default action of pending signals the running thread no longer blocks (and
-/// whose action is still the default).
-fn act_on_unblocked() {
-    let group = sched::current_group().expect("a process");
-    let candidates = group.take_pending(!sched::blocked_signals());
-    for signal in (1..=64u8).filter(|&s| candidates & bit(s) != 0) {
-        let action = group.action(signal);
-        if action.handler == SIG_DFL && !ignored_by_default(signal) {
-            deliver(sched::current(), signal);
-        } else if action.handler != SIG_IGN && action.handler != SIG_DFL {
-            // Caught: still pending, as no handler runs.
-            group.add_pending(signal);
-        }
-    }
 }

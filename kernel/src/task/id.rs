@@ -1,0 +1,23 @@
+//! The two numbers that name a task (see the module above): its id, unique for the boot,
+//! with the pid programs see; and its slot, small, dense and reused. A leaf, so that the
+//! timers, the wait queues and the trace can name a task without depending on what a task
+//! holds.
+
+/// A task's number, unique for the boot (never reused).
+pub type TaskId = usize;
+
+/// A task's pid as programs, the trace and gdb see it: its id plus one, so that the boot
+/// task is pid 1, as init is. (The trace names the idle task pid 0, `<idle>-0`, as Linux's
+/// does; no program can name it.)
+pub fn pid_of(id: TaskId) -> i64 {
+    id as i64 + 1
+}
+
+/// The task a pid names (`None` for pids no task can have: zero and below).
+pub fn id_of_pid(pid: i64) -> Option<TaskId> {
+    usize::try_from(pid).ok()?.checked_sub(1)
+}
+
+/// A task's place in the scheduler's table and the policy's: small, dense, reused after
+/// the task has exited (the policy's `sched::TaskId`).
+pub type Slot = usize;
