@@ -103,10 +103,13 @@ type RunQueue = SpinLock<Option<Scheduler>>;
 /// while it is held (see [`debugger`]).
 static RUNQUEUES: [RunQueue; 1] = [SpinLock::new(Rank::Sched, None)];
 
-/// The running CPU's runqueue (`this_rq()`).
+/// The running CPU's runqueue (`this_rq()`). The index is masked with the table's length
+/// less one (a power of two), which spares the bounds check on every lock of the scheduler:
+/// with one runqueue the mask is zero and the lookup is a constant.
 #[inline(always)]
 fn runqueue() -> &'static RunQueue {
-    &RUNQUEUES[this_cpu().index]
+    const { assert!(RUNQUEUES.len().is_power_of_two()) };
+    &RUNQUEUES[this_cpu().index & (RUNQUEUES.len() - 1)]
 }
 
 /// The one way to the scheduler's state.
