@@ -18,7 +18,7 @@ pub enum Rank {
     TestOutermost = 0,
     /// The lab's measurement window (`lab::progress`): its timer is armed under it.
     LabWindow,
-    /// Futex waiters (`user::syscall::futex`).
+    /// Futex waiters (`sched::futex`).
     Futex,
     /// A process's file-descriptor table (`user::files`).
     FdTable,
