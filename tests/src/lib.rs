@@ -2,6 +2,8 @@
 //! `make run` does) and read what it printed. Tests assert on the machine-readable lines
 //! (`RESULT {...}`, `boot options: ...`, `bad boot option ...`), never on decoration.
 
+pub mod imports;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
