@@ -109,28 +109,39 @@ fn expand(tree: &str) -> Vec<String> {
         .collect()
 }
 
-/// Paths written in code (not in `use` statements) from `crate`, `super` or `self`.
-fn inline_paths(code: &str) -> Vec<String> {
+/// Each place `prefix` starts a path in `code` (not the middle of one), with the rest of
+/// that path: what follows `prefix` up to the first character no path has.
+fn paths_after<'a>(code: &'a str, prefix: &str) -> Vec<&'a str> {
     let mut found = Vec::new();
-    for root in ["crate::", "super::", "self::"] {
-        let mut at = 0;
-        while let Some(i) = code[at..].find(root) {
-            let start = at + i;
-            at = start + root.len();
-            if code[..start]
-                .chars()
-                .next_back()
-                .is_some_and(|c| is_ident(c) || c == ':')
-            {
-                continue;
-            }
-            let len = code[start..]
-                .find(|c: char| !(is_ident(c) || c == ':'))
-                .unwrap_or(code.len() - start);
-            found.push(code[start..start + len].trim_end_matches(':').to_string());
+    let mut at = 0;
+    while let Some(i) = code[at..].find(prefix) {
+        let start = at + i;
+        at = start + prefix.len();
+        if code[..start]
+            .chars()
+            .next_back()
+            .is_some_and(|c| is_ident(c) || c == ':')
+        {
+            continue;
         }
+        let len = code[at..]
+            .find(|c: char| !(is_ident(c) || c == ':'))
+            .unwrap_or(code.len() - at);
+        found.push(code[at..at + len].trim_end_matches(':'));
     }
     found
+}
+
+/// Paths written in code (not in `use` statements) from `crate`, `super` or `self`.
+fn inline_paths(code: &str) -> Vec<String> {
+    ["crate", "super", "self"]
+        .iter()
+        .flat_map(|root| {
+            paths_after(code, &format!("{root}::"))
+                .into_iter()
+                .map(move |rest| format!("{root}::{rest}"))
+        })
+        .collect()
 }
 
 impl Graph {
@@ -262,26 +273,8 @@ impl Graph {
             }
             paths.extend(inline_paths(&code));
             for (name, abs) in &by_name {
-                let pattern = format!("{name}::");
-                let mut at = 0;
-                while let Some(i) = code[at..].find(&pattern) {
-                    let start = at + i;
-                    at = start + pattern.len();
-                    if code[..start]
-                        .chars()
-                        .next_back()
-                        .is_some_and(|c| is_ident(c) || c == ':')
-                    {
-                        continue;
-                    }
-                    let len = code[at..]
-                        .find(|c: char| !(is_ident(c) || c == ':'))
-                        .unwrap_or(0);
-                    paths.push(format!(
-                        "crate::{}::{}",
-                        abs.join("::"),
-                        &code[at..at + len]
-                    ));
+                for rest in paths_after(&code, &format!("{name}::")) {
+                    paths.push(format!("crate::{}::{rest}", abs.join("::")));
                 }
             }
             let targets: BTreeSet<String> = paths
