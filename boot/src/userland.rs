@@ -37,7 +37,7 @@ pub const RUST_PROGRAMS: [&str; 23] = [
 ];
 
 /// The C programs, `userland/c/NAME.c` each.
-pub const C_PROGRAMS: [&str; 2] = ["ctest", "cthreads"];
+pub const C_PROGRAMS: [&str; 3] = ["ctest", "cthreads", "hostile"];
 
 /// Every program packed under `/bin`.
 pub fn programs() -> impl Iterator<Item = &'static str> {

@@ -121,6 +121,29 @@ pub fn on_cfslab(options: &str, argv: &str, flags: &[&str]) -> Run {
     boot_with(&format!("{options} -- {argv}"), &all)
 }
 
+/// Every frame a program and its children used is back, and the heap is within the few
+/// kilobytes the kernel's tables keep as capacity after their growth (see
+/// `user::process::run_program`): the largest is the runqueue's table of the tasks'
+/// scheduling parts (`sched::rq`, 120 bytes a slot, grown to the most tasks alive at once).
+/// A leak of even a few bytes per process would exceed it in a run of thousands.
+pub fn assert_nothing_leaked(run: &Run) {
+    let memory = run.result("memory");
+    assert_eq!(memory["frames_after"], memory["frames_before"], "{memory}");
+    let grew = memory["heap_bytes_after"].as_i64().unwrap()
+        - memory["heap_bytes_before"].as_i64().unwrap();
+    assert!((0..8192).contains(&grew), "{memory}");
+}
+
+/// The program's lines on cfslab: between the self-check's RESULT and its own.
+pub fn program_output(run: &Run) -> String {
+    run.lines()
+        .skip_while(|l| !l.starts_with("RESULT {\"kind\":\"selfcheck\""))
+        .skip(1)
+        .take_while(|l| !l.starts_with("RESULT "))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
 /// docs/shell.md's session transcript sits between these markers, in a `text` block (the
 /// boot tool's `session` block, checked against `docs/data/session.txt`).
 const SESSION_BEGIN: &str = "<!-- session -->\n```text\n";

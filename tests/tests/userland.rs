@@ -5,11 +5,12 @@
 
 use std::process::Command;
 use systests::user_programs as programs;
+use systests::{assert_nothing_leaked, program_output};
 
 #[test]
 fn each_program_is_a_static_non_pie_executable_without_an_interpreter() {
     for name in [
-        "hello", "ustest", "crash", "perms", "ctest", "cthreads", "sched_py", "job",
+        "hello", "ustest", "crash", "perms", "ctest", "cthreads", "hostile", "sched_py", "job",
     ] {
         let elf = std::fs::read(programs().join(name)).expect("built");
         assert_eq!(&elf[..4], b"\x7fELF", "{name}");
@@ -134,20 +135,6 @@ fn a_host_binary_added_with_add_runs_and_a_missing_one_is_reported() {
     assert!(run.result("exit")["pid"].is_null());
 }
 
-/// Every frame a program and its children used is back, and the heap is within the few
-/// kilobytes the kernel's tables keep as capacity after their growth (see
-/// `user::process::run_program`): the largest is the runqueue's table of the tasks'
-/// scheduling parts (`sched::rq`, 120 bytes a slot, grown to the most tasks alive at once).
-/// A leak of even a few bytes per process would exceed it in a run of thousands.
-fn assert_nothing_leaked(run: &systests::Run) {
-    let memory = run.result("memory");
-    assert_eq!(memory["frames_after"], memory["frames_before"], "{memory}");
-    let grew = memory["heap_bytes_after"].as_i64().unwrap()
-        - memory["heap_bytes_before"].as_i64().unwrap();
-    assert!((0..8192).contains(&grew), "{memory}");
-}
-
-/// The program's lines on cfslab: between the self-check's RESULT and its own.
 /// `boot linux`: the same `hello` binary on Linux 6.1 (Debian's cloud kernel, fetched once)
 /// in the same QEMU and icount — `make compare`'s machine. Its init (`linuxinit`) runs the
 /// program, reports the exit with cfslab's RESULT line and powers off; the boot tool's status
@@ -189,15 +176,6 @@ fn hello_prints_the_same_on_linux_in_the_same_qemu() {
         (exit["status"].as_i64(), exit["signal"].is_null()),
         (Some(0), true)
     );
-}
-
-fn program_output(run: &systests::Run) -> String {
-    run.lines()
-        .skip_while(|l| !l.starts_with("RESULT {\"kind\":\"selfcheck\""))
-        .skip(1)
-        .take_while(|l| !l.starts_with("RESULT "))
-        .map(|l| format!("{l}\n"))
-        .collect()
 }
 
 #[test]

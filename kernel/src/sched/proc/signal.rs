@@ -42,9 +42,13 @@ pub fn deliver(id: TaskId, signal: u8) -> bool {
     if signal == 0 {
         return true;
     }
-    if let Some(group) = sched::group_of(id)
-        && bit(signal) & UNBLOCKABLE == 0
-    {
+    let Some(group) = sched::group_of(id) else {
+        // A kernel thread — pid 1, the boot task, among them — has a handler for nothing
+        // and ignores every signal, as Linux's kernel threads and its init do (SIGKILL
+        // from user space included).
+        return true;
+    };
+    if bit(signal) & UNBLOCKABLE == 0 {
         let action = group.action(signal);
         if action.handler == SIG_IGN || (action.handler == SIG_DFL && ignored_by_default(signal)) {
             return true;
@@ -53,8 +57,6 @@ pub fn deliver(id: TaskId, signal: u8) -> bool {
             group.add_pending(signal);
             return true;
         }
-    } else if ignored_by_default(signal) {
-        return true;
     }
     for t in threads {
         sched::kill_task(t, signal);

@@ -64,10 +64,11 @@ fn write_to(file: &File, bytes: &[u8]) -> i64 {
         File::Pipe { pipe, write: true } => match pipe.write(bytes, killed) {
             Some(n) => n as i64,
             None => {
-                // No reader left: SIGPIPE, whose default action ends the writer at the end
-                // of this call (Linux's pipe_write); the call itself says EPIPE.
+                // No reader left: SIGPIPE (Linux's pipe_write), which ends the writer at the
+                // end of this call at its default action, is dropped if ignored and kept
+                // pending if blocked; the call itself says EPIPE.
                 const SIGPIPE: u8 = 13;
-                sched::kill_task(sched::current(), SIGPIPE);
+                crate::sched::proc::signal::deliver(sched::current(), SIGPIPE);
                 -errno::EPIPE
             }
         },

@@ -85,29 +85,41 @@ mod nr {
     pub const PIPE2: u64 = 293;
 }
 
+/// An `unsigned int` argument (a file descriptor): Linux reads its low 32 bits, whatever the
+/// register's upper half holds (a C library may leave anything there).
+fn uint(arg: u64) -> u64 {
+    u64::from(arg as u32)
+}
+
+/// An `int` argument (a pid, a signal, options): its low 32 bits, sign-extended.
+fn int(arg: u64) -> i64 {
+    i64::from(arg as i32)
+}
+
 /// Runs the system call the saved registers name (`trap::syscall` calls it, interrupts on)
-/// and returns its result: Linux's `sys_call_table`.
+/// and returns its result: Linux's `sys_call_table`. Each `int` argument of Linux's
+/// signature is read as 32 bits ([`uint`], [`int`]) before its handler sees it.
 #[inline(always)]
 pub fn dispatch(frame: &SyscallFrame) -> i64 {
     let a = [
         frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8, frame.r9,
     ];
     match frame.rax {
-        nr::READ => io::read(a[0], a[1], a[2]),
-        nr::WRITE => io::write(a[0], a[1], a[2]),
-        nr::WRITEV => io::writev(a[0], a[1], a[2]),
-        nr::CLOSE => io::close(a[0]),
+        nr::READ => io::read(uint(a[0]), a[1], a[2]),
+        nr::WRITE => io::write(uint(a[0]), a[1], a[2]),
+        nr::WRITEV => io::writev(uint(a[0]), a[1], a[2]),
+        nr::CLOSE => io::close(uint(a[0])),
         nr::OPEN => fs::open(a[0], a[1]),
         nr::OPENAT => fs::openat(a[0], a[1], a[2]),
-        nr::LSEEK => fs::lseek(a[0], a[1], a[2]),
-        nr::GETDENTS64 => fs::getdents64(a[0], a[1], a[2]),
+        nr::LSEEK => fs::lseek(uint(a[0]), a[1], uint(a[2])),
+        nr::GETDENTS64 => fs::getdents64(uint(a[0]), a[1], uint(a[2])),
         nr::STAT | nr::LSTAT => fs::stat(a[0], a[1]),
-        nr::FSTAT => fs::fstat(a[0], a[1]),
+        nr::FSTAT => fs::fstat(uint(a[0]), a[1]),
         nr::NEWFSTATAT => fs::newfstatat(a[0], a[1], a[2], a[3]),
         nr::PIPE | nr::PIPE2 => io::pipe(a[0]),
-        nr::DUP => io::dup(a[0]),
-        nr::DUP2 => io::dup2(a[0], a[1]),
-        nr::IOCTL => io::ioctl(a[0], a[1], a[2]),
+        nr::DUP => io::dup(uint(a[0])),
+        nr::DUP2 => io::dup2(uint(a[0]), uint(a[1])),
+        nr::IOCTL => io::ioctl(uint(a[0]), uint(a[1]), a[2]),
         nr::POLL => poll::poll(a[0], a[1], a[2]),
         nr::SELECT => poll::select(a[0], a[1], a[2], a[3], a[4]),
         nr::PSELECT6 => poll::pselect6(a[0], a[1], a[2], a[3], a[4]),
@@ -144,8 +156,8 @@ pub fn dispatch(frame: &SyscallFrame) -> i64 {
         nr::VFORK => process::clone(process::VFORK_FLAGS, 0, [0; 2], 0, frame),
         nr::CLONE => process::clone(a[0], a[1], [a[2], a[3]], a[4], frame),
         nr::EXECVE => process::execve(a[0], a[1], a[2]),
-        nr::WAIT4 => process::wait4(a[0] as i64, a[1], a[2], a[3]),
-        nr::KILL => signal::kill(a[0] as i64, a[1] as i64),
+        nr::WAIT4 => process::wait4(int(a[0]), a[1], uint(a[2]), a[3]),
+        nr::KILL => signal::kill(int(a[0]), int(a[1])),
         nr::EXIT => crate::sched::proc::exit::exit_thread(a[0] as u8),
         nr::EXIT_GROUP => crate::sched::proc::exit::exit(a[0] as u8),
         other => {

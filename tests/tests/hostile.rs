@@ -1,0 +1,42 @@
+//! Hostile programs: calls a careless or malicious program makes, each answered as Linux
+//! answers it, with the offender alone paying and nothing leaked. `userland/c/hostile.c`
+//! runs natively on the host and on cfslab, and both must print the same lines.
+
+use std::process::Command;
+use systests::user_programs as programs;
+use systests::{assert_nothing_leaked, on_cfslab, program_output};
+
+#[test]
+fn thirty_two_bit_arguments_and_sigpipe_are_answered_as_on_linux() {
+    // wait4's pid, kill's pid and signal, and the fds of read, write and close read as 32
+    // bits; a write to a pipe with no reader gives EPIPE to a writer that ignores or blocks
+    // SIGPIPE, and kills one that leaves it at its default.
+    let native = Command::new(programs().join("hostile"))
+        .output()
+        .expect("runs natively");
+    let expected = String::from_utf8_lossy(&native.stdout);
+    assert!(native.status.success(), "{expected}");
+    assert!(
+        expected.ends_with("hostile: all checks passed\n"),
+        "{expected}"
+    );
+    let run = on_cfslab("", "/bin/hostile", &[]);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert_nothing_leaked(&run);
+    assert_eq!(program_output(&run), expected);
+}
+
+#[test]
+fn sigkill_to_pid_1_is_ignored_and_the_run_goes_on() {
+    // Pid 1 is the boot task, a kernel thread with no handler for anything: as Linux's
+    // init, it ignores the signal, and root's kill still succeeds. Not run natively: there
+    // it would be the host's init.
+    let run = on_cfslab("", "/bin/hostile pid1", &[]);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert_nothing_leaked(&run);
+    assert_eq!(
+        program_output(&run),
+        "ok kill(1, SIGKILL) as root succeeds\nok and pid 1 is still there\n\
+         hostile: all checks passed\n"
+    );
+}
