@@ -6,11 +6,14 @@
  * - 32-bit arguments: Linux reads an `int` or `pid_t` argument as 32 bits, whatever the
  *   upper half of its register holds (the C library may leave anything there).
  * - SIGPIPE: a writer that ignores or blocks it gets EPIPE and lives on.
+ * - Bad pointers: a directory listing into a bad buffer fails with EFAULT and loses no
+ *   entries.
  *
  * `hostile pid1` (cfslab only: on a host it would signal the real init) sends SIGKILL to
  * pid 1, which Linux's init, like every task without a handler for it, ignores.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -110,6 +113,49 @@ static void sigpipe(void)
 	      "SIGPIPE at its default: the writer dies of it");
 }
 
+/* How many entries a listing of "/" yields, after a first getdents64 into `first`
+ * (NULL: none); -1 if the listing fails. */
+static long entries_after(void *first, long *first_result, int *first_errno)
+{
+	int fd = open("/", O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return -1;
+	if (first) {
+		errno = 0;
+		*first_result = syscall(SYS_getdents64, fd, first, 4096L);
+		*first_errno = errno;
+	}
+	static char buf[4096];
+	long entries = 0;
+	for (;;) {
+		long n = syscall(SYS_getdents64, fd, buf, (long)sizeof buf);
+		if (n < 0) {
+			close(fd);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		for (long at = 0; at < n;) {
+			unsigned short reclen;
+			memcpy(&reclen, buf + at + 16, sizeof reclen);
+			at += reclen;
+			entries++;
+		}
+	}
+	close(fd);
+	return entries;
+}
+
+static void bad_pointers(void)
+{
+	long all = entries_after(NULL, NULL, NULL);
+	long result = 0;
+	int error = 0;
+	long after_fault = entries_after((void *)1, &result, &error);
+	check(result == -1 && error == EFAULT, "getdents64 into a bad buffer gives EFAULT");
+	check(all > 2 && after_fault == all, "and the listing after it loses no entries");
+}
+
 static void pid1(void)
 {
 	check(kill(1, SIGKILL) == 0, "kill(1, SIGKILL) as root succeeds");
@@ -123,6 +169,7 @@ int main(int argc, char **argv)
 	} else {
 		thirty_two_bit_arguments();
 		sigpipe();
+		bad_pointers();
 	}
 	if (failures == 0)
 		printf("hostile: all checks passed\n");

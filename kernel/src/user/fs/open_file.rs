@@ -190,8 +190,14 @@ impl NodeFile {
     }
 
     /// `getdents64`: as many whole `struct linux_dirent64` records as fit in `room` bytes
-    /// from the offset (`.` and `..` first); EINVAL if not even one fits.
-    pub fn read_dir(&self, room: usize) -> Result<Vec<u8>, i64> {
+    /// from the offset (`.` and `..` first), handed to `copy_out`; EINVAL if not even one
+    /// fits. The offset moves past them only if `copy_out` succeeds, as Linux's does: a
+    /// listing into a bad buffer (EFAULT) loses no entries. Returns the bytes copied.
+    pub fn read_dir(
+        &self,
+        room: usize,
+        copy_out: impl FnOnce(&[u8]) -> Result<(), i64>,
+    ) -> Result<usize, i64> {
         let Node::Dir(dir) = &self.node else {
             return Err(-errno::ENOTDIR);
         };
@@ -209,9 +215,10 @@ impl NodeFile {
                 s.snapshot.get_or_insert(Snapshot::Listing(listing));
             }
             let Some(Snapshot::Listing(listing)) = &s.snapshot else {
-                return Ok(Vec::new());
+                return Ok(0);
             };
             let mut out = Vec::new();
+            let mut next = s.offset;
             for (name, kind) in listing.iter().skip(s.offset as usize) {
                 // u64 inode, i64 offset of the next, u16 length, u8 type, the name with its
                 // NUL, padded to 8 bytes.
@@ -219,10 +226,10 @@ impl NodeFile {
                 if out.len() + len > room {
                     break;
                 }
-                s.offset += 1;
+                next += 1;
                 let inode = inode_of(&alloc::format!("{}/{name}", self.path));
                 out.extend_from_slice(&inode.to_le_bytes());
-                out.extend_from_slice(&(s.offset as i64).to_le_bytes());
+                out.extend_from_slice(&(next as i64).to_le_bytes());
                 out.extend_from_slice(&(len as u16).to_le_bytes());
                 out.push(*kind);
                 out.extend_from_slice(name.as_bytes());
@@ -231,7 +238,9 @@ impl NodeFile {
             if out.is_empty() && (s.offset as usize) < listing.len() {
                 return Err(-errno::EINVAL);
             }
-            Ok(out)
+            copy_out(&out)?;
+            s.offset = next;
+            Ok(out.len())
         })
     }
 }

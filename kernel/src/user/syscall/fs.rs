@@ -80,13 +80,11 @@ pub fn getdents64(fd: u64, buf: u64, count: u64) -> i64 {
     let File::Node(node) = &*file else {
         return -errno::ENOTDIR;
     };
-    let records = match node.read_dir((count as usize).min(64 * 1024)) {
-        Ok(r) => r,
-        Err(e) => return e,
-    };
-    match space().write(buf, &records) {
-        Ok(()) => records.len() as i64,
-        Err(_) => -errno::EFAULT,
+    let space = space();
+    let copy_out = |records: &[u8]| space.write(buf, records).map_err(|_| -errno::EFAULT);
+    match node.read_dir((count as usize).min(64 * 1024), copy_out) {
+        Ok(copied) => copied as i64,
+        Err(e) => e,
     }
 }
 
