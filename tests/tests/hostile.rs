@@ -7,11 +7,12 @@ use systests::user_programs as programs;
 use systests::{assert_nothing_leaked, on_cfslab, program_output};
 
 #[test]
-fn thirty_two_bit_arguments_sigpipe_and_bad_pointers_are_answered_as_on_linux() {
+fn hostile_calls_are_answered_as_on_linux() {
     // wait4's pid, kill's pid and signal, and the fds of read, write and close read as 32
     // bits; a write to a pipe with no reader gives EPIPE to a writer that ignores or blocks
     // SIGPIPE, and kills one that leaves it at its default; a directory listing into a bad
-    // buffer fails with EFAULT and loses no entries.
+    // buffer fails with EFAULT and loses no entries; a blocking 1 MiB write to a pipe
+    // writes it all, waiting as the reader drains it.
     let native = Command::new(programs().join("hostile"))
         .output()
         .expect("runs natively");

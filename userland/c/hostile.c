@@ -6,6 +6,7 @@
  * - 32-bit arguments: Linux reads an `int` or `pid_t` argument as 32 bits, whatever the
  *   upper half of its register holds (the C library may leave anything there).
  * - SIGPIPE: a writer that ignores or blocks it gets EPIPE and lives on.
+ * - Pipes: a blocking write of 1 MiB writes it all, waiting as the reader drains it.
  * - Bad pointers: a directory listing into a bad buffer fails with EFAULT and loses no
  *   entries.
  *
@@ -113,6 +114,34 @@ static void sigpipe(void)
 	      "SIGPIPE at its default: the writer dies of it");
 }
 
+static void big_pipe_write(void)
+{
+	enum { SIZE = 1 << 20 };
+	int fds[2];
+	if (pipe(fds) != 0) {
+		check(0, "pipe");
+		return;
+	}
+	pid_t child = fork();
+	if (child == 0) {
+		static char data[SIZE];
+		close(fds[0]);
+		memset(data, 'p', sizeof data);
+		long wrote = write(fds[1], data, sizeof data);
+		_exit(wrote == SIZE ? 0 : 1);
+	}
+	close(fds[1]);
+	static char buf[65536];
+	long total = 0, n;
+	while ((n = read(fds[0], buf, sizeof buf)) > 0)
+		total += n;
+	close(fds[0]);
+	int status = 0;
+	waitpid(child, &status, 0);
+	check(total == SIZE && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "a blocking 1 MiB write to a pipe writes it all as the reader drains it");
+}
+
 /* How many entries a listing of "/" yields, after a first getdents64 into `first`
  * (NULL: none); -1 if the listing fails. */
 static long entries_after(void *first, long *first_result, int *first_errno)
@@ -169,6 +198,7 @@ int main(int argc, char **argv)
 	} else {
 		thirty_two_bit_arguments();
 		sigpipe();
+		big_pipe_write();
 		bad_pointers();
 	}
 	if (failures == 0)

@@ -7,7 +7,8 @@ use crate::user::files::{File, Pipe};
 use alloc::sync::Arc;
 use core::mem::MaybeUninit;
 
-/// Most bytes one `read` or `write` moves (more is a short count, as POSIX allows).
+/// Most bytes one `read` or `write` moves at a time: a short count, as POSIX allows, for
+/// everything but a write to a pipe, which moves them all ([`write`]).
 const IO_MAX: usize = 64 * 1024;
 
 /// Transfers up to this size (a pipe's byte, a line of text: nearly all of them) are staged
@@ -38,17 +39,32 @@ fn killed() -> bool {
     sched::current_killed().is_some()
 }
 
+/// `write(fd, buf, len)`. To a pipe every byte goes, [`IO_MAX`] at a time, the writer
+/// waiting while the reader drains it (POSIX's blocking write; Linux's `pipe_write`); it
+/// stops short only if the reader goes or the writer is killed, and says how much went.
 pub fn write(fd: u64, buf: u64, len: u64) -> i64 {
     let file = match file(fd) {
         Ok(f) => f,
         Err(e) => return e,
     };
-    with_buffer((len as usize).min(IO_MAX), |bytes| {
-        if space().read(buf, bytes).is_err() {
-            return -errno::EFAULT;
+    let all = matches!(*file, File::Pipe { write: true, .. });
+    let mut done = 0;
+    loop {
+        let chunk = (len - done).min(IO_MAX as u64);
+        let wrote = with_buffer(chunk as usize, |bytes| {
+            if space().read(buf.wrapping_add(done), bytes).is_err() {
+                return -errno::EFAULT;
+            }
+            write_to(&file, bytes)
+        });
+        if wrote < 0 {
+            return if done > 0 { done as i64 } else { wrote };
         }
-        write_to(&file, bytes)
-    })
+        done += wrote as u64;
+        if !all || (wrote as u64) < chunk || done == len {
+            return done as i64;
+        }
+    }
 }
 
 fn write_to(file: &File, bytes: &[u8]) -> i64 {
@@ -61,18 +77,29 @@ fn write_to(file: &File, bytes: &[u8]) -> i64 {
         }
         File::Node(node) => node.write(bytes).map_or_else(|e| e, |n| n as i64),
         File::Pipe { write: false, .. } => -errno::EBADF,
-        File::Pipe { pipe, write: true } => match pipe.write(bytes, killed) {
-            Some(n) => n as i64,
+        File::Pipe { pipe, write: true } => write_pipe(pipe, bytes),
+    }
+}
+
+/// Writes all of `bytes` to `pipe`, waiting while it is full; short only if its reader goes
+/// (after some bytes) or the writer is killed.
+fn write_pipe(pipe: &Pipe, bytes: &[u8]) -> i64 {
+    let mut done = 0;
+    while done < bytes.len() {
+        match pipe.write(&bytes[done..], killed) {
+            Some(0) if killed() => break,
+            Some(n) => done += n,
             None => {
                 // No reader left: SIGPIPE (Linux's pipe_write), which ends the writer at the
                 // end of this call at its default action, is dropped if ignored and kept
-                // pending if blocked; the call itself says EPIPE.
+                // pending if blocked; the call itself says EPIPE unless some bytes went.
                 const SIGPIPE: u8 = 13;
                 crate::sched::proc::signal::deliver(sched::current(), SIGPIPE);
-                -errno::EPIPE
+                return if done > 0 { done as i64 } else { -errno::EPIPE };
             }
-        },
+        }
     }
+    done as i64
 }
 
 /// `writev(fd, iov, count)`: each (base, len) in turn, as musl's stdio writes.
