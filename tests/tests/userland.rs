@@ -84,7 +84,7 @@ fn hello_prints_the_same_on_cfslab_and_its_exit_is_reported() {
 #[test]
 fn a_faulting_program_dies_by_linux_s_signal_and_the_kernel_goes_on() {
     use std::os::unix::process::ExitStatusExt;
-    for what in ["null", "kernel", "cli", "hlt", "ud2", "div0"] {
+    for what in ["null", "kernel", "cli", "hlt", "ud2", "div0", "int3"] {
         let native = Command::new(programs().join("crash"))
             .arg(what)
             .output()

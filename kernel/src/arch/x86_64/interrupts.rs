@@ -4,7 +4,7 @@
 //! which decides what happens.
 //!
 //! Every architecturally defined exception has a handler. A breakpoint (`int3`) in the
-//! kernel is counted, logged and resumed. A page fault in ring 3 may be resolved (a
+//! kernel is counted, logged and resumed; in ring 3 it is SIGTRAP. A page fault in ring 3 may be resolved (a
 //! copy-on-write store, a first touch of a stack page); any other exception in ring 3 kills
 //! the program that raised it. An exception in the kernel is fatal: it is described in one
 //! line (name, vector, error code, RIP, and CR2 for a page fault) and the run ends as a
@@ -176,7 +176,12 @@ pub fn breakpoint_count() -> u64 {
     BREAKPOINTS.load(Ordering::Relaxed)
 }
 
+/// `int3`: in ring 3 a trap for a debugger, which kills a program that has none with
+/// SIGTRAP, as Linux's does; in the kernel, counted, logged and resumed.
 extern "x86-interrupt" fn breakpoint(frame: InterruptStackFrame) {
+    if from_user(&frame) {
+        crate::trap::user_exception(&describe(("breakpoint", "#BP", 3), &frame, None));
+    }
     BREAKPOINTS.fetch_add(1, Ordering::Relaxed);
     log::debug!(
         "breakpoint (#BP) at rip={:#x}",
@@ -222,7 +227,11 @@ static IDT: Lazy<InterruptDescriptorTable> = Lazy::new(|| {
     idt.debug.set_handler_fn(debug);
     idt.non_maskable_interrupt
         .set_handler_fn(non_maskable_interrupt);
-    idt.breakpoint.set_handler_fn(breakpoint);
+    // Ring 3 may execute `int3` (the gate's DPL is checked for it); any other vector it
+    // names with `int` is a general-protection fault, as on Linux.
+    idt.breakpoint
+        .set_handler_fn(breakpoint)
+        .set_privilege_level(x86_64::PrivilegeLevel::Ring3);
     idt.overflow.set_handler_fn(overflow);
     idt.bound_range_exceeded
         .set_handler_fn(bound_range_exceeded);

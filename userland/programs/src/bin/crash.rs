@@ -1,7 +1,8 @@
 //! `crash WHAT`: faults on purpose, so that the tests can check that only the program dies
 //! (with the signal Linux would send) and the kernel goes on. WHAT is one of `null` (write
 //! to address 0), `kernel` (read the kernel's memory), `cli` and `hlt` (privileged
-//! instructions), `ud2` (an invalid opcode), `div0` (divide by zero).
+//! instructions), `ud2` (an invalid opcode), `div0` (divide by zero), `int3` (a debugger's
+//! breakpoint, which Linux turns into SIGTRAP).
 
 #![no_std]
 #![no_main]
@@ -23,11 +24,12 @@ fn run(args: &rt::Args) -> i32 {
             "cli" => core::arch::asm!("cli"),
             "hlt" => core::arch::asm!("hlt"),
             "ud2" => core::arch::asm!("ud2"),
+            "int3" => core::arch::asm!("int3"),
             "div0" => {
                 core::arch::asm!("xor edx, edx", "xor ecx, ecx", "div rcx", out("rax") _, out("rdx") _, out("rcx") _)
             }
             _ => {
-                println!("usage: crash null|kernel|cli|hlt|ud2|div0");
+                println!("usage: crash null|kernel|cli|hlt|ud2|div0|int3");
                 return 2;
             }
         }
