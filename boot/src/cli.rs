@@ -43,7 +43,8 @@ options:
   --no-launch          gdb: start QEMU only and print the gdb command to attach
   --verbose            print the kernel path and the exact qemu-system-x86_64 command
   --add FILE           add a host file (a static Linux executable) under /bin in the
-                       initramfs; repeat for more
+                       initramfs (in place of a built-in program of its name); repeat
+                       for more
   -- PROGRAM ARGS...   run /bin/PROGRAM (from the initramfs) instead of the scenarios
   --trace FILE         run: boot with trace=on, write the trace as ftrace text to FILE and
                        as Perfetto JSON beside it (FILE with .json); the console shows one

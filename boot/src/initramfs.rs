@@ -98,14 +98,48 @@ fn programs_and(extra: &[PathBuf]) -> Result<(PathBuf, Files), String> {
     for name in crate::userland::programs() {
         files.push((name.to_string(), read(&dir.join(name))?));
     }
+    let mut added = Vec::new();
     for path in extra {
         let name = path
             .file_name()
             .and_then(|n| n.to_str())
             .ok_or_else(|| format!("--add {}: not a file name", path.display()))?;
-        files.push((name.to_string(), read(path)?));
+        if add(&mut files, &mut added, name, read(path)?)? {
+            eprintln!(
+                "boot: /bin/{name} is {} (--add), not the built-in program",
+                path.display()
+            );
+        }
     }
     Ok((dir, files))
+}
+
+/// Adds the host file `name` to `files` (the built-in programs, then what `added` names):
+/// a file of a built-in's name replaces it (true: one was replaced), so that a user can try
+/// a changed program; two added files of one name are an error, as only one can be
+/// `/bin/NAME`.
+fn add(
+    files: &mut Files,
+    added: &mut Vec<String>,
+    name: &str,
+    contents: Vec<u8>,
+) -> Result<bool, String> {
+    if added.iter().any(|n| n == name) {
+        return Err(format!(
+            "--add: two files named {name}; only one can be /bin/{name}"
+        ));
+    }
+    added.push(name.to_string());
+    match files.iter_mut().find(|(n, _)| n == name) {
+        Some(entry) => {
+            entry.1 = contents;
+            Ok(true)
+        }
+        None => {
+            files.push((name.to_string(), contents));
+            Ok(false)
+        }
+    }
 }
 
 /// Writes `bytes` as target/cfslab/PREFIX-HASH.cpio. Named by its contents, written aside
@@ -134,6 +168,32 @@ fn read(path: &Path) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_added_file_replaces_a_built_in_of_its_name_and_two_of_one_name_are_refused() {
+        let mut files: Files = vec![("hello".into(), b"built-in".to_vec())];
+        let mut added = Vec::new();
+        assert_eq!(
+            add(&mut files, &mut added, "hello", b"mine".to_vec()),
+            Ok(true)
+        );
+        assert_eq!(
+            add(&mut files, &mut added, "tool", b"new".to_vec()),
+            Ok(false)
+        );
+        assert_eq!(
+            files,
+            [
+                ("hello".to_string(), b"mine".to_vec()),
+                ("tool".to_string(), b"new".to_vec())
+            ]
+        );
+        let again = add(&mut files, &mut added, "tool", b"other".to_vec());
+        assert_eq!(
+            again,
+            Err("--add: two files named tool; only one can be /bin/tool".into())
+        );
+    }
 
     #[test]
     fn entries_are_newc_with_padded_names_and_data() {

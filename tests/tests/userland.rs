@@ -111,7 +111,7 @@ fn a_faulting_program_dies_by_linux_s_signal_and_the_kernel_goes_on() {
 }
 
 #[test]
-fn a_host_binary_added_with_add_runs_and_a_missing_one_is_reported() {
+fn a_host_binary_added_with_add_runs_even_in_a_built_in_s_place_and_a_missing_one_is_reported() {
     let copy = std::env::temp_dir().join(format!("hi-{}", std::process::id()));
     std::fs::copy(programs().join("hello"), &copy).unwrap();
     let name = copy.file_name().unwrap().to_str().unwrap().to_string();
@@ -122,6 +122,20 @@ fn a_host_binary_added_with_add_runs_and_a_missing_one_is_reported() {
         run.stdout.contains(&format!("argv[0] = /bin/{name}")),
         "{}",
         run.stdout
+    );
+
+    // A file named as a built-in program replaces it, and the tool says so.
+    let dir = std::env::temp_dir().join(format!("cfslab-add-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mine = dir.join("hello");
+    std::fs::copy(programs().join("crash"), &mine).unwrap();
+    let run = on_cfslab("/bin/hello int3", &["--add", mine.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(run.stdout.contains("crash: int3"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("/bin/hello is ") && run.stderr.contains("not the built-in"),
+        "{}",
+        run.stderr
     );
 
     let run = on_cfslab("/bin/nope", &[]);
