@@ -42,3 +42,14 @@ fn sigkill_to_pid_1_is_ignored_and_the_run_goes_on() {
          hostile: all checks passed\n"
     );
 }
+
+#[test]
+fn the_run_ends_with_its_program_and_what_it_left_running_is_killed_and_reaped() {
+    // A child that sleeps for ever outlives the program; the run still ends as the program
+    // does, every frame back.
+    let run = on_cfslab("", "/bin/hostile orphan", &["--timeout", "60"]);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(program_output(&run), "hostile: left a child running\n");
+    assert_eq!(run.result("exit")["status"], 0);
+    assert_nothing_leaked(&run);
+}

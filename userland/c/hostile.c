@@ -12,6 +12,7 @@
  *
  * `hostile pid1` (cfslab only: on a host it would signal the real init) sends SIGKILL to
  * pid 1, which Linux's init, like every task without a handler for it, ignores.
+ * `hostile orphan` leaves a child running for ever and exits: the run must end anyway.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -195,6 +196,12 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "pid1") == 0) {
 		pid1();
+	} else if (argc > 1 && strcmp(argv[1], "orphan") == 0) {
+		if (fork() == 0)
+			for (;;)
+				sleep(1);
+		printf("hostile: left a child running\n");
+		return 0;
 	} else {
 		thirty_two_bit_arguments();
 		sigpipe();

@@ -116,8 +116,7 @@ pub fn run_program(argv: &[String]) -> bool {
     initramfs::init();
     let before = (crate::mm::frames_in_use(), crate::mm::heap::stats().used);
     let ok = run_first_program(argv);
-    // Orphans pass to this task (see sched::proc::family); reap any still running or unreaped.
-    while sched::wait_child().is_some() {}
+    end_what_is_left();
     // The page cache and the stack cache keep frames for the next execve and task; they are
     // let go here, so that every frame the run took must be back.
     crate::mm::drop_caches();
@@ -127,6 +126,27 @@ pub fn run_program(argv: &[String]) -> bool {
         before.0, after.0, before.1, after.1
     );
     ok
+}
+
+/// The run ends with its program: what the program left running (a background job, a
+/// daemon) is killed, as a session's processes are when it ends, and reaped with the
+/// orphans, which pass to this task (see `sched::proc::family`).
+fn end_what_is_left() {
+    use crate::sched::proc::{signal, thread_group::SIGKILL};
+    loop {
+        let left = sched::processes_of(None);
+        if left.is_empty() {
+            break;
+        }
+        for id in left {
+            signal::deliver(id, SIGKILL);
+        }
+        // Each dies at its next step through the kernel, and ends up this task's child.
+        if sched::wait_child().is_none() {
+            break;
+        }
+    }
+    while sched::wait_child().is_some() {}
 }
 
 fn run_first_program(argv: &[String]) -> bool {
