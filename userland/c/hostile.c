@@ -1,7 +1,7 @@
 /*
  * hostile: calls a careless or hostile program makes, each checked against what Linux
  * answers. Built with `musl-gcc -static`, it runs unchanged on Linux and on cfslab;
- * tests/tests/userland.rs checks that both print the same lines.
+ * tests/tests/hostile.rs checks that both print the same lines.
  *
  * - 32-bit arguments: Linux reads an `int` or `pid_t` argument as 32 bits, whatever the
  *   upper half of its register holds (the C library may leave anything there).
