@@ -6,6 +6,7 @@
 #![no_main]
 
 use bootloader_api::BootInfo;
+use kernel::arch::fault::Fault;
 use kernel::arch::interrupts;
 use kernel::{ExitCode, exit, mm, print, println};
 use x86_64::VirtAddr;
@@ -31,7 +32,7 @@ fn main(boot_info: &'static mut BootInfo) -> ! {
     exit(ExitCode::Failure)
 }
 
-fn expect_page_fault_at_probe(fault: &interrupts::Fault) -> ! {
+fn expect_page_fault_at_probe(fault: &Fault) -> ! {
     let code = PageFaultErrorCode::from_bits_truncate(fault.error_code.unwrap_or(0));
     let write_to_missing_page = code.contains(PageFaultErrorCode::CAUSED_BY_WRITE)
         && !code.contains(PageFaultErrorCode::PROTECTION_VIOLATION);

@@ -7,6 +7,7 @@
 #![no_main]
 
 use bootloader_api::BootInfo;
+use kernel::arch::fault::Fault;
 use kernel::arch::{gdt, interrupts};
 use kernel::{ExitCode, exit, print, println};
 
@@ -28,7 +29,7 @@ fn recurse(depth: u64) -> u64 {
     recurse(depth + 1) + frame[0]
 }
 
-fn expect_double_fault_on_ist_stack(fault: &interrupts::Fault) -> ! {
+fn expect_double_fault_on_ist_stack(fault: &Fault) -> ! {
     let ist = gdt::double_fault_stack();
     if fault.vector == 8 && ist.contains(&fault.handler_stack_pointer) {
         println!("ok");

@@ -7,6 +7,7 @@
 #![no_main]
 
 use bootloader_api::BootInfo;
+use kernel::arch::fault::Fault;
 use kernel::arch::interrupts;
 use kernel::{ExitCode, exit, print, println, sched};
 
@@ -32,7 +33,7 @@ fn recurse(depth: u64) -> u64 {
     recurse(depth + 1) + frame[0]
 }
 
-fn expect_guard_page_hit(fault: &interrupts::Fault) -> ! {
+fn expect_guard_page_hit(fault: &Fault) -> ! {
     let guard_hit = fault
         .faulting_address()
         .filter(|&a| kernel::mm::stack::is_guard(a));

@@ -47,8 +47,8 @@ pub fn current_address_space() -> Option<Arc<AddressSpace>> {
     // SAFETY: a non-null pointer is the running task's own `Arc<AddressSpace>`
     // (`Task::address_space`), set by the switch as it picked this task
     // ([`set_current_space`], the only writer, stores nothing else). Only the task itself
-    // replaces or drops that `Arc` (`execve`: `process::replace_program`; exit:
-    // `lifecycle::release_resources`), and it rewrites the pointer first, under the
+    // replaces or drops that `Arc` (`execve`: `proc::process::replace_program`; exit:
+    // `proc::lifecycle::release_resources`), and it rewrites the pointer first, under the
     // scheduler's lock. So while this task runs, the `Arc` it holds keeps the space alive,
     // and one more strong count makes the returned `Arc` an owner of its own.
     (!space.is_null()).then(|| unsafe {
@@ -61,7 +61,7 @@ pub fn current_address_space() -> Option<Arc<AddressSpace>> {
 pub fn current_files() -> Option<Files> {
     let files = this_cpu().process_parts().1.cast::<FileTable>();
     // SAFETY: as for the address space above: the running task's own `Arc` (`Task::files`),
-    // which only it drops (`lifecycle::release_files`), after clearing the pointer.
+    // which only it drops (`proc::lifecycle::release_files`), after clearing the pointer.
     (!files.is_null()).then(|| unsafe {
         Arc::increment_strong_count(files);
         Arc::from_raw(files)

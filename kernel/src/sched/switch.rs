@@ -174,7 +174,7 @@ pub(super) fn leave_for_reaping(slot: Slot) {
 
 /// Runs in the task that was just switched to: frees the stack of a task that exited —
 /// all it still holds: its files and address space went in its own context, before its
-/// last switch (`lifecycle::release_resources`), so nothing here can wake a task or switch.
+/// last switch (`proc::lifecycle::release_resources`), so nothing here can wake a task or switch.
 pub(super) fn finish_switch() {
     let slot = EXITED.swap(NO_SLOT, Ordering::Relaxed);
     if slot == NO_SLOT {

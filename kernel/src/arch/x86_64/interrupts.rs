@@ -18,8 +18,8 @@ use spin::{Lazy, Once};
 use x86_64::registers::control::Cr2;
 use x86_64::structures::idt::{InterruptDescriptorTable, InterruptStackFrame, PageFaultErrorCode};
 
-pub use super::fault::Fault;
-use super::fault::PAGE_FAULT_VECTOR;
+// What a fault report holds is `fault.rs`'s; the entries below fill it in.
+use super::fault::{Fault, PAGE_FAULT_VECTOR};
 use super::gdt::DOUBLE_FAULT_IST_INDEX;
 
 static FATAL_HOOK: Once<fn(&Fault) -> !> = Once::new();
