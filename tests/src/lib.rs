@@ -134,6 +134,24 @@ pub fn assert_nothing_leaked(run: &Run) {
     assert!((0..8192).contains(&grew), "{memory}");
 }
 
+/// Runs a checking program both ways: `native` on the host, which must pass every check
+/// (its output ending in `NAME: all checks passed`), and `/bin/NAME` on cfslab, which must
+/// end with status 0 and every frame back. Returns the host's output and cfslab's run, for
+/// the caller to compare.
+pub fn checked_on_both(native: &mut Command, name: &str) -> (String, Run) {
+    let native = native.output().expect("runs natively");
+    let expected = String::from_utf8_lossy(&native.stdout).into_owned();
+    assert!(native.status.success(), "{expected}");
+    assert!(
+        expected.ends_with(&format!("{name}: all checks passed\n")),
+        "{expected}"
+    );
+    let run = on_cfslab("", &format!("/bin/{name}"), &[]);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert_nothing_leaked(&run);
+    (expected, run)
+}
+
 /// The program's lines on cfslab: between the self-check's RESULT and its own.
 pub fn program_output(run: &Run) -> String {
     run.lines()

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 use systests::user_programs as programs;
-use systests::{assert_nothing_leaked, on_cfslab, program_output};
+use systests::{assert_nothing_leaked, checked_on_both, on_cfslab, program_output};
 
 #[test]
 fn hostile_calls_are_answered_as_on_linux() {
@@ -13,18 +13,7 @@ fn hostile_calls_are_answered_as_on_linux() {
     // SIGPIPE, and kills one that leaves it at its default; a directory listing into a bad
     // buffer fails with EFAULT and loses no entries; a blocking 1 MiB write to a pipe
     // writes it all, waiting as the reader drains it.
-    let native = Command::new(programs().join("hostile"))
-        .output()
-        .expect("runs natively");
-    let expected = String::from_utf8_lossy(&native.stdout);
-    assert!(native.status.success(), "{expected}");
-    assert!(
-        expected.ends_with("hostile: all checks passed\n"),
-        "{expected}"
-    );
-    let run = on_cfslab("", "/bin/hostile", &[]);
-    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
-    assert_nothing_leaked(&run);
+    let (expected, run) = checked_on_both(&mut Command::new(programs().join("hostile")), "hostile");
     assert_eq!(program_output(&run), expected);
 }
 

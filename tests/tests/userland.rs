@@ -5,7 +5,7 @@
 
 use std::process::Command;
 use systests::user_programs as programs;
-use systests::{assert_nothing_leaked, program_output};
+use systests::{assert_nothing_leaked, checked_on_both, program_output};
 
 #[test]
 fn each_program_is_a_static_non_pie_executable_without_an_interpreter() {
@@ -215,19 +215,9 @@ fn a_c_program_built_with_musl_prints_the_same_on_cfslab_as_on_linux() {
     // wait4, pipe, nanosleep, clock_gettime, setuid, and SSE registers kept per process
     // across switches: see userland/c/ctest.c. The exec'd child finds itself by argv[0].
     use std::os::unix::process::CommandExt;
-    let native = Command::new(programs().join("ctest"))
-        .arg0(programs().join("ctest"))
-        .output()
-        .expect("runs natively");
-    let expected = String::from_utf8_lossy(&native.stdout);
-    assert!(native.status.success(), "{expected}");
-    assert!(
-        expected.ends_with("ctest: all checks passed\n"),
-        "{expected}"
-    );
-    let run = on_cfslab("/bin/ctest", &[]);
-    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
-    assert_nothing_leaked(&run);
+    let mut native = Command::new(programs().join("ctest"));
+    native.arg0(programs().join("ctest"));
+    let (expected, run) = checked_on_both(&mut native, "ctest");
     assert_eq!(program_output(&run), expected);
     // Nothing musl called was missing.
     assert!(!run.stdout.contains("is not implemented"), "{}", run.stdout);
@@ -239,18 +229,8 @@ fn musl_threads_signals_and_rusage_behave_on_cfslab_as_on_linux() {
     // mutexes, condition variables and pthread_join on futexes, __thread variables, exit()
     // and a segfault in a thread ending the whole process, blocked and ignored signals,
     // sigaction read back, getrusage and wait4's rusage: see userland/c/cthreads.c.
-    let native = Command::new(programs().join("cthreads"))
-        .output()
-        .expect("runs natively");
-    let expected = String::from_utf8_lossy(&native.stdout);
-    assert!(native.status.success(), "{expected}");
-    assert!(
-        expected.ends_with("cthreads: all checks passed\n"),
-        "{expected}"
-    );
-    let run = on_cfslab("/bin/cthreads", &[]);
-    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
-    assert_nothing_leaked(&run);
+    let (expected, run) =
+        checked_on_both(&mut Command::new(programs().join("cthreads")), "cthreads");
     // The kernel's line for the thread that segfaults (Linux writes it to its own log).
     let segfault = |l: &str| l.starts_with("cthreads[") && l.contains("]: segfault at ");
     let output: String = program_output(&run)
