@@ -8,7 +8,9 @@
 //! entries that call up into `trap` close none, nor do the system calls; the one cycle
 //! left is the kernel's core — the scheduler and its process model, the tasks, and the open
 //! files, file tree and terminal the tasks hold, which sleep on the scheduler's wait queues
-//! and read its state for /proc — and it grows no larger than it is.
+//! and read its state for /proc — and it grows no larger than it is. And `PerCpu`, which
+//! keeps the running task's address space and files untyped to stay below them all, has
+//! one writer of those pointers, the module that reads them back.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -105,4 +107,28 @@ fn the_analysis_finds_a_cycle_through_a_re_export_and_ignores_unit_tests() {
         cycles(&edges),
         vec![vec!["high".to_string(), "low::leaf".to_string()]]
     );
+}
+
+#[test]
+fn only_sched_current_writes_the_cpus_untyped_pointers() {
+    // `PerCpu` keeps the running task's address space and files untyped; `sched/current.rs`
+    // casts them back, which is sound only if it is also the one writer (its SAFETY
+    // comments). Any other call of the setters fails here.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernel/src");
+    let mut writers = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            if text.contains(".set_space(") || text.contains(".set_files(") {
+                writers.push(path.strip_prefix(&root).unwrap().display().to_string());
+            }
+        }
+    }
+    assert_eq!(writers, ["sched/current.rs"]);
 }
