@@ -27,6 +27,7 @@ mod qemu;
 mod serial_output;
 mod status;
 mod timeout;
+mod usage;
 mod userland;
 
 use cli::{Args, Mode};
@@ -39,7 +40,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let status = match cli::parse(&args) {
         Ok(Mode::Help) => {
-            println!("{}", cli::USAGE);
+            println!("{}", usage::USAGE);
             Status::Success
         }
         Ok(Mode::Run(args)) => report(run(&args)),
@@ -63,7 +64,7 @@ fn main() -> ExitCode {
             Status::Success
         })),
         Err(message) => {
-            eprintln!("boot: {message}\n\n{}", cli::USAGE);
+            eprintln!("boot: {message}\n\n{}", usage::USAGE);
             Status::Usage
         }
     };
