@@ -9,21 +9,37 @@
  * - Pipes: a blocking write of 1 MiB writes it all, waiting as the reader drains it.
  * - Bad pointers: a directory listing into a bad buffer fails with EFAULT and loses no
  *   entries.
+ * - Mappings: an address munmap gives back is used again, however many times; MAP_FIXED,
+ *   MAP_FIXED_NOREPLACE and a hint are honoured, with Linux's errors.
+ * - execve: a string may be 32 pages with its NUL (E2BIG beyond), any number of them
+ *   within the budget.
  *
  * `hostile pid1` (cfslab only: on a host it would signal the real init) sends SIGKILL to
  * pid 1, which Linux's init, like every task without a handler for it, ignores.
  * `hostile orphan` leaves a child running for ever and exits: the run must end anyway.
+ * `hostile tables` (cfslab only) maps pages 2 MiB apart until the 64 MiB limit says no.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static int failures;
+
+/* <linux/futex.h> is not among musl's headers. */
+enum { FUTEX_WAKE = 1 };
+
+enum { PAGE = 4096 };
 
 static void check(int ok, const char *what)
 {
@@ -36,6 +52,46 @@ static void check(int ok, const char *what)
 static long high(long value)
 {
 	return (long)((unsigned long)(unsigned int)value | (1UL << 32));
+}
+
+/* The other calls with `int` arguments: each succeeds only if it reads them as 32 bits. */
+static void more_thirty_two_bit_arguments(void)
+{
+	long fd = syscall(SYS_openat, high(AT_FDCWD), "/", high(O_RDONLY | O_DIRECTORY), 0L);
+	check(fd >= 0 && close((int)fd) == 0, "openat reads its dirfd and flags as 32 bits");
+	struct stat st;
+	check(syscall(SYS_newfstatat, high(AT_FDCWD), "/", &st, high(0)) == 0,
+	      "newfstatat reads its dirfd and flags as 32 bits");
+	sigset_t old;
+	check(syscall(SYS_rt_sigprocmask, high(SIG_BLOCK), NULL, &old, 8L) == 0,
+	      "rt_sigprocmask reads its how as 32 bits");
+	char action[64];
+	check(syscall(SYS_rt_sigaction, high(SIGUSR1), NULL, action, 8L) == 0,
+	      "rt_sigaction reads its signal as 32 bits");
+	errno = 0;
+	long priority = syscall(SYS_getpriority, high(PRIO_PROCESS), high(0));
+	check(priority >= 1 && priority <= 40, "getpriority reads which and who as 32 bits");
+	check(syscall(SYS_setpriority, high(PRIO_PROCESS), high(0), high(0)) == 0,
+	      "setpriority reads which, who and the nice value as 32 bits");
+	struct timespec ts = { 0, 0 };
+	check(syscall(SYS_clock_gettime, high(CLOCK_MONOTONIC), &ts) == 0,
+	      "clock_gettime reads its clock as 32 bits");
+	ts = (struct timespec){ 0, 1000 };
+	check(syscall(SYS_clock_nanosleep, high(CLOCK_MONOTONIC), high(0), &ts, NULL) == 0,
+	      "clock_nanosleep reads its clock and flags as 32 bits");
+	check(syscall(SYS_poll, NULL, 0L, high(0)) == 0, "poll reads its timeout as 32 bits");
+	struct rusage usage;
+	check(syscall(SYS_getrusage, high(RUSAGE_SELF), &usage) == 0,
+	      "getrusage reads its who as 32 bits");
+	int word = 0;
+	check(syscall(SYS_futex, &word, high(FUTEX_WAKE), 1L, NULL, NULL, 0L) == 0,
+	      "futex reads its operation as 32 bits");
+	check(syscall(SYS_setuid, high((long)getuid())) == 0, "setuid reads its uid as 32 bits");
+	int fds[2];
+	check(syscall(SYS_pipe2, fds, high(0)) == 0 && close(fds[0]) == 0 && close(fds[1]) == 0,
+	      "pipe2 reads its flags as 32 bits");
+	errno = 0;
+	check(syscall(SYS_pipe2, fds, 1L) == -1 && errno == EINVAL, "pipe2 refuses unknown flags");
 }
 
 static void thirty_two_bit_arguments(void)
@@ -62,6 +118,7 @@ static void thirty_two_bit_arguments(void)
 	check(wrote == 1 && got == 1 && byte == 'x', "read and write read their fd as 32 bits");
 	check(syscall(SYS_close, high(fds[1])) == 0 && close(fds[0]) == 0,
 	      "close reads its fd as 32 bits");
+	more_thirty_two_bit_arguments();
 }
 
 /* In a child: whether a write to a pipe with no reader gives EPIPE (after `prepare`),
@@ -186,6 +243,110 @@ static void bad_pointers(void)
 	check(all > 2 && after_fault == all, "and the listing after it loses no entries");
 }
 
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+static char *map(void *at, long pages, int flags)
+{
+	return mmap(at, pages * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags,
+		    -1, 0);
+}
+
+static void mappings(void)
+{
+	char *first = map(NULL, 2, 0);
+	munmap(first, 2 * PAGE);
+	check(map(NULL, 2, 0) == first, "an address munmap gave back is used again");
+	munmap(first, 2 * PAGE);
+	for (int i = 0; i < 10000; i++)
+		munmap(map(NULL, 2, 0), 2 * PAGE);
+	check(map(NULL, 2, 0) == first, "and still after 10,000 mmap and munmap pairs");
+	first[0] = 'a';
+	first[PAGE] = 'b';
+	char *second = map(first + PAGE, 1, MAP_FIXED);
+	check(second == first + PAGE && second[0] == 0 && first[0] == 'a',
+	      "MAP_FIXED gives the address asked for and replaces what was there");
+	errno = 0;
+	check(map(first, 1, MAP_FIXED_NOREPLACE) == MAP_FAILED && errno == EEXIST,
+	      "MAP_FIXED_NOREPLACE over a mapping gives EEXIST");
+	errno = 0;
+	check(map(first + 1, 1, MAP_FIXED) == MAP_FAILED && errno == EINVAL,
+	      "MAP_FIXED at an address not page-aligned gives EINVAL");
+	errno = 0;
+	check(map((void *)(0x7ffffffff000UL - PAGE), 2, MAP_FIXED) == MAP_FAILED && errno == ENOMEM,
+	      "MAP_FIXED past the end of user space gives ENOMEM");
+	munmap(first, 2 * PAGE);
+	check(map(first, 2, MAP_FIXED_NOREPLACE) == first, "MAP_FIXED_NOREPLACE over nothing maps");
+	munmap(first, 2 * PAGE);
+	check(map(first + PAGE, 1, 0) == first + PAGE, "a free hint is honoured");
+	munmap(first + PAGE, PAGE);
+}
+
+static const char *self;
+
+/* The exit status of this program exec'd with `args` in a child: its argument count
+ * (`hostile argc`), 254 if execve gave E2BIG, 255 if it failed otherwise. */
+static int exec_status(char **args)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		execv(self, args);
+		_exit(errno == E2BIG ? 254 : 255);
+	}
+	int status = 0;
+	waitpid(child, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* A string of `n` bytes of 'x' (and a NUL). */
+static char *string_of(long n)
+{
+	char *s = malloc(n + 1);
+	memset(s, 'x', n);
+	s[n] = 0;
+	return s;
+}
+
+static void exec_limits(void)
+{
+	char *one_page[] = { (char *)self, "argc", string_of(4096), NULL };
+	check(exec_status(one_page) == 3, "execve takes an argument of 4,096 bytes");
+	enum { MANY = 1000 };
+	char **many = calloc(MANY + 1, sizeof *many);
+	many[0] = (char *)self;
+	for (int i = 1; i < MANY; i++)
+		many[i] = "argc";
+	check(exec_status(many) == MANY % 256, "execve takes 1,000 arguments");
+	char *too_long[] = { (char *)self, "argc", string_of(32 * PAGE), NULL };
+	check(exec_status(too_long) == 254,
+	      "an argument of more than 32 pages with its NUL gives E2BIG");
+}
+
+/* One page every 2 MiB from `base` until the first failure: how many were mapped. */
+static long map_apart(char *base)
+{
+	long mapped = 0;
+	while (mapped < 20000 && map(base + mapped * (2L << 20), 1, MAP_FIXED_NOREPLACE) != MAP_FAILED)
+		mapped++;
+	return mapped;
+}
+
+/* cfslab only: one page every 2 MiB, each with a page table of its own, until the 64 MiB
+ * limit says no, since the tables count in it; then again elsewhere after unmapping them
+ * all, since munmap frees the tables it left empty. */
+static void tables(void)
+{
+	char *base = (char *)0x100000000000UL;
+	long mapped = map_apart(base);
+	printf("hostile: %ld pages mapped 2 MiB apart before ENOMEM (errno %d)\n", mapped, errno);
+	munmap(base, mapped * (2L << 20));
+	char *elsewhere = base + (1L << 40);
+	long again = map_apart(elsewhere);
+	printf("hostile: %ld mapped again 1 TiB further up\n", again);
+	munmap(elsewhere, again * (2L << 20));
+}
+
 static void pid1(void)
 {
 	check(kill(1, SIGKILL) == 0, "kill(1, SIGKILL) as root succeeds");
@@ -194,8 +355,13 @@ static void pid1(void)
 
 int main(int argc, char **argv)
 {
+	self = argv[0];
+	if (argc > 1 && strcmp(argv[1], "argc") == 0)
+		return argc % 256;
 	if (argc > 1 && strcmp(argv[1], "pid1") == 0) {
 		pid1();
+	} else if (argc > 1 && strcmp(argv[1], "tables") == 0) {
+		tables();
 	} else if (argc > 1 && strcmp(argv[1], "orphan") == 0) {
 		if (fork() == 0)
 			for (;;)
@@ -207,6 +373,8 @@ int main(int argc, char **argv)
 		sigpipe();
 		big_pipe_write();
 		bad_pointers();
+		mappings();
+		exec_limits();
 	}
 	if (failures == 0)
 		printf("hostile: all checks passed\n");

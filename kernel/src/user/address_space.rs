@@ -6,6 +6,8 @@
 //! walking the program's own table: a bad user pointer is an error (`EFAULT`), never a
 //! kernel page fault, and nothing depends on which table CR3 holds.
 
+use super::mappings::Mappings;
+use super::page_walk::CHUNK;
 use crate::arch::paging::VirtAddr;
 use crate::arch::paging::{
     FrameAllocator, FrameDeallocator, Mapper, OffsetPageTable, Page, PageTable,
@@ -14,7 +16,7 @@ use crate::arch::paging::{
 use crate::mm::{MEMORY, Memory, MemoryError};
 use crate::sync::{Rank, SpinLock};
 use alloc::vec::Vec;
-use core::sync::atomic::Ordering::Relaxed;
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Programs live below this address (the lower half, less a guard page at its top).
 pub const USER_END: u64 = 0x0000_7fff_ffff_f000;
@@ -32,22 +34,24 @@ pub const MAX_PROCESS_BYTES: u64 = 64 << 20;
 pub struct AddressSpace {
     level_4: PhysFrame,
     /// Pages mapped in the lower half (shared copy-on-write pages count in each owner).
-    pages: core::sync::atomic::AtomicU64,
+    pages: AtomicU64,
+    /// Page tables of the lower half (levels 3, 2 and 1): they count in the limit too.
+    pub(super) tables: AtomicU64,
     /// Where `brk` and anonymous `mmap`s put memory.
     pub layout: SpinLock<Layout>,
     /// The 2 MiB chunks of the lower half that have a level-1 table, and the span of it
     /// ever used (see `page_walk`).
-    pub(super) chunks: SpinLock<Vec<super::page_walk::Chunk>>,
+    pub(super) chunks: SpinLock<super::page_walk::Chunks>,
 }
 
-/// The program break and the next anonymous mapping's address.
-#[derive(Debug, Clone, Copy, Default)]
+/// The program break and where the anonymous mappings are.
+#[derive(Debug, Clone, Default)]
 pub struct Layout {
     /// Where the break started (the end of the program's last segment) and where it is.
     pub brk_start: u64,
     pub brk: u64,
-    /// Anonymous mappings grow down from here (below the stack).
-    pub mmap_next: u64,
+    /// The ranges `mmap` has handed out; new ones go top-down from [`MMAP_TOP`].
+    pub mappings: Mappings,
 }
 
 /// The top of the anonymous-mapping area (well below the stack).
@@ -79,15 +83,10 @@ impl AddressSpace {
             }
             Ok(AddressSpace {
                 level_4: frame,
-                pages: core::sync::atomic::AtomicU64::new(0),
-                layout: SpinLock::new(
-                    Rank::Layout,
-                    Layout {
-                        mmap_next: MMAP_TOP,
-                        ..Layout::default()
-                    },
-                ),
-                chunks: SpinLock::new(Rank::Chunks, Vec::new()),
+                pages: AtomicU64::new(0),
+                tables: AtomicU64::new(0),
+                layout: SpinLock::new(Rank::Layout, Layout::default()),
+                chunks: SpinLock::new(Rank::Chunks, super::page_walk::Chunks::new()),
             })
         })
     }
@@ -123,60 +122,90 @@ impl AddressSpace {
         })
     }
 
+    /// Whether one more page would pass the process's limit: its pages and its page
+    /// tables together.
+    fn at_limit(&self) -> bool {
+        self.pages.load(Relaxed) + self.tables.load(Relaxed) >= MAX_PROCESS_BYTES / PAGE
+    }
+
+    /// Maps `page` to `frame` with `flags` (user-accessible tables above it), counting the
+    /// page and any table the mapping had to make. The caller holds the memory lock.
+    ///
+    /// # Safety
+    /// `frame` may be mapped here: it is fresh, or shared read-only (copy-on-write or the
+    /// page cache), so that no writable alias of it exists.
+    pub(super) unsafe fn map_page(
+        &self,
+        mapper: &mut OffsetPageTable,
+        m: &mut Memory,
+        page: Page<Size4KiB>,
+        frame: PhysFrame,
+        flags: F,
+    ) -> Result<(), MemoryError> {
+        let parents = F::PRESENT | F::WRITABLE | F::USER_ACCESSIBLE;
+        self.note_chunk(page.start_address().as_u64());
+        let before = m.frames.frames_in_use();
+        // SAFETY: the caller's promise about `frame`; the page is in the lower half.
+        let mapped =
+            unsafe { mapper.map_to_with_table_flags(page, frame, flags, parents, &mut m.frames) };
+        self.tables
+            .fetch_add(m.frames.frames_in_use() - before, Relaxed);
+        mapped
+            .map_err(|_| MemoryError::Mapping("user memory (out of frames)"))?
+            .ignore();
+        self.pages.fetch_add(1, Relaxed);
+        Ok(())
+    }
+
     /// Maps zeroed pages for `start..start + len` (page-aligned outward), user-accessible,
-    /// writable if asked. Pages already mapped are left as they are.
+    /// writable if asked. Pages already mapped are left as they are. The memory lock
+    /// (interrupts off) is taken one 2 MiB chunk at a time, so that a large mapping, whose
+    /// pages are zeroed here, does not hold off every other process's timer for as long.
     pub fn map_zeroed(&self, start: u64, len: u64, writable: bool) -> Result<(), MemoryError> {
         if start.checked_add(len).is_none_or(|end| end > USER_END) {
             return Err(MemoryError::Mapping("user memory beyond the lower half"));
         }
         let first = start & !(PAGE - 1);
         let end = (start + len).next_multiple_of(PAGE);
-        self.with_mapper(|mapper, m| {
-            let offset = mapper.phys_offset();
-            for addr in (first..end).step_by(PAGE as usize) {
-                let page = Page::<Size4KiB>::containing_address(VirtAddr::new(addr));
-                if mapper.translate_page(page).is_ok() {
-                    continue;
-                }
-                if self.pages.load(Relaxed) >= MAX_PROCESS_BYTES / PAGE {
-                    return Err(MemoryError::Mapping("user memory (the process's limit)"));
-                }
-                let frame = m
-                    .frames
-                    .allocate_frame()
-                    .ok_or(MemoryError::Mapping("user memory (out of frames)"))?;
-                // SAFETY: a fresh frame, through the physical-memory map.
-                unsafe {
-                    core::ptr::write_bytes(
-                        (offset + frame.start_address().as_u64()).as_mut_ptr::<u8>(),
-                        0,
-                        PAGE as usize,
-                    )
-                };
-                let mut flags = F::PRESENT | F::USER_ACCESSIBLE;
-                if writable {
-                    flags |= F::WRITABLE;
-                }
-                let parents = F::PRESENT | F::WRITABLE | F::USER_ACCESSIBLE;
-                self.note_chunk(addr);
-                // SAFETY: a fresh frame at a page of this address space's lower half: no
-                // other mapping aliases it.
-                let mapped = unsafe {
-                    mapper.map_to_with_table_flags(page, frame, flags, parents, &mut m.frames)
-                };
-                match mapped {
-                    Ok(flush) => flush.ignore(),
-                    Err(_) => {
+        let mut flags = F::PRESENT | F::USER_ACCESSIBLE;
+        if writable {
+            flags |= F::WRITABLE;
+        }
+        for (from, to) in chunk_spans(first, end) {
+            self.with_mapper(|mapper, m| {
+                let offset = mapper.phys_offset();
+                for addr in (from..to).step_by(PAGE as usize) {
+                    let page = Page::<Size4KiB>::containing_address(VirtAddr::new(addr));
+                    if mapper.translate_page(page).is_ok() {
+                        continue;
+                    }
+                    if self.at_limit() {
+                        return Err(MemoryError::Mapping("user memory (the process's limit)"));
+                    }
+                    let frame = m
+                        .frames
+                        .allocate_frame()
+                        .ok_or(MemoryError::Mapping("user memory (out of frames)"))?;
+                    // SAFETY: a fresh frame, through the physical-memory map.
+                    unsafe {
+                        core::ptr::write_bytes(
+                            (offset + frame.start_address().as_u64()).as_mut_ptr::<u8>(),
+                            0,
+                            PAGE as usize,
+                        )
+                    };
+                    // SAFETY: a fresh frame: no other mapping aliases it.
+                    if let Err(e) = unsafe { self.map_page(mapper, m, page, frame, flags) } {
                         // No table frame left: the page's frame goes back.
                         // SAFETY: the fresh frame was mapped nowhere.
                         unsafe { m.frames.deallocate_frame(frame) };
-                        return Err(MemoryError::Mapping("user memory (out of frames)"));
+                        return Err(e);
                     }
                 }
-                self.pages.fetch_add(1, Relaxed);
-            }
-            Ok(())
-        })
+                Ok(())
+            })?;
+        }
+        Ok(())
     }
 
     /// Maps `start..start + len` (page-aligned outward) read-only to the pages of `file` that
@@ -203,63 +232,57 @@ impl AddressSpace {
                 if mapper.translate_page(page).is_ok() {
                     continue;
                 }
-                if self.pages.load(Relaxed) >= MAX_PROCESS_BYTES / PAGE {
+                if self.at_limit() {
                     return Err(MemoryError::Mapping("user memory (the process's limit)"));
                 }
                 let frame = m
                     .cached_file_page(file, first_index + i as u64)
                     .ok_or(MemoryError::Mapping("user memory (out of frames)"))?;
-                let parents = F::PRESENT | F::WRITABLE | F::USER_ACCESSIBLE;
-                self.note_chunk(addr);
                 // SAFETY: a read-only mapping of a page-cache frame: neither this program nor
                 // any other can change it (none maps it writable; the kernel's copies to
                 // user memory refuse read-only pages that are not copy-on-write).
-                unsafe {
-                    mapper.map_to_with_table_flags(
-                        page,
-                        frame,
-                        F::PRESENT | F::USER_ACCESSIBLE,
-                        parents,
-                        &mut m.frames,
-                    )
-                }
-                .map_err(|_| MemoryError::Mapping("user memory (out of frames)"))?
-                .ignore();
+                unsafe { self.map_page(mapper, m, page, frame, F::PRESENT | F::USER_ACCESSIBLE) }?;
                 m.shares.share(frame);
-                self.pages.fetch_add(1, Relaxed);
             }
             Ok(())
         })
     }
 
     /// Unmaps the pages of `start..start + len` (page-aligned outward) and frees their
-    /// frames (a shared one when its last owner goes); pages not mapped are skipped. Only
-    /// the mapped pages are visited, so a huge range costs what is mapped in it, not its
-    /// length. The caller flushes the TLB (CR3 reload) if this address space is loaded.
+    /// frames (a shared one when its last owner goes), then the tables left empty; pages not
+    /// mapped are skipped. Only the chunks of the range are visited, so the cost is what
+    /// is mapped there, and the memory lock is taken one chunk at a time (as in
+    /// [`Self::map_zeroed`]). Each page's TLB entry is flushed (the range is the running
+    /// program's, or the address space is not loaded and the flush is harmless).
     pub fn unmap(&self, start: u64, len: u64) {
         let first = start & !(PAGE - 1);
         let end = start
             .saturating_add(len)
             .next_multiple_of(PAGE)
             .min(USER_END);
-        let mut pages = Vec::new();
-        with_memory(|m| {
-            self.for_each_page(m, |addr, _| {
-                if (first..end).contains(&addr) {
-                    pages.push(addr);
+        let chunks: Vec<u64> = {
+            let chunks = self.chunks.lock();
+            chunks
+                .range(first & !(CHUNK - 1)..end)
+                .map(|(&base, _)| base)
+                .collect()
+        };
+        for base in chunks {
+            let (from, to) = (first.max(base), end.min(base + CHUNK));
+            self.with_mapper(|mapper, m| {
+                let mut pages = Vec::new();
+                self.for_each_page_in(m, from, to, |addr, _| pages.push(addr));
+                for addr in pages {
+                    let page = Page::<Size4KiB>::containing_address(VirtAddr::new(addr));
+                    if let Ok((frame, flush)) = mapper.unmap(page) {
+                        flush.flush();
+                        m.release_user_frame(frame);
+                        self.pages.fetch_sub(1, Relaxed);
+                    }
                 }
+                self.free_empty_tables(m, from, to);
             })
-        });
-        self.with_mapper(|mapper, m| {
-            for addr in pages {
-                let page = Page::<Size4KiB>::containing_address(VirtAddr::new(addr));
-                if let Ok((frame, flush)) = mapper.unmap(page) {
-                    flush.flush();
-                    m.release_user_frame(frame);
-                    self.pages.fetch_sub(1, Relaxed);
-                }
-            }
-        })
+        }
     }
 
     /// Makes the mapped pages of `start..start + len` (page-aligned) accessible to the
@@ -270,18 +293,29 @@ impl AddressSpace {
         let end = start.saturating_add(len).min(USER_END);
         let mut changed = 0;
         with_memory(|m| {
-            self.for_each_page(m, |addr, entry| {
-                if (start..end).contains(&addr) {
-                    let mut flags = entry.flags();
-                    flags.set(F::USER_ACCESSIBLE, accessible);
-                    entry.set_flags(flags);
-                    crate::arch::paging::flush_tlb(VirtAddr::new(addr));
-                    changed += 1;
-                }
+            self.for_each_page_in(m, start, end, |addr, entry| {
+                let mut flags = entry.flags();
+                flags.set(F::USER_ACCESSIBLE, accessible);
+                entry.set_flags(flags);
+                crate::arch::paging::flush_tlb(VirtAddr::new(addr));
+                changed += 1;
             })
         });
         changed
     }
+}
+
+/// `first..end` cut at 2 MiB chunk boundaries.
+fn chunk_spans(first: u64, end: u64) -> impl Iterator<Item = (u64, u64)> {
+    let mut at = first;
+    core::iter::from_fn(move || {
+        (at < end).then(|| {
+            let to = ((at & !(CHUNK - 1)) + CHUNK).min(end);
+            let span = (at, to);
+            at = to;
+            span
+        })
+    })
 }
 
 impl Drop for AddressSpace {

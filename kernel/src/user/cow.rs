@@ -10,6 +10,7 @@ use crate::arch::paging::TranslateResult;
 use crate::arch::paging::VirtAddr;
 use crate::arch::paging::{FrameAllocator, Mapper, Page, PageTableFlags as F, Size4KiB, Translate};
 use crate::mm::MemoryError;
+use core::sync::atomic::Ordering::Relaxed;
 
 /// The page-table bit that marks a copy-on-write page (bit 9, available to software).
 pub const COW: F = F::BIT_9;
@@ -21,7 +22,7 @@ impl AddressSpace {
     pub fn fork(&self) -> Result<AddressSpace, MemoryError> {
         let child = AddressSpace::new()?;
         // One layout at a time: two locks of one rank are never held together.
-        let layout = *self.layout.lock();
+        let layout = self.layout.lock().clone();
         *child.layout.lock() = layout;
         child.set_mapped_pages(self.mapped_pages());
         child.copy_chunks(self);
@@ -40,6 +41,8 @@ impl AddressSpace {
         });
         crate::arch::paging::flush_tlb_all();
         child.with_mapper(|mapper, m| {
+            // The tables the child's mappings make count in its limit, as a parent's do.
+            let before = m.frames.frames_in_use();
             for (addr, frame, flags) in pages {
                 let page = Page::<Size4KiB>::containing_address(VirtAddr::new(addr));
                 let parents = F::PRESENT | F::WRITABLE | F::USER_ACCESSIBLE;
@@ -52,6 +55,9 @@ impl AddressSpace {
                 .ignore();
                 m.shares.share(frame);
             }
+            child
+                .tables
+                .store(m.frames.frames_in_use() - before, Relaxed);
             Ok(())
         })?;
         Ok(child)

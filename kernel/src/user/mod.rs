@@ -20,6 +20,7 @@ pub mod fault;
 pub mod files;
 pub mod fs;
 pub mod initramfs;
+pub mod mappings;
 mod page_walk;
 pub mod process;
 pub mod stack;

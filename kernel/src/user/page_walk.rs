@@ -11,23 +11,27 @@
 //! of what an exit cost. Linux gets the same effect from its VMAs: `copy_page_range` walks
 //! only the ranges that are mapped.
 
-use super::address_space::{AddressSpace, PAGE};
+use super::address_space::{AddressSpace, PAGE, USER_END};
 use crate::arch::paging::PageTableEntry;
-use crate::arch::paging::{PageTable, PhysFrame};
+use crate::arch::paging::{FrameDeallocator, PageTable, PhysFrame};
 use crate::mm::Memory;
+use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
+use core::sync::atomic::Ordering::Relaxed;
 
 /// What one level-1 table maps: 512 pages.
-const CHUNK: u64 = 512 * PAGE;
+pub(super) const CHUNK: u64 = 512 * PAGE;
 
-/// A 2 MiB chunk that has a level-1 table, and the entries of it ever used: any mapped page
-/// of the chunk is at an index in `first..end`.
+/// The entries of a chunk's level-1 table ever used: any mapped page of the chunk is at an
+/// index in `first..end`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Chunk {
-    base: u64,
+pub struct Span {
     first: usize,
     end: usize,
 }
+
+/// The chunks that have a level-1 table, by base address, each with its span.
+pub type Chunks = BTreeMap<u64, Span>;
 
 /// A page-table frame, through the physical-memory map.
 fn table(m: &Memory, frame: PhysFrame) -> &'static mut PageTable {
@@ -45,17 +49,12 @@ impl AddressSpace {
         let base = addr & !(CHUNK - 1);
         let index = ((addr - base) / PAGE) as usize;
         let mut chunks = self.chunks.lock();
-        match chunks.iter_mut().find(|c| c.base == base) {
-            Some(c) => {
-                c.first = c.first.min(index);
-                c.end = c.end.max(index + 1);
-            }
-            None => chunks.push(Chunk {
-                base,
-                first: index,
-                end: index + 1,
-            }),
-        }
+        let span = chunks.entry(base).or_insert(Span {
+            first: index,
+            end: index + 1,
+        });
+        span.first = span.first.min(index);
+        span.end = span.end.max(index + 1);
     }
 
     /// The tables that map `chunk`, level 3, level 2 and level 1, as far as they exist (a
@@ -70,21 +69,99 @@ impl AddressSpace {
 
     /// Calls `f(address, entry)` for every mapped page of the lower half, with the memory
     /// lock held: the one walk over a process's pages.
-    pub(super) fn for_each_page(
+    pub(super) fn for_each_page(&self, m: &mut Memory, f: impl FnMut(u64, &mut PageTableEntry)) {
+        self.for_each_page_in(m, 0, USER_END, f);
+    }
+
+    /// Calls `f(address, entry)` for every mapped page of `start..end` (page-aligned):
+    /// only the chunks that reach into the range are visited, so the walk costs what is
+    /// mapped there, however much the process maps elsewhere.
+    pub(super) fn for_each_page_in(
         &self,
         m: &mut Memory,
+        start: u64,
+        end: u64,
         mut f: impl FnMut(u64, &mut PageTableEntry),
     ) {
-        let chunks = self.chunks.lock().clone();
-        for chunk in chunks {
-            let [_, _, Some(l1)] = self.tables_of(m, chunk.base) else {
+        let chunks: Vec<(u64, Span)> = {
+            let chunks = self.chunks.lock();
+            let from = start & !(CHUNK - 1);
+            chunks.range(from..end).map(|(&b, &s)| (b, s)).collect()
+        };
+        for (base, span) in chunks {
+            let [_, _, Some(l1)] = self.tables_of(m, base) else {
                 continue;
             };
-            let span = table(m, l1).iter_mut().enumerate();
-            for (i, entry) in span.take(chunk.end).skip(chunk.first) {
-                if !entry.is_unused() && entry.frame().is_ok() {
-                    f(chunk.base + i as u64 * PAGE, entry);
+            let entries = table(m, l1).iter_mut().enumerate();
+            for (i, entry) in entries.take(span.end).skip(span.first) {
+                let addr = base + i as u64 * PAGE;
+                if (start..end).contains(&addr) && !entry.is_unused() && entry.frame().is_ok() {
+                    f(addr, entry);
                 }
+            }
+        }
+    }
+
+    /// Whether any page of `start..end` (page-aligned) is mapped.
+    pub fn any_mapped(&self, start: u64, end: u64) -> bool {
+        let mut any = false;
+        super::address_space::with_memory(|m| {
+            self.for_each_page_in(m, start, end, |_, _| any = true)
+        });
+        any
+    }
+
+    /// Gives back the tables of each chunk of `start..end` that no longer maps a page: its
+    /// level-1 table, then the level-2 and level-3 tables above it if they became empty,
+    /// as Linux's `free_pgtables` does after an unmap. A program that maps and unmaps at
+    /// ever new addresses (`MAP_FIXED`) so holds only the tables of what it has mapped.
+    /// The caller has flushed the TLB entries of the range's pages.
+    pub(super) fn free_empty_tables(&self, m: &mut Memory, start: u64, end: u64) {
+        let chunks: Vec<(u64, Span)> = {
+            let chunks = self.chunks.lock();
+            chunks
+                .range(start & !(CHUNK - 1)..end)
+                .map(|(&b, &s)| (b, s))
+                .collect()
+        };
+        for (base, span) in chunks {
+            let [l3, l2, Some(l1)] = self.tables_of(m, base) else {
+                continue;
+            };
+            let in_use = |m: &Memory, frame: PhysFrame, from: usize, to: usize| {
+                table(m, frame)
+                    .iter()
+                    .take(to)
+                    .skip(from)
+                    .any(|e| !e.is_unused())
+            };
+            if in_use(m, l1, span.first, span.end) {
+                continue;
+            }
+            let mut chunks = self.chunks.lock();
+            chunks.remove(&base);
+            // Each table in turn, from level 1 up, while the one below it went and no other
+            // chunk lies under it (a chunk noted by a mapping that failed may have tables
+            // above its missing level-1 table).
+            let levels = [
+                (Some(l1), l2, 21),
+                (l2, l3, 30),
+                (l3, Some(self.level_4_frame()), 39),
+            ];
+            for (frame, parent, shift) in levels {
+                let (Some(frame), Some(parent)) = (frame, parent) else {
+                    break;
+                };
+                let span_of_table = 1u64 << shift; // what the table maps
+                let first = base & !(span_of_table - 1);
+                let shared = chunks.range(first..first + span_of_table).next().is_some();
+                if shift != 21 && (shared || in_use(m, frame, 0, 512)) {
+                    break;
+                }
+                table(m, parent)[((base >> shift) & 511) as usize].set_unused();
+                // SAFETY: the table is empty and no entry refers to it any more.
+                unsafe { m.frames.deallocate_frame(frame) };
+                self.tables.fetch_sub(1, Relaxed);
             }
         }
     }
@@ -99,8 +176,8 @@ impl AddressSpace {
     /// The page tables of the lower half (levels 3, 2 and 1), for `drop`.
     pub(super) fn tables(&self, m: &Memory) -> Vec<PhysFrame> {
         let mut tables = Vec::new();
-        for chunk in self.chunks.lock().iter() {
-            for frame in self.tables_of(m, chunk.base).into_iter().flatten() {
+        for &base in self.chunks.lock().keys() {
+            for frame in self.tables_of(m, base).into_iter().flatten() {
                 if !tables.contains(&frame) {
                     tables.push(frame);
                 }

@@ -167,6 +167,17 @@ pub fn close(fd: u64) -> i64 {
     }
 }
 
+/// `pipe2(fds, flags)`: flags Linux does not know give EINVAL. The ones it knows
+/// (O_CLOEXEC, O_NONBLOCK, O_DIRECT) are accepted and, as yet, do nothing: cfslab's
+/// descriptors are neither closed on exec nor non-blocking.
+pub fn pipe2(fds: u64, flags: u64) -> i64 {
+    const KNOWN: u64 = 0o2000000 | 0o4000 | 0o40000; // O_CLOEXEC | O_NONBLOCK | O_DIRECT
+    if flags & !KNOWN != 0 {
+        return -errno::EINVAL;
+    }
+    pipe(fds)
+}
+
 pub fn pipe(fds: u64) -> i64 {
     let Some(files) = sched::current_files() else {
         return -errno::EBADF;

@@ -1,21 +1,27 @@
-//! Memory: anonymous private `mmap`, `munmap`, `mprotect`, `brk`. Mappings are placed
-//! top-down from `MMAP_TOP`, below the stack; the break grows up from the end of the
-//! program's data. Protection is all or nothing: PROT_NONE pages are out of the program's
-//! reach (a thread stack's guard page faults), every other protection gives readable and
-//! writable memory (the address hint is ignored, MAP_FIXED is not supported).
+//! Memory: anonymous private `mmap`, `munmap`, `mprotect`, `brk`. A mapping goes where
+//! the caller asks (`MAP_FIXED`, `MAP_FIXED_NOREPLACE`, or a free hint) or else at the
+//! highest free range below `MMAP_TOP`, above the break ([`Mappings`](crate::user::mappings::Mappings), Linux's
+//! `get_unmapped_area`); `munmap` gives the range back for reuse. Protection is all or
+//! nothing: PROT_NONE pages are out of the program's reach (a thread stack's guard page
+//! faults), every other protection gives readable and writable memory.
 
 use super::{errno, space};
-use crate::user::address_space::USER_END;
+use crate::user::address_space::{AddressSpace, Layout, MMAP_TOP, USER_END};
 
 const MAP_PRIVATE: u64 = 0x02;
+const MAP_FIXED: u64 = 0x10;
 const MAP_ANONYMOUS: u64 = 0x20;
+const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
 const PAGE: u64 = 4096;
 /// The most one mapping may be (a runaway length gets ENOMEM, not every free frame).
 const MAP_MAX: u64 = 1 << 30;
+/// Below this, only root may map (Linux's default `vm.mmap_min_addr`): a null pointer
+/// should fault.
+const MMAP_MIN_ADDR: u64 = 0x1_0000;
 
 const PROT_NONE: u64 = 0;
 
-pub fn mmap(_addr: u64, len: u64, prot: u64, flags: u64) -> i64 {
+pub fn mmap(addr: u64, len: u64, prot: u64, flags: u64) -> i64 {
     if flags & (MAP_PRIVATE | MAP_ANONYMOUS) != MAP_PRIVATE | MAP_ANONYMOUS {
         // File mappings and shared memory: not in cfslab.
         return -errno::EINVAL;
@@ -28,18 +34,20 @@ pub fn mmap(_addr: u64, len: u64, prot: u64, flags: u64) -> i64 {
     }
     let len = len.next_multiple_of(PAGE);
     let space = space();
-    // The layout's lock is a spin lock: held with interrupts off, never across the mapping
-    // (a preempted holder would leave a sibling thread spinning).
-    let start = {
+    let start = if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 {
+        match fixed_place(&space, addr, len, flags & MAP_FIXED_NOREPLACE != 0) {
+            Ok(start) => start,
+            Err(e) => return e,
+        }
+    } else {
+        // The layout's lock is a spin lock: held with interrupts off, never across the
+        // mapping (a preempted holder would leave a sibling thread spinning).
         let mut layout = space.layout.lock();
-        let start = layout.mmap_next - len;
-        (start > layout.brk).then(|| {
-            layout.mmap_next = start;
-            start
-        })
-    };
-    let Some(start) = start else {
-        return -errno::ENOMEM;
+        let Some(start) = free_place(&layout, addr, len) else {
+            return -errno::ENOMEM;
+        };
+        layout.mappings.insert(start, start + len);
+        start
     };
     match space.map_zeroed(start, len, true) {
         Ok(()) => {
@@ -49,10 +57,56 @@ pub fn mmap(_addr: u64, len: u64, prot: u64, flags: u64) -> i64 {
             start as i64
         }
         Err(_) => {
-            space.unmap(start, len);
+            unmap(&space, start, len);
             -errno::ENOMEM
         }
     }
+}
+
+/// Where a mapping without MAP_FIXED goes: at the hint if it is page-aligned and the range
+/// is free, between the break and [`MMAP_TOP`]; else at the highest free range there.
+fn free_place(layout: &Layout, hint: u64, len: u64) -> Option<u64> {
+    let floor = layout.brk.next_multiple_of(PAGE).max(MMAP_MIN_ADDR);
+    let hinted = hint & !(PAGE - 1);
+    let hint_fits = hinted >= floor
+        && hinted.checked_add(len).is_some_and(|end| end <= MMAP_TOP)
+        && !layout.mappings.overlaps(hinted, hinted + len);
+    if hint_fits {
+        return Some(hinted);
+    }
+    layout.mappings.find_top_down(len, floor, MMAP_TOP)
+}
+
+/// MAP_FIXED: `addr` exactly, replacing whatever was mapped there. MAP_FIXED_NOREPLACE:
+/// `addr` exactly, EEXIST if anything is mapped there. Linux's errors: EINVAL for an
+/// unaligned address, ENOMEM past the user half, EPERM below `mmap_min_addr` unless root.
+fn fixed_place(space: &AddressSpace, addr: u64, len: u64, no_replace: bool) -> Result<u64, i64> {
+    if !addr.is_multiple_of(PAGE) {
+        return Err(-errno::EINVAL);
+    }
+    if addr.checked_add(len).is_none_or(|end| end > USER_END) {
+        return Err(-errno::ENOMEM);
+    }
+    if addr < MMAP_MIN_ADDR && crate::sched::current_uid() != 0 {
+        return Err(-errno::EPERM);
+    }
+    if no_replace {
+        let mut layout = space.layout.lock();
+        if layout.mappings.overlaps(addr, addr + len) || space.any_mapped(addr, addr + len) {
+            return Err(-errno::EEXIST);
+        }
+        layout.mappings.insert(addr, addr + len);
+    } else {
+        unmap(space, addr, len);
+        space.layout.lock().mappings.insert(addr, addr + len);
+    }
+    Ok(addr)
+}
+
+/// Unmaps `start..start + len` and gives its addresses back.
+fn unmap(space: &AddressSpace, start: u64, len: u64) {
+    space.layout.lock().mappings.remove(start, start + len);
+    space.unmap(start, len);
 }
 
 pub fn munmap(addr: u64, len: u64) -> i64 {
@@ -60,7 +114,7 @@ pub fn munmap(addr: u64, len: u64) -> i64 {
     {
         return -errno::EINVAL;
     }
-    space().unmap(addr, len);
+    unmap(&space(), addr, len.next_multiple_of(PAGE));
     0
 }
 
@@ -91,12 +145,20 @@ pub fn mprotect(addr: u64, len: u64, prot: u64) -> i64 {
 /// call returns the old break on failure, which is how callers notice).
 pub fn brk(addr: u64) -> i64 {
     let space = space();
-    let layout = *space.layout.lock();
-    let old = layout.brk;
-    if addr < layout.brk_start || addr >= layout.mmap_next || addr - layout.brk_start > MAP_MAX {
+    let (brk_start, old) = {
+        let layout = space.layout.lock();
+        (layout.brk_start, layout.brk)
+    };
+    if addr < brk_start || addr >= MMAP_TOP || addr - brk_start > MAP_MAX {
         return old as i64;
     }
     let (old_end, new_end) = (old.next_multiple_of(PAGE), addr.next_multiple_of(PAGE));
+    // The break may not grow into a mapping (Linux checks for a VMA in the way).
+    let in_the_way = |layout: &Layout| layout.mappings.overlaps(old_end, new_end);
+    if new_end > old_end && (in_the_way(&space.layout.lock()) || space.any_mapped(old_end, new_end))
+    {
+        return old as i64;
+    }
     if new_end > old_end {
         if space.map_zeroed(old_end, new_end - old_end, true).is_err() {
             space.unmap(old_end, new_end - old_end);

@@ -142,42 +142,65 @@ fn space_write_tid(addr: u64, tid: i64) -> Result<(), ()> {
         .map_err(|_| ())
 }
 
-/// Most arguments (or environment strings) and bytes per string `execve` takes, and most
-/// bytes in all (Linux's historical ARG_MAX, 128 KiB): so that execs at once in every
-/// process cannot take the kernel heap; more gives E2BIG.
-const ARGS_MAX: usize = 256;
-const STRING_MAX: usize = 4096;
+/// Linux's rules for `execve`'s strings (fs/exec.c): one string may be 32 pages with its
+/// NUL (MAX_ARG_STRLEN), and all of them, with a pointer's 8 bytes each, must fit a budget.
+/// Linux's budget is a quarter of the stack's limit (2 MiB by default); cfslab's is 128
+/// KiB, Linux's ARG_MAX before 2.6.23, half of cfslab's 256 KiB stack: so that execs in
+/// every process at once cannot take the kernel heap. Beyond either, E2BIG.
+const MAX_ARG_STRLEN: usize = 32 * 4096;
 const ARG_BYTES_MAX: usize = 128 * 1024;
+/// The most bytes of a path, its NUL included (Linux's PATH_MAX).
+const PATH_MAX: usize = 4096;
 
-/// Reads a null-terminated array of string pointers, taking their bytes (and a NUL each)
-/// from `budget`: E2BIG once it is spent.
-fn strings(array: u64, budget: &mut usize) -> Result<Vec<Vec<u8>>, i64> {
-    let space = space();
-    let mut out = Vec::new();
-    if array == 0 {
-        return Ok(out);
+/// The strings of argv or envp, copied in: one buffer, and where each string ends.
+#[derive(Default)]
+struct Strings {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Strings {
+    fn as_slices(&self) -> Vec<&[u8]> {
+        let starts = core::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .map(|(s, &e)| &self.bytes[s..e])
+            .collect()
     }
-    for i in 0..ARGS_MAX as u64 {
+}
+
+/// Reads a null-terminated array of string pointers, taking each pointer's 8 bytes and its
+/// string's bytes (and a NUL) from `budget`: E2BIG once it is spent, or for a string longer
+/// than MAX_ARG_STRLEN; EFAULT for a bad pointer.
+fn strings(array: u64, budget: &mut usize) -> Result<Strings, i64> {
+    let space = space();
+    let mut out = Strings::default();
+    if array == 0 {
+        return Ok(out); // Linux takes a null array as an empty one
+    }
+    let mut at = array;
+    loop {
         let mut ptr = [0u8; 8];
-        space
-            .read(array + 8 * i, &mut ptr)
-            .map_err(|_| -errno::EFAULT)?;
+        space.read(at, &mut ptr).map_err(|_| -errno::EFAULT)?;
         let ptr = u64::from_le_bytes(ptr);
         if ptr == 0 {
-            return Ok(out);
+            break;
         }
-        let max = STRING_MAX.min(budget.saturating_sub(1));
-        let string = space.read_c_string(ptr, max).map_err(|_| {
-            if max < STRING_MAX {
-                -errno::E2BIG
-            } else {
-                -errno::EFAULT
+        *budget = budget.checked_sub(8).ok_or(-errno::E2BIG)?;
+        let string = space.read_c_string(ptr, MAX_ARG_STRLEN).map_err(|_| {
+            // No NUL in the first 32 pages, or memory that is not the program's.
+            let mut probe = alloc::vec![0u8; MAX_ARG_STRLEN];
+            match space.read(ptr, &mut probe) {
+                Ok(()) => -errno::E2BIG,
+                Err(_) => -errno::EFAULT,
             }
         })?;
-        *budget -= string.len() + 1;
-        out.push(string);
+        *budget = budget.checked_sub(string.len() + 1).ok_or(-errno::E2BIG)?;
+        out.bytes.extend_from_slice(&string);
+        out.ends.push(out.bytes.len());
+        at += 8;
     }
-    Err(-errno::E2BIG)
+    Ok(out)
 }
 
 /// `execve(path, argv, envp)`: on success never returns to the caller's program.
@@ -195,14 +218,13 @@ pub fn execve(path: u64, argv: u64, envp: u64) -> i64 {
 
 /// Loads the program and makes it the running process's: its entry and stack pointer.
 fn exec(path: u64, argv: u64, envp: u64) -> Result<(u64, u64), i64> {
-    let Ok(path) = space().read_c_string(path, STRING_MAX) else {
+    let Ok(path) = space().read_c_string(path, PATH_MAX) else {
         return Err(-errno::EFAULT);
     };
     let mut budget = ARG_BYTES_MAX;
     let args = strings(argv, &mut budget)?;
     let env = strings(envp, &mut budget)?;
-    let argv: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-    let envp: Vec<&[u8]> = env.iter().map(Vec::as_slice).collect();
+    let (argv, envp) = (args.as_slices(), env.as_slices());
     let group = sched::current_group().expect("a process");
     let loaded = process::load(&path, &argv, &envp, sched::current_uid()).map_err(|e| match e {
         ExecError::NotFound => -errno::ENOENT,

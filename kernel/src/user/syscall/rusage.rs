@@ -23,8 +23,8 @@ pub fn process_times() -> CpuTimes {
 }
 
 /// `getrusage(who, usage)`.
-pub fn getrusage(who: u64, usage: u64) -> i64 {
-    let times = match who as i64 {
+pub fn getrusage(who: i64, usage: u64) -> i64 {
+    let times = match who {
         RUSAGE_SELF => process_times(),
         RUSAGE_THREAD => sched::current_thread_times(),
         RUSAGE_CHILDREN => {
