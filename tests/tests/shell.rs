@@ -258,3 +258,39 @@ fn top_ends_at_a_key() {
         .count();
     assert!((2..=6).contains(&frames), "{frames} frames");
 }
+
+/// Keys typed while the machine boots wait for the shell, and none is lost: they wait in
+/// the UART and in QEMU (which holds back what the UART's FIFO cannot take) until the
+/// first program opens the terminal, so the boot's self-check never sees them in its heap.
+#[test]
+fn keys_typed_during_boot_wait_for_the_shell_and_none_is_lost() {
+    let mut child = systests::boot_command(&[
+        "run",
+        "--timeout",
+        "300",
+        "--interactive",
+        "--opts",
+        "run=shell",
+    ])
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("cannot run the boot tool");
+    // All at once, as `printf '...' | make shell` types them: long before the prompt.
+    let script = b"echo typed-during-boot\nps\nexit\n";
+    child.stdin.take().unwrap().write_all(script).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(!stdout.contains("PANIC"), "{stdout}");
+    // The echo of the typed lines as the terminal opens, whole (the first key is there),
+    // then at the prompt (`# `) the command's output.
+    let lines: Vec<&str> = stdout.lines().map(str::trim_end).collect();
+    assert!(lines.contains(&"echo typed-during-boot"), "{stdout}");
+    assert!(lines.contains(&"# typed-during-boot"), "{stdout}");
+    assert!(
+        lines.iter().any(|l| l.ends_with(" sh")),
+        "ps ran:\n{stdout}"
+    );
+}

@@ -114,6 +114,7 @@ pub fn spawn(argv: &[&[u8]], envp: &[&[u8]], uid: u32, nice: i8) -> Result<TaskI
 /// growth, and by no more however many processes ran. True if the program exited with 0.
 pub fn run_program(argv: &[String]) -> bool {
     initramfs::init();
+    super::tty::start();
     let before = (crate::mm::frames_in_use(), crate::mm::heap::stats().used);
     let ok = run_first_program(argv);
     end_what_is_left();

@@ -160,6 +160,12 @@ pub fn received(byte: u8) {
     }
 }
 
+/// Opens the terminal to what is typed: the keys typed since boot first, none lost (called
+/// as the first program starts; until then the keys wait outside the kernel).
+pub fn start() {
+    crate::arch::serial::start_input(received);
+}
+
 /// Whether a `read` would return at once (a line, or end-of-file, is there).
 pub fn readable() -> bool {
     with(|t| !t.lines.is_empty())

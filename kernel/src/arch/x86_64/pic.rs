@@ -1,7 +1,7 @@
 //! The two cascaded 8259 PICs. Remapped to vectors 32–47 so that their interrupts do not
-//! collide with CPU exceptions, and masked but for the serial port's IRQ 4 (console input)
-//! and, when the PIT drives the tick (`clockevent=pit`), IRQ 0; the local APIC delivers
-//! everything else.
+//! collide with CPU exceptions, and masked but for the serial port's IRQ 4 (console input,
+//! once a program may read it) and, when the PIT drives the tick (`clockevent=pit`), IRQ 0;
+//! the local APIC delivers everything else.
 
 use pic8259::ChainedPics;
 use spin::Mutex;
@@ -17,11 +17,11 @@ const SECONDARY_OFFSET: u8 = PIT_VECTOR + 8;
 static PICS: Mutex<ChainedPics> =
     Mutex::new(unsafe { ChainedPics::new(PIT_VECTOR, SECONDARY_OFFSET) });
 
-/// Remaps the PICs and masks every line but the serial port's and those set in
-/// `enabled_irqs` (bit n = IRQ n). `ChainedPics::initialize` restores the masks it found, so
-/// the masks are written after.
+/// Remaps the PICs and masks every line but those set in `enabled_irqs` (bit n = IRQ n).
+/// `ChainedPics::initialize` restores the masks it found, so the masks are written after.
+/// The serial port's line opens later, when a program may read the console
+/// ([`enable_serial_input`]).
 pub fn init(enabled_irqs: u16) {
-    let enabled_irqs = enabled_irqs | SERIAL_IRQ;
     let mut pics = PICS.lock();
     // SAFETY: the PICs are standard PC hardware, programmed only here, with interrupts off.
     unsafe {
@@ -35,6 +35,18 @@ pub fn init(enabled_irqs: u16) {
         let mask = !(enabled_irqs | cascade);
         pics.write_masks(mask as u8, (mask >> 8) as u8);
     }
+}
+
+/// Unmasks IRQ 4: the serial port's received bytes now interrupt.
+pub fn enable_serial_input() {
+    ::x86_64::instructions::interrupts::without_interrupts(|| {
+        let mut pics = PICS.lock();
+        // SAFETY: only IRQ 4's mask bit changes; its handler is in the IDT.
+        unsafe {
+            let [primary, secondary] = pics.read_masks();
+            pics.write_masks(primary & !(SERIAL_IRQ as u8), secondary);
+        }
+    })
 }
 
 /// Acknowledges IRQ `vector` at the PIC(s).

@@ -13,15 +13,53 @@ use uart_16550::SerialPort;
 const COM1: u16 = 0x3F8;
 
 static CONSOLE: Lazy<Mutex<SerialPort>> = Lazy::new(|| {
+    init_keeping_input();
     // SAFETY: 0x3F8 is COM1 on every PC and QEMU machine; no other code in cfslab drives
     // this port except through this lock or the emergency writer below.
-    let mut port = unsafe { SerialPort::new(COM1) };
-    port.init();
-    Mutex::new(port)
+    Mutex::new(unsafe { SerialPort::new(COM1) })
 });
 
-/// Initialises the UART (baud rate, 8N1, FIFOs). Printing before this is harmless: the
-/// first print initialises it too.
+/// Sets the UART up as `uart_16550`'s `init` does (38400 baud, 8N1, receive interrupt on)
+/// but leaves its FIFO control alone. That `init` enables and clears the FIFOs, which threw
+/// away a key typed while the machine booted. Without the FIFO, the UART holds one received
+/// byte and QEMU holds back the rest until it is read: what is typed early waits, in order,
+/// until the console's input starts ([`start_input`]).
+fn init_keeping_input() {
+    use ::x86_64::instructions::port::Port;
+    const DATA: u16 = COM1;
+    const INTERRUPT_ENABLE: u16 = COM1 + 1;
+    const LINE_CONTROL: u16 = COM1 + 3;
+    const MODEM_CONTROL: u16 = COM1 + 4;
+    let writes = [
+        (INTERRUPT_ENABLE, 0x00), // no interrupts while it is set up
+        (LINE_CONTROL, 0x80),     // DLAB: the next two are the divisor
+        (DATA, 0x03),             // 115200 / 3 = 38400 baud
+        (INTERRUPT_ENABLE, 0x00), // (the divisor's high byte)
+        (LINE_CONTROL, 0x03),     // 8 bits, no parity, one stop bit
+        (MODEM_CONTROL, 0x0b),    // DTR, RTS, and OUT2, which gates the interrupt line
+        (INTERRUPT_ENABLE, 0x01), // interrupt when a byte is received
+    ];
+    for (port, value) in writes {
+        // SAFETY: COM1's registers, written once as the console lock is made, before any
+        // other code drives the port; none of these writes touches a received byte.
+        unsafe { Port::<u8>::new(port).write(value) };
+    }
+}
+
+/// Starts taking console input: IRQ 4 is unmasked, and what the UART already holds is
+/// taken at once. Until then the keys wait in the UART and in QEMU: nothing is lost, and
+/// nothing typed early reaches the heap before the boot's self-check has measured it.
+/// Interrupts stay off throughout, as in the interrupt handler, so that no byte the handler
+/// takes can overtake one taken here.
+pub fn start_input(f: impl FnMut(u8)) {
+    ::x86_64::instructions::interrupts::without_interrupts(|| {
+        super::pic::enable_serial_input();
+        receive_each(f);
+    })
+}
+
+/// Initialises the UART (baud rate, 8N1, receive interrupt). Printing before this is
+/// harmless: the first print initialises it too.
 pub fn init() {
     Lazy::force(&CONSOLE);
 }
