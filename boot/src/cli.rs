@@ -120,8 +120,7 @@ fn parse_args(rest: &[String], gdb_mode: bool) -> Result<Args, String> {
         match arg.as_str() {
             "--opts" => {
                 let value = it.next().ok_or("--opts needs a value")?;
-                args.options
-                    .extend(value.split_ascii_whitespace().map(String::from));
+                args.options.extend(crate::argv::shell_words(value)?);
             }
             "--realtime" => args.realtime = true,
             "--icount-shift" => {

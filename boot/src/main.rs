@@ -9,6 +9,7 @@
 //! boot docs [--check | GENERATOR...]  the documents' generated blocks (docs/mod.rs)
 //! ```
 
+mod argv;
 mod build;
 mod cli;
 mod compare;
@@ -98,7 +99,7 @@ fn kernel_for(args: &Args, default: build::Profile) -> Result<std::path::PathBuf
 fn machine_for(args: &Args, kernel: &Path) -> Result<qemu::Machine, String> {
     let image = image::build_image(kernel)?;
     let mut machine = qemu::Machine::new(image);
-    machine.options = args.options.join(" ");
+    machine.options = argv::command_line(&args.options)?;
     machine.icount_shift = if args.realtime {
         None
     } else {
@@ -130,7 +131,7 @@ fn run(args: &Args) -> Result<Status, String> {
     let mut machine = machine_for(args, &kernel)?;
     let timeout = args.timeout_secs.unwrap_or_else(|| {
         let shift = (!args.realtime).then_some(args.icount_shift);
-        timeout::derived(&args.options.join(" "), shift)
+        timeout::derived(&machine.options, shift)
     });
     let echo = if args.trace_file.is_some() {
         qemu::Echo::AllButTrace

@@ -42,7 +42,12 @@ pub fn run(boot: &Boot) {
         heap.used, heap.size
     );
     println!(
-        "RESULT {{\"kind\":\"selfcheck\",\"usable_bytes\":{},\"heap_bytes\":{},\"heap_round_trip_bytes\":{},\"kernel_image_offset\":{},\"options\":\"{}\"}}",
-        boot.memory.usable_bytes, heap.size, peak, boot.kernel_image_offset, boot.config
+        "RESULT {{\"kind\":\"selfcheck\",\"usable_bytes\":{},\"heap_bytes\":{},\"heap_round_trip_bytes\":{},\"kernel_image_offset\":{},\"options\":{:?}}}",
+        boot.memory.usable_bytes,
+        heap.size,
+        peak,
+        boot.kernel_image_offset,
+        // A JSON string: the options may hold a double-quoted argument.
+        alloc::string::ToString::to_string(&boot.config)
     );
 }

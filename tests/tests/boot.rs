@@ -308,3 +308,35 @@ fn a_window_too_short_for_any_sample_says_so() {
     );
     assert!(run.results_of("latency", "custom").is_empty());
 }
+
+/// The program's argv arrives as given: a word with spaces stays one word, written in
+/// `--opts` with a shell's quotes (`make run OPTS="-- /bin/x 'a b'"`) or passed to the boot
+/// tool as words of its own after `--`. The kernel's echo of its options quotes it back.
+#[test]
+fn an_argument_with_spaces_arrives_as_one_word() {
+    let expected = serde_json::json!(["/bin/hostile", "argc", "echo a;  echo b"]);
+    let in_opts = systests::on_cfslab("", "/bin/hostile argc 'echo a;  echo b'", &[]);
+    let as_words = systests::boot_with(
+        "",
+        &[
+            "--icount-shift",
+            "2",
+            "--",
+            "/bin/hostile",
+            "argc",
+            "echo a;  echo b",
+        ],
+    );
+    for run in [in_opts, as_words] {
+        // `hostile argc` exits with its argument count: 3, not 5.
+        let exit = run.result("exit");
+        assert_eq!(exit["status"], 3, "{}{}", run.stdout, run.stderr);
+        assert_eq!(exit["argv"], expected);
+        assert!(
+            run.stdout
+                .contains("-- /bin/hostile argc \"echo a;  echo b\""),
+            "{}",
+            run.stdout
+        );
+    }
+}

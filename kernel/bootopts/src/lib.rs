@@ -341,7 +341,8 @@ impl fmt::Display for Config {
         write!(f, " trace={}", on_off(self.trace))?;
         write!(f, " log={}", name_of(&LogLevel::ALL, self.log))?;
         if !self.program.is_empty() && self.run != [parse::SHELL] {
-            write!(f, " -- {}", self.program.join(" "))?;
+            let argv: Vec<String> = self.program.iter().map(|w| program::quoted(w)).collect();
+            write!(f, " -- {}", argv.join(" "))?;
         }
         Ok(())
     }

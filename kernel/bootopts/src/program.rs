@@ -12,12 +12,55 @@ pub const SEPARATOR: &str = "--";
 /// Most arguments a program may be given (Linux's init gets at most MAX_INIT_ARGS = 32).
 pub const MAX_ARGS: usize = 32;
 
+/// The words of a command line: split at whitespace, except that a double-quoted part
+/// keeps its spaces, and the quotes go. This is how Linux's `next_arg` (lib/cmdline.c) lets
+/// `init="/bin/sh -c ..."`-style values through; here it is what keeps an argument such as
+/// `sh -c "echo a; echo b"` one word. A double quote itself cannot be passed, as on Linux.
+pub fn words(cmdline: &str) -> Result<Vec<String>, OptionError> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quoted = false;
+    for c in cmdline.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                word.get_or_insert_with(String::new);
+            }
+            c if c.is_ascii_whitespace() && !quoted => words.extend(word.take()),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    if quoted {
+        return Err(OptionError::new(
+            "cmdline",
+            "a double quote is not closed",
+            "\"WORDS WITH SPACES\"",
+        ));
+    }
+    words.extend(word);
+    Ok(words)
+}
+
+/// A word as [`words`] reads it back: in double quotes if it is empty or has whitespace.
+pub fn quoted(word: &str) -> String {
+    if word.is_empty() || word.contains(|c: char| c.is_ascii_whitespace()) {
+        alloc::format!("\"{word}\"")
+    } else {
+        word.to_string()
+    }
+}
+
 /// Splits a command line into its options and the program's argv (empty if no `--`).
 pub fn split(cmdline: &str) -> Result<(String, Vec<String>), OptionError> {
-    let mut tokens = cmdline.split_ascii_whitespace();
-    let options: Vec<&str> = tokens.by_ref().take_while(|t| *t != SEPARATOR).collect();
-    let argv: Vec<String> = tokens.map(ToString::to_string).collect();
-    let dashes = cmdline.split_ascii_whitespace().any(|t| t == SEPARATOR);
+    let all = words(cmdline)?;
+    let mut tokens = all.iter();
+    let options: Vec<&str> = tokens
+        .by_ref()
+        .map(String::as_str)
+        .take_while(|t| *t != SEPARATOR)
+        .collect();
+    let argv: Vec<String> = tokens.cloned().collect();
+    let dashes = all.iter().any(|t| t == SEPARATOR);
     if dashes && argv.is_empty() {
         return Err(OptionError::new(
             SEPARATOR,
@@ -69,6 +112,22 @@ mod tests {
         assert!(split("-- hello").is_err());
         let many = alloc::format!("-- /bin/x{}", " a".repeat(MAX_ARGS));
         assert!(split(&many).is_err());
+    }
+
+    /// A double-quoted argument keeps its spaces (`sh -c "a; b"`), and reads back as it was
+    /// written; an unclosed quote is an error, not a silently different argv.
+    #[test]
+    fn double_quotes_keep_an_argument_whole() {
+        let line = "hz=100 -- /bin/sh -c \"echo a;  echo b\" \"\" x";
+        let (options, argv) = split(line).unwrap();
+        assert_eq!(options, "hz=100");
+        assert_eq!(argv, ["/bin/sh", "-c", "echo a;  echo b", "", "x"]);
+        let again: Vec<String> = argv.iter().map(|w| quoted(w)).collect();
+        assert_eq!(
+            split(&alloc::format!("-- {}", again.join(" "))).unwrap().1,
+            argv
+        );
+        assert!(split("-- /bin/sh -c \"echo").is_err());
     }
 
     /// Found by the fuzzer: the relative path was echoed raw, control characters and all.
