@@ -109,12 +109,13 @@ pub fn kernel() -> Result<Kernel, String> {
 }
 
 /// Linux's command line: the serial console, quiet, power off rather than hang on a panic,
-/// and the program after ` -- ` (Linux passes those words to init).
+/// and the program after ` -- ` (Linux passes those words to init; a word with spaces goes
+/// in double quotes, which Linux's `next_arg` takes off).
 pub fn command_line(program: &[String]) -> String {
     let mut line = String::from("console=ttyS0 quiet panic=-1 --");
     for word in program {
         line.push(' ');
-        line.push_str(word);
+        line.push_str(&bootopts::program::quoted(word));
     }
     line
 }

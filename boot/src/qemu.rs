@@ -116,6 +116,10 @@ impl Machine {
             "none".into(),
             // A triple fault must end the run, not reboot into it again.
             "-no-reboot".into(),
+            // QEMU's default CPU, with UMIP (TCG emulates it): user programs may not read
+            // where the kernel's descriptor tables are, as on the CPUs Linux runs on today.
+            "-cpu".into(),
+            "qemu64,+umip".into(),
             "-m".into(),
             format!("{}M", self.memory_mib),
         ]);

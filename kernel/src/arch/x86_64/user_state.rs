@@ -85,7 +85,7 @@ pub fn fs_base() -> u64 {
 /// Turns on the FPU and SSE for ring 3: no emulation (CR0.EM clear), `wait` honours TS
 /// (CR0.MP), x87 errors as exceptions (CR0.NE), `fxsave`/`fxrstor` and SSE instructions
 /// allowed (CR4.OSFXSR) with SIMD exceptions as #XM (CR4.OSXMMEXCPT). Then resets the FPU so
-/// the first user task's `initial` state is what it finds.
+/// the first user task's `initial` state is what it finds. Sets UMIP where the CPU has it.
 pub fn enable() {
     let mut cr0 = Cr0::read();
     cr0.remove(Cr0Flags::EMULATE_COPROCESSOR | Cr0Flags::TASK_SWITCHED);
@@ -94,7 +94,22 @@ pub fn enable() {
     unsafe { Cr0::write(cr0) };
     let mut cr4 = Cr4::read();
     cr4.insert(Cr4Flags::OSFXSR | Cr4Flags::OSXMMEXCPT_ENABLE);
-    // SAFETY: as above; the CPU QEMU emulates has SSE2 (every x86_64 CPU does).
+    if has_umip() {
+        cr4.insert(Cr4Flags::USER_MODE_INSTRUCTION_PREVENTION);
+    }
+    // SAFETY: as above; the CPU QEMU emulates has SSE2 (every x86_64 CPU does), and UMIP
+    // only where CPUID says so.
     unsafe { Cr4::write(cr4) };
     UserCpuState::initial().restore();
+}
+
+/// Whether the CPU has UMIP (CPUID leaf 7, ECX bit 2). With CR4.UMIP set, `sgdt`, `sidt`,
+/// `sldt`, `smsw` and `str` fault in ring 3 (#GP, so SIGSEGV) instead of showing a program
+/// where the kernel's tables are, as Linux sets it where the CPU has it (`setup_umip`).
+/// Linux 5.10+ then emulates `sgdt`, `sidt` and `smsw` with dummy values for old programs
+/// (Wine); cfslab does not, and the program gets the SIGSEGV.
+fn has_umip() -> bool {
+    // Leaf 0 gives the highest leaf: leaf 7 is read only where it exists.
+    use core::arch::x86_64::{__cpuid, __cpuid_count};
+    __cpuid(0).eax >= 7 && __cpuid_count(7, 0).ecx & (1 << 2) != 0
 }
