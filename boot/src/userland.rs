@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The Rust programs userland/ builds.
-pub const RUST_PROGRAMS: [&str; 23] = [
+pub const RUST_PROGRAMS: [&str; 24] = [
     "hello",
     "ustest",
     "crash",
@@ -17,6 +17,7 @@ pub const RUST_PROGRAMS: [&str; 23] = [
     "fuzz",
     "poweroff",
     "microbench",
+    "churn",
     "linuxinit",
     "together",
     // The shell and its utilities (userland/shell).

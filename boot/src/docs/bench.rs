@@ -38,6 +38,22 @@ pub fn generate() -> Result<String, String> {
             "switch",
         ],
     )?;
+    let churn = super::captured(
+        &cargo,
+        &[
+            "run",
+            "-q",
+            "-p",
+            "boot",
+            "--",
+            "run",
+            "--release",
+            "--icount-shift",
+            "0",
+            "--opts",
+            "-- /bin/churn",
+        ],
+    )?;
     let criterion = crate::build::target_dir().join("criterion");
     let mut cycle = serde_json::Map::new();
     for (policy, _) in POLICIES {
@@ -65,10 +81,11 @@ pub fn generate() -> Result<String, String> {
         "cycle_ns": cycle,
         "ratio": ratio_of(&ops)?,
         "switch": switch_of(&switch)?,
+        "churn": churn_of(&churn)?,
     });
     let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())? + "\n";
     // Check it renders before keeping it.
-    for render in [render_ops, render_ratio, render_switch] {
+    for render in [render_ops, render_ratio, render_switch, render_churn] {
         render(&text)?;
     }
     Ok(text)
@@ -141,6 +158,37 @@ fn switch_of(output: &str) -> Result<Value, String> {
         }
     }
     Ok(Value::Object(out))
+}
+
+/// The churn program's lines (`userland/bench/src/bin/churn.rs`): each batch's cost per
+/// mmap/munmap pair, and the sleeper's worst overshoot beside a hog and beside the churn.
+fn churn_of(output: &str) -> Result<Value, String> {
+    // The figure is the number after the line's last ": ".
+    let figure_of =
+        |line: &str| -> Option<u64> { line.rsplit(": ").next()?.split(' ').next()?.parse().ok() };
+    let batches: Vec<u64> = output
+        .lines()
+        .filter(|l| l.starts_with("churn: batch "))
+        .filter_map(figure_of)
+        .collect();
+    let overshoot = |beside: &str| {
+        output
+            .lines()
+            .find(|l| l.starts_with(&format!("churn: 1 ms nanosleep overshoot beside {beside}")))
+            .and_then(figure_of)
+            .ok_or_else(|| format!("the churn printed no overshoot beside {beside}"))
+    };
+    if batches.len() != 10 {
+        return Err(format!(
+            "the churn printed {} batches, not 10",
+            batches.len()
+        ));
+    }
+    Ok(json!({
+        "batch_ns_per_pair": batches,
+        "overshoot_beside_hog_ns": overshoot("a hog")?,
+        "overshoot_beside_churn_ns": overshoot("the churn")?,
+    }))
 }
 
 fn parse(data: &str) -> Result<Value, String> {
@@ -224,6 +272,45 @@ pub fn render_switch(data: &str) -> Result<String, String> {
     ))
 }
 
+/// The goals a churn is held to: its last batch at most this many times its first (the
+/// kernel's work per pair does not grow), and a sleeper's overshoot beside it within this
+/// of its overshoot beside a plain hog (the churn does not hold interrupts off for long).
+const CHURN_GROWTH_GOAL: f64 = 1.2;
+const CHURN_OVERSHOOT_GOAL_NS: u64 = 10_000;
+
+/// The mmap/munmap churn: its batches, and a sleeper's overshoot beside it.
+pub fn render_churn(data: &str) -> Result<String, String> {
+    let value = parse(data)?;
+    let batches = value["churn"]["batch_ns_per_pair"]
+        .as_array()
+        .filter(|b| b.len() == 10)
+        .ok_or_else(|| format!("{DATA} has no churn batches"))?;
+    let batch = |i: usize| {
+        batches[i]
+            .as_u64()
+            .ok_or(format!("{DATA}: a bad churn batch"))
+    };
+    let (first, last) = (batch(0)?, batch(9)?);
+    let growth = last as f64 / first as f64;
+    let hog = figure(&value, &["churn", "overshoot_beside_hog_ns"])?;
+    let churn = figure(&value, &["churn", "overshoot_beside_churn_ns"])?;
+    let met = |ok: bool| if ok { "met" } else { "**not met**" };
+    Ok(format!(
+        "\n| figure | value | goal |\n|---|---|---|\n\
+         | first batch of 10 000 pairs | {} ns per pair | |\n\
+         | last (tenth) batch | {} ns per pair: {growth:.2} × the first | ≤ {CHURN_GROWTH_GOAL} ×: {} |\n\
+         | 1 ms sleep's worst overshoot beside a hog | {} ns | |\n\
+         | the same beside the churn | {} ns | ≤ hog's + {}: {} |\n",
+        grouped(first),
+        grouped(last),
+        met(growth <= CHURN_GROWTH_GOAL),
+        grouped(hog),
+        grouped(churn),
+        grouped(CHURN_OVERSHOOT_GOAL_NS),
+        met(churn <= hog + CHURN_OVERSHOOT_GOAL_NS),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,5 +347,25 @@ mod tests {
         assert!(switch.contains("17 433 switches) | 981 ns = 981 instructions per switch |"));
         assert!(switch.contains("20 000 wake-ups) | 1 296 ns per wake-up |"));
         assert!(switch_of("nothing").is_err() && ratio_of("nothing").is_err());
+    }
+
+    /// The churn's lines become its figures, and the table says whether each goal is met.
+    #[test]
+    fn the_churn_is_read_and_held_to_its_goals() {
+        let mut lines: String = (1..=10)
+            .map(|k| format!("churn: batch {k} of 10: {} ns per pair\n", 1000 + 30 * k))
+            .collect();
+        lines.push_str(
+            "churn: 1 ms nanosleep overshoot beside a hog (worst of 50): 53367 ns\n\
+             churn: 1 ms nanosleep overshoot beside the churn (worst of 900): 64000 ns\n",
+        );
+        let data = json!({"churn": churn_of(&lines).unwrap()}).to_string();
+        let table = render_churn(&data).unwrap();
+        assert!(table.contains("| 1 300 ns per pair: 1.26 × the first | ≤ 1.2 ×: **not met** |"));
+        assert!(
+            table.contains("| 64 000 ns | ≤ hog's + 10 000: **not met** |"),
+            "{table}"
+        );
+        assert!(churn_of("churn: batch 1 of 10: 5 ns per pair\n").is_err());
     }
 }

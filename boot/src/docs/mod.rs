@@ -9,7 +9,7 @@
 //! | `paths` | docs/data/paths.json | `boot compare --paths` (`make bench`, `make compare`) |
 //! | `run`, `run:short` | docs/data/make-run.txt | `boot docs run` |
 //! | `gdb:scheduler`, `gdb:hello` | docs/data/gdb-*.txt | `boot docs gdb` |
-//! | `bench:ops`, `bench:ratio`, `bench:switch` | docs/data/bench.json | `boot docs bench` (`make bench`) |
+//! | `bench:ops`, `bench:ratio`, `bench:switch`, `bench:churn` | docs/data/bench.json | `boot docs bench` (`make bench`) |
 //! | `seeds` | docs/data/seeds.txt | `boot docs seeds` |
 //! | `session` | docs/data/session.txt | `CFSLAB_BLESS=1 cargo test -p systests --test live_scheduler` |
 //!
@@ -41,7 +41,7 @@ const SEEDS_DATA: &str = "docs/data/seeds.txt";
 const SESSION_DATA: &str = "docs/data/session.txt";
 
 /// Every block but the lab's and compare's scenario tables, which their own modules check.
-const BLOCKS: [Block; 10] = [
+const BLOCKS: [Block; 11] = [
     Block {
         tag: "run",
         data: run_output::DATA,
@@ -88,6 +88,12 @@ const BLOCKS: [Block; 10] = [
         tag: "bench:switch",
         data: bench::DATA,
         render: bench::render_switch,
+        made_by: "boot docs bench (make bench)",
+    },
+    Block {
+        tag: "bench:churn",
+        data: bench::DATA,
+        render: bench::render_churn,
         made_by: "boot docs bench (make bench)",
     },
     Block {
