@@ -3,7 +3,8 @@
 #
 #   make run [OPTS="key=value ..."] [REALTIME=1] [TIMEOUT=SECS]
 #                                                  boot the kernel with boot options
-#   make shell [OPTS="key=value ..."]              the shell on this terminal (run=shell)
+#   make shell [OPTS="key=value ..."] [SH=busybox] the shell on this terminal (run=shell;
+#                                                  SH=busybox: Debian's busybox ash)
 #   make test                                      every test (host, in-QEMU, system)
 #   make gdb [OPTS=...] [GDBPORT=1234]             QEMU paused + gdb stopped at the entry,
 #                                                  the policy unoptimised, cfslab-* helpers
@@ -21,6 +22,7 @@
 
 OPTS ?=
 GDBPORT ?= 1234
+SH ?=
 REALTIME ?=
 TIMEOUT ?=
 
@@ -40,7 +42,7 @@ run: deps
 # The shell on the console (this terminal; Ctrl-C goes to cfslab): start hogs and sleepers,
 # as other uids and nice values (help lists the commands); `exit` ends the session.
 shell: deps
-	@$(BOOT) run --release $(BOOT_FLAGS) --interactive --opts "run=shell $(OPTS)"
+	@$(BOOT) run --release $(BOOT_FLAGS) $(if $(filter busybox,$(SH)),--busybox) --interactive --opts "run=shell $(OPTS)"
 
 # Host tests of the scheduler crate, the boot options (with their 10^5-case fuzz) and the
 # boot tool, the kernel's tests inside QEMU (through cargo's runner, see .cargo/config.toml),

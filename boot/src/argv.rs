@@ -3,7 +3,8 @@
 //! The words after ` -- ` reach the kernel through one string (fw_cfg's
 //! `opt/cfslab/cmdline`), which the kernel splits at whitespace except inside double
 //! quotes, as Linux's `next_arg` does (`bootopts::program::words`). So a word with spaces,
-//! such as the script of `sh -c 'echo a; echo b'`, goes in double quotes. The value of
+//! such as the script of `sh -c 'echo a; echo b'`, goes in double quotes, with `\"` for a
+//! quote inside it. The value of
 //! `--opts` (`make run OPTS="..."`) is split as a POSIX shell would split it, so that
 //! `OPTS="-- /bin/sh -c 'echo a; echo b'"` means what it says.
 
@@ -51,16 +52,11 @@ pub fn shell_words(text: &str) -> Result<Vec<String>, String> {
 }
 
 /// The kernel's command line for `words` (boot options, then ` -- ` and the argv): a word
-/// with whitespace, or an empty one, in double quotes. A word holding a double quote cannot
-/// be passed, as on Linux's command line: an error says so.
-pub fn command_line(words: &[String]) -> Result<String, String> {
-    if let Some(word) = words.iter().find(|w| w.contains('"')) {
-        return Err(format!(
-            "{word:?}: a double quote cannot reach the kernel's command line (nor Linux's)"
-        ));
-    }
+/// that is empty or holds whitespace, a quote or a backslash goes in double quotes
+/// (`bootopts::program::quoted`).
+pub fn command_line(words: &[String]) -> String {
     let quoted: Vec<String> = words.iter().map(|w| bootopts::program::quoted(w)).collect();
-    Ok(quoted.join(" "))
+    quoted.join(" ")
 }
 
 #[cfg(test)]
@@ -84,7 +80,7 @@ mod tests {
                 ""
             ]
         );
-        let line = command_line(&words).unwrap();
+        let line = command_line(&words);
         assert_eq!(
             line,
             "hz=100 -- /bin/sh -c \"echo a;  echo b\" \"x y\" \"a b\" \"\""
@@ -93,11 +89,19 @@ mod tests {
         assert_eq!(argv, words[2..]);
     }
 
+    /// Quotes and backslashes in an argument reach the program too.
     #[test]
-    fn what_cannot_be_passed_is_refused() {
+    fn quotes_inside_an_argument_arrive() {
+        let words: Vec<String> = ["--", "/bin/sh", "-c", "echo \"a b\" \\"]
+            .map(String::from)
+            .to_vec();
+        let (_, argv) = bootopts::program::split(&command_line(&words)).unwrap();
+        assert_eq!(argv, words[1..]);
+    }
+
+    #[test]
+    fn an_unclosed_quote_is_refused() {
         assert!(shell_words("-- /bin/sh -c 'echo").is_err());
         assert!(shell_words("-- /bin/sh -c \"echo").is_err());
-        let quote = command_line(&["--".into(), "/bin/echo".into(), "a\"b".into()]);
-        assert!(quote.unwrap_err().contains("double quote"));
     }
 }

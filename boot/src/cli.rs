@@ -24,6 +24,8 @@ pub struct Args {
     pub trace_file: Option<PathBuf>,
     /// `--add FILE...`: host files added under `/bin` in the initramfs.
     pub add: Vec<PathBuf>,
+    /// `--busybox`: Debian's busybox and its applets under `/bin` (busybox.rs).
+    pub busybox: bool,
     /// `--input FILE`: a script typed at the console.
     pub input: Option<PathBuf>,
     /// `--interactive`: this terminal is the console.
@@ -49,6 +51,7 @@ impl Default for Args {
             trace_file: None,
             profile: false,
             add: Vec::new(),
+            busybox: false,
             input: None,
             interactive: false,
         }
@@ -89,6 +92,7 @@ pub enum Mode {
     Docs(crate::docs::Action),
     /// `userland`: build the user programs and print their directory.
     Userland,
+    Busybox,
 }
 
 fn number<T>(
@@ -144,6 +148,7 @@ fn parse_args(rest: &[String], gdb_mode: bool) -> Result<Args, String> {
                 args.input = Some(it.next().ok_or("--input needs a file")?.into());
             }
             "--interactive" if !gdb_mode => args.interactive = true,
+            "--busybox" => args.busybox = true,
             "--add" => {
                 let file = it.next().ok_or("--add needs a file")?;
                 args.add.push(file.into());
@@ -260,6 +265,7 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
             }))
         }
         "userland" if rest.is_empty() => Ok(Mode::Userland),
+        "busybox" if rest.is_empty() => Ok(Mode::Busybox),
         "userland" => Err(format!(
             "userland takes no arguments (got {})",
             rest.join(" ")

@@ -7,20 +7,34 @@
 use std::path::{Path, PathBuf};
 
 /// Appends one entry: the 110-byte header (magic and thirteen 8-digit hex fields), the
-/// name with its NUL padded to 4 bytes, the data padded to 4 bytes.
-fn entry(out: &mut Vec<u8>, name: &str, mode: u32, data: &[u8]) {
-    device_entry(out, name, mode, data, (0, 0));
+/// name with its NUL padded to 4 bytes, the data padded to 4 bytes. Returns its inode.
+fn entry(out: &mut Vec<u8>, name: &str, mode: u32, data: &[u8]) -> u32 {
+    let ino = out.len() as u32; // unique per entry, as cpio wants
+    raw_entry(out, name, mode, data, (0, 0), (ino, 1))
 }
 
 /// [`entry`] for a device node: `rdev` is its (major, minor).
 fn device_entry(out: &mut Vec<u8>, name: &str, mode: u32, data: &[u8], rdev: (u32, u32)) {
-    let ino = out.len() as u32; // unique per entry, as cpio wants
+    let ino = out.len() as u32;
+    raw_entry(out, name, mode, data, rdev, (ino, 1));
+}
+
+/// An entry with its inode and link count given: one of several names of one file (a hard
+/// link) has the same inode, and all but the one holding the data are empty.
+fn raw_entry(
+    out: &mut Vec<u8>,
+    name: &str,
+    mode: u32,
+    data: &[u8],
+    rdev: (u32, u32),
+    (ino, nlink): (u32, u32),
+) -> u32 {
     let fields = [
         ino,
         mode,
         0, // uid
         0, // gid
-        1, // nlink
+        nlink,
         0, // mtime
         data.len() as u32,
         0, // devmajor
@@ -39,6 +53,7 @@ fn device_entry(out: &mut Vec<u8>, name: &str, mode: u32, data: &[u8], rdev: (u3
     out.resize(out.len().next_multiple_of(4), 0);
     out.extend_from_slice(data);
     out.resize(out.len().next_multiple_of(4), 0);
+    ino
 }
 
 const DIRECTORY: u32 = 0o040_755;
@@ -67,13 +82,59 @@ pub fn linux_archive(init: &[u8], files: &[(String, Vec<u8>)]) -> Vec<u8> {
 }
 
 fn archive_with(out: &mut Vec<u8>, files: &[(String, Vec<u8>)]) -> Vec<u8> {
+    linked_archive(out, files, &[])
+}
+
+/// [`archive_with`], and `links`: (name, name of a file) pairs, each a hard link under
+/// `bin/` to that file (busybox's applets).
+fn linked_archive(out: &mut Vec<u8>, files: &[(String, Vec<u8>)], links: &Links) -> Vec<u8> {
     let mut out = core::mem::take(out);
     entry(&mut out, "bin", DIRECTORY, &[]);
+    let mut inodes = std::collections::HashMap::new();
     for (name, data) in files {
-        entry(&mut out, &format!("bin/{name}"), EXECUTABLE, data);
+        let names = 1 + links.iter().filter(|(_, to)| to == name).count() as u32;
+        let ino = out.len() as u32;
+        let path = format!("bin/{name}");
+        raw_entry(&mut out, &path, EXECUTABLE, data, (0, 0), (ino, names));
+        inodes.insert(name.as_str(), (ino, names));
+    }
+    for (name, to) in links {
+        if let Some(&inode) = inodes.get(to.as_str()) {
+            raw_entry(
+                &mut out,
+                &format!("bin/{name}"),
+                EXECUTABLE,
+                &[],
+                (0, 0),
+                inode,
+            );
+        }
     }
     entry(&mut out, "TRAILER!!!", 0, &[]);
     out
+}
+
+/// Hard links to pack: (name under `bin/`, name of the file under `bin/` it is).
+type Links = [(String, String)];
+
+/// As [`build`], with Debian's busybox as `/bin/busybox` and each of its applets a link to
+/// it: an applet of a built-in program's name (sh, ls, cat, ps, top...) takes its place.
+pub fn build_with_busybox(
+    extra: &[PathBuf],
+    busybox: &crate::busybox::Busybox,
+) -> Result<PathBuf, String> {
+    let (_, mut files) = programs_and(extra)?;
+    files.retain(|(name, _)| !busybox.applets.contains(name) && name != "busybox");
+    files.push(("busybox".into(), read(&busybox.binary)?));
+    let links: Vec<(String, String)> = busybox
+        .applets
+        .iter()
+        .map(|applet| (applet.clone(), "busybox".into()))
+        .collect();
+    write_named_by_contents(
+        &linked_archive(&mut Vec::new(), &files, &links),
+        "initramfs",
+    )
 }
 
 /// Builds the user programs, adds `extra` host files, writes the archive under the target

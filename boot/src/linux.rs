@@ -8,11 +8,11 @@
 //! `linuxinit`, which runs the program and powers off), `/dev/console` (Linux opens it for
 //! init's standard streams) and the programs under `/bin`, as cfslab's does.
 
+use crate::debian::{self, run_in};
 use crate::initramfs;
 use crate::qemu::{self, Machine};
 use crate::status::Status;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 /// The Debian package whose dependency is the kernel: the cloud flavour (virtio and the PC's
@@ -23,22 +23,6 @@ pub const META_PACKAGE: &str = "linux-image-cloud-amd64";
 pub struct Kernel {
     pub vmlinuz: PathBuf,
     pub version: String,
-}
-
-fn run_in(dir: &Path, program: &str, args: &[&str]) -> Result<String, String> {
-    let out = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .map_err(|e| format!("cannot run {program}: {e} (Linux's side needs Debian's apt)"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{program} {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// The package [`META_PACKAGE`] depends on: the kernel of the archive's current 6.1 build.
@@ -71,20 +55,8 @@ pub fn kernel() -> Result<Kernel, String> {
         }
     };
     eprintln!("boot: fetching {package} from Debian's archive (once; about 27 MB)");
-    run_in(&dir, "apt-get", &["download", &package])?;
-    let deb = std::fs::read_dir(&dir)
-        .map_err(|e| e.to_string())?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "deb"))
-        .ok_or("apt-get download left no .deb")?;
-    let unpacked = dir.join("unpacked");
-    run_in(
-        &dir,
-        "dpkg",
-        &["-x", &deb.to_string_lossy(), &unpacked.to_string_lossy()],
-    )?;
-    let boot = unpacked.join("boot");
+    let unpacked = debian::fetch(&dir, &package)?;
+    let boot = unpacked.root.join("boot");
     let image = std::fs::read_dir(&boot)
         .map_err(|e| format!("{}: {e}", boot.display()))?
         .filter_map(Result::ok)
@@ -94,17 +66,10 @@ pub fn kernel() -> Result<Kernel, String> {
                 .is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz-"))
         })
         .ok_or("the package holds no boot/vmlinuz-*")?;
-    // The package's file name is NAME_VERSION_ARCH.deb: record "NAME VERSION".
-    let stem = deb
-        .file_stem()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned();
-    let version = stem.split('_').take(2).collect::<Vec<_>>().join(" ");
+    let version = unpacked.version;
     std::fs::copy(&image, &vmlinuz).map_err(|e| format!("cannot copy the kernel: {e}"))?;
     std::fs::write(&version_file, &version).map_err(|e| e.to_string())?;
-    let _ = std::fs::remove_dir_all(&unpacked);
-    let _ = std::fs::remove_file(&deb);
+    let _ = std::fs::remove_dir_all(&unpacked.root);
     Ok(Kernel { vmlinuz, version })
 }
 

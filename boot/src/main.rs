@@ -11,9 +11,11 @@
 
 mod argv;
 mod build;
+mod busybox;
 mod cli;
 mod compare;
 mod console_input;
+mod debian;
 mod docs;
 mod ftrace;
 mod gdb;
@@ -64,6 +66,10 @@ fn main() -> ExitCode {
             println!("{}", dir.display());
             Status::Success
         })),
+        Ok(Mode::Busybox) => report(busybox::get().map(|busybox| {
+            println!("{}", busybox.binary.display());
+            Status::Success
+        })),
         Err(message) => {
             eprintln!("boot: {message}\n\n{}", usage::USAGE);
             Status::Usage
@@ -99,7 +105,7 @@ fn kernel_for(args: &Args, default: build::Profile) -> Result<std::path::PathBuf
 fn machine_for(args: &Args, kernel: &Path) -> Result<qemu::Machine, String> {
     let image = image::build_image(kernel)?;
     let mut machine = qemu::Machine::new(image);
-    machine.options = argv::command_line(&args.options)?;
+    machine.options = argv::command_line(&args.options);
     machine.icount_shift = if args.realtime {
         None
     } else {
@@ -108,7 +114,17 @@ fn machine_for(args: &Args, kernel: &Path) -> Result<qemu::Machine, String> {
     machine.memory_mib = args.memory_mib;
     // Every run has the initramfs: the lab's scenarios run its workload programs, and
     // ` -- ` runs any program in it.
-    machine.initramfs = Some(initramfs::build(&args.add)?);
+    machine.initramfs = Some(if args.busybox {
+        let busybox = busybox::get()?;
+        eprintln!(
+            "boot: {} and its {} applets under /bin",
+            busybox.version,
+            busybox.applets.len()
+        );
+        initramfs::build_with_busybox(&args.add, &busybox)?
+    } else {
+        initramfs::build(&args.add)?
+    });
     if let Some(script) = &args.input {
         let text = std::fs::read_to_string(script)
             .map_err(|e| format!("--input {}: {e}", script.display()))?;

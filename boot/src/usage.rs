@@ -11,6 +11,8 @@ usage: boot run [OPTIONS] [KEY=VALUE...]   build and boot the kernel; KEY=VALUE 
        boot lab --check                    do the documents' tables match docs/lab/results.json?
        boot userland                       build the user programs (userland/); print
                                            the directory that holds them
+       boot busybox                        fetch Debian's busybox-static (once); print
+                                           the path of the binary
        boot linux [OPTIONS] -- PROGRAM ARGS...
                                            run /bin/PROGRAM on Linux 6.1 (Debian's cloud
                                            kernel, fetched once) in the same QEMU and icount
@@ -42,6 +44,9 @@ options:
   --add FILE           add a host file (a static Linux executable) under /bin in the
                        initramfs (in place of a built-in program of its name); repeat
                        for more
+  --busybox            put Debian's busybox (busybox-static, fetched once) and its
+                       applets under /bin, in place of the built-ins of their names:
+                       `--busybox -- /bin/sh` or `make shell SH=busybox` is its ash
   -- PROGRAM ARGS...   run /bin/PROGRAM (from the initramfs) instead of the scenarios
   --trace FILE         run: boot with trace=on, write the trace as ftrace text to FILE and
                        as Perfetto JSON beside it (FILE with .json); the console shows one

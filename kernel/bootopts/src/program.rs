@@ -15,16 +15,21 @@ pub const MAX_ARGS: usize = 32;
 /// The words of a command line: split at whitespace, except that a double-quoted part
 /// keeps its spaces, and the quotes go. This is how Linux's `next_arg` (lib/cmdline.c) lets
 /// `init="/bin/sh -c ..."`-style values through; here it is what keeps an argument such as
-/// `sh -c "echo a; echo b"` one word. A double quote itself cannot be passed, as on Linux.
+/// `sh -c "echo a; echo b"` one word. Inside double quotes, `\"` and `\\` are a quote and
+/// a backslash (Linux cannot pass a quote at all), so that any argv can be written.
 pub fn words(cmdline: &str) -> Result<Vec<String>, OptionError> {
     let mut words = Vec::new();
     let mut word: Option<String> = None;
     let mut quoted = false;
-    for c in cmdline.chars() {
+    let mut chars = cmdline.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
             '"' => {
                 quoted = !quoted;
                 word.get_or_insert_with(String::new);
+            }
+            '\\' if quoted && matches!(chars.peek(), Some('"' | '\\')) => {
+                word.get_or_insert_with(String::new).extend(chars.next());
             }
             c if c.is_ascii_whitespace() && !quoted => words.extend(word.take()),
             c => word.get_or_insert_with(String::new).push(c),
@@ -41,13 +46,22 @@ pub fn words(cmdline: &str) -> Result<Vec<String>, OptionError> {
     Ok(words)
 }
 
-/// A word as [`words`] reads it back: in double quotes if it is empty or has whitespace.
+/// A word as [`words`] reads it back: in double quotes (with `\"` and `\\` inside) if it
+/// is empty or has whitespace, a quote or a backslash.
 pub fn quoted(word: &str) -> String {
-    if word.is_empty() || word.contains(|c: char| c.is_ascii_whitespace()) {
-        alloc::format!("\"{word}\"")
-    } else {
-        word.to_string()
+    let special = |c: char| c.is_ascii_whitespace() || c == '"' || c == '\\';
+    if !word.is_empty() && !word.contains(special) {
+        return word.to_string();
     }
+    let mut out = String::from("\"");
+    for c in word.chars() {
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
 }
 
 /// Splits a command line into its options and the program's argv (empty if no `--`).
@@ -118,10 +132,10 @@ mod tests {
     /// written; an unclosed quote is an error, not a silently different argv.
     #[test]
     fn double_quotes_keep_an_argument_whole() {
-        let line = "hz=100 -- /bin/sh -c \"echo a;  echo b\" \"\" x";
+        let line = "hz=100 -- /bin/sh -c \"echo a;  echo \\\"b\\\\\" \"\" x\\y";
         let (options, argv) = split(line).unwrap();
         assert_eq!(options, "hz=100");
-        assert_eq!(argv, ["/bin/sh", "-c", "echo a;  echo b", "", "x"]);
+        assert_eq!(argv, ["/bin/sh", "-c", "echo a;  echo \"b\\", "", "x\\y"]);
         let again: Vec<String> = argv.iter().map(|w| quoted(w)).collect();
         assert_eq!(
             split(&alloc::format!("-- {}", again.join(" "))).unwrap().1,

@@ -6,6 +6,10 @@
 //! Each entry: the magic "070701", thirteen 8-digit hex fields (the 7th is the file size,
 //! the 12th the name size), the name with its NUL, padding to 4 bytes, the data, padding
 //! to 4 bytes. The entry named "TRAILER!!!" ends the archive.
+//!
+//! Hard links (busybox's applets, one program under many names) are entries of one inode
+//! number (the 1st field) with a link count (the 5th) above one; one of them holds the data
+//! and the others are empty, as GNU cpio writes them. Each name gets the data.
 
 use alloc::vec::Vec;
 use spin::Once;
@@ -19,7 +23,31 @@ static INDEX: Once<Vec<(&'static [u8], &'static [u8])>> = Once::new();
 pub fn init() {
     let archive = ARCHIVE
         .call_once(|| crate::arch::fw_cfg::read_whole("opt/cfslab/initramfs").unwrap_or_default());
-    INDEX.call_once(|| entries(archive).collect());
+    INDEX.call_once(|| index(archive));
+}
+
+/// The archive's (name, data), each hard link given its inode's data.
+fn index(archive: &[u8]) -> Vec<(&[u8], &[u8])> {
+    let all: Vec<Entry> = entries(archive).collect();
+    let data_of = |inode: usize| {
+        all.iter()
+            .find(|e| e.inode == inode && !e.data.is_empty())
+            .map_or(&[][..], |e| e.data)
+    };
+    all.iter()
+        .map(|e| {
+            let linked = e.links > 1 && e.data.is_empty();
+            (e.name, if linked { data_of(e.inode) } else { e.data })
+        })
+        .collect()
+}
+
+/// One entry of the archive.
+pub struct Entry<'a> {
+    pub name: &'a [u8],
+    pub data: &'a [u8],
+    inode: usize,
+    links: usize,
 }
 
 fn hex(field: &[u8]) -> Option<usize> {
@@ -27,14 +55,16 @@ fn hex(field: &[u8]) -> Option<usize> {
     usize::from_str_radix(text, 16).ok()
 }
 
-/// The entries of `archive`: (name, data), in order.
-pub fn entries(archive: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+/// The entries of `archive`, in order.
+pub fn entries(archive: &[u8]) -> impl Iterator<Item = Entry<'_>> {
     let mut at = 0;
     core::iter::from_fn(move || {
         let header = archive.get(at..at + 110)?;
         if &header[..6] != b"070701" {
             return None;
         }
+        let inode = hex(&header[6..14])?;
+        let links = hex(&header[38..46])?;
         let file_size = hex(&header[54..62])?;
         let name_size = hex(&header[94..102])?;
         let name_at = at + 110;
@@ -42,7 +72,12 @@ pub fn entries(archive: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
         let data_at = (name_at + name_size).next_multiple_of(4);
         let data = archive.get(data_at..data_at + file_size)?;
         at = (data_at + file_size).next_multiple_of(4);
-        (name != b"TRAILER!!!").then_some((name, data))
+        (name != b"TRAILER!!!").then_some(Entry {
+            name,
+            data,
+            inode,
+            links,
+        })
     })
 }
 
