@@ -205,9 +205,11 @@ impl Drop for File {
     }
 }
 
-/// A file-descriptor table.
+/// A file-descriptor table: each descriptor's open file, and its close-on-exec flag
+/// (FD_CLOEXEC: the descriptor's own, not the file's, as in Linux's `fdtable`).
 pub struct FdTable {
     fds: Vec<Option<Arc<File>>>,
+    close_on_exec: Vec<bool>,
 }
 
 /// A table and its lock, as the tasks that share it hold it.
@@ -224,6 +226,7 @@ impl FdTable {
             Rank::FdTable,
             FdTable {
                 fds: alloc::vec![Some(console.clone()), Some(console.clone()), Some(console)],
+                close_on_exec: alloc::vec![false; 3],
             },
         ))
     }
@@ -234,6 +237,7 @@ impl FdTable {
             Rank::FdTable,
             FdTable {
                 fds: self.fds.clone(),
+                close_on_exec: self.close_on_exec.clone(),
             },
         ))
     }
@@ -246,30 +250,67 @@ impl FdTable {
 
     /// Installs `file` at the lowest free descriptor; `None` if the table is full.
     pub fn install(&mut self, file: Arc<File>) -> Option<usize> {
-        let free = self.fds.iter().position(Option::is_none);
-        match free {
-            Some(fd) => {
-                self.fds[fd] = Some(file);
-                Some(fd)
-            }
-            None if self.fds.len() < MAX_FDS => {
-                self.fds.push(Some(file));
-                Some(self.fds.len() - 1)
-            }
-            None => None,
-        }
+        self.install_from(0, file, false)
     }
 
-    /// Puts `file` at `fd` (dup2): what was there, `None` in the outer option if `fd` is
-    /// beyond [`MAX_FDS`].
+    /// Installs `file` at the lowest free descriptor from `min` on (`fcntl`'s F_DUPFD),
+    /// with its close-on-exec flag; `None` if there is none below [`MAX_FDS`].
+    pub fn install_from(
+        &mut self,
+        min: usize,
+        file: Arc<File>,
+        close_on_exec: bool,
+    ) -> Option<usize> {
+        let free = (min..self.fds.len()).find(|&fd| self.fds[fd].is_none());
+        let fd = match free {
+            Some(fd) => fd,
+            None if self.fds.len().max(min) < MAX_FDS => self.fds.len().max(min),
+            None => return None,
+        };
+        self.install_at(fd, file)?;
+        self.close_on_exec[fd] = close_on_exec;
+        Some(fd)
+    }
+
+    /// Puts `file` at `fd` (dup2), close-on-exec off: what was there, `None` in the outer
+    /// option if `fd` is beyond [`MAX_FDS`].
     pub fn install_at(&mut self, fd: usize, file: Arc<File>) -> Option<Option<Arc<File>>> {
         if fd >= MAX_FDS {
             return None;
         }
         if self.fds.len() <= fd {
             self.fds.resize(fd + 1, None);
+            self.close_on_exec.resize(fd + 1, false);
         }
+        self.close_on_exec[fd] = false;
         Some(self.fds[fd].replace(file))
+    }
+
+    /// `fd`'s close-on-exec flag, `None` if `fd` is not open.
+    pub fn close_on_exec(&self, fd: usize) -> Option<bool> {
+        self.fds.get(fd)?.as_ref()?;
+        Some(self.close_on_exec[fd])
+    }
+
+    /// Sets `fd`'s close-on-exec flag; `None` if `fd` is not open.
+    pub fn set_close_on_exec(&mut self, fd: usize, on: bool) -> Option<()> {
+        self.fds.get(fd)?.as_ref()?;
+        self.close_on_exec[fd] = on;
+        Some(())
+    }
+
+    /// Closes every descriptor marked close-on-exec (`execve`) and returns their files, for
+    /// the caller to drop after the table's lock.
+    pub fn take_close_on_exec(&mut self) -> Vec<Arc<File>> {
+        let marked = (0..self.fds.len()).filter(|&fd| self.close_on_exec[fd]);
+        let marked: Vec<usize> = marked.collect();
+        marked
+            .into_iter()
+            .filter_map(|fd| {
+                self.close_on_exec[fd] = false;
+                self.fds[fd].take()
+            })
+            .collect()
     }
 
     /// Closes `fd`: the file it held, `None` if it was not open.

@@ -56,7 +56,8 @@ pub fn openat(dirfd: u64, path: u64, flags: u64) -> i64 {
         return -errno::EBADF;
     };
     let file = Arc::new(File::Node(node));
-    let fd = files.lock().install(file);
+    let close_on_exec = flags & super::descriptors::O_CLOEXEC != 0;
+    let fd = files.lock().install_from(0, file, close_on_exec);
     fd.map_or(-errno::EMFILE, |fd| fd as i64)
 }
 

@@ -1,6 +1,7 @@
 //! File descriptors: `read`, `write`, `writev`, `close`, `pipe`, `dup`, `dup2`, `ioctl`.
 //! Opening files by path, seeking and listing are `fs.rs`'s.
 
+use super::descriptors::O_CLOEXEC;
 use super::{errno, space};
 use crate::sched;
 use crate::user::files::{File, Pipe};
@@ -167,18 +168,22 @@ pub fn close(fd: u64) -> i64 {
     }
 }
 
-/// `pipe2(fds, flags)`: flags Linux does not know give EINVAL. The ones it knows
-/// (O_CLOEXEC, O_NONBLOCK, O_DIRECT) are accepted and, as yet, do nothing: cfslab's
-/// descriptors are neither closed on exec nor non-blocking.
+/// `pipe2(fds, flags)`: O_CLOEXEC marks both descriptors close-on-exec. Flags Linux does
+/// not know give EINVAL; O_NONBLOCK and O_DIRECT are accepted and, as yet, do nothing:
+/// cfslab's pipes always block and carry a byte stream.
 pub fn pipe2(fds: u64, flags: u64) -> i64 {
-    const KNOWN: u64 = 0o2000000 | 0o4000 | 0o40000; // O_CLOEXEC | O_NONBLOCK | O_DIRECT
+    const KNOWN: u64 = O_CLOEXEC | 0o4000 | 0o40000; // | O_NONBLOCK | O_DIRECT
     if flags & !KNOWN != 0 {
         return -errno::EINVAL;
     }
-    pipe(fds)
+    pipe_with(fds, flags & O_CLOEXEC != 0)
 }
 
 pub fn pipe(fds: u64) -> i64 {
+    pipe_with(fds, false)
+}
+
+fn pipe_with(fds: u64, close_on_exec: bool) -> i64 {
     let Some(files) = sched::current_files() else {
         return -errno::EBADF;
     };
@@ -187,9 +192,9 @@ pub fn pipe(fds: u64) -> i64 {
     };
     let installed = {
         let mut table = files.lock();
-        match table.install(Arc::new(r)) {
+        match table.install_from(0, Arc::new(r), close_on_exec) {
             None => None,
-            Some(r) => match table.install(Arc::new(w)) {
+            Some(r) => match table.install_from(0, Arc::new(w), close_on_exec) {
                 Some(w) => Some((r, w)),
                 None => {
                     table.close(r as i64);
@@ -209,33 +214,6 @@ pub fn pipe(fds: u64) -> i64 {
         return -errno::EFAULT;
     }
     0
-}
-
-pub fn dup(fd: u64) -> i64 {
-    let (file, files) = match (file(fd), sched::current_files()) {
-        (Ok(f), Some(t)) => (f, t),
-        _ => return -errno::EBADF,
-    };
-    let fd = files.lock().install(file);
-    fd.map_or(-errno::EMFILE, |fd| fd as i64)
-}
-
-pub fn dup2(old: u64, new: u64) -> i64 {
-    let (file, files) = match (file(old), sched::current_files()) {
-        (Ok(f), Some(t)) => (f, t),
-        _ => return -errno::EBADF,
-    };
-    if old == new {
-        return new as i64;
-    }
-    let replaced = files.lock().install_at(new as usize, file);
-    match replaced {
-        Some(previous) => {
-            drop(previous);
-            new as i64
-        }
-        None => -errno::EBADF,
-    }
 }
 
 /// `ioctl(fd, request, arg)`. The console is a terminal (`user::tty`): TCGETS gives its

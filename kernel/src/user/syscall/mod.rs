@@ -7,6 +7,7 @@
 //! with them off, as the SYSRET path needs. A task killed meanwhile (`kill`) dies here
 //! instead of returning.
 
+mod descriptors;
 mod fs;
 mod futex;
 mod info;
@@ -51,6 +52,8 @@ mod nr {
     pub const SCHED_YIELD: u64 = 24;
     pub const DUP: u64 = 32;
     pub const DUP2: u64 = 33;
+    pub const FCNTL: u64 = 72;
+    pub const DUP3: u64 = 292;
     pub const NANOSLEEP: u64 = 35;
     pub const GETPID: u64 = 39;
     pub const GETRUSAGE: u64 = 98;
@@ -118,8 +121,10 @@ pub fn dispatch(frame: &SyscallFrame) -> i64 {
         nr::NEWFSTATAT => fs::newfstatat(uint(a[0]), a[1], a[2], uint(a[3])),
         nr::PIPE => io::pipe(a[0]),
         nr::PIPE2 => io::pipe2(a[0], uint(a[1])),
-        nr::DUP => io::dup(uint(a[0])),
-        nr::DUP2 => io::dup2(uint(a[0]), uint(a[1])),
+        nr::DUP => descriptors::dup(uint(a[0])),
+        nr::DUP2 => descriptors::dup2(uint(a[0]), uint(a[1])),
+        nr::DUP3 => descriptors::dup3(uint(a[0]), uint(a[1]), uint(a[2])),
+        nr::FCNTL => descriptors::fcntl(uint(a[0]), uint(a[1]), a[2]),
         nr::IOCTL => io::ioctl(uint(a[0]), uint(a[1]), a[2]),
         nr::POLL => poll::poll(a[0], a[1], uint(a[2])),
         nr::SELECT => poll::select(uint(a[0]), a[1], a[2], a[3], a[4]),

@@ -245,6 +245,9 @@ fn exec(path: u64, argv: u64, envp: u64) -> Result<(u64, u64), i64> {
     }
     group.end_exec();
     group.reset_handlers();
+    // Descriptors marked close-on-exec close now; their files go after the table's lock.
+    let closed = sched::current_files().map(|files| files.lock().take_close_on_exec());
+    drop(closed);
     sched::replace_program(Arc::new(loaded.space), &process::name_of(&path));
     Ok((loaded.entry, loaded.sp))
 }
