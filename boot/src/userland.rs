@@ -38,7 +38,7 @@ pub const RUST_PROGRAMS: [&str; 24] = [
 ];
 
 /// The C programs, `userland/c/NAME.c` each.
-pub const C_PROGRAMS: [&str; 3] = ["ctest", "cthreads", "hostile"];
+pub const C_PROGRAMS: [&str; 4] = ["ctest", "cthreads", "hostile", "ccalls"];
 
 /// Every program packed under `/bin`.
 pub fn programs() -> impl Iterator<Item = &'static str> {
@@ -74,15 +74,19 @@ pub fn dir() -> PathBuf {
     workspace_root().join("target/userland/x86_64-unknown-none/debug")
 }
 
-/// Compiles `userland/c/NAME.c` into `dir/NAME`, unless the binary is newer than the source.
+/// Compiles `userland/c/NAME.c` into `dir/NAME`, unless the binary is newer than the source
+/// and the header they share (`check.h`).
 fn compile_c(name: &str, dir: &std::path::Path) -> Result<(), String> {
     let source = workspace_root()
         .join("userland/c")
         .join(format!("{name}.c"));
     let binary = dir.join(name);
+    let header = workspace_root().join("userland/c/check.h");
     let modified = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    if let (Some(src), Some(bin)) = (modified(&source), modified(&binary))
+    if let (Some(src), Some(h), Some(bin)) =
+        (modified(&source), modified(&header), modified(&binary))
         && bin > src
+        && bin > h
     {
         return Ok(());
     }

@@ -10,7 +10,8 @@ use systests::{assert_nothing_leaked, checked_on_both, program_output};
 #[test]
 fn each_program_is_a_static_non_pie_executable_without_an_interpreter() {
     for name in [
-        "hello", "ustest", "crash", "perms", "ctest", "cthreads", "hostile", "sched_py", "job",
+        "hello", "ustest", "crash", "perms", "ctest", "cthreads", "hostile", "ccalls", "sched_py",
+        "job",
     ] {
         let elf = std::fs::read(programs().join(name)).expect("built");
         assert_eq!(&elf[..4], b"\x7fELF", "{name}");
@@ -367,4 +368,15 @@ fn reboot_powers_off_for_root_only_and_ends_the_run() {
         run.stdout
     );
     assert_eq!(run.result("reboot")["cmd"], "Power down");
+}
+
+#[test]
+fn the_calls_glibc_programs_make_are_answered_as_on_linux() {
+    // fcntl (F_DUPFD, F_DUPFD_CLOEXEC, F_GETFD/F_SETFD, F_GETFL), dup3 and close-on-exec
+    // across execve; getrandom, time, getgroups, the affinity calls, getrlimit and
+    // prlimit64 (the last descriptor the limit allows is usable, the next is EINVAL),
+    // tkill and tgkill: see userland/c/ccalls.c.
+    let (expected, run) = checked_on_both(&mut Command::new(programs().join("ccalls")), "ccalls");
+    assert_eq!(program_output(&run), expected);
+    assert!(!run.stdout.contains("is not implemented"), "{}", run.stdout);
 }

@@ -19,14 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures;
-
-static void check(int ok, const char *what)
-{
-	printf("%s %s\n", ok ? "ok" : "FAIL", what);
-	if (!ok)
-		failures++;
-}
+#include "check.h"
 
 /* Waits for `pid` and returns its exit status, or -1 if it did not exit normally. */
 static int exit_status_of(pid_t pid)

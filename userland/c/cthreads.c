@@ -23,14 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures;
-
-static void check(int ok, const char *what)
-{
-	printf("%s %s\n", ok ? "ok" : "FAIL", what);
-	if (!ok)
-		failures++;
-}
+#include "check.h"
 
 #define THREADS 4
 #define ROUNDS 20000

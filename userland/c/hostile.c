@@ -13,7 +13,6 @@
  *   MAP_FIXED_NOREPLACE and a hint are honoured, with Linux's errors.
  * - execve: a string may be 32 pages with its NUL (E2BIG beyond), any number of them
  *   within the budget.
- * - Descriptors: fcntl's F_DUPFD, F_GETFD/F_SETFD, F_GETFL; dup3; close-on-exec.
  *
  * `hostile pid1` (cfslab only: on a host it would signal the real init) sends SIGKILL to
  * pid 1, which Linux's init, like every task without a handler for it, ignores.
@@ -35,19 +34,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int failures;
+#include "check.h"
 
 /* <linux/futex.h> is not among musl's headers. */
 enum { FUTEX_WAKE = 1 };
 
 enum { PAGE = 4096 };
-
-static void check(int ok, const char *what)
-{
-	printf("%s %s\n", ok ? "ok" : "FAIL", what);
-	if (!ok)
-		failures++;
-}
 
 /* An `int` argument with garbage in its register's upper half. */
 static long high(long value)
@@ -324,56 +316,6 @@ static void exec_limits(void)
 	      "an argument of more than 32 pages with its NUL gives E2BIG");
 }
 
-/* `hostile open CLOSED OPEN`, exec'd by descriptors(): 0 if descriptor CLOSED was closed
- * by the exec (close-on-exec) and OPEN was not. */
-static int still_open(const char *closed, const char *open)
-{
-	int gone = fcntl(atoi(closed), F_GETFD) == -1 && errno == EBADF;
-	return gone && fcntl(atoi(open), F_GETFD) == 0 ? 0 : 1;
-}
-
-static void descriptors(void)
-{
-	int fds[2];
-	if (pipe(fds) != 0) {
-		check(0, "pipe");
-		return;
-	}
-	check((fcntl(fds[0], F_GETFL) & O_ACCMODE) == O_RDONLY &&
-	      (fcntl(fds[1], F_GETFL) & O_ACCMODE) == O_WRONLY,
-	      "F_GETFL gives a pipe's ends their access modes");
-	int high = fcntl(fds[0], F_DUPFD, 10);
-	check(high >= 10 && fcntl(high, F_GETFD) == 0, "F_DUPFD gives the lowest free from 10");
-	int marked = fcntl(fds[0], F_DUPFD_CLOEXEC, 0);
-	check(marked > 2 && fcntl(marked, F_GETFD) == FD_CLOEXEC,
-	      "F_DUPFD_CLOEXEC marks the copy close-on-exec");
-	check(fcntl(marked, F_SETFD, 0) == 0 && fcntl(marked, F_GETFD) == 0,
-	      "F_SETFD clears it");
-	check(dup3(fds[0], high, O_CLOEXEC) == high && fcntl(high, F_GETFD) == FD_CLOEXEC,
-	      "dup3 with O_CLOEXEC marks the new descriptor");
-	errno = 0;
-	check(dup3(high, high, 0) == -1 && errno == EINVAL, "dup3 onto itself gives EINVAL");
-	errno = 0;
-	check(fcntl(99, F_GETFD) == -1 && errno == EBADF, "fcntl of a closed descriptor: EBADF");
-	char closed[16], open[16];
-	snprintf(closed, sizeof closed, "%d", high);
-	snprintf(open, sizeof open, "%d", marked);
-	char *args[] = { (char *)self, "open", closed, open, NULL };
-	pid_t child = fork();
-	if (child == 0) {
-		execv(self, args);
-		_exit(2);
-	}
-	int status = 0;
-	waitpid(child, &status, 0);
-	check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	      "execve closes the descriptors marked close-on-exec, and only those");
-	close(fds[0]);
-	close(fds[1]);
-	close(high);
-	close(marked);
-}
-
 /* One page every 2 MiB from `base` until the first failure: how many were mapped. */
 static long map_apart(char *base)
 {
@@ -409,8 +351,6 @@ int main(int argc, char **argv)
 	self = argv[0];
 	if (argc > 1 && strcmp(argv[1], "argc") == 0)
 		return argc % 256;
-	if (argc > 3 && strcmp(argv[1], "open") == 0)
-		return still_open(argv[2], argv[3]);
 	if (argc > 1 && strcmp(argv[1], "pid1") == 0) {
 		pid1();
 	} else if (argc > 1 && strcmp(argv[1], "tables") == 0) {
@@ -428,7 +368,6 @@ int main(int argc, char **argv)
 		bad_pointers();
 		mappings();
 		exec_limits();
-		descriptors();
 	}
 	if (failures == 0)
 		printf("hostile: all checks passed\n");

@@ -86,6 +86,16 @@ pub fn clock_nanosleep(clock_id: u64, flags: u64, req: u64) -> i64 {
     }
 }
 
+/// `time(tloc)`: seconds on CLOCK_REALTIME (which counts from boot on cfslab), also
+/// written to `tloc` unless it is null.
+pub fn time(tloc: u64) -> i64 {
+    let seconds = clock::now() / 1_000_000_000;
+    if tloc != 0 && space().write(tloc, &seconds.to_le_bytes()).is_err() {
+        return -errno::EFAULT;
+    }
+    seconds as i64
+}
+
 pub fn uname(buf: u64) -> i64 {
     // Six fields of 65 bytes: sysname, nodename, release, version, machine, domainname.
     let mut uts = [0u8; 6 * 65];

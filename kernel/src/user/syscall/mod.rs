@@ -12,10 +12,12 @@ mod fs;
 mod futex;
 mod info;
 mod io;
+mod limits;
 mod memory;
 mod poll;
 mod priority;
 mod process;
+mod random;
 mod rusage;
 mod signal;
 
@@ -66,7 +68,16 @@ mod nr {
     pub const WAIT4: u64 = 61;
     pub const KILL: u64 = 62;
     pub const UNAME: u64 = 63;
+    pub const GETRLIMIT: u64 = 97;
     pub const GETUID: u64 = 102;
+    pub const GETGROUPS: u64 = 115;
+    pub const TIME: u64 = 201;
+    pub const TKILL: u64 = 200;
+    pub const SCHED_SETAFFINITY: u64 = 203;
+    pub const SCHED_GETAFFINITY: u64 = 204;
+    pub const TGKILL: u64 = 234;
+    pub const PRLIMIT64: u64 = 302;
+    pub const GETRANDOM: u64 = 318;
     pub const SETUID: u64 = 105;
     pub const GETGID: u64 = 104;
     pub const GETEUID: u64 = 107;
@@ -164,6 +175,15 @@ pub fn dispatch(frame: &SyscallFrame) -> i64 {
         nr::EXECVE => process::execve(a[0], a[1], a[2]),
         nr::WAIT4 => process::wait4(int(a[0]), a[1], uint(a[2]), a[3]),
         nr::KILL => signal::kill(int(a[0]), int(a[1])),
+        nr::TKILL => signal::tkill(int(a[0]), int(a[1])),
+        nr::TGKILL => signal::tgkill(int(a[0]), int(a[1]), int(a[2])),
+        nr::GETGROUPS => priority::getgroups(int(a[0])),
+        nr::SCHED_GETAFFINITY => priority::sched_getaffinity(int(a[0]), uint(a[1]), a[2]),
+        nr::SCHED_SETAFFINITY => priority::sched_setaffinity(int(a[0]), uint(a[1]), a[2]),
+        nr::GETRLIMIT => limits::getrlimit(uint(a[0]), a[1]),
+        nr::PRLIMIT64 => limits::prlimit64(int(a[0]), uint(a[1]), a[2], a[3]),
+        nr::TIME => info::time(a[0]),
+        nr::GETRANDOM => random::getrandom(a[0], a[1], uint(a[2])),
         nr::EXIT => crate::sched::proc::exit::exit_thread(a[0] as u8),
         nr::EXIT_GROUP => crate::sched::proc::exit::exit(a[0] as u8),
         other => {

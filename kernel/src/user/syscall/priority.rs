@@ -92,3 +92,52 @@ pub fn setpriority(which: u64, who: u64, nice: u64) -> i64 {
     }
     result
 }
+
+/// `getgroups(size, list)`: cfslab's processes have no supplementary groups, so there are
+/// none to list (0; EINVAL for a negative size, as Linux).
+pub fn getgroups(size: i64) -> i64 {
+    if size < 0 { -errno::EINVAL } else { 0 }
+}
+
+/// `sched_getaffinity(pid, len, mask)`: the CPUs `pid` may run on, one 8-byte word (CPU 0,
+/// the only one); EINVAL if `len` cannot hold it or is not a whole number of words.
+pub fn sched_getaffinity(pid: i64, len: u64, mask: u64) -> i64 {
+    if len < 8 || !len.is_multiple_of(8) {
+        return -errno::EINVAL;
+    }
+    if target(pid).is_none() {
+        return -errno::ESRCH;
+    }
+    match super::space().write(mask, &1u64.to_le_bytes()) {
+        Ok(()) => 8,
+        Err(_) => -errno::EFAULT,
+    }
+}
+
+/// `sched_setaffinity(pid, len, mask)`: accepted if the mask holds CPU 0 (else EINVAL, as
+/// Linux answers a mask of no online CPU), with `setpriority`'s permission rule.
+pub fn sched_setaffinity(pid: i64, len: u64, mask: u64) -> i64 {
+    let Some(id) = target(pid) else {
+        return -errno::ESRCH;
+    };
+    let mut word = [0u8; 8];
+    let n = (len as usize).min(8);
+    if super::space().read(mask, &mut word[..n]).is_err() {
+        return -errno::EFAULT;
+    }
+    let caller = sched::current_uid();
+    if caller != 0 && sched::task_uid(id) != Some(caller) {
+        return -errno::EPERM;
+    }
+    if word[0] & 1 == 0 { -errno::EINVAL } else { 0 }
+}
+
+/// The task `pid` names (0: the caller), if it is a process's.
+fn target(pid: i64) -> Option<TaskId> {
+    let id = if pid == 0 {
+        sched::current()
+    } else {
+        id_of_pid(pid)?
+    };
+    sched::task_uid(id).map(|_| id)
+}

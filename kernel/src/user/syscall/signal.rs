@@ -53,6 +53,28 @@ pub fn kill(pid: i64, signal: i64) -> i64 {
     }
 }
 
+/// `tgkill(tgid, tid, signal)`: `signal` to thread `tid` of process `tgid` (ESRCH if it is
+/// not one of its threads), with `kill`'s permission rule. cfslab's signals are the
+/// process's (no handler runs), so a thread's signal acts on its process.
+pub fn tgkill(tgid: i64, tid: i64, signal: i64) -> i64 {
+    if tgid <= 0 || tid <= 0 {
+        return -errno::EINVAL;
+    }
+    let leader = id_of_pid(tid).map(|id| sched::group_of(id).map_or(id, |g| g.leader));
+    if leader.map(crate::task::pid_of) != Some(tgid) {
+        return -errno::ESRCH;
+    }
+    tkill(tid, signal)
+}
+
+/// `tkill(tid, signal)`: `signal` to thread `tid`, as [`tgkill`] without the check.
+pub fn tkill(tid: i64, signal: i64) -> i64 {
+    if tid <= 0 {
+        return -errno::EINVAL;
+    }
+    kill(tid, signal)
+}
+
 /// `rt_sigaction(signal, act, oldact, sigsetsize)`: keeps the action (Linux's 32-byte
 /// `struct sigaction`: handler, flags, restorer, mask) and returns the old one. SIGKILL and
 /// SIGSTOP cannot be changed (EINVAL). Ignoring a signal drops it if pending.

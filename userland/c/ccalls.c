@@ -1,0 +1,174 @@
+/*
+ * ccalls: the calls glibc programs (Debian's busybox) make beyond what musl's start-up and
+ * stdio need, each checked against what Linux answers. Built with `musl-gcc -static`, it
+ * runs unchanged on Linux and on cfslab; tests/tests/userland.rs checks that both print the
+ * same lines.
+ *
+ * - Descriptors: fcntl's F_DUPFD, F_DUPFD_CLOEXEC, F_GETFD/F_SETFD and F_GETFL (busybox's
+ *   printf asks F_GETFL before it writes); dup3; execve closing what is close-on-exec.
+ * - getrandom, time, getgroups, sched_getaffinity/sched_setaffinity (nproc), getrlimit and
+ *   prlimit64 (ulimit -n), tkill and tgkill.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static const char *self;
+
+/* `ccalls open CLOSED OPEN`, exec'd by descriptors(): 0 if descriptor CLOSED was closed
+ * by the exec (close-on-exec) and OPEN was not. */
+static int still_open(const char *closed, const char *open)
+{
+	int gone = fcntl(atoi(closed), F_GETFD) == -1 && errno == EBADF;
+	return gone && fcntl(atoi(open), F_GETFD) == 0 ? 0 : 1;
+}
+
+static void descriptors(void)
+{
+	int fds[2];
+	if (pipe(fds) != 0) {
+		check(0, "pipe");
+		return;
+	}
+	check((fcntl(fds[0], F_GETFL) & O_ACCMODE) == O_RDONLY &&
+	      (fcntl(fds[1], F_GETFL) & O_ACCMODE) == O_WRONLY,
+	      "F_GETFL gives a pipe's ends their access modes");
+	int high = fcntl(fds[0], F_DUPFD, 10);
+	check(high >= 10 && fcntl(high, F_GETFD) == 0, "F_DUPFD gives the lowest free from 10");
+	int marked = fcntl(fds[0], F_DUPFD_CLOEXEC, 0);
+	check(marked > 2 && fcntl(marked, F_GETFD) == FD_CLOEXEC,
+	      "F_DUPFD_CLOEXEC marks the copy close-on-exec");
+	check(fcntl(marked, F_SETFD, 0) == 0 && fcntl(marked, F_GETFD) == 0,
+	      "F_SETFD clears it");
+	check(dup3(fds[0], high, O_CLOEXEC) == high && fcntl(high, F_GETFD) == FD_CLOEXEC,
+	      "dup3 with O_CLOEXEC marks the new descriptor");
+	errno = 0;
+	check(dup3(high, high, 0) == -1 && errno == EINVAL, "dup3 onto itself gives EINVAL");
+	errno = 0;
+	check(fcntl(99, F_GETFD) == -1 && errno == EBADF, "fcntl of a closed descriptor: EBADF");
+	char closed[16], open[16];
+	snprintf(closed, sizeof closed, "%d", high);
+	snprintf(open, sizeof open, "%d", marked);
+	char *args[] = { (char *)self, "open", closed, open, NULL };
+	pid_t child = fork();
+	if (child == 0) {
+		execv(self, args);
+		_exit(2);
+	}
+	int status = 0;
+	waitpid(child, &status, 0);
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "execve closes the descriptors marked close-on-exec, and only those");
+	close(fds[0]);
+	close(fds[1]);
+	close(high);
+	close(marked);
+}
+
+static void random_bytes(void)
+{
+	unsigned char a[64] = { 0 }, b[64] = { 0 };
+	long got = syscall(SYS_getrandom, a, sizeof a, 0L);
+	syscall(SYS_getrandom, b, sizeof b, 0L);
+	check(got == (long)sizeof a && memcmp(a, b, sizeof a) != 0,
+	      "getrandom fills the buffer, different bytes each time");
+	errno = 0;
+	check(syscall(SYS_getrandom, a, 8L, 0x100L) == -1 && errno == EINVAL,
+	      "getrandom refuses unknown flags");
+	errno = 0;
+	check(syscall(SYS_getrandom, (void *)8, 8L, 0L) == -1 && errno == EFAULT,
+	      "getrandom into a bad buffer: EFAULT");
+}
+
+static void clocks_and_ids(void)
+{
+	time_t t = 0;
+	long now = syscall(SYS_time, &t);
+	check(now >= 0 && t == now, "time returns the seconds and stores them");
+	check(getgroups(0, NULL) >= 0, "getgroups answers");
+	errno = 0;
+	check(getgroups(-1, NULL) == -1 && errno == EINVAL, "getgroups of a negative size: EINVAL");
+}
+
+static void affinity(void)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	long bytes = syscall(SYS_sched_getaffinity, 0, sizeof set, &set);
+	check(bytes >= 8 && bytes % 8 == 0 && CPU_ISSET(0, &set),
+	      "sched_getaffinity: whole words, CPU 0 among them");
+	errno = 0;
+	check(syscall(SYS_sched_getaffinity, 0, 4L, &set) == -1 && errno == EINVAL,
+	      "sched_getaffinity into 4 bytes: EINVAL");
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	check(sched_setaffinity(0, sizeof set, &set) == 0, "sched_setaffinity to CPU 0");
+	errno = 0;
+	check(sched_getaffinity(999999, sizeof set, &set) == -1 && errno == ESRCH,
+	      "sched_getaffinity of no process: ESRCH");
+}
+
+static void limits(void)
+{
+	struct rlimit limit;
+	check(getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur >= 3 &&
+	      limit.rlim_cur <= limit.rlim_max, "getrlimit(RLIMIT_NOFILE): soft within hard");
+	struct rlimit old;
+	check(syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &old) == 0 &&
+	      old.rlim_cur == limit.rlim_cur, "prlimit64 reads the same limit");
+	errno = 0;
+	check(getrlimit(999, &limit) == -1 && errno == EINVAL, "getrlimit of no resource: EINVAL");
+	/* The descriptors the limit allows are there to use. */
+	int fd = fcntl(0, F_DUPFD, (int)limit.rlim_cur - 1);
+	check(fd == (int)limit.rlim_cur - 1 && close(fd) == 0, "the last descriptor it allows is usable");
+	errno = 0;
+	check(fcntl(0, F_DUPFD, (int)limit.rlim_cur) == -1 && errno == EINVAL,
+	      "F_DUPFD at the limit: EINVAL");
+}
+
+static void thread_kills(void)
+{
+	pid_t me = getpid();
+	check(syscall(SYS_tgkill, me, me, 0) == 0, "tgkill of this thread with signal 0");
+	errno = 0;
+	check(syscall(SYS_tgkill, me + 100000, me, 0) == -1 && errno == ESRCH,
+	      "tgkill with the wrong process: ESRCH");
+	errno = 0;
+	check(syscall(SYS_tkill, 0, 0) == -1 && errno == EINVAL, "tkill of thread 0: EINVAL");
+	pid_t child = fork();
+	if (child == 0)
+		for (;;)
+			sleep(1);
+	check(syscall(SYS_tgkill, child, child, SIGKILL) == 0, "tgkill kills a child");
+	int status = 0;
+	waitpid(child, &status, 0);
+	check(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "which dies of it");
+}
+
+int main(int argc, char **argv)
+{
+	self = argv[0];
+	if (argc > 3 && strcmp(argv[1], "open") == 0)
+		return still_open(argv[2], argv[3]);
+	descriptors();
+	random_bytes();
+	clocks_and_ids();
+	affinity();
+	limits();
+	thread_kills();
+	if (failures == 0)
+		printf("ccalls: all checks passed\n");
+	return failures == 0 ? 0 : 1;
+}
