@@ -82,6 +82,8 @@ fn main() -> ExitCode {
 fn report(result: Result<Status, String>) -> Status {
     match result {
         Ok(Status::Success) => Status::Success,
+        // `run` has said which program ended how.
+        Ok(Status::ProgramFailed) => Status::ProgramFailed,
         Ok(status) => {
             eprintln!("boot: {status} (exit status {})", status.code());
             status
@@ -219,7 +221,34 @@ fn run(args: &Args) -> Result<Status, String> {
     if status == Status::Timeout {
         eprintln!("boot: no report within {timeout} s; QEMU was killed (raise it with --timeout)");
     }
+    if status == Status::Failure
+        && let Some(ending) = program_ending(&output)
+    {
+        eprintln!("boot: {ending} (exit status 1: the program failed, not the kernel)");
+        return Ok(Status::ProgramFailed);
+    }
     Ok(status)
+}
+
+/// How the program after ` -- ` ended, from the kernel's `RESULT {"kind":"exit",...}` line
+/// ("/bin/sh exited with status 1", "/bin/crash was killed by signal 11"); `None` if there
+/// is no such line, or the kernel failed after it (a panic, a leak).
+fn program_ending(output: &str) -> Option<String> {
+    let results: Vec<serde_json::Value> = output
+        .lines()
+        .filter_map(|l| serde_json::from_str(l.trim().strip_prefix("RESULT ")?).ok())
+        .collect();
+    let exit = results.iter().find(|r| r["kind"] == "exit")?;
+    let memory = results.iter().find(|r| r["kind"] == "memory")?;
+    if memory["frames_after"] != memory["frames_before"] || output.contains("PANIC") {
+        return None;
+    }
+    let program = exit["argv"][0].as_str().unwrap_or("the program");
+    match (exit["status"].as_i64(), exit["signal"].as_i64()) {
+        (Some(status), _) => Some(format!("{program} exited with status {status}")),
+        (_, Some(signal)) => Some(format!("{program} was killed by signal {signal}")),
+        _ => Some(format!("{program} could not be run")),
+    }
 }
 
 /// `boot linux -- PROGRAM ARGS`: the program on Linux, in the machine `run` would boot.

@@ -16,6 +16,9 @@ pub enum Status {
     Success = 0,
     /// 1: the kernel reported failure (a failed test, a panic, a fatal exception).
     Failure = 1,
+    /// 1 too: the program after ` -- ` ended with a status other than 0, or by a signal;
+    /// the kernel itself is fine (the boot tool says which program and how it ended).
+    ProgramFailed = 65,
     /// 2: the kernel rejected its boot options.
     BadOptions = 2,
     /// 3: the run did not end within the timeout and QEMU was killed.
@@ -45,7 +48,10 @@ impl Status {
     }
 
     pub fn code(self) -> i32 {
-        self as i32
+        match self {
+            Status::ProgramFailed => Status::Failure as i32,
+            other => other as i32,
+        }
     }
 }
 
@@ -54,6 +60,7 @@ impl fmt::Display for Status {
         f.write_str(match self {
             Status::Success => "success",
             Status::Failure => "the kernel reported a failure",
+            Status::ProgramFailed => "the program failed",
             Status::BadOptions => "the kernel rejected its boot options",
             Status::Timeout => "timed out",
             Status::NoReport => "QEMU ended without a report from the kernel",

@@ -332,6 +332,16 @@ fn an_argument_with_spaces_arrives_as_one_word() {
         let exit = run.result("exit");
         assert_eq!(exit["status"], 3, "{}{}", run.stdout, run.stderr);
         assert_eq!(exit["argv"], expected);
+        // The run's status is 1, and the boot tool says it was the program's doing.
+        assert_eq!(run.status, 1);
+        assert!(
+            run.stderr.contains(
+                "boot: /bin/hostile exited with status 3 (exit status 1: the program failed, \
+                 not the kernel)"
+            ),
+            "{}",
+            run.stderr
+        );
         assert!(
             run.stdout
                 .contains("-- /bin/hostile argc \"echo a;  echo b\""),

@@ -20,6 +20,8 @@ commands: any program in $PATH (default /bin), e.g. hog, sleeper 100ms, lat3 100
   su UID CMD         run CMD as uid UID (root only)
   time CMD           run CMD, then its real, user and sys times
   echo WORDS;  sleep SECONDS;  help;  exit [STATUS]
+the scheduler live: cat /proc/sched_debug, /proc/PID/sched, /proc/sys/kernel/sched_*;
+  per-uid groups (/sys/kernel/uids/UID/cpu_share) need the boot option group=uid
 ";
 
 /// Runs `command` if it is a builtin: its status, or why it failed (the caller prints one
