@@ -8,6 +8,8 @@
  *   printf asks F_GETFL before it writes); dup3; execve closing what is close-on-exec.
  * - getrandom, time, getgroups, sched_getaffinity/sched_setaffinity (nproc), getrlimit and
  *   prlimit64 (ulimit -n), tkill and tgkill.
+ * - The working directory (chdir, fchdir, getcwd, relative paths and execve) and /dev's
+ *   null and zero.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -157,9 +161,77 @@ static void thread_kills(void)
 	check(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "which dies of it");
 }
 
+/* execve of a relative path, from this program's own directory (before any chdir: argv[0]
+ * may be relative to where it started). */
+static void relative_execve(void)
+{
+	char dir[256];
+	snprintf(dir, sizeof dir, "%s", self);
+	char *slash = strrchr(dir, '/');
+	if (!slash) {
+		check(0, "argv[0] has a directory");
+		return;
+	}
+	*slash = 0;
+	char relative[300];
+	snprintf(relative, sizeof relative, "./%s", slash + 1);
+	pid_t child = fork();
+	if (child == 0) {
+		char *args[] = { relative, "argc", "x", NULL };
+		if (chdir(dir) == 0)
+			execv(relative, args);
+		_exit(255);
+	}
+	int status = 0;
+	waitpid(child, &status, 0);
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 3, "execve of ./NAME from its directory");
+}
+
+static void working_directory(void)
+{
+	char buf[256];
+	check(chdir("/") == 0 && getcwd(buf, sizeof buf) && strcmp(buf, "/") == 0,
+	      "chdir to the root, and getcwd says so");
+	struct stat st;
+	check(chdir("proc") == 0 && getcwd(buf, sizeof buf) && strcmp(buf, "/proc") == 0 &&
+	      stat("sys", &st) == 0 && S_ISDIR(st.st_mode),
+	      "a relative chdir, and relative paths start there");
+	errno = 0;
+	check(getcwd(buf, 3) == NULL && errno == ERANGE, "getcwd into too small a buffer: ERANGE");
+	check(chdir("..") == 0 && getcwd(buf, sizeof buf) && strcmp(buf, "/") == 0, "chdir ..");
+	errno = 0;
+	check(chdir("/no/such/place") == -1 && errno == ENOENT, "chdir to nothing: ENOENT");
+	errno = 0;
+	check(chdir("/proc/self/stat") == -1 && errno == ENOTDIR, "chdir to a file: ENOTDIR");
+	int fd = open("/proc", O_RDONLY | O_DIRECTORY);
+	check(fd >= 0 && fchdir(fd) == 0 && getcwd(buf, sizeof buf) && strcmp(buf, "/proc") == 0,
+	      "fchdir to an open directory");
+	close(fd);
+}
+
+static void devices(void)
+{
+	int fd = open("/dev/null", O_RDWR);
+	char byte = 1;
+	check(fd >= 0 && write(fd, "hello", 5) == 5 && read(fd, &byte, 1) == 0,
+	      "/dev/null takes writes and reads as empty");
+	close(fd);
+	unsigned char zeros[16];
+	memset(zeros, 0xff, sizeof zeros);
+	fd = open("/dev/zero", O_RDONLY);
+	check(fd >= 0 && read(fd, zeros, sizeof zeros) == sizeof zeros && zeros[0] == 0 &&
+	      zeros[15] == 0, "/dev/zero reads as zeros");
+	close(fd);
+	struct stat st;
+	check(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 &&
+	      minor(st.st_rdev) == 3, "/dev/null is character device 1:3");
+}
+
 int main(int argc, char **argv)
 {
 	self = argv[0];
+	if (argc > 1 && strcmp(argv[1], "argc") == 0)
+		return argc;
 	if (argc > 3 && strcmp(argv[1], "open") == 0)
 		return still_open(argv[2], argv[3]);
 	descriptors();
@@ -168,6 +240,9 @@ int main(int argc, char **argv)
 	affinity();
 	limits();
 	thread_kills();
+	relative_execve();
+	working_directory();
+	devices();
 	if (failures == 0)
 		printf("ccalls: all checks passed\n");
 	return failures == 0 ? 0 : 1;

@@ -24,6 +24,7 @@ pub const ENOTTY: i64 = 25;
 pub const ESPIPE: i64 = 29;
 pub const EROFS: i64 = 30;
 pub const EPIPE: i64 = 32;
+pub const ERANGE: i64 = 34;
 pub const ENAMETOOLONG: i64 = 36;
 pub const ENOSYS: i64 = 38;
 pub const ETIMEDOUT: i64 = 110;

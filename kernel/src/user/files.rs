@@ -206,10 +206,14 @@ impl Drop for File {
 }
 
 /// A file-descriptor table: each descriptor's open file, and its close-on-exec flag
-/// (FD_CLOEXEC: the descriptor's own, not the file's, as in Linux's `fdtable`).
+/// (FD_CLOEXEC: the descriptor's own, not the file's, as in Linux's `fdtable`). It also
+/// holds the working directory, where relative paths start: Linux keeps that in the
+/// `fs_struct` beside it (shared by CLONE_FS as the table is by CLONE_FILES); cfslab's
+/// threads share both, and a fork copies both.
 pub struct FdTable {
     fds: Vec<Option<Arc<File>>>,
     close_on_exec: Vec<bool>,
+    cwd: Arc<str>,
 }
 
 /// A table and its lock, as the tasks that share it hold it.
@@ -227,6 +231,7 @@ impl FdTable {
             FdTable {
                 fds: alloc::vec![Some(console.clone()), Some(console.clone()), Some(console)],
                 close_on_exec: alloc::vec![false; 3],
+                cwd: Arc::from("/"),
             },
         ))
     }
@@ -238,6 +243,7 @@ impl FdTable {
             FdTable {
                 fds: self.fds.clone(),
                 close_on_exec: self.close_on_exec.clone(),
+                cwd: self.cwd.clone(),
             },
         ))
     }
@@ -284,6 +290,15 @@ impl FdTable {
         }
         self.close_on_exec[fd] = false;
         Some(self.fds[fd].replace(file))
+    }
+
+    /// The working directory (canonical, from the root).
+    pub fn cwd(&self) -> Arc<str> {
+        self.cwd.clone()
+    }
+
+    pub fn set_cwd(&mut self, cwd: Arc<str>) {
+        self.cwd = cwd;
     }
 
     /// `fd`'s close-on-exec flag, `None` if `fd` is not open.

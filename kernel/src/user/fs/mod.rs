@@ -1,6 +1,7 @@
 //! cfslab's file tree, by Linux's paths: the initramfs, read-only, at `/` (`/bin/NAME`,
-//! `/init`); `/proc` (processes and the scheduler's state, `proc`); and the scheduler's
-//! knobs (`knobs`) under `/proc/sys/kernel/` and `/sys/kernel/`. Nothing is stored: a
+//! `/init`); `/proc` (processes and the scheduler's state, `proc`); the scheduler's
+//! knobs (`knobs`) under `/proc/sys/kernel/` and `/sys/kernel/`; and `/dev`'s null, zero,
+//! tty and console. Nothing is stored: a
 //! directory's entries are made when it is looked at and a file's text when it is read, as
 //! Linux's procfs and sysfs make theirs. There is no writable file system: creating a file
 //! is EROFS.
@@ -43,6 +44,40 @@ pub enum Dir {
     /// `/sys/kernel/uids`: a directory per uid that has a scheduling group (2.6.24).
     SysKernelUids,
     Uid(u32),
+    Dev,
+}
+
+/// A device of `/dev`: what Linux's `mem` and `tty` drivers give these names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Device {
+    /// Reads end at once, writes vanish (1:3).
+    Null,
+    /// Reads give zeros, writes vanish (1:5).
+    Zero,
+    /// The process's terminal (5:0): the console, cfslab's only one.
+    Tty,
+    /// The console (5:1).
+    Console,
+}
+
+impl Device {
+    const ALL: [(&'static str, Device); 4] = [
+        ("null", Device::Null),
+        ("zero", Device::Zero),
+        ("tty", Device::Tty),
+        ("console", Device::Console),
+    ];
+
+    /// `st_rdev`: Linux's (major, minor), encoded as `makedev` does for small numbers.
+    pub fn rdev(self) -> u64 {
+        let (major, minor) = match self {
+            Device::Null => (1, 3),
+            Device::Zero => (1, 5),
+            Device::Tty => (5, 0),
+            Device::Console => (5, 1),
+        };
+        (major << 8) | minor
+    }
 }
 
 /// A file.
@@ -52,6 +87,7 @@ pub enum FileNode {
     Initramfs(&'static [u8]),
     Proc(ProcFile),
     Knob(Knob),
+    Device(Device),
 }
 
 /// What a path names.
@@ -66,11 +102,14 @@ impl Node {
     pub fn mode(&self) -> u32 {
         const S_IFDIR: u32 = 0o040_000;
         const S_IFREG: u32 = 0o100_000;
+        const S_IFCHR: u32 = 0o020_000;
         match self {
             Node::Dir(_) => S_IFDIR | 0o555,
             Node::File(FileNode::Initramfs(_)) => S_IFREG | 0o755,
             Node::File(FileNode::Proc(_)) => S_IFREG | 0o444,
             Node::File(FileNode::Knob(_)) => S_IFREG | 0o644,
+            Node::File(FileNode::Device(Device::Console)) => S_IFCHR | 0o600,
+            Node::File(FileNode::Device(_)) => S_IFCHR | 0o666,
         }
     }
 
@@ -82,11 +121,20 @@ impl Node {
         }
     }
 
-    /// `d_type` in a directory listing: DT_DIR or DT_REG.
+    /// `d_type` in a directory listing: DT_DIR, DT_CHR or DT_REG.
     pub fn dirent_type(&self) -> u8 {
         match self {
             Node::Dir(_) => 4,
+            Node::File(FileNode::Device(_)) => 2,
             Node::File(_) => 8,
+        }
+    }
+
+    /// `st_rdev`: a device's number, 0 for anything else.
+    pub fn rdev(&self) -> u64 {
+        match self {
+            Node::File(FileNode::Device(d)) => d.rdev(),
+            _ => 0,
         }
     }
 }
@@ -108,6 +156,9 @@ impl Dir {
                 if prefix.is_empty() {
                     entries.push(dir("proc", Dir::Proc));
                     entries.push(dir("sys", Dir::Sys));
+                    if !entries.iter().any(|(name, _)| name == "dev") {
+                        entries.push(dir("dev", Dir::Dev));
+                    }
                 }
                 entries
             }
@@ -151,6 +202,10 @@ impl Dir {
                 .map(|uid| (format!("{uid}"), Node::Dir(Dir::Uid(uid))))
                 .collect(),
             Dir::Uid(uid) => alloc::vec![file("cpu_share", FileNode::Knob(Knob::CpuShare(*uid)))],
+            Dir::Dev => Device::ALL
+                .iter()
+                .map(|&(name, d)| file(name, FileNode::Device(d)))
+                .collect(),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! kept until a seek back to the start, so that a reader taking a file in small pieces sees
 //! one consistent snapshot (Linux's seq_file does the same per read; cfslab per open).
 
-use super::{FileNode, Node, inode_of, lookup};
+use super::{Device, FileNode, Node, inode_of, lookup};
 use crate::sync::{Rank, SpinLock};
 use crate::user::errno;
 use alloc::string::String;
@@ -119,6 +119,8 @@ impl NodeFile {
             Node::File(FileNode::Initramfs(data)) => Bytes::Static(data),
             Node::File(FileNode::Proc(f)) => Bytes::Owned(f.text()?.into_bytes()),
             Node::File(FileNode::Knob(k)) => Bytes::Owned(k.text()?.into_bytes()),
+            // Devices are read and written apart (`read`, `write`).
+            Node::File(FileNode::Device(_)) => return Err(-errno::EINVAL),
         })
     }
 
@@ -127,8 +129,14 @@ impl NodeFile {
         if !self.readable {
             return Err(-errno::EBADF);
         }
-        if matches!(self.node, Node::Dir(_)) {
-            return Err(-errno::EISDIR);
+        match self.node {
+            Node::Dir(_) => return Err(-errno::EISDIR),
+            Node::File(FileNode::Device(Device::Zero)) => {
+                out.fill(0);
+                return Ok(out.len());
+            }
+            Node::File(FileNode::Device(_)) => return Ok(0),
+            Node::File(_) => {}
         }
         // The text is made outside this file's lock (it takes the scheduler's).
         let fresh = if self.with(|s| s.snapshot.is_none()) {
@@ -157,6 +165,7 @@ impl NodeFile {
         match &self.node {
             _ if !self.writable => Err(-errno::EBADF),
             Node::File(FileNode::Knob(k)) => k.write(bytes).map(|()| bytes.len()),
+            Node::File(FileNode::Device(_)) => Ok(bytes.len()),
             _ => Err(-errno::EINVAL),
         }
     }

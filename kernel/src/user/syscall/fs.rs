@@ -1,12 +1,13 @@
 //! Files by path (`user::fs`): `open`, `openat`, `lseek`, `getdents64`, `stat`, `lstat`,
-//! `fstat`, `newfstatat`. Paths are at most PATH_MAX bytes; a relative one starts at the
-//! root (cfslab has no current directory yet) or at `openat`'s directory.
+//! `fstat`, `newfstatat`, and the working directory: `chdir`, `fchdir`, `getcwd`. Paths are
+//! at most PATH_MAX bytes; a relative one starts at the working directory or at `openat`'s
+//! directory.
 
 use super::io::file;
 use super::{errno, space};
 use crate::sched;
 use crate::user::files::File;
-use crate::user::fs::{self, Node, PATH_MAX, open_file};
+use crate::user::fs::{self, Device, FileNode, Node, PATH_MAX, open_file};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -27,10 +28,13 @@ fn path_at(addr: u64) -> Result<Vec<u8>, i64> {
     })
 }
 
-/// Where a relative path starts: the root, or directory `dirfd`.
+/// Where a relative path starts: the working directory, or directory `dirfd`.
 fn base_of(dirfd: u64, path: &[u8]) -> Result<alloc::string::String, i64> {
-    if path.first() == Some(&b'/') || dirfd as i32 == AT_FDCWD {
+    if path.first() == Some(&b'/') {
         return Ok("/".into());
+    }
+    if dirfd as i32 == AT_FDCWD {
+        return Ok(working_directory().as_ref().into());
     }
     match &*file(dirfd)? {
         File::Node(n) if matches!(n.node, Node::Dir(_)) => Ok(n.path.clone()),
@@ -55,7 +59,12 @@ pub fn openat(dirfd: u64, path: u64, flags: u64) -> i64 {
     let Some(files) = sched::current_files() else {
         return -errno::EBADF;
     };
-    let file = Arc::new(File::Node(node));
+    // `/dev/tty` and `/dev/console` are the console itself, as the descriptors a program
+    // starts with are.
+    let file = match node.node {
+        Node::File(FileNode::Device(Device::Tty | Device::Console)) => Arc::new(File::Console),
+        _ => Arc::new(File::Node(node)),
+    };
     let close_on_exec = flags & super::descriptors::O_CLOEXEC != 0;
     let fd = files.lock().install_from(0, file, close_on_exec);
     fd.map_or(-errno::EMFILE, |fd| fd as i64)
@@ -97,7 +106,7 @@ fn attributes(file: &File) -> (u32, u64, u64, u64) {
         // ttyS0: major 4, minor 64.
         File::Console => (S_IFCHR | 0o620, 0, 3, (4 << 8) | 64),
         File::Pipe { pipe, .. } => (S_IFIFO | 0o600, 0, Arc::as_ptr(pipe) as u64, 0),
-        File::Node(n) => (n.node.mode(), n.node.size(), n.inode(), 0),
+        File::Node(n) => (n.node.mode(), n.node.size(), n.inode(), n.node.rdev()),
     }
 }
 
@@ -141,8 +150,64 @@ pub fn newfstatat(dirfd: u64, path: u64, buf: u64, flags: u64) -> i64 {
     let found = base_of(dirfd, &path).and_then(|from| fs::lookup(&path, &from));
     match found {
         Ok((node, canonical)) => {
-            put_stat(buf, (node.mode(), node.size(), fs::inode_of(&canonical), 0))
+            let inode = fs::inode_of(&canonical);
+            put_stat(buf, (node.mode(), node.size(), inode, node.rdev()))
         }
         Err(e) => e,
+    }
+}
+
+/// The running process's working directory (canonical, from the root).
+pub fn working_directory() -> Arc<str> {
+    sched::current_files().map_or_else(|| "/".into(), |files| files.lock().cwd())
+}
+
+/// `chdir(path)`: ENOENT if nothing is there, ENOTDIR if it is not a directory.
+pub fn chdir(path: u64) -> i64 {
+    let found = path_at(path).and_then(|path| {
+        let from = base_of(AT_FDCWD as u64, &path)?;
+        fs::lookup(&path, &from)
+    });
+    match found {
+        Ok((Node::Dir(_), canonical)) => set_working_directory(&canonical),
+        Ok(_) => -errno::ENOTDIR,
+        Err(e) => e,
+    }
+}
+
+/// `fchdir(fd)`: the directory `fd` has open.
+pub fn fchdir(fd: u64) -> i64 {
+    match &*match file(fd) {
+        Ok(f) => f,
+        Err(e) => return e,
+    } {
+        File::Node(n) if matches!(n.node, Node::Dir(_)) => set_working_directory(&n.path),
+        _ => -errno::ENOTDIR,
+    }
+}
+
+fn set_working_directory(canonical: &str) -> i64 {
+    match sched::current_files() {
+        Some(files) => {
+            files.lock().set_cwd(canonical.into());
+            0
+        }
+        None => -errno::EBADF,
+    }
+}
+
+/// `getcwd(buf, size)`: the working directory and its NUL; the raw call returns their
+/// length. ERANGE if `size` is too small.
+pub fn getcwd(buf: u64, size: u64) -> i64 {
+    let cwd = working_directory();
+    let mut bytes = Vec::with_capacity(cwd.len() + 1);
+    bytes.extend_from_slice(cwd.as_bytes());
+    bytes.push(0);
+    if (bytes.len() as u64) > size {
+        return -errno::ERANGE;
+    }
+    match space().write(buf, &bytes) {
+        Ok(()) => bytes.len() as i64,
+        Err(_) => -errno::EFAULT,
     }
 }

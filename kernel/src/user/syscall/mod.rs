@@ -68,6 +68,9 @@ mod nr {
     pub const WAIT4: u64 = 61;
     pub const KILL: u64 = 62;
     pub const UNAME: u64 = 63;
+    pub const GETCWD: u64 = 79;
+    pub const CHDIR: u64 = 80;
+    pub const FCHDIR: u64 = 81;
     pub const GETRLIMIT: u64 = 97;
     pub const GETUID: u64 = 102;
     pub const GETGROUPS: u64 = 115;
@@ -128,6 +131,9 @@ pub fn dispatch(frame: &SyscallFrame) -> i64 {
         nr::LSEEK => fs::lseek(uint(a[0]), a[1], uint(a[2])),
         nr::GETDENTS64 => fs::getdents64(uint(a[0]), a[1], uint(a[2])),
         nr::STAT | nr::LSTAT => fs::stat(a[0], a[1]),
+        nr::GETCWD => fs::getcwd(a[0], a[1]),
+        nr::CHDIR => fs::chdir(a[0]),
+        nr::FCHDIR => fs::fchdir(uint(a[0])),
         nr::FSTAT => fs::fstat(uint(a[0]), a[1]),
         nr::NEWFSTATAT => fs::newfstatat(uint(a[0]), a[1], a[2], uint(a[3])),
         nr::PIPE => io::pipe(a[0]),

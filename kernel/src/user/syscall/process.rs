@@ -218,9 +218,15 @@ pub fn execve(path: u64, argv: u64, envp: u64) -> i64 {
 
 /// Loads the program and makes it the running process's: its entry and stack pointer.
 fn exec(path: u64, argv: u64, envp: u64) -> Result<(u64, u64), i64> {
-    let Ok(path) = space().read_c_string(path, PATH_MAX) else {
+    let Ok(mut path) = space().read_c_string(path, PATH_MAX) else {
         return Err(-errno::EFAULT);
     };
+    if path.first() != Some(&b'/') {
+        // A relative path (`./prog`) starts at the working directory.
+        let cwd = super::fs::working_directory();
+        let (_, canonical) = crate::user::fs::lookup(&path, &cwd)?;
+        path = canonical.into_bytes();
+    }
     let mut budget = ARG_BYTES_MAX;
     let args = strings(argv, &mut budget)?;
     let env = strings(envp, &mut budget)?;
