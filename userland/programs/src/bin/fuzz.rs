@@ -49,7 +49,7 @@ impl Rng {
 }
 
 /// The numbers a call is mostly drawn from: those cfslab implements, and a few it does not.
-const NUMBERS: [usize; 53] = [
+const NUMBERS: [usize; 66] = [
     nr::READ,
     nr::WRITE,
     nr::CLOSE,
@@ -99,16 +99,32 @@ const NUMBERS: [usize; 53] = [
     nr::NEWFSTATAT,
     nr::LSEEK,
     nr::GETDENTS64,
-    21,  // access
+    21,  // access (not implemented)
     79,  // getcwd
     80,  // chdir
-    435, // clone3
+    81,  // fchdir
+    72,  // fcntl
+    292, // dup3
+    201, // time
+    318, // getrandom
+    115, // getgroups
+    203, // sched_setaffinity
+    204, // sched_getaffinity
+    97,  // getrlimit
+    302, // prlimit64
+    200, // tkill
+    234, // tgkill
+    89,  // readlink (not implemented)
+    435, // clone3 (not implemented)
 ];
 
 /// Real paths, for the file calls to reach the tree (the scheduler's files among them; the
 /// children are not root, so writes to those must be refused).
-const PATHS: [&[u8]; 8] = [
+const PATHS: [&[u8]; 11] = [
     b"/\0",
+    b"/dev/null\0",
+    b"/dev/zero\0",
+    b"/dev/tty\0",
     b"/proc\0",
     b"/proc/self/status\0",
     b"/proc/sched_debug\0",
