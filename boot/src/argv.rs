@@ -17,7 +17,7 @@ pub fn shell_words(text: &str) -> Result<Vec<String>, String> {
     let mut chars = text.chars();
     while let Some(c) = chars.next() {
         match c {
-            c if c.is_whitespace() => words.extend(word.take()),
+            ' ' | '\t' | '\n' => words.extend(word.take()),
             '\'' => {
                 let w = word.get_or_insert_with(String::new);
                 loop {

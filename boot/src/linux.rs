@@ -74,13 +74,18 @@ pub fn kernel() -> Result<Kernel, String> {
 }
 
 /// Linux's command line: the serial console, quiet, power off rather than hang on a panic,
-/// and the program after ` -- ` (Linux passes those words to init; a word with spaces goes
-/// in double quotes, which Linux's `next_arg` takes off).
+/// and the program after ` -- ` (Linux passes those words to init; a word with whitespace
+/// goes in double quotes, which Linux's `next_arg` takes off). Linux knows no escapes: a
+/// backslash passes as it is, and a word holding a double quote cannot be passed whole.
 pub fn command_line(program: &[String]) -> String {
     let mut line = String::from("console=ttyS0 quiet panic=-1 --");
     for word in program {
         line.push(' ');
-        line.push_str(&bootopts::program::quoted(word));
+        if word.is_empty() || word.contains(|c: char| c.is_ascii_whitespace()) {
+            line.push_str(&format!("\"{word}\""));
+        } else {
+            line.push_str(word);
+        }
     }
     line
 }

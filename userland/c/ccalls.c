@@ -185,6 +185,16 @@ static void relative_execve(void)
 	int status = 0;
 	waitpid(child, &status, 0);
 	check(WIFEXITED(status) && WEXITSTATUS(status) == 3, "execve of ./NAME from its directory");
+	char dotted[300];
+	snprintf(dotted, sizeof dotted, "%s/.//%s", dir, slash + 1);
+	child = fork();
+	if (child == 0) {
+		char *args[] = { dotted, "argc", NULL };
+		execv(dotted, args);
+		_exit(255);
+	}
+	waitpid(child, &status, 0);
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 2, "execve of DIR/.//NAME");
 }
 
 static void working_directory(void)

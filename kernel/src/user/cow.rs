@@ -25,9 +25,11 @@ impl AddressSpace {
         let layout = self.layout.lock().clone();
         *child.layout.lock() = layout;
         child.set_mapped_pages(self.mapped_pages());
-        child.copy_chunks(self);
         let mut pages = alloc::vec::Vec::new();
         with_memory(|m| {
+            // Under the memory lock, as the walk: a sibling thread cannot map a new chunk
+            // between the list's copy and the walk.
+            child.copy_chunks(self);
             self.for_each_page(m, |addr, entry| {
                 let mut flags = entry.flags();
                 if flags.contains(F::WRITABLE) {

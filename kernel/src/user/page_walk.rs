@@ -148,6 +148,7 @@ impl AddressSpace {
                 (l2, l3, 30),
                 (l3, Some(self.level_4_frame()), 39),
             ];
+            let mut unlinked = Vec::new();
             for (frame, parent, shift) in levels {
                 let (Some(frame), Some(parent)) = (frame, parent) else {
                     break;
@@ -159,7 +160,16 @@ impl AddressSpace {
                     break;
                 }
                 table(m, parent)[((base >> shift) & 511) as usize].set_unused();
-                // SAFETY: the table is empty and no entry refers to it any more.
+                unlinked.push(frame);
+            }
+            drop(chunks);
+            // The CPU may still cache the entries that led to the tables: flush them all
+            // before a table's frame is reused (Linux's `tlb_remove_table`).
+            if !unlinked.is_empty() {
+                crate::arch::paging::flush_tlb_all();
+            }
+            for frame in unlinked {
+                // SAFETY: the table is empty, no entry refers to it, and no TLB holds it.
                 unsafe { m.frames.deallocate_frame(frame) };
                 self.tables.fetch_sub(1, Relaxed);
             }

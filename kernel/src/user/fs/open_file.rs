@@ -83,6 +83,10 @@ pub fn open(path: &[u8], from: &str, flags: u64, uid: u32) -> Result<NodeFile, i
         (Node::Dir(_), true) => return Err(-errno::EISDIR),
         (Node::File(FileNode::Initramfs(_)), true) => return Err(-errno::EROFS),
         (Node::File(FileNode::Proc(_)), true) => return Err(-errno::EACCES),
+        // The console is root's, mode 0600, as Linux's /dev/console.
+        (Node::File(FileNode::Device(Device::Console)), _) if uid != 0 => {
+            return Err(-errno::EACCES);
+        }
         // A knob is root's, mode 0644: only root writes it.
         (Node::File(FileNode::Knob(_)), true) if uid != 0 => return Err(-errno::EACCES),
         _ => {}

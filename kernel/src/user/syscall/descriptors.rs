@@ -70,7 +70,9 @@ pub fn fcntl(fd: u64, cmd: u64, arg: u64) -> i64 {
     let fd = fd as usize;
     match cmd {
         F_DUPFD | F_DUPFD_CLOEXEC => {
-            if arg >= MAX_FDS as u64 {
+            // The lowest descriptor wanted is an `int`: negative, or past the limit, EINVAL.
+            let arg = arg as u32;
+            if arg >= MAX_FDS as u32 {
                 return -errno::EINVAL;
             }
             let installed = files

@@ -97,16 +97,19 @@ fn fixed_place(space: &AddressSpace, addr: u64, len: u64, no_replace: bool) -> R
         }
         layout.mappings.insert(addr, addr + len);
     } else {
-        unmap(space, addr, len);
+        // Taken first, so that a sibling thread's mmap cannot be placed there while the
+        // old pages go.
         space.layout.lock().mappings.insert(addr, addr + len);
+        space.unmap(addr, len);
     }
     Ok(addr)
 }
 
-/// Unmaps `start..start + len` and gives its addresses back.
+/// Unmaps `start..start + len` and gives its addresses back: the pages first, so that a
+/// sibling thread's mmap cannot be placed there while they go.
 fn unmap(space: &AddressSpace, start: u64, len: u64) {
-    space.layout.lock().mappings.remove(start, start + len);
     space.unmap(start, len);
+    space.layout.lock().mappings.remove(start, start + len);
 }
 
 pub fn munmap(addr: u64, len: u64) -> i64 {

@@ -8,6 +8,7 @@
 //! instead of returning.
 
 mod descriptors;
+mod exec_strings;
 mod fs;
 mod futex;
 mod info;

@@ -5,7 +5,7 @@
 //! and threads (`clone` with CLONE_VM) share it. A vfork parent sleeps until its child execs
 //! or exits, through the scheduler's own vfork path, so the policy sees Linux's sequence.
 
-use super::{errno, space};
+use super::{errno, exec_strings, space};
 use crate::arch::user_mode::SyscallFrame;
 use crate::sched::proc::exit::{Exit, ExitStatus};
 use crate::sched::proc::thread_ends;
@@ -13,7 +13,6 @@ use crate::sched::{self, ForkKind};
 use crate::task::{id_of_pid, pid_of};
 use crate::user::process::{self, ExecError};
 use alloc::sync::Arc;
-use alloc::vec::Vec;
 
 const CLONE_VM: u64 = 0x100;
 const CLONE_FS: u64 = 0x200;
@@ -142,66 +141,8 @@ fn space_write_tid(addr: u64, tid: i64) -> Result<(), ()> {
         .map_err(|_| ())
 }
 
-/// Linux's rules for `execve`'s strings (fs/exec.c): one string may be 32 pages with its
-/// NUL (MAX_ARG_STRLEN), and all of them, with a pointer's 8 bytes each, must fit a budget.
-/// Linux's budget is a quarter of the stack's limit (2 MiB by default); cfslab's is 128
-/// KiB, Linux's ARG_MAX before 2.6.23, half of cfslab's 256 KiB stack: so that execs in
-/// every process at once cannot take the kernel heap. Beyond either, E2BIG.
-const MAX_ARG_STRLEN: usize = 32 * 4096;
-const ARG_BYTES_MAX: usize = 128 * 1024;
 /// The most bytes of a path, its NUL included (Linux's PATH_MAX).
 const PATH_MAX: usize = 4096;
-
-/// The strings of argv or envp, copied in: one buffer, and where each string ends.
-#[derive(Default)]
-struct Strings {
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
-}
-
-impl Strings {
-    fn as_slices(&self) -> Vec<&[u8]> {
-        let starts = core::iter::once(0).chain(self.ends.iter().copied());
-        starts
-            .zip(&self.ends)
-            .map(|(s, &e)| &self.bytes[s..e])
-            .collect()
-    }
-}
-
-/// Reads a null-terminated array of string pointers, taking each pointer's 8 bytes and its
-/// string's bytes (and a NUL) from `budget`: E2BIG once it is spent, or for a string longer
-/// than MAX_ARG_STRLEN; EFAULT for a bad pointer.
-fn strings(array: u64, budget: &mut usize) -> Result<Strings, i64> {
-    let space = space();
-    let mut out = Strings::default();
-    if array == 0 {
-        return Ok(out); // Linux takes a null array as an empty one
-    }
-    let mut at = array;
-    loop {
-        let mut ptr = [0u8; 8];
-        space.read(at, &mut ptr).map_err(|_| -errno::EFAULT)?;
-        let ptr = u64::from_le_bytes(ptr);
-        if ptr == 0 {
-            break;
-        }
-        *budget = budget.checked_sub(8).ok_or(-errno::E2BIG)?;
-        let string = space.read_c_string(ptr, MAX_ARG_STRLEN).map_err(|_| {
-            // No NUL in the first 32 pages, or memory that is not the program's.
-            let mut probe = alloc::vec![0u8; MAX_ARG_STRLEN];
-            match space.read(ptr, &mut probe) {
-                Ok(()) => -errno::E2BIG,
-                Err(_) => -errno::EFAULT,
-            }
-        })?;
-        *budget = budget.checked_sub(string.len() + 1).ok_or(-errno::E2BIG)?;
-        out.bytes.extend_from_slice(&string);
-        out.ends.push(out.bytes.len());
-        at += 8;
-    }
-    Ok(out)
-}
 
 /// `execve(path, argv, envp)`: on success never returns to the caller's program.
 pub fn execve(path: u64, argv: u64, envp: u64) -> i64 {
@@ -221,15 +162,16 @@ fn exec(path: u64, argv: u64, envp: u64) -> Result<(u64, u64), i64> {
     let Ok(mut path) = space().read_c_string(path, PATH_MAX) else {
         return Err(-errno::EFAULT);
     };
-    if path.first() != Some(&b'/') {
-        // A relative path (`./prog`) starts at the working directory.
+    if path.first() != Some(&b'/') || crate::user::initramfs::find(&path).is_none() {
+        // A relative path (`./prog`) starts at the working directory; one with `.`, `..` or
+        // `//` in it is made canonical (a plain `/bin/NAME` is found as it is).
         let cwd = super::fs::working_directory();
         let (_, canonical) = crate::user::fs::lookup(&path, &cwd)?;
         path = canonical.into_bytes();
     }
-    let mut budget = ARG_BYTES_MAX;
-    let args = strings(argv, &mut budget)?;
-    let env = strings(envp, &mut budget)?;
+    let mut copy = exec_strings::Copy::new();
+    let args = copy.strings(argv)?;
+    let env = copy.strings(envp)?;
     let (argv, envp) = (args.as_slices(), env.as_slices());
     let group = sched::current_group().expect("a process");
     let loaded = process::load(&path, &argv, &envp, sched::current_uid()).map_err(|e| match e {
