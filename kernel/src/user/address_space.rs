@@ -86,7 +86,7 @@ impl AddressSpace {
                 pages: AtomicU64::new(0),
                 tables: AtomicU64::new(0),
                 layout: SpinLock::new(Rank::Layout, Layout::default()),
-                chunks: SpinLock::new(Rank::Chunks, super::page_walk::Chunks::new()),
+                chunks: SpinLock::new(Rank::Chunks, super::page_walk::Chunks::default()),
             })
         })
     }
@@ -129,11 +129,13 @@ impl AddressSpace {
     }
 
     /// Maps `page` to `frame` with `flags` (user-accessible tables above it), counting the
-    /// page and any table the mapping had to make. The caller holds the memory lock.
+    /// page and any table the mapping had to make. The caller holds the memory lock and
+    /// has noted the page ([`Self::note_pages`]).
     ///
     /// # Safety
     /// `frame` may be mapped here: it is fresh, or shared read-only (copy-on-write or the
     /// page cache), so that no writable alias of it exists.
+    #[inline]
     pub(super) unsafe fn map_page(
         &self,
         mapper: &mut OffsetPageTable,
@@ -143,13 +145,14 @@ impl AddressSpace {
         flags: F,
     ) -> Result<(), MemoryError> {
         let parents = F::PRESENT | F::WRITABLE | F::USER_ACCESSIBLE;
-        self.note_chunk(page.start_address().as_u64());
         let before = m.frames.frames_in_use();
         // SAFETY: the caller's promise about `frame`; the page is in the lower half.
         let mapped =
             unsafe { mapper.map_to_with_table_flags(page, frame, flags, parents, &mut m.frames) };
-        self.tables
-            .fetch_add(m.frames.frames_in_use() - before, Relaxed);
+        let tables_made = m.frames.frames_in_use() - before;
+        if tables_made > 0 {
+            self.tables.fetch_add(tables_made, Relaxed);
+        }
         mapped
             .map_err(|_| MemoryError::Mapping("user memory (out of frames)"))?
             .ignore();
@@ -173,6 +176,7 @@ impl AddressSpace {
         }
         for (from, to) in chunk_spans(first, end) {
             self.with_mapper(|mapper, m| {
+                self.note_pages(from, to);
                 let offset = mapper.phys_offset();
                 for addr in (from..to).step_by(PAGE as usize) {
                     let page = Page::<Size4KiB>::containing_address(VirtAddr::new(addr));
@@ -227,6 +231,9 @@ impl AddressSpace {
             .next_multiple_of(PAGE);
         let first_index = file_offset / PAGE;
         self.with_mapper(|mapper, m| {
+            for (from, to) in chunk_spans(first, end) {
+                self.note_pages(from, to);
+            }
             for (i, addr) in (first..end).step_by(PAGE as usize).enumerate() {
                 let page = Page::<Size4KiB>::containing_address(VirtAddr::new(addr));
                 if mapper.translate_page(page).is_ok() {
@@ -260,13 +267,7 @@ impl AddressSpace {
             .saturating_add(len)
             .next_multiple_of(PAGE)
             .min(USER_END);
-        let chunks: Vec<u64> = {
-            let chunks = self.chunks.lock();
-            chunks
-                .range(first & !(CHUNK - 1)..end)
-                .map(|(&base, _)| base)
-                .collect()
-        };
+        let chunks: Vec<u64> = self.chunks.lock().bases_in(first & !(CHUNK - 1), end);
         for base in chunks {
             let (from, to) = (first.max(base), end.min(base + CHUNK));
             self.with_mapper(|mapper, m| {

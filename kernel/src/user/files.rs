@@ -205,6 +205,25 @@ impl Drop for File {
     }
 }
 
+/// One close-on-exec bit per descriptor, in place: a fork copies it without allocating.
+#[derive(Clone, Copy, Default)]
+struct CloseOnExec([u64; MAX_FDS / 64]);
+
+impl CloseOnExec {
+    fn get(&self, fd: usize) -> bool {
+        self.0[fd / 64] & (1 << (fd % 64)) != 0
+    }
+
+    fn set(&mut self, fd: usize, on: bool) {
+        let (word, bit) = (fd / 64, 1u64 << (fd % 64));
+        if on {
+            self.0[word] |= bit;
+        } else {
+            self.0[word] &= !bit;
+        }
+    }
+}
+
 /// A file-descriptor table: each descriptor's open file, and its close-on-exec flag
 /// (FD_CLOEXEC: the descriptor's own, not the file's, as in Linux's `fdtable`). It also
 /// holds the working directory, where relative paths start: Linux keeps that in the
@@ -212,7 +231,7 @@ impl Drop for File {
 /// threads share both, and a fork copies both.
 pub struct FdTable {
     fds: Vec<Option<Arc<File>>>,
-    close_on_exec: Vec<bool>,
+    close_on_exec: CloseOnExec,
     cwd: Arc<str>,
 }
 
@@ -230,7 +249,7 @@ impl FdTable {
             Rank::FdTable,
             FdTable {
                 fds: alloc::vec![Some(console.clone()), Some(console.clone()), Some(console)],
-                close_on_exec: alloc::vec![false; 3],
+                close_on_exec: CloseOnExec::default(),
                 cwd: Arc::from("/"),
             },
         ))
@@ -242,7 +261,7 @@ impl FdTable {
             Rank::FdTable,
             FdTable {
                 fds: self.fds.clone(),
-                close_on_exec: self.close_on_exec.clone(),
+                close_on_exec: self.close_on_exec,
                 cwd: self.cwd.clone(),
             },
         ))
@@ -274,7 +293,7 @@ impl FdTable {
             None => return None,
         };
         self.install_at(fd, file)?;
-        self.close_on_exec[fd] = close_on_exec;
+        self.close_on_exec.set(fd, close_on_exec);
         Some(fd)
     }
 
@@ -286,9 +305,8 @@ impl FdTable {
         }
         if self.fds.len() <= fd {
             self.fds.resize(fd + 1, None);
-            self.close_on_exec.resize(fd + 1, false);
         }
-        self.close_on_exec[fd] = false;
+        self.close_on_exec.set(fd, false);
         Some(self.fds[fd].replace(file))
     }
 
@@ -304,25 +322,25 @@ impl FdTable {
     /// `fd`'s close-on-exec flag, `None` if `fd` is not open.
     pub fn close_on_exec(&self, fd: usize) -> Option<bool> {
         self.fds.get(fd)?.as_ref()?;
-        Some(self.close_on_exec[fd])
+        Some(self.close_on_exec.get(fd))
     }
 
     /// Sets `fd`'s close-on-exec flag; `None` if `fd` is not open.
     pub fn set_close_on_exec(&mut self, fd: usize, on: bool) -> Option<()> {
         self.fds.get(fd)?.as_ref()?;
-        self.close_on_exec[fd] = on;
+        self.close_on_exec.set(fd, on);
         Some(())
     }
 
     /// Closes every descriptor marked close-on-exec (`execve`) and returns their files, for
     /// the caller to drop after the table's lock.
     pub fn take_close_on_exec(&mut self) -> Vec<Arc<File>> {
-        let marked = (0..self.fds.len()).filter(|&fd| self.close_on_exec[fd]);
+        let marked = (0..self.fds.len()).filter(|&fd| self.close_on_exec.get(fd));
         let marked: Vec<usize> = marked.collect();
         marked
             .into_iter()
             .filter_map(|fd| {
-                self.close_on_exec[fd] = false;
+                self.close_on_exec.set(fd, false);
                 self.fds[fd].take()
             })
             .collect()

@@ -14,11 +14,14 @@
 //! logarithmic. Merging keeps the list short: a program's mappings that touch are one range.
 
 use alloc::collections::BTreeMap;
+use alloc::sync::Arc;
 
-/// Taken ranges, `start → end` (page-aligned, end exclusive), none touching another.
+/// Taken ranges, `start → end` (page-aligned, end exclusive), none touching another. A
+/// fork shares the parent's ranges until either side changes them (`Arc::make_mut`): most
+/// children exit or exec first, and then nothing is copied.
 #[derive(Debug, Clone, Default)]
 pub struct Mappings {
-    ranges: BTreeMap<u64, u64>,
+    ranges: Arc<BTreeMap<u64, u64>>,
 }
 
 impl Mappings {
@@ -61,12 +64,13 @@ impl Mappings {
             .take_while(|(_, range_end)| **range_end >= start)
             .map(|(&s, &e)| (s, e))
             .collect();
+        let ranges = Arc::make_mut(&mut self.ranges);
         for (s, e) in touching {
-            self.ranges.remove(&s);
+            ranges.remove(&s);
             start = start.min(s);
             end = end.max(e);
         }
-        self.ranges.insert(start, end);
+        ranges.insert(start, end);
     }
 
     /// Marks `start..end` free: ranges inside it go, ranges across its ends are cut.
@@ -78,13 +82,17 @@ impl Mappings {
             .take_while(|(_, range_end)| **range_end > start)
             .map(|(&s, &e)| (s, e))
             .collect();
+        if overlapping.is_empty() {
+            return;
+        }
+        let ranges = Arc::make_mut(&mut self.ranges);
         for (s, e) in overlapping {
-            self.ranges.remove(&s);
+            ranges.remove(&s);
             if s < start {
-                self.ranges.insert(s, start);
+                ranges.insert(s, start);
             }
             if e > end {
-                self.ranges.insert(end, e);
+                ranges.insert(end, e);
             }
         }
     }

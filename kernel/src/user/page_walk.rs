@@ -15,7 +15,6 @@ use super::address_space::{AddressSpace, PAGE, USER_END};
 use crate::arch::paging::PageTableEntry;
 use crate::arch::paging::{FrameDeallocator, PageTable, PhysFrame};
 use crate::mm::Memory;
-use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering::Relaxed;
 
@@ -30,8 +29,50 @@ pub struct Span {
     end: usize,
 }
 
-/// The chunks that have a level-1 table, by base address, each with its span.
-pub type Chunks = BTreeMap<u64, Span>;
+/// The chunks that have a level-1 table, each with its span, sorted by base address: a
+/// handful for most programs, so a sorted vector (one allocation, copied whole by a fork)
+/// beats a tree, and a binary search finds a chunk or a range of them.
+#[derive(Debug, Clone, Default)]
+pub struct Chunks(Vec<(u64, Span)>);
+
+impl Chunks {
+    /// The chunks whose base is in `from..end`.
+    fn range(&self, from: u64, end: u64) -> &[(u64, Span)] {
+        let first = self.0.partition_point(|&(base, _)| base < from);
+        let last = self.0.partition_point(|&(base, _)| base < end);
+        &self.0[first..last.max(first)]
+    }
+
+    /// The span of the chunk at `base`, made (one entry at `index`) if it is not there.
+    fn span_mut(&mut self, base: u64, index: usize) -> &mut Span {
+        let at = match self.0.binary_search_by_key(&base, |&(b, _)| b) {
+            Ok(at) => at,
+            Err(at) => {
+                let span = Span {
+                    first: index,
+                    end: index + 1,
+                };
+                self.0.insert(at, (base, span));
+                at
+            }
+        };
+        &mut self.0[at].1
+    }
+
+    /// The bases of the chunks in `from..end`.
+    pub(super) fn bases_in(&self, from: u64, end: u64) -> Vec<u64> {
+        self.range(from, end)
+            .iter()
+            .map(|&(base, _)| base)
+            .collect()
+    }
+
+    fn remove(&mut self, base: u64) {
+        if let Ok(at) = self.0.binary_search_by_key(&base, |&(b, _)| b) {
+            self.0.remove(at);
+        }
+    }
+}
 
 /// A page-table frame, through the physical-memory map.
 fn table(m: &Memory, frame: PhysFrame) -> &'static mut PageTable {
@@ -42,19 +83,19 @@ fn table(m: &Memory, frame: PhysFrame) -> &'static mut PageTable {
 }
 
 impl AddressSpace {
-    /// Notes that a page at `addr` is about to be mapped: its chunk will have a level-1
-    /// table (noted first, so that tables made by a mapping that then fails are found and
-    /// freed too). Called with the memory lock held, like every walk.
-    pub(super) fn note_chunk(&self, addr: u64) {
-        let base = addr & !(CHUNK - 1);
-        let index = ((addr - base) / PAGE) as usize;
+    /// Notes that pages of `start..end` (page-aligned, within one chunk) are about to be
+    /// mapped: the chunk will have a level-1 table, and the pages are in its span. Noted
+    /// first, so that tables made by a mapping that then fails are found and freed too; a
+    /// page noted and then not mapped costs a walk one more entry to skip. Called with the
+    /// memory lock held, like every walk, once per chunk of a mapping rather than per page.
+    pub(super) fn note_pages(&self, start: u64, end: u64) {
+        let base = start & !(CHUNK - 1);
+        let first = ((start - base) / PAGE) as usize;
+        let last = ((end - 1 - base) / PAGE) as usize;
         let mut chunks = self.chunks.lock();
-        let span = chunks.entry(base).or_insert(Span {
-            first: index,
-            end: index + 1,
-        });
-        span.first = span.first.min(index);
-        span.end = span.end.max(index + 1);
+        let span = chunks.span_mut(base, first);
+        span.first = span.first.min(first);
+        span.end = span.end.max(last + 1);
     }
 
     /// The tables that map `chunk`, level 3, level 2 and level 1, as far as they exist (a
@@ -86,7 +127,7 @@ impl AddressSpace {
         let chunks: Vec<(u64, Span)> = {
             let chunks = self.chunks.lock();
             let from = start & !(CHUNK - 1);
-            chunks.range(from..end).map(|(&b, &s)| (b, s)).collect()
+            chunks.range(from, end).to_vec()
         };
         for (base, span) in chunks {
             let [_, _, Some(l1)] = self.tables_of(m, base) else {
@@ -119,15 +160,10 @@ impl AddressSpace {
     pub(super) fn free_empty_tables(&self, m: &mut Memory, start: u64, end: u64) {
         let chunks: Vec<(u64, Span)> = {
             let chunks = self.chunks.lock();
-            chunks
-                .range(start & !(CHUNK - 1)..end)
-                .map(|(&b, &s)| (b, s))
-                .collect()
+            chunks.range(start & !(CHUNK - 1), end).to_vec()
         };
         for (base, span) in chunks {
-            let [l3, l2, Some(l1)] = self.tables_of(m, base) else {
-                continue;
-            };
+            let [l3, l2, l1] = self.tables_of(m, base);
             let in_use = |m: &Memory, frame: PhysFrame, from: usize, to: usize| {
                 table(m, frame)
                     .iter()
@@ -135,27 +171,30 @@ impl AddressSpace {
                     .skip(from)
                     .any(|e| !e.is_unused())
             };
-            if in_use(m, l1, span.first, span.end) {
+            if l1.is_some_and(|l1| in_use(m, l1, span.first, span.end)) {
                 continue;
             }
             let mut chunks = self.chunks.lock();
-            chunks.remove(&base);
+            chunks.remove(base);
             // Each table in turn, from level 1 up, while the one below it went and no other
-            // chunk lies under it (a chunk noted by a mapping that failed may have tables
-            // above its missing level-1 table).
+            // chunk lies under it. A chunk noted by a mapping that failed (the process's
+            // limit, no frame left) may have no level-1 table, but tables above it.
             let levels = [
-                (Some(l1), l2, 21),
+                (l1, l2, 21),
                 (l2, l3, 30),
                 (l3, Some(self.level_4_frame()), 39),
             ];
             let mut unlinked = Vec::new();
             for (frame, parent, shift) in levels {
                 let (Some(frame), Some(parent)) = (frame, parent) else {
+                    if shift == 21 {
+                        continue; // no level-1 table: on to the level-2 one
+                    }
                     break;
                 };
                 let span_of_table = 1u64 << shift; // what the table maps
                 let first = base & !(span_of_table - 1);
-                let shared = chunks.range(first..first + span_of_table).next().is_some();
+                let shared = !chunks.range(first, first + span_of_table).is_empty();
                 if shift != 21 && (shared || in_use(m, frame, 0, 512)) {
                     break;
                 }
@@ -186,7 +225,7 @@ impl AddressSpace {
     /// The page tables of the lower half (levels 3, 2 and 1), for `drop`.
     pub(super) fn tables(&self, m: &Memory) -> Vec<PhysFrame> {
         let mut tables = Vec::new();
-        for &base in self.chunks.lock().keys() {
+        for &(base, _) in self.chunks.lock().0.iter() {
             for frame in self.tables_of(m, base).into_iter().flatten() {
                 if !tables.contains(&frame) {
                     tables.push(frame);

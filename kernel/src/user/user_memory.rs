@@ -72,21 +72,43 @@ impl AddressSpace {
     /// left of one) at a time.
     pub fn read_c_string(&self, addr: u64, max: usize) -> Result<Vec<u8>, Fault> {
         let mut out = Vec::new();
+        self.append_c_string(addr, max, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Self::read_c_string`] onto the end of `out` (left as it was on a fault): how many
+    /// bytes it added.
+    pub fn append_c_string(
+        &self,
+        addr: u64,
+        max: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<usize, Fault> {
+        let start = out.len();
         let mut chunk = [0u8; PAGE as usize];
-        loop {
-            let at = addr.checked_add(out.len() as u64).ok_or(Fault)?;
+        let read = loop {
+            let done = out.len() - start;
+            let Some(at) = addr.checked_add(done as u64) else {
+                break Err(Fault);
+            };
             // The NUL must be among the first `max` bytes, as Linux's `strncpy_from_user`.
-            let n = ((PAGE - at % PAGE) as usize).min(max - out.len());
+            let n = ((PAGE - at % PAGE) as usize).min(max - done);
             if n == 0 {
-                return Err(Fault);
+                break Err(Fault);
             }
-            self.read(at, &mut chunk[..n])?;
+            if let Err(fault) = self.read(at, &mut chunk[..n]) {
+                break Err(fault);
+            }
             if let Some(end) = chunk[..n].iter().position(|&b| b == 0) {
                 out.extend_from_slice(&chunk[..end]);
-                return Ok(out);
+                break Ok(out.len() - start);
             }
             out.extend_from_slice(&chunk[..n]);
+        };
+        if read.is_err() {
+            out.truncate(start);
         }
+        read
     }
 
     /// Gives the program its own copy of every copy-on-write page in `addr..addr + len`.

@@ -17,6 +17,8 @@ pub mod flags {
     pub const O_CREAT: u64 = 0o100;
     pub const O_EXCL: u64 = 0o200;
     pub const O_DIRECTORY: u64 = 0o200_000;
+    /// The new descriptor is closed by `execve` (also `dup3`'s and `pipe2`'s flag).
+    pub const O_CLOEXEC: u64 = 0o2_000_000;
 }
 
 /// An open node.

@@ -6,9 +6,8 @@ use super::errno;
 use super::io::file;
 use crate::sched;
 use crate::user::files::{File, MAX_FDS};
+use crate::user::fs::open_file::flags::O_CLOEXEC;
 
-/// `O_CLOEXEC`, as `dup3`, `pipe2` and `open` take it.
-pub const O_CLOEXEC: u64 = 0o2_000_000;
 const FD_CLOEXEC: i64 = 1;
 
 pub fn dup(fd: u64) -> i64 {

@@ -87,20 +87,25 @@ impl Copy {
                 break;
             }
             self.budget = self.budget.checked_sub(8).ok_or(-errno::E2BIG)?;
-            let string = space.read_c_string(ptr, MAX_ARG_STRLEN).map_err(|_| {
-                // No NUL in the first 32 pages, or memory that is not the program's.
-                let mut probe = alloc::vec![0u8; MAX_ARG_STRLEN];
-                match space.read(ptr, &mut probe) {
-                    Ok(()) => -errno::E2BIG,
-                    Err(_) => -errno::EFAULT,
-                }
-            })?;
-            self.budget = self
-                .budget
-                .checked_sub(string.len() + 1)
-                .ok_or(-errno::E2BIG)?;
-            self.charge(string.len() + PER_STRING)?;
-            out.bytes.extend_from_slice(&string);
+            if out.ends.is_empty() {
+                // Room for a short command line at once, rather than growth by doubling
+                // (and nothing at all for an empty list).
+                out.bytes.reserve(128);
+                out.ends.reserve(8);
+            }
+            // Straight onto the buffer: no copy of each string of its own.
+            let len = space
+                .append_c_string(ptr, MAX_ARG_STRLEN, &mut out.bytes)
+                .map_err(|_| {
+                    // No NUL in the first 32 pages, or memory that is not the program's.
+                    let mut probe = alloc::vec![0u8; MAX_ARG_STRLEN];
+                    match space.read(ptr, &mut probe) {
+                        Ok(()) => -errno::E2BIG,
+                        Err(_) => -errno::EFAULT,
+                    }
+                })?;
+            self.budget = self.budget.checked_sub(len + 1).ok_or(-errno::E2BIG)?;
+            self.charge(len + PER_STRING)?;
             out.ends.push(out.bytes.len());
             at += 8;
         }

@@ -65,7 +65,7 @@ pub fn openat(dirfd: u64, path: u64, flags: u64) -> i64 {
         Node::File(FileNode::Device(Device::Tty | Device::Console)) => Arc::new(File::Console),
         _ => Arc::new(File::Node(node)),
     };
-    let close_on_exec = flags & super::descriptors::O_CLOEXEC != 0;
+    let close_on_exec = flags & open_file::flags::O_CLOEXEC != 0;
     let fd = files.lock().install_from(0, file, close_on_exec);
     fd.map_or(-errno::EMFILE, |fd| fd as i64)
 }

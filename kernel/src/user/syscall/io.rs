@@ -1,10 +1,10 @@
 //! File descriptors: `read`, `write`, `writev`, `close`, `pipe`, `dup`, `dup2`, `ioctl`.
 //! Opening files by path, seeking and listing are `fs.rs`'s.
 
-use super::descriptors::O_CLOEXEC;
 use super::{errno, space};
 use crate::sched;
 use crate::user::files::{File, Pipe};
+use crate::user::fs::open_file::flags::O_CLOEXEC;
 use alloc::sync::Arc;
 use core::mem::MaybeUninit;
 

@@ -162,7 +162,9 @@ fn exec(path: u64, argv: u64, envp: u64) -> Result<(u64, u64), i64> {
     let Ok(mut path) = space().read_c_string(path, PATH_MAX) else {
         return Err(-errno::EFAULT);
     };
-    if path.first() != Some(&b'/') || crate::user::initramfs::find(&path).is_none() {
+    let plain =
+        path.first() == Some(&b'/') && !path.windows(2).any(|pair| pair == b"//" || pair == b"/.");
+    if !plain {
         // A relative path (`./prog`) starts at the working directory; one with `.`, `..` or
         // `//` in it is made canonical (a plain `/bin/NAME` is found as it is).
         let cwd = super::fs::working_directory();
