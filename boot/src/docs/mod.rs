@@ -19,101 +19,15 @@
 //! then checks.
 
 mod bench;
+mod blocks;
 mod gdb;
 mod run_output;
+
+use blocks::{BLOCKS, SEEDS_DATA};
 
 use crate::markers;
 use crate::status::Status;
 use std::path::{Path, PathBuf};
-
-/// A generated block: its tag, the data file it is rendered from (relative to the
-/// workspace root), how, and what writes the data.
-struct Block {
-    tag: &'static str,
-    data: &'static str,
-    render: fn(&str) -> Result<String, String>,
-    made_by: &'static str,
-}
-
-/// The seed experiments on the host simulator (`cargo test -p sched --test seeds`).
-const SEEDS_DATA: &str = "docs/data/seeds.txt";
-/// The shell session of docs/shell.md, as the live-scheduler system test typed it.
-const SESSION_DATA: &str = "docs/data/session.txt";
-
-/// Every block but the lab's and compare's scenario tables, which their own modules check.
-const BLOCKS: [Block; 11] = [
-    Block {
-        tag: "run",
-        data: run_output::DATA,
-        render: run_output::render_full,
-        made_by: "boot docs run",
-    },
-    Block {
-        tag: "run:short",
-        data: run_output::DATA,
-        render: run_output::render_short,
-        made_by: "boot docs run",
-    },
-    Block {
-        tag: "gdb:scheduler",
-        data: gdb::SCHEDULER.data,
-        render: gdb::render_scheduler,
-        made_by: "boot docs gdb",
-    },
-    Block {
-        tag: "gdb:hello",
-        data: gdb::HELLO.data,
-        render: gdb::render_hello,
-        made_by: "boot docs gdb",
-    },
-    Block {
-        tag: crate::compare::publish::PATHS_TAG,
-        data: crate::compare::publish::PATHS_DATA,
-        render: crate::compare::publish::paths_block,
-        made_by: "boot compare --paths (make bench)",
-    },
-    Block {
-        tag: "bench:ops",
-        data: bench::DATA,
-        render: bench::render_ops,
-        made_by: "boot docs bench (make bench)",
-    },
-    Block {
-        tag: "bench:ratio",
-        data: bench::DATA,
-        render: bench::render_ratio,
-        made_by: "boot docs bench (make bench)",
-    },
-    Block {
-        tag: "bench:switch",
-        data: bench::DATA,
-        render: bench::render_switch,
-        made_by: "boot docs bench (make bench)",
-    },
-    Block {
-        tag: "bench:churn",
-        data: bench::DATA,
-        render: bench::render_churn,
-        made_by: "boot docs bench (make bench)",
-    },
-    Block {
-        tag: "seeds",
-        data: SEEDS_DATA,
-        render: text_block,
-        made_by: "boot docs seeds",
-    },
-    Block {
-        tag: "session",
-        data: SESSION_DATA,
-        render: text_block,
-        made_by: "CFSLAB_BLESS=1 cargo test -p systests --test live_scheduler",
-    },
-];
-
-/// A program's output shown as it is, in a `text` code block.
-fn text_block(data: &str) -> Result<String, String> {
-    Ok(format!("\n```text\n{data}```\n"))
-}
 
 /// `n` with its digits in groups of three, as the documents write numbers: `12 833`.
 pub fn grouped(n: u64) -> String {
