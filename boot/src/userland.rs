@@ -38,7 +38,7 @@ pub const RUST_PROGRAMS: [&str; 24] = [
 ];
 
 /// The C programs, `userland/c/NAME.c` each.
-pub const C_PROGRAMS: [&str; 4] = ["ctest", "cthreads", "hostile", "ccalls"];
+pub const C_PROGRAMS: [&str; 5] = ["ctest", "cthreads", "hostile", "ccalls", "csignals"];
 
 /// Every program packed under `/bin`.
 pub fn programs() -> impl Iterator<Item = &'static str> {

@@ -8,7 +8,7 @@
 
 use crate::arch::fault::Fault;
 use crate::arch::irq;
-use crate::arch::user_mode::SyscallFrame;
+use crate::arch::user_mode::TrapFrame;
 use crate::percpu::this_cpu;
 use crate::sched;
 use crate::time::clock;
@@ -17,7 +17,8 @@ use crate::time::hrtimer::{self, Action};
 /// The timer interrupt (the APIC's one-shot or the PIT's tick), after its EOI: the expired
 /// timers' actions, in order of expiry — among them the scheduler tick, told whether the
 /// CPU was in ring 3 (Linux's `account_process_tick` charges the tick by it).
-pub fn timer_interrupt(from_user: bool) {
+pub fn timer_interrupt(regs: &mut TrapFrame) {
+    let from_user = regs.from_user();
     this_cpu().irq_enter();
     if hrtimer::pit_drives_tick() {
         this_cpu().count_tick();
@@ -35,50 +36,50 @@ pub fn timer_interrupt(from_user: bool) {
             }
             Action::Wake(task) => sched::wake_up(task, now),
             Action::LabProgress => crate::lab::progress::report(now),
+            Action::Alarm(leader) => crate::sched::proc::alarm::expired(leader, now),
             #[cfg(test)]
             Action::Test(record, data) => record(data, now),
         }
     }
     hrtimer::reprogram();
     this_cpu().irq_exit();
-    return_from_interrupt(from_user);
+    return_from_interrupt(regs);
 }
 
 /// The serial port received bytes, after its EOI: each goes through the terminal's line
 /// discipline, whose wake-ups (a line typed) and signals (Ctrl-C) may ask for a switch.
-pub fn serial_interrupt(from_user: bool) {
+pub fn serial_interrupt(regs: &mut TrapFrame) {
     this_cpu().irq_enter();
     crate::arch::serial::receive_each(crate::user::tty::received);
     this_cpu().irq_exit();
-    return_from_interrupt(from_user);
+    return_from_interrupt(regs);
 }
 
 /// The end of every interrupt: switch if the handler asked, then the pending work of a
 /// return to ring 3.
-fn return_from_interrupt(from_user: bool) {
+fn return_from_interrupt(regs: &mut TrapFrame) {
     sched::preempt_from_interrupt();
-    if from_user {
-        exit_to_user();
+    if regs.from_user() {
+        exit_to_user(regs);
     }
 }
 
 /// Work pending before any return to ring 3, from a system call or an interrupt (Linux's
 /// `exit_to_user_mode_loop`): a program killed meanwhile dies here, even if it never makes
-/// a system call. (A pending preemption needs nothing here: the timer interrupt has already
-/// switched, on whatever stack it came in on.)
-pub fn exit_to_user() {
-    if let Some(signal) = sched::current_killed() {
-        crate::sched::proc::exit::die(signal);
-    }
+/// a system call; a signal's handler is set up; an interrupted call restarts
+/// (`user::signal`). (A pending preemption needs nothing here: the timer interrupt has
+/// already switched, on whatever stack it came in on.)
+pub fn exit_to_user(regs: &mut TrapFrame) {
+    crate::user::signal::exit_to_user(regs);
 }
 
 /// SYSCALL's handler, called by the entry path in `arch` with the saved registers: the
 /// call runs with interrupts on, its result goes back in rax, then the work pending before
 /// ring 3.
-pub extern "C" fn syscall(frame: &mut SyscallFrame) {
+pub extern "C" fn syscall(regs: &mut TrapFrame) {
     irq::enable();
-    frame.rax = crate::user::syscall::dispatch(frame) as u64;
-    exit_to_user();
+    regs.rax = crate::user::syscall::dispatch(regs) as u64;
+    exit_to_user(regs);
     irq::disable();
 }
 

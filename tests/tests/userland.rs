@@ -10,8 +10,8 @@ use systests::{assert_nothing_leaked, checked_on_both, program_output};
 #[test]
 fn each_program_is_a_static_non_pie_executable_without_an_interpreter() {
     for name in [
-        "hello", "ustest", "crash", "perms", "ctest", "cthreads", "hostile", "ccalls", "sched_py",
-        "job",
+        "hello", "ustest", "crash", "perms", "ctest", "cthreads", "hostile", "ccalls", "csignals",
+        "sched_py", "job",
     ] {
         let elf = std::fs::read(programs().join(name)).expect("built");
         assert_eq!(&elf[..4], b"\x7fELF", "{name}");
@@ -377,6 +377,19 @@ fn the_calls_glibc_programs_make_are_answered_as_on_linux() {
     // prlimit64 (the last descriptor the limit allows is usable, the next is EINVAL),
     // tkill and tgkill: see userland/c/ccalls.c.
     let (expected, run) = checked_on_both(&mut Command::new(programs().join("ccalls")), "ccalls");
+    assert_eq!(program_output(&run), expected);
+    assert!(!run.stdout.contains("is not implemented"), "{}", run.stdout);
+}
+
+#[test]
+fn signal_handlers_run_as_on_linux() {
+    // Handlers with their siginfo, registers and FPU back after rt_sigreturn, SA_RESTART
+    // and EINTR, SA_RESETHAND, SA_NODEFER, SA_ONSTACK with sigaltstack, sigsuspend,
+    // sigpending, sigtimedwait, pause, SIGCHLD, the interval timer, a handler run from the
+    // timer interrupt, and SIGSEGV for a handler without a restorer: see
+    // userland/c/csignals.c.
+    let (expected, run) =
+        checked_on_both(&mut Command::new(programs().join("csignals")), "csignals");
     assert_eq!(program_output(&run), expected);
     assert!(!run.stdout.contains("is not implemented"), "{}", run.stdout);
 }

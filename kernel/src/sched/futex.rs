@@ -50,6 +50,9 @@ pub fn wait(
         if u32::from_le_bytes(word) != expected {
             return Err(-errno::EAGAIN);
         }
+        if sched::signal_pending() {
+            return Err(-errno::ERESTARTSYS);
+        }
         WAITERS.lock().push(Waiter {
             space: key(space),
             addr,
@@ -69,10 +72,13 @@ pub fn wait(
         waiters.retain(|w| w.task != me);
         waiters.len() != before
     };
+    // Still queued and not timed out: a signal (restart, or EINTR after a handler), or a
+    // spurious wake-up, which a futex's caller must expect anyway (0).
     match still_queued {
         false => 0,
         true if deadline.is_some_and(|d| clock::now() >= d) => -errno::ETIMEDOUT,
-        true => -errno::EINTR,
+        true if sched::signal_pending() => -errno::ERESTARTSYS,
+        true => 0,
     }
 }
 

@@ -47,10 +47,12 @@ pub use proc::process::{
     Clone, current_killed, current_name, current_uid, fork_process, kill_task, replace_program,
     spawn_process, task_uid,
 };
+pub use proc::signal::signal_pending;
 pub use proc::takeover::{hand_over_process, wait_to_lead};
 pub use proc::threads::{
     blocked_signals, blocks, current_group, current_thread_times, group_of, live_threads_times,
-    set_blocked_signals, set_clear_child_tid, take_clear_child_tid, threads_in, threads_of_task,
+    set_altstack, set_blocked_signals, set_clear_child_tid, set_waiting_for, signal_state,
+    suspend_mask, take_clear_child_tid, take_saved_mask, threads_in, threads_of_task,
 };
 pub use setup::{TasksAlive, init, set_policy};
 pub use sleep::{

@@ -34,6 +34,9 @@ pub enum Rank {
     WaitQueue,
     /// The scheduler's state (`sched`): wake-ups happen under the locks above.
     Sched,
+    /// A process's signal actions and pending signals (`sched::proc::sighand`): a signal
+    /// is sent under `Sched`, and an alarm's timer armed under it.
+    Signals,
     /// The high-resolution timers (`time::hrtimer`): a sleep arms its timer under `Sched`.
     Timers,
     /// An address space's layout (`user::address_space`): where the next mapping goes.

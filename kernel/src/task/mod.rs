@@ -85,7 +85,7 @@ pub struct Task {
     /// kernel thread, which uses neither).
     pub(crate) user_cpu: Option<alloc::boxed::Box<crate::arch::user_state::UserCpuState>>,
     /// A forked process's first return to ring 3: its parent's registers, rax = 0.
-    pub(crate) fork_frame: Option<alloc::boxed::Box<crate::arch::user_mode::SyscallFrame>>,
+    pub(crate) fork_frame: Option<alloc::boxed::Box<crate::arch::user_mode::TrapFrame>>,
     /// A process's open files (shared by its threads).
     pub(crate) files: Option<crate::user::files::Files>,
     /// The process a user task is a thread of (`None` for a kernel thread).
@@ -98,6 +98,14 @@ pub struct Task {
     pub(crate) set_tid: [u64; 2],
     /// Signals this thread blocks (`rt_sigprocmask`).
     pub(crate) blocked_signals: u64,
+    /// Blocked signals this thread waits for all the same (`rt_sigtimedwait`): their
+    /// arrival wakes it.
+    pub(crate) waiting_for: u64,
+    /// The mask to restore once a handler has run, while `rt_sigsuspend` has replaced it
+    /// (Linux's `saved_sigmask`).
+    pub(crate) saved_mask: Option<u64>,
+    /// Where this thread's handlers run with `SA_ONSTACK` (`sigaltstack`).
+    pub(crate) altstack: crate::user::signal::AltStack,
     /// A signal that kills the process at its next step in the kernel (SIGKILL, ...).
     pub(crate) killed: Option<u8>,
     /// Tasks waiting for this one to exit.

@@ -35,6 +35,9 @@ pub enum Action {
     Wake(TaskId),
     /// A long lab window prints how far it has got (`lab::progress`).
     LabProgress,
+    /// A process's ITIMER_REAL expires (`alarm`, `setitimer`): SIGALRM to the process
+    /// this task leads.
+    Alarm(TaskId),
     /// The kernel's own tests: `record(data, now)`.
     #[cfg(test)]
     Test(fn(u64, u64), u64),

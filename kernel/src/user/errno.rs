@@ -28,3 +28,11 @@ pub const ERANGE: i64 = 34;
 pub const ENAMETOOLONG: i64 = 36;
 pub const ENOSYS: i64 = 38;
 pub const ETIMEDOUT: i64 = 110;
+
+/// What an interrupted system call returns inside the kernel; none reaches a program (Linux's
+/// `include/linux/errno.h`). The way back to ring 3 (`user::signal`) turns each into a
+/// restart of the call or EINTR: ERESTARTSYS restarts unless a handler without `SA_RESTART`
+/// ran, ERESTARTNOHAND restarts unless any handler ran, ERESTARTNOINTR always restarts.
+pub const ERESTARTSYS: i64 = 512;
+pub const ERESTARTNOINTR: i64 = 513;
+pub const ERESTARTNOHAND: i64 = 514;

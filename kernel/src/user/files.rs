@@ -65,20 +65,24 @@ impl Pipe {
         f(&mut self.state.lock())
     }
 
-    /// Reads into `out` (up to its length): waits while the pipe is empty and has writers (or
-    /// until `interrupted()`); empty with no writers is end-of-file (0 bytes).
-    pub fn read(&self, out: &mut [u8], interrupted: impl Fn() -> bool) -> usize {
+    /// Reads into `out` (up to its length): waits while the pipe is empty and has writers;
+    /// empty with no writers is end-of-file (0 bytes). `None` if `interrupted()` ended the
+    /// wait with nothing to read.
+    pub fn read(&self, out: &mut [u8], interrupted: impl Fn() -> bool) -> Option<usize> {
         self.readable
             .wait_until(|| interrupted() || self.with(|s| !s.bytes.is_empty() || s.writers == 0));
         let n = self.with(|s| {
+            if s.bytes.is_empty() && s.writers > 0 {
+                return None;
+            }
             let n = out.len().min(s.bytes.len());
             for (to, from) in out.iter_mut().zip(s.bytes.drain(..n)) {
                 *to = from;
             }
-            n
-        });
+            Some(n)
+        })?;
         self.writable.wake_all();
-        n
+        Some(n)
     }
 
     /// Writes some of `bytes`: waits while the pipe is full and has readers. `None` if there

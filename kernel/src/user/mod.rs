@@ -23,6 +23,7 @@ pub mod initramfs;
 pub mod mappings;
 mod page_walk;
 pub mod process;
+pub mod signal;
 pub mod stack;
 pub mod syscall;
 pub mod tty;

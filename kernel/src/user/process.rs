@@ -133,7 +133,7 @@ pub fn run_program(argv: &[String]) -> bool {
 /// daemon) is killed, as a session's processes are when it ends, and reaped with the
 /// orphans, which pass to this task (see `sched::proc::family`).
 fn end_what_is_left() {
-    use crate::sched::proc::{signal, thread_group::SIGKILL};
+    use crate::sched::proc::{sighand::SIGKILL, signal};
     loop {
         let left = sched::processes_of(None);
         if left.is_empty() {

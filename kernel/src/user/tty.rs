@@ -156,7 +156,13 @@ pub fn received(byte: u8) {
     match with(|t| t.edit(byte)) {
         After::Nothing => {}
         After::LineEnded => READERS.wake_all(),
-        After::Interrupt => crate::sched::proc::signal::signal_every_process(SIGINT),
+        After::Interrupt => crate::sched::proc::signal::signal_every_process(
+            SIGINT,
+            crate::sched::proc::sighand::SigInfo {
+                code: crate::sched::proc::sighand::SI_KERNEL,
+                ..Default::default()
+            },
+        ),
     }
 }
 
@@ -176,17 +182,16 @@ pub fn wait_queue() -> &'static WaitQueue {
     &READERS
 }
 
-/// Reads into `out` up to the end of the first line typed: waits until there is one (or
-/// until `interrupted()`: then 0). 0 bytes is also end-of-file (Ctrl-D on an empty line).
-pub fn read(out: &mut [u8], interrupted: impl Fn() -> bool) -> usize {
+/// Reads into `out` up to the end of the first line typed: waits until there is one. 0
+/// bytes is end-of-file (Ctrl-D on an empty line). `None` if `interrupted()` ended the wait
+/// first.
+pub fn read(out: &mut [u8], interrupted: impl Fn() -> bool) -> Option<usize> {
     READERS.wait_until(|| interrupted() || readable());
     with(|t| {
-        let Some(line) = t.lines.front_mut() else {
-            return 0;
-        };
+        let line = t.lines.front_mut()?;
         if line.is_empty() {
             t.lines.pop_front();
-            return 0;
+            return Some(0);
         }
         let n = out.len().min(line.len());
         out[..n].copy_from_slice(&line[..n]);
@@ -194,6 +199,6 @@ pub fn read(out: &mut [u8], interrupted: impl Fn() -> bool) -> usize {
         if line.is_empty() {
             t.lines.pop_front();
         }
-        n
+        Some(n)
     })
 }

@@ -75,6 +75,12 @@ static GDT: Lazy<(GlobalDescriptorTable, Selectors)> = Lazy::new(|| {
     )
 });
 
+/// The user segments' selectors as numbers, for the entry code that pushes them into a
+/// [`TrapFrame`](super::user_mode::TrapFrame): data is the GDT's third entry, code its
+/// fourth, both with RPL 3 (`init` checks that the table agrees).
+pub const USER_DS: u64 = 0x18 | 3;
+pub const USER_CS: u64 = 0x20 | 3;
+
 /// The segment selectors (for SYSCALL's STAR and for entering ring 3).
 pub fn selectors() -> &'static Selectors {
     &GDT.1
@@ -97,6 +103,8 @@ pub fn set_kernel_stack(top: u64) {
 /// stale SS would fault on the first `iretq` from an interrupt.
 pub fn init() {
     let (gdt, selectors) = &*GDT;
+    assert_eq!(u64::from(selectors.user_data.0), USER_DS);
+    assert_eq!(u64::from(selectors.user_code.0), USER_CS);
     gdt.load();
     // SAFETY: the selectors come from the GDT just loaded and describe flat 64-bit kernel
     // code/data segments and a TSS that lives in a static for the rest of the run.

@@ -1,7 +1,9 @@
 //! The Interrupt Descriptor Table: the entries of the CPU exceptions and of the device
 //! interrupts (the APIC timer, the PIT, the serial port). Each entry only reads what the
 //! hardware hands it (the frame, the error code, CR2) and calls up through `crate::trap`,
-//! which decides what happens.
+//! which decides what happens. The device interrupts save every register in a
+//! [`TrapFrame`], as SYSCALL's entry does, so that their way back to ring 3 can run a
+//! signal handler.
 //!
 //! Every architecturally defined exception has a handler. A breakpoint (`int3`) in the
 //! kernel is counted, logged and resumed; in ring 3 it is SIGTRAP. A page fault in ring 3 may be resolved (a
@@ -21,6 +23,7 @@ use x86_64::structures::idt::{InterruptDescriptorTable, InterruptStackFrame, Pag
 // What a fault report holds is `fault.rs`'s; the entries below fill it in.
 use super::fault::{Fault, PAGE_FAULT_VECTOR};
 use super::gdt::DOUBLE_FAULT_IST_INDEX;
+use super::user_mode::TrapFrame;
 
 static FATAL_HOOK: Once<fn(&Fault) -> !> = Once::new();
 
@@ -189,24 +192,58 @@ extern "x86-interrupt" fn breakpoint(frame: InterruptStackFrame) {
     );
 }
 
+/// A device interrupt's entry: saves every register in a [`TrapFrame`] below what the
+/// CPU pushed (the same frame a system call makes, so that the way back to ring 3 can
+/// deliver a signal from either), calls `$handler` with it, and returns with `iretq`.
+/// Unlike a compiler-made `x86-interrupt` handler, the handler can see and change the
+/// interrupted registers.
+macro_rules! device_interrupt_entry {
+    ($entry:ident, $handler:path) => {
+        #[unsafe(naked)]
+        extern "C" fn $entry() {
+            core::arch::naked_asm!(
+                // The alignment word and orig_rax (not a system call).
+                "push 0", "push -1",
+                "push rdi", "push rsi", "push rdx", "push rcx", "push rax", "push r8",
+                "push r9", "push r10", "push r11", "push rbx", "push rbp", "push r12",
+                "push r13", "push r14", "push r15",
+                // The ABI wants the direction flag clear; ring 3 may have left it set.
+                "cld",
+                "mov rdi, rsp",
+                "call {handler}",
+                "pop r15", "pop r14", "pop r13", "pop r12", "pop rbp", "pop rbx", "pop r11",
+                "pop r10", "pop r9", "pop r8", "pop rax", "pop rcx", "pop rdx", "pop rsi",
+                "pop rdi",
+                "add rsp, 16",
+                "iretq",
+                handler = sym $handler,
+            )
+        }
+    };
+}
+
+device_interrupt_entry!(apic_timer_entry, apic_timer);
+device_interrupt_entry!(pit_tick_entry, pit_tick);
+device_interrupt_entry!(serial_input_entry, serial_input);
+
 /// The local APIC's timer: end the interrupt first (so that a context switch from the
 /// handler cannot leave it unacknowledged), then let the time code run expired timers.
-extern "x86-interrupt" fn apic_timer(frame: InterruptStackFrame) {
+extern "C" fn apic_timer(frame: &mut TrapFrame) {
     super::apic::end_of_interrupt();
-    crate::trap::timer_interrupt(from_user(&frame));
+    crate::trap::timer_interrupt(frame);
 }
 
 /// IRQ 0, the PIT's periodic tick (`clockevent=pit`).
-extern "x86-interrupt" fn pit_tick(frame: InterruptStackFrame) {
+extern "C" fn pit_tick(frame: &mut TrapFrame) {
     super::pic::end_of_interrupt(super::pic::PIT_VECTOR);
-    crate::trap::timer_interrupt(from_user(&frame));
+    crate::trap::timer_interrupt(frame);
 }
 
 /// IRQ 4: the serial port received bytes (typed at the console). Acknowledged first, as the
 /// timer is; the bytes go to the terminal (see `trap::serial_interrupt`).
-extern "x86-interrupt" fn serial_input(frame: InterruptStackFrame) {
+extern "C" fn serial_input(frame: &mut TrapFrame) {
     super::pic::end_of_interrupt(super::pic::SERIAL_VECTOR);
-    crate::trap::serial_interrupt(from_user(&frame));
+    crate::trap::serial_interrupt(frame);
 }
 
 /// Spurious APIC interrupts need no EOI and no action.
@@ -217,11 +254,19 @@ fn from_user(frame: &InterruptStackFrame) -> bool {
     frame.code_segment.rpl() == x86_64::PrivilegeLevel::Ring3
 }
 
+fn entry_address(entry: extern "C" fn()) -> x86_64::VirtAddr {
+    x86_64::VirtAddr::new(entry as *const () as u64)
+}
+
 static IDT: Lazy<InterruptDescriptorTable> = Lazy::new(|| {
     let mut idt = InterruptDescriptorTable::new();
-    idt[super::apic::TIMER_VECTOR].set_handler_fn(apic_timer);
-    idt[super::pic::PIT_VECTOR].set_handler_fn(pit_tick);
-    idt[super::pic::SERIAL_VECTOR].set_handler_fn(serial_input);
+    // SAFETY: each address is a naked entry that saves every register, and ends with
+    // `iretq` after restoring them, as an interrupt gate's handler must.
+    unsafe {
+        idt[super::apic::TIMER_VECTOR].set_handler_addr(entry_address(apic_timer_entry));
+        idt[super::pic::PIT_VECTOR].set_handler_addr(entry_address(pit_tick_entry));
+        idt[super::pic::SERIAL_VECTOR].set_handler_addr(entry_address(serial_input_entry));
+    }
     idt[super::apic::SPURIOUS_VECTOR].set_handler_fn(spurious);
     idt.divide_error.set_handler_fn(divide_error);
     idt.debug.set_handler_fn(debug);

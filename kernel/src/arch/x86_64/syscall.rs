@@ -5,9 +5,9 @@
 //! (SFMASK clears IF) and — unlike an interrupt — the *user's* stack pointer still in rsp.
 //! The entry saves it, switches to the running task's kernel stack (the same top as the TSS's
 //! rsp0, both set at every switch by `user_mode::set_kernel_stack`), saves every register in
-//! a `SyscallFrame` and calls up into `crate::trap::syscall`. The way back
-//! (`user_mode::return_to_user`) restores them all but rax (the result), rcx and r11, as
-//! Linux does, and SYSRET returns to ring 3.
+//! a `TrapFrame` and calls up into `crate::trap::syscall`. The way back
+//! (`user_mode::return_to_user`) restores them all, rax holding the result, and returns
+//! with SYSRET (or `iretq` if the kernel rewrote the frame: a signal handler's entry).
 //!
 //! The one module of `arch` besides `interrupts` that calls up into the kernel: what ring 3
 //! and the kernel exchange (the frame, the first entry into a program, the way back) is
@@ -31,22 +31,33 @@ pub fn init() {
     unsafe { Efer::update(|flags| flags.insert(EferFlags::SYSTEM_CALL_EXTENSIONS)) };
 }
 
-/// SYSCALL's entry (see the module's docs).
+/// SYSCALL's entry (see the module's docs). It builds the same [`TrapFrame`] an interrupt
+/// from ring 3 would, with SYSCALL's copies of rip and rflags (rcx, r11) in their places.
+///
+/// [`TrapFrame`]: super::user_mode::TrapFrame
 #[unsafe(naked)]
 unsafe extern "C" fn syscall_entry() {
     core::arch::naked_asm!(
         "mov [rip + {user_rsp}], rsp",
         "mov rsp, [rip + {kernel_rsp}]",
+        // What an interrupt's CPU would have pushed: ss, rsp, rflags, cs, rip.
+        "push {user_ds}",
         "push qword ptr [rip + {user_rsp}]",
-        "push rcx",
         "push r11",
+        "push {user_cs}",
+        "push rcx",
+        // The alignment word, then orig_rax: the call's number.
+        "push 0",
         "push rax",
         "push rdi",
         "push rsi",
         "push rdx",
-        "push r10",
+        "push rcx",
+        "push rax",
         "push r8",
         "push r9",
+        "push r10",
+        "push r11",
         "push rbx",
         "push rbp",
         "push r12",
@@ -58,6 +69,8 @@ unsafe extern "C" fn syscall_entry() {
         "jmp {exit}",
         user_rsp = sym super::user_mode::USER_RSP,
         kernel_rsp = sym super::user_mode::KERNEL_RSP,
+        user_ds = const super::gdt::USER_DS,
+        user_cs = const super::gdt::USER_CS,
         dispatch = sym crate::trap::syscall,
         exit = sym super::user_mode::return_to_user,
     )

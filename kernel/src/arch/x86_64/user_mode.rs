@@ -1,40 +1,95 @@
-//! Ring 3 and the kernel: the registers a system call saves ([`SyscallFrame`]), the kernel
-//! stack ring 3 lands on, the first entry into a program, and the way back to one (SYSRET,
-//! or `iretq` the first time). One CPU: the two statics below are only touched with
-//! interrupts off.
+//! Ring 3 and the kernel: the registers an entry from ring 3 saves ([`TrapFrame`]), the
+//! kernel stack ring 3 lands on, the first entry into a program, and the one way back to
+//! ring 3 ([`return_to_user`]: SYSRET where it can, `iretq` where it must). One CPU: the two
+//! statics below are only touched with interrupts off.
 //!
-//! A leaf: the entry that fills a frame and calls up into the kernel is `syscall.rs`.
+//! A leaf: the entries that fill a frame and call up into the kernel are `syscall.rs`
+//! (SYSCALL) and `interrupts.rs` (the device interrupts).
 
-use super::gdt;
-use x86_64::registers::rflags::RFlags;
+use super::gdt::{USER_CS, USER_DS};
 
-/// What the entry path leaves on the kernel stack, lowest address first — the reverse of
-/// the push order in [`syscall_entry`]. The dispatcher reads the number and the arguments
-/// here, writes the result into `rax`, and a forked child starts from a copy of it.
+/// The registers of the code an entry interrupted, as the entry saved them on the kernel
+/// stack, lowest address first: Linux's `struct pt_regs`, in its order. A system call and
+/// an interrupt leave the same frame, so that what happens on the way back to ring 3 — a
+/// signal handler's frame, `rt_sigreturn`, a restarted call — has one shape to work on.
+///
+/// The dispatcher reads a call's number and arguments here and writes its result into
+/// `rax`; a forked child starts from a copy of it; a signal's delivery saves it on the user
+/// stack and points `rip` at the handler.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
-pub struct SyscallFrame {
+pub struct TrapFrame {
     pub r15: u64,
     pub r14: u64,
     pub r13: u64,
     pub r12: u64,
     pub rbp: u64,
     pub rbx: u64,
-    /// Arguments 6, 5, 4, 3, 2, 1 (Linux's order: rdi, rsi, rdx, r10, r8, r9).
+    /// After SYSCALL: the user's rflags (SYSCALL's copy; the user's own r11 is lost).
+    pub r11: u64,
+    /// Arguments 4, 5 and 6 of a system call are r10, r8 and r9.
+    pub r10: u64,
     pub r9: u64,
     pub r8: u64,
-    pub r10: u64,
+    /// A system call's number in, its result out.
+    pub rax: u64,
+    /// After SYSCALL: the user's rip (SYSCALL's copy; the user's own rcx is lost).
+    pub rcx: u64,
+    /// Arguments 3, 2 and 1.
     pub rdx: u64,
     pub rsi: u64,
     pub rdi: u64,
-    /// The call's number in, its result out.
-    pub rax: u64,
-    /// The user's rflags (SYSCALL put them in r11) and rip (in rcx).
-    pub rflags: u64,
+    /// The system call's number as it came in, kept when `rax` takes the result, so that
+    /// an interrupted call can be issued again (`SA_RESTART`); [`NOT_A_SYSCALL`] for an
+    /// interrupt.
+    pub orig_rax: u64,
+    /// Keeps the frame a multiple of 16 bytes, so that the entries call Rust with the
+    /// stack aligned as the ABI wants (`pt_regs` has no such word).
+    pub align: u64,
+    /// What `iretq` pops (and the CPU pushed for an interrupt).
     pub rip: u64,
-    /// The user's stack pointer.
+    pub cs: u64,
+    pub rflags: u64,
     pub rsp: u64,
+    pub ss: u64,
 }
+
+/// `orig_rax` of a frame an interrupt made (Linux's -1).
+pub const NOT_A_SYSCALL: u64 = u64::MAX;
+
+impl TrapFrame {
+    /// The frame a new program starts from: at `entry`, with the stack pointer `user_sp`,
+    /// every general register zero and interrupts on.
+    pub fn new_program(entry: u64, user_sp: u64) -> TrapFrame {
+        TrapFrame {
+            orig_rax: NOT_A_SYSCALL,
+            rip: entry,
+            cs: USER_CS,
+            rflags: USER_RFLAGS_SET,
+            rsp: user_sp,
+            ss: USER_DS,
+            ..TrapFrame::default()
+        }
+    }
+
+    /// Whether the entry came from ring 3.
+    pub fn from_user(&self) -> bool {
+        self.cs & 3 == 3
+    }
+
+    /// Sets the user's rflags to `flags` as far as a program may choose them: the
+    /// arithmetic flags, the direction flag, single-step and resume (Linux's `FIX_EFLAGS`);
+    /// interrupts stay on and the I/O privilege level 0, whatever a signal frame says.
+    pub fn set_user_rflags(&mut self, flags: u64) {
+        self.rflags = (flags & USER_RFLAGS_CHOSEN) | USER_RFLAGS_SET;
+    }
+}
+
+/// rflags bits a program chooses: CF, PF, AF, ZF, SF, TF, DF, OF, RF, AC.
+const USER_RFLAGS_CHOSEN: u64 =
+    1 | 1 << 2 | 1 << 4 | 1 << 6 | 1 << 7 | 1 << 8 | 1 << 10 | 1 << 11 | 1 << 16 | 1 << 18;
+/// rflags bits always set in ring 3: IF, and bit 1, which is always one.
+const USER_RFLAGS_SET: u64 = 1 << 9 | 1 << 1;
 
 /// The user's rsp between SYSCALL and the first push (interrupts are off there).
 pub(super) static mut USER_RSP: u64 = 0;
@@ -44,39 +99,68 @@ pub(super) static mut KERNEL_RSP: u64 = 0;
 /// The kernel stack interrupts and system calls from ring 3 land on: the next task's.
 /// Called by the scheduler as it switches (interrupts off).
 pub fn set_kernel_stack(top: u64) {
-    gdt::set_kernel_stack(top);
+    super::gdt::set_kernel_stack(top);
     // SAFETY: interrupts are off (the scheduler is switching); only SYSCALL's entry reads it.
     unsafe { KERNEL_RSP = top };
 }
 
-/// Restores the [`SyscallFrame`] at rsp and returns to ring 3 with SYSRET. Reached from
-/// [`syscall_entry`] after the dispatcher, and by a forked child's first switch (its stack
-/// holds a copy of its parent's frame, rax = 0).
+/// Restores the [`TrapFrame`] at rsp and returns to ring 3: the way back from every system
+/// call, and a forked child's and a new program's first way there.
+///
+/// SYSRET is the cheap way, but it takes rip from rcx and rflags from r11. So it is used
+/// only when the frame's rcx and r11 hold those (as SYSCALL left them); a frame the kernel
+/// rewrote — a signal handler's entry, `rt_sigreturn`, a new program — returns with
+/// `iretq`, which restores every register, as Linux's `syscall_return_via_sysret` decides.
 ///
 /// # Safety
-/// Interrupts off, and rsp pointing at a [`SyscallFrame`] of the running process whose
-/// rip and rsp are its own user addresses.
+/// Interrupts off, and rsp pointing at a [`TrapFrame`] of the running process whose cs and
+/// ss are the user segments and whose rip is a canonical user address (SYSRET would fault
+/// in ring 0 on a non-canonical one).
 #[unsafe(naked)]
 pub unsafe extern "C" fn return_to_user() {
     core::arch::naked_asm!(
-        "pop r15", "pop r14", "pop r13", "pop r12", "pop rbp", "pop rbx", "pop r9", "pop r8",
-        "pop r10", "pop rdx", "pop rsi", "pop rdi", "pop rax", "pop r11", "pop rcx", "pop rsp",
+        "pop r15",
+        "pop r14",
+        "pop r13",
+        "pop r12",
+        "pop rbp",
+        "pop rbx",
+        "pop r11",
+        "pop r10",
+        "pop r9",
+        "pop r8",
+        "pop rax",
+        "pop rcx",
+        "pop rdx",
+        "pop rsi",
+        "pop rdi",
+        // orig_rax and the alignment word.
+        "add rsp, 16",
+        "cmp rcx, [rsp]",
+        "jne 2f",
+        "cmp r11, [rsp + 16]",
+        "jne 2f",
+        "mov rsp, [rsp + 24]",
         "sysretq",
+        "2:",
+        "iretq",
     )
 }
 
-/// Returns to ring 3 with the registers in `frame` (a forked child's first return).
+/// Returns to ring 3 with the registers in `frame`: a forked child's first return, or a
+/// new program's first instruction.
 ///
 /// # Safety
-/// Interrupts off; the running task's address space maps `frame.rip` and `frame.rsp`.
-pub unsafe fn resume_user(frame: &SyscallFrame) -> ! {
-    // SAFETY: `frame` is a SyscallFrame on this stack; `return_to_user` pops it from rsp
+/// Interrupts off; the running task's address space maps `frame.rip` and `frame.rsp`, and
+/// the kernel stack for its interrupts is set ([`set_kernel_stack`]).
+pub unsafe fn resume_user(frame: &TrapFrame) -> ! {
+    // SAFETY: `frame` is a TrapFrame on this stack; `return_to_user` pops it from rsp
     // upwards and leaves the kernel stack for good.
     unsafe {
         core::arch::asm!(
             "mov rsp, {frame}",
             "jmp {exit}",
-            frame = in(reg) frame as *const SyscallFrame,
+            frame = in(reg) frame as *const TrapFrame,
             exit = sym return_to_user,
             options(noreturn),
         )
@@ -84,44 +168,12 @@ pub unsafe fn resume_user(frame: &SyscallFrame) -> ! {
 }
 
 /// Enters ring 3 for the first time: at `entry`, with the stack pointer `user_sp`, every
-/// general register zero and interrupts on (an `iretq` into the user segments).
+/// general register zero and interrupts on.
 ///
 /// # Safety
-/// The running task's address space must map `entry` and the stack for ring 3, and the
-/// kernel stack for its interrupts must be set ([`set_kernel_stack`]).
+/// As [`resume_user`].
 pub unsafe fn enter_user(entry: u64, user_sp: u64) -> ! {
-    let s = gdt::selectors();
-    // SAFETY: the caller vouches for the address space; the iretq frame is built on the
-    // current kernel stack, which the task gives up for good.
-    unsafe {
-        core::arch::asm!(
-            "push {ss}",
-            "push {sp}",
-            "push {flags}",
-            "push {cs}",
-            "push {entry}",
-            "xor eax, eax",
-            "xor ebx, ebx",
-            "xor ecx, ecx",
-            "xor edx, edx",
-            "xor esi, esi",
-            "xor edi, edi",
-            "xor ebp, ebp",
-            "xor r8d, r8d",
-            "xor r9d, r9d",
-            "xor r10d, r10d",
-            "xor r11d, r11d",
-            "xor r12d, r12d",
-            "xor r13d, r13d",
-            "xor r14d, r14d",
-            "xor r15d, r15d",
-            "iretq",
-            ss = in(reg) u64::from(s.user_data.0),
-            sp = in(reg) user_sp,
-            flags = in(reg) (RFlags::INTERRUPT_FLAG | RFlags::from_bits_retain(0x2)).bits(),
-            cs = in(reg) u64::from(s.user_code.0),
-            entry = in(reg) entry,
-            options(noreturn),
-        )
-    }
+    let frame = TrapFrame::new_program(entry, user_sp);
+    // SAFETY: the caller's promises are `resume_user`'s.
+    unsafe { resume_user(&frame) }
 }

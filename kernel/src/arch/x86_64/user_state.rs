@@ -8,7 +8,11 @@
 //! `switch_fpu_prepare`/`switch_fpu_finish` and `x86_fsbase_save`/`load`, done eagerly as
 //! Linux has done since 4.6). Kernel threads carry no such state and cost the switch nothing.
 //!
-//! What this does *not* do: AVX (xsave), lazy switching, or signal frames.
+//! A signal handler's frame saves the FPU registers as they are ([`save_fpu`]), the handler
+//! starts from a clean FPU ([`reset_fpu`]), and `rt_sigreturn` loads them back
+//! ([`restore_fpu`]).
+//!
+//! What this does *not* do: AVX (xsave), or lazy switching.
 
 use x86_64::VirtAddr;
 use x86_64::registers::control::{Cr0, Cr0Flags, Cr4, Cr4Flags};
@@ -68,6 +72,41 @@ impl UserCpuState {
         state.save();
         state
     }
+}
+
+/// The size of the FPU image a signal frame holds (`fxsave`'s).
+pub const FPU_BYTES: usize = 512;
+
+/// The running task's FPU/SSE registers as `fxsave` lays them out: a signal frame's
+/// `fpstate`. The bytes `fxsave` leaves alone (464–511) are zero.
+pub fn save_fpu() -> [u8; FPU_BYTES] {
+    let mut fx = FxArea([0; FPU_BYTES]);
+    // SAFETY: `fx` is 512 writable bytes aligned to 16; SSE is on (see `enable`).
+    unsafe { core::arch::asm!("fxsave64 [{}]", in(reg) &raw mut fx, options(nostack)) };
+    fx.0
+}
+
+/// Loads an FPU image a program handed back (`rt_sigreturn`). Bits of MXCSR the CPU does not
+/// have are cleared first: `fxrstor` would fault in the kernel on them.
+pub fn restore_fpu(image: &[u8; FPU_BYTES]) {
+    let mut fx = FxArea(*image);
+    let current = save_fpu();
+    let mask = match u32::from_le_bytes([current[28], current[29], current[30], current[31]]) {
+        0 => 0xffbf, // a CPU that reports no mask has Intel's default one
+        mask => mask,
+    };
+    let mxcsr = u32::from_le_bytes([fx.0[24], fx.0[25], fx.0[26], fx.0[27]]) & mask;
+    fx.0[24..28].copy_from_slice(&mxcsr.to_le_bytes());
+    // SAFETY: MXCSR has no bit outside the CPU's mask now, the one way `fxrstor` faults on
+    // a 512-byte area aligned to 16.
+    unsafe { core::arch::asm!("fxrstor64 [{}]", in(reg) &raw const fx, options(nostack)) };
+}
+
+/// A clean FPU for a signal handler (the FS base stays): as after `execve`.
+pub fn reset_fpu() {
+    let initial = UserCpuState::initial();
+    // SAFETY: `initial`'s image is the reset state, with a valid MXCSR.
+    unsafe { core::arch::asm!("fxrstor64 [{}]", in(reg) &raw const initial.fx, options(nostack)) };
 }
 
 /// Points FS at `base` for the running task (`arch_prctl(ARCH_SET_FS)`). The caller has

@@ -10,7 +10,7 @@
 use super::family;
 use super::thread_group::{InheritedActions, ThreadGroup};
 use crate::arch::switch::initial_stack;
-use crate::arch::user_mode::SyscallFrame;
+use crate::arch::user_mode::TrapFrame;
 use crate::arch::user_state::UserCpuState;
 use crate::mm::stack::KernelStack;
 use crate::sched::{ForkKind, Scheduler, change_then_reschedule, task_entry, trace};
@@ -66,7 +66,7 @@ pub(in crate::sched) struct Process {
     /// A new program's entry and stack pointer (`None` after a fork: `fork_frame`).
     pub user_start: Option<(u64, u64)>,
     /// A fork's first return to ring 3: its parent's registers, rax = 0.
-    pub fork_frame: Option<Box<SyscallFrame>>,
+    pub fork_frame: Option<Box<TrapFrame>>,
     pub set_tid: [u64; 2],
     pub clear_child_tid: u64,
 }
@@ -206,6 +206,9 @@ pub(in crate::sched) fn new_task(
         set_tid: [0; 2],
         blocked_signals: 0,
         killed: None,
+        waiting_for: 0,
+        saved_mask: None,
+        altstack: crate::user::signal::AltStack::default(),
         // Made again with the id when the task is added (`Scheduler::add`).
         comm: trace::Comm::new(0, name, nice, false),
         name: String::from(name),

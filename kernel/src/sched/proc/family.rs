@@ -90,10 +90,18 @@ impl Scheduler {
         let Some(parent) = parent.and_then(|p| self.task_by_id(p)) else {
             return;
         };
+        let exit = status.map(|s| s.exit);
         parent.children.zombies.push_back(Zombie { id, status });
+        let parent_id = parent.id;
         if core::mem::take(&mut parent.children.waiting) {
-            let parent_id = parent.id;
             self.wake(parent_id, Wakeup::default(), now);
+        }
+        // The zombie is there to reap before SIGCHLD comes: a handler that calls `waitpid`
+        // finds it.
+        if let Some(exit) = exit {
+            let uid = self.task(me).uid;
+            let pid = crate::task::pid_of(id) as u32;
+            super::signal::child_ended(self, parent_id, pid, uid, exit);
         }
     }
 
@@ -110,7 +118,7 @@ pub fn set_exit_status(status: ExitStatus) {
 }
 
 /// Sleeps until the running task has a zombie child `id` (any, if `None`) to reap; false at
-/// once if it has no children left, or when it is killed while waiting (the killer woke it).
+/// once if it has no children left, or when a signal is to be taken (its sender woke it).
 pub fn wait_for_child(id: Option<TaskId>) -> bool {
     loop {
         let ready = change_then_reschedule(|s| {
@@ -120,10 +128,11 @@ pub fn wait_for_child(id: Option<TaskId>) -> bool {
             if t.children.has_zombie(id) {
                 return Some(true);
             }
-            if t.children.count == 0 || t.killed.is_some() {
+            let childless = t.children.count == 0;
+            if childless || s.current_signal_pending() {
                 return Some(false);
             }
-            t.children.waiting = true;
+            s.task(me).children.waiting = true;
             s.block_current(now);
             None
         });

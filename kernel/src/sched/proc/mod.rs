@@ -15,18 +15,21 @@
 //!   its files and address space in its own context) and `join`;
 //! - [`exit`]: how a process ends (`exit`, `exit_group`, a fatal signal) and its status;
 //! - [`family`]: parents, children, the one zombie list and the one re-parenting;
-//! - [`signal`]: what a signal does when it comes (its default action, ignored, pending);
+//! - [`sighand`], [`signal`]: a process's signal actions and pending signals, and sending
+//!   one (its default action, ignored, pending for a handler); [`alarm`], ITIMER_REAL;
 //! - [`thread_group`], [`threads`], [`thread_ends`], [`takeover`]: threads — what they
 //!   share, which tasks they are, how they end together, and `execve` from a thread.
 //!
 //! It is a part of `sched` because it works on the scheduler's table of tasks, under its
 //! lock; it never touches the runqueue but through `Rq`'s protocol.
 
+pub mod alarm;
 pub mod create;
 pub mod exit;
 pub mod family;
 pub mod lifecycle;
 pub mod process;
+pub mod sighand;
 pub mod signal;
 pub mod takeover;
 pub mod thread_ends;

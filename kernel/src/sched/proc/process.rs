@@ -47,7 +47,7 @@ pub struct Clone {
     pub space: Arc<AddressSpace>,
     pub files: crate::user::files::Files,
     /// The parent's registers at the call, rax already 0 (and rsp the new stack, if any).
-    pub frame: crate::arch::user_mode::SyscallFrame,
+    pub frame: crate::arch::user_mode::TrapFrame,
     /// The child's FPU and FS base.
     pub cpu: UserCpuState,
     /// See [`crate::task::Task::set_tid`] and [`crate::task::Task::clear_child_tid`].
@@ -133,7 +133,7 @@ pub fn kill_task(id: TaskId, signal: u8) -> bool {
 }
 
 impl Scheduler {
-    fn kill(&mut self, id: TaskId, signal: u8) -> bool {
+    pub(in crate::sched) fn kill(&mut self, id: TaskId, signal: u8) -> bool {
         let Some(t) = self.live_task_by_id(id) else {
             return false;
         };

@@ -1,81 +1,206 @@
-//! What a signal does when it comes, with honest minimal semantics: its default action is
-//! taken (end the process, or nothing for SIGCHLD, SIGCONT, SIGURG and SIGWINCH); an
-//! ignored signal is dropped; a blocked one stays pending until it is unblocked. cfslab runs
-//! no handlers: a caught signal stays pending (see [`super::thread_group`]). Linux's
-//! `kernel/signal.c`; the calls that send signals and change actions and masks are
-//! `user::syscall::signal`'s, the console's Ctrl-C is `user::tty`'s.
+//! Sending a signal and finding the thread that takes it (Linux's `send_signal`,
+//! `prepare_signal` and `complete_signal`, in `kernel/signal.c`), under the scheduler's
+//! lock so that a child's exit can send SIGCHLD from inside it.
+//!
+//! A signal sent to a process is, in this order:
+//! - dropped if it is ignored — by `SIG_IGN`, or by a default action of "ignore" (SIGCHLD,
+//!   SIGCONT, SIGURG, SIGWINCH) — unless the thread it names blocks it: a blocked signal
+//!   stays pending, so `sigtimedwait` can take it;
+//! - fatal at once if its action is the default "terminate" and no thread needs to see it
+//!   first (it is not blocked): every thread is marked killed and woken, and dies on its
+//!   way back to ring 3;
+//! - otherwise pending for the process, and one thread that does not block it — the named
+//!   one if it can — is woken from an interruptible sleep to take it: its way back to ring 3
+//!   runs the handler (`user::signal`).
+//!
+//! The calls that send signals are `user::syscall::signal`'s, the console's Ctrl-C is
+//! `user::tty`'s.
 
-use super::thread_group::{SIG_DFL, SIG_IGN, SIGKILL};
-use crate::sched;
+use super::sighand::{
+    SIG_DFL, SIG_IGN, SIGCHLD, SigAction, SigInfo, UNBLOCKABLE, any_pending, bit,
+};
+use crate::sched::{Scheduler, change_then_reschedule, with_sched};
 use crate::task::TaskId;
-
-const SIGSTOP: u8 = 19;
+use crate::time::clock;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
 
 /// Signals whose default action is to do nothing: SIGCHLD, SIGCONT, SIGURG, SIGWINCH.
-fn ignored_by_default(signal: u8) -> bool {
+pub fn ignored_by_default(signal: u8) -> bool {
     matches!(signal, 17 | 18 | 23 | 28)
 }
 
-/// A signal's bit in a mask (signal 1 is bit 0).
-pub fn bit(signal: u8) -> u64 {
-    1 << (signal - 1)
+/// Whether `action` makes the kernel drop `signal` as it comes.
+fn ignores(action: SigAction, signal: u8) -> bool {
+    action.handler == SIG_IGN || (action.handler == SIG_DFL && ignored_by_default(signal))
 }
-
-/// What can never be blocked or caught.
-pub const UNBLOCKABLE: u64 = 1 << (SIGKILL - 1) | 1 << (SIGSTOP - 1);
 
 /// Sends `signal` to every process: the console's Ctrl-C (`user::tty`), from its interrupt.
 /// The terminal's foreground process group is every process, as cfslab has no groups.
-pub fn signal_every_process(signal: u8) {
-    for id in sched::processes_of(None) {
-        deliver(id, signal);
+pub fn signal_every_process(signal: u8, info: SigInfo) {
+    for id in crate::sched::processes_of(None) {
+        send(id, signal, info);
     }
 }
 
-/// Sends `signal` to task `id`'s process, from task or interrupt context (a kill's wake-up
-/// switches at the interrupt's end then); false if it is gone.
+/// Sends `signal` to task `id`'s process, from task or interrupt context (a wake-up it
+/// causes switches at the interrupt's end then); false if it is gone. Signal 0 only checks.
+pub fn send(id: TaskId, signal: u8, info: SigInfo) -> bool {
+    change_then_reschedule(|s| s.send_signal(id, signal, info))
+}
+
+/// [`send`] with what `kill` from the kernel carries: SI_KERNEL.
 pub fn deliver(id: TaskId, signal: u8) -> bool {
-    let threads = sched::threads_of_task(id);
-    if threads.is_empty() {
+    let info = SigInfo {
+        code: super::sighand::SI_KERNEL,
+        ..SigInfo::default()
+    };
+    send(id, signal, info)
+}
+
+impl Scheduler {
+    /// [`send`], under the lock.
+    pub(in crate::sched) fn send_signal(&mut self, id: TaskId, signal: u8, info: SigInfo) -> bool {
+        let Some(target) = self.live_task_by_id(id) else {
+            return false;
+        };
+        if signal == 0 {
+            return true;
+        }
+        let Some(group) = target.group.clone() else {
+            // A kernel thread — pid 1, the boot task, among them — has a handler for
+            // nothing and ignores every signal, as Linux's kernel threads and its init do
+            // (SIGKILL from user space included).
+            return true;
+        };
+        let blocked_by_target = target.blocked_signals & bit(signal) != 0;
+        let threads: Vec<TaskId> = self.threads_of(&group).map(|t| t.id).collect();
+        if bit(signal) & UNBLOCKABLE == 0 {
+            let action = group.sighand.action(signal);
+            if ignores(action, signal) && !blocked_by_target {
+                return true;
+            }
+            if action.handler != SIG_DFL || blocked_by_target || ignores(action, signal) {
+                group.sighand.add_pending(signal, info);
+                self.wake_a_taker(id, &threads, signal);
+                return true;
+            }
+        }
+        for t in threads {
+            self.kill(t, signal);
+        }
+        true
+    }
+
+    /// Wakes the thread that is to take a pending `signal`: `named` if it does not block
+    /// it, else another thread of its process that does not, else none (it stays pending
+    /// until a thread unblocks it). Only an interruptible sleep ends: a vfork parent waits
+    /// for its child whatever comes (but SIGKILL), as Linux's `wait_for_vfork_done`.
+    fn wake_a_taker(&mut self, named: TaskId, threads: &[TaskId], signal: u8) {
+        let takes = |s: &mut Self, t: TaskId| {
+            s.task_by_id(t)
+                .is_some_and(|t| (t.blocked_signals & !t.waiting_for) & bit(signal) == 0)
+        };
+        let taker = core::iter::once(named)
+            .chain(threads.iter().copied())
+            .find(|&t| takes(self, t));
+        if let Some(taker) = taker
+            && !self.is_vfork_parent(taker)
+        {
+            self.wake(taker, ::sched::Wakeup::default(), clock::now());
+        }
+    }
+
+    /// Whether `id` sleeps until a vfork child execs or exits.
+    fn is_vfork_parent(&self, id: TaskId) -> bool {
+        self.slots
+            .iter()
+            .flatten()
+            .any(|t| t.vfork_parent == Some(id))
+    }
+
+    /// Whether the running thread has a signal to take: killed, or a pending signal it
+    /// does not block (Linux's `signal_pending`). Every interruptible sleep asks it.
+    pub(in crate::sched) fn current_signal_pending(&mut self) -> bool {
+        let t = self.current_task();
+        if t.killed.is_some() {
+            return true;
+        }
+        let blocked = t.blocked_signals & !t.waiting_for;
+        t.group
+            .as_ref()
+            .is_some_and(|g| g.sighand.pending() & !blocked != 0)
+    }
+}
+
+/// [`Scheduler::current_signal_pending`] for the running thread: no lock while no process
+/// has a signal pending and no task is marked killed.
+pub fn signal_pending() -> bool {
+    if !any_pending() && !crate::sched::kills_pending() {
         return false;
     }
-    if signal == 0 {
-        return true;
-    }
-    let Some(group) = sched::group_of(id) else {
-        // A kernel thread — pid 1, the boot task, among them — has a handler for nothing
-        // and ignores every signal, as Linux's kernel threads and its init do (SIGKILL
-        // from user space included).
-        return true;
-    };
-    if bit(signal) & UNBLOCKABLE == 0 {
-        let action = group.action(signal);
-        if action.handler == SIG_IGN || (action.handler == SIG_DFL && ignored_by_default(signal)) {
-            return true;
-        }
-        if action.handler != SIG_DFL || sched::blocks(id, signal) {
-            group.add_pending(signal);
-            return true;
-        }
-    }
-    for t in threads {
-        sched::kill_task(t, signal);
-    }
-    true
+    with_sched(|s| s.current_signal_pending())
 }
 
-/// Takes the default action of pending signals the running thread no longer blocks (and
-/// whose action is still the default).
-pub fn act_on_unblocked() {
-    let group = sched::current_group().expect("a process");
-    let candidates = group.take_pending(!sched::blocked_signals());
-    for signal in (1..=64u8).filter(|&s| candidates & bit(s) != 0) {
-        let action = group.action(signal);
-        if action.handler == SIG_DFL && !ignored_by_default(signal) {
-            deliver(sched::current(), signal);
-        } else if action.handler != SIG_IGN && action.handler != SIG_DFL {
-            // Caught: still pending, as no handler runs.
-            group.add_pending(signal);
-        }
+/// What the running thread does with the signal it takes.
+pub enum Taken {
+    /// Runs this handler for it.
+    Handler(u8, SigInfo, SigAction),
+    /// Ends the process: its default action.
+    Fatal(u8),
+}
+
+/// The signal the running thread is to take now, if any: the lowest pending signal it does
+/// not block (Linux's `get_signal`, without the stops). Signals whose default action is to
+/// end the process were acted on when sent, unless they were blocked then: those end it now
+/// (the caller ends it, holding nothing). Ignored ones are dropped.
+pub fn take_signal() -> Option<Taken> {
+    if !any_pending() {
+        return None;
     }
+    let (group, blocked) = with_sched(|s| {
+        let t = s.current_task();
+        (t.group.clone(), t.blocked_signals)
+    });
+    let group: Arc<_> = group?;
+    loop {
+        let (signal, info, action) = group.sighand.take_one(!blocked)?;
+        if ignores(action, signal) {
+            continue;
+        }
+        if action.handler == SIG_DFL {
+            return Some(Taken::Fatal(signal));
+        }
+        return Some(Taken::Handler(signal, info, action));
+    }
+}
+
+/// The running thread's pending signals (blocked ones included): `rt_sigpending`'s answer
+/// is these and its mask.
+pub fn pending_for_current() -> u64 {
+    crate::sched::current_group().map_or(0, |g| g.sighand.pending())
+}
+
+/// Sends SIGCHLD for child `child`, which ended with `status` (a wait status), to its parent
+/// `parent`, under the lock (`family`'s `notify_parent`).
+pub(in crate::sched) fn child_ended(
+    s: &mut Scheduler,
+    parent: TaskId,
+    child_pid: u32,
+    uid: u32,
+    status: super::exit::Exit,
+) {
+    use super::sighand::{CLD_EXITED, CLD_KILLED};
+    let (code, value) = match status {
+        super::exit::Exit::Status(code) => (CLD_EXITED, i32::from(code)),
+        super::exit::Exit::Signal(signal) => (CLD_KILLED, i32::from(signal)),
+    };
+    let info = SigInfo {
+        code,
+        pid: child_pid,
+        uid,
+        status: value,
+        addr: 0,
+    };
+    s.send_signal(parent, SIGCHLD, info);
 }

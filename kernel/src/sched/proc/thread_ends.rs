@@ -10,7 +10,8 @@
 //! parent knows) and leaves as a plain thread. Were the two to wait for each other's end,
 //! neither would end.
 
-use super::thread_group::{SIGKILL, ThreadGroup};
+use super::sighand::SIGKILL;
+use super::thread_group::ThreadGroup;
 use crate::sched;
 use crate::task::TaskId;
 use alloc::sync::Arc;

@@ -9,11 +9,10 @@
 //! any thread ends them all; `exit_group` too; `exit` ends one thread; `execve` in another
 //! thread makes that thread the leader (`thread_ends`, which holds how they all end).
 //!
-//! What it does not do: run signal handlers. A signal a program catches (or blocks) stays
-//! pending and is reported by nothing; a program that needs its handler to run is not one
-//! cfslab can host yet.
+//! Its signal actions and pending signals are its [`SigHand`]'s, under a lock of their own.
 
 use super::exit::Exit;
+use super::sighand::{SigAction, SigHand};
 use crate::sync::{Rank, SpinLock};
 use crate::task::TaskId;
 use alloc::vec::Vec;
@@ -60,23 +59,6 @@ impl CpuTimes {
     }
 }
 
-/// What a signal does when it arrives: Linux's `struct sigaction` as `rt_sigaction` sees it
-/// (handler, flags, restorer, mask), kept so that a program reads back what it set.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SigAction {
-    pub handler: u64,
-    pub flags: u64,
-    pub restorer: u64,
-    pub mask: u64,
-}
-
-/// `SIG_DFL` and `SIG_IGN`, the two handlers that are not code.
-pub const SIG_DFL: u64 = 0;
-pub const SIG_IGN: u64 = 1;
-
-/// Linux's SIGKILL: ends a process, and cannot be caught, blocked or ignored.
-pub const SIGKILL: u8 = 9;
-
 /// What the threads of one process share.
 pub struct ThreadGroup {
     /// The leader's task: the process's pid is its pid.
@@ -89,6 +71,8 @@ pub struct ThreadGroup {
     /// thread's last steps, `sched::exit`): a process's end asks this first, and for a
     /// process of one thread, nearly every one, it has no other threads to look for.
     threads: AtomicUsize,
+    /// Its signal actions and pending signals, under a lock of their own (see `sighand`).
+    pub sighand: SigHand,
     state: SpinLock<GroupState>,
 }
 
@@ -101,12 +85,6 @@ struct GroupState {
     ended_threads: CpuTimes,
     /// CPU time of the children `wait4` has reaped (and of theirs): RUSAGE_CHILDREN.
     reaped_children: CpuTimes,
-    /// The signals whose action is not the default (SIG_DFL), with their actions: nearly
-    /// always none or a few, so a fork copies and an `execve` resets only those rather than
-    /// 64 actions of 32 bytes each (2 KiB, a tenth of a vfork + execve's instructions).
-    actions: Vec<(u8, SigAction)>,
-    /// Signals sent and not acted on (blocked or caught).
-    pending: u64,
 }
 
 /// The signal actions a forked child inherits (Linux's `copy_sighand`): taken from the
@@ -139,6 +117,7 @@ impl ThreadGroup {
             leader,
             heir: AtomicUsize::new(0),
             threads: AtomicUsize::new(1),
+            sighand: SigHand::new(actions),
             state: SpinLock::new(
                 Rank::ThreadGroup,
                 GroupState {
@@ -146,8 +125,6 @@ impl ThreadGroup {
                     execing: false,
                     ended_threads: CpuTimes::default(),
                     reaped_children: CpuTimes::default(),
-                    actions,
-                    pending: 0,
                 },
             ),
         }
@@ -155,7 +132,7 @@ impl ThreadGroup {
 
     /// What a child forked now inherits: the signal actions, nothing else.
     pub fn actions_to_inherit(&self) -> InheritedActions {
-        InheritedActions(self.with(|s| s.actions.clone()))
+        InheritedActions(self.sighand.actions())
     }
 
     /// A forked child's group, led by `leader`, with the actions it inherits.
@@ -229,52 +206,6 @@ impl ThreadGroup {
     /// CPU time of the threads that have ended, and of the reaped children.
     pub fn ended_and_children(&self) -> (CpuTimes, CpuTimes) {
         self.with(|s| (s.ended_threads, s.reaped_children))
-    }
-
-    /// The action for `signal` (1..=64).
-    pub fn action(&self, signal: u8) -> SigAction {
-        self.with(|s| {
-            s.actions
-                .iter()
-                .find(|(n, _)| *n == signal)
-                .map_or_else(SigAction::default, |&(_, a)| a)
-        })
-    }
-
-    /// Sets the action for `signal` (1..=64); returns the old one.
-    pub fn set_action(&self, signal: u8, action: SigAction) -> SigAction {
-        self.with(|s| {
-            let actions = &mut s.actions;
-            match actions.iter().position(|(n, _)| *n == signal) {
-                Some(i) if action == SigAction::default() => actions.swap_remove(i).1,
-                Some(i) => core::mem::replace(&mut actions[i].1, action),
-                None => {
-                    if action != SigAction::default() {
-                        actions.push((signal, action));
-                    }
-                    SigAction::default()
-                }
-            }
-        })
-    }
-
-    /// After `execve`: handlers are gone (the code is), ignored signals stay ignored.
-    pub fn reset_handlers(&self) {
-        self.with(|s| s.actions.retain(|(_, a)| a.handler == SIG_IGN));
-    }
-
-    /// Marks `signal` pending.
-    pub fn add_pending(&self, signal: u8) {
-        self.with(|s| s.pending |= 1 << (signal - 1));
-    }
-
-    /// Takes the pending signals in `set`.
-    pub fn take_pending(&self, set: u64) -> u64 {
-        self.with(|s| {
-            let taken = s.pending & set;
-            s.pending &= !taken;
-            taken
-        })
     }
 }
 

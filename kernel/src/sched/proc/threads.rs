@@ -101,6 +101,39 @@ pub fn set_blocked_signals(set: u64) {
     with_sched(|s| s.current_task().blocked_signals = set);
 }
 
+/// The running thread's signal state: its mask, the mask `rt_sigsuspend` saved, and its
+/// alternate stack.
+pub fn signal_state() -> (u64, Option<u64>, crate::user::signal::AltStack) {
+    with_sched(|s| {
+        let t = s.current_task();
+        (t.blocked_signals, t.saved_mask, t.altstack)
+    })
+}
+
+/// Takes the mask `rt_sigsuspend` saved, if it did.
+pub fn take_saved_mask() -> Option<u64> {
+    with_sched(|s| s.current_task().saved_mask.take())
+}
+
+/// `rt_sigsuspend`: `mask` replaces the running thread's mask until a handler has run.
+pub fn suspend_mask(mask: u64) {
+    with_sched(|s| {
+        let t = s.current_task();
+        t.saved_mask = Some(t.blocked_signals);
+        t.blocked_signals = mask;
+    });
+}
+
+/// Sets the running thread's alternate signal stack.
+pub fn set_altstack(stack: crate::user::signal::AltStack) {
+    with_sched(|s| s.current_task().altstack = stack);
+}
+
+/// Sets the blocked signals the running thread waits for all the same (`rt_sigtimedwait`).
+pub fn set_waiting_for(set: u64) {
+    with_sched(|s| s.current_task().waiting_for = set);
+}
+
 /// Whether task `id` blocks `signal` (1..=64).
 pub fn blocks(id: TaskId, signal: u8) -> bool {
     with_sched(|s| {

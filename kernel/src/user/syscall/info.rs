@@ -46,19 +46,40 @@ pub(super) fn read_timespec(ts: u64) -> Result<u64, i64> {
         .saturating_add(nsec as u64))
 }
 
-pub fn nanosleep(req: u64) -> i64 {
+/// `nanosleep(req, rem)`: EINTR if a signal's handler is to run first, with the time left in
+/// `rem` (unless it is null).
+pub fn nanosleep(req: u64, rem: u64) -> i64 {
     match read_timespec(req) {
-        Ok(ns) => {
-            user_sleep_until(clock::now().saturating_add(ns));
-            0
-        }
+        Ok(ns) => user_sleep_until(clock::now().saturating_add(ns), rem),
         Err(e) => e,
     }
 }
 
-/// A user task's timed sleep: with Linux's timer slack (`time::TIMER_SLACK_NS`).
-fn user_sleep_until(deadline: u64) {
-    sched::sleep_until_woken(Some(deadline), crate::time::TIMER_SLACK_NS);
+/// A user task's timed sleep, with Linux's timer slack (`time::TIMER_SLACK_NS`), until
+/// `deadline` or until a signal is to be taken: then EINTR, and the time left goes to `rem`
+/// (unless it is null). The check for a signal and the sleep are one step with interrupts
+/// off, so that a signal sent between them still ends the sleep.
+fn user_sleep_until(deadline: u64, rem: u64) -> i64 {
+    loop {
+        let now = clock::now();
+        if now >= deadline {
+            return 0;
+        }
+        let interrupted = crate::arch::irq::without(|| {
+            if sched::signal_pending() {
+                return true;
+            }
+            sched::sleep_until_woken(Some(deadline), crate::time::TIMER_SLACK_NS);
+            false
+        });
+        if interrupted {
+            let left = deadline.saturating_sub(clock::now());
+            if rem != 0 && space().write(rem, &timespec_bytes(left)).is_err() {
+                return -errno::EFAULT;
+            }
+            return -errno::EINTR;
+        }
+    }
 }
 
 /// `clock_nanosleep(clock, flags, req, rem)` on CLOCK_REALTIME or CLOCK_MONOTONIC (one
@@ -66,22 +87,15 @@ fn user_sleep_until(deadline: u64) {
 /// (Linux sleeps on the process's, which cfslab does not). Unlike `nanosleep` it returns
 /// the error as a positive number in the C library, but the system call is `-errno` as
 /// always.
-pub fn clock_nanosleep(clock_id: u64, flags: u64, req: u64) -> i64 {
+pub fn clock_nanosleep(clock_id: u64, flags: u64, req: u64, rem: u64) -> i64 {
     const TIMER_ABSTIME: u64 = 1;
     if clock_id > 1 {
         return -errno::EINVAL;
     }
     match read_timespec(req) {
-        Ok(deadline) if flags & TIMER_ABSTIME != 0 => {
-            if deadline > clock::now() {
-                user_sleep_until(deadline);
-            }
-            0
-        }
-        Ok(ns) => {
-            user_sleep_until(clock::now().saturating_add(ns));
-            0
-        }
+        // An absolute sleep leaves `rem` alone: the same deadline serves a retry.
+        Ok(deadline) if flags & TIMER_ABSTIME != 0 => user_sleep_until(deadline, 0),
+        Ok(ns) => user_sleep_until(clock::now().saturating_add(ns), rem),
         Err(e) => e,
     }
 }

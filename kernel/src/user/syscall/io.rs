@@ -35,14 +35,15 @@ pub(super) fn file(fd: u64) -> Result<Arc<File>, i64> {
     file.ok_or(-errno::EBADF)
 }
 
-/// Whether the running task has been killed: a blocked read or write gives up.
-fn killed() -> bool {
-    sched::current_killed().is_some()
+/// Whether the running thread has a signal to take (or was killed): a blocked read or
+/// write gives up, and the call is restarted or fails with EINTR (`user::signal`).
+fn interrupted() -> bool {
+    sched::signal_pending()
 }
 
 /// `write(fd, buf, len)`. To a pipe every byte goes, [`IO_MAX`] at a time, the writer
 /// waiting while the reader drains it (POSIX's blocking write; Linux's `pipe_write`); it
-/// stops short only if the reader goes or the writer is killed, and says how much went.
+/// stops short only if the reader goes or a signal comes, and says how much went.
 pub fn write(fd: u64, buf: u64, len: u64) -> i64 {
     let file = match file(fd) {
         Ok(f) => f,
@@ -83,12 +84,13 @@ fn write_to(file: &File, bytes: &[u8]) -> i64 {
 }
 
 /// Writes all of `bytes` to `pipe`, waiting while it is full; short only if its reader goes
-/// (after some bytes) or the writer is killed.
+/// (after some bytes) or a signal comes.
 fn write_pipe(pipe: &Pipe, bytes: &[u8]) -> i64 {
     let mut done = 0;
     while done < bytes.len() {
-        match pipe.write(&bytes[done..], killed) {
-            Some(0) if killed() => break,
+        match pipe.write(&bytes[done..], interrupted) {
+            Some(0) if interrupted() && done == 0 => return -errno::ERESTARTSYS,
+            Some(0) if interrupted() => break,
             Some(n) => done += n,
             None => {
                 // No reader left: SIGPIPE (Linux's pipe_write), which ends the writer at the
@@ -138,9 +140,15 @@ pub fn read(fd: u64, buf: u64, len: u64) -> i64 {
     };
     with_buffer((len as usize).min(IO_MAX), |bytes| {
         let n = match &*file {
-            File::Console => crate::user::tty::read(bytes, killed),
+            File::Console => match crate::user::tty::read(bytes, interrupted) {
+                Some(n) => n,
+                None => return -errno::ERESTARTSYS,
+            },
             File::Pipe { write: true, .. } => return -errno::EBADF,
-            File::Pipe { pipe, write: false } => pipe.read(bytes, killed),
+            File::Pipe { pipe, write: false } => match pipe.read(bytes, interrupted) {
+                Some(n) => n,
+                None => return -errno::ERESTARTSYS,
+            },
             File::Node(node) => match node.read(bytes) {
                 Ok(n) => n,
                 Err(e) => return e,

@@ -13,6 +13,7 @@ mod fs;
 mod futex;
 mod info;
 mod io;
+mod itimer;
 mod limits;
 mod memory;
 mod poll;
@@ -21,9 +22,10 @@ mod process;
 mod random;
 mod rusage;
 mod signal;
+mod sigwait;
 
 use super::address_space::AddressSpace;
-use crate::arch::user_mode::SyscallFrame;
+use crate::arch::user_mode::TrapFrame;
 use crate::sched;
 use crate::sync::{Rank, SpinLock};
 use crate::task::pid_of;
@@ -48,6 +50,15 @@ mod nr {
     pub const BRK: u64 = 12;
     pub const RT_SIGACTION: u64 = 13;
     pub const RT_SIGPROCMASK: u64 = 14;
+    pub const RT_SIGRETURN: u64 = 15;
+    pub const PAUSE: u64 = 34;
+    pub const GETITIMER: u64 = 36;
+    pub const ALARM: u64 = 37;
+    pub const SETITIMER: u64 = 38;
+    pub const RT_SIGPENDING: u64 = 127;
+    pub const RT_SIGTIMEDWAIT: u64 = 128;
+    pub const RT_SIGSUSPEND: u64 = 130;
+    pub const SIGALTSTACK: u64 = 131;
     pub const IOCTL: u64 = 16;
     pub const WRITEV: u64 = 20;
     pub const PIPE: u64 = 22;
@@ -118,7 +129,7 @@ fn int(arg: u64) -> i64 {
 /// and returns its result: Linux's `sys_call_table`. Each `int` argument of Linux's
 /// signature is read as 32 bits ([`uint`], [`int`]) before its handler sees it.
 #[inline(always)]
-pub fn dispatch(frame: &SyscallFrame) -> i64 {
+pub fn dispatch(frame: &mut TrapFrame) -> i64 {
     let a = [
         frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8, frame.r9,
     ];
@@ -153,12 +164,21 @@ pub fn dispatch(frame: &SyscallFrame) -> i64 {
         nr::BRK => memory::brk(a[0]),
         nr::RT_SIGACTION => signal::rt_sigaction(uint(a[0]), a[1], a[2], a[3]),
         nr::RT_SIGPROCMASK => signal::rt_sigprocmask(uint(a[0]), a[1], a[2], a[3]),
+        nr::RT_SIGRETURN => crate::user::signal::rt_sigreturn(frame),
+        nr::RT_SIGPENDING => signal::rt_sigpending(a[0], a[1]),
+        nr::RT_SIGSUSPEND => sigwait::rt_sigsuspend(a[0], a[1]),
+        nr::RT_SIGTIMEDWAIT => sigwait::rt_sigtimedwait(a[0], a[1], a[2], a[3]),
+        nr::SIGALTSTACK => sigwait::sigaltstack(a[0], a[1], frame.rsp),
+        nr::PAUSE => sigwait::pause(),
+        nr::ALARM => itimer::alarm(uint(a[0])),
+        nr::GETITIMER => itimer::getitimer(uint(a[0]), a[1]),
+        nr::SETITIMER => itimer::setitimer(uint(a[0]), a[1], a[2]),
         nr::SCHED_YIELD => {
             sched::yield_now();
             0
         }
-        nr::NANOSLEEP => info::nanosleep(a[0]),
-        nr::CLOCK_NANOSLEEP => info::clock_nanosleep(uint(a[0]), uint(a[1]), a[2]),
+        nr::NANOSLEEP => info::nanosleep(a[0], a[1]),
+        nr::CLOCK_NANOSLEEP => info::clock_nanosleep(uint(a[0]), uint(a[1]), a[2], a[3]),
         nr::CLOCK_GETTIME => info::clock_gettime(uint(a[0]), a[1]),
         nr::UNAME => info::uname(a[0]),
         nr::REBOOT => info::reboot(uint(a[0]), uint(a[1]), uint(a[2])),

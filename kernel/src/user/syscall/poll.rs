@@ -3,9 +3,10 @@
 //! `select(0, NULL, NULL, NULL, &tv)`: no file at all, only the timeout.
 //!
 //! The caller checks every file with interrupts off; if none is ready it puts itself on
-//! each file's wait queue and sleeps until one of them, the timeout or a kill wakes it, then
-//! takes itself off them all and checks again. Signal masks (pselect6's sixth argument) are
-//! accepted and not applied: cfslab delivers no signal that a mask could hold back.
+//! each file's wait queue and sleeps until one of them, the timeout or a signal wakes it,
+//! then takes itself off them all and checks again. A signal with nothing ready restarts
+//! the call, or ends it with EINTR if a handler runs. pselect6's signal mask (its sixth
+//! argument) is not applied yet.
 
 use super::{errno, space};
 use crate::arch::irq;
@@ -40,7 +41,7 @@ fn wait_ready(
                 .map(|f| f.as_ref().map(|f| f.readiness()).unwrap_or_default())
                 .collect();
             let expired = deadline.is_some_and(|d| clock::now() >= d);
-            if done(&ready) || expired || sched::current_killed().is_some() {
+            if done(&ready) || expired || sched::signal_pending() {
                 return Some(ready);
             }
             queues().for_each(|q| q.add_current());
@@ -52,6 +53,12 @@ fn wait_ready(
             return ready;
         }
     }
+}
+
+/// Whether a wait that found nothing ready ended for a signal rather than its timeout: the
+/// call is then restarted, or fails with EINTR if a handler runs (`user::signal`).
+fn interrupted(deadline: Option<u64>) -> bool {
+    !deadline.is_some_and(|d| clock::now() >= d) && sched::signal_pending()
 }
 
 /// Reads a `{seconds, fraction}` pair (timeval: microseconds, timespec: nanoseconds) as a
@@ -152,6 +159,9 @@ pub fn poll(fds: u64, nfds: u64, timeout_ms: u64) -> i64 {
     };
     let ready = wait_ready(&files, deadline, |r| all_revents(r).iter().any(|&e| e != 0));
     let out = all_revents(&ready);
+    if out.iter().all(|&e| e == 0) && interrupted(deadline) {
+        return -errno::ERESTARTNOHAND;
+    }
     for (entry, revents) in raw.as_chunks_mut::<8>().0.iter_mut().zip(&out) {
         entry[6..8].copy_from_slice(&revents.to_le_bytes());
     }
@@ -245,6 +255,9 @@ fn select_common(nfds: u64, sets: [u64; 3], timeout: u64, units_per_second: u64)
     };
     let ready = wait_ready(&files, deadline, |r| answer(r).iter().any(|&(r, w)| r || w));
     let answer = answer(&ready);
+    if answer.iter().all(|&(r, w)| !r && !w) && interrupted(deadline) {
+        return -errno::ERESTARTNOHAND;
+    }
     let mut out = [
         alloc::vec![0u64; n.div_ceil(64)],
         alloc::vec![0u64; n.div_ceil(64)],

@@ -6,7 +6,7 @@
 //! or exits, through the scheduler's own vfork path, so the policy sees Linux's sequence.
 
 use super::{errno, exec_strings, space};
-use crate::arch::user_mode::SyscallFrame;
+use crate::arch::user_mode::TrapFrame;
 use crate::sched::proc::exit::{Exit, ExitStatus};
 use crate::sched::proc::thread_ends;
 use crate::sched::{self, ForkKind};
@@ -52,7 +52,7 @@ const TASK_SIZE_MAX: u64 = 0x7fff_ffff_f000;
 /// process, or with CLONE_THREAD a thread of this one, that returns 0 from the call, on
 /// `newsp` if given. Linux's rules: a thread shares the signal actions (CLONE_SIGHAND),
 /// which needs a shared address space (CLONE_VM), else EINVAL.
-pub fn clone(flags: u64, newsp: u64, tids: [u64; 2], tls: u64, frame: &SyscallFrame) -> i64 {
+pub fn clone(flags: u64, newsp: u64, tids: [u64; 2], tls: u64, frame: &TrapFrame) -> i64 {
     let thread = flags & CLONE_THREAD != 0;
     if flags & !SUPPORTED != 0
         || (thread && flags & CLONE_SIGHAND == 0)
@@ -194,7 +194,7 @@ fn exec(path: u64, argv: u64, envp: u64) -> Result<(u64, u64), i64> {
         thread_ends::take_over(&group);
     }
     group.end_exec();
-    group.reset_handlers();
+    group.sighand.reset_handlers();
     // Descriptors marked close-on-exec close now; their files go after the table's lock.
     let closed = sched::current_files().map(|files| files.lock().take_close_on_exec());
     drop(closed);
@@ -244,8 +244,8 @@ pub fn wait4(pid: i64, status: u64, options: u64, rusage: u64) -> i64 {
             return 0;
         }
         sched::wait_for_child(target);
-        if sched::current_killed().is_some() {
-            return -errno::ECHILD;
+        if sched::signal_pending() {
+            return -errno::ERESTARTSYS;
         }
     }
 }

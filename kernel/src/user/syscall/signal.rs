@@ -1,13 +1,26 @@
-//! The signal calls: `kill`, `rt_sigaction` and `rt_sigprocmask`. Actions and masks are
-//! kept as Linux keeps them and read back; what a signal does when it comes is the process
-//! model's (`sched::proc::signal`).
+//! The calls that send signals and set what they do: `kill`, `tkill`, `tgkill`,
+//! `rt_sigaction`, `rt_sigprocmask` and `rt_sigpending`. Sending is the process model's
+//! (`sched::proc::signal`); a handler runs on the way back to ring 3 (`user::signal`); the
+//! calls that wait for a signal are `sigwait`'s.
 
 use super::{errno, space};
 use crate::sched;
-use crate::sched::proc::signal::{UNBLOCKABLE, act_on_unblocked, bit, deliver};
-use crate::sched::proc::thread_group::{SIG_IGN, SigAction};
-use crate::task::id_of_pid;
+use crate::sched::proc::sighand::{
+    SI_TKILL, SI_USER, SIG_IGN, SigAction, SigInfo, UNBLOCKABLE, bit,
+};
+use crate::sched::proc::signal::send;
+use crate::task::{id_of_pid, pid_of};
 use alloc::vec::Vec;
+
+/// What a signal from the running process carries: SI_USER (or SI_TKILL), its pid and uid.
+fn from_caller(code: i32) -> SigInfo {
+    SigInfo {
+        code,
+        pid: pid_of(sched::current_process()) as u32,
+        uid: sched::current_uid(),
+        ..SigInfo::default()
+    }
+}
 
 /// The size of a `sigset_t` the kernel takes: 64 signals, 8 bytes.
 const SIGSET_BYTES: u64 = 8;
@@ -17,6 +30,11 @@ const SIGSET_BYTES: u64 = 8;
 /// spares init, which on cfslab is a kernel thread); cfslab has no process groups, so 0 and
 /// other negative pids give ESRCH.
 pub fn kill(pid: i64, signal: i64) -> i64 {
+    signal_with(pid, signal, SI_USER)
+}
+
+fn signal_with(pid: i64, signal: i64, code: i32) -> i64 {
+    let info = from_caller(code);
     if !(0..=64).contains(&signal) {
         return -errno::EINVAL;
     }
@@ -33,7 +51,7 @@ pub fn kill(pid: i64, signal: i64) -> i64 {
             return -errno::ESRCH;
         }
         for id in targets {
-            deliver(id, signal);
+            send(id, signal, info);
         }
         return 0;
     }
@@ -46,7 +64,7 @@ pub fn kill(pid: i64, signal: i64) -> i64 {
     if me != 0 && me != uid {
         return -errno::EPERM;
     }
-    if deliver(id, signal) {
+    if send(id, signal, info) {
         0
     } else {
         -errno::ESRCH
@@ -54,8 +72,8 @@ pub fn kill(pid: i64, signal: i64) -> i64 {
 }
 
 /// `tgkill(tgid, tid, signal)`: `signal` to thread `tid` of process `tgid` (ESRCH if it is
-/// not one of its threads), with `kill`'s permission rule. cfslab's signals are the
-/// process's (no handler runs), so a thread's signal acts on its process.
+/// not one of its threads), with `kill`'s permission rule. cfslab keeps pending signals per
+/// process: the thread named takes it if it does not block it.
 pub fn tgkill(tgid: i64, tid: i64, signal: i64) -> i64 {
     if tgid <= 0 || tid <= 0 {
         return -errno::EINVAL;
@@ -72,7 +90,7 @@ pub fn tkill(tid: i64, signal: i64) -> i64 {
     if tid <= 0 {
         return -errno::EINVAL;
     }
-    kill(tid, signal)
+    signal_with(tid, signal, SI_TKILL)
 }
 
 /// `rt_sigaction(signal, act, oldact, sigsetsize)`: keeps the action (Linux's 32-byte
@@ -85,7 +103,7 @@ pub fn rt_sigaction(signal: u64, act: u64, oldact: u64, sigsetsize: u64) -> i64 
     let signal = signal as u8;
     let group = sched::current_group().expect("a process");
     let space = space();
-    let old = group.action(signal);
+    let old = group.sighand.action(signal);
     if act != 0 {
         if bit(signal) & UNBLOCKABLE != 0 {
             return -errno::EINVAL;
@@ -102,9 +120,9 @@ pub fn rt_sigaction(signal: u64, act: u64, oldact: u64, sigsetsize: u64) -> i64 
             restorer: word(2),
             mask: word(3) & !UNBLOCKABLE,
         };
-        group.set_action(signal, action);
+        group.sighand.set_action(signal, action);
         if action.handler == SIG_IGN {
-            group.take_pending(bit(signal));
+            group.sighand.discard(bit(signal));
         }
     }
     if oldact != 0 {
@@ -124,7 +142,7 @@ pub fn rt_sigaction(signal: u64, act: u64, oldact: u64, sigsetsize: u64) -> i64 
 
 /// `rt_sigprocmask(how, set, oldset, sigsetsize)`: SIG_BLOCK, SIG_UNBLOCK, SIG_SETMASK on
 /// the running thread's mask (SIGKILL and SIGSTOP are never blocked). A pending signal that
-/// is unblocked takes its default action now.
+/// is unblocked is taken on the way back to ring 3.
 pub fn rt_sigprocmask(how: u64, set: u64, oldset: u64, sigsetsize: u64) -> i64 {
     const SIG_BLOCK: u64 = 0;
     const SIG_UNBLOCK: u64 = 1;
@@ -151,6 +169,19 @@ pub fn rt_sigprocmask(how: u64, set: u64, oldset: u64, sigsetsize: u64) -> i64 {
     if oldset != 0 && space.write(oldset, &old.to_le_bytes()).is_err() {
         return -errno::EFAULT;
     }
-    act_on_unblocked();
     0
+}
+
+/// `rt_sigpending(set, sigsetsize)`: the signals pending for the caller that it blocks
+/// (the others are being taken), as Linux's `do_sigpending`.
+pub fn rt_sigpending(set: u64, sigsetsize: u64) -> i64 {
+    if sigsetsize > SIGSET_BYTES {
+        return -errno::EINVAL;
+    }
+    let pending = crate::sched::proc::signal::pending_for_current() & sched::blocked_signals();
+    let bytes = pending.to_le_bytes();
+    match space().write(set, &bytes[..sigsetsize as usize]) {
+        Ok(()) => 0,
+        Err(_) => -errno::EFAULT,
+    }
 }

@@ -1,0 +1,227 @@
+//! A process's signal actions and the signals pending for it: Linux's `sighand_struct` and
+//! the shared `sigpending` of its `signal_struct`, with the `siginfo` each pending signal
+//! carries. One lock holds them, ranked inside the scheduler's, so that a signal is sent
+//! atomically with finding the thread that takes it and waking it (`signal::send`), even
+//! from the scheduler's own paths (a child's exit sends SIGCHLD there).
+//!
+//! Standard signals do not queue: a second SIGCHLD while one is pending is lost, as on
+//! Linux; the first one's `siginfo` is kept. Real-time signals (32–64) queue no better here.
+//!
+//! What it does not hold: which signals a thread blocks (each thread's, in its `Task`), and
+//! what a signal does (`signal`, and `user::signal`, which runs handlers).
+
+use super::alarm::RealTimer;
+use crate::sync::{Rank, SpinLock};
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+/// What a signal does when it arrives: Linux's `struct sigaction` as `rt_sigaction` sees it
+/// (handler, flags, restorer, mask).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SigAction {
+    pub handler: u64,
+    pub flags: u64,
+    pub restorer: u64,
+    pub mask: u64,
+}
+
+/// `SIG_DFL` and `SIG_IGN`, the two handlers that are not code.
+pub const SIG_DFL: u64 = 0;
+pub const SIG_IGN: u64 = 1;
+
+/// The `sa_flags` cfslab honours (Linux's values).
+pub const SA_SIGINFO: u64 = 0x4;
+pub const SA_ONSTACK: u64 = 0x0800_0000;
+pub const SA_RESTART: u64 = 0x1000_0000;
+pub const SA_NODEFER: u64 = 0x4000_0000;
+pub const SA_RESETHAND: u64 = 0x8000_0000;
+/// The C library's trampoline that calls `rt_sigreturn` is in `sa_restorer`.
+pub const SA_RESTORER: u64 = 0x0400_0000;
+/// SIGCHLD is not sent for children that stop (only for those that end).
+pub const SA_NOCLDSTOP: u64 = 0x1;
+
+/// Linux's signal numbers that the kernel itself names.
+pub const SIGINT: u8 = 2;
+pub const SIGQUIT: u8 = 3;
+pub const SIGTRAP: u8 = 5;
+pub const SIGKILL: u8 = 9;
+pub const SIGSEGV: u8 = 11;
+pub const SIGPIPE: u8 = 13;
+pub const SIGALRM: u8 = 14;
+pub const SIGCHLD: u8 = 17;
+pub const SIGCONT: u8 = 18;
+pub const SIGSTOP: u8 = 19;
+pub const SIGTSTP: u8 = 20;
+pub const SIGTTIN: u8 = 21;
+pub const SIGTTOU: u8 = 22;
+
+/// What a pending signal tells its handler (`SA_SIGINFO`): the parts of Linux's `siginfo_t`
+/// that cfslab's senders fill in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SigInfo {
+    /// `si_code`: who sent it (SI_USER, SI_KERNEL, SI_TKILL, CLD_EXITED, SEGV_MAPERR, …).
+    pub code: i32,
+    /// The sender's pid and uid (a `kill`), or the child's (SIGCHLD).
+    pub pid: u32,
+    pub uid: u32,
+    /// SIGCHLD: the exit status or the signal.
+    pub status: i32,
+    /// A fault's address (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP).
+    pub addr: u64,
+}
+
+/// `si_code` values (Linux's).
+pub const SI_USER: i32 = 0;
+pub const SI_KERNEL: i32 = 0x80;
+pub const SI_TKILL: i32 = -6;
+pub const CLD_EXITED: i32 = 1;
+pub const CLD_KILLED: i32 = 2;
+pub const CLD_DUMPED: i32 = 3;
+pub const CLD_STOPPED: i32 = 5;
+pub const CLD_CONTINUED: i32 = 6;
+
+/// A signal's bit in a mask (signal 1 is bit 0).
+pub fn bit(signal: u8) -> u64 {
+    1 << (signal - 1)
+}
+
+/// What can never be blocked or caught.
+pub const UNBLOCKABLE: u64 = 1 << (SIGKILL - 1) | 1 << (SIGSTOP - 1);
+
+/// Pending signals in every process: while there are none (nearly always), the way back to
+/// ring 3 need not look for one, and takes no lock.
+static PENDING_ANYWHERE: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether any process has a signal pending (if not, the running one has none).
+pub fn any_pending() -> bool {
+    PENDING_ANYWHERE.load(Ordering::Relaxed) != 0
+}
+
+/// A process's actions and pending signals (see the module's docs).
+pub struct SigHand {
+    state: SpinLock<State>,
+}
+
+struct State {
+    /// The signals whose action is not the default (SIG_DFL), with their actions: nearly
+    /// always none or a few, so a fork copies and an `execve` resets only those rather than
+    /// 64 actions of 32 bytes each (2 KiB, a tenth of a vfork + execve's instructions).
+    actions: Vec<(u8, SigAction)>,
+    /// Signals sent and not yet taken, and what each carries.
+    pending: u64,
+    info: Vec<(u8, SigInfo)>,
+    /// ITIMER_REAL (`alarm`), which sends SIGALRM.
+    alarm: RealTimer,
+}
+
+impl SigHand {
+    /// Every signal at its default action, none pending; or the actions `inherited`.
+    pub fn new(actions: Vec<(u8, SigAction)>) -> SigHand {
+        SigHand {
+            state: SpinLock::new(
+                Rank::Signals,
+                State {
+                    actions,
+                    pending: 0,
+                    info: Vec::new(),
+                    alarm: RealTimer::default(),
+                },
+            ),
+        }
+    }
+
+    /// The actions a child forked now inherits (Linux's `copy_sighand`).
+    pub fn actions(&self) -> Vec<(u8, SigAction)> {
+        self.state.lock().actions.clone()
+    }
+
+    /// The action for `signal` (1..=64).
+    pub fn action(&self, signal: u8) -> SigAction {
+        let state = self.state.lock();
+        state
+            .actions
+            .iter()
+            .find(|(n, _)| *n == signal)
+            .map_or_else(SigAction::default, |&(_, a)| a)
+    }
+
+    /// Sets the action for `signal` (1..=64); returns the old one.
+    pub fn set_action(&self, signal: u8, action: SigAction) -> SigAction {
+        let mut state = self.state.lock();
+        let actions = &mut state.actions;
+        match actions.iter().position(|(n, _)| *n == signal) {
+            Some(i) if action == SigAction::default() => actions.swap_remove(i).1,
+            Some(i) => core::mem::replace(&mut actions[i].1, action),
+            None => {
+                if action != SigAction::default() {
+                    actions.push((signal, action));
+                }
+                SigAction::default()
+            }
+        }
+    }
+
+    /// After `execve`: handlers are gone (the code is), ignored signals stay ignored.
+    pub fn reset_handlers(&self) {
+        let mut state = self.state.lock();
+        state.actions.retain(|(_, a)| a.handler == SIG_IGN);
+    }
+
+    /// Marks `signal` pending with `info`, unless it already is (its first info stays).
+    pub fn add_pending(&self, signal: u8, info: SigInfo) {
+        let mut state = self.state.lock();
+        if state.pending & bit(signal) == 0 {
+            state.pending |= bit(signal);
+            state.info.push((signal, info));
+            PENDING_ANYWHERE.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The pending signals.
+    pub fn pending(&self) -> u64 {
+        self.state.lock().pending
+    }
+
+    /// Takes the lowest pending signal in `set`, with its info and its action; a handler
+    /// with `SA_RESETHAND` is reset to the default as it is taken (Linux's `dequeue_signal`
+    /// and the reset in `handle_signal`, in one step under the lock).
+    pub fn take_one(&self, set: u64) -> Option<(u8, SigInfo, SigAction)> {
+        let mut state = self.state.lock();
+        let ready = state.pending & set;
+        if ready == 0 {
+            return None;
+        }
+        let signal = ready.trailing_zeros() as u8 + 1;
+        state.pending &= !bit(signal);
+        PENDING_ANYWHERE.fetch_sub(1, Ordering::Relaxed);
+        let i = state.info.iter().position(|(n, _)| *n == signal);
+        let info = i.map_or_else(SigInfo::default, |i| state.info.swap_remove(i).1);
+        let position = state.actions.iter().position(|(n, _)| *n == signal);
+        let action = position.map_or_else(SigAction::default, |i| state.actions[i].1);
+        if action.flags & SA_RESETHAND != 0
+            && let Some(i) = position
+        {
+            state.actions.swap_remove(i);
+        }
+        Some((signal, info, action))
+    }
+
+    /// Runs `f` on the process's ITIMER_REAL.
+    pub fn with_alarm<R>(&self, f: impl FnOnce(&mut RealTimer) -> R) -> R {
+        f(&mut self.state.lock().alarm)
+    }
+
+    /// Drops the pending signals in `set` (an action changed to ignore them).
+    pub fn discard(&self, set: u64) {
+        while self.take_one(set).is_some() {}
+    }
+}
+
+impl Drop for SigHand {
+    fn drop(&mut self) {
+        let mut state = self.state.lock();
+        state.alarm.cancel();
+        let pending = state.pending;
+        PENDING_ANYWHERE.fetch_sub(pending.count_ones() as usize, Ordering::Relaxed);
+    }
+}

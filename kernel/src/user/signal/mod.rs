@@ -1,0 +1,203 @@
+//! Signal handlers: what happens on the way back to ring 3 when a signal is pending (Linux's
+//! `arch_do_signal_or_restart`, arch/x86/kernel/signal.c). Every return to ring 3 — from a
+//! system call or an interrupt — passes [`exit_to_user`], with the registers it will restore.
+//!
+//! There, in order:
+//! 1. a thread marked killed dies;
+//! 2. a pending signal the thread does not block is taken (`sched::proc::signal`): one
+//!    whose action is to end the process ends it; one with a handler gets a frame on the
+//!    user stack ([`frame`]) and the registers are pointed at the handler, which returns
+//!    through `sa_restorer` and `rt_sigreturn` to where the thread was;
+//! 3. a system call that a signal interrupted is restarted or fails with EINTR, by its
+//!    ERESTART code and the handler's `SA_RESTART` (see `errno`);
+//! 4. a mask `rt_sigsuspend` replaced is put back once no handler needs it.
+//!
+//! What it does not do: run a handler for a fault the program caused (SIGSEGV, SIGFPE, …
+//! end the process as their default action does, `user::fault`), or stop a process.
+
+pub mod frame;
+
+use super::errno;
+use crate::arch::user_mode::{NOT_A_SYSCALL, TrapFrame};
+use crate::sched;
+use crate::sched::proc::sighand::{
+    SA_NODEFER, SA_ONSTACK, SA_RESTART, SA_RESTORER, SIGSEGV, SigAction, SigInfo, UNBLOCKABLE,
+    any_pending, bit,
+};
+use crate::sched::proc::signal::Taken;
+use frame::StackT;
+
+/// A thread's alternate signal stack (`sigaltstack`): none while `size` is 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AltStack {
+    pub sp: u64,
+    pub size: u64,
+    /// SS_AUTODISARM: the stack is given up while a handler runs on it.
+    pub autodisarm: bool,
+}
+
+/// `ss_flags` values (Linux's).
+pub const SS_ONSTACK: i32 = 1;
+pub const SS_DISABLE: i32 = 2;
+pub const SS_AUTODISARM: i32 = 1 << 31;
+
+impl AltStack {
+    /// Whether `sp` is on this stack (Linux's `on_sig_stack`: stacks grow down, so its top
+    /// is in it and its base is not).
+    pub fn contains(&self, sp: u64) -> bool {
+        self.size != 0 && sp > self.sp && sp - self.sp <= self.size
+    }
+
+    /// The `stack_t` a program reads back, for a thread whose stack pointer is `sp`.
+    pub fn as_stack_t(&self, sp: u64) -> StackT {
+        let flags = if self.size == 0 {
+            SS_DISABLE
+        } else if self.contains(sp) {
+            SS_ONSTACK
+        } else {
+            0
+        } | if self.autodisarm { SS_AUTODISARM } else { 0 };
+        StackT {
+            sp: self.sp,
+            flags,
+            size: self.size,
+        }
+    }
+}
+
+/// Whether a system call's result is one of the kernel's restart codes.
+fn restart_code(regs: &TrapFrame) -> Option<i64> {
+    let code = -(regs.rax as i64);
+    let restartable = regs.orig_rax != NOT_A_SYSCALL
+        && matches!(
+            code,
+            errno::ERESTARTSYS | errno::ERESTARTNOINTR | errno::ERESTARTNOHAND
+        );
+    restartable.then_some(code)
+}
+
+/// Issues the interrupted system call again: its number back in rax, and rip back over the
+/// two bytes of `syscall`.
+fn restart(regs: &mut TrapFrame) {
+    regs.rax = regs.orig_rax;
+    regs.rip -= 2;
+}
+
+/// The work before any return to ring 3 (see the module's docs). `regs` are the registers
+/// the return restores.
+pub fn exit_to_user(regs: &mut TrapFrame) {
+    if let Some(signal) = sched::current_killed() {
+        sched::proc::exit::die(signal);
+    }
+    let code = restart_code(regs);
+    if code.is_none() && !any_pending() {
+        return;
+    }
+    match sched::proc::signal::take_signal() {
+        Some(Taken::Fatal(signal)) => sched::proc::exit::die(signal),
+        Some(Taken::Handler(signal, info, action)) => {
+            match code {
+                Some(errno::ERESTARTNOHAND) => regs.rax = (-errno::EINTR) as u64,
+                Some(errno::ERESTARTSYS) if action.flags & SA_RESTART == 0 => {
+                    regs.rax = (-errno::EINTR) as u64
+                }
+                Some(_) => restart(regs),
+                None => {}
+            }
+            if run_handler(regs, signal, info, action).is_err() {
+                sched::proc::exit::die(SIGSEGV);
+            }
+        }
+        None => {
+            if code.is_some() {
+                restart(regs);
+            }
+            if let Some(mask) = sched::take_saved_mask() {
+                sched::set_blocked_signals(mask);
+            }
+        }
+    }
+}
+
+/// Points `regs` at `action`'s handler for `signal`, with a frame to return through (Linux's
+/// `handle_signal` and `setup_rt_frame`). A frame that cannot be written — no restorer, a
+/// stack that is not there or overflows the alternate stack — is an error: the caller ends
+/// the process with SIGSEGV, as Linux's `force_sigsegv` does (after this function has
+/// dropped what it holds: `die` never returns).
+fn run_handler(
+    regs: &mut TrapFrame,
+    signal: u8,
+    info: SigInfo,
+    action: SigAction,
+) -> Result<(), frame::BadFrame> {
+    let (blocked, saved, altstack) = sched::signal_state();
+    let on_altstack = altstack.contains(regs.rsp);
+    let switch_stack = action.flags & SA_ONSTACK != 0 && altstack.size != 0 && !on_altstack;
+    let stack_top = if switch_stack {
+        altstack.sp + altstack.size
+    } else {
+        frame::below_red_zone(regs.rsp)
+    };
+    // A handler already on the alternate stack that would run off its bottom.
+    let overflows = on_altstack && !altstack.contains(frame::lowest_address(stack_top));
+    let contents = frame::Contents {
+        signal,
+        info,
+        restorer: action.restorer,
+        mask: saved.unwrap_or(blocked),
+        altstack: altstack.as_stack_t(regs.rsp),
+    };
+    if action.flags & SA_RESTORER == 0 || overflows {
+        return Err(frame::BadFrame);
+    }
+    let space = sched::current_address_space().expect("a process");
+    frame::push(regs, &space, stack_top, action.handler, &contents)?;
+    if switch_stack && altstack.autodisarm {
+        sched::set_altstack(AltStack::default());
+    }
+    let mut during = blocked | action.mask;
+    if action.flags & SA_NODEFER == 0 {
+        during |= bit(signal);
+    }
+    sched::set_blocked_signals(during & !UNBLOCKABLE);
+    Ok(())
+}
+
+/// `rt_sigreturn()`: back from a handler to the registers, mask and alternate stack its
+/// frame saved. The result is the restored rax, which the dispatcher writes back. A frame
+/// that cannot be read, or that would return to the kernel, ends the process with SIGSEGV.
+pub fn rt_sigreturn(regs: &mut TrapFrame) -> i64 {
+    let popped = frame::pop(regs, &sched::current_address_space().expect("a process"));
+    let Ok(restored) = popped else {
+        sched::proc::exit::die(SIGSEGV);
+    };
+    sched::set_blocked_signals(restored.mask & !UNBLOCKABLE);
+    // The alternate stack as it was, if the frame's is a valid one (Linux ignores the
+    // result of this `sigaltstack`, as does this).
+    let _ = set_altstack(restored.altstack, regs.rsp);
+    regs.rax as i64
+}
+
+/// `sigaltstack`'s change: `stack` becomes the thread's alternate stack. EPERM while the
+/// thread runs on the current one (`sp` is on it), EINVAL for unknown flags, ENOMEM for
+/// a stack smaller than MINSIGSTKSZ (2 KiB).
+pub fn set_altstack(stack: StackT, sp: u64) -> Result<(), i64> {
+    const MINSIGSTKSZ: u64 = 2048;
+    let (_, _, current) = sched::signal_state();
+    if current.contains(sp) {
+        return Err(-errno::EPERM);
+    }
+    let mode = stack.flags & !SS_AUTODISARM;
+    let new = match mode {
+        SS_DISABLE => AltStack::default(),
+        0 | SS_ONSTACK if stack.size < MINSIGSTKSZ => return Err(-errno::ENOMEM),
+        0 | SS_ONSTACK => AltStack {
+            sp: stack.sp,
+            size: stack.size,
+            autodisarm: stack.flags & SS_AUTODISARM != 0,
+        },
+        _ => return Err(-errno::EINVAL),
+    };
+    sched::set_altstack(new);
+    Ok(())
+}
