@@ -3,14 +3,15 @@
 //!
 //! A script is lines of text, each typed with its Enter once the shell has printed its
 //! prompt (`# ` or `$ `) after the previous one — typed ahead of the prompt, a line would
-//! interleave with the output it waits for. Three lines are keys instead: `^C` (Ctrl-C,
-//! typed once the output has been quiet for a second, so that the foreground command is
-//! running), `^D` (Ctrl-D) and `^U` (Ctrl-U), each at the prompt; inside a line, `^H` is
+//! interleave with the output it waits for. Some lines are keys instead: `^C` (Ctrl-C),
+//! `^Z` (Ctrl-Z) and `^\` (Ctrl-\), each typed once the output has been quiet for a
+//! second, so that the foreground command is running; `^D` (Ctrl-D) and `^U` (Ctrl-U),
+//! each at the prompt; inside a line, `^H` is
 //! Backspace and `^U` Ctrl-U, typed where they stand. A line `[after TEXT] KEYS` types KEYS
 //! and Enter, not at a prompt but once the output since the last key shows TEXT: how a
 //! script answers a program that is not the shell (`[after frame 3] q` ends `top` at its
 //! third screen). The echo comes from
-//! cfslab's terminal (`kernel/src/user/tty.rs`), so the output reads like the session.
+//! cfslab's terminal (`kernel/src/user/tty/`), so the output reads like the session.
 
 use std::io::Write;
 use std::process::ChildStdin;
@@ -35,8 +36,9 @@ pub enum ConsoleInput {
 pub enum Key {
     /// Bytes typed at the prompt (a line and its Enter, or Ctrl-D, Ctrl-U).
     AtPrompt(Vec<u8>),
-    /// Ctrl-C, typed once the output has been quiet.
-    Interrupt,
+    /// A key for the foreground job — Ctrl-C, Ctrl-Z or Ctrl-\ — typed once the output has
+    /// been quiet.
+    Interrupt(u8),
     /// Bytes typed once the output shows the text.
     After { text: Vec<u8>, bytes: Vec<u8> },
 }
@@ -48,7 +50,7 @@ impl Key {
     fn brings_a_prompt(&self) -> bool {
         match self {
             Key::AtPrompt(bytes) => bytes != &[0x15],
-            Key::Interrupt | Key::After { .. } => true,
+            Key::Interrupt(_) | Key::After { .. } => true,
         }
     }
 }
@@ -60,7 +62,9 @@ const QUIET: Duration = Duration::from_secs(1);
 pub fn parse(text: &str) -> Vec<Key> {
     text.lines()
         .map(|line| match line {
-            "^C" => Key::Interrupt,
+            "^C" => Key::Interrupt(0x03),
+            "^Z" => Key::Interrupt(0x1a),
+            "^\\" => Key::Interrupt(0x1c),
             "^D" => Key::AtPrompt(vec![0x04]),
             "^U" => Key::AtPrompt(vec![0x15]),
             _ if line.starts_with("[after ") && line.contains(']') => {
@@ -86,9 +90,20 @@ pub fn parse(text: &str) -> Vec<Key> {
 
 /// Whether `output` (what the kernel printed since the last key) holds the shell's prompt
 /// at the start of a line: usually its very end, but a background job may print after it.
+/// A prompt is `# ` or `$ `, alone (cfslab's shell) or after a word without spaces
+/// (busybox ash's `/ # `, the working directory).
 fn at_prompt(output: &[u8]) -> bool {
     let prompt_at = |i: usize| {
-        (i == 0 || output[i - 1] == b'\n') && matches!(&output[i..], [b'#' | b'$', b' ', ..])
+        if i > 0 && output[i - 1] != b'\n' {
+            return false;
+        }
+        let rest = &output[i..];
+        let word = rest
+            .iter()
+            .take_while(|&&b| b != b' ' && b != b'\n')
+            .count();
+        matches!(rest, [b'#' | b'$', b' ', ..])
+            || (word > 0 && matches!(&rest[word..], [b' ', b'#' | b'$', b' ', ..]))
     };
     (0..output.len()).any(prompt_at)
 }
@@ -112,7 +127,7 @@ pub fn type_in(
                 }
                 let ready = match &key {
                     Key::AtPrompt(_) => at_prompt(&out[typed_at.min(out.len())..]),
-                    Key::Interrupt => out.len() > typed_at && changed.elapsed() >= QUIET,
+                    Key::Interrupt(_) => out.len() > typed_at && changed.elapsed() >= QUIET,
                     Key::After { text, .. } => out[typed_at.min(out.len())..]
                         .windows(text.len().max(1))
                         .any(|w| w == text.as_slice()),
@@ -126,7 +141,7 @@ pub fn type_in(
             }
             let bytes = match &key {
                 Key::AtPrompt(bytes) | Key::After { bytes, .. } => bytes.clone(),
-                Key::Interrupt => vec![0x03],
+                Key::Interrupt(key) => vec![*key],
             };
             if stdin
                 .write_all(&bytes)
@@ -145,12 +160,12 @@ mod tests {
 
     #[test]
     fn a_script_is_lines_typed_at_the_prompt_and_control_keys() {
-        let keys = parse("hog -t 1 &\n^C\nab^H\nx^Uy\n[after frame 2] q\n^D\n");
+        let keys = parse("hog -t 1 &\n^C\nab^H\nx^Uy\n[after frame 2] q\n^D\n^Z\n^\\\n");
         assert_eq!(
             keys,
             [
                 Key::AtPrompt(b"hog -t 1 &\r".to_vec()),
-                Key::Interrupt,
+                Key::Interrupt(3),
                 Key::AtPrompt(b"ab\x08\r".to_vec()),
                 Key::AtPrompt(b"x\x15y\r".to_vec()),
                 Key::After {
@@ -158,6 +173,8 @@ mod tests {
                     bytes: b"q\r".to_vec()
                 },
                 Key::AtPrompt(vec![4]),
+                Key::Interrupt(0x1a),
+                Key::Interrupt(0x1c),
             ]
         );
         assert!(at_prompt(b"...\r\n# "));
@@ -166,5 +183,6 @@ mod tests {
             "a job's line after the prompt"
         );
         assert!(at_prompt(b"$ ") && !at_prompt(b"echo a # b\r\n") && !at_prompt(b""));
+        assert!(at_prompt(b"\n/proc # \x1b[6n"), "busybox ash's prompt");
     }
 }

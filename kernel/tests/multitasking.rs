@@ -210,7 +210,7 @@ fn a_parent_reaps_each_child_once_even_when_children_preempt_it() {
     }
     reaped.sort_unstable();
     assert_eq!(reaped, started);
-    assert!(sched::reap_child(None).is_none());
+    assert!(sched::reap_child(sched::WaitTarget::Any).is_none());
     sched::set_policy(&Config::default()).expect("every child reaped");
 }
 

@@ -38,7 +38,8 @@ pub use observe::{
 use proc::create::new_task;
 pub use proc::create::{MAX_PROCESSES, SpawnError};
 pub use proc::family::{
-    Zombie, has_child, parent_of, reap_child, set_exit_status, wait_child, wait_for_child,
+    WaitTarget, Zombie, has_child, parent_of, reap_child, set_exit_status, take_job_report,
+    wait_child, wait_for_child,
 };
 pub use proc::lifecycle::{
     BOOT_TASK, exec_done, exit, join, join_unless, release_files, spawn, spawn_child,

@@ -172,6 +172,8 @@ fn run_first_program(argv: &[String]) -> bool {
             return false;
         }
     };
+    // The first program leads a session of its own, with the console as its terminal.
+    super::tty::job::set_controlling(crate::task::pid_of(child) as u32);
     let exit = loop {
         match sched::wait_child() {
             Some(zombie) if zombie.id == child => break zombie.status.map(|s| s.exit),

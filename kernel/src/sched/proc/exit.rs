@@ -24,6 +24,8 @@ pub struct ExitStatus {
     pub times: CpuTimes,
     /// Its threads' CPU time alone (the lab's `cpu` lines: a task's own share).
     pub own: CpuTimes,
+    /// Its process group, for a `wait4` on a group.
+    pub pgid: u32,
 }
 
 /// Ends the running thread (`exit`); the process ends with its last thread.
@@ -73,7 +75,13 @@ fn end(exit: Exit, whole_process: bool) -> ! {
     times.add(ended);
     let own = times;
     times.add(children);
-    sched::set_exit_status(ExitStatus { exit, times, own });
+    let pgid = group.pgid();
+    sched::set_exit_status(ExitStatus {
+        exit,
+        times,
+        own,
+        pgid,
+    });
     drop(group);
     sched::exit()
 }

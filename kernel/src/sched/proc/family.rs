@@ -18,6 +18,25 @@ use crate::time::clock;
 use alloc::collections::VecDeque;
 use sched::Wakeup;
 
+/// Which children a wait is for (`wait4`'s pid): any, one, or those of a process group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitTarget {
+    Any,
+    Child(TaskId),
+    Group(u32),
+}
+
+impl WaitTarget {
+    /// Whether the child `id`, whose process group is `pgid`, is one the wait is for.
+    fn matches(self, id: TaskId, pgid: Option<u32>) -> bool {
+        match self {
+            WaitTarget::Any => true,
+            WaitTarget::Child(c) => c == id,
+            WaitTarget::Group(g) => pgid == Some(g),
+        }
+    }
+}
+
 /// A child that has ended and has not been reaped yet.
 #[derive(Debug)]
 pub struct Zombie {
@@ -39,20 +58,23 @@ pub struct Children {
 }
 
 impl Children {
-    /// Takes the zombie `id` — or the oldest, if `None` — off the list: it is reaped.
-    fn reap(&mut self, id: Option<TaskId>) -> Option<Zombie> {
-        let at = match id {
-            Some(id) => self.zombies.iter().position(|z| z.id == id)?,
-            None => 0,
-        };
+    /// Takes the oldest zombie `target` names off the list: it is reaped.
+    fn reap(&mut self, target: WaitTarget) -> Option<Zombie> {
+        let at = self.zombies.iter().position(|z| z.is(target))?;
         let zombie = self.zombies.remove(at)?;
         self.count -= 1;
         Some(zombie)
     }
 
-    /// Whether a zombie `id` (any, if `None`) is there to reap.
-    fn has_zombie(&self, id: Option<TaskId>) -> bool {
-        self.zombies.iter().any(|z| id.is_none_or(|id| z.id == id))
+    /// Whether a zombie `target` names is there to reap.
+    fn has_zombie(&self, target: WaitTarget) -> bool {
+        self.zombies.iter().any(|z| z.is(target))
+    }
+}
+
+impl Zombie {
+    fn is(&self, target: WaitTarget) -> bool {
+        target.matches(self.id, self.status.map(|s| s.pgid))
     }
 }
 
@@ -105,10 +127,23 @@ impl Scheduler {
         }
     }
 
-    /// Reaps the running task's zombie `id` (any, if `None`), if there is one.
-    pub(in crate::sched) fn reap(&mut self, id: Option<TaskId>) -> Option<Zombie> {
+    /// Reaps the running task's oldest zombie `target` names, if there is one.
+    pub(in crate::sched) fn reap(&mut self, target: WaitTarget) -> Option<Zombie> {
         let me = self.current_slot();
-        self.task(me).children.reap(id)
+        self.task(me).children.reap(target)
+    }
+
+    /// The running task's live children that `target` names, with their processes.
+    pub(in crate::sched) fn live_children(
+        &self,
+        target: WaitTarget,
+    ) -> impl Iterator<Item = &alloc::sync::Arc<super::thread_group::ThreadGroup>> {
+        let me = self.current_id();
+        self.slots.iter().flatten().filter_map(move |t| {
+            let group = t.group.as_ref()?;
+            let mine = t.parent == Some(me) && self.alive(t.slot) && group.leader == t.id;
+            (mine && target.matches(t.id, Some(group.pgid()))).then_some(group)
+        })
     }
 }
 
@@ -117,28 +152,50 @@ pub fn set_exit_status(status: ExitStatus) {
     with_sched(|s| s.current_task().exit_status = Some(status));
 }
 
-/// Sleeps until the running task has a zombie child `id` (any, if `None`) to reap; false at
-/// once if it has no children left, or when a signal is to be taken (its sender woke it).
-pub fn wait_for_child(id: Option<TaskId>) -> bool {
-    loop {
-        let ready = change_then_reschedule(|s| {
-            let me = s.current_slot();
-            let now = clock::now();
-            let t = s.task(me);
-            if t.children.has_zombie(id) {
-                return Some(true);
-            }
-            let childless = t.children.count == 0;
-            if childless || s.current_signal_pending() {
-                return Some(false);
-            }
-            s.task(me).children.waiting = true;
-            s.block_current(now);
-            None
-        });
-        if let Some(ready) = ready {
-            return ready;
+/// Sleeps until something happens to the running task's children that `target` names —
+/// one ends, or (`jobs`) one stops or continues — unless a zombie or (`jobs`) a job report
+/// is there already; false at once if it has no children left, or when a signal is to be
+/// taken (its sender woke it). The caller looks again either way.
+pub fn wait_for_child(target: WaitTarget, jobs: bool) -> bool {
+    change_then_reschedule(|s| {
+        let me = s.current_slot();
+        let now = clock::now();
+        let t = s.task(me);
+        if t.children.has_zombie(target) {
+            return true;
         }
+        let childless = t.children.count == 0;
+        if childless || s.current_signal_pending() {
+            return false;
+        }
+        if jobs && s.live_children(target).any(|g| g.sighand.has_report()) {
+            return true;
+        }
+        s.task(me).children.waiting = true;
+        s.block_current(now);
+        true
+    })
+}
+
+/// A stopped or continued child's news for `wait4` (WUNTRACED, WCONTINUED): the child and
+/// what happened, taken so that it is reported once.
+pub fn take_job_report(
+    target: WaitTarget,
+    stopped: bool,
+    continued: bool,
+) -> Option<(TaskId, super::sighand::JobReport)> {
+    with_sched(|s| {
+        s.live_children(target)
+            .find_map(|g| Some((g.leader, g.sighand.take_report(stopped, continued)?)))
+    })
+}
+
+/// Wakes the running task's parent if it waits for a child (a child stopped or continued).
+pub(in crate::sched) fn wake_waiting_parent(s: &mut Scheduler, parent: TaskId, now: u64) {
+    if let Some(p) = s.task_by_id(parent)
+        && core::mem::take(&mut p.children.waiting)
+    {
+        s.wake(parent, Wakeup::default(), now);
     }
 }
 
@@ -146,32 +203,32 @@ pub fn wait_for_child(id: Option<TaskId>) -> bool {
 /// `None` once the task has no children left (Linux's `wait()` and ECHILD).
 pub fn wait_child() -> Option<Zombie> {
     loop {
-        if let Some(zombie) = reap_child(None) {
+        if let Some(zombie) = reap_child(WaitTarget::Any) {
             return Some(zombie);
         }
-        if !wait_for_child(None) {
+        if !wait_for_child(WaitTarget::Any, false) {
             return None;
         }
     }
 }
 
-/// Reaps the running task's ended child `id` (any, if `None`) if there is one, without
+/// Reaps the running task's oldest ended child `target` names, if there is one, without
 /// waiting (`wait4` with WNOHANG, or after [`wait_for_child`]).
-pub fn reap_child(id: Option<TaskId>) -> Option<Zombie> {
-    with_sched(|s| s.reap(id))
+pub fn reap_child(target: WaitTarget) -> Option<Zombie> {
+    with_sched(|s| s.reap(target))
 }
 
-/// Whether `parent` has a child (`child`, if given) not yet reaped.
-pub fn has_child(parent: TaskId, child: Option<TaskId>) -> bool {
+/// Whether the running task has a child `target` names not yet reaped.
+pub fn has_child(target: WaitTarget) -> bool {
     with_sched(|s| {
-        let alive = s
-            .slots
-            .iter()
-            .flatten()
-            .any(|t| t.parent == Some(parent) && child.is_none_or(|c| c == t.id));
+        let me = s.current_id();
+        let alive = s.slots.iter().flatten().any(|t| {
+            let pgid = t.group.as_ref().map(|g| g.pgid());
+            t.parent == Some(me) && target.matches(t.id, pgid)
+        });
         alive
-            || s.task_by_id(parent)
-                .is_some_and(|p| p.children.has_zombie(child))
+            || s.task_by_id(me)
+                .is_some_and(|p| p.children.has_zombie(target))
     })
 }
 

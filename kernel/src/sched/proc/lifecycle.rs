@@ -169,6 +169,6 @@ pub fn join_unless(id: TaskId, stop: impl Fn() -> bool) -> bool {
         }
     }
     // A parent joining its child has reaped it (as pthread_join does).
-    with_sched(|s| s.reap(Some(id)));
+    with_sched(|s| s.reap(super::family::WaitTarget::Child(id)));
     true
 }

@@ -15,6 +15,7 @@
 //!   its files and address space in its own context) and `join`;
 //! - [`exit`]: how a process ends (`exit`, `exit_group`, a fatal signal) and its status;
 //! - [`family`]: parents, children, the one zombie list and the one re-parenting;
+//! - [`groups`]: process groups and sessions across the table (a signal to a group);
 //! - [`sighand`], [`signal`]: a process's signal actions and pending signals, and sending
 //!   one (its default action, ignored, pending for a handler); [`alarm`], ITIMER_REAL;
 //! - [`thread_group`], [`threads`], [`thread_ends`], [`takeover`]: threads — what they
@@ -27,6 +28,7 @@ pub mod alarm;
 pub mod create;
 pub mod exit;
 pub mod family;
+pub mod groups;
 pub mod lifecycle;
 pub mod process;
 pub mod sighand;

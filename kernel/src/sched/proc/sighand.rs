@@ -85,11 +85,15 @@ pub fn bit(signal: u8) -> u64 {
     1 << (signal - 1)
 }
 
+/// The signals whose default action stops the process: SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU.
+pub const STOP_SIGNALS: u64 =
+    1 << (SIGSTOP - 1) | 1 << (SIGTSTP - 1) | 1 << (SIGTTIN - 1) | 1 << (SIGTTOU - 1);
+
 /// What can never be blocked or caught.
 pub const UNBLOCKABLE: u64 = 1 << (SIGKILL - 1) | 1 << (SIGSTOP - 1);
 
-/// Pending signals in every process: while there are none (nearly always), the way back to
-/// ring 3 need not look for one, and takes no lock.
+/// Pending signals in every process, and stopped processes: while there are none (nearly
+/// always), the way back to ring 3 need not look for one, and takes no lock.
 static PENDING_ANYWHERE: AtomicUsize = AtomicUsize::new(0);
 
 /// Whether any process has a signal pending (if not, the running one has none).
@@ -112,6 +116,17 @@ struct State {
     info: Vec<(u8, SigInfo)>,
     /// ITIMER_REAL (`alarm`), which sends SIGALRM.
     alarm: RealTimer,
+    /// Job control: stopped (by this signal) until SIGCONT.
+    stopped: Option<u8>,
+    /// What the parent's `wait4` has not heard yet.
+    report: Option<JobReport>,
+}
+
+/// A change of a process's job state, for its parent's `wait4` (WUNTRACED, WCONTINUED).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobReport {
+    Stopped(u8),
+    Continued,
 }
 
 impl SigHand {
@@ -125,6 +140,8 @@ impl SigHand {
                     pending: 0,
                     info: Vec::new(),
                     alarm: RealTimer::default(),
+                    stopped: None,
+                    report: None,
                 },
             ),
         }
@@ -211,6 +228,51 @@ impl SigHand {
         f(&mut self.state.lock().alarm)
     }
 
+    /// Stops the process by `signal`; false if it was stopped already. While it is stopped
+    /// it counts as a pending signal everywhere (see [`any_pending`]), so that the way back
+    /// to ring 3 looks.
+    pub fn stop(&self, signal: u8) -> bool {
+        let mut state = self.state.lock();
+        if state.stopped.is_some() {
+            return false;
+        }
+        state.stopped = Some(signal);
+        state.report = Some(JobReport::Stopped(signal));
+        PENDING_ANYWHERE.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    /// Continues a stopped process (SIGCONT); false if it was not stopped.
+    pub fn resume(&self) -> bool {
+        let mut state = self.state.lock();
+        if state.stopped.take().is_none() {
+            return false;
+        }
+        state.report = Some(JobReport::Continued);
+        PENDING_ANYWHERE.fetch_sub(1, Ordering::Relaxed);
+        true
+    }
+
+    /// Whether the process is stopped.
+    pub fn is_stopped(&self) -> bool {
+        self.state.lock().stopped.is_some()
+    }
+
+    /// Whether a stop or continue is waiting to be reported.
+    pub fn has_report(&self) -> bool {
+        self.state.lock().report.is_some()
+    }
+
+    /// Takes the job report if it is one the caller wants (`stopped`, `continued`).
+    pub fn take_report(&self, stopped: bool, continued: bool) -> Option<JobReport> {
+        let mut state = self.state.lock();
+        let wanted = match state.report? {
+            JobReport::Stopped(_) => stopped,
+            JobReport::Continued => continued,
+        };
+        if wanted { state.report.take() } else { None }
+    }
+
     /// Drops the pending signals in `set` (an action changed to ignore them).
     pub fn discard(&self, set: u64) {
         while self.take_one(set).is_some() {}
@@ -221,7 +283,7 @@ impl Drop for SigHand {
     fn drop(&mut self) {
         let mut state = self.state.lock();
         state.alarm.cancel();
-        let pending = state.pending;
-        PENDING_ANYWHERE.fetch_sub(pending.count_ones() as usize, Ordering::Relaxed);
+        let counted = state.pending.count_ones() as usize + usize::from(state.stopped.is_some());
+        PENDING_ANYWHERE.fetch_sub(counted, Ordering::Relaxed);
     }
 }

@@ -9,6 +9,9 @@
 //! - fatal at once if its action is the default "terminate" and no thread needs to see it
 //!   first (it is not blocked): every thread is marked killed and woken, and dies on its
 //!   way back to ring 3;
+//! - a stop at once if its action is the default "stop" (SIGSTOP, SIGTSTP, SIGTTIN,
+//!   SIGTTOU): every thread stops on its way back to ring 3 until SIGCONT, which continues
+//!   a stopped process whatever its action; the parent hears of both (SIGCHLD, `wait4`);
 //! - otherwise pending for the process, and one thread that does not block it — the named
 //!   one if it can — is woken from an interruptible sleep to take it: its way back to ring 3
 //!   runs the handler (`user::signal`).
@@ -17,8 +20,10 @@
 //! `user::tty`'s.
 
 use super::sighand::{
-    SIG_DFL, SIG_IGN, SIGCHLD, SigAction, SigInfo, UNBLOCKABLE, any_pending, bit,
+    CLD_CONTINUED, CLD_STOPPED, SA_NOCLDSTOP, SIG_DFL, SIG_IGN, SIGCHLD, SIGCONT, STOP_SIGNALS,
+    SigAction, SigInfo, UNBLOCKABLE, any_pending, bit,
 };
+use super::thread_group::ThreadGroup;
 use crate::sched::{Scheduler, change_then_reschedule, with_sched};
 use crate::task::TaskId;
 use crate::time::clock;
@@ -73,23 +78,86 @@ impl Scheduler {
             // (SIGKILL from user space included).
             return true;
         };
-        let blocked_by_target = target.blocked_signals & bit(signal) != 0;
+        let unblockable = bit(signal) & UNBLOCKABLE != 0;
+        let blocked = !unblockable && target.blocked_signals & bit(signal) != 0;
         let threads: Vec<TaskId> = self.threads_of(&group).map(|t| t.id).collect();
-        if bit(signal) & UNBLOCKABLE == 0 {
-            let action = group.sighand.action(signal);
-            if ignores(action, signal) && !blocked_by_target {
-                return true;
+        // SIGCONT continues a stopped process whatever its action, and a stop signal
+        // cancels a pending SIGCONT (Linux's `prepare_signal`).
+        if signal == SIGCONT {
+            group.sighand.discard(STOP_SIGNALS);
+            if group.sighand.resume() {
+                self.wake_all(&threads);
+                self.tell_parent_of_job(&group, CLD_CONTINUED, SIGCONT);
             }
-            if action.handler != SIG_DFL || blocked_by_target || ignores(action, signal) {
-                group.sighand.add_pending(signal, info);
-                self.wake_a_taker(id, &threads, signal);
-                return true;
-            }
+        } else if bit(signal) & STOP_SIGNALS != 0 {
+            group.sighand.discard(bit(SIGCONT));
         }
-        for t in threads {
-            self.kill(t, signal);
+        let action = if unblockable {
+            SigAction::default()
+        } else {
+            group.sighand.action(signal)
+        };
+        if ignores(action, signal) && !blocked {
+            return true;
+        }
+        if action.handler != SIG_DFL || blocked || ignores(action, signal) {
+            group.sighand.add_pending(signal, info);
+            self.wake_a_taker(id, &threads, signal);
+        } else if bit(signal) & STOP_SIGNALS != 0 {
+            self.stop_process(&group, signal, &threads);
+        } else {
+            for t in threads {
+                self.kill(t, signal);
+            }
         }
         true
+    }
+
+    /// Stops the process `group` by `signal` (its default action): each thread stops on
+    /// its way back to ring 3 (woken from any sleep to get there), and the parent hears of
+    /// it (SIGCHLD with CLD_STOPPED, and `wait4` with WUNTRACED).
+    fn stop_process(&mut self, group: &Arc<ThreadGroup>, signal: u8, threads: &[TaskId]) {
+        if group.sighand.stop(signal) {
+            self.wake_all(threads);
+            self.tell_parent_of_job(group, CLD_STOPPED, signal);
+        }
+    }
+
+    /// Wakes each of `threads` that sleeps, but a vfork parent.
+    fn wake_all(&mut self, threads: &[TaskId]) {
+        for &t in threads {
+            if !self.is_vfork_parent(t) {
+                self.wake(t, ::sched::Wakeup::default(), clock::now());
+            }
+        }
+    }
+
+    /// Tells the parent of `group`'s process that it stopped or continued (`code`): it wakes
+    /// if it waits, and gets SIGCHLD unless its action says SA_NOCLDSTOP (Linux's
+    /// `do_notify_parent_cldstop`).
+    fn tell_parent_of_job(&mut self, group: &Arc<ThreadGroup>, code: i32, signal: u8) {
+        let Some(leader) = self.task_by_id(group.leader) else {
+            return;
+        };
+        let (uid, parent) = (leader.uid, leader.parent);
+        let Some(parent) = parent else {
+            return;
+        };
+        super::family::wake_waiting_parent(self, parent, clock::now());
+        let no_stop_signal = self
+            .task_by_id(parent)
+            .and_then(|p| p.group.clone())
+            .is_some_and(|g| g.sighand.action(SIGCHLD).flags & SA_NOCLDSTOP != 0);
+        if !no_stop_signal {
+            let info = SigInfo {
+                code,
+                pid: crate::task::pid_of(group.leader) as u32,
+                uid,
+                status: i32::from(signal),
+                addr: 0,
+            };
+            self.send_signal(parent, SIGCHLD, info);
+        }
     }
 
     /// Wakes the thread that is to take a pending `signal`: `named` if it does not block
@@ -129,7 +197,44 @@ impl Scheduler {
         let blocked = t.blocked_signals & !t.waiting_for;
         t.group
             .as_ref()
-            .is_some_and(|g| g.sighand.pending() & !blocked != 0)
+            .is_some_and(|g| g.sighand.pending() & !blocked != 0 || g.sighand.is_stopped())
+    }
+
+    /// [`stop_process`](Self::stop_process) for the running thread's process.
+    fn stop_current_process(&mut self, signal: u8) {
+        let Some(group) = self.current_task().group.clone() else {
+            return;
+        };
+        let threads: Vec<TaskId> = self.threads_of(&group).map(|t| t.id).collect();
+        self.stop_process(&group, signal, &threads);
+    }
+}
+
+/// Stops the running thread's process by `signal`, a stop signal it had blocked and whose
+/// default action it takes now.
+pub fn stop_current_process(signal: u8) {
+    change_then_reschedule(|s| s.stop_current_process(signal));
+}
+
+/// Sleeps while the running thread's process is stopped (on its way back to ring 3), until
+/// SIGCONT or SIGKILL wakes it. True if it was stopped.
+pub fn wait_while_stopped() -> bool {
+    let mut was = false;
+    loop {
+        let stopped = change_then_reschedule(|s| {
+            let now = clock::now();
+            let t = s.current_task();
+            let stopped =
+                t.killed.is_none() && t.group.as_ref().is_some_and(|g| g.sighand.is_stopped());
+            if stopped {
+                s.block_current(now);
+            }
+            stopped
+        });
+        if !stopped {
+            return was;
+        }
+        was = true;
     }
 }
 
@@ -148,6 +253,8 @@ pub enum Taken {
     Handler(u8, SigInfo, SigAction),
     /// Ends the process: its default action.
     Fatal(u8),
+    /// Stops the process: the default action of a stop signal it had blocked.
+    Stop(u8),
 }
 
 /// The signal the running thread is to take now, if any: the lowest pending signal it does
@@ -167,6 +274,9 @@ pub fn take_signal() -> Option<Taken> {
         let (signal, info, action) = group.sighand.take_one(!blocked)?;
         if ignores(action, signal) {
             continue;
+        }
+        if action.handler == SIG_DFL && bit(signal) & STOP_SIGNALS != 0 {
+            return Some(Taken::Stop(signal));
         }
         if action.handler == SIG_DFL {
             return Some(Taken::Fatal(signal));

@@ -16,7 +16,7 @@ use super::sighand::{SigAction, SigHand};
 use crate::sync::{Rank, SpinLock};
 use crate::task::TaskId;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 /// CPU time split into user and system time, in nanoseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -71,6 +71,9 @@ pub struct ThreadGroup {
     /// thread's last steps, `sched::exit`): a process's end asks this first, and for a
     /// process of one thread, nearly every one, it has no other threads to look for.
     threads: AtomicUsize,
+    /// Its process group and session, as pids (`job`'s calls change them).
+    pgid: AtomicU32,
+    sid: AtomicU32,
     /// Its signal actions and pending signals, under a lock of their own (see `sighand`).
     pub sighand: SigHand,
     state: SpinLock<GroupState>,
@@ -87,9 +90,14 @@ struct GroupState {
     reaped_children: CpuTimes,
 }
 
-/// The signal actions a forked child inherits (Linux's `copy_sighand`): taken from the
-/// parent's group before the scheduler's lock, under which the child is made.
-pub struct InheritedActions(Vec<(u8, SigAction)>);
+/// What a forked child inherits of its parent's process: the signal actions (Linux's
+/// `copy_sighand`), its process group and its session. Taken from the parent's group
+/// before the scheduler's lock, under which the child is made.
+pub struct InheritedActions {
+    actions: Vec<(u8, SigAction)>,
+    pgid: u32,
+    sid: u32,
+}
 
 impl ThreadGroup {
     /// A new thread joins the process.
@@ -107,14 +115,26 @@ impl ThreadGroup {
         self.threads.load(Ordering::Relaxed) > 1
     }
 
-    /// A new process led by `leader`, with every signal at its default action.
+    /// A new process led by `leader`, with every signal at its default action, leading a
+    /// process group and a session of its own (as the first program does, like a login).
     pub fn new(leader: TaskId) -> ThreadGroup {
-        ThreadGroup::with_actions(leader, Vec::new())
+        let pid = crate::task::pid_of(leader) as u32;
+        ThreadGroup::with_actions(
+            leader,
+            InheritedActions {
+                actions: Vec::new(),
+                pgid: pid,
+                sid: pid,
+            },
+        )
     }
 
-    fn with_actions(leader: TaskId, actions: Vec<(u8, SigAction)>) -> ThreadGroup {
+    fn with_actions(leader: TaskId, inherited: InheritedActions) -> ThreadGroup {
+        let InheritedActions { actions, pgid, sid } = inherited;
         ThreadGroup {
             leader,
+            pgid: AtomicU32::new(pgid),
+            sid: AtomicU32::new(sid),
             heir: AtomicUsize::new(0),
             threads: AtomicUsize::new(1),
             sighand: SigHand::new(actions),
@@ -130,14 +150,40 @@ impl ThreadGroup {
         }
     }
 
-    /// What a child forked now inherits: the signal actions, nothing else.
+    /// What a child forked now inherits: the signal actions, the process group and the
+    /// session.
     pub fn actions_to_inherit(&self) -> InheritedActions {
-        InheritedActions(self.sighand.actions())
+        InheritedActions {
+            actions: self.sighand.actions(),
+            pgid: self.pgid(),
+            sid: self.sid(),
+        }
     }
 
-    /// A forked child's group, led by `leader`, with the actions it inherits.
+    /// A forked child's group, led by `leader`, with what it inherits.
     pub fn forked(leader: TaskId, inherited: InheritedActions) -> ThreadGroup {
-        ThreadGroup::with_actions(leader, inherited.0)
+        ThreadGroup::with_actions(leader, inherited)
+    }
+
+    /// Its process group's id (a pid): `setpgid`, `getpgid`.
+    pub fn pgid(&self) -> u32 {
+        self.pgid.load(Ordering::Relaxed)
+    }
+
+    /// Its session's id (a pid): `setsid`, `getsid`.
+    pub fn sid(&self) -> u32 {
+        self.sid.load(Ordering::Relaxed)
+    }
+
+    /// Moves it to process group `pgid` (`setpgid`, which checked the rules).
+    pub fn set_pgid(&self, pgid: u32) {
+        self.pgid.store(pgid, Ordering::Relaxed);
+    }
+
+    /// Makes it lead a new session and process group, both `pid` (`setsid`).
+    pub fn lead_session(&self, pid: u32) {
+        self.sid.store(pid, Ordering::Relaxed);
+        self.pgid.store(pid, Ordering::Relaxed);
     }
 
     fn with<R>(&self, f: impl FnOnce(&mut GroupState) -> R) -> R {

@@ -3,7 +3,7 @@
 //! system call or an interrupt — passes [`exit_to_user`], with the registers it will restore.
 //!
 //! There, in order:
-//! 1. a thread marked killed dies;
+//! 1. a thread marked killed dies; a thread of a stopped process waits for SIGCONT;
 //! 2. a pending signal the thread does not block is taken (`sched::proc::signal`): one
 //!    whose action is to end the process ends it; one with a handler gets a frame on the
 //!    user stack ([`frame`]) and the registers are pointed at the handler, which returns
@@ -12,8 +12,10 @@
 //!    ERESTART code and the handler's `SA_RESTART` (see `errno`);
 //! 4. a mask `rt_sigsuspend` replaced is put back once no handler needs it.
 //!
+//! A stopped process's threads wait in step 1 until SIGCONT.
+//!
 //! What it does not do: run a handler for a fault the program caused (SIGSEGV, SIGFPE, …
-//! end the process as their default action does, `user::fault`), or stop a process.
+//! end the process as their default action does, `user::fault`).
 
 pub mod frame;
 
@@ -86,8 +88,14 @@ fn restart(regs: &mut TrapFrame) {
 /// The work before any return to ring 3 (see the module's docs). `regs` are the registers
 /// the return restores.
 pub fn exit_to_user(regs: &mut TrapFrame) {
-    if let Some(signal) = sched::current_killed() {
-        sched::proc::exit::die(signal);
+    loop {
+        if let Some(signal) = sched::current_killed() {
+            sched::proc::exit::die(signal);
+        }
+        // Stopped: wait here for SIGCONT (or SIGKILL), then look again.
+        if !any_pending() || !sched::proc::signal::wait_while_stopped() {
+            break;
+        }
     }
     let code = restart_code(regs);
     if code.is_none() && !any_pending() {
@@ -95,6 +103,17 @@ pub fn exit_to_user(regs: &mut TrapFrame) {
     }
     match sched::proc::signal::take_signal() {
         Some(Taken::Fatal(signal)) => sched::proc::exit::die(signal),
+        Some(Taken::Stop(signal)) => {
+            sched::proc::signal::stop_current_process(signal);
+            if code.is_some() {
+                restart(regs);
+            }
+            // Stops on the next way back: now, if nothing else comes first.
+            sched::proc::signal::wait_while_stopped();
+            if let Some(signal) = sched::current_killed() {
+                sched::proc::exit::die(signal);
+            }
+        }
         Some(Taken::Handler(signal, info, action)) => {
             match code {
                 Some(errno::ERESTARTNOHAND) => regs.rax = (-errno::EINTR) as u64,

@@ -141,8 +141,8 @@ pub fn read(fd: u64, buf: u64, len: u64) -> i64 {
     with_buffer((len as usize).min(IO_MAX), |bytes| {
         let n = match &*file {
             File::Console => match crate::user::tty::read(bytes, interrupted) {
-                Some(n) => n,
-                None => return -errno::ERESTARTSYS,
+                Ok(n) => n,
+                Err(e) => return e,
             },
             File::Pipe { write: true, .. } => return -errno::EBADF,
             File::Pipe { pipe, write: false } => match pipe.read(bytes, interrupted) {
@@ -224,12 +224,9 @@ fn pipe_with(fds: u64, close_on_exec: bool) -> i64 {
     0
 }
 
-/// `ioctl(fd, request, arg)`. The console is a terminal (`user::tty`): TCGETS gives its
-/// termios and TIOCGWINSZ its window size (what `isatty` and musl's stdio ask). Other
-/// requests, and any on another file: ENOTTY.
+/// `ioctl(fd, request, arg)`. The console is a terminal, whose requests `user::tty`
+/// answers; any request on another file: ENOTTY.
 pub fn ioctl(fd: u64, request: u64, arg: u64) -> i64 {
-    const TCGETS: u64 = 0x5401;
-    const TIOCGWINSZ: u64 = 0x5413;
     let file = match file(fd) {
         Ok(f) => f,
         Err(e) => return e,
@@ -237,13 +234,5 @@ pub fn ioctl(fd: u64, request: u64, arg: u64) -> i64 {
     if !matches!(*file, File::Console) {
         return -errno::ENOTTY;
     }
-    let answer: &[u8] = match request {
-        TCGETS => &crate::user::tty::TERMIOS,
-        TIOCGWINSZ => &crate::user::tty::WINSIZE,
-        _ => return -errno::ENOTTY,
-    };
-    match space().write(arg, answer) {
-        Ok(()) => 0,
-        Err(_) => -errno::EFAULT,
-    }
+    crate::user::tty::ioctl(request, arg)
 }

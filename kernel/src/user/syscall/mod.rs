@@ -14,6 +14,7 @@ mod futex;
 mod info;
 mod io;
 mod itimer;
+mod job;
 mod limits;
 mod memory;
 mod poll;
@@ -59,6 +60,11 @@ mod nr {
     pub const RT_SIGTIMEDWAIT: u64 = 128;
     pub const RT_SIGSUSPEND: u64 = 130;
     pub const SIGALTSTACK: u64 = 131;
+    pub const SETPGID: u64 = 109;
+    pub const GETPGRP: u64 = 111;
+    pub const SETSID: u64 = 112;
+    pub const GETPGID: u64 = 121;
+    pub const GETSID: u64 = 124;
     pub const IOCTL: u64 = 16;
     pub const WRITEV: u64 = 20;
     pub const PIPE: u64 = 22;
@@ -170,6 +176,11 @@ pub fn dispatch(frame: &mut TrapFrame) -> i64 {
         nr::RT_SIGTIMEDWAIT => sigwait::rt_sigtimedwait(a[0], a[1], a[2], a[3]),
         nr::SIGALTSTACK => sigwait::sigaltstack(a[0], a[1], frame.rsp),
         nr::PAUSE => sigwait::pause(),
+        nr::SETPGID => job::setpgid(int(a[0]), int(a[1])),
+        nr::GETPGID => job::getpgid(int(a[0])),
+        nr::GETPGRP => job::getpgid(0),
+        nr::SETSID => job::setsid(),
+        nr::GETSID => job::getsid(int(a[0])),
         nr::ALARM => itimer::alarm(uint(a[0])),
         nr::GETITIMER => itimer::getitimer(uint(a[0]), a[1]),
         nr::SETITIMER => itimer::setitimer(uint(a[0]), a[1], a[2]),

@@ -7,7 +7,9 @@
 
 use super::{errno, exec_strings, space};
 use crate::arch::user_mode::TrapFrame;
+use crate::sched::WaitTarget;
 use crate::sched::proc::exit::{Exit, ExitStatus};
+use crate::sched::proc::sighand::JobReport;
 use crate::sched::proc::thread_ends;
 use crate::sched::{self, ForkKind};
 use crate::task::{id_of_pid, pid_of};
@@ -202,18 +204,30 @@ fn exec(path: u64, argv: u64, envp: u64) -> Result<(u64, u64), i64> {
     Ok((loaded.entry, loaded.sp))
 }
 
-/// `wait4(pid, status, options, rusage)`: waits for a child to end (`pid` -1: any); its
-/// CPU time (and its reaped children's) goes to `rusage` and to the caller's
+/// `wait4(pid, status, options, rusage)`: waits for a child to end — `pid` > 0: that one,
+/// -1: any, 0: any in the caller's process group, < -1: any in group -`pid` — and with
+/// WUNTRACED or WCONTINUED also for one to stop or continue (reported once each). An ended
+/// child's CPU time (and its reaped children's) goes to `rusage` and to the caller's
 /// RUSAGE_CHILDREN.
 pub fn wait4(pid: i64, status: u64, options: u64, rusage: u64) -> i64 {
     const WNOHANG: u64 = 1;
-    let me = sched::current();
+    const WUNTRACED: u64 = 2;
+    const WCONTINUED: u64 = 8;
+    const WALL: u64 = 0x4000_0000;
+    const WCLONE: u64 = 0x8000_0000;
+    if options & !(WNOHANG | WUNTRACED | WCONTINUED | WALL | WCLONE) != 0 {
+        return -errno::EINVAL;
+    }
     let target = match pid {
-        -1 => None,
-        p if p > 0 => id_of_pid(p),
-        // Process groups: cfslab has one, so "my group" is any child.
-        _ => None,
+        -1 => WaitTarget::Any,
+        0 => WaitTarget::Group(sched::current_group().map_or(0, |g| g.pgid())),
+        p if p > 0 => match id_of_pid(p) {
+            Some(id) => WaitTarget::Child(id),
+            None => return -errno::ECHILD,
+        },
+        p => WaitTarget::Group(p.unsigned_abs() as u32),
     };
+    let (stopped, continued) = (options & WUNTRACED != 0, options & WCONTINUED != 0);
     loop {
         if let Some(zombie) = sched::reap_child(target) {
             let child = zombie.id;
@@ -237,13 +251,30 @@ pub fn wait4(pid: i64, status: u64, options: u64, rusage: u64) -> i64 {
             }
             return pid_of(child);
         }
-        if !sched::has_child(me, target) {
+        if (stopped || continued)
+            && let Some((child, report)) = sched::take_job_report(target, stopped, continued)
+        {
+            // Linux's wait status of a stopped child is 0x7f | signal << 8; of a continued
+            // one, 0xffff.
+            let word: i32 = match report {
+                JobReport::Stopped(signal) => 0x7f | i32::from(signal) << 8,
+                JobReport::Continued => 0xffff,
+            };
+            if status != 0 && space().write(status, &word.to_le_bytes()).is_err() {
+                return -errno::EFAULT;
+            }
+            if rusage != 0 && super::rusage::write_rusage(rusage, Default::default()) != 0 {
+                return -errno::EFAULT;
+            }
+            return pid_of(child);
+        }
+        if !sched::has_child(target) {
             return -errno::ECHILD;
         }
         if options & WNOHANG != 0 {
             return 0;
         }
-        sched::wait_for_child(target);
+        sched::wait_for_child(target, stopped || continued);
         if sched::signal_pending() {
             return -errno::ERESTARTSYS;
         }

@@ -27,8 +27,8 @@ const SIGSET_BYTES: u64 = 8;
 
 /// `kill(pid, signal)`: signal 0 checks. Another uid's process may be signalled by root
 /// only (EPERM). `pid` -1 signals every process the caller may, but itself (Linux also
-/// spares init, which on cfslab is a kernel thread); cfslab has no process groups, so 0 and
-/// other negative pids give ESRCH.
+/// spares init, which on cfslab is a kernel thread); 0 signals the caller's process group,
+/// and a pid below -1 the group -pid.
 pub fn kill(pid: i64, signal: i64) -> i64 {
     signal_with(pid, signal, SI_USER)
 }
@@ -40,7 +40,21 @@ fn signal_with(pid: i64, signal: i64, code: i32) -> i64 {
     }
     let signal = signal as u8;
     let me = sched::current_uid();
-    if pid as i32 == -1 {
+    if pid == 0 || pid < -1 {
+        // A process group: the caller's (0), or -pid.
+        let pgid = if pid == 0 {
+            sched::current_group().map_or(0, |g| g.pgid())
+        } else {
+            pid.unsigned_abs() as u32
+        };
+        let uid = (me != 0).then_some(me);
+        return match crate::sched::proc::groups::signal_group(pgid, uid, signal, info) {
+            (0, _) => -errno::ESRCH,
+            (_, 0) => -errno::EPERM,
+            _ => 0,
+        };
+    }
+    if pid == -1 {
         let myself = sched::current_process();
         let uid = (me != 0).then_some(me);
         let targets: Vec<_> = sched::processes_of(uid)
