@@ -38,7 +38,9 @@ pub const RUST_PROGRAMS: [&str; 24] = [
 ];
 
 /// The C programs, `userland/c/NAME.c` each.
-pub const C_PROGRAMS: [&str; 5] = ["ctest", "cthreads", "hostile", "ccalls", "csignals"];
+pub const C_PROGRAMS: [&str; 6] = [
+    "ctest", "cthreads", "hostile", "ccalls", "csignals", "cjobs",
+];
 
 /// Every program packed under `/bin`.
 pub fn programs() -> impl Iterator<Item = &'static str> {

@@ -41,8 +41,10 @@ pub struct PerCpu {
     preempt_count: AtomicU32,
     /// The ranks of the locks held, one bit each: the lock-order checker's record.
     ranks_held: AtomicU64,
-    /// Scheduler ticks so far.
+    /// Scheduler ticks so far, and those of them that found the CPU in ring 3 (for
+    /// `/proc/stat`'s user time).
     ticks: AtomicU64,
+    user_ticks: AtomicU64,
 }
 
 static BOOT_CPU: PerCpu = PerCpu {
@@ -55,6 +57,7 @@ static BOOT_CPU: PerCpu = PerCpu {
     preempt_count: AtomicU32::new(0),
     ranks_held: AtomicU64::new(0),
     ticks: AtomicU64::new(0),
+    user_ticks: AtomicU64::new(0),
 };
 
 /// The running CPU's state.
@@ -128,6 +131,16 @@ impl PerCpu {
     /// A scheduler tick happens (interrupts are off).
     pub fn count_tick(&self) {
         self.ticks.fetch_add(1, Relaxed);
+    }
+
+    /// Ticks that found the CPU in ring 3 so far.
+    pub fn user_ticks(&self) -> u64 {
+        self.user_ticks.load(Relaxed)
+    }
+
+    /// A scheduler tick found the CPU in ring 3.
+    pub fn count_user_tick(&self) {
+        self.user_ticks.fetch_add(1, Relaxed);
     }
 
     /// The preempt count: locks held, and interrupt handlers entered (from bit 16).

@@ -16,8 +16,12 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use systests::imports::{Graph, cycles};
 
-/// The largest cycle allowed: today's, the kernel's core (see the module's docs).
-const LARGEST_CYCLE: usize = 29;
+/// The largest cycle allowed: today's, the kernel's core (see the module's docs). It was 29
+/// until job control added two modules of the kinds the core holds: process groups
+/// (`sched::proc::groups`, the process model's) and the terminal's foreground group
+/// (`user::tty::job`, the terminal's), which signal through the scheduler and which the
+/// terminal, in the cycle already, calls.
+const LARGEST_CYCLE: usize = 31;
 
 /// The modules (by path prefix) the core cycle may hold.
 const CORE: [&str; 3] = ["sched", "task", "user"];

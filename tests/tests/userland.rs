@@ -393,3 +393,13 @@ fn signal_handlers_run_as_on_linux() {
     assert_eq!(program_output(&run), expected);
     assert!(!run.stdout.contains("is not implemented"), "{}", run.stdout);
 }
+
+#[test]
+fn process_groups_sessions_and_stops_are_as_on_linux() {
+    // setpgid/setsid and their errors, kill of a group, SIGSTOP/SIGTSTP/SIGCONT with
+    // WUNTRACED, WCONTINUED and SIGCHLD's codes, SA_NOCLDSTOP, waitpid on a group: see
+    // userland/c/cjobs.c.
+    let (expected, run) = checked_on_both(&mut Command::new(programs().join("cjobs")), "cjobs");
+    assert_eq!(program_output(&run), expected);
+    assert!(!run.stdout.contains("is not implemented"), "{}", run.stdout);
+}

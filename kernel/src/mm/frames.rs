@@ -76,6 +76,15 @@ impl BootFrameAllocator {
     pub fn frames_in_use(&self) -> u64 {
         self.in_use
     }
+
+    /// Every usable frame of the memory map (what `/proc/meminfo` calls MemTotal).
+    pub fn usable_frames(&self) -> u64 {
+        self.regions
+            .iter()
+            .filter(|r| r.kind == MemoryRegionKind::Usable)
+            .map(|r| (r.end / FRAME_SIZE).saturating_sub(r.start.div_ceil(FRAME_SIZE)))
+            .sum()
+    }
 }
 
 // SAFETY: `allocate_frame` returns each usable frame at most once until it is deallocated:

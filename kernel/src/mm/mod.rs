@@ -205,6 +205,16 @@ pub fn frames_in_use() -> u64 {
         .map_or(0, |m| m.frames.frames_in_use())
 }
 
+/// Memory as `/proc/meminfo` reports it, in frames: every usable frame, those free, and
+/// those the page cache holds.
+pub fn frame_counts() -> (u64, u64, u64) {
+    MEMORY.lock().as_ref().map_or((0, 0, 0), |m| {
+        let total = m.frames.usable_frames();
+        let used = m.frames.frames_in_use();
+        (total, total.saturating_sub(used), m.page_cache.len() as u64)
+    })
+}
+
 /// The physical address `addr` is mapped to, if it is mapped.
 pub fn translate(addr: VirtAddr) -> Option<PhysAddr> {
     MEMORY.lock().as_ref()?.mapper.translate_addr(addr)

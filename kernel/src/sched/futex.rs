@@ -106,3 +106,72 @@ pub fn wake(space: &AddressSpace, addr: u64, count: u32, bitset: u32) -> i64 {
         woken.len() as i64
     })
 }
+
+/// A robust futex word's bits (Linux's include/uapi/linux/futex.h): a waiter sleeps on it,
+/// its owner died, and the owner's tid.
+const FUTEX_WAITERS: u32 = 0x8000_0000;
+const FUTEX_OWNER_DIED: u32 = 0x4000_0000;
+const FUTEX_TID_MASK: u32 = 0x3fff_ffff;
+/// Linux walks at most this many entries (ROBUST_LIST_LIMIT), so a list made circular by
+/// a bug cannot hold the exit for ever.
+const ROBUST_LIST_LIMIT: usize = 2048;
+
+/// The running thread ends holding the locks on its robust list at `head` (a `struct
+/// robust_list_head`: the first entry, the offset from an entry to its futex word, and an
+/// entry being added or removed): each word it owns gets FUTEX_OWNER_DIED and one waiter
+/// is woken to take it (Linux's `exit_robust_list`). A list it cannot read ends the walk.
+pub fn release_robust_list(head: u64) {
+    if head == 0 {
+        return;
+    }
+    let Some(space) = sched::current_address_space() else {
+        return;
+    };
+    let word = |addr: u64| {
+        let mut raw = [0u8; 8];
+        space
+            .read(addr, &mut raw)
+            .ok()
+            .map(|_| u64::from_le_bytes(raw))
+    };
+    let (Some(mut entry), Some(offset), Some(pending)) =
+        (word(head), word(head + 8), word(head + 16))
+    else {
+        return;
+    };
+    let tid = crate::task::pid_of(sched::current()) as u32;
+    let mut seen = 0;
+    while entry != head && entry != 0 && seen < ROBUST_LIST_LIMIT {
+        let next = word(entry);
+        if entry != pending {
+            owner_died(&space, entry.wrapping_add(offset), tid);
+        }
+        let Some(next) = next else {
+            break;
+        };
+        entry = next;
+        seen += 1;
+    }
+    if pending != 0 {
+        owner_died(&space, pending.wrapping_add(offset), tid);
+    }
+}
+
+/// Marks the futex word at `addr` as its owner `tid` died, if `tid` holds it, and wakes a
+/// waiter. Read and written with interrupts off: on one CPU no other thread runs between.
+fn owner_died(space: &AddressSpace, addr: u64, tid: u32) {
+    let woke = irq::without(|| {
+        let mut raw = [0u8; 4];
+        space.read(addr, &mut raw).ok()?;
+        let value = u32::from_le_bytes(raw);
+        if value & FUTEX_TID_MASK != tid {
+            return None;
+        }
+        let died = (value & FUTEX_WAITERS) | FUTEX_OWNER_DIED;
+        space.write(addr, &died.to_le_bytes()).ok()?;
+        Some(value & FUTEX_WAITERS != 0)
+    });
+    if woke == Some(true) {
+        wake(space, addr, 1, !0);
+    }
+}

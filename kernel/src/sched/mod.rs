@@ -20,6 +20,7 @@ mod current;
 mod debugger;
 pub mod futex;
 pub mod knobs;
+pub mod loadavg;
 mod observe;
 pub mod proc;
 pub mod procview;
@@ -45,8 +46,8 @@ pub use proc::lifecycle::{
     BOOT_TASK, exec_done, exit, join, join_unless, release_files, spawn, spawn_child,
 };
 pub use proc::process::{
-    Clone, current_killed, current_name, current_uid, fork_process, kill_task, replace_program,
-    spawn_process, task_uid,
+    Clone, current_killed, current_name, current_uid, fork_process, kill_task, rename_current,
+    replace_program, spawn_process, swap_robust_list, task_uid,
 };
 pub use proc::signal::signal_pending;
 pub use proc::takeover::{hand_over_process, wait_to_lead};
@@ -187,6 +188,20 @@ impl Scheduler {
 
     /// A user process (or thread) that has not exited: what the process limit counts and
     /// what `kill(-1)` and PRIO_USER reach.
+    /// Tasks running or waiting for the CPU, the idle task aside (the load average's count).
+    fn runnable_tasks(&self) -> u64 {
+        let idle = self.idle_slot();
+        self.slots
+            .iter()
+            .flatten()
+            .filter(|t| {
+                t.slot != idle
+                    && self.alive(t.slot)
+                    && matches!(self.state(t.slot), State::Running | State::Runnable)
+            })
+            .count() as u64
+    }
+
     fn is_live_process(&self, t: &Task) -> bool {
         t.address_space.is_some() && self.alive(t.slot)
     }
@@ -293,7 +308,13 @@ pub extern "C" fn task_entry() -> ! {
 /// The scheduler tick (from the timer interrupt), which found the CPU in ring 3 if
 /// `user_mode`: the policy may ask for a preemption.
 pub fn tick(now: u64, user_mode: bool) {
-    with_sched(|s| s.rq.tick(now, user_mode));
+    with_sched(|s| {
+        s.rq.tick(now, user_mode);
+        loadavg::tick(now, || s.runnable_tasks());
+    });
+    if user_mode {
+        this_cpu().count_user_tick();
+    }
 }
 
 /// Called at the end of an interrupt handler, after `irq_exit` (interrupts off): switch if

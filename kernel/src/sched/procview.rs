@@ -35,6 +35,14 @@ pub struct TaskView {
     /// What the policy knows of it, and the policy's name ("cfs", "eevdf", "o1").
     pub policy: Option<TaskInfo>,
     pub policy_name: &'static str,
+    /// Its process group and session (0 for a kernel thread), and whether it is stopped.
+    pub pgid: u32,
+    pub sid: u32,
+    pub stopped: bool,
+    /// Pages its address space maps (rss).
+    pub rss_pages: u64,
+    /// The program a process runs (its path and argv; empty for a kernel thread).
+    pub program: crate::user::address_space::Program,
 }
 
 impl Scheduler {
@@ -65,7 +73,7 @@ pub fn listed_tasks() -> Vec<TaskId> {
 
 /// A snapshot of task `id`, if `/proc` lists it.
 pub fn task_view(id: TaskId) -> Option<TaskView> {
-    let (mut view, group) = with_sched(|s| {
+    let (mut view, group, space) = with_sched(|s| {
         let now = clock::now();
         let slot = *s.by_id.get(&id)?;
         let t = s.slots[slot].as_deref()?;
@@ -98,14 +106,25 @@ pub fn task_view(id: TaskId) -> Option<TaskView> {
             stats,
             policy: s.rq.policy().task_info(slot),
             policy_name: s.rq.policy().name(),
+            pgid: 0,
+            sid: 0,
+            stopped: false,
+            rss_pages: 0,
+            program: Default::default(),
         };
-        Some((view, t.group.clone()))
+        Some((view, t.group.clone(), t.address_space.clone()))
     })?;
-    // The group's own lock is taken after the scheduler's is released.
+    // The group's and the space's own locks are taken after the scheduler's is released.
     if let Some(group) = group {
         let (ended, children) = group.ended_and_children();
         view.times.add(ended);
         view.children_times = children;
+        (view.pgid, view.sid) = (group.pgid(), group.sid());
+        view.stopped = group.sighand.is_stopped();
+    }
+    if let Some(space) = space {
+        view.program = space.layout.lock().program.clone();
+        view.rss_pages = space.mapped_pages();
     }
     Some(view)
 }

@@ -90,6 +90,9 @@ pub struct Task {
     pub(crate) files: Option<crate::user::files::Files>,
     /// The process a user task is a thread of (`None` for a kernel thread).
     pub(crate) group: Option<alloc::sync::Arc<crate::sched::proc::thread_group::ThreadGroup>>,
+    /// The head of this thread's robust futex list (`set_robust_list`; 0: none): the
+    /// locks it holds are marked FUTEX_OWNER_DIED when it ends.
+    pub(crate) robust_list: u64,
     /// Where this thread's tid is cleared, and a futex waiter woken, when it ends
     /// (CLONE_CHILD_CLEARTID, `set_tid_address`): how `pthread_join` learns of it. 0: nowhere.
     pub(crate) clear_child_tid: u64,
@@ -105,7 +108,7 @@ pub struct Task {
     /// (Linux's `saved_sigmask`).
     pub(crate) saved_mask: Option<u64>,
     /// Where this thread's handlers run with `SA_ONSTACK` (`sigaltstack`).
-    pub(crate) altstack: crate::user::signal::AltStack,
+    pub(crate) altstack: crate::user::signal::altstack::AltStack,
     /// A signal that kills the process at its next step in the kernel (SIGKILL, ...).
     pub(crate) killed: Option<u8>,
     /// Tasks waiting for this one to exit.

@@ -44,9 +44,20 @@ pub struct AddressSpace {
     pub(super) chunks: SpinLock<super::page_walk::Chunks>,
 }
 
+/// The program an address space was loaded with (Linux's `mm->exe_file` and the argument
+/// area `/proc/PID/cmdline` reads): its path and its argv, each argument ended by a NUL.
+/// A fork's child shares them; `execve` makes new ones.
+#[derive(Debug, Clone, Default)]
+pub struct Program {
+    pub exe: alloc::sync::Arc<str>,
+    pub cmdline: alloc::sync::Arc<[u8]>,
+}
+
 /// The program break and where the anonymous mappings are.
 #[derive(Debug, Clone, Default)]
 pub struct Layout {
+    /// The program it runs.
+    pub program: Program,
     /// Where the break started (the end of the program's last segment) and where it is.
     pub brk_start: u64,
     pub brk: u64,

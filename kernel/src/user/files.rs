@@ -237,6 +237,17 @@ pub struct FdTable {
     fds: Vec<Option<Arc<File>>>,
     close_on_exec: CloseOnExec,
     cwd: Arc<str>,
+    /// RLIMIT_NOFILE, soft and hard: descriptors from the soft limit up cannot be made.
+    /// Linux keeps it with the process's other limits; it limits only this table.
+    limit: FdLimit,
+}
+
+/// RLIMIT_NOFILE: the soft limit (the first descriptor that cannot be made) and the hard
+/// one (how far an unprivileged process may raise the soft one), both at most [`MAX_FDS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FdLimit {
+    pub soft: usize,
+    pub hard: usize,
 }
 
 /// A table and its lock, as the tasks that share it hold it.
@@ -255,6 +266,10 @@ impl FdTable {
                 fds: alloc::vec![Some(console.clone()), Some(console.clone()), Some(console)],
                 close_on_exec: CloseOnExec::default(),
                 cwd: Arc::from("/"),
+                limit: FdLimit {
+                    soft: MAX_FDS,
+                    hard: MAX_FDS,
+                },
             },
         ))
     }
@@ -267,6 +282,7 @@ impl FdTable {
                 fds: self.fds.clone(),
                 close_on_exec: self.close_on_exec,
                 cwd: self.cwd.clone(),
+                limit: self.limit,
             },
         ))
     }
@@ -283,7 +299,7 @@ impl FdTable {
     }
 
     /// Installs `file` at the lowest free descriptor from `min` on (`fcntl`'s F_DUPFD),
-    /// with its close-on-exec flag; `None` if there is none below [`MAX_FDS`].
+    /// with its close-on-exec flag; `None` if there is none below the limit (EMFILE).
     pub fn install_from(
         &mut self,
         min: usize,
@@ -293,18 +309,20 @@ impl FdTable {
         let free = (min..self.fds.len()).find(|&fd| self.fds[fd].is_none());
         let fd = match free {
             Some(fd) => fd,
-            None if self.fds.len().max(min) < MAX_FDS => self.fds.len().max(min),
-            None => return None,
+            None => self.fds.len().max(min),
         };
+        if fd >= self.limit.soft {
+            return None;
+        }
         self.install_at(fd, file)?;
         self.close_on_exec.set(fd, close_on_exec);
         Some(fd)
     }
 
     /// Puts `file` at `fd` (dup2), close-on-exec off: what was there, `None` in the outer
-    /// option if `fd` is beyond [`MAX_FDS`].
+    /// option if `fd` is beyond the limit (EBADF).
     pub fn install_at(&mut self, fd: usize, file: Arc<File>) -> Option<Option<Arc<File>>> {
-        if fd >= MAX_FDS {
+        if fd >= self.limit.soft {
             return None;
         }
         if self.fds.len() <= fd {
@@ -312,6 +330,16 @@ impl FdTable {
         }
         self.close_on_exec.set(fd, false);
         Some(self.fds[fd].replace(file))
+    }
+
+    /// RLIMIT_NOFILE.
+    pub fn limit(&self) -> FdLimit {
+        self.limit
+    }
+
+    /// Sets RLIMIT_NOFILE (the caller checked it against the rules).
+    pub fn set_limit(&mut self, limit: FdLimit) {
+        self.limit = limit;
     }
 
     /// The working directory (canonical, from the root).

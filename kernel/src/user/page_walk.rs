@@ -143,6 +143,15 @@ impl AddressSpace {
         }
     }
 
+    /// How many pages of `start..end` (page-aligned) are mapped.
+    pub fn count_mapped(&self, start: u64, end: u64) -> u64 {
+        let mut count = 0;
+        super::address_space::with_memory(|m| {
+            self.for_each_page_in(m, start, end, |_, _| count += 1)
+        });
+        count
+    }
+
     /// Whether any page of `start..end` (page-aligned) is mapped.
     pub fn any_mapped(&self, start: u64, end: u64) -> bool {
         let mut any = false;

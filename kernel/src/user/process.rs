@@ -2,7 +2,7 @@
 //! and the first program (`-- /bin/NAME args` on the command line). How a process ends is
 //! the process model's (`sched::proc::exit`).
 
-use super::address_space::AddressSpace;
+use super::address_space::{AddressSpace, Program};
 use super::stack;
 use super::{elf, initramfs};
 use crate::println;
@@ -63,10 +63,19 @@ pub fn load(path: &[u8], argv: &[&[u8]], envp: &[&[u8]], uid: u32) -> Result<Loa
             .load(s.vaddr, bytes)
             .map_err(|_| ExecError::OutOfMemory)?;
     }
+    let cmdline: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| a.iter().chain(&[0]))
+        .copied()
+        .collect();
     {
         let mut layout = space.layout.lock();
         layout.brk_start = end.next_multiple_of(4096);
         layout.brk = layout.brk_start;
+        layout.program = Program {
+            exe: Arc::from(String::from_utf8_lossy(path).as_ref()),
+            cmdline: Arc::from(cmdline),
+        };
     }
     // AT_RANDOM's bytes: from the TSC, which is as random as this machine gets (under
     // -icount it is the same every run, which keeps runs reproducible).

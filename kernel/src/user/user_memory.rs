@@ -111,6 +111,22 @@ impl AddressSpace {
         read
     }
 
+    /// `madvise(MADV_DONTNEED)` on private anonymous memory: every mapped page of
+    /// `start..end` (page-aligned) reads as zeros from now on, as a fresh page would (a page
+    /// shared copy-on-write gets its own zeroed copy). Returns how many pages are mapped
+    /// there; a page the program cannot write now (PROT_NONE) keeps its bytes.
+    pub fn zero_range(&self, start: u64, end: u64) -> u64 {
+        let mut pages = Vec::new();
+        super::address_space::with_memory(|m| {
+            self.for_each_page_in(m, start, end, |addr, _| pages.push(addr))
+        });
+        let zeros = [0u8; PAGE as usize];
+        for &page in &pages {
+            let _ = self.write(page, &zeros);
+        }
+        pages.len() as u64
+    }
+
     /// Gives the program its own copy of every copy-on-write page in `addr..addr + len`.
     fn unshare(&self, addr: u64, len: usize) -> Result<(), Fault> {
         let end = addr.checked_add(len as u64).ok_or(Fault)?;

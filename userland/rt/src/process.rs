@@ -93,6 +93,12 @@ pub fn kill(pid: i32, signal: i32) -> Result<(), Errno> {
 
 /// Linux's SIGINT: what Ctrl-C on a terminal sends.
 pub const SIGINT: i32 = 2;
+/// Linux's SIGQUIT and SIGTSTP: what Ctrl-\ and Ctrl-Z send.
+pub const SIGQUIT: i32 = 3;
+pub const SIGTSTP: i32 = 20;
+
+/// The signals a terminal's keys send to its foreground process group.
+pub const TERMINAL_KEYS: [i32; 3] = [SIGINT, SIGQUIT, SIGTSTP];
 
 /// `rt_sigaction(signal, {SIG_IGN}, NULL)`: the signal is ignored from now on, and after
 /// `execve` too (an ignored signal stays ignored in the new program).

@@ -14,8 +14,9 @@ use rt::process::{self, Which};
 #[derive(Debug, Default, Clone)]
 pub struct Setup {
     pub output: Option<String>,
-    /// Started with `&`: it ignores Ctrl-C's SIGINT, as POSIX has a shell without job
-    /// control start a background command, so that Ctrl-C ends only the foreground one.
+    /// Started with `&`: it ignores Ctrl-C's SIGINT and Ctrl-\'s SIGQUIT, as POSIX has a
+    /// shell without job control start a background command, and Ctrl-Z's SIGTSTP, so that
+    /// the keys reach only the foreground one.
     pub background: bool,
     pub nice: Option<i32>,
     pub uid: Option<u32>,
@@ -56,10 +57,12 @@ pub fn start(words: &[String], setup: &Setup) -> Result<i32, String> {
 
 /// The child's side of [`start`]: never returns.
 fn child(name: &str, paths: &[CString], argv: &[*const u8], setup: &Setup) -> ! {
-    if setup.background {
-        let _ = process::ignore_signal(process::SIGINT);
-    } else {
-        restore_interrupt();
+    for signal in process::TERMINAL_KEYS {
+        if setup.background {
+            let _ = process::ignore_signal(signal);
+        } else {
+            let _ = process::default_signal(signal);
+        }
     }
     if let Some(file) = &setup.output {
         match rt::fs::create(file) {
@@ -93,12 +96,6 @@ fn child(name: &str, paths: &[CString], argv: &[*const u8], setup: &Setup) -> ! 
         fail(&format!("{name}: command not found (try help)"));
     }
     fail(&format!("{name}: cannot run: {why}"))
-}
-
-/// A foreground command takes Ctrl-C's default action (it ends), even if the shell, which
-/// ignores it, forked it.
-fn restore_interrupt() {
-    let _ = process::default_signal(process::SIGINT);
 }
 
 fn fail(line: &str) -> ! {

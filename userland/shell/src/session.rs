@@ -97,14 +97,17 @@ impl Session {
 }
 
 /// Reads lines from standard input until end of file or `exit`: the shell's main loop. With
-/// a terminal it prompts (`# ` as root, `$ ` otherwise), ignores Ctrl-C's SIGINT (which
-/// ends the foreground command; the terminal throws the line being typed away) and says
+/// a terminal it prompts (`# ` as root, `$ ` otherwise), ignores the terminal's keys —
+/// Ctrl-C's SIGINT, Ctrl-\'s SIGQUIT, Ctrl-Z's SIGTSTP — which its foreground command takes
+/// (the shell does no job control: its commands share its process group) and says
 /// `exit` at end of file (Ctrl-D), as bash does. Ended background jobs are reported before
 /// each line. The exit status is `exit`'s, or the last command's.
 pub fn interact(session: &mut Session) -> i32 {
     let terminal = rt::io::is_terminal(0);
     if terminal {
-        let _ = process::ignore_signal(process::SIGINT);
+        for signal in process::TERMINAL_KEYS {
+            let _ = process::ignore_signal(signal);
+        }
     }
     let prompt = if process::getuid() == 0 { "# " } else { "$ " };
     let mut lines = LineReader::default();

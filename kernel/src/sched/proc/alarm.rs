@@ -1,10 +1,9 @@
 //! A process's real-time interval timer, ITIMER_REAL (Linux's `signal_struct.real_timer`
 //! and `it_real_fn`, kernel/time/itimer.c): `alarm` and `setitimer` arm it, and when it
 //! expires the process gets SIGALRM, and the timer is armed again one interval later if
-//! it has one. It is the process's, so it survives `execve` and is not inherited by a
-//! fork; it goes with the process (`SigHand`'s drop cancels it).
+//! it has one (`signal::alarm_expired`). It is the process's, so it survives `execve` and is
+//! not inherited by a fork; it goes with the process (`SigHand`'s drop cancels it).
 
-use super::sighand::{SI_KERNEL, SIGALRM, SigInfo};
 use crate::task::TaskId;
 use crate::time::hrtimer::{self, Action, TimerId};
 
@@ -41,7 +40,7 @@ impl RealTimer {
     }
 
     /// The timer has expired (its hrtimer fired): armed again if it has an interval.
-    fn expired(&mut self, now: u64, leader: TaskId) {
+    pub fn expired(&mut self, now: u64, leader: TaskId) {
         self.timer = None;
         if self.interval != 0 {
             // The next expiry one interval after this one, not after `now`: no drift.
@@ -56,18 +55,4 @@ impl RealTimer {
             hrtimer::cancel(timer);
         }
     }
-}
-
-/// The timer of the process `leader` leads has expired (from the timer interrupt): re-arm
-/// it, then send SIGALRM (after the lock: sending takes the scheduler's).
-pub fn expired(leader: TaskId, now: u64) {
-    let Some(group) = crate::sched::group_of(leader) else {
-        return;
-    };
-    group.sighand.with_alarm(|timer| timer.expired(now, leader));
-    let info = SigInfo {
-        code: SI_KERNEL,
-        ..SigInfo::default()
-    };
-    super::signal::send(leader, SIGALRM, info);
 }

@@ -207,8 +207,9 @@ pub(in crate::sched) fn new_task(
         blocked_signals: 0,
         killed: None,
         waiting_for: 0,
+        robust_list: 0,
         saved_mask: None,
-        altstack: crate::user::signal::AltStack::default(),
+        altstack: crate::user::signal::altstack::AltStack::default(),
         // Made again with the id when the task is added (`Scheduler::add`).
         comm: trace::Comm::new(0, name, nice, false),
         name: String::from(name),

@@ -185,6 +185,17 @@ pub fn current_name() -> alloc::string::String {
     with_sched(|s| s.current_task().name.clone())
 }
 
+/// Renames the running thread (`prctl(PR_SET_NAME)`).
+pub fn rename_current(name: &str) {
+    with_sched(|s| s.current_task().rename(name));
+}
+
+/// Sets (or, with 0, takes) where the running thread's robust futex list is
+/// (`set_robust_list`); returns the old head.
+pub fn swap_robust_list(head: u64) -> u64 {
+    with_sched(|s| core::mem::replace(&mut s.current_task().robust_list, head))
+}
+
 /// The running task's uid.
 pub fn current_uid() -> u32 {
     with_sched(|s| s.current_task().uid)

@@ -314,3 +314,17 @@ pub(in crate::sched) fn child_ended(
     };
     s.send_signal(parent, SIGCHLD, info);
 }
+
+/// The ITIMER_REAL of the process `leader` leads has expired (from the timer interrupt):
+/// re-arm it, then send SIGALRM (after the lock: sending takes the scheduler's).
+pub fn alarm_expired(leader: TaskId, now: u64) {
+    let Some(group) = crate::sched::group_of(leader) else {
+        return;
+    };
+    group.sighand.with_alarm(|timer| timer.expired(now, leader));
+    let info = SigInfo {
+        code: super::sighand::SI_KERNEL,
+        ..SigInfo::default()
+    };
+    send(leader, super::sighand::SIGALRM, info);
+}

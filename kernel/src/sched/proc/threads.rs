@@ -103,7 +103,7 @@ pub fn set_blocked_signals(set: u64) {
 
 /// The running thread's signal state: its mask, the mask `rt_sigsuspend` saved, and its
 /// alternate stack.
-pub fn signal_state() -> (u64, Option<u64>, crate::user::signal::AltStack) {
+pub fn signal_state() -> (u64, Option<u64>, crate::user::signal::altstack::AltStack) {
     with_sched(|s| {
         let t = s.current_task();
         (t.blocked_signals, t.saved_mask, t.altstack)
@@ -125,7 +125,7 @@ pub fn suspend_mask(mask: u64) {
 }
 
 /// Sets the running thread's alternate signal stack.
-pub fn set_altstack(stack: crate::user::signal::AltStack) {
+pub fn set_altstack(stack: crate::user::signal::altstack::AltStack) {
     with_sched(|s| s.current_task().altstack = stack);
 }
 

@@ -123,7 +123,7 @@ impl NodeFile {
         Ok(match &self.node {
             Node::Dir(_) => return Err(-errno::EISDIR),
             Node::File(FileNode::Initramfs(data)) => Bytes::Static(data),
-            Node::File(FileNode::Proc(f)) => Bytes::Owned(f.text()?.into_bytes()),
+            Node::File(FileNode::Proc(f)) => Bytes::Owned(f.bytes()?),
             Node::File(FileNode::Knob(k)) => Bytes::Owned(k.text()?.into_bytes()),
             // Devices are read and written apart (`read`, `write`).
             Node::File(FileNode::Device(_)) => return Err(-errno::EINVAL),

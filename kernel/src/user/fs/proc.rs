@@ -1,8 +1,10 @@
 //! The read-only files of `/proc`, in Linux's formats so that Linux's tools and cfslab's
 //! own `ps` and `top` (`userland/shell/src/procfs.rs`) read them the same on both kernels:
-//! `/proc/PID/{stat,status,sched,schedstat}` (fs/proc/array.c, kernel/sched/debug.c),
-//! `/proc/sched_debug`, `/proc/schedstat` (version 15) and `/proc/uptime`. Each is made
-//! whole when it is read (`sched::procview` takes the snapshot).
+//! `/proc/PID/{stat,status,sched,schedstat,cmdline}` (fs/proc/array.c, base.c,
+//! kernel/sched/debug.c), `/proc/sched_debug`, `/proc/schedstat` (version 15), and the
+//! system's `/proc/stat`, `/proc/meminfo`, `/proc/loadavg` and `/proc/uptime` that `top`,
+//! `free` and `uptime` read. Each is made whole when it is read (`sched::procview` takes the
+//! snapshot).
 
 use crate::sched::procview::{self, Ms, TaskView};
 use crate::task::{State, TaskId, pid_of};
@@ -18,11 +20,15 @@ pub enum ProcFile {
     SchedDebug,
     Schedstat,
     Uptime,
+    Loadavg,
+    Meminfo,
+    SystemStat,
     /// `/proc/PID/...`.
     Stat(TaskId),
     Status(TaskId),
     Sched(TaskId),
     TaskSchedstat(TaskId),
+    Cmdline(TaskId),
 }
 
 /// USER_HZ: the unit of `/proc/PID/stat`'s times, 100 a second on every Linux.
@@ -30,15 +36,19 @@ const NS_PER_USER_TICK: u64 = 10_000_000;
 
 impl ProcFile {
     /// The files at the top of `/proc`.
-    pub const SYSTEM: [(&'static str, ProcFile); 3] = [
+    pub const SYSTEM: [(&'static str, ProcFile); 6] = [
+        ("loadavg", ProcFile::Loadavg),
+        ("meminfo", ProcFile::Meminfo),
         ("sched_debug", ProcFile::SchedDebug),
         ("schedstat", ProcFile::Schedstat),
+        ("stat", ProcFile::SystemStat),
         ("uptime", ProcFile::Uptime),
     ];
 
     /// The files of `/proc/PID/` for task `id`.
-    pub fn per_task(id: TaskId) -> [(&'static str, ProcFile); 4] {
+    pub fn per_task(id: TaskId) -> [(&'static str, ProcFile); 5] {
         [
+            ("cmdline", ProcFile::Cmdline(id)),
             ("sched", ProcFile::Sched(id)),
             ("schedstat", ProcFile::TaskSchedstat(id)),
             ("stat", ProcFile::Stat(id)),
@@ -46,8 +56,20 @@ impl ProcFile {
         ]
     }
 
+    /// The file's bytes now (`cmdline`'s arguments are NUL-separated, not text); ESRCH if
+    /// its process has gone since it was opened (as Linux).
+    pub fn bytes(self) -> Result<alloc::vec::Vec<u8>, i64> {
+        match self {
+            ProcFile::Cmdline(id) => {
+                let v = procview::task_view(id).ok_or(-errno::ESRCH)?;
+                Ok(v.program.cmdline.to_vec())
+            }
+            other => other.text().map(String::into_bytes),
+        }
+    }
+
     /// The file's text now; ESRCH if its process has gone since it was opened (as Linux).
-    pub fn text(self) -> Result<String, i64> {
+    fn text(self) -> Result<String, i64> {
         let view = |id| procview::task_view(id).ok_or(-errno::ESRCH);
         Ok(match self {
             ProcFile::SchedDebug => procview::sched_debug_text(),
@@ -58,6 +80,10 @@ impl ProcFile {
                 let idle = crate::sched::idle_cpu_ns();
                 format!("{} {}\n", centis(clock::now()), centis(idle))
             }
+            ProcFile::Loadavg => loadavg(),
+            ProcFile::Meminfo => meminfo(),
+            ProcFile::SystemStat => system_stat(),
+            ProcFile::Cmdline(_) => String::new(),
             ProcFile::Stat(id) => stat(&view(id)?),
             ProcFile::Status(id) => status(&view(id)?),
             ProcFile::Sched(id) => sched(&view(id)?),
@@ -74,6 +100,9 @@ impl ProcFile {
 
 /// The one-letter state of `stat` and the words of `status`.
 fn state(v: &TaskView) -> (char, &'static str) {
+    if v.stopped {
+        return ('T', "T (stopped)");
+    }
     match v.state {
         State::Running | State::Runnable => ('R', "R (running)"),
         State::Sleeping => ('S', "S (sleeping)"),
@@ -86,18 +115,20 @@ fn ppid(v: &TaskView) -> i64 {
 }
 
 /// `/proc/PID/stat`: Linux's 52 fields. cfslab fills pid, comm, state, ppid, the process
-/// group and session (the pid itself: no job control yet), flags (PF_KTHREAD), utime, stime,
-/// cutime, cstime, priority (20 + nice, the fair class's `prio - 100`), nice, num_threads
-/// and starttime; the memory and signal fields are 0.
+/// group and session, flags (PF_KTHREAD), utime, stime, cutime, cstime, priority (20 +
+/// nice, the fair class's `prio - 100`), nice, num_threads, starttime, vsize and rss (the
+/// pages mapped: all of cfslab's memory is resident); the other fields are 0.
 fn stat(v: &TaskView) -> String {
     const PF_KTHREAD: u64 = 0x0020_0000;
     let pid = pid_of(v.id);
     let ticks = |ns: u64| ns / NS_PER_USER_TICK;
     let mut out = format!(
-        "{pid} ({}) {} {} {pid} {pid} 0 -1 {} 0 0 0 0 {} {} {} {} {} {} {} 0 {}",
+        "{pid} ({}) {} {} {} {} 0 -1 {} 0 0 0 0 {} {} {} {} {} {} {} 0 {} {} {}",
         v.name,
         state(v).0,
         ppid(v),
+        v.pgid,
+        v.sid,
         if v.kernel_thread { PF_KTHREAD } else { 0 },
         ticks(v.times.user_ns),
         ticks(v.times.system_ns),
@@ -107,9 +138,11 @@ fn stat(v: &TaskView) -> String {
         v.nice,
         v.threads,
         ticks(v.started_at),
+        v.rss_pages * 4096,
+        v.rss_pages,
     );
-    // Fields 23 to 52.
-    for _ in 23..=52 {
+    // Fields 25 to 52.
+    for _ in 25..=52 {
         out.push_str(" 0");
     }
     out.push('\n');
@@ -132,6 +165,71 @@ fn status(v: &TaskView) -> String {
         v.nice,
         v.times.voluntary_switches,
         v.times.involuntary_switches,
+    )
+}
+
+/// `/proc/loadavg`: the three load averages (`sched::loadavg`), runnable tasks / all
+/// tasks, and the last pid given out.
+fn loadavg() -> String {
+    let tasks = procview::listed_tasks();
+    let last = tasks.iter().map(|&id| pid_of(id)).max().unwrap_or(0);
+    let runnable = tasks
+        .iter()
+        .filter_map(|&id| procview::task_view(id))
+        .filter(|v| matches!(v.state, State::Running | State::Runnable))
+        .count();
+    format!(
+        "{} {runnable}/{} {last}\n",
+        crate::sched::loadavg::text(),
+        tasks.len()
+    )
+}
+
+/// `/proc/meminfo`: the lines `free` and `top` read, in kB. Free memory is the frames not
+/// handed out; the page cache's frames are Cached (and count as available, as Linux's
+/// reclaimable cache does); there is no swap.
+fn meminfo() -> String {
+    let (total, free, cached) = crate::mm::frame_counts();
+    let kb = |frames: u64| frames * 4;
+    format!(
+        "MemTotal:       {:8} kB\nMemFree:        {:8} kB\nMemAvailable:   {:8} kB\n\
+         Buffers:        {:8} kB\nCached:         {:8} kB\nSwapCached:     {:8} kB\n\
+         SwapTotal:      {:8} kB\nSwapFree:       {:8} kB\n",
+        kb(total),
+        kb(free),
+        kb(free + cached),
+        0,
+        kb(cached),
+        0,
+        0,
+        0
+    )
+}
+
+/// `/proc/stat`: the CPU's time in USER_HZ ticks — user (the ticks that found it in ring
+/// 3), nice (not told apart: 0), system (the rest of its busy time), idle (the idle task's
+/// exact time), then iowait, irq, softirq, steal, guest, guest_nice (0) — for the machine
+/// and for cpu0, then context switches, the boot time (0: cfslab has no wall clock),
+/// processes started, and the runnable and blocked counts.
+fn system_stat() -> String {
+    let now = clock::now();
+    let idle = crate::sched::idle_cpu_ns().min(now);
+    let cpu = crate::percpu::this_cpu();
+    let user = (cpu.user_ticks() * crate::time::tick_ns()).min(now - idle);
+    let system = now - idle - user;
+    let t = |ns: u64| ns / NS_PER_USER_TICK;
+    let line = format!("{} 0 {} {} 0 0 0 0 0 0", t(user), t(system), t(idle));
+    let tasks = procview::listed_tasks();
+    let runnable = tasks
+        .iter()
+        .filter_map(|&id| procview::task_view(id))
+        .filter(|v| matches!(v.state, State::Running | State::Runnable))
+        .count();
+    format!(
+        "cpu  {line}\ncpu0 {line}\nctxt {}\nbtime 0\nprocesses {}\nprocs_running {runnable}\n\
+         procs_blocked 0\n",
+        crate::sched::switch_count(),
+        tasks.iter().map(|&id| pid_of(id)).max().unwrap_or(0),
     )
 }
 

@@ -20,6 +20,7 @@
 //! as if called: rsp + 8 a multiple of 16.
 
 use super::super::address_space::AddressSpace;
+use super::altstack::StackT;
 use crate::arch::user_mode::TrapFrame;
 use crate::arch::user_state::{self, FPU_BYTES};
 use crate::sched::proc::sighand::SigInfo;
@@ -41,14 +42,6 @@ const RED_ZONE: u64 = 128;
 /// process is killed with SIGSEGV.
 #[derive(Debug)]
 pub struct BadFrame;
-
-/// What a frame records of the alternate stack (`stack_t`: sp, flags, size).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StackT {
-    pub sp: u64,
-    pub flags: i32,
-    pub size: u64,
-}
 
 /// What goes into a frame besides the registers.
 pub struct Contents {

@@ -17,6 +17,7 @@
 //! What it does not do: run a handler for a fault the program caused (SIGSEGV, SIGFPE, …
 //! end the process as their default action does, `user::fault`).
 
+pub mod altstack;
 pub mod frame;
 
 use super::errno;
@@ -27,45 +28,7 @@ use crate::sched::proc::sighand::{
     any_pending, bit,
 };
 use crate::sched::proc::signal::Taken;
-use frame::StackT;
-
-/// A thread's alternate signal stack (`sigaltstack`): none while `size` is 0.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct AltStack {
-    pub sp: u64,
-    pub size: u64,
-    /// SS_AUTODISARM: the stack is given up while a handler runs on it.
-    pub autodisarm: bool,
-}
-
-/// `ss_flags` values (Linux's).
-pub const SS_ONSTACK: i32 = 1;
-pub const SS_DISABLE: i32 = 2;
-pub const SS_AUTODISARM: i32 = 1 << 31;
-
-impl AltStack {
-    /// Whether `sp` is on this stack (Linux's `on_sig_stack`: stacks grow down, so its top
-    /// is in it and its base is not).
-    pub fn contains(&self, sp: u64) -> bool {
-        self.size != 0 && sp > self.sp && sp - self.sp <= self.size
-    }
-
-    /// The `stack_t` a program reads back, for a thread whose stack pointer is `sp`.
-    pub fn as_stack_t(&self, sp: u64) -> StackT {
-        let flags = if self.size == 0 {
-            SS_DISABLE
-        } else if self.contains(sp) {
-            SS_ONSTACK
-        } else {
-            0
-        } | if self.autodisarm { SS_AUTODISARM } else { 0 };
-        StackT {
-            sp: self.sp,
-            flags,
-            size: self.size,
-        }
-    }
-}
+pub use altstack::{AltStack, SS_AUTODISARM, SS_DISABLE, SS_ONSTACK, StackT};
 
 /// Whether a system call's result is one of the kernel's restart codes.
 fn restart_code(regs: &TrapFrame) -> Option<i64> {

@@ -5,7 +5,7 @@
 use super::errno;
 use super::io::file;
 use crate::sched;
-use crate::user::files::{File, MAX_FDS};
+use crate::user::files::File;
 use crate::user::fs::open_file::flags::O_CLOEXEC;
 
 const FD_CLOEXEC: i64 = 1;
@@ -71,12 +71,11 @@ pub fn fcntl(fd: u64, cmd: u64, arg: u64) -> i64 {
         F_DUPFD | F_DUPFD_CLOEXEC => {
             // The lowest descriptor wanted is an `int`: negative, or past the limit, EINVAL.
             let arg = arg as u32;
-            if arg >= MAX_FDS as u32 {
+            let mut table = files.lock();
+            if arg as usize >= table.limit().soft {
                 return -errno::EINVAL;
             }
-            let installed = files
-                .lock()
-                .install_from(arg as usize, file, cmd == F_DUPFD_CLOEXEC);
+            let installed = table.install_from(arg as usize, file, cmd == F_DUPFD_CLOEXEC);
             installed.map_or(-errno::EMFILE, |fd| fd as i64)
         }
         F_GETFD => match files.lock().close_on_exec(fd) {

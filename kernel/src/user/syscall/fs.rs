@@ -1,5 +1,5 @@
 //! Files by path (`user::fs`): `open`, `openat`, `lseek`, `getdents64`, `stat`, `lstat`,
-//! `fstat`, `newfstatat`, and the working directory: `chdir`, `fchdir`, `getcwd`. Paths are
+//! `fstat`, `newfstatat`, `readlink`, and the working directory: `chdir`, `fchdir`, `getcwd`. Paths are
 //! at most PATH_MAX bytes; a relative one starts at the working directory or at `openat`'s
 //! directory.
 
@@ -210,4 +210,83 @@ pub fn getcwd(buf: u64, size: u64) -> i64 {
         Ok(()) => bytes.len() as i64,
         Err(_) => -errno::EFAULT,
     }
+}
+
+/// `readlinkat(dirfd, path, buf, size)` (and `readlink`): cfslab's file tree has two kinds of
+/// link, Linux's `/proc/self` (the reader's pid) and `/proc/PID/exe` (the path of the
+/// program the process runs; ENOENT for a kernel thread). The target goes to `buf` without
+/// a NUL, cut at `size`; any other existing path is not a link (EINVAL).
+pub fn readlinkat(dirfd: u64, path: u64, buf: u64, size: u64) -> i64 {
+    if size as i32 <= 0 {
+        return -errno::EINVAL;
+    }
+    let target = path_at(path).and_then(|path| {
+        let from = base_of(dirfd, &path)?;
+        let trimmed = path.strip_suffix(b"/").unwrap_or(&path);
+        let (parent, name) = match trimmed.iter().rposition(|&b| b == b'/') {
+            Some(0) => (&b"/"[..], &trimmed[1..]),
+            Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
+            None => (&b"."[..], trimmed),
+        };
+        let link = match fs::lookup(parent, &from) {
+            Ok((Node::Dir(fs::Dir::ProcPid(id)), _)) if name == b"exe" => {
+                let view = crate::sched::procview::task_view(id).ok_or(-errno::ENOENT)?;
+                if view.kernel_thread {
+                    return Err(-errno::ENOENT);
+                }
+                Some(alloc::string::String::from(&*view.program.exe))
+            }
+            Ok((Node::Dir(fs::Dir::Proc), _)) if name == b"self" => Some(alloc::format!(
+                "{}",
+                crate::task::pid_of(sched::current_process())
+            )),
+            _ => None,
+        };
+        match link {
+            Some(link) => Ok(link),
+            None => fs::lookup(&path, &from).and(Err(-errno::EINVAL)),
+        }
+    });
+    let target = match target {
+        Ok(t) => t,
+        Err(e) => return e,
+    };
+    let n = target.len().min(size as usize);
+    match space().write(buf, &target.as_bytes()[..n]) {
+        Ok(()) => n as i64,
+        Err(_) => -errno::EFAULT,
+    }
+}
+
+/// `faccessat(dirfd, path, mode)` (and `access`, `faccessat2`): whether the caller may read
+/// (R_OK), write (W_OK) or run (X_OK) the file, or (F_OK) whether it exists. Every file is
+/// root's: root may do anything but run a file without an execute bit; another uid has the
+/// "other" bits. Writing to the initramfs, a read-only file system, is EROFS first, as
+/// Linux checks that before the bits.
+pub fn faccessat(dirfd: u64, path: u64, mode: u64) -> i64 {
+    const X_OK: u32 = 1;
+    const W_OK: u32 = 2;
+    if mode & !7 != 0 {
+        return -errno::EINVAL;
+    }
+    let mode = mode as u32;
+    let node = match path_at(path).and_then(|path| {
+        let from = base_of(dirfd, &path)?;
+        fs::lookup(&path, &from)
+    }) {
+        Ok((node, _)) => node,
+        Err(e) => return e,
+    };
+    let read_only = matches!(node, Node::Dir(fs::Dir::Initramfs(_)))
+        || matches!(node, Node::File(FileNode::Initramfs(_)));
+    if mode & W_OK != 0 && read_only {
+        return -errno::EROFS;
+    }
+    let bits = node.mode();
+    let allowed = if sched::current_uid() == 0 {
+        mode & X_OK == 0 || bits & 0o111 != 0
+    } else {
+        mode & !(bits & 0o7) == 0
+    };
+    if allowed { 0 } else { -errno::EACCES }
 }

@@ -110,6 +110,29 @@ pub fn time(tloc: u64) -> i64 {
     seconds as i64
 }
 
+/// `sysinfo(info)`: Linux's `struct sysinfo` (112 bytes) — uptime in seconds, the load
+/// averages (×65536), memory in bytes (mem_unit 1): total, free, shared 0, buffers 0, no
+/// swap — and the number of tasks, as `free` and `uptime` read them.
+pub fn sysinfo(info: u64) -> i64 {
+    let (total, free, _) = crate::mm::frame_counts();
+    let loads = crate::sched::loadavg::raw();
+    let tasks = crate::sched::procview::listed_tasks().len() as u16;
+    let mut out = [0u8; 112];
+    out[0..8].copy_from_slice(&(clock::now() / 1_000_000_000).to_le_bytes());
+    for (i, load) in loads.iter().enumerate() {
+        // Linux's SI_LOAD_SHIFT is 16, the averages' own FSHIFT 11.
+        out[8 + 8 * i..16 + 8 * i].copy_from_slice(&(load << 5).to_le_bytes());
+    }
+    out[32..40].copy_from_slice(&(total * 4096).to_le_bytes());
+    out[40..48].copy_from_slice(&(free * 4096).to_le_bytes());
+    out[80..82].copy_from_slice(&tasks.to_le_bytes());
+    out[104..108].copy_from_slice(&1u32.to_le_bytes());
+    match space().write(info, &out) {
+        Ok(()) => 0,
+        Err(_) => -errno::EFAULT,
+    }
+}
+
 pub fn uname(buf: u64) -> i64 {
     // Six fields of 65 bytes: sysname, nodename, release, version, machine, domainname.
     let mut uts = [0u8; 6 * 65];

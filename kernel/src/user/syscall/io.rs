@@ -1,4 +1,4 @@
-//! File descriptors: `read`, `write`, `writev`, `close`, `pipe`, `dup`, `dup2`, `ioctl`.
+//! File descriptors: `read`, `write`, `writev`, `sendfile`, `close`, `pipe`, `ioctl`.
 //! Opening files by path, seeking and listing are `fs.rs`'s.
 
 use super::{errno, space};
@@ -139,26 +139,89 @@ pub fn read(fd: u64, buf: u64, len: u64) -> i64 {
         Err(e) => return e,
     };
     with_buffer((len as usize).min(IO_MAX), |bytes| {
-        let n = match &*file {
-            File::Console => match crate::user::tty::read(bytes, interrupted) {
-                Ok(n) => n,
-                Err(e) => return e,
-            },
-            File::Pipe { write: true, .. } => return -errno::EBADF,
-            File::Pipe { pipe, write: false } => match pipe.read(bytes, interrupted) {
-                Some(n) => n,
-                None => return -errno::ERESTARTSYS,
-            },
-            File::Node(node) => match node.read(bytes) {
-                Ok(n) => n,
-                Err(e) => return e,
-            },
+        let n = match read_from(&file, bytes) {
+            Ok(n) => n,
+            Err(e) => return e,
         };
         match space().write(buf, &bytes[..n]) {
             Ok(()) => n as i64,
             Err(_) => -errno::EFAULT,
         }
     })
+}
+
+/// Reads from `file` into `bytes` (what `read` and `sendfile` share).
+fn read_from(file: &File, bytes: &mut [u8]) -> Result<usize, i64> {
+    match file {
+        File::Console => crate::user::tty::read(bytes, interrupted),
+        File::Pipe { write: true, .. } => Err(-errno::EBADF),
+        File::Pipe { pipe, write: false } => {
+            pipe.read(bytes, interrupted).ok_or(-errno::ERESTARTSYS)
+        }
+        File::Node(node) => node.read(bytes),
+    }
+}
+
+/// `sendfile(out_fd, in_fd, offset, count)`: copies up to `count` bytes from `in_fd` to
+/// `out_fd` in the kernel, [`IO_MAX`] at a time, as `cat` does with it; with an `offset`
+/// pointer, reads from there and moves it instead of the file's position. Returns how many
+/// bytes went (a short count if the reader ran dry or the writer stopped).
+pub fn sendfile(out_fd: u64, in_fd: u64, offset: u64, count: u64) -> i64 {
+    let (input, output) = match (file(in_fd), file(out_fd)) {
+        (Ok(i), Ok(o)) => (i, o),
+        _ => return -errno::EBADF,
+    };
+    let mut position = None;
+    if offset != 0 {
+        let File::Node(node) = &*input else {
+            return -errno::ESPIPE;
+        };
+        let mut raw = [0u8; 8];
+        if space().read(offset, &mut raw).is_err() {
+            return -errno::EFAULT;
+        }
+        let at = i64::from_le_bytes(raw);
+        let saved = node.seek(0, 1).unwrap_or(0);
+        if let Err(e) = node.seek(at, 0) {
+            return e;
+        }
+        position = Some((node, saved));
+    }
+    let mut done = 0u64;
+    let result = loop {
+        let chunk = (count - done).min(IO_MAX as u64) as usize;
+        if chunk == 0 {
+            break Ok(());
+        }
+        let step = with_buffer(chunk, |bytes| {
+            let n = read_from(&input, bytes)?;
+            if n == 0 {
+                return Ok(0);
+            }
+            let wrote = write_to(&output, &bytes[..n]);
+            if wrote < 0 {
+                Err(wrote)
+            } else {
+                Ok(wrote as usize)
+            }
+        });
+        match step {
+            Ok(0) => break Ok(()),
+            Ok(n) => done += n as u64,
+            Err(e) => break Err(e),
+        }
+    };
+    if let Some((node, saved)) = position {
+        let end = node.seek(0, 1).unwrap_or(0);
+        let _ = node.seek(saved as i64, 0);
+        if space().write(offset, &end.to_le_bytes()).is_err() {
+            return -errno::EFAULT;
+        }
+    }
+    match result {
+        Err(e) if done == 0 => e,
+        _ => done as i64,
+    }
 }
 
 pub fn close(fd: u64) -> i64 {

@@ -144,6 +144,40 @@ pub fn mprotect(addr: u64, len: u64, prot: u64) -> i64 {
     0
 }
 
+/// `madvise(addr, len, advice)`: Linux's advice values are accepted; the only one whose
+/// answer a program can see is MADV_DONTNEED (and MADV_FREE, MADV_REMOVE, which may act
+/// as it), after which the pages read as zeros — done at once here. The rest are hints
+/// that cfslab, with no swap and no huge pages, may ignore, as Linux's answer allows.
+/// EINVAL for an unaligned address or unknown advice, ENOMEM if part of the range is not
+/// mapped.
+pub fn madvise(addr: u64, len: u64, advice: u64) -> i64 {
+    const MADV_DONTNEED: u64 = 4;
+    const MADV_FREE: u64 = 8;
+    const MADV_REMOVE: u64 = 9;
+    // NORMAL ... PAGEOUT (0-21, but 5-7, which are unused), and MADV_HWPOISON (100).
+    let known = matches!(advice, 0..=4 | 8..=21 | 100);
+    if !addr.is_multiple_of(PAGE) || !known {
+        return -errno::EINVAL;
+    }
+    let Some(end) = len
+        .checked_next_multiple_of(PAGE)
+        .and_then(|len| addr.checked_add(len))
+        .filter(|&end| end <= USER_END)
+    else {
+        return -errno::EINVAL;
+    };
+    let space = space();
+    let mapped = if matches!(advice, MADV_DONTNEED | MADV_FREE | MADV_REMOVE) {
+        space.zero_range(addr, end)
+    } else {
+        space.count_mapped(addr, end)
+    };
+    if mapped < (end - addr) / PAGE {
+        return -errno::ENOMEM;
+    }
+    0
+}
+
 /// `brk(addr)`: moves the break to `addr` if it can and returns the break (Linux's raw
 /// call returns the old break on failure, which is how callers notice).
 pub fn brk(addr: u64) -> i64 {

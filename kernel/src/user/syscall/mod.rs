@@ -98,6 +98,17 @@ mod nr {
     pub const SCHED_GETAFFINITY: u64 = 204;
     pub const TGKILL: u64 = 234;
     pub const PRLIMIT64: u64 = 302;
+    pub const SETRLIMIT: u64 = 160;
+    pub const MADVISE: u64 = 28;
+    pub const SENDFILE: u64 = 40;
+    pub const READLINK: u64 = 89;
+    pub const PRCTL: u64 = 157;
+    pub const READLINKAT: u64 = 267;
+    pub const SET_ROBUST_LIST: u64 = 273;
+    pub const ACCESS: u64 = 21;
+    pub const SYSINFO: u64 = 99;
+    pub const FACCESSAT: u64 = 269;
+    pub const FACCESSAT2: u64 = 439;
     pub const GETRANDOM: u64 = 318;
     pub const SETUID: u64 = 105;
     pub const GETGID: u64 = 104;
@@ -119,6 +130,9 @@ mod nr {
     pub const PSELECT6: u64 = 270;
     pub const PIPE2: u64 = 293;
 }
+
+/// `openat`'s "from the working directory", as the descriptor argument it is passed in.
+const AT_FDCWD: u64 = -100i32 as u32 as u64;
 
 /// An `unsigned int` argument (a file descriptor): Linux reads its low 32 bits, whatever the
 /// register's upper half holds (a C library may leave anything there).
@@ -143,6 +157,7 @@ pub fn dispatch(frame: &mut TrapFrame) -> i64 {
         nr::READ => io::read(uint(a[0]), a[1], a[2]),
         nr::WRITE => io::write(uint(a[0]), a[1], a[2]),
         nr::WRITEV => io::writev(uint(a[0]), a[1], a[2]),
+        nr::SENDFILE => io::sendfile(uint(a[0]), uint(a[1]), a[2], a[3]),
         nr::CLOSE => io::close(uint(a[0])),
         nr::OPEN => fs::open(a[0], uint(a[1])),
         nr::OPENAT => fs::openat(uint(a[0]), a[1], uint(a[2])),
@@ -150,6 +165,10 @@ pub fn dispatch(frame: &mut TrapFrame) -> i64 {
         nr::GETDENTS64 => fs::getdents64(uint(a[0]), a[1], uint(a[2])),
         nr::STAT | nr::LSTAT => fs::stat(a[0], a[1]),
         nr::GETCWD => fs::getcwd(a[0], a[1]),
+        nr::READLINK => fs::readlinkat(AT_FDCWD, a[0], a[1], uint(a[2])),
+        nr::ACCESS => fs::faccessat(AT_FDCWD, a[0], uint(a[1])),
+        nr::FACCESSAT | nr::FACCESSAT2 => fs::faccessat(uint(a[0]), a[1], uint(a[2])),
+        nr::READLINKAT => fs::readlinkat(uint(a[0]), a[1], a[2], uint(a[3])),
         nr::CHDIR => fs::chdir(a[0]),
         nr::FCHDIR => fs::fchdir(uint(a[0])),
         nr::FSTAT => fs::fstat(uint(a[0]), a[1]),
@@ -168,6 +187,7 @@ pub fn dispatch(frame: &mut TrapFrame) -> i64 {
         nr::MPROTECT => memory::mprotect(a[0], a[1], uint(a[2])),
         nr::MUNMAP => memory::munmap(a[0], a[1]),
         nr::BRK => memory::brk(a[0]),
+        nr::MADVISE => memory::madvise(a[0], a[1], int(a[2]) as u64),
         nr::RT_SIGACTION => signal::rt_sigaction(uint(a[0]), a[1], a[2], a[3]),
         nr::RT_SIGPROCMASK => signal::rt_sigprocmask(uint(a[0]), a[1], a[2], a[3]),
         nr::RT_SIGRETURN => crate::user::signal::rt_sigreturn(frame),
@@ -192,6 +212,7 @@ pub fn dispatch(frame: &mut TrapFrame) -> i64 {
         nr::CLOCK_NANOSLEEP => info::clock_nanosleep(uint(a[0]), uint(a[1]), a[2], a[3]),
         nr::CLOCK_GETTIME => info::clock_gettime(uint(a[0]), a[1]),
         nr::UNAME => info::uname(a[0]),
+        nr::SYSINFO => info::sysinfo(a[0]),
         nr::REBOOT => info::reboot(uint(a[0]), uint(a[1]), uint(a[2])),
         nr::GETPID => pid_of(sched::current_process()),
         nr::GETTID => pid_of(sched::current()),
@@ -207,6 +228,8 @@ pub fn dispatch(frame: &mut TrapFrame) -> i64 {
         nr::GETPRIORITY => priority::getpriority(uint(a[0]), uint(a[1])),
         nr::SETPRIORITY => priority::setpriority(uint(a[0]), uint(a[1]), uint(a[2])),
         nr::ARCH_PRCTL => process::arch_prctl(a[0], a[1]),
+        nr::PRCTL => process::prctl(uint(a[0]), a[1]),
+        nr::SET_ROBUST_LIST => process::set_robust_list(a[0], a[1]),
         nr::FORK => process::clone(process::SIGCHLD, 0, [0; 2], 0, frame),
         nr::VFORK => process::clone(process::VFORK_FLAGS, 0, [0; 2], 0, frame),
         nr::CLONE => process::clone(a[0], a[1], [a[2], a[3]], a[4], frame),
@@ -220,6 +243,7 @@ pub fn dispatch(frame: &mut TrapFrame) -> i64 {
         nr::SCHED_SETAFFINITY => priority::sched_setaffinity(int(a[0]), uint(a[1]), a[2]),
         nr::GETRLIMIT => limits::getrlimit(uint(a[0]), a[1]),
         nr::PRLIMIT64 => limits::prlimit64(int(a[0]), uint(a[1]), a[2], a[3]),
+        nr::SETRLIMIT => limits::setrlimit(uint(a[0]), a[1]),
         nr::TIME => info::time(a[0]),
         nr::GETRANDOM => random::getrandom(a[0], a[1], uint(a[2])),
         nr::EXIT => crate::sched::proc::exit::exit_thread(a[0] as u8),

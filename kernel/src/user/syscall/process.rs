@@ -281,6 +281,54 @@ pub fn wait4(pid: i64, status: u64, options: u64, rusage: u64) -> i64 {
     }
 }
 
+/// `prctl(option, arg)`: PR_SET_NAME and PR_GET_NAME, the thread's name (16 bytes with the
+/// NUL, as `comm`); other options give EINVAL, as an option Linux does not know does.
+pub fn prctl(option: u64, arg: u64) -> i64 {
+    const PR_SET_NAME: u64 = 15;
+    const PR_GET_NAME: u64 = 16;
+    const TASK_COMM_LEN: usize = 16;
+    match option {
+        PR_SET_NAME => {
+            // Up to 15 bytes, cut there if no NUL comes sooner.
+            let space = space();
+            let name: Result<alloc::vec::Vec<u8>, _> =
+                space.read_c_string(arg, TASK_COMM_LEN).or_else(|_| {
+                    let mut raw = [0u8; TASK_COMM_LEN - 1];
+                    space.read(arg, &mut raw).map(|()| raw.to_vec())
+                });
+            match name {
+                Ok(name) => {
+                    sched::rename_current(&alloc::string::String::from_utf8_lossy(&name));
+                    0
+                }
+                Err(_) => -errno::EFAULT,
+            }
+        }
+        PR_GET_NAME => {
+            let mut raw = [0u8; TASK_COMM_LEN];
+            let name = sched::current_name();
+            let n = name.len().min(TASK_COMM_LEN - 1);
+            raw[..n].copy_from_slice(&name.as_bytes()[..n]);
+            match space().write(arg, &raw) {
+                Ok(()) => 0,
+                Err(_) => -errno::EFAULT,
+            }
+        }
+        _ => -errno::EINVAL,
+    }
+}
+
+/// `set_robust_list(head, len)`: where the thread's robust futex list is, walked when it
+/// ends (`sched::futex::release_robust_list`). EINVAL unless `len` is the size of Linux's
+/// `struct robust_list_head` (24).
+pub fn set_robust_list(head: u64, len: u64) -> i64 {
+    if len != 24 {
+        return -errno::EINVAL;
+    }
+    sched::swap_robust_list(head);
+    0
+}
+
 /// `arch_prctl(code, addr)`: the FS base, which C libraries point at the thread's TLS
 /// block. ARCH_SET_GS/GET_GS give EINVAL: cfslab keeps no user GS base.
 pub fn arch_prctl(code: u64, addr: u64) -> i64 {

@@ -7,7 +7,8 @@ use crate::arch::irq;
 use crate::sched;
 use crate::sched::proc::sighand::UNBLOCKABLE;
 use crate::time::clock;
-use crate::user::signal::frame::{StackT, siginfo_bytes};
+use crate::user::signal::altstack::StackT;
+use crate::user::signal::frame::siginfo_bytes;
 
 /// Sleeps until the running thread has a signal to take or the clock reads `deadline`. The
 /// check and the sleep are one step with interrupts off, so a signal sent between them
