@@ -118,7 +118,11 @@ static void stop_and_continue(void)
 	sigaction(SIGCHLD, &sa, NULL);
 	chld_count = 0;
 
+	/* The child leads a group of its own: Linux discards SIGTSTP sent to a process group
+	 * with no parent outside it in the session (an orphaned one), which the caller's own
+	 * group may be (a test harness started in the background). */
 	pid_t child = sleeper();
+	setpgid(child, child);
 	int status;
 	kill(child, SIGSTOP);
 	check(waitpid(child, &status, WUNTRACED) == child && WIFSTOPPED(status) &&

@@ -77,6 +77,7 @@ pub(super) fn killed_task_exited() {
 }
 
 /// Whether any task is marked killed (if not, the running one is not).
+#[inline]
 pub fn kills_pending() -> bool {
     KILLS_PENDING.load(Ordering::Relaxed) != 0
 }

@@ -47,14 +47,14 @@ pub use proc::lifecycle::{
 };
 pub use proc::process::{
     Clone, current_killed, current_name, current_uid, fork_process, kill_task, rename_current,
-    replace_program, spawn_process, swap_robust_list, task_uid,
+    replace_program, set_robust_list, spawn_process, task_uid,
 };
 pub use proc::signal::signal_pending;
 pub use proc::takeover::{hand_over_process, wait_to_lead};
 pub use proc::threads::{
     blocked_signals, blocks, current_group, current_thread_times, group_of, live_threads_times,
-    set_altstack, set_blocked_signals, set_clear_child_tid, set_waiting_for, signal_state,
-    suspend_mask, take_clear_child_tid, take_saved_mask, threads_in, threads_of_task,
+    set_blocked_signals, set_clear_child_tid, set_waiting_for, suspend_mask, take_exit_addresses,
+    threads_in, threads_of_task, with_thread_signals,
 };
 pub use setup::{TasksAlive, init, set_policy};
 pub use sleep::{

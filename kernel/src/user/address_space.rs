@@ -45,12 +45,39 @@ pub struct AddressSpace {
 }
 
 /// The program an address space was loaded with (Linux's `mm->exe_file` and the argument
-/// area `/proc/PID/cmdline` reads): its path and its argv, each argument ended by a NUL.
-/// A fork's child shares them; `execve` makes new ones.
+/// area `/proc/PID/cmdline` reads): its path, then its argv with each argument ended by a
+/// NUL, in one allocation (an `execve` makes one; a fork's child shares its parent's).
 #[derive(Debug, Clone, Default)]
 pub struct Program {
-    pub exe: alloc::sync::Arc<str>,
-    pub cmdline: alloc::sync::Arc<[u8]>,
+    bytes: alloc::sync::Arc<[u8]>,
+    exe_len: usize,
+}
+
+impl Program {
+    /// The program at `path`, started with `argv`.
+    pub fn new(path: &[u8], argv: &[&[u8]]) -> Program {
+        let len = path.len() + argv.iter().map(|a| a.len() + 1).sum::<usize>();
+        let mut bytes = alloc::vec::Vec::with_capacity(len);
+        bytes.extend_from_slice(path);
+        for arg in argv {
+            bytes.extend_from_slice(arg);
+            bytes.push(0);
+        }
+        Program {
+            bytes: bytes.into(),
+            exe_len: path.len(),
+        }
+    }
+
+    /// Its path (`/proc/PID/exe`).
+    pub fn exe(&self) -> &[u8] {
+        &self.bytes[..self.exe_len]
+    }
+
+    /// Its arguments, each ended by a NUL (`/proc/PID/cmdline`).
+    pub fn cmdline(&self) -> &[u8] {
+        &self.bytes[self.exe_len..]
+    }
 }
 
 /// The program break and where the anonymous mappings are.

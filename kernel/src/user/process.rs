@@ -63,19 +63,11 @@ pub fn load(path: &[u8], argv: &[&[u8]], envp: &[&[u8]], uid: u32) -> Result<Loa
             .load(s.vaddr, bytes)
             .map_err(|_| ExecError::OutOfMemory)?;
     }
-    let cmdline: Vec<u8> = argv
-        .iter()
-        .flat_map(|a| a.iter().chain(&[0]))
-        .copied()
-        .collect();
     {
         let mut layout = space.layout.lock();
         layout.brk_start = end.next_multiple_of(4096);
         layout.brk = layout.brk_start;
-        layout.program = Program {
-            exe: Arc::from(String::from_utf8_lossy(path).as_ref()),
-            cmdline: Arc::from(cmdline),
-        };
+        layout.program = Program::new(path, argv);
     }
     // AT_RANDOM's bytes: from the TSC, which is as random as this machine gets (under
     // -icount it is the same every run, which keeps runs reproducible).

@@ -96,6 +96,8 @@ pub const SIGINT: i32 = 2;
 /// Linux's SIGQUIT and SIGTSTP: what Ctrl-\ and Ctrl-Z send.
 pub const SIGQUIT: i32 = 3;
 pub const SIGTSTP: i32 = 20;
+/// Linux's SIGUSR1: a signal for programs' own use.
+pub const SIGUSR1: i32 = 10;
 
 /// The signals a terminal's keys send to its foreground process group.
 pub const TERMINAL_KEYS: [i32; 3] = [SIGINT, SIGQUIT, SIGTSTP];
@@ -109,6 +111,49 @@ pub fn ignore_signal(signal: i32) -> Result<(), Errno> {
 /// `rt_sigaction(signal, {SIG_DFL}, NULL)`: the signal takes its default action again.
 pub fn default_signal(signal: i32) -> Result<(), Errno> {
     set_signal_handler(signal, 0)
+}
+
+// The way back from every handler `catch_signal` installs: `rt_sigreturn` (15), as the C
+// libraries' `__restore_rt`. The handler returns here, with the stack pointer at the
+// signal frame's ucontext, which the kernel restores.
+core::arch::global_asm!(
+    ".globl rt_signal_restorer",
+    "rt_signal_restorer:",
+    "mov eax, 15",
+    "syscall",
+    "ud2",
+);
+
+unsafe extern "C" {
+    fn rt_signal_restorer();
+}
+
+/// `sa_flags`: the restorer is in the action (Linux's x86_64 requires one).
+const SA_RESTORER: usize = 0x0400_0000;
+
+/// `rt_sigaction(signal, {handler, flags | SA_RESTORER, restorer, mask}, NULL)`: `handler`
+/// runs when `signal` comes, with `mask` blocked besides the signal itself (unless `flags`
+/// has SA_NODEFER).
+pub fn catch_signal(
+    signal: i32,
+    handler: extern "C" fn(i32),
+    flags: usize,
+    mask: u64,
+) -> Result<(), Errno> {
+    let action: [usize; 4] = [
+        handler as usize,
+        flags | SA_RESTORER,
+        rt_signal_restorer as *const () as usize,
+        mask as usize,
+    ];
+    // SAFETY: the kernel reads one struct sigaction; no old action is asked for.
+    unsafe {
+        Errno::result(syscall6(
+            nr::RT_SIGACTION,
+            [signal as usize, action.as_ptr() as usize, 0, 8, 0, 0],
+        ))
+    }
+    .map(drop)
 }
 
 fn set_signal_handler(signal: i32, handler: usize) -> Result<(), Errno> {

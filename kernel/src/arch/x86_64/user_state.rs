@@ -23,6 +23,19 @@ use x86_64::registers::model_specific::FsBase;
 #[derive(Clone)]
 pub struct FxArea([u8; 512]);
 
+/// The reset `fxsave` image: x87 control word 0x37f, MXCSR 0x1f80 (its mask 0xffff), every
+/// register zero.
+const fn initial_fx() -> FxArea {
+    let mut fx = [0u8; 512];
+    fx[0] = 0x7f; // FCW 0x037f
+    fx[1] = 0x03;
+    fx[24] = 0x80; // MXCSR 0x1f80
+    fx[25] = 0x1f;
+    fx[28] = 0xff; // MXCSR_MASK 0xffff
+    fx[29] = 0xff;
+    FxArea(fx)
+}
+
 /// A user task's extra CPU state while it is not running.
 #[derive(Clone)]
 pub struct UserCpuState {
@@ -35,11 +48,10 @@ impl UserCpuState {
     /// 0x37f (all exceptions masked, 64-bit precision), MXCSR 0x1f80 (all SSE exceptions
     /// masked, round to nearest), every register zero, no TLS.
     pub fn initial() -> Self {
-        let mut fx = FxArea([0; 512]);
-        fx.0[0..2].copy_from_slice(&0x037f_u16.to_le_bytes()); // FCW
-        fx.0[24..28].copy_from_slice(&0x1f80_u32.to_le_bytes()); // MXCSR
-        fx.0[28..32].copy_from_slice(&0xffff_u32.to_le_bytes()); // MXCSR_MASK
-        UserCpuState { fx, fs_base: 0 }
+        UserCpuState {
+            fx: initial_fx(),
+            fs_base: 0,
+        }
     }
 
     /// Copies the registers as they are now (the running task's) into `self`.
@@ -77,36 +89,42 @@ impl UserCpuState {
 /// The size of the FPU image a signal frame holds (`fxsave`'s).
 pub const FPU_BYTES: usize = 512;
 
-/// The running task's FPU/SSE registers as `fxsave` lays them out: a signal frame's
-/// `fpstate`. The bytes `fxsave` leaves alone (464–511) are zero.
-pub fn save_fpu() -> [u8; FPU_BYTES] {
-    let mut fx = FxArea([0; FPU_BYTES]);
-    // SAFETY: `fx` is 512 writable bytes aligned to 16; SSE is on (see `enable`).
-    unsafe { core::arch::asm!("fxsave64 [{}]", in(reg) &raw mut fx, options(nostack)) };
-    fx.0
+/// MXCSR's writable bits on this CPU (`fxsave`'s MXCSR_MASK, read once by [`enable`]).
+static MXCSR_MASK: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0xffbf);
+
+/// Saves the running task's FPU/SSE registers into `out` as `fxsave` lays them out, and
+/// returns it: a signal frame's `fpstate`, staged where it goes. `fxsave` leaves bytes
+/// 464–511 alone: they are zeroed. Panics unless `out` is 512 bytes aligned to 16, as
+/// `fxsave` needs.
+pub fn save_fpu_to(out: &mut [core::mem::MaybeUninit<u8>]) -> &mut [u8] {
+    assert!(out.len() == FPU_BYTES && out.as_ptr().addr().is_multiple_of(16));
+    out[464..].write_filled(0);
+    // SAFETY: `out` is 512 writable bytes aligned to 16 (checked above); SSE is on.
+    unsafe { core::arch::asm!("fxsave64 [{}]", in(reg) out.as_mut_ptr(), options(nostack)) };
+    // SAFETY: `fxsave` wrote bytes 0..464 and the tail was zeroed: all 512 are initialized.
+    unsafe { core::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), FPU_BYTES) }
 }
 
-/// Loads an FPU image a program handed back (`rt_sigreturn`). Bits of MXCSR the CPU does not
-/// have are cleared first: `fxrstor` would fault in the kernel on them.
-pub fn restore_fpu(image: &[u8; FPU_BYTES]) {
-    let mut fx = FxArea(*image);
-    let current = save_fpu();
-    let mask = match u32::from_le_bytes([current[28], current[29], current[30], current[31]]) {
-        0 => 0xffbf, // a CPU that reports no mask has Intel's default one
-        mask => mask,
-    };
-    let mxcsr = u32::from_le_bytes([fx.0[24], fx.0[25], fx.0[26], fx.0[27]]) & mask;
-    fx.0[24..28].copy_from_slice(&mxcsr.to_le_bytes());
+/// Loads an FPU image a program handed back (`rt_sigreturn`), in place. Bits of MXCSR the
+/// CPU does not have are cleared first: `fxrstor` would fault in the kernel on them. Panics
+/// unless `image` is 512 bytes aligned to 16.
+pub fn restore_fpu_from(image: &mut [u8]) {
+    assert!(image.len() == FPU_BYTES && image.as_ptr().addr().is_multiple_of(16));
+    let mask = MXCSR_MASK.load(core::sync::atomic::Ordering::Relaxed);
+    let mxcsr = u32::from_le_bytes([image[24], image[25], image[26], image[27]]) & mask;
+    image[24..28].copy_from_slice(&mxcsr.to_le_bytes());
     // SAFETY: MXCSR has no bit outside the CPU's mask now, the one way `fxrstor` faults on
-    // a 512-byte area aligned to 16.
-    unsafe { core::arch::asm!("fxrstor64 [{}]", in(reg) &raw const fx, options(nostack)) };
+    // 512 readable bytes aligned to 16 (checked above).
+    unsafe { core::arch::asm!("fxrstor64 [{}]", in(reg) image.as_ptr(), options(nostack)) };
 }
+
+/// The FPU's state after `execve` (see [`UserCpuState::initial`]), made once.
+static INITIAL_FPU: FxArea = initial_fx();
 
 /// A clean FPU for a signal handler (the FS base stays): as after `execve`.
 pub fn reset_fpu() {
-    let initial = UserCpuState::initial();
-    // SAFETY: `initial`'s image is the reset state, with a valid MXCSR.
-    unsafe { core::arch::asm!("fxrstor64 [{}]", in(reg) &raw const initial.fx, options(nostack)) };
+    // SAFETY: the reset state, with a valid MXCSR; 512 bytes aligned to 16.
+    unsafe { core::arch::asm!("fxrstor64 [{}]", in(reg) &raw const INITIAL_FPU, options(nostack)) };
 }
 
 /// Points FS at `base` for the running task (`arch_prctl(ARCH_SET_FS)`). The caller has
@@ -140,6 +158,18 @@ pub fn enable() {
     // only where CPUID says so.
     unsafe { Cr4::write(cr4) };
     UserCpuState::initial().restore();
+    let mut probe = UserCpuState::initial();
+    probe.save();
+    let mask = u32::from_le_bytes([
+        probe.fx.0[28],
+        probe.fx.0[29],
+        probe.fx.0[30],
+        probe.fx.0[31],
+    ]);
+    // A CPU that reports no mask has Intel's default one.
+    if mask != 0 {
+        MXCSR_MASK.store(mask, core::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// Whether the CPU has UMIP (CPUID leaf 7, ECX bit 2). With CR4.UMIP set, `sgdt`, `sidt`,

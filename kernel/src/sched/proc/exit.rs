@@ -90,8 +90,8 @@ fn end(exit: Exit, whole_process: bool) -> ! {
 /// and wakes one futex waiter there: how a thread library's join learns that the thread is
 /// gone (Linux's `mm_release`). A bad address is ignored, as there.
 fn release_tid() {
-    crate::sched::futex::release_robust_list(sched::swap_robust_list(0));
-    let addr = sched::take_clear_child_tid();
+    let (addr, robust_list) = sched::take_exit_addresses();
+    crate::sched::futex::release_robust_list(robust_list);
     if addr == 0 {
         return;
     }

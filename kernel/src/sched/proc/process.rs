@@ -190,10 +190,9 @@ pub fn rename_current(name: &str) {
     with_sched(|s| s.current_task().rename(name));
 }
 
-/// Sets (or, with 0, takes) where the running thread's robust futex list is
-/// (`set_robust_list`); returns the old head.
-pub fn swap_robust_list(head: u64) -> u64 {
-    with_sched(|s| core::mem::replace(&mut s.current_task().robust_list, head))
+/// Sets where the running thread's robust futex list is (`set_robust_list`).
+pub fn set_robust_list(head: u64) {
+    with_sched(|s| s.current_task().robust_list = head);
 }
 
 /// The running task's uid.

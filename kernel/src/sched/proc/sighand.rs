@@ -97,6 +97,7 @@ pub const UNBLOCKABLE: u64 = 1 << (SIGKILL - 1) | 1 << (SIGSTOP - 1);
 static PENDING_ANYWHERE: AtomicUsize = AtomicUsize::new(0);
 
 /// Whether any process has a signal pending (if not, the running one has none).
+#[inline]
 pub fn any_pending() -> bool {
     PENDING_ANYWHERE.load(Ordering::Relaxed) != 0
 }
@@ -120,6 +121,14 @@ struct State {
     stopped: Option<u8>,
     /// What the parent's `wait4` has not heard yet.
     report: Option<JobReport>,
+}
+
+/// What a thread is to do next ([`SigHand::next`]).
+pub enum Next {
+    /// Wait: the process is stopped.
+    Stopped,
+    /// Take this signal, with its info and action.
+    Signal(u8, SigInfo, SigAction),
 }
 
 /// A change of a process's job state, for its parent's `wait4` (WUNTRACED, WCONTINUED).
@@ -197,6 +206,16 @@ impl SigHand {
     /// The pending signals.
     pub fn pending(&self) -> u64 {
         self.state.lock().pending
+    }
+
+    /// What the running thread of this process is to do next: wait, if the process is
+    /// stopped, or take the lowest pending signal in `set` ([`take_one`](Self::take_one)).
+    pub fn next(&self, set: u64) -> Option<Next> {
+        if self.state.lock().stopped.is_some() {
+            return Some(Next::Stopped);
+        }
+        self.take_one(set)
+            .map(|(signal, info, action)| Next::Signal(signal, info, action))
     }
 
     /// Takes the lowest pending signal in `set`, with its info and its action; a handler

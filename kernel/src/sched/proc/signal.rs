@@ -20,13 +20,14 @@
 //! `user::tty`'s.
 
 use super::sighand::{
-    CLD_CONTINUED, CLD_STOPPED, SA_NOCLDSTOP, SIG_DFL, SIG_IGN, SIGCHLD, SIGCONT, STOP_SIGNALS,
-    SigAction, SigInfo, UNBLOCKABLE, any_pending, bit,
+    CLD_CONTINUED, CLD_STOPPED, Next, SA_NOCLDSTOP, SA_NODEFER, SA_ONSTACK, SIG_DFL, SIG_IGN,
+    SIGCHLD, SIGCONT, STOP_SIGNALS, SigAction, SigInfo, UNBLOCKABLE, any_pending, bit,
 };
 use super::thread_group::ThreadGroup;
 use crate::sched::{Scheduler, change_then_reschedule, with_sched};
-use crate::task::TaskId;
+use crate::task::{Slot, TaskId};
 use crate::time::clock;
+use crate::user::signal::altstack::AltStack;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -54,6 +55,25 @@ pub fn send(id: TaskId, signal: u8, info: SigInfo) -> bool {
     change_then_reschedule(|s| s.send_signal(id, signal, info))
 }
 
+/// Why a process's signal was not sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendError {
+    /// No such task (ESRCH).
+    NoSuchProcess,
+    /// Another uid's, and the sender is not root (EPERM).
+    NotPermitted,
+}
+
+/// [`send`] from the running process, with `info` and the sender's uid, which this fills
+/// in: only root may signal another uid's process. One look under the lock, as `kill` to a
+/// pid is common (a shell's job control, a signal to oneself).
+pub fn send_as(id: TaskId, signal: u8, info: SigInfo) -> Result<(), SendError> {
+    change_then_reschedule(|s| {
+        let uid = s.current_task().uid;
+        s.send_signal_from(id, signal, SigInfo { uid, ..info }, Some(uid))
+    })
+}
+
 /// [`send`] with what `kill` from the kernel carries: SI_KERNEL.
 pub fn deliver(id: TaskId, signal: u8) -> bool {
     let info = SigInfo {
@@ -66,20 +86,57 @@ pub fn deliver(id: TaskId, signal: u8) -> bool {
 impl Scheduler {
     /// [`send`], under the lock.
     pub(in crate::sched) fn send_signal(&mut self, id: TaskId, signal: u8, info: SigInfo) -> bool {
-        let Some(target) = self.live_task_by_id(id) else {
-            return false;
-        };
+        self.send_signal_from(id, signal, info, None).is_ok()
+    }
+
+    /// [`send_signal`](Self::send_signal) from a process of uid `sender` (`None`: the
+    /// kernel), which must be root or the target's (EPERM).
+    fn send_signal_from(
+        &mut self,
+        id: TaskId,
+        signal: u8,
+        info: SigInfo,
+        sender: Option<u32>,
+    ) -> Result<(), SendError> {
+        let slot = *self.by_id.get(&id).ok_or(SendError::NoSuchProcess)?;
+        if !self.alive(slot) {
+            return Err(SendError::NoSuchProcess);
+        }
+        let target = self.slots[slot]
+            .as_deref()
+            .ok_or(SendError::NoSuchProcess)?;
+        if sender.is_some_and(|uid| uid != 0 && uid != target.uid) {
+            return Err(SendError::NotPermitted);
+        }
         if signal == 0 {
-            return true;
+            return Ok(());
         }
         let Some(group) = target.group.clone() else {
             // A kernel thread — pid 1, the boot task, among them — has a handler for
             // nothing and ignores every signal, as Linux's kernel threads and its init do
             // (SIGKILL from user space included).
-            return true;
+            return Ok(());
         };
         let unblockable = bit(signal) & UNBLOCKABLE != 0;
         let blocked = !unblockable && target.blocked_signals & bit(signal) != 0;
+        let action = if unblockable {
+            SigAction::default()
+        } else {
+            group.sighand.action(signal)
+        };
+        // The common case first, with nothing to look up: a signal dropped as it comes
+        // (SIGCHLD at its default action, at every child's exit).
+        let dropped = ignores(action, signal) && !blocked;
+        if dropped && signal != SIGCONT {
+            return Ok(());
+        }
+        let for_a_taker = action.handler != SIG_DFL || blocked || ignores(action, signal);
+        if for_a_taker && !dropped && bit(signal) & (STOP_SIGNALS | bit(SIGCONT)) == 0 {
+            // The common case of a caught signal: pending, and one thread woken to take it.
+            group.sighand.add_pending(signal, info);
+            self.wake_a_taker(slot, &group, signal);
+            return Ok(());
+        }
         let threads: Vec<TaskId> = self.threads_of(&group).map(|t| t.id).collect();
         // SIGCONT continues a stopped process whatever its action, and a stop signal
         // cancels a pending SIGCONT (Linux's `prepare_signal`).
@@ -92,17 +149,12 @@ impl Scheduler {
         } else if bit(signal) & STOP_SIGNALS != 0 {
             group.sighand.discard(bit(SIGCONT));
         }
-        let action = if unblockable {
-            SigAction::default()
-        } else {
-            group.sighand.action(signal)
-        };
-        if ignores(action, signal) && !blocked {
-            return true;
+        if dropped {
+            return Ok(());
         }
-        if action.handler != SIG_DFL || blocked || ignores(action, signal) {
+        if for_a_taker {
             group.sighand.add_pending(signal, info);
-            self.wake_a_taker(id, &threads, signal);
+            self.wake_a_taker(slot, &group, signal);
         } else if bit(signal) & STOP_SIGNALS != 0 {
             self.stop_process(&group, signal, &threads);
         } else {
@@ -110,7 +162,7 @@ impl Scheduler {
                 self.kill(t, signal);
             }
         }
-        true
+        Ok(())
     }
 
     /// Stops the process `group` by `signal` (its default action): each thread stops on
@@ -161,20 +213,22 @@ impl Scheduler {
     }
 
     /// Wakes the thread that is to take a pending `signal`: `named` if it does not block
-    /// it, else another thread of its process that does not, else none (it stays pending
-    /// until a thread unblocks it). Only an interruptible sleep ends: a vfork parent waits
-    /// for its child whatever comes (but SIGKILL), as Linux's `wait_for_vfork_done`.
-    fn wake_a_taker(&mut self, named: TaskId, threads: &[TaskId], signal: u8) {
-        let takes = |s: &mut Self, t: TaskId| {
-            s.task_by_id(t)
-                .is_some_and(|t| (t.blocked_signals & !t.waiting_for) & bit(signal) == 0)
+    /// it, else another thread of its process `group` that does not, else none (it stays
+    /// pending until a thread unblocks it). Only an interruptible sleep ends: a vfork parent
+    /// waits for its child whatever comes (but SIGKILL), as Linux's `wait_for_vfork_done`.
+    fn wake_a_taker(&mut self, named: Slot, group: &Arc<ThreadGroup>, signal: u8) {
+        let takes = |t: &crate::task::Task| (t.blocked_signals & !t.waiting_for) & bit(signal) == 0;
+        let taker = match self.slots[named].as_deref() {
+            Some(t) if takes(t) => Some((t.id, named)),
+            _ => self
+                .threads_of(group)
+                .find(|t| takes(t))
+                .map(|t| (t.id, t.slot)),
         };
-        let taker = core::iter::once(named)
-            .chain(threads.iter().copied())
-            .find(|&t| takes(self, t));
-        if let Some(taker) = taker
-            && !self.is_vfork_parent(taker)
-        {
+        let Some((taker, slot)) = taker else {
+            return;
+        };
+        if self.state(slot) == crate::task::State::Sleeping && !self.is_vfork_parent(taker) {
             self.wake(taker, ::sched::Wakeup::default(), clock::now());
         }
     }
@@ -217,9 +271,8 @@ pub fn stop_current_process(signal: u8) {
 }
 
 /// Sleeps while the running thread's process is stopped (on its way back to ring 3), until
-/// SIGCONT or SIGKILL wakes it. True if it was stopped.
-pub fn wait_while_stopped() -> bool {
-    let mut was = false;
+/// SIGCONT or SIGKILL wakes it.
+pub fn wait_while_stopped() {
     loop {
         let stopped = change_then_reschedule(|s| {
             let now = clock::now();
@@ -232,9 +285,8 @@ pub fn wait_while_stopped() -> bool {
             stopped
         });
         if !stopped {
-            return was;
+            return;
         }
-        was = true;
     }
 }
 
@@ -247,42 +299,82 @@ pub fn signal_pending() -> bool {
     with_sched(|s| s.current_signal_pending())
 }
 
+/// A handler to run, and what its frame saves.
+pub struct Handling {
+    pub signal: u8,
+    pub info: SigInfo,
+    pub action: SigAction,
+    /// The mask `rt_sigreturn` is to put back: the thread's, or the one `rt_sigsuspend`
+    /// replaced.
+    pub mask: u64,
+    /// The alternate stack as it was.
+    pub altstack: AltStack,
+}
+
 /// What the running thread does with the signal it takes.
 pub enum Taken {
-    /// Runs this handler for it.
-    Handler(u8, SigInfo, SigAction),
+    /// Runs a handler for it (its mask is set for the handler already).
+    Handler(Handling),
     /// Ends the process: its default action.
     Fatal(u8),
     /// Stops the process: the default action of a stop signal it had blocked.
     Stop(u8),
+    /// Its process is stopped: it waits for SIGCONT.
+    Stopped,
 }
 
 /// The signal the running thread is to take now, if any: the lowest pending signal it does
-/// not block (Linux's `get_signal`, without the stops). Signals whose default action is to
-/// end the process were acted on when sent, unless they were blocked then: those end it now
-/// (the caller ends it, holding nothing). Ignored ones are dropped.
-pub fn take_signal() -> Option<Taken> {
+/// not block (Linux's `get_signal`). Signals whose default action is to end the process
+/// were acted on when sent, unless they were blocked then: those end it now (the caller
+/// ends it, holding nothing). Ignored ones are dropped. For a handler, the thread's mask
+/// becomes what it is while the handler runs — its own, `sa_mask`, and the signal unless
+/// SA_NODEFER (Linux's `signal_delivered`) — and an SS_AUTODISARM alternate stack the
+/// handler is to run on (`sp` is the interrupted stack pointer) is given up, all in one look
+/// under the lock.
+pub fn take_signal(sp: u64) -> Option<Taken> {
     if !any_pending() {
         return None;
     }
-    let (group, blocked) = with_sched(|s| {
+    with_sched(|s| {
         let t = s.current_task();
-        (t.group.clone(), t.blocked_signals)
-    });
-    let group: Arc<_> = group?;
-    loop {
-        let (signal, info, action) = group.sighand.take_one(!blocked)?;
-        if ignores(action, signal) {
-            continue;
+        let group = t.group.clone()?;
+        let blocked = t.blocked_signals;
+        let (signal, info, action) = loop {
+            let (signal, info, action) = match group.sighand.next(!blocked)? {
+                Next::Stopped => return Some(Taken::Stopped),
+                Next::Signal(signal, info, action) => (signal, info, action),
+            };
+            if ignores(action, signal) {
+                continue;
+            }
+            if action.handler == SIG_DFL && bit(signal) & STOP_SIGNALS != 0 {
+                return Some(Taken::Stop(signal));
+            }
+            if action.handler == SIG_DFL {
+                return Some(Taken::Fatal(signal));
+            }
+            break (signal, info, action);
+        };
+        let t = s.current_task();
+        let mask = t.saved_mask.take().unwrap_or(blocked);
+        let mut during = blocked | action.mask;
+        if action.flags & SA_NODEFER == 0 {
+            during |= bit(signal);
         }
-        if action.handler == SIG_DFL && bit(signal) & STOP_SIGNALS != 0 {
-            return Some(Taken::Stop(signal));
+        t.blocked_signals = during & !UNBLOCKABLE;
+        let altstack = t.altstack;
+        let onto_altstack = action.flags & SA_ONSTACK != 0 && !altstack.contains(sp);
+        if onto_altstack && altstack.autodisarm {
+            t.altstack = AltStack::default();
         }
-        if action.handler == SIG_DFL {
-            return Some(Taken::Fatal(signal));
-        }
-        return Some(Taken::Handler(signal, info, action));
-    }
+        Some(Taken::Handler(Handling {
+            signal,
+            info,
+            action,
+            mask,
+            altstack,
+        }))
+    })
 }
 
 /// The running thread's pending signals (blocked ones included): `rt_sigpending`'s answer

@@ -86,9 +86,16 @@ pub fn set_clear_child_tid(addr: u64) {
     with_sched(|s| s.current_task().clear_child_tid = addr);
 }
 
-/// Takes where the running thread's tid is to be cleared (0: nowhere).
-pub fn take_clear_child_tid() -> u64 {
-    with_sched(|s| core::mem::take(&mut s.current_task().clear_child_tid))
+/// Takes, as the running thread ends, where its tid is to be cleared and where its robust
+/// futex list is (0: nowhere), in one look.
+pub fn take_exit_addresses() -> (u64, u64) {
+    with_sched(|s| {
+        let t = s.current_task();
+        (
+            core::mem::take(&mut t.clear_child_tid),
+            core::mem::take(&mut t.robust_list),
+        )
+    })
 }
 
 /// The running thread's blocked signals.
@@ -101,18 +108,15 @@ pub fn set_blocked_signals(set: u64) {
     with_sched(|s| s.current_task().blocked_signals = set);
 }
 
-/// The running thread's signal state: its mask, the mask `rt_sigsuspend` saved, and its
-/// alternate stack.
-pub fn signal_state() -> (u64, Option<u64>, crate::user::signal::altstack::AltStack) {
+/// Runs `f` on the running thread's signal state, in one look under the lock: its mask,
+/// the mask `rt_sigsuspend` saved (to be put back after a handler), and its alternate stack.
+pub fn with_thread_signals<R>(
+    f: impl FnOnce(&mut u64, &mut Option<u64>, &mut crate::user::signal::altstack::AltStack) -> R,
+) -> R {
     with_sched(|s| {
         let t = s.current_task();
-        (t.blocked_signals, t.saved_mask, t.altstack)
+        f(&mut t.blocked_signals, &mut t.saved_mask, &mut t.altstack)
     })
-}
-
-/// Takes the mask `rt_sigsuspend` saved, if it did.
-pub fn take_saved_mask() -> Option<u64> {
-    with_sched(|s| s.current_task().saved_mask.take())
 }
 
 /// `rt_sigsuspend`: `mask` replaces the running thread's mask until a handler has run.
@@ -122,11 +126,6 @@ pub fn suspend_mask(mask: u64) {
         t.saved_mask = Some(t.blocked_signals);
         t.blocked_signals = mask;
     });
-}
-
-/// Sets the running thread's alternate signal stack.
-pub fn set_altstack(stack: crate::user::signal::altstack::AltStack) {
-    with_sched(|s| s.current_task().altstack = stack);
 }
 
 /// Sets the blocked signals the running thread waits for all the same (`rt_sigtimedwait`).

@@ -62,7 +62,7 @@ impl ProcFile {
         match self {
             ProcFile::Cmdline(id) => {
                 let v = procview::task_view(id).ok_or(-errno::ESRCH)?;
-                Ok(v.program.cmdline.to_vec())
+                Ok(v.program.cmdline().to_vec())
             }
             other => other.text().map(String::into_bytes),
         }

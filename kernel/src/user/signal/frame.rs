@@ -24,6 +24,7 @@ use super::altstack::StackT;
 use crate::arch::user_mode::TrapFrame;
 use crate::arch::user_state::{self, FPU_BYTES};
 use crate::sched::proc::sighand::SigInfo;
+use core::mem::MaybeUninit;
 
 /// `sizeof(struct rt_sigframe)` without the FPU image: pretcode, ucontext (304), siginfo.
 const FRAME_BYTES: u64 = 8 + 304 + 128;
@@ -54,6 +55,26 @@ pub struct Contents {
     pub altstack: StackT,
 }
 
+/// The bytes from a frame's start to the end of its FPU image, staged in the kernel and
+/// copied to (or from) the user stack in one go. The frame starts at index `start & 63`,
+/// so that the FPU image, 64-byte aligned on the stack, is 64-byte aligned here too, as
+/// `fxsave` and `fxrstor` want it.
+#[repr(C, align(64))]
+struct Staging([MaybeUninit<u8>; 1088]);
+
+impl Staging {
+    fn new() -> Staging {
+        Staging([MaybeUninit::uninit(); 1088])
+    }
+}
+
+/// Where a frame below `stack_top` goes: (frame, fpstate).
+fn layout(stack_top: u64) -> (u64, u64) {
+    let fpstate = stack_top.wrapping_sub(FPU_BYTES as u64) & !63;
+    let frame = (fpstate.wrapping_sub(FRAME_BYTES) & !15).wrapping_sub(8);
+    (frame, fpstate)
+}
+
 /// Writes a frame for `contents` below `stack_top` (the interrupted stack pointer, or the
 /// top of the alternate stack) and points `regs` at the handler: rip = `handler`, rdi = the
 /// signal, rsi = &siginfo, rdx = &ucontext, rsp = the frame. The FPU is reset for the
@@ -66,12 +87,16 @@ pub fn push(
     handler: u64,
     contents: &Contents,
 ) -> Result<(), BadFrame> {
-    let fpstate = (stack_top.wrapping_sub(FPU_BYTES as u64)) & !63;
-    let frame = (fpstate.wrapping_sub(FRAME_BYTES) & !15).wrapping_sub(8);
-    if frame > stack_top || frame >= crate::user::address_space::USER_END {
+    let (frame, fpstate) = layout(stack_top);
+    if frame > stack_top || fpstate + FPU_BYTES as u64 > crate::user::address_space::USER_END {
         return Err(BadFrame);
     }
-    let mut bytes = [0u8; FRAME_BYTES as usize];
+    let mut staging = Staging::new();
+    let base = (frame & 63) as usize;
+    let fp_at = base + (fpstate - frame) as usize;
+    let (head, fpu) = staging.0.split_at_mut(fp_at);
+    // The frame and the padding up to the FPU image: zero but for what is written here.
+    let bytes = head[base..].write_filled(0);
     let mut put = |offset: usize, value: &[u8]| {
         bytes[offset..offset + value.len()].copy_from_slice(value);
     };
@@ -80,13 +105,17 @@ pub fn push(
     put(STACK_T, &contents.altstack.sp.to_le_bytes());
     put(STACK_T + 8, &contents.altstack.flags.to_le_bytes());
     put(STACK_T + 16, &contents.altstack.size.to_le_bytes());
-    put(SIGCONTEXT, &sigcontext(regs, fpstate));
     put(SIGMASK, &contents.mask.to_le_bytes());
-    put(SIGINFO, &siginfo(contents.signal, &contents.info));
+    write_sigcontext(&mut bytes[SIGCONTEXT..SIGCONTEXT + 256], regs, fpstate);
+    write_siginfo(
+        &mut bytes[SIGINFO..SIGINFO + 128],
+        contents.signal,
+        &contents.info,
+    );
+    let image = user_state::save_fpu_to(&mut fpu[..FPU_BYTES]);
     space
-        .write(fpstate, &user_state::save_fpu())
+        .write_parts(frame, &[bytes, image])
         .map_err(|_| BadFrame)?;
-    space.write(frame, &bytes).map_err(|_| BadFrame)?;
     user_state::reset_fpu();
     regs.rdi = u64::from(contents.signal);
     regs.rsi = frame + SIGINFO as u64;
@@ -100,9 +129,8 @@ pub fn push(
     Ok(())
 }
 
-/// `struct sigcontext`'s 256 bytes for `regs`.
-fn sigcontext(regs: &TrapFrame, fpstate: u64) -> [u8; 256] {
-    let mut out = [0u8; 256];
+/// `struct sigcontext`'s 256 bytes for `regs`, into `out` (zeroed).
+fn write_sigcontext(out: &mut [u8], regs: &TrapFrame, fpstate: u64) {
     let words = [
         regs.r8,
         regs.r9,
@@ -130,13 +158,11 @@ fn sigcontext(regs: &TrapFrame, fpstate: u64) -> [u8; 256] {
     out[144..146].copy_from_slice(&(regs.cs as u16).to_le_bytes());
     out[150..152].copy_from_slice(&(regs.ss as u16).to_le_bytes());
     out[184..192].copy_from_slice(&fpstate.to_le_bytes());
-    out
 }
 
-/// `siginfo_t`'s 128 bytes: signo, errno, code, then the union — pid and uid for a kill,
-/// and the status for SIGCHLD; the address for a fault.
-fn siginfo(signal: u8, info: &SigInfo) -> [u8; 128] {
-    let mut out = [0u8; 128];
+/// `siginfo_t`'s 128 bytes, into `out` (zeroed): signo, errno, code, then the union — pid
+/// and uid for a kill, and the status for SIGCHLD; the address for a fault.
+fn write_siginfo(out: &mut [u8], signal: u8, info: &SigInfo) {
     out[0..4].copy_from_slice(&i32::from(signal).to_le_bytes());
     out[8..12].copy_from_slice(&info.code.to_le_bytes());
     if info.addr != 0 {
@@ -146,12 +172,13 @@ fn siginfo(signal: u8, info: &SigInfo) -> [u8; 128] {
         out[20..24].copy_from_slice(&info.uid.to_le_bytes());
         out[24..28].copy_from_slice(&info.status.to_le_bytes());
     }
-    out
 }
 
-/// [`siginfo`] for `rt_sigtimedwait`, which copies it out itself.
+/// `siginfo_t` for `rt_sigtimedwait`, which copies it out itself.
 pub fn siginfo_bytes(signal: u8, info: &SigInfo) -> [u8; 128] {
-    siginfo(signal, info)
+    let mut out = [0u8; 128];
+    write_siginfo(&mut out, signal, info);
+    out
 }
 
 /// What `rt_sigreturn` found in a frame: the mask and alternate stack to restore.
@@ -165,29 +192,52 @@ pub struct Restored {
 /// FPU back into `regs`. What a program may not choose is kept: the segments, the
 /// interrupt flag, the I/O privilege level; a non-canonical or kernel rip is refused
 /// (Err: the caller kills with SIGSEGV, as Linux's `rt_sigreturn` does on a bad frame).
+/// The `ucontext` and the FPU image are read in one go when the image is where [`push`]
+/// put it, as it nearly always is.
 pub fn pop(regs: &mut TrapFrame, space: &AddressSpace) -> Result<Restored, BadFrame> {
     let ucontext = regs.rsp;
-    let mut uc = [0u8; 304];
-    space.read(ucontext, &mut uc).map_err(|_| BadFrame)?;
-    let word = |offset: usize| {
+    let mut staging = Staging::new();
+    let base = (ucontext & 63) as usize;
+    // The ucontext and, past it, as far as `push` may have put the FPU image: one read.
+    // If that reaches memory that is not there, the ucontext alone.
+    const SPAN: usize = 304 + 160 + FPU_BYTES;
+    let mut fallback = Staging::new();
+    let (uc, whole) = match space.read_uninit(ucontext, &mut staging.0[base..base + SPAN]) {
+        Ok(uc) => (uc, true),
+        Err(_) => {
+            let read = space.read_uninit(ucontext, &mut fallback.0[base..base + 304]);
+            (read.map_err(|_| BadFrame)?, false)
+        }
+    };
+    let word = |bytes: &[u8], offset: usize| {
         let mut w = [0u8; 8];
-        w.copy_from_slice(&uc[offset..offset + 8]);
+        w.copy_from_slice(&bytes[offset..offset + 8]);
         u64::from_le_bytes(w)
     };
     let mc = SIGCONTEXT - UCONTEXT;
-    let rip = word(mc + 128);
+    let rip = word(uc, mc + 128);
     if rip >= crate::user::address_space::USER_END {
         return Err(BadFrame);
     }
-    let fpstate = word(mc + 184);
-    if fpstate != 0 {
-        let mut image = [0u8; FPU_BYTES];
-        space.read(fpstate, &mut image).map_err(|_| BadFrame)?;
-        user_state::restore_fpu(&image);
-    } else {
+    let fpstate = word(uc, mc + 184);
+    let offset = fpstate.wrapping_sub(ucontext);
+    let near = offset >= 304 && offset <= (SPAN - FPU_BYTES) as u64;
+    if fpstate == 0 {
         user_state::reset_fpu();
+    } else if whole && near && fpstate.is_multiple_of(64) {
+        // Where `push` put it: read already, and 64-byte aligned in the staging area.
+        let at = offset as usize;
+        user_state::restore_fpu_from(&mut uc[at..at + FPU_BYTES]);
+    } else {
+        // Anywhere else: through an aligned image of its own.
+        let mut image = Staging::new();
+        let image = space
+            .read_uninit(fpstate, &mut image.0[..FPU_BYTES])
+            .map_err(|_| BadFrame)?;
+        user_state::restore_fpu_from(image);
     }
-    let r = |i: usize| word(mc + 8 * i);
+    let uc = &*uc;
+    let r = |i: usize| word(uc, mc + 8 * i);
     (regs.r8, regs.r9, regs.r10, regs.r11) = (r(0), r(1), r(2), r(3));
     (regs.r12, regs.r13, regs.r14, regs.r15) = (r(4), r(5), r(6), r(7));
     (regs.rdi, regs.rsi, regs.rbp, regs.rbx) = (r(8), r(9), r(10), r(11));
@@ -198,11 +248,11 @@ pub fn pop(regs: &mut TrapFrame, space: &AddressSpace) -> Result<Restored, BadFr
     regs.orig_rax = crate::arch::user_mode::NOT_A_SYSCALL;
     let stack = STACK_T - UCONTEXT;
     Ok(Restored {
-        mask: word(SIGMASK - UCONTEXT),
+        mask: word(uc, SIGMASK - UCONTEXT),
         altstack: StackT {
-            sp: word(stack),
-            flags: word(stack + 8) as i32,
-            size: word(stack + 16),
+            sp: word(uc, stack),
+            flags: word(uc, stack + 8) as i32,
+            size: word(uc, stack + 16),
         },
     })
 }
@@ -210,8 +260,7 @@ pub fn pop(regs: &mut TrapFrame, space: &AddressSpace) -> Result<Restored, BadFr
 /// The lowest address a frame pushed below `stack_top` uses, for the alternate stack's
 /// overflow check.
 pub fn lowest_address(stack_top: u64) -> u64 {
-    ((stack_top.wrapping_sub(FPU_BYTES as u64) & !63).wrapping_sub(FRAME_BYTES) & !15)
-        .wrapping_sub(8)
+    layout(stack_top).0
 }
 
 /// Below the interrupted stack pointer, the red zone stays the program's.

@@ -24,10 +24,9 @@ use super::errno;
 use crate::arch::user_mode::{NOT_A_SYSCALL, TrapFrame};
 use crate::sched;
 use crate::sched::proc::sighand::{
-    SA_NODEFER, SA_ONSTACK, SA_RESTART, SA_RESTORER, SIGSEGV, SigAction, SigInfo, UNBLOCKABLE,
-    any_pending, bit,
+    SA_ONSTACK, SA_RESTART, SA_RESTORER, SIGSEGV, UNBLOCKABLE, any_pending,
 };
-use crate::sched::proc::signal::Taken;
+use crate::sched::proc::signal::{Handling, Taken};
 pub use altstack::{AltStack, SS_AUTODISARM, SS_DISABLE, SS_ONSTACK, StackT};
 
 /// Whether a system call's result is one of the kernel's restart codes.
@@ -49,100 +48,90 @@ fn restart(regs: &mut TrapFrame) {
 }
 
 /// The work before any return to ring 3 (see the module's docs). `regs` are the registers
-/// the return restores.
+/// the return restores. Nearly always there is none: no task is marked killed, no process
+/// has a signal pending or is stopped, and the result is no restart code — three loads and
+/// compares, inlined into every return; the rest is [`exit_to_user_work`].
+#[inline(always)]
 pub fn exit_to_user(regs: &mut TrapFrame) {
+    let restart_code = (regs.rax as i64).wrapping_add(errno::ERESTARTNOHAND) as u64 <= 2;
+    if sched::kills_pending() || any_pending() || restart_code {
+        exit_to_user_work(regs);
+    }
+}
+
+/// [`exit_to_user`]'s work, when there is some.
+#[inline(never)]
+fn exit_to_user_work(regs: &mut TrapFrame) {
+    let code = restart_code(regs);
     loop {
         if let Some(signal) = sched::current_killed() {
             sched::proc::exit::die(signal);
         }
-        // Stopped: wait here for SIGCONT (or SIGKILL), then look again.
-        if !any_pending() || !sched::proc::signal::wait_while_stopped() {
-            break;
-        }
-    }
-    let code = restart_code(regs);
-    if code.is_none() && !any_pending() {
-        return;
-    }
-    match sched::proc::signal::take_signal() {
-        Some(Taken::Fatal(signal)) => sched::proc::exit::die(signal),
-        Some(Taken::Stop(signal)) => {
-            sched::proc::signal::stop_current_process(signal);
-            if code.is_some() {
-                restart(regs);
+        match sched::proc::signal::take_signal(regs.rsp) {
+            // Stopped: wait here for SIGCONT (or SIGKILL), then look again.
+            Some(Taken::Stopped) => {
+                sched::proc::signal::wait_while_stopped();
             }
-            // Stops on the next way back: now, if nothing else comes first.
-            sched::proc::signal::wait_while_stopped();
-            if let Some(signal) = sched::current_killed() {
-                sched::proc::exit::die(signal);
-            }
-        }
-        Some(Taken::Handler(signal, info, action)) => {
-            match code {
-                Some(errno::ERESTARTNOHAND) => regs.rax = (-errno::EINTR) as u64,
-                Some(errno::ERESTARTSYS) if action.flags & SA_RESTART == 0 => {
-                    regs.rax = (-errno::EINTR) as u64
+            Some(Taken::Stop(signal)) => sched::proc::signal::stop_current_process(signal),
+            Some(Taken::Fatal(signal)) => sched::proc::exit::die(signal),
+            Some(Taken::Handler(handling)) => {
+                match code {
+                    Some(errno::ERESTARTNOHAND) => regs.rax = (-errno::EINTR) as u64,
+                    Some(errno::ERESTARTSYS) if handling.action.flags & SA_RESTART == 0 => {
+                        regs.rax = (-errno::EINTR) as u64
+                    }
+                    Some(_) => restart(regs),
+                    None => {}
                 }
-                Some(_) => restart(regs),
-                None => {}
+                if run_handler(regs, &handling).is_err() {
+                    sched::proc::exit::die(SIGSEGV);
+                }
+                return;
             }
-            if run_handler(regs, signal, info, action).is_err() {
-                sched::proc::exit::die(SIGSEGV);
-            }
-        }
-        None => {
-            if code.is_some() {
-                restart(regs);
-            }
-            if let Some(mask) = sched::take_saved_mask() {
-                sched::set_blocked_signals(mask);
+            None => {
+                if code.is_some() {
+                    restart(regs);
+                    sched::with_thread_signals(|blocked, saved, _| {
+                        if let Some(mask) = saved.take() {
+                            *blocked = mask;
+                        }
+                    });
+                }
+                return;
             }
         }
     }
 }
 
-/// Points `regs` at `action`'s handler for `signal`, with a frame to return through (Linux's
-/// `handle_signal` and `setup_rt_frame`). A frame that cannot be written — no restorer, a
-/// stack that is not there or overflows the alternate stack — is an error: the caller ends
-/// the process with SIGSEGV, as Linux's `force_sigsegv` does (after this function has
-/// dropped what it holds: `die` never returns).
-fn run_handler(
-    regs: &mut TrapFrame,
-    signal: u8,
-    info: SigInfo,
-    action: SigAction,
-) -> Result<(), frame::BadFrame> {
-    let (blocked, saved, altstack) = sched::signal_state();
-    let on_altstack = altstack.contains(regs.rsp);
+/// Points `regs` at the handler, with a frame to return through (Linux's `handle_signal`
+/// and `setup_rt_frame`); `take_signal` has set the thread's mask for it. A frame that
+/// cannot be written — no restorer, a stack that is not there or overflows the alternate
+/// stack — is an error: the caller ends the process with SIGSEGV, as Linux's
+/// `force_sigsegv` does (after this function has dropped what it holds: `die` never
+/// returns).
+fn run_handler(regs: &mut TrapFrame, handling: &Handling) -> Result<(), frame::BadFrame> {
+    let (sp, action, altstack) = (regs.rsp, handling.action, handling.altstack);
+    let on_altstack = altstack.contains(sp);
     let switch_stack = action.flags & SA_ONSTACK != 0 && altstack.size != 0 && !on_altstack;
     let stack_top = if switch_stack {
         altstack.sp + altstack.size
     } else {
-        frame::below_red_zone(regs.rsp)
+        frame::below_red_zone(sp)
     };
     // A handler already on the alternate stack that would run off its bottom.
     let overflows = on_altstack && !altstack.contains(frame::lowest_address(stack_top));
-    let contents = frame::Contents {
-        signal,
-        info,
-        restorer: action.restorer,
-        mask: saved.unwrap_or(blocked),
-        altstack: altstack.as_stack_t(regs.rsp),
-    };
     if action.flags & SA_RESTORER == 0 || overflows {
         return Err(frame::BadFrame);
     }
+    let contents = frame::Contents {
+        signal: handling.signal,
+        info: handling.info,
+        restorer: action.restorer,
+        mask: handling.mask,
+        altstack: altstack.as_stack_t(sp),
+    };
     let space = sched::current_address_space().expect("a process");
-    frame::push(regs, &space, stack_top, action.handler, &contents)?;
-    if switch_stack && altstack.autodisarm {
-        sched::set_altstack(AltStack::default());
-    }
-    let mut during = blocked | action.mask;
-    if action.flags & SA_NODEFER == 0 {
-        during |= bit(signal);
-    }
-    sched::set_blocked_signals(during & !UNBLOCKABLE);
-    Ok(())
+    frame::push(regs, &space, stack_top, action.handler, &contents)
 }
 
 /// `rt_sigreturn()`: back from a handler to the registers, mask and alternate stack its
@@ -153,33 +142,52 @@ pub fn rt_sigreturn(regs: &mut TrapFrame) -> i64 {
     let Ok(restored) = popped else {
         sched::proc::exit::die(SIGSEGV);
     };
-    sched::set_blocked_signals(restored.mask & !UNBLOCKABLE);
-    // The alternate stack as it was, if the frame's is a valid one (Linux ignores the
-    // result of this `sigaltstack`, as does this).
-    let _ = set_altstack(restored.altstack, regs.rsp);
+    let sp = regs.rsp;
+    sched::with_thread_signals(|blocked, _, altstack| {
+        *blocked = restored.mask & !UNBLOCKABLE;
+        // The alternate stack as it was, if the frame's is a valid one (Linux ignores the
+        // result of this `sigaltstack`, as does this).
+        if let Ok(stack) = checked_altstack(restored.altstack, altstack, sp) {
+            *altstack = stack;
+        }
+    });
     regs.rax as i64
 }
 
-/// `sigaltstack`'s change: `stack` becomes the thread's alternate stack. EPERM while the
-/// thread runs on the current one (`sp` is on it), EINVAL for unknown flags, ENOMEM for
-/// a stack smaller than MINSIGSTKSZ (2 KiB).
-pub fn set_altstack(stack: StackT, sp: u64) -> Result<(), i64> {
+/// The alternate stack `stack` asks for, by `sigaltstack`'s rules: EPERM while the thread
+/// runs on its `current` one (`sp` is on it), EINVAL for unknown flags, ENOMEM for a stack
+/// smaller than MINSIGSTKSZ (2 KiB).
+fn checked_altstack(stack: StackT, current: &AltStack, sp: u64) -> Result<AltStack, i64> {
     const MINSIGSTKSZ: u64 = 2048;
-    let (_, _, current) = sched::signal_state();
     if current.contains(sp) {
         return Err(-errno::EPERM);
     }
-    let mode = stack.flags & !SS_AUTODISARM;
-    let new = match mode {
-        SS_DISABLE => AltStack::default(),
-        0 | SS_ONSTACK if stack.size < MINSIGSTKSZ => return Err(-errno::ENOMEM),
-        0 | SS_ONSTACK => AltStack {
+    match stack.flags & !SS_AUTODISARM {
+        SS_DISABLE => Ok(AltStack::default()),
+        0 | SS_ONSTACK if stack.size < MINSIGSTKSZ => Err(-errno::ENOMEM),
+        0 | SS_ONSTACK => Ok(AltStack {
             sp: stack.sp,
             size: stack.size,
             autodisarm: stack.flags & SS_AUTODISARM != 0,
-        },
-        _ => return Err(-errno::EINVAL),
-    };
-    sched::set_altstack(new);
-    Ok(())
+        }),
+        _ => Err(-errno::EINVAL),
+    }
+}
+
+/// `sigaltstack`'s change: `stack` becomes the thread's alternate stack (see
+/// [`checked_altstack`] for the rules); the old one comes back as a `stack_t` either way.
+pub fn set_altstack(stack: Option<StackT>, sp: u64) -> (StackT, Result<(), i64>) {
+    sched::with_thread_signals(|_, _, altstack| {
+        let old = altstack.as_stack_t(sp);
+        let Some(stack) = stack else {
+            return (old, Ok(()));
+        };
+        match checked_altstack(stack, altstack, sp) {
+            Ok(new) => {
+                *altstack = new;
+                (old, Ok(()))
+            }
+            Err(e) => (old, Err(e)),
+        }
+    })
 }

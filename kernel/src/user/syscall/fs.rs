@@ -234,7 +234,7 @@ pub fn readlinkat(dirfd: u64, path: u64, buf: u64, size: u64) -> i64 {
                 if view.kernel_thread {
                     return Err(-errno::ENOENT);
                 }
-                Some(alloc::string::String::from(&*view.program.exe))
+                Some(alloc::string::String::from_utf8_lossy(view.program.exe()).into_owned())
             }
             Ok((Node::Dir(fs::Dir::Proc), _)) if name == b"self" => Some(alloc::format!(
                 "{}",

@@ -325,7 +325,7 @@ pub fn set_robust_list(head: u64, len: u64) -> i64 {
     if len != 24 {
         return -errno::EINVAL;
     }
-    sched::swap_robust_list(head);
+    sched::set_robust_list(head);
     0
 }
 

@@ -8,16 +8,17 @@ use crate::sched;
 use crate::sched::proc::sighand::{
     SI_TKILL, SI_USER, SIG_IGN, SigAction, SigInfo, UNBLOCKABLE, bit,
 };
-use crate::sched::proc::signal::send;
+use crate::sched::proc::signal::{SendError, send};
 use crate::task::{id_of_pid, pid_of};
 use alloc::vec::Vec;
 
-/// What a signal from the running process carries: SI_USER (or SI_TKILL), its pid and uid.
-fn from_caller(code: i32) -> SigInfo {
+/// What a signal from the running process carries: SI_USER (or SI_TKILL), its pid, and
+/// its uid `uid`.
+fn from_caller(code: i32, uid: u32) -> SigInfo {
     SigInfo {
         code,
         pid: pid_of(sched::current_process()) as u32,
-        uid: sched::current_uid(),
+        uid,
         ..SigInfo::default()
     }
 }
@@ -34,12 +35,23 @@ pub fn kill(pid: i64, signal: i64) -> i64 {
 }
 
 fn signal_with(pid: i64, signal: i64, code: i32) -> i64 {
-    let info = from_caller(code);
     if !(0..=64).contains(&signal) {
         return -errno::EINVAL;
     }
     let signal = signal as u8;
+    if pid > 0 {
+        let Some(id) = id_of_pid(pid) else {
+            return -errno::ESRCH;
+        };
+        // The sender's uid is filled in as the permission is checked, in the same look.
+        return match crate::sched::proc::signal::send_as(id, signal, from_caller(code, 0)) {
+            Ok(()) => 0,
+            Err(SendError::NoSuchProcess) => -errno::ESRCH,
+            Err(SendError::NotPermitted) => -errno::EPERM,
+        };
+    }
     let me = sched::current_uid();
+    let info = from_caller(code, me);
     if pid == 0 || pid < -1 {
         // A process group: the caller's (0), or -pid.
         let pgid = if pid == 0 {
@@ -54,35 +66,20 @@ fn signal_with(pid: i64, signal: i64, code: i32) -> i64 {
             _ => 0,
         };
     }
-    if pid == -1 {
-        let myself = sched::current_process();
-        let uid = (me != 0).then_some(me);
-        let targets: Vec<_> = sched::processes_of(uid)
-            .into_iter()
-            .filter(|&id| id != myself)
-            .collect();
-        if targets.is_empty() {
-            return -errno::ESRCH;
-        }
-        for id in targets {
-            send(id, signal, info);
-        }
-        return 0;
-    }
-    let Some(id) = id_of_pid(pid) else {
+    // -1: every process the caller may signal, but itself.
+    let myself = sched::current_process();
+    let uid = (me != 0).then_some(me);
+    let targets: Vec<_> = sched::processes_of(uid)
+        .into_iter()
+        .filter(|&id| id != myself)
+        .collect();
+    if targets.is_empty() {
         return -errno::ESRCH;
-    };
-    let Some(uid) = sched::task_uid(id) else {
-        return -errno::ESRCH;
-    };
-    if me != 0 && me != uid {
-        return -errno::EPERM;
     }
-    if send(id, signal, info) {
-        0
-    } else {
-        -errno::ESRCH
+    for id in targets {
+        send(id, signal, info);
     }
+    0
 }
 
 /// `tgkill(tgid, tid, signal)`: `signal` to thread `tid` of process `tgid` (ESRCH if it is

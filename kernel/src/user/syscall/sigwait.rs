@@ -106,8 +106,6 @@ pub fn rt_sigtimedwait(set: u64, info: u64, timeout: u64, sigsetsize: u64) -> i6
 /// `sigaltstack(ss, old_ss)`: reads back the alternate stack (`stack_t`: sp, flags, size)
 /// and sets a new one (`user::signal::set_altstack` has the rules).
 pub fn sigaltstack(ss: u64, old_ss: u64, user_sp: u64) -> i64 {
-    let (_, _, current) = sched::signal_state();
-    let old = current.as_stack_t(user_sp);
     let mut new = None;
     if ss != 0 {
         let mut raw = [0u8; 24];
@@ -121,6 +119,7 @@ pub fn sigaltstack(ss: u64, old_ss: u64, user_sp: u64) -> i64 {
             size: word(16),
         });
     }
+    let (old, set) = crate::user::signal::set_altstack(new, user_sp);
     if old_ss != 0 {
         let mut raw = [0u8; 24];
         raw[0..8].copy_from_slice(&old.sp.to_le_bytes());
@@ -130,8 +129,5 @@ pub fn sigaltstack(ss: u64, old_ss: u64, user_sp: u64) -> i64 {
             return -errno::EFAULT;
         }
     }
-    match new.map(|stack| crate::user::signal::set_altstack(stack, user_sp)) {
-        Some(Err(e)) => e,
-        _ => 0,
-    }
+    set.map_or_else(|e| e, |()| 0)
 }

@@ -7,11 +7,12 @@
 //!
 //! Paths: `getpid`; `sched_yield` with nothing else to run; a one-byte pipe ping-pong
 //! between two processes (round trip); fork + exit + wait; vfork + exit + wait; vfork +
-//! execve (of this program, which exits at once) + exit + wait; and how late an idle 100 ms
-//! `nanosleep` wakes.
+//! execve (of this program, which exits at once) + exit + wait; a signal sent to itself,
+//! delivered to a handler and returned from (`kill` + the handler + `rt_sigreturn`); and how
+//! late an idle 100 ms `nanosleep` wakes.
 //!
 //! `microbench NAME` runs one path only (getpid, yield, pingpong, fork, vfork, execve,
-//! sleep): what `cargo boot run --profile` wants to look at.
+//! signal, sleep): what `cargo boot run --profile` wants to look at.
 //!
 //! It is the one program built optimised (userland/Cargo.toml): Linux's figures beside it
 //! come from C programs built with `-O2`, and an unoptimised loop would add its own hundred
@@ -85,6 +86,9 @@ fn run(args: &rt::Args) -> i32 {
     if wanted("execve") {
         execve_path(args);
     }
+    if wanted("signal") {
+        signal_path();
+    }
     if wanted("sleep") {
         sleep_path();
     }
@@ -92,9 +96,36 @@ fn run(args: &rt::Args) -> i32 {
 }
 
 /// The paths `microbench NAME` can pick.
-const PATHS: [&str; 7] = [
-    "getpid", "yield", "pingpong", "fork", "vfork", "execve", "sleep",
+const PATHS: [&str; 8] = [
+    "getpid", "yield", "pingpong", "fork", "vfork", "execve", "signal", "sleep",
 ];
+
+/// Handlers run by the signal path.
+static HANDLED: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+extern "C" fn on_signal(_signal: i32) {
+    HANDLED.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+}
+
+/// `kill(getpid(), SIGUSR1)` with a handler: the call, the frame on the way back, the
+/// handler, and `rt_sigreturn`.
+fn signal_path() {
+    if process::catch_signal(process::SIGUSR1, on_signal, 0, 0).is_err() {
+        rt::eprintln!("microbench: cannot install a handler");
+        return;
+    }
+    let me = process::getpid();
+    let ns = per_call(2000, || {
+        let _ = process::kill(me, process::SIGUSR1);
+    });
+    let handled = HANDLED.load(core::sync::atomic::Ordering::Relaxed);
+    // Five batches of 2000 (and each batch's warm-up): every signal reached the handler.
+    if handled < 5 * 2000 {
+        rt::eprintln!("microbench: only {handled} signals were handled");
+        return;
+    }
+    report("signal to a handler and back", ns);
+}
 
 fn execve_path(args: &rt::Args) {
     let (argv0, _) = args.raw();

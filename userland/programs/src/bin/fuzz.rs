@@ -6,6 +6,11 @@
 //! `RESULT {"kind":"memory"}` line afterwards shows its frames and heap back at baseline.
 //! It runs on cfslab only (anywhere else it refuses, status 2): not on a real machine.
 //!
+//! A child also catches signals: it installs handlers (with random SA_ flags, a random mask
+//! and now and then an alternate stack) and sends itself signals, so that handlers run, on
+//! frames the kernel writes, between any two of its calls, and `rt_sigreturn`,
+//! `rt_sigsuspend`, the process-group calls and the timers are among the numbers it draws.
+//!
 //! Each child reports its progress with one byte per [`BATCH`] calls on a pipe kept at a
 //! descriptor the calls are unlikely to name; a child still alive after [`CHILD_NS`] (asleep
 //! for ever in `nanosleep`, a read, `wait4`...) is killed, and after each child every
@@ -49,7 +54,7 @@ impl Rng {
 }
 
 /// The numbers a call is mostly drawn from: those cfslab implements, and a few it does not.
-const NUMBERS: [usize; 66] = [
+const NUMBERS: [usize; 86] = [
     nr::READ,
     nr::WRITE,
     nr::CLOSE,
@@ -99,7 +104,7 @@ const NUMBERS: [usize; 66] = [
     nr::NEWFSTATAT,
     nr::LSEEK,
     nr::GETDENTS64,
-    21,  // access (not implemented)
+    21,  // access
     79,  // getcwd
     80,  // chdir
     81,  // fchdir
@@ -114,9 +119,76 @@ const NUMBERS: [usize; 66] = [
     302, // prlimit64
     200, // tkill
     234, // tgkill
-    89,  // readlink (not implemented)
+    89,  // readlink
     435, // clone3 (not implemented)
+    15,  // rt_sigreturn (from no handler: a frame of whatever the stack holds)
+    34,  // pause
+    36,  // getitimer
+    37,  // alarm
+    38,  // setitimer
+    127, // rt_sigpending
+    128, // rt_sigtimedwait
+    130, // rt_sigsuspend
+    131, // sigaltstack
+    109, // setpgid
+    111, // getpgrp
+    112, // setsid
+    121, // getpgid
+    124, // getsid
+    160, // setrlimit
+    28,  // madvise
+    40,  // sendfile
+    99,  // sysinfo
+    157, // prctl
+    273, // set_robust_list
 ];
+
+/// Signals a child catches and sends itself (not SIGKILL or SIGSTOP, which cannot be
+/// caught, nor the progress pipe's SIGPIPE).
+const CAUGHT: [i32; 8] = [1, 2, 10, 12, 14, 17, 23, 28];
+/// The SA_ flags a handler gets a random subset of: SA_SIGINFO, SA_ONSTACK, SA_RESTART,
+/// SA_NODEFER, SA_RESETHAND.
+const HANDLER_FLAGS: [usize; 5] = [0x4, 0x0800_0000, 0x1000_0000, 0x4000_0000, 0x8000_0000];
+
+/// Handlers run, in this child.
+static HANDLED: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// A handler: counts, and makes a call of its own, as handlers do (on the frame's stack).
+extern "C" fn on_signal(_signal: i32) {
+    HANDLED.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+    // SAFETY: getpid takes no memory.
+    unsafe { syscall6(nr::GETPID, [0; 6]) };
+}
+
+/// Now and then, between the random calls: catch a signal, or send one to itself, or set
+/// an alternate stack in the scratch buffer.
+fn signal_step(rng: &mut Rng, scratch: &mut [u8]) {
+    let signal = CAUGHT[rng.below(CAUGHT.len() as u64) as usize];
+    match rng.below(3) {
+        0 => {
+            let flags = HANDLER_FLAGS
+                .iter()
+                .filter(|_| rng.below(2) == 0)
+                .fold(0, |all, &f| all | f);
+            let _ = process::catch_signal(signal, on_signal, flags, rng.next());
+        }
+        1 => {
+            let _ = process::kill(process::getpid(), signal);
+        }
+        _ => {
+            // stack_t: sp, flags, size, in the scratch buffer's first 24 bytes; the stack
+            // itself past them.
+            let base = scratch.as_mut_ptr() as usize;
+            let size = [1024usize, 8192, 32768][rng.below(3) as usize];
+            let flags: u32 = [0, 2, 1 << 31][rng.below(3) as usize];
+            scratch[..8].copy_from_slice(&(base + 64).to_le_bytes());
+            scratch[8..12].copy_from_slice(&flags.to_le_bytes());
+            scratch[16..24].copy_from_slice(&size.to_le_bytes());
+            // SAFETY: the kernel reads 24 bytes of the scratch buffer.
+            unsafe { syscall6(131, [base, 0, 0, 0, 0, 0]) };
+        }
+    }
+}
 
 /// Real paths, for the file calls to reach the tree (the scheduler's files among them; the
 /// children are not root, so writes to those must be refused).
@@ -223,6 +295,9 @@ fn child_main(seed: u64, report: i32) -> ! {
     for i in 0..CALLS_PER_CHILD {
         if i % BATCH == 0 {
             let _ = io::write(REPORT_FD as i32, b"+");
+        }
+        if rng.below(8) == 0 {
+            signal_step(&mut rng, &mut scratch);
         }
         let number = match rng.below(10) {
             0..=6 => NUMBERS[rng.below(NUMBERS.len() as u64) as usize],
