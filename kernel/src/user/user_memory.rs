@@ -86,34 +86,6 @@ impl AddressSpace {
         Ok(unsafe { core::slice::from_raw_parts_mut(dst, len) })
     }
 
-    /// Copies `parts`, one after the other, to user address `addr`: one check and one walk
-    /// of the pages for what is staged in pieces (a signal frame and its FPU image).
-    pub fn write_parts(&self, addr: u64, parts: &[&[u8]]) -> Result<(), Fault> {
-        let len = parts.iter().map(|p| p.len()).sum();
-        self.copy(addr, len, true, |user, done, n| {
-            let (mut at, mut copied) = (0, 0);
-            for part in parts {
-                let (start, end) = (at, at + part.len());
-                at = end;
-                let from = (done + copied).max(start);
-                let to = (done + n).min(end);
-                if from >= to {
-                    continue;
-                }
-                // SAFETY: as in `write`: `user` has `n` bytes, of which this fills the
-                // ones from `from - done` on.
-                unsafe {
-                    core::ptr::copy_nonoverlapping(
-                        part[from - start..to - start].as_ptr(),
-                        user.add(from - done),
-                        to - from,
-                    )
-                };
-                copied = to - done;
-            }
-        })
-    }
-
     /// Reads a NUL-terminated string of at most `max` bytes at `addr`, a page (or what is
     /// left of one) at a time.
     pub fn read_c_string(&self, addr: u64, max: usize) -> Result<Vec<u8>, Fault> {

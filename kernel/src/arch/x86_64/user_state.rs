@@ -105,6 +105,20 @@ pub fn save_fpu_to(out: &mut [core::mem::MaybeUninit<u8>]) -> &mut [u8] {
     unsafe { core::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), FPU_BYTES) }
 }
 
+/// Stages a signal frame: saves the FPU/SSE registers into `buffer` at `offset` (16-byte
+/// aligned) as [`save_fpu_to`] does, zeroes the bytes before it (where the caller writes
+/// the frame's fields), and returns the whole buffer, all of it initialized, to be copied
+/// to the user stack in one go.
+pub fn stage_with_fpu(buffer: &mut [core::mem::MaybeUninit<u8>], offset: usize) -> &mut [u8] {
+    assert!(buffer.len() == offset + FPU_BYTES);
+    let (head, image) = buffer.split_at_mut(offset);
+    head.write_filled(0);
+    save_fpu_to(image);
+    // SAFETY: `head` was zeroed and `image` filled by `save_fpu_to`: every byte of the
+    // buffer is initialized.
+    unsafe { core::slice::from_raw_parts_mut(buffer.as_mut_ptr().cast::<u8>(), buffer.len()) }
+}
+
 /// Loads an FPU image a program handed back (`rt_sigreturn`), in place. Bits of MXCSR the
 /// CPU does not have are cleared first: `fxrstor` would fault in the kernel on them. Panics
 /// unless `image` is 512 bytes aligned to 16.

@@ -193,6 +193,32 @@ impl SigHand {
         state.actions.retain(|(_, a)| a.handler == SIG_IGN);
     }
 
+    /// Queues `signal` with `info` unless its action drops it as it comes (`drops`, given
+    /// the action): the action, and whether it was queued — one look at the state for the
+    /// common case of a caught signal (`signal::send`).
+    pub fn queue_unless(
+        &self,
+        signal: u8,
+        info: SigInfo,
+        drops: impl FnOnce(SigAction) -> bool,
+    ) -> (SigAction, bool) {
+        let mut state = self.state.lock();
+        let action = state
+            .actions
+            .iter()
+            .find(|(n, _)| *n == signal)
+            .map_or_else(SigAction::default, |&(_, a)| a);
+        if drops(action) {
+            return (action, false);
+        }
+        if state.pending & bit(signal) == 0 {
+            state.pending |= bit(signal);
+            state.info.push((signal, info));
+            PENDING_ANYWHERE.fetch_add(1, Ordering::Relaxed);
+        }
+        (action, true)
+    }
+
     /// Marks `signal` pending with `info`, unless it already is (its first info stays).
     pub fn add_pending(&self, signal: u8, info: SigInfo) {
         let mut state = self.state.lock();

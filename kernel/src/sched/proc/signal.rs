@@ -119,13 +119,27 @@ impl Scheduler {
         };
         let unblockable = bit(signal) & UNBLOCKABLE != 0;
         let blocked = !unblockable && target.blocked_signals & bit(signal) != 0;
+        // The common cases first, in one look at the process's signals: a caught signal,
+        // queued for a thread to take; a signal dropped as it comes (SIGCHLD at its default
+        // action, at every child's exit).
+        let plain = !unblockable && bit(signal) & (STOP_SIGNALS | bit(SIGCONT)) == 0;
+        if plain {
+            let (action, queued) = group.sighand.queue_unless(signal, info, |action| {
+                !blocked && (action.handler == SIG_DFL || action.handler == SIG_IGN)
+            });
+            if queued {
+                self.wake_a_taker(slot, &group, signal);
+                return Ok(());
+            }
+            if ignores(action, signal) {
+                return Ok(());
+            }
+        }
         let action = if unblockable {
             SigAction::default()
         } else {
             group.sighand.action(signal)
         };
-        // The common case first, with nothing to look up: a signal dropped as it comes
-        // (SIGCHLD at its default action, at every child's exit).
         let dropped = ignores(action, signal) && !blocked;
         if dropped && signal != SIGCONT {
             return Ok(());

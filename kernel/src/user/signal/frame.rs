@@ -94,9 +94,8 @@ pub fn push(
     let mut staging = Staging::new();
     let base = (frame & 63) as usize;
     let fp_at = base + (fpstate - frame) as usize;
-    let (head, fpu) = staging.0.split_at_mut(fp_at);
     // The frame and the padding up to the FPU image: zero but for what is written here.
-    let bytes = head[base..].write_filled(0);
+    let bytes = user_state::stage_with_fpu(&mut staging.0[base..fp_at + FPU_BYTES], fp_at - base);
     let mut put = |offset: usize, value: &[u8]| {
         bytes[offset..offset + value.len()].copy_from_slice(value);
     };
@@ -112,10 +111,7 @@ pub fn push(
         contents.signal,
         &contents.info,
     );
-    let image = user_state::save_fpu_to(&mut fpu[..FPU_BYTES]);
-    space
-        .write_parts(frame, &[bytes, image])
-        .map_err(|_| BadFrame)?;
+    space.write(frame, bytes).map_err(|_| BadFrame)?;
     user_state::reset_fpu();
     regs.rdi = u64::from(contents.signal);
     regs.rsi = frame + SIGINFO as u64;
