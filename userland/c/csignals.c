@@ -32,6 +32,7 @@
 static volatile sig_atomic_t caught, caught_signo, caught_code, caught_pid, caught_status;
 static volatile sig_atomic_t blocked_inside, usr2_blocked_inside;
 static volatile uintptr_t handler_stack;
+static const char *self;
 
 static void on_signal(int signo, siginfo_t *info, void *ucontext)
 {
@@ -204,6 +205,22 @@ static void flags(void)
 	sigaltstack(NULL, &old);
 	check(old.ss_sp == altstack && old.ss_size == sizeof altstack && old.ss_flags == 0,
 	      "sigaltstack reads it back");
+	pid_t child = fork();
+	if (child == 0) {
+		sigaltstack(NULL, &old);
+		_exit(old.ss_sp == altstack && old.ss_flags == 0 ? 0 : 1);
+	}
+	int status;
+	waitpid(child, &status, 0);
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a forked child inherits it");
+	child = fork();
+	if (child == 0) {
+		char *argv[] = { (char *)self, "altstack", NULL };
+		execv(self, argv);
+		_exit(2);
+	}
+	waitpid(child, &status, 0);
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "execve takes it away");
 	ss.ss_size = 1024;
 	check(sigaltstack(&ss, NULL) == -1 && errno == ENOMEM, "a stack under MINSIGSTKSZ: ENOMEM");
 	ss.ss_flags = SS_DISABLE;
@@ -343,8 +360,15 @@ static void no_restorer(void)
 	check(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, "a handler without a restorer: SIGSEGV");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	self = argv[0];
+	/* `csignals altstack`, exec'd by flags(): 0 if no alternate stack came through. */
+	if (argc > 1 && strcmp(argv[1], "altstack") == 0) {
+		stack_t old;
+		sigaltstack(NULL, &old);
+		return old.ss_flags == SS_DISABLE ? 0 : 1;
+	}
 	setvbuf(stdout, NULL, _IONBF, 0);
 	handler_basics();
 	registers_survive();

@@ -102,7 +102,7 @@ pub(in crate::sched) fn create(new: NewTask) -> Result<TaskId, SpawnError> {
             Placement::Fork(_) => (p.uid, p.nice),
         };
         let name = new.name.map_or_else(|| p.name.clone(), String::from);
-        let inherited = (p.blocked_signals, p.group.clone());
+        let inherited = (p.blocked_signals, p.altstack, p.group.clone());
         let child_of = new.child.then_some(parent);
         let task = new_task(&name, uid, nice, Some(new.entry), Some(stack), child_of);
         let (id, slot) = s.start(task, now);
@@ -128,9 +128,21 @@ pub(in crate::sched) fn create(new: NewTask) -> Result<TaskId, SpawnError> {
 
 impl Task {
     /// Makes the task `id` a user task of `process`; a fork or a thread inherits the
-    /// parent's blocked signals, and a thread its group.
-    fn attach(&mut self, process: Process, id: TaskId, parent: (u64, Option<Arc<ThreadGroup>>)) {
-        let (blocked, parent_group) = parent;
+    /// parent's blocked signals, a fork its alternate signal stack (a thread runs on a stack
+    /// of its own, so it starts without one, as Linux's CLONE_VM does), and a thread its
+    /// group.
+    fn attach(
+        &mut self,
+        process: Process,
+        id: TaskId,
+        parent: (
+            u64,
+            crate::user::signal::altstack::AltStack,
+            Option<Arc<ThreadGroup>>,
+        ),
+    ) {
+        let (blocked, altstack, parent_group) = parent;
+        let forked = matches!(process.group, Group::Forked(_));
         self.group = Some(match process.group {
             Group::New => Arc::new(ThreadGroup::new(id)),
             Group::Forked(inherited) => Arc::new(ThreadGroup::forked(id, inherited)),
@@ -142,6 +154,9 @@ impl Task {
         });
         if process.fork_frame.is_some() {
             self.blocked_signals = blocked;
+        }
+        if forked {
+            self.altstack = altstack;
         }
         self.address_space = Some(process.space);
         self.files = Some(process.files);

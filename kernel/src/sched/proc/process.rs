@@ -109,6 +109,9 @@ pub fn replace_program(space: Arc<AddressSpace>, name: &str) {
     let old = with_sched(|s| {
         let t = s.current_task();
         t.rename(name);
+        // The alternate signal stack was in the old program's memory (Linux's exec resets
+        // it too); the mask and the pending signals stay.
+        t.altstack = Default::default();
         let top = t.kernel_stack_top;
         crate::sched::current::set_current_space(Some(&space));
         let old = t.address_space.replace(space);
