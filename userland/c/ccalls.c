@@ -10,15 +10,20 @@
  *   prlimit64 (ulimit -n), tkill and tgkill.
  * - The working directory (chdir, fchdir, getcwd, relative paths and execve) and /dev's
  *   null and zero.
+ * - madvise (MADV_DONTNEED zeroes), prctl's names, and a robust mutex whose owner thread
+ *   ended without unlocking it (the kernel's walk of the robust list at the thread's exit).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -237,6 +242,66 @@ static void devices(void)
 	      minor(st.st_rdev) == 3, "/dev/null is character device 1:3");
 }
 
+static void memory_advice(void)
+{
+	char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	memset(p, 0xab, 8192);
+	check(madvise(p, 8192, MADV_DONTNEED) == 0 && p[0] == 0 && p[8191] == 0,
+	      "madvise(MADV_DONTNEED): the pages read as zeros");
+	errno = 0;
+	check(madvise(p + 1, 4096, MADV_DONTNEED) == -1 && errno == EINVAL,
+	      "madvise of an unaligned address: EINVAL");
+	errno = 0;
+	check(madvise(p, 4096, 999) == -1 && errno == EINVAL, "madvise with unknown advice: EINVAL");
+	munmap(p, 8192);
+	errno = 0;
+	check(madvise(p, 4096, MADV_NORMAL) == -1 && errno == ENOMEM,
+	      "madvise of unmapped memory: ENOMEM");
+}
+
+static void names(void)
+{
+	char name[16] = { 0 };
+	check(prctl(PR_SET_NAME, "renamed-ccalls-long") == 0, "prctl(PR_SET_NAME)");
+	prctl(PR_GET_NAME, name);
+	check(strcmp(name, "renamed-ccalls-") == 0, "PR_GET_NAME: its first 15 bytes");
+	errno = 0;
+	check(prctl(9999, 0, 0, 0, 0) == -1 && errno == EINVAL, "an unknown prctl: EINVAL");
+	prctl(PR_SET_NAME, "ccalls");
+}
+
+static pthread_mutex_t robust;
+
+/* Takes the robust mutex and ends with the raw exit call: the C library's own thread exit
+ * never runs, so only the kernel's walk of the robust list can mark the mutex. */
+static void *die_holding(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&robust);
+	syscall(SYS_exit, 0);
+	return NULL;
+}
+
+static void robust_lists(void)
+{
+	pthread_mutexattr_t attr;
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+	/* Process-shared: musl hands only those to the kernel's robust list. */
+	pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+	pthread_mutex_init(&robust, &attr);
+	pthread_t thread;
+	pthread_create(&thread, NULL, die_holding, NULL);
+	usleep(50000);
+	int r = pthread_mutex_lock(&robust);
+	check(r == EOWNERDEAD, "a robust mutex whose owner thread ended: EOWNERDEAD");
+	pthread_mutex_consistent(&robust);
+	pthread_mutex_unlock(&robust);
+	errno = 0;
+	check(syscall(SYS_set_robust_list, NULL, 1) == -1 && errno == EINVAL,
+	      "set_robust_list with a wrong length: EINVAL");
+}
+
 int main(int argc, char **argv)
 {
 	self = argv[0];
@@ -253,6 +318,9 @@ int main(int argc, char **argv)
 	relative_execve();
 	working_directory();
 	devices();
+	memory_advice();
+	names();
+	robust_lists();
 	if (failures == 0)
 		printf("ccalls: all checks passed\n");
 	return failures == 0 ? 0 : 1;

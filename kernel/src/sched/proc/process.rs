@@ -198,6 +198,14 @@ pub fn set_robust_list(head: u64) {
     with_sched(|s| s.current_task().robust_list = head);
 }
 
+/// Task `id`'s robust list head and its uid, if it is alive.
+pub fn robust_list_of(id: TaskId) -> Option<(u64, u32)> {
+    with_sched(|s| {
+        let t = s.live_task_by_id(id)?;
+        Some((t.robust_list, t.uid))
+    })
+}
+
 /// The running task's uid.
 pub fn current_uid() -> u32 {
     with_sched(|s| s.current_task().uid)

@@ -105,6 +105,7 @@ mod nr {
     pub const PRCTL: u64 = 157;
     pub const READLINKAT: u64 = 267;
     pub const SET_ROBUST_LIST: u64 = 273;
+    pub const GET_ROBUST_LIST: u64 = 274;
     pub const ACCESS: u64 = 21;
     pub const SYSINFO: u64 = 99;
     pub const FACCESSAT: u64 = 269;
@@ -230,6 +231,7 @@ pub fn dispatch(frame: &mut TrapFrame) -> i64 {
         nr::ARCH_PRCTL => process::arch_prctl(a[0], a[1]),
         nr::PRCTL => process::prctl(uint(a[0]), a[1]),
         nr::SET_ROBUST_LIST => process::set_robust_list(a[0], a[1]),
+        nr::GET_ROBUST_LIST => process::get_robust_list(int(a[0]), a[1], a[2]),
         nr::FORK => process::clone(process::SIGCHLD, 0, [0; 2], 0, frame),
         nr::VFORK => process::clone(process::VFORK_FLAGS, 0, [0; 2], 0, frame),
         nr::CLONE => process::clone(a[0], a[1], [a[2], a[3]], a[4], frame),

@@ -329,6 +329,31 @@ pub fn set_robust_list(head: u64, len: u64) -> i64 {
     0
 }
 
+/// `get_robust_list(tid, head, len)`: where thread `tid`'s robust list is (0: the caller),
+/// and its length, 24 (musl asks before it makes a mutex robust). Another uid's thread:
+/// EPERM unless root; no such thread: ESRCH.
+pub fn get_robust_list(tid: i64, head: u64, len: u64) -> i64 {
+    let id = if tid == 0 {
+        Some(sched::current())
+    } else {
+        id_of_pid(tid)
+    };
+    let Some((list, uid)) = id.and_then(sched::robust_list_of) else {
+        return -errno::ESRCH;
+    };
+    let me = sched::current_uid();
+    if me != 0 && me != uid {
+        return -errno::EPERM;
+    }
+    let space = space();
+    if space.write(head, &list.to_le_bytes()).is_err()
+        || space.write(len, &24u64.to_le_bytes()).is_err()
+    {
+        return -errno::EFAULT;
+    }
+    0
+}
+
 /// `arch_prctl(code, addr)`: the FS base, which C libraries point at the thread's TLS
 /// block. ARCH_SET_GS/GET_GS give EINVAL: cfslab keeps no user GS base.
 pub fn arch_prctl(code: u64, addr: u64) -> i64 {
