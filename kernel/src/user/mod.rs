@@ -7,10 +7,10 @@
 //! half, their own FPU/SSE state and FS base), files and pipes with poll/select, the file tree by path (the initramfs,
 //! `/proc`, the scheduler's knobs in `/proc/sys` and `/sys`: `fs`), anonymous
 //! memory, copy-on-write fork, vfork, threads (CLONE_THREAD groups, TLS, futexes), execve,
-//! wait4 with rusage, signals' default actions, masks and kept actions, priorities and the
-//! uid rules, the id and clock calls (the table is in `syscall/`), limits, and a fault in
-//! ring 3 killing only the process. What does not: signal handlers (a caught signal stays
-//! pending).
+//! wait4 with rusage, signals with their handlers (`signal`), process groups, sessions and
+//! job control on the console (`tty`), priorities and the uid rules, the id and clock calls
+//! (the table is in `syscall/`), limits, and a fault in ring 3 killing only the process.
+//! What does not: a handler for a fault the program causes (the fault ends the process).
 
 pub mod address_space;
 pub mod cow;

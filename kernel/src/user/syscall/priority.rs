@@ -9,7 +9,8 @@
 //! - lowering a nice value (raising priority) needs root (EACCES);
 //! - nice values are clamped to -20..=19.
 //!
-//! cfslab has no process groups: PRIO_PGRP names the caller's own process only.
+//! PRIO_PGRP does not yet name a process group (`setpgid` makes them): it names the caller's
+//! own process only.
 
 use super::errno;
 use crate::sched;
