@@ -1,10 +1,10 @@
 # cfslab's gdb commands, in the spirit of Linux's scripts/gdb (`lx-ps`) and xv6's .gdbinit.
 # `make gdb` sources this file from the script it writes (boot/src/gdb.rs).
 #
-#   cfslab-ps          every task: id, slot, name, uid, nice, state, vruntime, sum_exec,
+#   cfslab-ps          every task: pid, name, uid, nice, state, vruntime, sum_exec,
 #                      switches
-#   cfslab-rq          the runqueues as /proc/sched_debug prints them: per group, the
-#                      tasks in vruntime order, min_vruntime, load and nr_running
+#   cfslab-rq          the CPU's part of /proc/sched_debug: its counters, each runqueue
+#                      (per group, then the root) and the table of tasks
 #   cfslab-trace [N]   the last N scheduler events (default 20) as ftrace text; without
 #                      trace=on the kernel keeps the last 256
 #   cfslab-program NAME  load the symbols of user program NAME (userland/, static and
@@ -60,14 +60,14 @@ class Dump(gdb.Command):
 
 
 class CfslabPs(Dump):
-    """Every task: id, slot, name, uid, nice, state, vruntime, sum_exec, switches."""
+    """Every task: pid, name, uid, nice, state, vruntime, sum_exec, switches."""
 
     def __init__(self):
         super().__init__("cfslab-ps", PS, False)
 
 
 class CfslabRq(Dump):
-    """The runqueues as /proc/sched_debug prints them (per group, in vruntime order)."""
+    """The CPU's part of /proc/sched_debug: counters, runqueues, the table of tasks."""
 
     def __init__(self):
         super().__init__("cfslab-rq", RQ, False)

@@ -187,19 +187,20 @@ fn stops_are_a_tick_apart(text: &str) {
     }
 }
 
-/// What the helpers printed: `cfslab-ps` both workload tasks, `cfslab-rq` the root runqueue
-/// as /proc/sched_debug shows it with the running task marked, `cfslab-trace 5` five events.
+/// What the helpers printed: `cfslab-ps` both workload tasks, `cfslab-rq` the CPU's part of
+/// /proc/sched_debug with the root runqueue and the running task marked, `cfslab-trace 5`
+/// five events.
 fn helpers_show_the_scheduler(text: &str) {
-    assert!(text.contains("   ID SLOT NAME"), "{text}");
+    assert!(text.contains("  PID NAME"), "{text}");
     for task in ["sleeper", "hog"] {
         assert!(
             text.lines()
-                .any(|l| l.split_whitespace().nth(2) == Some(task)),
+                .any(|l| l.split_whitespace().nth(1) == Some(task)),
             "no {task} in cfslab-ps:\n{text}"
         );
     }
-    assert!(text.contains("cfs_rq[0]:/\n  .min_vruntime "), "{text}");
-    assert!(text.contains(" >R task "), "{text}");
+    assert!(text.contains("cfs_rq[0]:/\n  .MIN_vruntime "), "{text}");
+    assert!(text.lines().any(|l| l.starts_with(">R ")), "{text}");
     let events = text
         .lines()
         .filter(|l| l.contains(" [000] d") && l.contains(": sched_"))

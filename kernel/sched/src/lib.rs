@@ -17,6 +17,7 @@ extern crate alloc;
 #[cfg(any(test, feature = "sim"))]
 extern crate std;
 
+pub mod debug_layout;
 pub mod fair;
 pub mod features;
 pub mod knobs;

@@ -9,6 +9,7 @@
 //! is going to sleep (or [`Policy::exit`] if it ends), then [`Policy::put_prev`], then
 //! [`Policy::pick_next`], which makes the picked task current.
 
+use crate::debug_layout::TaskRow;
 use crate::knobs::{KnobError, Tunable};
 use crate::params::{FairParams, Feature};
 use crate::weights::Nice;
@@ -62,12 +63,15 @@ pub struct TaskInfo {
     pub on_rq: bool,
     /// Total CPU time the policy has accounted to the task.
     pub sum_exec_runtime: u64,
+    /// When the policy last accounted the task's running (`se.exec_start`); for O(1), when
+    /// it was last picked.
+    pub exec_start: u64,
 }
 
 /// What the policy says about one runqueue (the root, or a group's).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunqueueInfo {
-    /// "root", "uid 1", ...
+    /// "/" for the root, "/uids/1" for uid 1's group; for O(1), "active" and "expired".
     pub name: String,
     /// The runqueue's monotonic floor of virtual time.
     pub min_vruntime: u64,
@@ -132,8 +136,22 @@ pub trait Policy {
     /// Every runqueue, the root first.
     fn runqueues(&self) -> Vec<RunqueueInfo>;
 
-    /// A `/proc/sched_debug`-like dump of the policy's state.
-    fn write_debug(&self, out: &mut dyn fmt::Write) -> fmt::Result;
+    /// `/proc/sched_debug`'s sections for the policy's runqueues on CPU `cpu` (Linux's
+    /// `print_cfs_rq`), each in the layout of the Linux the policy mirrors
+    /// ([`crate::debug_layout`]).
+    fn write_debug_runqueues(&self, cpu: usize, out: &mut dyn fmt::Write) -> fmt::Result;
+
+    /// The header of `/proc/sched_debug`'s table of tasks, rule included.
+    fn write_debug_task_header(&self, out: &mut dyn fmt::Write) -> fmt::Result;
+
+    /// One task's row of that table (Linux's `print_task`): the kernel's part (`row`), then
+    /// the policy's values for `task` in the policy's columns.
+    fn write_debug_task(
+        &self,
+        task: TaskId,
+        row: &TaskRow<'_>,
+        out: &mut dyn fmt::Write,
+    ) -> fmt::Result;
 
     // --- run-time knobs (`knobs`): the fair class has them; O(1) has none ---------------
 

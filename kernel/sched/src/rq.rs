@@ -238,6 +238,9 @@ impl<P: ?Sized + Policy> Rq<P> {
         t.state = State::Runnable;
         t.stats.runnable_since = Some(now);
         t.stats.woken = true;
+        if let Some(since) = t.stats.asleep_since.take() {
+            t.stats.sleep_ns += now - since;
+        }
         self.policy.enqueue(task, wakeup, now);
         let preempt = self.current != self.idle && self.policy.check_preempt_wakeup(task, now);
         self.resched_if(preempt);
@@ -249,7 +252,9 @@ impl<P: ?Sized + Policy> Rq<P> {
     pub fn block_current(&mut self, now: Nanos) {
         let current = self.current;
         assert_ne!(current, self.idle, "the idle task never sleeps");
-        self.task_mut(current).state = State::Sleeping;
+        let t = self.task_mut(current);
+        t.state = State::Sleeping;
+        t.stats.asleep_since = Some(now);
         self.policy.dequeue(current, now);
         self.need_resched = true;
     }

@@ -8,6 +8,14 @@
 /// The weight of a nice-0 task (Linux's NICE_0_LOAD / SCHED_LOAD_SCALE).
 pub const NICE_0_LOAD: u64 = 1024;
 
+/// 64-bit Linux keeps weights with 10 more bits of resolution than the table (since 4.7,
+/// `scale_load`), and its debug files print them so: a nice-0 task weighs 1 048 576 there.
+/// cfslab computes with the table's values, as the eras it mirrors did, and scales only
+/// what it prints.
+pub fn scale_load(weight: u64) -> u64 {
+    weight << 10
+}
+
 /// A nice value, −20 (most CPU) to 19 (least).
 pub type Nice = i8;
 

@@ -10,8 +10,8 @@
 //! dump reads the state without taking it — and must not allocate, since the heap's lock may
 //! be held too. A stop in the middle of an update (inside `pick`, say) shows it half done.
 
-use super::{RUNQUEUES, Scheduler};
-use crate::task::State;
+use super::{RUNQUEUES, Scheduler, sched_debug};
+use crate::task::{State, pid_of};
 use core::fmt::{self, Write};
 
 /// `cfslab_gdb_dump`'s first argument: what to write.
@@ -26,13 +26,17 @@ const TEXT_BYTES: usize = 64 * 1024;
 #[unsafe(no_mangle)]
 pub static mut CFSLAB_GDB_TEXT: [u8; TEXT_BYTES] = [0; TEXT_BYTES];
 
-/// Writes every task, one per line: what `cfslab-ps` shows.
+/// Writes every task, one per line, in pid order: what `cfslab-ps` shows (the pid as `ps`
+/// and the traces show it, and as `/proc/sched_debug` does).
 pub(super) fn write_ps(s: &Scheduler, out: &mut dyn Write) -> fmt::Result {
     writeln!(
         out,
-        "   ID SLOT NAME             UID NICE STATE          VRUNTIME     SUM_EXEC  SWITCHES"
+        "  PID NAME             UID NICE STATE          VRUNTIME     SUM_EXEC  SWITCHES"
     )?;
-    for t in s.slots.iter().flatten() {
+    for &slot in s.by_id.values() {
+        let Some(t) = s.slots[slot].as_deref() else {
+            continue;
+        };
         let info = s.rq.policy().task_info(t.slot);
         let stats = s.rq.stats(t.slot);
         let state = match s.state(t.slot) {
@@ -42,10 +46,16 @@ pub(super) fn write_ps(s: &Scheduler, out: &mut dyn Write) -> fmt::Result {
             State::Sleeping => "sleeping",
             State::Exited => "exited",
         };
+        // The idle task is pid 0, as Linux's swapper is.
+        let pid = if t.slot == s.idle_slot() {
+            0
+        } else {
+            pid_of(t.id)
+        };
         write!(
             out,
-            "{:>5} {:>4} {:<15} {:>4} {:>4} {state:<8} ",
-            t.id, t.slot, t.name, t.uid, t.nice
+            "{pid:>5} {:<15} {:>4} {:>4} {state:<8} ",
+            t.name, t.uid, t.nice
         )?;
         match info {
             Some(i) if i.vruntime > 0 => write!(out, "{:>14} ", i.vruntime as i64)?,
@@ -56,16 +66,13 @@ pub(super) fn write_ps(s: &Scheduler, out: &mut dyn Write) -> fmt::Result {
         let sum_exec = info.map_or(stats.cpu_ns, |i| i.sum_exec_runtime);
         writeln!(out, "{sum_exec:>12} {:>9}", stats.switches)?;
     }
-    writeln!(
-        out,
-        "(ID: the task's id, pid ID+1 in traces; SLOT: its number in the policy's tables and \
-         in the runqueue dump; times in ns)"
-    )
+    writeln!(out, "(times in ns)")
 }
 
-/// Writes the policy's runqueues in vruntime order: what `cfslab-rq` shows.
+/// Writes the CPU's part of `/proc/sched_debug`: its counters, the policy's runqueues and
+/// the table of tasks. What `cfslab-rq` shows.
 pub(super) fn write_rq(s: &Scheduler, out: &mut dyn Write) -> fmt::Result {
-    s.rq.policy().write_debug(out)
+    sched_debug::write_cpu(s, crate::time::clock::now(), out)
 }
 
 /// Writes the last `n` trace events (from the trace with `trace=on`, else from the

@@ -24,6 +24,7 @@ pub mod loadavg;
 mod observe;
 pub mod proc;
 pub mod procview;
+mod sched_debug;
 pub mod setup;
 mod sleep;
 mod switch;
@@ -186,9 +187,8 @@ impl Scheduler {
         self.rq.state(slot) != State::Exited
     }
 
-    /// A user process (or thread) that has not exited: what the process limit counts and
-    /// what `kill(-1)` and PRIO_USER reach.
-    /// Tasks running or waiting for the CPU, the idle task aside (the load average's count).
+    /// Tasks running or waiting for the CPU, the idle task aside (Linux's `nr_running`:
+    /// what the load average, `/proc/stat`, `/proc/loadavg` and `/proc/sched_debug` count).
     fn runnable_tasks(&self) -> u64 {
         let idle = self.idle_slot();
         self.slots
@@ -202,6 +202,8 @@ impl Scheduler {
             .count() as u64
     }
 
+    /// A user process (or thread) that has not exited: what the process limit counts and
+    /// what `kill(-1)` and PRIO_USER reach.
     fn is_live_process(&self, t: &Task) -> bool {
         t.address_space.is_some() && self.alive(t.slot)
     }

@@ -3,13 +3,12 @@
 //! `/proc/schedstat` counters — each taken in one go under the scheduler lock, so that a
 //! file read is consistent with itself, as Linux's are per read.
 
-use super::{Scheduler, debugger, with_sched};
+use super::{Scheduler, sched_debug, with_sched};
 use crate::sched::proc::thread_group::CpuTimes;
 use crate::task::{State, Task, TaskId, TaskStats};
 use crate::time::clock;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt::Write;
 use sched::TaskInfo;
 
 /// One task, as its `/proc/PID/` files describe it.
@@ -129,36 +128,21 @@ pub fn task_view(id: TaskId) -> Option<TaskView> {
     Some(view)
 }
 
-/// `/proc/sched_debug`: the clock, the policy's tunables and features (Linux's
-/// `sysctl_sched` section), every runqueue with its tasks (the policy's own dump, tasks by
-/// slot), then the tasks with their ids, slots and names (as gdb's `cfslab-ps`).
+/// `/proc/sched_debug` (see [`super::sched_debug`]).
 pub fn sched_debug_text() -> String {
     with_sched(|s| {
         let mut out = String::new();
         let now = clock::now();
-        let _ = writeln!(out, "Sched Debug Version: v0.11, cfslab");
-        let _ = writeln!(out, "ktime                                   : {}", Ms(now));
-        let _ = writeln!(
-            out,
-            "policy                                  : {}",
-            s.rq.policy().name()
-        );
-        if let Some(p) = s.rq.policy().fair_params() {
-            let _ = writeln!(out, "\nsysctl_sched");
-            for tunable in sched::Tunable::ALL {
-                if tunable.applies_to(p.era.is_eevdf()) {
-                    let name = tunable.sysctl_name().trim_end_matches("_ns");
-                    let value = Ms(tunable.get(&p.tunables));
-                    let _ = writeln!(out, "  .sysctl_{name:<31}: {value}");
-                }
-            }
-        }
-        let _ = writeln!(out);
-        let _ = debugger::write_rq(s, &mut out);
-        let _ = writeln!(out, "\nrunnable tasks:");
-        let _ = debugger::write_ps(s, &mut out);
+        let _ = sched_debug::write_header(s, now, &mut out);
+        let _ = sched_debug::write_cpu(s, now, &mut out);
         out
     })
+}
+
+/// Tasks running or waiting for the CPU, threads included, the idle task aside (Linux's
+/// `nr_running()`: `/proc/loadavg`'s and `/proc/stat`'s count).
+pub fn nr_running() -> u64 {
+    with_sched(|s| s.runnable_tasks())
 }
 
 /// The CPU's line of `/proc/schedstat` (version 15): the counters cfslab keeps, summed over
@@ -176,36 +160,26 @@ pub struct CpuSchedstat {
 
 /// The counters of [`CpuSchedstat`], now.
 pub fn cpu_schedstat() -> CpuSchedstat {
-    with_sched(|s| {
-        let idle = s.idle_slot();
-        let idle_switches = s.rq.stats(idle).switches;
+    with_sched(|s| s.cpu_schedstat())
+}
+
+impl Scheduler {
+    /// The counters of [`CpuSchedstat`] (also in `/proc/sched_debug`'s CPU section).
+    pub(super) fn cpu_schedstat(&self) -> CpuSchedstat {
+        let idle = self.idle_slot();
         let mut stat = CpuSchedstat {
-            switches: s.switches(),
-            idle_switches,
+            switches: self.switches(),
+            idle_switches: self.rq.stats(idle).switches,
             wakeups: 0,
             run_ns: 0,
             wait_ns: 0,
         };
-        for t in s.slots.iter().flatten().filter(|t| t.slot != idle) {
-            let stats = s.rq.stats(t.slot);
+        for t in self.slots.iter().flatten().filter(|t| t.slot != idle) {
+            let stats = self.rq.stats(t.slot);
             stat.wakeups += stats.wakeups;
             stat.run_ns += stats.cpu_ns;
             stat.wait_ns += stats.wait_ns;
         }
         stat
-    })
-}
-
-/// Nanoseconds shown as Linux's /proc shows them: milliseconds with six decimals
-/// (`SPLIT_NS`), negative values (a vruntime just below zero) with their sign.
-pub struct Ms(pub u64);
-
-impl core::fmt::Display for Ms {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let ns = self.0 as i64;
-        let sign = if ns < 0 { "-" } else { "" };
-        let abs = ns.unsigned_abs();
-        let text = alloc::format!("{sign}{}.{:06}", abs / 1_000_000, abs % 1_000_000);
-        f.pad(&text)
     }
 }

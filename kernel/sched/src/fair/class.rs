@@ -2,6 +2,7 @@
 //! machinery of the parent module (Linux's `fair_sched_class` table of functions).
 
 use super::{Enqueue, Fair, ROOT};
+use crate::debug_layout::TaskRow;
 use crate::knobs::{KnobError, Tunable};
 use crate::params::{FairParams, Feature, Grouping};
 use crate::policy::{ForkKind, Nanos, Policy, RunqueueInfo, TaskId, TaskInfo, Uid, Wakeup};
@@ -292,6 +293,7 @@ impl Policy for Fair {
             deadline: self.eevdf().then_some(se.deadline),
             on_rq: se.on_rq,
             sum_exec_runtime: se.sum_exec_runtime,
+            exec_start: se.exec_start,
         })
     }
 
@@ -307,8 +309,21 @@ impl Policy for Fair {
             .collect()
     }
 
-    fn write_debug(&self, out: &mut dyn fmt::Write) -> fmt::Result {
-        self.dump(out)
+    fn write_debug_runqueues(&self, cpu: usize, out: &mut dyn fmt::Write) -> fmt::Result {
+        self.write_runqueues(cpu, out)
+    }
+
+    fn write_debug_task_header(&self, out: &mut dyn fmt::Write) -> fmt::Result {
+        self.write_task_header(out)
+    }
+
+    fn write_debug_task(
+        &self,
+        task: TaskId,
+        row: &TaskRow<'_>,
+        out: &mut dyn fmt::Write,
+    ) -> fmt::Result {
+        self.write_task(task, row, out)
     }
 
     fn fair_params(&self) -> Option<&FairParams> {

@@ -150,7 +150,7 @@ impl Fair {
         group.uid = uid;
         let group_id = self.alloc_entity(group);
         self.runqueues.push(FairRq::new(
-            format!("uid {uid}"),
+            format!("/uids/{uid}"),
             Some(group_id),
             self.eevdf(),
         ));

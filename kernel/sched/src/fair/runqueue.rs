@@ -26,7 +26,7 @@ pub const INITIAL_MIN_VRUNTIME: u64 = (-(1i64 << 20)) as u64;
 /// One fair runqueue: the root, or the queue a group entity owns (Linux's `struct cfs_rq`).
 #[derive(Debug, Clone)]
 pub struct FairRq {
-    /// "/" for the root, "uid N" for a group's queue.
+    /// "/" for the root, "/uids/N" for uid N's group (as `/sys/kernel/uids/N` names it).
     pub name: String,
     /// The waiting entities in vruntime order (`tasks_timeline`).
     timeline: Timeline,

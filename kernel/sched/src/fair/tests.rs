@@ -285,24 +285,64 @@ fn fair_user_sched_worked_example() {
     assert_eq!(worked_example_wait(true), 0);
 }
 
+/// The runqueue sections and the task rows, in 6.1's layout: the field names and the
+/// columns of Linux's `print_cfs_rq` and `print_task`, weights on 64-bit Linux's scale.
 #[test]
-fn the_debug_dump_shows_every_queue_and_task() {
+fn the_debug_text_shows_every_queue_and_task_as_linux_does() {
     let mut f = Fair::new(FairParams::preset(Era::V2_6_24));
     f.spawn(0, 1, 0, 0);
     f.spawn(1, 2, 3, 0);
     f.pick_next(0);
     let mut out = alloc::string::String::new();
-    f.write_debug(&mut out).unwrap();
-    assert!(out.contains("cfs_rq[0]:/"), "{out}");
+    f.write_debug_runqueues(0, &mut out).unwrap();
+    for section in [
+        "cfs_rq[0]:/\n",
+        "cfs_rq[0]:/uids/1\n",
+        "cfs_rq[0]:/uids/2\n",
+    ] {
+        assert!(out.contains(section), "{section} in {out}");
+    }
+    // The root holds the two group entities; each group one task. Task 1 waits, so it is
+    // both ends of its queue's timeline: its spread is zero.
     assert!(
-        out.contains("cfs_rq[1]:uid 1") && out.contains("cfs_rq[2]:uid 2"),
+        out.contains(
+            "  .nr_running                    : 2\n  .h_nr_running                  : 2\n"
+        ),
         "{out}"
     );
-    assert!(out.contains(">R task     0"), "{out}");
     assert!(
-        out.contains(" Q task     1 uid     2 nice   3 weight    526"),
+        out.contains("  .load                          : 2097152\n"),
         "{out}"
     );
+    assert!(
+        out.contains("  .se->load.weight               : 1048576\n"),
+        "{out}"
+    );
+    let row = |task, running| {
+        let mut line = alloc::string::String::new();
+        let row = crate::debug_layout::TaskRow {
+            running,
+            state: 'R',
+            comm: "hog",
+            pid: task as i64 + 1,
+            switches: 3,
+            prio: 123,
+            wait_ns: 1_500_000,
+            sleep_ns: 0,
+        };
+        f.write_debug_task(task, &row, &mut line).unwrap();
+        line
+    };
+    assert!(
+        row(0, true).starts_with(">R             hog     1 "),
+        "{}",
+        row(0, true)
+    );
+    let waiting = row(1, false);
+    let words: alloc::vec::Vec<&str> = waiting.split_whitespace().collect();
+    assert_eq!(words[..3], ["R", "hog", "2"], "{waiting}");
+    assert_eq!(words[4..7], ["3", "123", "1.500000"], "{waiting}");
+    assert_eq!(words.last(), Some(&"/uids/2"), "{waiting}");
 }
 
 /// 2.6.36 with nine hogs (≥ nr_latency 8, so buddies engage) and a sleeper: the hog a wake-up

@@ -24,6 +24,7 @@ mod priority;
 #[cfg(test)]
 mod tests;
 
+use crate::debug_layout::TaskRow;
 use crate::policy::{ForkKind, Nanos, Policy, RunqueueInfo, TaskId, TaskInfo, Uid, Wakeup};
 use crate::weights::Nice;
 use alloc::vec::Vec;
@@ -382,6 +383,7 @@ impl Policy for O1 {
             deadline: None,
             on_rq: t.in_active.is_some(),
             sum_exec_runtime: t.sum_exec_runtime,
+            exec_start: t.picked_at,
         })
     }
 
@@ -399,7 +401,20 @@ impl Policy for O1 {
             .collect()
     }
 
-    fn write_debug(&self, out: &mut dyn fmt::Write) -> fmt::Result {
-        self.dump(out)
+    fn write_debug_runqueues(&self, cpu: usize, out: &mut dyn fmt::Write) -> fmt::Result {
+        self.write_runqueue(cpu, out)
+    }
+
+    fn write_debug_task_header(&self, out: &mut dyn fmt::Write) -> fmt::Result {
+        self.write_task_header(out)
+    }
+
+    fn write_debug_task(
+        &self,
+        task: TaskId,
+        row: &TaskRow<'_>,
+        out: &mut dyn fmt::Write,
+    ) -> fmt::Result {
+        self.write_task(task, row, out)
     }
 }

@@ -62,6 +62,11 @@ pub struct TaskStats {
     pub user_ticks: u64,
     /// Ticks that found the task in the kernel.
     pub system_ticks: u64,
+    /// Time spent asleep (schedstats' `sum_sleep_runtime`): from going to sleep to the
+    /// wake-up.
+    pub sleep_ns: Nanos,
+    /// Since when it has been asleep (`None` while runnable).
+    pub(super) asleep_since: Option<Nanos>,
     /// Switches away while asleep.
     pub voluntary_switches: u64,
     /// Switches away while still runnable.

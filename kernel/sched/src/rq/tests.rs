@@ -80,8 +80,19 @@ impl Policy for Recorder {
     fn runqueues(&self) -> Vec<RunqueueInfo> {
         self.inner.runqueues()
     }
-    fn write_debug(&self, out: &mut dyn fmt::Write) -> fmt::Result {
-        self.inner.write_debug(out)
+    fn write_debug_runqueues(&self, cpu: usize, out: &mut dyn fmt::Write) -> fmt::Result {
+        self.inner.write_debug_runqueues(cpu, out)
+    }
+    fn write_debug_task_header(&self, out: &mut dyn fmt::Write) -> fmt::Result {
+        self.inner.write_debug_task_header(out)
+    }
+    fn write_debug_task(
+        &self,
+        task: TaskId,
+        row: &crate::debug_layout::TaskRow<'_>,
+        out: &mut dyn fmt::Write,
+    ) -> fmt::Result {
+        self.inner.write_debug_task(task, row, out)
     }
 }
 

@@ -6,13 +6,14 @@
 //! `free` and `uptime` read. Each is made whole when it is read (`sched::procview` takes the
 //! snapshot).
 
-use crate::sched::procview::{self, Ms, TaskView};
+use crate::sched::procview::{self, TaskView};
 use crate::task::{State, TaskId, pid_of};
 use crate::time::clock;
 use crate::user::errno;
 use alloc::format;
 use alloc::string::String;
 use core::fmt::Write;
+use sched::debug_layout::SplitNs;
 
 /// A file of `/proc`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,14 +174,10 @@ fn status(v: &TaskView) -> String {
 fn loadavg() -> String {
     let tasks = procview::listed_tasks();
     let last = tasks.iter().map(|&id| pid_of(id)).max().unwrap_or(0);
-    let runnable = tasks
-        .iter()
-        .filter_map(|&id| procview::task_view(id))
-        .filter(|v| matches!(v.state, State::Running | State::Runnable))
-        .count();
     format!(
-        "{} {runnable}/{} {last}\n",
+        "{} {}/{} {last}\n",
         crate::sched::loadavg::text(),
+        procview::nr_running(),
         tasks.len()
     )
 }
@@ -220,23 +217,22 @@ fn system_stat() -> String {
     let t = |ns: u64| ns / NS_PER_USER_TICK;
     let line = format!("{} 0 {} {} 0 0 0 0 0 0", t(user), t(system), t(idle));
     let tasks = procview::listed_tasks();
-    let runnable = tasks
-        .iter()
-        .filter_map(|&id| procview::task_view(id))
-        .filter(|v| matches!(v.state, State::Running | State::Runnable))
-        .count();
     format!(
-        "cpu  {line}\ncpu0 {line}\nctxt {}\nbtime 0\nprocesses {}\nprocs_running {runnable}\n\
+        "cpu  {line}\ncpu0 {line}\nctxt {}\nbtime 0\nprocesses {}\nprocs_running {}\n\
          procs_blocked 0\n",
         crate::sched::switch_count(),
         tasks.iter().map(|&id| pid_of(id)).max().unwrap_or(0),
+        procview::nr_running(),
     )
 }
 
-/// `/proc/PID/sched` (kernel/sched/debug.c's `proc_sched_show_task`): times in ms with six
-/// decimals, counts as integers, each key padded to 45 columns. The load weight is shown
-/// as 2.6.x did (a nice-0 task weighs 1024; 64-bit kernels since 2.6.38 show it ×1024);
-/// under EEVDF cfslab adds the task's virtual deadline and slice.
+/// `/proc/PID/sched` (kernel/sched/debug.c's `proc_sched_show_task`, 6.1, as with
+/// schedstats on): each key padded to 45 columns, times in ms with six decimals and counts
+/// in 21 columns. The fields are Linux's, in its order, for the values cfslab keeps: no load
+/// tracking, NUMA or migrations to speak of (one CPU: `se.nr_migrations` is 0). The load
+/// weight is on 64-bit Linux's scale (a nice-0 task weighs 1 048 576); under EEVDF cfslab
+/// adds the task's virtual deadline and slice; O(1) has no entity, so no `se.` values
+/// beyond its CPU time.
 fn sched(v: &TaskView) -> String {
     let mut out = format!(
         "{} ({}, #threads: {})\n{}\n",
@@ -245,36 +241,38 @@ fn sched(v: &TaskView) -> String {
         v.threads,
         "-".repeat(67)
     );
-    let mut ms = |key: &str, ns: u64| {
-        let _ = writeln!(out, "{key:<45}:{:>28}", Ms(ns));
+    let mut line = |key: &str, value: &dyn core::fmt::Display| {
+        let _ = writeln!(out, "{key:<45}:{value:>21}");
     };
-    if let Some(info) = v.policy.filter(|_| v.policy_name != "o1") {
-        ms("se.vruntime", info.vruntime);
-        ms("se.sum_exec_runtime", info.sum_exec_runtime);
-        if let Some(deadline) = info.deadline {
-            ms("se.deadline", deadline);
-            ms("se.slice", info.slice_ns);
-        }
-    } else {
-        ms("se.sum_exec_runtime", v.stats.cpu_ns);
+    let ms = |ns: u64| SplitNs::of(ns);
+    let entity = v.policy.filter(|_| v.policy_name != "o1");
+    let sum_exec = entity.map_or(v.stats.cpu_ns, |info| info.sum_exec_runtime);
+    if let Some(info) = entity {
+        line("se.exec_start", &ms(info.exec_start));
+        line("se.vruntime", &ms(info.vruntime));
     }
-    ms("stats.wait_sum", v.stats.wait_ns);
-    let mut count = |key: &str, n: u64| {
-        let _ = writeln!(out, "{key:<45}:{n:>21}");
-    };
-    count("stats.nr_wakeups", v.stats.wakeups);
+    line("se.sum_exec_runtime", &ms(sum_exec));
+    if let Some(deadline) = entity.and_then(|info| info.deadline) {
+        line("se.deadline", &ms(deadline));
+        line("se.slice", &ms(entity.map_or(0, |info| info.slice_ns)));
+    }
+    line("se.nr_migrations", &0);
+    line("sum_sleep_runtime", &ms(v.stats.sleep_ns));
+    line("wait_sum", &ms(v.stats.wait_ns));
+    line("nr_wakeups", &v.stats.wakeups);
     // Linux's nr_switches is the sum of the two below (switches away from the task).
-    count(
-        "nr_switches",
-        v.stats.voluntary_switches + v.stats.involuntary_switches,
-    );
-    count("nr_voluntary_switches", v.stats.voluntary_switches);
-    count("nr_involuntary_switches", v.stats.involuntary_switches);
-    if let Some(info) = v.policy.filter(|_| v.policy_name != "o1") {
-        count("se.load.weight", info.weight);
+    let switches = v.stats.voluntary_switches + v.stats.involuntary_switches;
+    // The average run between switches; −1 (printed 0.000001, as Linux prints it) for none.
+    let avg_atom = sum_exec.checked_div(switches).unwrap_or(u64::MAX);
+    line("avg_atom", &ms(avg_atom));
+    line("nr_switches", &switches);
+    line("nr_voluntary_switches", &v.stats.voluntary_switches);
+    line("nr_involuntary_switches", &v.stats.involuntary_switches);
+    if let Some(info) = entity {
+        line("se.load.weight", &sched::weights::scale_load(info.weight));
     }
-    count("policy", 0);
-    count("prio", (120 + i64::from(v.nice)) as u64);
+    line("policy", &0);
+    line("prio", &(120 + i64::from(v.nice)));
     out
 }
 
