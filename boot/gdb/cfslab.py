@@ -3,8 +3,8 @@
 #
 #   cfslab-ps          every task: pid, name, uid, nice, state, vruntime, sum_exec,
 #                      switches
-#   cfslab-rq          the CPU's part of /proc/sched_debug: its counters, each runqueue
-#                      (per group, then the root) and the table of tasks
+#   cfslab-rq          /proc/sched_debug: the policy and its tunables, the CPU's
+#                      counters, each runqueue (per group, then the root), the tasks
 #   cfslab-trace [N]   the last N scheduler events (default 20) as ftrace text; without
 #                      trace=on the kernel keeps the last 256
 #   cfslab-program NAME  load the symbols of user program NAME (userland/, static and
@@ -67,7 +67,7 @@ class CfslabPs(Dump):
 
 
 class CfslabRq(Dump):
-    """The CPU's part of /proc/sched_debug: counters, runqueues, the table of tasks."""
+    """/proc/sched_debug: tunables, counters, runqueues, the table of tasks."""
 
     def __init__(self):
         super().__init__("cfslab-rq", RQ, False)

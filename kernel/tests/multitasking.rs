@@ -254,7 +254,7 @@ fn becomes_uid_3(_: u64) {
     let queued = sched::with_policy(|p| {
         p.runqueues()
             .iter()
-            .any(|q| q.name == "uid 3" && q.nr_running == 1)
+            .any(|q| q.name == "/uids/3" && q.nr_running == 1)
     });
     let denied = sched::setuid(0) == Err(sched::PermissionDenied);
     MOVED.store(

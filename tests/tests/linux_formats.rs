@@ -98,7 +98,9 @@ fn cfslab_files(options: &str) -> (String, Run) {
 #[test]
 fn sched_debug_and_pid_sched_are_laid_out_as_linux_6_1s() {
     let (text, _) = cfslab_files("group=uid");
-    let text = &text[text.find("Sched Debug Version: ").expect("the file's first line")..];
+    let text = &text[text
+        .find("Sched Debug Version: ")
+        .expect("the file's first line")..];
     let (debug, pid_sched) = text.split_at(text.find("main (1, #threads: 1)\n").unwrap());
 
     // The sections, in Linux's order, each with a subsequence of Linux's fields.
@@ -141,7 +143,10 @@ fn sched_debug_and_pid_sched_are_laid_out_as_linux_6_1s() {
     let colon = |l: &str| l.find(':');
     let name = |l: &str| l.split(':').next().unwrap().trim().to_string();
     for line in debug.lines().filter(|l| l.starts_with("  .")) {
-        let theirs = LINUX_SCHED_DEBUG.lines().find(|l| name(l) == name(line)).unwrap();
+        let theirs = LINUX_SCHED_DEBUG
+            .lines()
+            .find(|l| name(l) == name(line))
+            .unwrap();
         assert_eq!(colon(line), colon(theirs), "{line}\n{theirs}");
     }
 

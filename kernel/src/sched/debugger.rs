@@ -69,10 +69,10 @@ pub(super) fn write_ps(s: &Scheduler, out: &mut dyn Write) -> fmt::Result {
     writeln!(out, "(times in ns)")
 }
 
-/// Writes the CPU's part of `/proc/sched_debug`: its counters, the policy's runqueues and
-/// the table of tasks. What `cfslab-rq` shows.
+/// Writes `/proc/sched_debug`: the policy and its tunables, the CPU's counters, the
+/// policy's runqueues and the table of tasks. What `cfslab-rq` shows.
 pub(super) fn write_rq(s: &Scheduler, out: &mut dyn Write) -> fmt::Result {
-    sched_debug::write_cpu(s, crate::time::clock::now(), out)
+    sched_debug::write(s, crate::time::clock::now(), out)
 }
 
 /// Writes the last `n` trace events (from the trace with `trace=on`, else from the

@@ -47,8 +47,8 @@ impl Scheduler {
     }
 }
 
-/// Prints the tasks (as gdb's `cfslab-ps`) and the CPU's part of `/proc/sched_debug` (as
-/// `cfslab-rq`), each line tagged `[DEBUG]` as `log=debug` output is. The lab
+/// Prints the tasks (as gdb's `cfslab-ps`) and `/proc/sched_debug` (as `cfslab-rq`), each
+/// line tagged `[DEBUG]` as `log=debug` output is. The lab
 /// prints it at the end of each scenario's window, while its tasks are still there.
 pub fn print_sched_debug() {
     /// Puts `[DEBUG] ` at the start of every line written through it.

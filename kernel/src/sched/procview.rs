@@ -132,9 +132,7 @@ pub fn task_view(id: TaskId) -> Option<TaskView> {
 pub fn sched_debug_text() -> String {
     with_sched(|s| {
         let mut out = String::new();
-        let now = clock::now();
-        let _ = sched_debug::write_header(s, now, &mut out);
-        let _ = sched_debug::write_cpu(s, now, &mut out);
+        let _ = sched_debug::write(s, clock::now(), &mut out);
         out
     })
 }

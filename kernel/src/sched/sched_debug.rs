@@ -17,9 +17,15 @@ use sched::debug_layout::{SplitNs, TaskRow, field};
 /// The CPU this is (cfslab runs on one).
 const CPU: usize = 0;
 
+/// The whole file, at time `now`.
+pub(super) fn write(s: &Scheduler, now: u64, out: &mut dyn Write) -> fmt::Result {
+    write_header(s, now, out)?;
+    write_cpu(s, now, out)
+}
+
 /// The file's head: the version line (with the policy), the clocks (cfslab has one clock, which Linux's three
 /// names all read here), the tick count and the policy's tunables (`sysctl_sched`).
-pub(super) fn write_header(s: &Scheduler, now: u64, out: &mut dyn Write) -> fmt::Result {
+fn write_header(s: &Scheduler, now: u64, out: &mut dyn Write) -> fmt::Result {
     // Linux names its release and build here; cfslab names its policy and era.
     let policy = s.rq.policy();
     write!(out, "Sched Debug Version: v0.11, cfslab {}", policy.name())?;
@@ -46,7 +52,7 @@ pub(super) fn write_header(s: &Scheduler, now: u64, out: &mut dyn Write) -> fmt:
 
 /// The CPU's part: `cpu#0` with its counters, the policy's runqueues, then the table of
 /// tasks (Linux's `print_cpu` and `print_rq`).
-pub(super) fn write_cpu(s: &Scheduler, now: u64, out: &mut dyn Write) -> fmt::Result {
+fn write_cpu(s: &Scheduler, now: u64, out: &mut dyn Write) -> fmt::Result {
     let current = s.current_slot();
     let current_pid = if current == s.idle_slot() {
         0
