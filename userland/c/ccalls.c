@@ -12,6 +12,7 @@
  *   null and zero.
  * - madvise (MADV_DONTNEED zeroes), prctl's names, and a robust mutex whose owner thread
  *   ended without unlocking it (the kernel's walk of the robust list at the thread's exit).
+ * - setpriority and getpriority on a process group (renice -g).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -218,6 +219,13 @@ static void working_directory(void)
 	check(chdir("/no/such/place") == -1 && errno == ENOENT, "chdir to nothing: ENOENT");
 	errno = 0;
 	check(chdir("/proc/self/stat") == -1 && errno == ENOTDIR, "chdir to a file: ENOTDIR");
+	struct stat st2;
+	errno = 0;
+	check(stat("/no/such/..", &st2) == -1 && errno == ENOENT,
+	      "`..` leaves only a directory that exists: ENOENT");
+	errno = 0;
+	check(stat("/proc/uptime/..", &st2) == -1 && errno == ENOTDIR,
+	      "`..` after a file: ENOTDIR");
 	int fd = open("/proc", O_RDONLY | O_DIRECTORY);
 	check(fd >= 0 && fchdir(fd) == 0 && getcwd(buf, sizeof buf) && strcmp(buf, "/proc") == 0,
 	      "fchdir to an open directory");
@@ -302,6 +310,37 @@ static void robust_lists(void)
 	      "set_robust_list with a wrong length: EINVAL");
 }
 
+/* A child leads a process group of its own with a grandchild in it; PRIO_PGRP reaches
+ * both, by the group's number and by 0 (the caller's group). */
+static void group_priorities(void)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		setpgid(0, 0);
+		pid_t grandchild = fork();
+		if (grandchild == 0) {
+			pause();
+			_exit(0);
+		}
+		int set = setpriority(PRIO_PGRP, 0, 7) == 0;
+		int both = getpriority(PRIO_PROCESS, grandchild) == 7 &&
+			   getpriority(PRIO_PROCESS, 0) == 7;
+		int by_number = setpriority(PRIO_PGRP, getpid(), 9) == 0 &&
+				getpriority(PRIO_PGRP, getpid()) == 9 &&
+				getpriority(PRIO_PROCESS, grandchild) == 9;
+		kill(grandchild, SIGKILL);
+		waitpid(grandchild, NULL, 0);
+		_exit(set && both && by_number ? 0 : 1);
+	}
+	int status;
+	waitpid(child, &status, 0);
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "setpriority(PRIO_PGRP) renices every process of the group");
+	errno = 0;
+	check(getpriority(PRIO_PGRP, 999999) == -1 && errno == ESRCH,
+	      "getpriority(PRIO_PGRP) of no group: ESRCH");
+}
+
 int main(int argc, char **argv)
 {
 	self = argv[0];
@@ -321,6 +360,7 @@ int main(int argc, char **argv)
 	memory_advice();
 	names();
 	robust_lists();
+	group_priorities();
 	if (failures == 0)
 		printf("ccalls: all checks passed\n");
 	return failures == 0 ? 0 : 1;

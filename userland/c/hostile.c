@@ -274,6 +274,18 @@ static void mappings(void)
 	munmap(first, 2 * PAGE);
 	check(map(first + PAGE, 1, 0) == first + PAGE, "a free hint is honoured");
 	munmap(first + PAGE, PAGE);
+	/* A mapping placed over the heap goes with it when the break comes back down, as
+	 * brk's munmap of the range takes every mapping in it (musl's brk() refuses to move
+	 * the break: the system call moves it). */
+	char *heap = (char *)syscall(SYS_brk, 0);
+	char *top = (char *)(((unsigned long)heap + 3 * PAGE) & ~(PAGE - 1));
+	if ((char *)syscall(SYS_brk, top + PAGE) == top + PAGE) {
+		char *over = map(top - PAGE, 1, MAP_FIXED);
+		int shrunk = (char *)syscall(SYS_brk, heap) == heap;
+		check(over == top - PAGE && shrunk && map(top - PAGE, 1, MAP_FIXED_NOREPLACE) == top - PAGE,
+		      "brk shrinking over a MAP_FIXED mapping frees its range");
+		munmap(top - PAGE, PAGE);
+	}
 }
 
 static const char *self;

@@ -5,6 +5,7 @@
 //! `/proc/loadavg` and `uptime` read as Linux's.
 
 use crate::sync::{Rank, SpinLock};
+use core::sync::atomic::{AtomicU64, Ordering};
 
 /// Fixed point: 1.0 is 1 << 11.
 const FSHIFT: u32 = 11;
@@ -14,18 +15,12 @@ const EXP: [u64; 3] = [1884, 2014, 2037];
 /// Linux samples every 5 s plus a tick (LOAD_FREQ), so as not to beat with 5 s timers.
 const LOAD_FREQ_NS: u64 = 5_000_000_000;
 
-struct LoadAvg {
-    averages: [u64; 3],
-    next_sample: u64,
-}
+/// The three averages, in fixed point.
+static LOAD: SpinLock<[u64; 3]> = SpinLock::new(Rank::Leaf, [0; 3]);
 
-static LOAD: SpinLock<LoadAvg> = SpinLock::new(
-    Rank::Leaf,
-    LoadAvg {
-        averages: [0; 3],
-        next_sample: LOAD_FREQ_NS,
-    },
-);
+/// When the next sample is due: read at every tick without the lock (a sample is due once
+/// in 1 250 ticks at HZ 250), written under it.
+static NEXT_SAMPLE: AtomicU64 = AtomicU64::new(LOAD_FREQ_NS);
 
 /// Linux's `calc_load`: the new average, rounded up while the load rises.
 fn fold(load: u64, exp: u64, active: u64) -> u64 {
@@ -39,25 +34,30 @@ fn fold(load: u64, exp: u64, active: u64) -> u64 {
 /// Called at every tick with the clock and, lazily, the number of runnable tasks: folds
 /// them in when a sample is due (then `runnable` is called, under the scheduler's lock).
 pub fn tick(now: u64, runnable: impl FnOnce() -> u64) {
-    let mut load = LOAD.lock();
-    if now < load.next_sample {
+    if now < NEXT_SAMPLE.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut averages = LOAD.lock();
+    // Checked again under the lock, so that one tick folds one sample.
+    if now < NEXT_SAMPLE.load(Ordering::Relaxed) {
         return;
     }
     let active = runnable() * FIXED_1;
-    for (average, exp) in load.averages.iter_mut().zip(EXP) {
+    for (average, exp) in averages.iter_mut().zip(EXP) {
         *average = fold(*average, exp, active);
     }
-    load.next_sample = now + LOAD_FREQ_NS + crate::time::tick_ns();
+    let next = now + LOAD_FREQ_NS + crate::time::tick_ns();
+    NEXT_SAMPLE.store(next, Ordering::Relaxed);
 }
 
 /// The three averages in fixed point (1.0 is 2048), for `sysinfo`.
 pub fn raw() -> [u64; 3] {
-    LOAD.lock().averages
+    *LOAD.lock()
 }
 
 /// The three averages as `/proc/loadavg` prints them: "0.52 0.21 0.08".
 pub fn text() -> alloc::string::String {
-    let averages = LOAD.lock().averages;
+    let averages = *LOAD.lock();
     let mut out = alloc::string::String::new();
     for (i, a) in averages.iter().enumerate() {
         let frac = ((a & (FIXED_1 - 1)) * 100) >> FSHIFT;

@@ -252,39 +252,51 @@ fn is_parent(parent: &[u8], child: &[u8]) -> bool {
 }
 
 /// What `path` names. A relative path starts at `from` (the root, or an open directory:
-/// `openat`'s dirfd); `.` and `..` are followed as usual (`..` of the root is the root).
+/// `openat`'s dirfd). The walk goes a name at a time, as Linux's `link_path_walk` does: `..`
+/// leaves a directory that was found (so `/no/such/..` is ENOENT, and `..` of the root is
+/// the root), and a name, `.` or a trailing slash after a file is ENOTDIR.
 pub fn lookup(path: &[u8], from: &str) -> Result<(Node, String), i64> {
     if path.is_empty() {
         return Err(-errno::ENOENT);
     }
-    let mut names: Vec<String> = Vec::new();
-    if path[0] != b'/' {
-        names.extend(from.split('/').filter(|s| !s.is_empty()).map(String::from));
-    }
-    for part in path.split(|&b| b == b'/') {
+    let start: &[u8] = if path[0] == b'/' {
+        b""
+    } else {
+        from.as_bytes()
+    };
+    // The directories walked through, the root first, each with its name.
+    let mut walked: Vec<(String, Node)> =
+        alloc::vec![(String::new(), Node::Dir(Dir::Initramfs(b"")))];
+    for part in start
+        .split(|&b| b == b'/')
+        .chain(path.split(|&b| b == b'/'))
+    {
+        let Some((_, Node::Dir(here))) = walked.last() else {
+            return Err(-errno::ENOTDIR);
+        };
         match part {
             b"" | b"." => {}
             b".." => {
-                names.pop();
+                if walked.len() > 1 {
+                    walked.pop();
+                }
             }
             _ if part.len() > NAME_MAX => return Err(-errno::ENAMETOOLONG),
-            _ => names.push(String::from_utf8_lossy(part).into_owned()),
+            _ => {
+                let name = String::from_utf8_lossy(part).into_owned();
+                let node = here
+                    .entries()
+                    .into_iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, n)| n)
+                    .ok_or(-errno::ENOENT)?;
+                walked.push((name, node));
+            }
         }
     }
-    let mut node = Node::Dir(Dir::Initramfs(b""));
-    for name in &names {
-        let Node::Dir(d) = &node else {
-            return Err(-errno::ENOTDIR);
-        };
-        node = d
-            .entries()
-            .into_iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, n)| n)
-            .ok_or(-errno::ENOENT)?;
-    }
-    let mut canonical = String::from("/");
-    canonical.push_str(&names.join("/"));
+    let names: Vec<&str> = walked[1..].iter().map(|(n, _)| n.as_str()).collect();
+    let canonical = alloc::format!("/{}", names.join("/"));
+    let (_, node) = walked.pop().expect("the root at least");
     Ok((node, canonical))
 }
 
@@ -319,6 +331,11 @@ mod tests {
     fn missing_names_and_long_ones_are_refused() {
         assert_eq!(lookup(b"", "/"), Err(-errno::ENOENT));
         assert_eq!(lookup(b"/no/such", "/"), Err(-errno::ENOENT));
+        // `..` leaves only a directory that exists, as Linux walks it.
+        assert_eq!(lookup(b"/no/..", "/"), Err(-errno::ENOENT));
+        assert_eq!(lookup(b"/proc/uptime/..", "/"), Err(-errno::ENOTDIR));
+        assert_eq!(lookup(b"/proc/uptime/", "/"), Err(-errno::ENOTDIR));
+        assert_eq!(lookup(b"/proc/uptime/.", "/"), Err(-errno::ENOTDIR));
         let long = [b'x'; NAME_MAX + 1];
         assert_eq!(lookup(&long, "/"), Err(-errno::ENAMETOOLONG));
     }

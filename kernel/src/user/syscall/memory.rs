@@ -202,7 +202,9 @@ pub fn brk(addr: u64) -> i64 {
             return old as i64;
         }
     } else if new_end < old_end {
+        // Like Linux's munmap of the range: a mapping placed there with MAP_FIXED goes too.
         space.unmap(new_end, old_end - new_end);
+        space.layout.lock().mappings.remove(new_end, old_end);
     }
     space.layout.lock().brk = addr;
     addr as i64

@@ -9,11 +9,12 @@
 //! - lowering a nice value (raising priority) needs root (EACCES);
 //! - nice values are clamped to -20..=19.
 //!
-//! PRIO_PGRP does not yet name a process group (`setpgid` makes them): it names the caller's
-//! own process only.
+//! `which` names the targets: PRIO_PROCESS a process, PRIO_PGRP the processes of a process
+//! group, PRIO_USER those of a uid; `who` 0 is the caller's own.
 
 use super::errno;
 use crate::sched;
+use crate::sched::proc::groups;
 use crate::task::{TaskId, id_of_pid};
 use alloc::vec;
 use alloc::vec::Vec;
@@ -42,12 +43,16 @@ fn targets(which: u64, who: u64) -> Result<Vec<TaskId>, i64> {
     let me = sched::current();
     let who = who as u32 as i64; // id_t is 32 bits
     match which {
-        PRIO_PROCESS | PRIO_PGRP if who == 0 => Ok(vec![me]),
+        PRIO_PROCESS if who == 0 => Ok(vec![me]),
         PRIO_PROCESS => Ok(id_of_pid(who)
             .filter(|&id| sched::task_uid(id).is_some())
             .into_iter()
             .collect()),
-        PRIO_PGRP => Ok(id_of_pid(who).filter(|&id| id == me).into_iter().collect()),
+        PRIO_PGRP if who == 0 => {
+            let own = sched::group_of(sched::current_process()).map(|g| g.pgid());
+            Ok(own.map(groups::members).unwrap_or_default())
+        }
+        PRIO_PGRP => Ok(u32::try_from(who).map(groups::members).unwrap_or_default()),
         PRIO_USER if who == 0 => Ok(sched::processes_of(Some(sched::current_uid()))),
         PRIO_USER => Ok(sched::processes_of(Some(who as u32))),
         _ => Err(-errno::EINVAL),

@@ -79,13 +79,13 @@ fn may_change() -> Result<(), i64> {
     Err(-errno::ERESTARTSYS)
 }
 
-/// Sleeps until there is input or the clock reads `deadline` (VTIME), or a signal comes.
-pub(super) fn wait_for_input(deadline: u64, interrupted: &impl Fn() -> bool) {
+/// Sleeps until `ready()` (more input, or a signal) or the clock reads `deadline` (VTIME).
+pub(super) fn wait_for_input(deadline: u64, ready: &impl Fn() -> bool) {
     let me = sched::current();
     loop {
         let done = irq::without(|| {
             let expired = crate::time::clock::now() >= deadline;
-            if expired || interrupted() || super::readable() {
+            if expired || ready() {
                 return true;
             }
             READERS.add_current();

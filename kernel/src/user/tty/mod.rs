@@ -253,10 +253,12 @@ pub fn read(out: &mut [u8], interrupted: impl Fn() -> bool) -> Result<usize, i64
     })
 }
 
-/// A non-canonical read: VMIN 0 and VTIME 0 takes what is there (perhaps nothing); VMIN 0
-/// and VTIME t waits up to t tenths of a second for a byte; VMIN n waits for n bytes (or as
-/// many as `out` holds). cfslab does not time the gaps between bytes when both are set: it
-/// waits for VMIN bytes.
+/// A non-canonical read (POSIX's four cases, as Linux's `n_tty_read` serves them): VMIN 0
+/// and VTIME 0 takes what is there (perhaps nothing); VMIN 0 and VTIME t waits up to t
+/// tenths of a second for a byte; VMIN n waits for n bytes (or as many as `out` holds); VMIN
+/// n and VTIME t waits for a first byte without limit, then for each next one at most t
+/// tenths — a gap that long ends the read with what came (how a program tells an Escape key
+/// from the start of an arrow key's sequence).
 fn read_raw(
     out: &mut [u8],
     settings: Termios,
@@ -264,11 +266,26 @@ fn read_raw(
 ) -> Result<usize, i64> {
     let (min, time) = (settings.cc(termios::VMIN), settings.cc(termios::VTIME));
     let wanted = usize::from(min).min(out.len());
+    let gap = u64::from(time) * 100_000_000;
+    let queued = || with(|t| t.raw.len());
     if min == 0 && time != 0 {
-        let deadline = crate::time::clock::now() + u64::from(time) * 100_000_000;
-        job::wait_for_input(deadline, &interrupted);
+        let deadline = crate::time::clock::now() + gap;
+        job::wait_for_input(deadline, &|| interrupted() || queued() > 0);
+    } else if wanted > 0 && time != 0 {
+        READERS.wait_until(|| interrupted() || queued() > 0);
+        loop {
+            let had = queued();
+            if had == 0 || had >= wanted || interrupted() {
+                break;
+            }
+            let deadline = crate::time::clock::now() + gap;
+            job::wait_for_input(deadline, &|| interrupted() || queued() > had);
+            if queued() == had {
+                break;
+            }
+        }
     } else if wanted > 0 {
-        READERS.wait_until(|| interrupted() || with(|t| t.raw.len() >= wanted));
+        READERS.wait_until(|| interrupted() || queued() >= wanted);
     }
     let n = with(|t| {
         let n = out.len().min(t.raw.len());
@@ -285,3 +302,47 @@ fn read_raw(
 
 /// The console's ioctls (TCGETS and the rest): see [`job::ioctl`].
 pub use job::ioctl;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched;
+    use crate::time::clock;
+
+    const MS: u64 = 1_000_000;
+
+    /// Types `a`, 50 ms later `b`, then nothing for 500 ms, then `c`.
+    fn typist(_: u64) {
+        received(b'a');
+        sched::sleep(50 * MS);
+        received(b'b');
+        sched::sleep(500 * MS);
+        received(b'c');
+    }
+
+    /// VMIN 3 and VTIME 2: the read waits for the first byte, then at most 200 ms for each
+    /// next one. The gap after `b` is 500 ms, so the read ends with `ab` 200 ms after `b`
+    /// came (250 ms from the start, give or take the timer's slack), without waiting for
+    /// the third byte.
+    #[test_case]
+    fn a_gap_longer_than_vtime_ends_a_read_before_vmin() {
+        let mut raw = Termios::DEFAULT;
+        let lflag = raw.lflag() & !(ICANON | ECHO);
+        raw.0[12..16].copy_from_slice(&lflag.to_le_bytes());
+        raw.0[17 + termios::VMIN] = 3;
+        raw.0[17 + termios::VTIME] = 2;
+        with(|t| t.set(raw, true));
+        let start = clock::now();
+        let typist = sched::spawn(typist, 0, "typist", 0, 0).unwrap();
+        let mut buf = [0; 8];
+        let n = read_raw(&mut buf, raw, || false).unwrap();
+        let took = clock::now() - start;
+        assert_eq!(&buf[..n], b"ab");
+        assert!((249 * MS..270 * MS).contains(&took), "{took} ns");
+        sched::join(typist);
+        with(|t| {
+            t.set(Termios::DEFAULT, true);
+            t.raw.clear();
+        });
+    }
+}
