@@ -21,6 +21,7 @@
 mod arrays;
 mod debug;
 mod priority;
+mod task;
 #[cfg(test)]
 mod tests;
 
@@ -30,6 +31,7 @@ use crate::weights::Nice;
 use alloc::vec::Vec;
 use arrays::PrioArray;
 use core::fmt;
+use task::Task;
 
 /// The tick rate of 2.6.11 on x86 (include/asm-i386/param.h): the O(1) era's default.
 pub const HZ: u32 = 1000;
@@ -44,27 +46,6 @@ const GRANULARITY_MS: u64 = 10;
 const CHILD_PENALTY: u64 = 95;
 /// Runqueue waiting after a non-interrupt wake-up counts 30% as sleep.
 const ON_RUNQUEUE_WEIGHT: u64 = 30;
-
-#[derive(Debug, Clone)]
-struct Task {
-    static_prio: u64,
-    prio: u64,
-    /// Ticks left in the current slice.
-    time_slice: u64,
-    first_time_slice: bool,
-    sleep_avg: u64,
-    /// When the task last stopped running (sleep start) or was woken.
-    timestamp: Nanos,
-    /// Which array it is queued in: `Some(true)` active, `Some(false)` expired.
-    in_active: Option<bool>,
-    /// 2 after a wake-up (its runqueue wait is credited as sleep at its next pick), else 0.
-    activated: u8,
-    parent: Option<TaskId>,
-    sum_exec_runtime: u64,
-    picked_at: Nanos,
-    /// Exited while running: goes away once switched out.
-    dead: bool,
-}
 
 /// The 2.6.11 O(1) scheduler for one CPU.
 #[derive(Debug, Clone)]
