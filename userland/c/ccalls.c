@@ -13,6 +13,8 @@
  * - madvise (MADV_DONTNEED zeroes), prctl's names, and a robust mutex whose owner thread
  *   ended without unlocking it (the kernel's walk of the robust list at the thread's exit).
  * - setpriority and getpriority on a process group (renice -g).
+ * - execve in a process that shares its parent's descriptor table (clone with CLONE_FILES)
+ *   closes its close-on-exec descriptors in a copy of its own.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -341,6 +343,26 @@ static void group_priorities(void)
 	      "getpriority(PRIO_PGRP) of no group: ESRCH");
 }
 
+static int exec_self(void *arg)
+{
+	(void)arg;
+	execl(self, self, "argc", (char *)NULL);
+	_exit(127);
+}
+
+static void shared_table_exec(void)
+{
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	static char stack[64 * 1024];
+	pid_t child = clone(exec_self, stack + sizeof stack, CLONE_FILES | SIGCHLD, NULL);
+	int status = 0;
+	waitpid(child, &status, 0);
+	check(child > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 2 &&
+		      fcntl(fd, F_GETFD) == FD_CLOEXEC,
+	      "execve with a shared descriptor table closes close-on-exec ones in its own copy");
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	self = argv[0];
@@ -361,6 +383,7 @@ int main(int argc, char **argv)
 	names();
 	robust_lists();
 	group_priorities();
+	shared_table_exec();
 	if (failures == 0)
 		printf("ccalls: all checks passed\n");
 	return failures == 0 ? 0 : 1;

@@ -48,7 +48,7 @@ pub use proc::lifecycle::{
 };
 pub use proc::process::{
     Clone, current_killed, current_name, current_uid, fork_process, kill_task, rename_current,
-    replace_program, robust_list_of, set_robust_list, spawn_process, task_uid,
+    replace_program, robust_list_of, set_robust_list, spawn_process, task_uid, unshare_files,
 };
 pub use proc::signal::signal_pending;
 pub use proc::takeover::{hand_over_process, wait_to_lead};

@@ -128,6 +128,27 @@ pub fn replace_program(space: Arc<AddressSpace>, name: &str) {
     super::lifecycle::exec_done();
 }
 
+/// Gives the running task a descriptor table of its own if it shares one with another
+/// process (`clone` with CLONE_FILES but not CLONE_THREAD), as Linux's `execve` does
+/// (`unshare_files`): the close-on-exec descriptors it closes next are then its own only.
+pub fn unshare_files() {
+    let shared = with_sched(|s| {
+        let t = s.current_task();
+        let files = t.files.as_ref()?;
+        (Arc::strong_count(files) > 1).then(|| files.clone())
+    });
+    let Some(shared) = shared else {
+        return;
+    };
+    // Copied outside the scheduler's lock (the table's own is taken), installed under it.
+    let own = shared.lock().fork();
+    let old = with_sched(|s| {
+        crate::sched::current::set_current_files(Some(&own));
+        s.current_task().files.replace(own)
+    });
+    drop((old, shared));
+}
+
 /// Marks task `id` killed by `signal` and wakes it if it sleeps; false if there is no such
 /// task. It dies at its next step through the kernel (a system call's end, a timer tick in
 /// ring 3).

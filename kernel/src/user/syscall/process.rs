@@ -197,6 +197,7 @@ fn exec(path: u64, argv: u64, envp: u64) -> Result<(u64, u64), i64> {
     }
     group.end_exec();
     group.sighand.reset_handlers();
+    sched::unshare_files();
     // Descriptors marked close-on-exec close now; their files go after the table's lock.
     let closed = sched::current_files().map(|files| files.lock().take_close_on_exec());
     drop(closed);
