@@ -24,7 +24,6 @@ pub mod loadavg;
 mod observe;
 pub mod proc;
 pub mod procview;
-mod sched_debug;
 pub mod setup;
 mod sleep;
 mod switch;

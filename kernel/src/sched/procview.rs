@@ -3,7 +3,7 @@
 //! `/proc/schedstat` counters — each taken in one go under the scheduler lock, so that a
 //! file read is consistent with itself, as Linux's are per read.
 
-use super::{Scheduler, sched_debug, with_sched};
+use super::{Scheduler, debugger, with_sched};
 use crate::sched::proc::thread_group::CpuTimes;
 use crate::task::{State, Task, TaskId, TaskStats};
 use crate::time::clock;
@@ -41,7 +41,7 @@ pub struct TaskView {
     /// Pages its address space maps (rss).
     pub rss_pages: u64,
     /// The program a process runs (its path and argv; empty for a kernel thread).
-    pub program: crate::user::address_space::Program,
+    pub program: crate::user::layout::Program,
 }
 
 impl Scheduler {
@@ -128,11 +128,11 @@ pub fn task_view(id: TaskId) -> Option<TaskView> {
     Some(view)
 }
 
-/// `/proc/sched_debug` (see [`super::sched_debug`]).
+/// `/proc/sched_debug` (see [`super::debugger`]).
 pub fn sched_debug_text() -> String {
     with_sched(|s| {
         let mut out = String::new();
-        let _ = sched_debug::write(s, clock::now(), &mut out);
+        let _ = debugger::write_sched_debug(s, clock::now(), &mut out);
         out
     })
 }

@@ -20,6 +20,7 @@ pub mod fault;
 pub mod files;
 pub mod fs;
 pub mod initramfs;
+pub mod layout;
 pub mod mappings;
 mod page_walk;
 pub mod process;

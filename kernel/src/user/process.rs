@@ -2,7 +2,8 @@
 //! and the first program (`-- /bin/NAME args` on the command line). How a process ends is
 //! the process model's (`sched::proc::exit`).
 
-use super::address_space::{AddressSpace, Program};
+use super::address_space::AddressSpace;
+use super::layout::Program;
 use super::stack;
 use super::{elf, initramfs};
 use crate::println;

@@ -6,7 +6,8 @@
 //! faults), every other protection gives readable and writable memory.
 
 use super::{errno, space};
-use crate::user::address_space::{AddressSpace, Layout, MMAP_TOP, USER_END};
+use crate::user::address_space::{AddressSpace, USER_END};
+use crate::user::layout::{Layout, MMAP_TOP};
 
 const MAP_PRIVATE: u64 = 0x02;
 const MAP_FIXED: u64 = 0x10;
