@@ -80,35 +80,9 @@ macro_rules! fatal_handler {
     };
 }
 
-fatal_handler!(divide_error, ("divide error", "#DE", 0));
-fatal_handler!(debug, ("debug", "#DB", 1));
 fatal_handler!(non_maskable_interrupt, ("non-maskable interrupt", "NMI", 2));
-fatal_handler!(overflow, ("overflow", "#OF", 4));
-fatal_handler!(bound_range_exceeded, ("bound range exceeded", "#BR", 5));
-fatal_handler!(invalid_opcode, ("invalid opcode", "#UD", 6));
 fatal_handler!(device_not_available, ("device not available", "#NM", 7));
 fatal_handler!(invalid_tss, ("invalid TSS", "#TS", 10), error_code);
-fatal_handler!(
-    segment_not_present,
-    ("segment not present", "#NP", 11),
-    error_code
-);
-fatal_handler!(
-    stack_segment_fault,
-    ("stack-segment fault", "#SS", 12),
-    error_code
-);
-fatal_handler!(
-    general_protection_fault,
-    ("general protection fault", "#GP", 13),
-    error_code
-);
-fatal_handler!(x87_floating_point, ("x87 floating-point error", "#MF", 16));
-fatal_handler!(alignment_check, ("alignment check", "#AC", 17), error_code);
-fatal_handler!(
-    simd_floating_point,
-    ("SIMD floating-point error", "#XM", 19)
-);
 fatal_handler!(virtualization, ("virtualization exception", "#VE", 20));
 fatal_handler!(
     control_protection,
@@ -123,43 +97,157 @@ fatal_handler!(
 );
 fatal_handler!(security, ("security exception", "#SX", 30), error_code);
 
-extern "x86-interrupt" fn page_fault(frame: InterruptStackFrame, code: PageFaultErrorCode) {
-    // A program's store to a page it shares copy-on-write since a fork: it gets its own
-    // copy and the store runs again.
-    let store_to_present = PageFaultErrorCode::PROTECTION_VIOLATION
-        | PageFaultErrorCode::CAUSED_BY_WRITE
-        | PageFaultErrorCode::USER_MODE;
-    if code.contains(store_to_present)
-        && let Ok(address) = x86_64::registers::control::Cr2::read()
-        && crate::trap::user_page_fault(address.as_u64(), true, true)
-    {
-        return;
-    }
-    // A program's first touch of a stack page: it is mapped now and the access runs again.
-    if code.contains(PageFaultErrorCode::USER_MODE)
-        && !code.contains(PageFaultErrorCode::PROTECTION_VIOLATION)
-        && let Ok(address) = x86_64::registers::control::Cr2::read()
-        && crate::trap::user_page_fault(
-            address.as_u64(),
-            code.contains(PageFaultErrorCode::CAUSED_BY_WRITE),
-            false,
-        )
-    {
-        return;
-    }
-    let fault = describe(
-        ("page fault", "#PF", PAGE_FAULT_VECTOR),
-        &frame,
-        Some(code.bits()),
-    );
-    fault_or_fatal(fault, &frame)
+/// An exception a program can cause: its entry saves every register in a [`TrapFrame`],
+/// as a device interrupt's does, so that the signal it turns into can show the program's
+/// registers to a handler (in the `ucontext`) and return to whatever the handler leaves
+/// there. For the exceptions with an error code, the CPU's error code sits where the
+/// frame's alignment word goes; for the others the entry pushes a zero there.
+macro_rules! program_exception {
+    ($entry:ident, $handler:ident, $what:expr) => {
+        extern "C" fn $handler(frame: &mut TrapFrame) {
+            exception(frame, $what, None)
+        }
+        program_exception!(@entry $entry, $handler, "push 0");
+    };
+    ($entry:ident, $handler:ident, $what:expr, error_code) => {
+        extern "C" fn $handler(frame: &mut TrapFrame) {
+            let code = frame.align;
+            exception(frame, $what, Some(code))
+        }
+        program_exception!(@entry $entry, $handler, "");
+    };
+    (@entry $entry:ident, $handler:ident, $alignment:literal) => {
+        #[unsafe(naked)]
+        extern "C" fn $entry() {
+            core::arch::naked_asm!(
+                $alignment,
+                // orig_rax: not a system call.
+                "push -1",
+                "push rdi", "push rsi", "push rdx", "push rcx", "push rax", "push r8",
+                "push r9", "push r10", "push r11", "push rbx", "push rbp", "push r12",
+                "push r13", "push r14", "push r15",
+                "cld",
+                "mov rdi, rsp",
+                "call {handler}",
+                "pop r15", "pop r14", "pop r13", "pop r12", "pop rbp", "pop rbx", "pop r11",
+                "pop r10", "pop r9", "pop r8", "pop rax", "pop rcx", "pop rdx", "pop rsi",
+                "pop rdi",
+                // orig_rax and the error code (or the alignment word).
+                "add rsp, 16",
+                "iretq",
+                handler = sym $handler,
+            )
+        }
+    };
 }
 
-/// An exception in ring 3 kills the program that caused it (and only it); in the kernel it
-/// ends the run.
+program_exception!(divide_error_entry, divide_error, ("divide error", "#DE", 0));
+program_exception!(debug_entry, debug, ("debug", "#DB", 1));
+program_exception!(breakpoint_entry, breakpoint, ("breakpoint", "#BP", 3));
+program_exception!(overflow_entry, overflow, ("overflow", "#OF", 4));
+program_exception!(
+    bound_range_exceeded_entry,
+    bound_range_exceeded,
+    ("bound range exceeded", "#BR", 5)
+);
+program_exception!(
+    invalid_opcode_entry,
+    invalid_opcode,
+    ("invalid opcode", "#UD", 6)
+);
+program_exception!(
+    segment_not_present_entry,
+    segment_not_present,
+    ("segment not present", "#NP", 11),
+    error_code
+);
+program_exception!(
+    stack_segment_fault_entry,
+    stack_segment_fault,
+    ("stack-segment fault", "#SS", 12),
+    error_code
+);
+program_exception!(
+    general_protection_fault_entry,
+    general_protection_fault,
+    ("general protection fault", "#GP", 13),
+    error_code
+);
+program_exception!(
+    page_fault_entry,
+    page_fault,
+    ("page fault", "#PF", PAGE_FAULT_VECTOR),
+    error_code
+);
+program_exception!(
+    x87_floating_point_entry,
+    x87_floating_point,
+    ("x87 floating-point error", "#MF", 16)
+);
+program_exception!(
+    alignment_check_entry,
+    alignment_check,
+    ("alignment check", "#AC", 17),
+    error_code
+);
+program_exception!(
+    simd_floating_point_entry,
+    simd_floating_point,
+    ("SIMD floating-point error", "#XM", 19)
+);
+
+/// What the exception `what` means, wherever it came from: in ring 3 it is the program's
+/// (`trap::user_exception` turns it into a signal, after a page fault had its chance to be
+/// resolved); in the kernel, a breakpoint is counted and resumed, and anything else is
+/// fatal.
+fn exception(
+    frame: &mut TrapFrame,
+    what: (&'static str, &'static str, u8),
+    error_code: Option<u64>,
+) {
+    let fault = Fault {
+        name: what.0,
+        mnemonic: what.1,
+        vector: what.2,
+        error_code,
+        instruction_pointer: frame.rip,
+        stack_pointer: frame.rsp,
+        handler_stack_pointer: current_stack_address(),
+        fault_address: (what.2 == PAGE_FAULT_VECTOR).then(Cr2::read_raw),
+    };
+    if !frame.from_user() {
+        if fault.vector == 3 {
+            BREAKPOINTS.fetch_add(1, Ordering::Relaxed);
+            log::debug!("breakpoint (#BP) at rip={:#x}", frame.rip);
+            return;
+        }
+        fatal(fault)
+    }
+    if let (Some(address), Some(code)) = (fault.fault_address, error_code)
+        && resolved_page_fault(address, PageFaultErrorCode::from_bits_truncate(code))
+    {
+        return;
+    }
+    crate::trap::user_exception(frame, &fault)
+}
+
+/// Whether a page fault in ring 3 was the program's due and is resolved, so that the
+/// access runs again: a store to a page it shares copy-on-write since a fork (it gets its
+/// own copy), or a first touch of a stack page (mapped now).
+fn resolved_page_fault(address: u64, code: PageFaultErrorCode) -> bool {
+    let write = code.contains(PageFaultErrorCode::CAUSED_BY_WRITE);
+    if code.contains(PageFaultErrorCode::PROTECTION_VIOLATION) {
+        write && crate::trap::user_page_fault(address, true, true)
+    } else {
+        crate::trap::user_page_fault(address, write, false)
+    }
+}
+
+/// An exception in ring 3 that no program is expected to cause kills the program (and
+/// only it); in the kernel it ends the run.
 fn fault_or_fatal(fault: Fault, frame: &InterruptStackFrame) -> ! {
     if frame.code_segment.rpl() == x86_64::PrivilegeLevel::Ring3 {
-        crate::trap::user_exception(&fault)
+        crate::trap::user_exception_fatal(&fault)
     }
     fatal(fault)
 }
@@ -177,19 +265,6 @@ static BREAKPOINTS: AtomicU64 = AtomicU64::new(0);
 /// How many `int3` breakpoints the kernel has taken (and resumed from) so far.
 pub fn breakpoint_count() -> u64 {
     BREAKPOINTS.load(Ordering::Relaxed)
-}
-
-/// `int3`: in ring 3 a trap for a debugger, which kills a program that has none with
-/// SIGTRAP, as Linux's does; in the kernel, counted, logged and resumed.
-extern "x86-interrupt" fn breakpoint(frame: InterruptStackFrame) {
-    if from_user(&frame) {
-        crate::trap::user_exception(&describe(("breakpoint", "#BP", 3), &frame, None));
-    }
-    BREAKPOINTS.fetch_add(1, Ordering::Relaxed);
-    log::debug!(
-        "breakpoint (#BP) at rip={:#x}",
-        frame.instruction_pointer.as_u64()
-    );
 }
 
 /// A device interrupt's entry: saves every register in a [`TrapFrame`] below what the
@@ -249,11 +324,6 @@ extern "C" fn serial_input(frame: &mut TrapFrame) {
 /// Spurious APIC interrupts need no EOI and no action.
 extern "x86-interrupt" fn spurious(_frame: InterruptStackFrame) {}
 
-/// Whether the interrupt came from ring 3.
-fn from_user(frame: &InterruptStackFrame) -> bool {
-    frame.code_segment.rpl() == x86_64::PrivilegeLevel::Ring3
-}
-
 fn entry_address(entry: extern "C" fn()) -> x86_64::VirtAddr {
     x86_64::VirtAddr::new(entry as *const () as u64)
 }
@@ -268,19 +338,40 @@ static IDT: Lazy<InterruptDescriptorTable> = Lazy::new(|| {
         idt[super::pic::SERIAL_VECTOR].set_handler_addr(entry_address(serial_input_entry));
     }
     idt[super::apic::SPURIOUS_VECTOR].set_handler_fn(spurious);
-    idt.divide_error.set_handler_fn(divide_error);
-    idt.debug.set_handler_fn(debug);
+    // SAFETY: each address is a naked entry that saves every register, and ends with
+    // `iretq` after restoring them and dropping the error code (where the CPU pushed one)
+    // and orig_rax, as an interrupt gate's handler must.
+    unsafe {
+        idt.divide_error
+            .set_handler_addr(entry_address(divide_error_entry));
+        idt.debug.set_handler_addr(entry_address(debug_entry));
+        // Ring 3 may execute `int3` (the gate's DPL is checked for it); any other vector
+        // it names with `int` is a general-protection fault, as on Linux.
+        idt.breakpoint
+            .set_handler_addr(entry_address(breakpoint_entry))
+            .set_privilege_level(x86_64::PrivilegeLevel::Ring3);
+        idt.overflow.set_handler_addr(entry_address(overflow_entry));
+        idt.bound_range_exceeded
+            .set_handler_addr(entry_address(bound_range_exceeded_entry));
+        idt.invalid_opcode
+            .set_handler_addr(entry_address(invalid_opcode_entry));
+        idt.segment_not_present
+            .set_handler_addr(entry_address(segment_not_present_entry));
+        idt.stack_segment_fault
+            .set_handler_addr(entry_address(stack_segment_fault_entry));
+        idt.general_protection_fault
+            .set_handler_addr(entry_address(general_protection_fault_entry));
+        idt.page_fault
+            .set_handler_addr(entry_address(page_fault_entry));
+        idt.x87_floating_point
+            .set_handler_addr(entry_address(x87_floating_point_entry));
+        idt.alignment_check
+            .set_handler_addr(entry_address(alignment_check_entry));
+        idt.simd_floating_point
+            .set_handler_addr(entry_address(simd_floating_point_entry));
+    }
     idt.non_maskable_interrupt
         .set_handler_fn(non_maskable_interrupt);
-    // Ring 3 may execute `int3` (the gate's DPL is checked for it); any other vector it
-    // names with `int` is a general-protection fault, as on Linux.
-    idt.breakpoint
-        .set_handler_fn(breakpoint)
-        .set_privilege_level(x86_64::PrivilegeLevel::Ring3);
-    idt.overflow.set_handler_fn(overflow);
-    idt.bound_range_exceeded
-        .set_handler_fn(bound_range_exceeded);
-    idt.invalid_opcode.set_handler_fn(invalid_opcode);
     idt.device_not_available
         .set_handler_fn(device_not_available);
     // SAFETY: the IST index names the double-fault stack set up in the TSS by gdt::init,
@@ -291,15 +382,7 @@ static IDT: Lazy<InterruptDescriptorTable> = Lazy::new(|| {
             .set_stack_index(DOUBLE_FAULT_IST_INDEX);
     }
     idt.invalid_tss.set_handler_fn(invalid_tss);
-    idt.segment_not_present.set_handler_fn(segment_not_present);
-    idt.stack_segment_fault.set_handler_fn(stack_segment_fault);
-    idt.general_protection_fault
-        .set_handler_fn(general_protection_fault);
-    idt.page_fault.set_handler_fn(page_fault);
-    idt.x87_floating_point.set_handler_fn(x87_floating_point);
-    idt.alignment_check.set_handler_fn(alignment_check);
     idt.machine_check.set_handler_fn(machine_check);
-    idt.simd_floating_point.set_handler_fn(simd_floating_point);
     idt.virtualization.set_handler_fn(virtualization);
     idt.cp_protection_exception
         .set_handler_fn(control_protection);
