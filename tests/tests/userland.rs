@@ -430,8 +430,8 @@ fn real_time_signals_queue_as_on_linux() {
     // Real-time signals queued with their values, the lowest number first and one number
     // in the order sent; standard ones coalesce; sigqueue's siginfo in a handler;
     // rt_sigqueueinfo's and rt_tgsigqueueinfo's EPERM for a made-up siginfo to another
-    // process; EAGAIN at RLIMIT_SIGPENDING; sigtimedwait leaves an SA_RESETHAND action: see
-    // userland/c/cqueue.c.
+    // process; EAGAIN at RLIMIT_SIGPENDING; sigtimedwait leaves an SA_RESETHAND action;
+    // pselect's signal mask while it waits: see userland/c/cqueue.c.
     let (expected, run) = checked_on_both(&mut Command::new(programs().join("cqueue")), "cqueue");
     assert_eq!(program_output(&run), expected);
     assert!(!run.stdout.contains("is not implemented"), "{}", run.stdout);
@@ -440,8 +440,8 @@ fn real_time_signals_queue_as_on_linux() {
 #[test]
 fn process_groups_sessions_and_stops_are_as_on_linux() {
     // setpgid/setsid and their errors, kill of a group, SIGSTOP/SIGTSTP/SIGCONT with
-    // WUNTRACED, WCONTINUED and SIGCHLD's codes, SA_NOCLDSTOP, waitpid on a group: see
-    // userland/c/cjobs.c.
+    // WUNTRACED, WCONTINUED and SIGCHLD's codes, SA_NOCLDSTOP, waitpid on a group, an
+    // orphaned group's SIGHUP and SIGCONT and its dropped SIGTSTP: see userland/c/cjobs.c.
     let (expected, run) = checked_on_both(&mut Command::new(programs().join("cjobs")), "cjobs");
     assert_eq!(program_output(&run), expected);
     assert!(!run.stdout.contains("is not implemented"), "{}", run.stdout);

@@ -13,6 +13,9 @@
  *   of a standard signal still works, and draining the queue makes room again.
  * - Taking a signal with sigtimedwait does not reset an SA_RESETHAND action; running its
  *   handler does.
+ * - pselect's signal mask holds while it waits: a pending signal it unblocks ends the wait
+ *   (EINTR) after its handler, and the old mask is back; one it blocks waits until
+ *   pselect returns.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -202,6 +206,40 @@ static void resethand(void)
 	check(ran == 1 && now.sa_handler == SIG_DFL, "running the handler resets it");
 }
 
+static void pselect_mask(void)
+{
+	sigset_t usr1, old, now, none;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigemptyset(&none);
+	struct sigaction sa = { 0 };
+	sa.sa_handler = count;
+	sigaction(SIGUSR1, &sa, NULL);
+	ran = 0;
+	sigprocmask(SIG_BLOCK, &usr1, &old);
+	raise(SIGUSR1);
+	struct timespec second = { 1, 0 }, short_wait = { 0, 200000000 };
+	errno = 0;
+	int r = pselect(0, NULL, NULL, NULL, &second, &none);
+	check(r == -1 && errno == EINTR && ran == 1,
+	      "pselect's mask unblocks a pending signal: its handler runs, EINTR");
+	sigprocmask(SIG_BLOCK, NULL, &now);
+	check(sigismember(&now, SIGUSR1), "and the old mask is back after it");
+
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	pid_t child = fork();
+	if (child == 0) {
+		usleep(20000);
+		kill(getppid(), SIGUSR1);
+		_exit(0);
+	}
+	r = pselect(0, NULL, NULL, NULL, &short_wait, &usr1);
+	check(r == 0 && ran == 2,
+	      "a signal pselect's mask blocks does not end the wait; its handler runs as it returns");
+	waitpid(child, NULL, 0);
+	signal(SIGUSR1, SIG_DFL);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -210,6 +248,7 @@ int main(void)
 	permissions();
 	limit();
 	resethand();
+	pselect_mask();
 	if (failures)
 		return 1;
 	printf("cqueue: all checks passed\n");

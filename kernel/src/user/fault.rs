@@ -181,16 +181,6 @@ fn may_print() -> bool {
 /// Kills the running process for `fault` (from the exception handler, interrupts off),
 /// whatever its handlers: for the exceptions no program is expected to cause.
 pub fn kill(fault: &UserFault) -> ! {
-    let debug = UserFault {
-        vector: 1,
-        name: "debug",
-        ..*fault
-    };
-    let fault = if fault.vector == 6 && is_icebp(fault.ip) {
-        &debug
-    } else {
-        fault
-    };
     if may_print() {
         print_line(fault);
     }

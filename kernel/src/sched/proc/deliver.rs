@@ -5,8 +5,8 @@
 //! end of the process, a stop.
 
 use super::sighand::{
-    SA_NODEFER, SA_ONSTACK, SA_RESETHAND, SIG_DFL, SIG_IGN, STOP_SIGNALS, SigAction, SigInfo,
-    UNBLOCKABLE, any_pending, bit,
+    SA_NODEFER, SA_ONSTACK, SA_RESETHAND, SIG_DFL, SIG_IGN, SIGSTOP, STOP_SIGNALS, SigAction,
+    SigInfo, UNBLOCKABLE, any_pending, bit,
 };
 use super::signal::ignores;
 use crate::sched::with_sched;
@@ -60,6 +60,10 @@ pub fn take_signal(sp: u64) -> Option<Taken> {
                 continue;
             }
             if action.handler == SIG_DFL && bit(signal) & STOP_SIGNALS != 0 {
+                // An orphaned group's job control stops are dropped (see `groups`).
+                if signal != SIGSTOP && s.orphaned_pgrp(group.pgid(), None) {
+                    continue;
+                }
                 return Some(Taken::Stop(signal));
             }
             if action.handler == SIG_DFL {

@@ -46,6 +46,7 @@ pub const SA_RESTORER: u64 = 0x0400_0000;
 pub const SA_NOCLDSTOP: u64 = 0x1;
 
 /// Linux's signal numbers that the kernel itself names.
+pub const SIGHUP: u8 = 1;
 pub const SIGINT: u8 = 2;
 pub const SIGQUIT: u8 = 3;
 pub const SIGTRAP: u8 = 5;

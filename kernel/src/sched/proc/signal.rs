@@ -20,8 +20,8 @@
 //! `user::tty`'s.
 
 use super::sighand::{
-    CLD_CONTINUED, CLD_STOPPED, SA_NOCLDSTOP, SIG_DFL, SIG_IGN, SIGCHLD, SIGCONT, STOP_SIGNALS,
-    SigAction, SigInfo, UNBLOCKABLE, any_pending, bit,
+    CLD_CONTINUED, CLD_STOPPED, SA_NOCLDSTOP, SIG_DFL, SIG_IGN, SIGCHLD, SIGCONT, SIGSTOP,
+    STOP_SIGNALS, SigAction, SigInfo, UNBLOCKABLE, any_pending, bit,
 };
 use super::thread_group::ThreadGroup;
 use crate::sched::{Scheduler, change_then_reschedule, with_sched};
@@ -189,6 +189,10 @@ impl Scheduler {
                 .map_err(|_| SendError::QueueFull)?;
             self.wake_a_taker(slot, &group, signal);
         } else if bit(signal) & STOP_SIGNALS != 0 {
+            // An orphaned group's job control stops are dropped: no one would continue it.
+            if signal != SIGSTOP && self.orphaned_pgrp(group.pgid(), None) {
+                return Ok(());
+            }
             self.stop_process(&group, signal, &threads);
         } else {
             for t in threads {

@@ -185,7 +185,7 @@ pub fn dispatch(frame: &mut TrapFrame) -> i64 {
         nr::IOCTL => io::ioctl(uint(a[0]), uint(a[1]), a[2]),
         nr::POLL => poll::poll(a[0], a[1], uint(a[2])),
         nr::SELECT => poll::select(uint(a[0]), a[1], a[2], a[3], a[4]),
-        nr::PSELECT6 => poll::pselect6(uint(a[0]), a[1], a[2], a[3], a[4]),
+        nr::PSELECT6 => poll::pselect6(uint(a[0]), a[1], a[2], a[3], a[4], a[5]),
         nr::MMAP => memory::mmap(a[0], a[1], uint(a[2]), uint(a[3])),
         nr::MPROTECT => memory::mprotect(a[0], a[1], uint(a[2])),
         nr::MUNMAP => memory::munmap(a[0], a[1]),
