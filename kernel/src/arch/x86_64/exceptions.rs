@@ -4,14 +4,38 @@
 //! can show the program's registers to its handler (in the `ucontext`) and return to
 //! whatever the handler leaves there (Linux's `idtentry` entries, arch/x86/entry/entry_64.S).
 //! What the exception means is decided above: `crate::trap::user_exception` in ring 3; in
-//! the kernel a breakpoint is counted and resumed, and anything else is fatal.
+//! the kernel a breakpoint is counted and resumed, and anything else is fatal ([`fatal`],
+//! which a test may replace with [`set_fatal_hook`]; `interrupts` uses it too).
 
 use super::fault::{Fault, PAGE_FAULT_VECTOR};
-use super::interrupts::{current_stack_address, fatal};
 use super::user_mode::TrapFrame;
 use core::sync::atomic::{AtomicU64, Ordering};
+use spin::Once;
 use x86_64::registers::control::Cr2;
 use x86_64::structures::idt::PageFaultErrorCode;
+
+static FATAL_HOOK: Once<fn(&Fault) -> !> = Once::new();
+
+/// Replaces the default ending of a fatal exception (print, exit as failure). Only the
+/// first call has an effect. Meant for tests whose success *is* a fault.
+pub fn set_fatal_hook(hook: fn(&Fault) -> !) {
+    FATAL_HOOK.call_once(|| hook);
+}
+
+/// An exception the kernel cannot survive: a test's hook if one is set, else the kernel's
+/// report and the end of the run (`trap::kernel_exception`).
+pub(super) fn fatal(fault: Fault) -> ! {
+    if let Some(hook) = FATAL_HOOK.get() {
+        hook(&fault);
+    }
+    crate::trap::kernel_exception(&fault)
+}
+
+/// An address on the current stack: good enough to tell which stack we are on.
+pub(super) fn current_stack_address() -> u64 {
+    let marker = 0u8;
+    core::ptr::addr_of!(marker) as u64
+}
 
 /// An exception a program can cause: its entry saves every register in a [`TrapFrame`],
 /// as a device interrupt's does, so that the signal it turns into can show the program's

@@ -17,44 +17,21 @@
 //!
 //! Tests replace the fatal ending with [`set_fatal_hook`] to check what was reported.
 
-use spin::{Lazy, Once};
+use spin::Lazy;
 use x86_64::registers::control::Cr2;
 use x86_64::structures::idt::{InterruptDescriptorTable, InterruptStackFrame};
 
 // What a fault report holds is `fault.rs`'s; the entries below fill it in.
-pub use super::exceptions::breakpoint_count;
 use super::exceptions::{
-    alignment_check_entry, bound_range_exceeded_entry, breakpoint_entry, debug_entry,
-    divide_error_entry, general_protection_fault_entry, invalid_opcode_entry, overflow_entry,
-    page_fault_entry, segment_not_present_entry, simd_floating_point_entry,
+    alignment_check_entry, bound_range_exceeded_entry, breakpoint_entry, current_stack_address,
+    debug_entry, divide_error_entry, fatal, general_protection_fault_entry, invalid_opcode_entry,
+    overflow_entry, page_fault_entry, segment_not_present_entry, simd_floating_point_entry,
     stack_segment_fault_entry, x87_floating_point_entry,
 };
+pub use super::exceptions::{breakpoint_count, set_fatal_hook};
 use super::fault::{Fault, PAGE_FAULT_VECTOR};
 use super::gdt::DOUBLE_FAULT_IST_INDEX;
 use super::user_mode::TrapFrame;
-
-static FATAL_HOOK: Once<fn(&Fault) -> !> = Once::new();
-
-/// Replaces the default ending of a fatal exception (print, exit as failure). Only the
-/// first call has an effect. Meant for tests whose success *is* a fault.
-pub fn set_fatal_hook(hook: fn(&Fault) -> !) {
-    FATAL_HOOK.call_once(|| hook);
-}
-
-/// An exception the kernel cannot survive: a test's hook if one is set, else the kernel's
-/// report and the end of the run (`trap::kernel_exception`).
-pub(super) fn fatal(fault: Fault) -> ! {
-    if let Some(hook) = FATAL_HOOK.get() {
-        hook(&fault);
-    }
-    crate::trap::kernel_exception(&fault)
-}
-
-/// An address on the current stack: good enough to tell which stack we are on.
-pub(super) fn current_stack_address() -> u64 {
-    let marker = 0u8;
-    core::ptr::addr_of!(marker) as u64
-}
 
 fn describe(
     (name, mnemonic, vector): (&'static str, &'static str, u8),
