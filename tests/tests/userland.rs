@@ -425,6 +425,43 @@ fn a_program_s_own_faults_reach_its_handlers_as_on_linux() {
     assert_eq!(run.stdout.lines().filter(|l| segfault(l)).count(), 1);
 }
 
+/// `cfaults` on Linux 6.1 itself (`boot linux`, the machine of
+/// `hello_prints_the_same_on_linux_in_the_same_qemu`): QEMU's CPU has UMIP there as it has
+/// for cfslab, so the UMIP lines are compared with the reference kernel whatever the host's
+/// CPU — 6.1 answers `sldt` and `str` too, not only `sgdt`, `sidt` and `smsw`.
+#[test]
+fn cfaults_prints_the_same_on_linux_6_1_in_the_same_qemu() {
+    let output = systests::boot_command(&[
+        "linux",
+        "--icount-shift",
+        "2",
+        "--timeout",
+        "300",
+        "--",
+        "/bin/cfaults",
+    ])
+    .output()
+    .expect("cannot run the boot tool");
+    let stdout = String::from_utf8_lossy(&output.stdout).replace('\r', "");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    let linux: String = stdout
+        .lines()
+        .take_while(|l| !l.starts_with("RESULT "))
+        .filter(|l| !l.starts_with('['))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(linux.contains("sldt %eax: "), "{linux}");
+    let run = on_cfslab("/bin/cfaults", &[]);
+    let segfault = |l: &str| l.starts_with("cfaults[") && l.contains("]: segfault at ");
+    let cfslab: String = program_output(&run)
+        .lines()
+        .filter(|l| !segfault(l))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(cfslab, linux);
+}
+
 #[test]
 fn real_time_signals_queue_as_on_linux() {
     // Real-time signals queued with their values, the lowest number first and one number
