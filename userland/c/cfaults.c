@@ -11,7 +11,8 @@
  * - Divide by zero (SIGFPE, FPE_INTDIV), ud2 (SIGILL, ILL_ILLOPN): the address of the
  *   instruction; the handler moves the ucontext's rip past it and sets rax, and the program
  *   goes on with both.
- * - int3 (SIGTRAP) returns to the next instruction.
+ * - int3 (SIGTRAP) returns to the next instruction; the trap flag gives TRAP_TRACE after
+ *   the instruction it stepped.
  * - A blocked or ignored SIGSEGV still kills; so does a fault in a handler for it.
  * - sgdt, sidt, smsw, sldt and str, in register and memory forms, answer Linux's dummy
  *   values (where the CPU has UMIP; `cfaults` says when it does not, and checks nothing).
@@ -149,6 +150,34 @@ static void skipped(void)
 	printf("int3: si_code %d, si_addr %s\n", seen_code, seen_addr ? "set" : "0");
 }
 
+/* Single-stepping stops here: the trap flag off in the ucontext, for the return. */
+static void stop_stepping(int signo, siginfo_t *info, void *ucontext)
+{
+	ucontext_t *uc = ucontext;
+	record(signo, info, uc);
+	uc->uc_mcontext.gregs[REG_EFL] &= ~0x100L;
+}
+
+static void single_step(void)
+{
+	long after;
+	on(SIGTRAP, stop_stepping);
+	/* The trap comes once the instruction after popf has run. */
+	__asm__ volatile("pushf\n\t"
+			 "orq $0x100, (%%rsp)\n\t"
+			 "popf\n\t"
+			 "nop\n"
+			 "1:\tlea 1b(%%rip), %0"
+			 : "=r"(after)
+			 :
+			 : "cc");
+	check(seen_signo == SIGTRAP && seen_code == TRAP_TRACE && seen_trapno == 1,
+	      "the trap flag: SIGTRAP, TRAP_TRACE, trap 1");
+	check(seen_addr == (uintptr_t)after && seen_rip == (uintptr_t)after,
+	      "after the instruction it stepped, where the handler returns");
+	signal(SIGTRAP, SIG_DFL);
+}
+
 /* The child's status when it faults with SIGSEGV blocked, ignored, or in its handler. */
 static int child_faults(int how)
 {
@@ -269,6 +298,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	segv();
 	skipped();
+	single_step();
 	still_kills();
 	umip();
 	if (failures)

@@ -40,6 +40,8 @@ const BUS_ADRALN: i32 = 1;
 const SEGV_MAPERR: i32 = 1;
 const SEGV_ACCERR: i32 = 2;
 const TRAP_BRKPT: i32 = 1;
+const TRAP_TRACE: i32 = 2;
+const TRAP_HWBKPT: i32 = 4;
 
 /// The signal Linux sends for exception `vector` in user mode.
 fn signal_for(vector: u8) -> u8 {
@@ -60,7 +62,16 @@ fn signal_for(vector: u8) -> u8 {
 fn info_for(fault: &UserFault) -> SigInfo {
     let (code, addr) = match fault.vector {
         0 => (FPE_INTDIV, fault.ip),
-        1 => (TRAP_BRKPT, fault.ip),
+        // A single step, a hardware breakpoint, or `icebp` (Linux's `get_si_code`).
+        1 => {
+            let status = crate::arch::user_state::take_debug_status();
+            let code = match status {
+                s if s & 1 << 14 != 0 => TRAP_TRACE,
+                s if s & 0xf != 0 => TRAP_HWBKPT,
+                _ => TRAP_BRKPT,
+            };
+            (code, fault.ip)
+        }
         6 => (ILL_ILLOPN, fault.ip),
         14 => {
             let address = fault.address.unwrap_or(0);

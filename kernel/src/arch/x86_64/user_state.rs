@@ -236,3 +236,18 @@ fn fpe_code(raised: u32) -> i32 {
         _ => 0,
     }
 }
+
+/// The debug status (DR6) of the #DB just taken, reset for the next one (the CPU sets its
+/// bits but never clears them): bit 14 (BS) for a single step, bits 0-3 for a hardware
+/// breakpoint.
+pub fn take_debug_status() -> u64 {
+    const RESET: u64 = 0xffff_0ff0;
+    let status: u64;
+    // SAFETY: reading and writing DR6 in ring 0 only reports and resets what the last
+    // debug exception was; the value written is the register's reset state.
+    unsafe {
+        core::arch::asm!("mov {}, dr6", out(reg) status, options(nomem, nostack));
+        core::arch::asm!("mov dr6, {}", in(reg) RESET, options(nomem, nostack));
+    }
+    status
+}
