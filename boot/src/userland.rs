@@ -38,8 +38,8 @@ pub const RUST_PROGRAMS: [&str; 24] = [
 ];
 
 /// The C programs, `userland/c/NAME.c` each.
-pub const C_PROGRAMS: [&str; 6] = [
-    "ctest", "cthreads", "hostile", "ccalls", "csignals", "cjobs",
+pub const C_PROGRAMS: [&str; 8] = [
+    "ctest", "cthreads", "hostile", "ccalls", "csignals", "cjobs", "cfaults", "cqueue",
 ];
 
 /// Every program packed under `/bin`.

@@ -94,17 +94,29 @@ pub fn user_page_fault(address: u64, write: bool, present: bool) -> bool {
     }
 }
 
-/// Any other exception in ring 3 kills the program that caused it, and only it, with the
-/// signal Linux would send.
-pub fn user_exception(fault: &Fault) -> ! {
-    crate::user::fault::kill(&crate::user::fault::UserFault {
+/// Any other exception in ring 3 is the program's: the signal Linux sends for it, to its
+/// handler if it has one (whose frame `regs` then point at), else the end of the process
+/// (`user::fault`). Then the work pending before any return to ring 3.
+pub fn user_exception(regs: &mut TrapFrame, fault: &Fault) {
+    crate::user::fault::deliver(regs, &user_fault(fault));
+    exit_to_user(regs);
+}
+
+/// An exception no program is expected to cause (an NMI, a #TS, ...), taken in ring 3:
+/// the program that was running dies of SIGSEGV, as if it had no handler.
+pub fn user_exception_fatal(fault: &Fault) -> ! {
+    crate::user::fault::kill(&user_fault(fault))
+}
+
+fn user_fault(fault: &Fault) -> crate::user::fault::UserFault {
+    crate::user::fault::UserFault {
         vector: fault.vector,
         name: fault.name,
         error_code: fault.error_code.unwrap_or(0),
         ip: fault.instruction_pointer,
         sp: fault.stack_pointer,
         address: fault.fault_address,
-    })
+    }
 }
 
 /// An exception in the kernel ends the run: one line describing it, and if it hit a

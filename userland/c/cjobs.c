@@ -8,6 +8,9 @@
  * - SIGSTOP and SIGTSTP stop a child and SIGCONT continues it: wait4 reports each with
  *   WUNTRACED and WCONTINUED (once), and SIGCHLD carries CLD_STOPPED and CLD_CONTINUED.
  * - waitpid on a process group, and on the caller's group (0).
+ * - An orphaned process group: when a process's exit leaves its child's group with no
+ *   parent in another group of the session, and a member is stopped, the group gets SIGHUP
+ *   then SIGCONT; SIGTSTP to an orphaned group is dropped.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -192,6 +195,63 @@ static void group_wait(void)
 	check(waitpid(-a, &status, 0) == -1 && errno == ECHILD, "no child in the group: ECHILD");
 }
 
+static volatile sig_atomic_t hup, cont;
+
+static void on_hup(int signo)
+{
+	(void)signo;
+	hup = 1;
+}
+
+static void on_cont(int signo)
+{
+	(void)signo;
+	cont = 1;
+}
+
+static void orphans(void)
+{
+	int fds[2];
+	pipe(fds);
+	pid_t middle = fork();
+	if (middle == 0) {
+		/* A group of its own in the session, kept by its parent in another group. */
+		setpgid(0, 0);
+		pid_t last = fork();
+		if (last == 0) {
+			close(fds[0]);
+			signal(SIGHUP, on_hup);
+			signal(SIGCONT, on_cont);
+			alarm(5); /* if it were never continued */
+			raise(SIGSTOP);
+			while (!hup || !cont)
+				pause();
+			char line[80];
+			int n = snprintf(line, sizeof line, "hup %d cont %d\n", hup, cont);
+			write(fds[1], line, n);
+			kill(0, SIGTSTP); /* its group is orphaned now: dropped */
+			write(fds[1], "not stopped\n", 12);
+			_exit(0);
+		}
+		int status;
+		waitpid(last, &status, WUNTRACED);
+		_exit(WIFSTOPPED(status) ? 0 : 1);
+	}
+	close(fds[1]);
+	int status;
+	waitpid(middle, &status, 0);
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a grandchild in a group of its own stops");
+	char got[80] = { 0 };
+	size_t have = 0;
+	ssize_t n;
+	while (have < sizeof got - 1 && (n = read(fds[0], got + have, sizeof got - 1 - have)) > 0)
+		have += n;
+	close(fds[0]);
+	check(strncmp(got, "hup 1 cont 1\n", 13) == 0,
+	      "its parent's exit orphans its group: SIGHUP and SIGCONT");
+	check(strcmp(got + 13, "not stopped\n") == 0, "SIGTSTP to an orphaned group is dropped");
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -199,6 +259,7 @@ int main(void)
 	group_kill();
 	stop_and_continue();
 	group_wait();
+	orphans();
 	if (failures)
 		return 1;
 	printf("cjobs: all checks passed\n");

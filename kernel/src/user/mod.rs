@@ -28,6 +28,7 @@ pub mod signal;
 pub mod stack;
 pub mod syscall;
 pub mod tty;
+pub mod umip;
 mod user_memory;
 
 pub use process::run_program;

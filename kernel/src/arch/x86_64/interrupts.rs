@@ -5,48 +5,33 @@
 //! [`TrapFrame`], as SYSCALL's entry does, so that their way back to ring 3 can run a
 //! signal handler.
 //!
-//! Every architecturally defined exception has a handler. A breakpoint (`int3`) in the
-//! kernel is counted, logged and resumed; in ring 3 it is SIGTRAP. A page fault in ring 3 may be resolved (a
-//! copy-on-write store, a first touch of a stack page); any other exception in ring 3 kills
-//! the program that raised it. An exception in the kernel is fatal: it is described in one
+//! Every architecturally defined exception has a handler. Those a program can cause have
+//! entries of their own (`exceptions`): a breakpoint (`int3`) in the kernel is counted,
+//! logged and resumed; a page fault in ring 3 may be resolved (a copy-on-write store, a
+//! first touch of a stack page); any other exception in ring 3 is the program's signal
+//! (`crate::trap::user_exception`). The others (an NMI, a #TS, ...) in ring 3 kill the
+//! program that raised it. An exception in the kernel is fatal: it is described in one
 //! line (name, vector, error code, RIP, and CR2 for a page fault) and the run ends as a
 //! failure. The double fault runs on its own IST stack (see [`super::gdt`]) so that a kernel
 //! stack overflow is still reported instead of becoming a silent triple fault.
 //!
 //! Tests replace the fatal ending with [`set_fatal_hook`] to check what was reported.
 
-use core::sync::atomic::{AtomicU64, Ordering};
-use spin::{Lazy, Once};
+use spin::Lazy;
 use x86_64::registers::control::Cr2;
-use x86_64::structures::idt::{InterruptDescriptorTable, InterruptStackFrame, PageFaultErrorCode};
+use x86_64::structures::idt::{InterruptDescriptorTable, InterruptStackFrame};
 
 // What a fault report holds is `fault.rs`'s; the entries below fill it in.
+use super::exceptions::{
+    alignment_check_entry, bound_range_exceeded_entry, breakpoint_entry, current_stack_address,
+    debug_entry, divide_error_entry, fatal, general_protection_fault_entry, invalid_opcode_entry,
+    overflow_entry, page_fault_entry, segment_not_present_entry, simd_floating_point_entry,
+    stack_segment_fault_entry, x87_floating_point_entry,
+};
+pub use super::exceptions::{breakpoint_count, set_fatal_hook};
 use super::fault::{Fault, PAGE_FAULT_VECTOR};
 use super::gdt::DOUBLE_FAULT_IST_INDEX;
 use super::user_mode::TrapFrame;
-
-static FATAL_HOOK: Once<fn(&Fault) -> !> = Once::new();
-
-/// Replaces the default ending of a fatal exception (print, exit as failure). Only the
-/// first call has an effect. Meant for tests whose success *is* a fault.
-pub fn set_fatal_hook(hook: fn(&Fault) -> !) {
-    FATAL_HOOK.call_once(|| hook);
-}
-
-/// An exception the kernel cannot survive: a test's hook if one is set, else the kernel's
-/// report and the end of the run (`trap::kernel_exception`).
-fn fatal(fault: Fault) -> ! {
-    if let Some(hook) = FATAL_HOOK.get() {
-        hook(&fault);
-    }
-    crate::trap::kernel_exception(&fault)
-}
-
-/// An address on the current stack: good enough to tell which stack we are on.
-fn current_stack_address() -> u64 {
-    let marker = 0u8;
-    core::ptr::addr_of!(marker) as u64
-}
 
 fn describe(
     (name, mnemonic, vector): (&'static str, &'static str, u8),
@@ -80,35 +65,9 @@ macro_rules! fatal_handler {
     };
 }
 
-fatal_handler!(divide_error, ("divide error", "#DE", 0));
-fatal_handler!(debug, ("debug", "#DB", 1));
 fatal_handler!(non_maskable_interrupt, ("non-maskable interrupt", "NMI", 2));
-fatal_handler!(overflow, ("overflow", "#OF", 4));
-fatal_handler!(bound_range_exceeded, ("bound range exceeded", "#BR", 5));
-fatal_handler!(invalid_opcode, ("invalid opcode", "#UD", 6));
 fatal_handler!(device_not_available, ("device not available", "#NM", 7));
 fatal_handler!(invalid_tss, ("invalid TSS", "#TS", 10), error_code);
-fatal_handler!(
-    segment_not_present,
-    ("segment not present", "#NP", 11),
-    error_code
-);
-fatal_handler!(
-    stack_segment_fault,
-    ("stack-segment fault", "#SS", 12),
-    error_code
-);
-fatal_handler!(
-    general_protection_fault,
-    ("general protection fault", "#GP", 13),
-    error_code
-);
-fatal_handler!(x87_floating_point, ("x87 floating-point error", "#MF", 16));
-fatal_handler!(alignment_check, ("alignment check", "#AC", 17), error_code);
-fatal_handler!(
-    simd_floating_point,
-    ("SIMD floating-point error", "#XM", 19)
-);
 fatal_handler!(virtualization, ("virtualization exception", "#VE", 20));
 fatal_handler!(
     control_protection,
@@ -123,43 +82,11 @@ fatal_handler!(
 );
 fatal_handler!(security, ("security exception", "#SX", 30), error_code);
 
-extern "x86-interrupt" fn page_fault(frame: InterruptStackFrame, code: PageFaultErrorCode) {
-    // A program's store to a page it shares copy-on-write since a fork: it gets its own
-    // copy and the store runs again.
-    let store_to_present = PageFaultErrorCode::PROTECTION_VIOLATION
-        | PageFaultErrorCode::CAUSED_BY_WRITE
-        | PageFaultErrorCode::USER_MODE;
-    if code.contains(store_to_present)
-        && let Ok(address) = x86_64::registers::control::Cr2::read()
-        && crate::trap::user_page_fault(address.as_u64(), true, true)
-    {
-        return;
-    }
-    // A program's first touch of a stack page: it is mapped now and the access runs again.
-    if code.contains(PageFaultErrorCode::USER_MODE)
-        && !code.contains(PageFaultErrorCode::PROTECTION_VIOLATION)
-        && let Ok(address) = x86_64::registers::control::Cr2::read()
-        && crate::trap::user_page_fault(
-            address.as_u64(),
-            code.contains(PageFaultErrorCode::CAUSED_BY_WRITE),
-            false,
-        )
-    {
-        return;
-    }
-    let fault = describe(
-        ("page fault", "#PF", PAGE_FAULT_VECTOR),
-        &frame,
-        Some(code.bits()),
-    );
-    fault_or_fatal(fault, &frame)
-}
-
-/// An exception in ring 3 kills the program that caused it (and only it); in the kernel it
-/// ends the run.
+/// An exception in ring 3 that no program is expected to cause kills the program (and
+/// only it); in the kernel it ends the run.
 fn fault_or_fatal(fault: Fault, frame: &InterruptStackFrame) -> ! {
     if frame.code_segment.rpl() == x86_64::PrivilegeLevel::Ring3 {
-        crate::trap::user_exception(&fault)
+        crate::trap::user_exception_fatal(&fault)
     }
     fatal(fault)
 }
@@ -170,26 +97,6 @@ extern "x86-interrupt" fn double_fault(frame: InterruptStackFrame, code: u64) ->
 
 extern "x86-interrupt" fn machine_check(frame: InterruptStackFrame) -> ! {
     fatal(describe(("machine check", "#MC", 18), &frame, None))
-}
-
-static BREAKPOINTS: AtomicU64 = AtomicU64::new(0);
-
-/// How many `int3` breakpoints the kernel has taken (and resumed from) so far.
-pub fn breakpoint_count() -> u64 {
-    BREAKPOINTS.load(Ordering::Relaxed)
-}
-
-/// `int3`: in ring 3 a trap for a debugger, which kills a program that has none with
-/// SIGTRAP, as Linux's does; in the kernel, counted, logged and resumed.
-extern "x86-interrupt" fn breakpoint(frame: InterruptStackFrame) {
-    if from_user(&frame) {
-        crate::trap::user_exception(&describe(("breakpoint", "#BP", 3), &frame, None));
-    }
-    BREAKPOINTS.fetch_add(1, Ordering::Relaxed);
-    log::debug!(
-        "breakpoint (#BP) at rip={:#x}",
-        frame.instruction_pointer.as_u64()
-    );
 }
 
 /// A device interrupt's entry: saves every register in a [`TrapFrame`] below what the
@@ -249,11 +156,6 @@ extern "C" fn serial_input(frame: &mut TrapFrame) {
 /// Spurious APIC interrupts need no EOI and no action.
 extern "x86-interrupt" fn spurious(_frame: InterruptStackFrame) {}
 
-/// Whether the interrupt came from ring 3.
-fn from_user(frame: &InterruptStackFrame) -> bool {
-    frame.code_segment.rpl() == x86_64::PrivilegeLevel::Ring3
-}
-
 fn entry_address(entry: extern "C" fn()) -> x86_64::VirtAddr {
     x86_64::VirtAddr::new(entry as *const () as u64)
 }
@@ -268,19 +170,40 @@ static IDT: Lazy<InterruptDescriptorTable> = Lazy::new(|| {
         idt[super::pic::SERIAL_VECTOR].set_handler_addr(entry_address(serial_input_entry));
     }
     idt[super::apic::SPURIOUS_VECTOR].set_handler_fn(spurious);
-    idt.divide_error.set_handler_fn(divide_error);
-    idt.debug.set_handler_fn(debug);
+    // SAFETY: each address is a naked entry that saves every register, and ends with
+    // `iretq` after restoring them and dropping the error code (where the CPU pushed one)
+    // and orig_rax, as an interrupt gate's handler must.
+    unsafe {
+        idt.divide_error
+            .set_handler_addr(entry_address(divide_error_entry));
+        idt.debug.set_handler_addr(entry_address(debug_entry));
+        // Ring 3 may execute `int3` (the gate's DPL is checked for it); any other vector
+        // it names with `int` is a general-protection fault, as on Linux.
+        idt.breakpoint
+            .set_handler_addr(entry_address(breakpoint_entry))
+            .set_privilege_level(x86_64::PrivilegeLevel::Ring3);
+        idt.overflow.set_handler_addr(entry_address(overflow_entry));
+        idt.bound_range_exceeded
+            .set_handler_addr(entry_address(bound_range_exceeded_entry));
+        idt.invalid_opcode
+            .set_handler_addr(entry_address(invalid_opcode_entry));
+        idt.segment_not_present
+            .set_handler_addr(entry_address(segment_not_present_entry));
+        idt.stack_segment_fault
+            .set_handler_addr(entry_address(stack_segment_fault_entry));
+        idt.general_protection_fault
+            .set_handler_addr(entry_address(general_protection_fault_entry));
+        idt.page_fault
+            .set_handler_addr(entry_address(page_fault_entry));
+        idt.x87_floating_point
+            .set_handler_addr(entry_address(x87_floating_point_entry));
+        idt.alignment_check
+            .set_handler_addr(entry_address(alignment_check_entry));
+        idt.simd_floating_point
+            .set_handler_addr(entry_address(simd_floating_point_entry));
+    }
     idt.non_maskable_interrupt
         .set_handler_fn(non_maskable_interrupt);
-    // Ring 3 may execute `int3` (the gate's DPL is checked for it); any other vector it
-    // names with `int` is a general-protection fault, as on Linux.
-    idt.breakpoint
-        .set_handler_fn(breakpoint)
-        .set_privilege_level(x86_64::PrivilegeLevel::Ring3);
-    idt.overflow.set_handler_fn(overflow);
-    idt.bound_range_exceeded
-        .set_handler_fn(bound_range_exceeded);
-    idt.invalid_opcode.set_handler_fn(invalid_opcode);
     idt.device_not_available
         .set_handler_fn(device_not_available);
     // SAFETY: the IST index names the double-fault stack set up in the TSS by gdt::init,
@@ -291,15 +214,7 @@ static IDT: Lazy<InterruptDescriptorTable> = Lazy::new(|| {
             .set_stack_index(DOUBLE_FAULT_IST_INDEX);
     }
     idt.invalid_tss.set_handler_fn(invalid_tss);
-    idt.segment_not_present.set_handler_fn(segment_not_present);
-    idt.stack_segment_fault.set_handler_fn(stack_segment_fault);
-    idt.general_protection_fault
-        .set_handler_fn(general_protection_fault);
-    idt.page_fault.set_handler_fn(page_fault);
-    idt.x87_floating_point.set_handler_fn(x87_floating_point);
-    idt.alignment_check.set_handler_fn(alignment_check);
     idt.machine_check.set_handler_fn(machine_check);
-    idt.simd_floating_point.set_handler_fn(simd_floating_point);
     idt.virtualization.set_handler_fn(virtualization);
     idt.cp_protection_exception
         .set_handler_fn(control_protection);

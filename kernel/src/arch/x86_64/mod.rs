@@ -5,6 +5,7 @@
 //! (the exit status the host sees).
 
 pub mod apic;
+mod exceptions;
 pub mod fault;
 pub mod fw_cfg;
 pub mod gdt;

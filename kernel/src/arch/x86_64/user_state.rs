@@ -189,10 +189,65 @@ pub fn enable() {
 /// Whether the CPU has UMIP (CPUID leaf 7, ECX bit 2). With CR4.UMIP set, `sgdt`, `sidt`,
 /// `sldt`, `smsw` and `str` fault in ring 3 (#GP, so SIGSEGV) instead of showing a program
 /// where the kernel's tables are, as Linux sets it where the CPU has it (`setup_umip`).
-/// Linux 5.10+ then emulates `sgdt`, `sidt` and `smsw` with dummy values for old programs
-/// (Wine); cfslab does not, and the program gets the SIGSEGV.
+/// Linux 5.10+ then answers them with dummy values for old programs (Wine), and so does
+/// cfslab (`user::umip`).
 fn has_umip() -> bool {
     // Leaf 0 gives the highest leaf: leaf 7 is read only where it exists.
     use core::arch::x86_64::{__cpuid, __cpuid_count};
     __cpuid(0).eax >= 7 && __cpuid_count(7, 0).ecx & (1 << 2) != 0
+}
+
+/// The `si_code` of an x87 floating-point error (#MF) in the running program: the first of
+/// the exceptions its status word raised and its control word unmasks, in the order
+/// Linux's `fpu__exception_code` tries them (invalid, divide by zero, overflow, underflow
+/// or denormal, precision).
+pub fn x87_exception_code() -> i32 {
+    let (mut status, mut control) = (0u16, 0u16);
+    // SAFETY: stores the live x87 status and control words (the program's: the kernel
+    // does not use the FPU) into two locals.
+    unsafe {
+        core::arch::asm!(
+            "fnstsw [{s}]", "fnstcw [{c}]",
+            s = in(reg) &raw mut status, c = in(reg) &raw mut control,
+            options(nostack),
+        )
+    };
+    fpe_code(u32::from(status & !control))
+}
+
+/// The `si_code` of a SIMD floating-point error (#XM): as [`x87_exception_code`], from
+/// MXCSR, whose mask bits sit 7 above its flags.
+pub fn simd_exception_code() -> i32 {
+    let mut mxcsr = 0u32;
+    // SAFETY: stores the live MXCSR (the program's) into a local.
+    unsafe { core::arch::asm!("stmxcsr [{}]", in(reg) &raw mut mxcsr, options(nostack)) };
+    fpe_code(mxcsr & !(mxcsr >> 7))
+}
+
+/// FPE_FLTINV, FPE_FLTDIV, FPE_FLTOVF, FPE_FLTUND, FPE_FLTRES for the first raised
+/// exception bit in `raised` (the x87 and MXCSR layouts agree on the low six); 0 if none.
+fn fpe_code(raised: u32) -> i32 {
+    match raised & 0x3f {
+        r if r & 0x01 != 0 => 7,
+        r if r & 0x04 != 0 => 3,
+        r if r & 0x08 != 0 => 4,
+        r if r & 0x12 != 0 => 5,
+        r if r & 0x20 != 0 => 6,
+        _ => 0,
+    }
+}
+
+/// The debug status (DR6) of the #DB just taken, reset for the next one (the CPU sets its
+/// bits but never clears them): bit 14 (BS) for a single step, bits 0-3 for a hardware
+/// breakpoint.
+pub fn take_debug_status() -> u64 {
+    const RESET: u64 = 0xffff_0ff0;
+    let status: u64;
+    // SAFETY: reading and writing DR6 in ring 0 only reports and resets what the last
+    // debug exception was; the value written is the register's reset state.
+    unsafe {
+        core::arch::asm!("mov {}, dr6", out(reg) status, options(nomem, nostack));
+        core::arch::asm!("mov dr6, {}", in(reg) RESET, options(nomem, nostack));
+    }
+    status
 }

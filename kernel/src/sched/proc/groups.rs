@@ -2,8 +2,16 @@
 //! a group exists in a session, and a signal to a whole group (Linux's `kill_pgrp`), each in
 //! one pass under the scheduler's lock. What a process's group and session are is its
 //! `ThreadGroup`'s; the calls that change them are `user::syscall::job`'s.
+//!
+//! An orphaned process group (POSIX's term, Linux's `is_orphaned_pgrp` in kernel/exit.c,
+//! 6.1) is one no member's parent could still continue: none has a parent in another group
+//! of the same session — a shell's job whose shell is gone. Its stop signals from the
+//! terminal or anyone else (SIGTSTP, SIGTTIN, SIGTTOU at their default action; not SIGSTOP)
+//! are dropped, as nobody would continue it; and when a process's end orphans a group with
+//! a stopped member, the group gets SIGHUP then SIGCONT, so that it does not stay stopped
+//! for ever (Linux's `kill_orphaned_pgrp`).
 
-use super::sighand::SigInfo;
+use super::sighand::{SI_KERNEL, SIGCONT, SIGHUP, SigInfo};
 use crate::sched::{Scheduler, change_then_reschedule, with_sched};
 use crate::task::{Task, TaskId};
 use alloc::vec::Vec;
@@ -16,6 +24,78 @@ impl Scheduler {
             let leads = group.leader == t.id && self.alive(t.slot);
             leads.then(|| (&**t, group.pgid(), group.sid()))
         })
+    }
+
+    /// Task `id`'s process group and session (None for a kernel thread).
+    fn group_and_session(&self, id: TaskId) -> Option<(u32, u32)> {
+        let slot = *self.by_id.get(&id)?;
+        let group = self.slots[slot].as_deref()?.group.as_ref()?;
+        Some((group.pgid(), group.sid()))
+    }
+
+    /// Whether process group `pgid` is orphaned (see the module's docs), not counting
+    /// `leaving`, a process that is ending, as a member or as a parent.
+    pub(in crate::sched) fn orphaned_pgrp(&self, pgid: u32, leaving: Option<TaskId>) -> bool {
+        !self
+            .processes()
+            .filter(|&(t, g, _)| g == pgid && Some(t.id) != leaving)
+            .any(|(t, _, sid)| {
+                t.parent
+                    .filter(|&p| Some(p) != leaving)
+                    .and_then(|p| self.group_and_session(p))
+                    .is_some_and(|(g, s)| g != pgid && s == sid)
+            })
+    }
+
+    /// Process `id` (its leader's id), of group `pgid` in session `sid`, is ending: each
+    /// group its end orphans — its own, if its parent was what kept it, and its children's
+    /// in its session — gets SIGHUP then SIGCONT if a member is stopped (see the module's
+    /// docs).
+    pub(in crate::sched) fn hang_up_orphaned_groups(&mut self, id: TaskId, pgid: u32, sid: u32) {
+        let kept_by = |s: &Self, t: &Task| {
+            t.parent
+                .and_then(|p| s.group_and_session(p))
+                .is_some_and(|(g, si)| si == sid && g != pgid)
+        };
+        let mut groups: Vec<u32> = self
+            .processes()
+            .filter(|&(t, g, si)| t.parent == Some(id) && g != pgid && si == sid)
+            .map(|(_, g, _)| g)
+            .collect();
+        if self
+            .slots
+            .iter()
+            .flatten()
+            .any(|t| t.id == id && kept_by(self, t))
+        {
+            groups.push(pgid);
+        }
+        groups.sort_unstable();
+        groups.dedup();
+        let info = SigInfo {
+            code: SI_KERNEL,
+            ..SigInfo::default()
+        };
+        for g in groups {
+            let members: Vec<(TaskId, bool)> = self
+                .processes()
+                .filter(|&(t, pg, _)| pg == g && t.id != id)
+                .map(|(t, _, _)| {
+                    (
+                        t.id,
+                        t.group.as_ref().is_some_and(|x| x.sighand.is_stopped()),
+                    )
+                })
+                .collect();
+            if !members.iter().any(|&(_, stopped)| stopped) || !self.orphaned_pgrp(g, Some(id)) {
+                continue;
+            }
+            for signal in [SIGHUP, SIGCONT] {
+                for &(member, _) in &members {
+                    self.send_signal(member, signal, info);
+                }
+            }
+        }
     }
 }
 
@@ -32,6 +112,11 @@ pub fn members(pgid: u32) -> Vec<TaskId> {
 /// Whether process group `pgid` has a member in session `sid`.
 pub fn group_in_session(pgid: u32, sid: u32) -> bool {
     with_sched(|s| s.processes().any(|(_, g, si)| g == pgid && si == sid))
+}
+
+/// Whether process group `pgid` is orphaned (see the module's docs).
+pub fn is_orphaned(pgid: u32) -> bool {
+    with_sched(|s| s.orphaned_pgrp(pgid, None))
 }
 
 /// Whether some process's group is `pgid` (the pid of a would-be session leader).

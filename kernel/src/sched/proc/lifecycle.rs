@@ -117,6 +117,12 @@ fn release_resources() {
     release_files();
     irq::disable();
     let (space, group, cpu, frame) = with_sched(|s| {
+        // A process's end (its last thread's) may orphan process groups (`groups`).
+        if let Some(g) = s.current_task().group.clone()
+            && !g.has_other_threads()
+        {
+            s.hang_up_orphaned_groups(g.leader, g.pgid(), g.sid());
+        }
         let t = s.current_task();
         let parts = (
             t.address_space.take(),

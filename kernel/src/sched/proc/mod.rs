@@ -16,8 +16,9 @@
 //! - [`exit`]: how a process ends (`exit`, `exit_group`, a fatal signal) and its status;
 //! - [`family`]: parents, children, the one zombie list and the one re-parenting;
 //! - [`groups`]: process groups and sessions across the table (a signal to a group);
-//! - [`sighand`], [`signal`]: a process's signal actions and pending signals, and sending
-//!   one (its default action, ignored, pending for a handler); [`alarm`], ITIMER_REAL;
+//! - [`sighand`], [`signal`], [`deliver`]: a process's signal actions and pending signals,
+//!   sending one (its default action, ignored, pending for a handler), and taking one on
+//!   the way back to ring 3 (a fault's at once); [`alarm`], ITIMER_REAL;
 //! - [`thread_group`], [`threads`], [`thread_ends`], [`takeover`]: threads — what they
 //!   share, which tasks they are, how they end together, and `execve` from a thread.
 //!
@@ -26,6 +27,7 @@
 
 pub mod alarm;
 pub mod create;
+pub mod deliver;
 pub mod exit;
 pub mod family;
 pub mod groups;

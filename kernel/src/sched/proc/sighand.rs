@@ -5,7 +5,12 @@
 //! from the scheduler's own paths (a child's exit sends SIGCHLD there).
 //!
 //! Standard signals do not queue: a second SIGCHLD while one is pending is lost, as on
-//! Linux; the first one's `siginfo` is kept. Real-time signals (32–64) queue no better here.
+//! Linux; the first one's `siginfo` is kept. Real-time signals (32–64) queue: each one sent
+//! is taken once, with its own `siginfo`, the lowest number first and one number in the
+//! order sent (Linux's `sigqueue` list). A process may have [`MAX_QUEUED`] queued at once
+//! (Linux's RLIMIT_SIGPENDING, which it counts per user): beyond it a real-time signal
+//! sent with its own `siginfo` (`sigqueue`) fails with EAGAIN, and any other is pending
+//! without its `siginfo`, as Linux's `__send_signal` does.
 //!
 //! What it does not hold: which signals a thread blocks (each thread's, in its `Task`), and
 //! what a signal does (`signal`, and `user::signal`, which runs handlers).
@@ -41,6 +46,7 @@ pub const SA_RESTORER: u64 = 0x0400_0000;
 pub const SA_NOCLDSTOP: u64 = 0x1;
 
 /// Linux's signal numbers that the kernel itself names.
+pub const SIGHUP: u8 = 1;
 pub const SIGINT: u8 = 2;
 pub const SIGQUIT: u8 = 3;
 pub const SIGTRAP: u8 = 5;
@@ -68,10 +74,13 @@ pub struct SigInfo {
     pub status: i32,
     /// A fault's address (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP).
     pub addr: u64,
+    /// `si_value`, which `sigqueue` sends (an int or a pointer).
+    pub value: u64,
 }
 
 /// `si_code` values (Linux's).
 pub const SI_USER: i32 = 0;
+pub const SI_QUEUE: i32 = -1;
 pub const SI_KERNEL: i32 = 0x80;
 pub const SI_TKILL: i32 = -6;
 pub const CLD_EXITED: i32 = 1;
@@ -79,6 +88,17 @@ pub const CLD_KILLED: i32 = 2;
 pub const CLD_DUMPED: i32 = 3;
 pub const CLD_STOPPED: i32 = 5;
 pub const CLD_CONTINUED: i32 = 6;
+
+/// The first real-time signal (Linux's kernel SIGRTMIN; the C libraries keep 32 and 33).
+pub const SIGRTMIN: u8 = 32;
+
+/// How many signals may be queued for a process at once (see the module's docs): what
+/// `getrlimit(RLIMIT_SIGPENDING)` reports. Each costs 40 bytes of the kernel's heap.
+pub const MAX_QUEUED: usize = 1024;
+
+/// A signal that could not be queued: the queue is full (EAGAIN).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueFull;
 
 /// A signal's bit in a mask (signal 1 is bit 0).
 pub fn bit(signal: u8) -> u64 {
@@ -88,6 +108,11 @@ pub fn bit(signal: u8) -> u64 {
 /// The signals whose default action stops the process: SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU.
 pub const STOP_SIGNALS: u64 =
     1 << (SIGSTOP - 1) | 1 << (SIGTSTP - 1) | 1 << (SIGTTIN - 1) | 1 << (SIGTTOU - 1);
+
+/// The signals a fault sends (SIGILL, SIGTRAP, SIGBUS, SIGFPE, SIGSEGV, SIGSYS): taken
+/// before any other pending one (Linux's `SYNCHRONOUS_MASK`).
+pub const SYNCHRONOUS: u64 =
+    1 << (4 - 1) | 1 << (5 - 1) | 1 << (7 - 1) | 1 << (8 - 1) | 1 << (11 - 1) | 1 << (31 - 1);
 
 /// What can never be blocked or caught.
 pub const UNBLOCKABLE: u64 = 1 << (SIGKILL - 1) | 1 << (SIGSTOP - 1);
@@ -195,13 +220,13 @@ impl SigHand {
 
     /// Queues `signal` with `info` unless its action drops it as it comes (`drops`, given
     /// the action): the action, and whether it was queued — one look at the state for the
-    /// common case of a caught signal (`signal::send`).
+    /// common case of a caught signal (`signal::send`). Err if the queue is full.
     pub fn queue_unless(
         &self,
         signal: u8,
         info: SigInfo,
         drops: impl FnOnce(SigAction) -> bool,
-    ) -> (SigAction, bool) {
+    ) -> Result<(SigAction, bool), QueueFull> {
         let mut state = self.state.lock();
         let action = state
             .actions
@@ -209,24 +234,15 @@ impl SigHand {
             .find(|(n, _)| *n == signal)
             .map_or_else(SigAction::default, |&(_, a)| a);
         if drops(action) {
-            return (action, false);
+            return Ok((action, false));
         }
-        if state.pending & bit(signal) == 0 {
-            state.pending |= bit(signal);
-            state.info.push((signal, info));
-            PENDING_ANYWHERE.fetch_add(1, Ordering::Relaxed);
-        }
-        (action, true)
+        state.enqueue(signal, info)?;
+        Ok((action, true))
     }
 
-    /// Marks `signal` pending with `info`, unless it already is (its first info stays).
-    pub fn add_pending(&self, signal: u8, info: SigInfo) {
-        let mut state = self.state.lock();
-        if state.pending & bit(signal) == 0 {
-            state.pending |= bit(signal);
-            state.info.push((signal, info));
-            PENDING_ANYWHERE.fetch_add(1, Ordering::Relaxed);
-        }
+    /// Makes `signal` pending with `info` (see [`State::enqueue`]).
+    pub fn add_pending(&self, signal: u8, info: SigInfo) -> Result<(), QueueFull> {
+        self.state.lock().enqueue(signal, info)
     }
 
     /// The pending signals.
@@ -235,32 +251,48 @@ impl SigHand {
     }
 
     /// What the running thread of this process is to do next: wait, if the process is
-    /// stopped, or take the lowest pending signal in `set` ([`take_one`](Self::take_one)).
+    /// stopped, or take the next pending signal in `set` ([`take`](Self::take)) for a
+    /// handler or its default action — so a handler with `SA_RESETHAND` is reset to the
+    /// default as it is taken (Linux resets it in `get_signal`, which runs handlers, and
+    /// not in `dequeue_signal`, which `rt_sigtimedwait` uses too).
     pub fn next(&self, set: u64) -> Option<Next> {
         if self.state.lock().stopped.is_some() {
             return Some(Next::Stopped);
         }
-        self.take_one(set)
+        self.take(set, true)
             .map(|(signal, info, action)| Next::Signal(signal, info, action))
     }
 
-    /// Takes the lowest pending signal in `set`, with its info and its action; a handler
-    /// with `SA_RESETHAND` is reset to the default as it is taken (Linux's `dequeue_signal`
-    /// and the reset in `handle_signal`, in one step under the lock).
+    /// Takes the next pending signal in `set`, with its info and its action, without
+    /// running it: `rt_sigtimedwait`'s way (an `SA_RESETHAND` action stays).
     pub fn take_one(&self, set: u64) -> Option<(u8, SigInfo, SigAction)> {
+        self.take(set, false)
+    }
+
+    /// Takes the next pending signal in `set` (Linux's `next_signal`: the lowest, but a
+    /// fault's signal before any other), with its info and action; `oneshot`: an
+    /// `SA_RESETHAND` action is reset as the signal is taken.
+    fn take(&self, set: u64, oneshot: bool) -> Option<(u8, SigInfo, SigAction)> {
         let mut state = self.state.lock();
-        let ready = state.pending & set;
+        let mut ready = state.pending & set;
         if ready == 0 {
             return None;
         }
+        if ready & SYNCHRONOUS != 0 {
+            ready &= SYNCHRONOUS;
+        }
         let signal = ready.trailing_zeros() as u8 + 1;
-        state.pending &= !bit(signal);
-        PENDING_ANYWHERE.fetch_sub(1, Ordering::Relaxed);
+        // The first sent of this number; the signal stays pending while more are queued.
         let i = state.info.iter().position(|(n, _)| *n == signal);
-        let info = i.map_or_else(SigInfo::default, |i| state.info.swap_remove(i).1);
+        let info = i.map_or_else(SigInfo::default, |i| state.info.remove(i).1);
+        if !state.info.iter().any(|(n, _)| *n == signal) {
+            state.pending &= !bit(signal);
+            PENDING_ANYWHERE.fetch_sub(1, Ordering::Relaxed);
+        }
         let position = state.actions.iter().position(|(n, _)| *n == signal);
         let action = position.map_or_else(SigAction::default, |i| state.actions[i].1);
-        if action.flags & SA_RESETHAND != 0
+        if oneshot
+            && action.flags & SA_RESETHAND != 0
             && let Some(i) = position
         {
             state.actions.swap_remove(i);
@@ -321,6 +353,29 @@ impl SigHand {
     /// Drops the pending signals in `set` (an action changed to ignore them).
     pub fn discard(&self, set: u64) {
         while self.take_one(set).is_some() {}
+    }
+}
+
+impl State {
+    /// Makes `signal` pending with `info`: a standard signal once (a second is lost while
+    /// the first is pending, its `siginfo` kept), a real-time one once more each time. On a
+    /// full queue the signal is pending without its `siginfo` — but a real-time one sent
+    /// with a `siginfo` of its own (not `kill`'s SI_USER) is refused (Err).
+    fn enqueue(&mut self, signal: u8, info: SigInfo) -> Result<(), QueueFull> {
+        let realtime = signal >= SIGRTMIN;
+        if self.pending & bit(signal) != 0 && !realtime {
+            return Ok(());
+        }
+        if self.info.len() < MAX_QUEUED {
+            self.info.push((signal, info));
+        } else if realtime && info.code != SI_USER {
+            return Err(QueueFull);
+        }
+        if self.pending & bit(signal) == 0 {
+            self.pending |= bit(signal);
+            PENDING_ANYWHERE.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
     }
 }
 

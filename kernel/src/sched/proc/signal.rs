@@ -20,14 +20,13 @@
 //! `user::tty`'s.
 
 use super::sighand::{
-    CLD_CONTINUED, CLD_STOPPED, Next, SA_NOCLDSTOP, SA_NODEFER, SA_ONSTACK, SIG_DFL, SIG_IGN,
-    SIGCHLD, SIGCONT, STOP_SIGNALS, SigAction, SigInfo, UNBLOCKABLE, any_pending, bit,
+    CLD_CONTINUED, CLD_STOPPED, SA_NOCLDSTOP, SIG_DFL, SIG_IGN, SIGCHLD, SIGCONT, SIGSTOP,
+    STOP_SIGNALS, SigAction, SigInfo, UNBLOCKABLE, any_pending, bit,
 };
 use super::thread_group::ThreadGroup;
 use crate::sched::{Scheduler, change_then_reschedule, with_sched};
 use crate::task::{Slot, TaskId};
 use crate::time::clock;
-use crate::user::signal::altstack::AltStack;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -37,7 +36,7 @@ pub fn ignored_by_default(signal: u8) -> bool {
 }
 
 /// Whether `action` makes the kernel drop `signal` as it comes.
-fn ignores(action: SigAction, signal: u8) -> bool {
+pub(super) fn ignores(action: SigAction, signal: u8) -> bool {
     action.handler == SIG_IGN || (action.handler == SIG_DFL && ignored_by_default(signal))
 }
 
@@ -62,6 +61,8 @@ pub enum SendError {
     NoSuchProcess,
     /// Another uid's, and the sender is not root (EPERM).
     NotPermitted,
+    /// A real-time signal with its own `siginfo`, and the queue is full (EAGAIN).
+    QueueFull,
 }
 
 /// [`send`] from the running process, with `info` and the sender's uid, which this fills
@@ -71,6 +72,15 @@ pub fn send_as(id: TaskId, signal: u8, info: SigInfo) -> Result<(), SendError> {
     change_then_reschedule(|s| {
         let uid = s.current_task().uid;
         s.send_signal_from(id, signal, SigInfo { uid, ..info }, Some(uid))
+    })
+}
+
+/// [`send_as`] with `info` as the sender made it (`rt_sigqueueinfo`: the caller's uid is
+/// not filled in, as Linux keeps the `siginfo` it was given).
+pub fn send_info_as(id: TaskId, signal: u8, info: SigInfo) -> Result<(), SendError> {
+    change_then_reschedule(|s| {
+        let uid = s.current_task().uid;
+        s.send_signal_from(id, signal, info, Some(uid))
     })
 }
 
@@ -124,9 +134,12 @@ impl Scheduler {
         // action, at every child's exit).
         let plain = !unblockable && bit(signal) & (STOP_SIGNALS | bit(SIGCONT)) == 0;
         if plain {
-            let (action, queued) = group.sighand.queue_unless(signal, info, |action| {
-                !blocked && (action.handler == SIG_DFL || action.handler == SIG_IGN)
-            });
+            let (action, queued) = group
+                .sighand
+                .queue_unless(signal, info, |action| {
+                    !blocked && (action.handler == SIG_DFL || action.handler == SIG_IGN)
+                })
+                .map_err(|_| SendError::QueueFull)?;
             if queued {
                 self.wake_a_taker(slot, &group, signal);
                 return Ok(());
@@ -147,7 +160,10 @@ impl Scheduler {
         let for_a_taker = action.handler != SIG_DFL || blocked || ignores(action, signal);
         if for_a_taker && !dropped && bit(signal) & (STOP_SIGNALS | bit(SIGCONT)) == 0 {
             // The common case of a caught signal: pending, and one thread woken to take it.
-            group.sighand.add_pending(signal, info);
+            group
+                .sighand
+                .add_pending(signal, info)
+                .map_err(|_| SendError::QueueFull)?;
             self.wake_a_taker(slot, &group, signal);
             return Ok(());
         }
@@ -167,9 +183,16 @@ impl Scheduler {
             return Ok(());
         }
         if for_a_taker {
-            group.sighand.add_pending(signal, info);
+            group
+                .sighand
+                .add_pending(signal, info)
+                .map_err(|_| SendError::QueueFull)?;
             self.wake_a_taker(slot, &group, signal);
         } else if bit(signal) & STOP_SIGNALS != 0 {
+            // An orphaned group's job control stops are dropped: no one would continue it.
+            if signal != SIGSTOP && self.orphaned_pgrp(group.pgid(), None) {
+                return Ok(());
+            }
             self.stop_process(&group, signal, &threads);
         } else {
             for t in threads {
@@ -220,7 +243,7 @@ impl Scheduler {
                 pid: crate::task::pid_of(group.leader) as u32,
                 uid,
                 status: i32::from(signal),
-                addr: 0,
+                ..SigInfo::default()
             };
             self.send_signal(parent, SIGCHLD, info);
         }
@@ -313,84 +336,6 @@ pub fn signal_pending() -> bool {
     with_sched(|s| s.current_signal_pending())
 }
 
-/// A handler to run, and what its frame saves.
-pub struct Handling {
-    pub signal: u8,
-    pub info: SigInfo,
-    pub action: SigAction,
-    /// The mask `rt_sigreturn` is to put back: the thread's, or the one `rt_sigsuspend`
-    /// replaced.
-    pub mask: u64,
-    /// The alternate stack as it was.
-    pub altstack: AltStack,
-}
-
-/// What the running thread does with the signal it takes.
-pub enum Taken {
-    /// Runs a handler for it (its mask is set for the handler already).
-    Handler(Handling),
-    /// Ends the process: its default action.
-    Fatal(u8),
-    /// Stops the process: the default action of a stop signal it had blocked.
-    Stop(u8),
-    /// Its process is stopped: it waits for SIGCONT.
-    Stopped,
-}
-
-/// The signal the running thread is to take now, if any: the lowest pending signal it does
-/// not block (Linux's `get_signal`). Signals whose default action is to end the process
-/// were acted on when sent, unless they were blocked then: those end it now (the caller
-/// ends it, holding nothing). Ignored ones are dropped. For a handler, the thread's mask
-/// becomes what it is while the handler runs — its own, `sa_mask`, and the signal unless
-/// SA_NODEFER (Linux's `signal_delivered`) — and an SS_AUTODISARM alternate stack the
-/// handler is to run on (`sp` is the interrupted stack pointer) is given up, all in one look
-/// under the lock.
-pub fn take_signal(sp: u64) -> Option<Taken> {
-    if !any_pending() {
-        return None;
-    }
-    with_sched(|s| {
-        let t = s.current_task();
-        let group = t.group.clone()?;
-        let blocked = t.blocked_signals;
-        let (signal, info, action) = loop {
-            let (signal, info, action) = match group.sighand.next(!blocked)? {
-                Next::Stopped => return Some(Taken::Stopped),
-                Next::Signal(signal, info, action) => (signal, info, action),
-            };
-            if ignores(action, signal) {
-                continue;
-            }
-            if action.handler == SIG_DFL && bit(signal) & STOP_SIGNALS != 0 {
-                return Some(Taken::Stop(signal));
-            }
-            if action.handler == SIG_DFL {
-                return Some(Taken::Fatal(signal));
-            }
-            break (signal, info, action);
-        };
-        let t = s.current_task();
-        let mask = t.saved_mask.take().unwrap_or(blocked);
-        let mut during = blocked | action.mask;
-        if action.flags & SA_NODEFER == 0 {
-            during |= bit(signal);
-        }
-        t.blocked_signals = during & !UNBLOCKABLE;
-        let altstack = t.altstack;
-        let onto_altstack = action.flags & SA_ONSTACK != 0 && !altstack.contains(sp);
-        if onto_altstack && altstack.autodisarm {
-            t.altstack = AltStack::default();
-        }
-        Some(Taken::Handler(Handling {
-            signal,
-            info,
-            action,
-            mask,
-            altstack,
-        }))
-    })
-}
-
 /// The running thread's pending signals (blocked ones included): `rt_sigpending`'s answer
 /// is these and its mask.
 pub fn pending_for_current() -> u64 {
@@ -416,7 +361,7 @@ pub(in crate::sched) fn child_ended(
         pid: child_pid,
         uid,
         status: value,
-        addr: 0,
+        ..SigInfo::default()
     };
     s.send_signal(parent, SIGCHLD, info);
 }

@@ -53,6 +53,18 @@ pub struct Contents {
     /// The mask `rt_sigreturn` puts back.
     pub mask: u64,
     pub altstack: StackT,
+    /// The fault the signal reports, if a fault sent it.
+    pub trap: TrapState,
+}
+
+/// What `sigcontext` says of the fault that sent a signal (Linux keeps it in the thread's
+/// `trap_nr`, `error_code` and `cr2`): the exception's vector, its error code, and the page
+/// fault's address. Zero for a signal no fault sent.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TrapState {
+    pub number: u64,
+    pub error: u64,
+    pub cr2: u64,
 }
 
 /// The bytes from a frame's start to the end of its FPU image, staged in the kernel and
@@ -105,7 +117,12 @@ pub fn push(
     put(STACK_T + 8, &contents.altstack.flags.to_le_bytes());
     put(STACK_T + 16, &contents.altstack.size.to_le_bytes());
     put(SIGMASK, &contents.mask.to_le_bytes());
-    write_sigcontext(&mut bytes[SIGCONTEXT..SIGCONTEXT + 256], regs, fpstate);
+    write_sigcontext(
+        &mut bytes[SIGCONTEXT..SIGCONTEXT + 256],
+        regs,
+        fpstate,
+        &contents.trap,
+    );
     write_siginfo(
         &mut bytes[SIGINFO..SIGINFO + 128],
         contents.signal,
@@ -126,7 +143,7 @@ pub fn push(
 }
 
 /// `struct sigcontext`'s 256 bytes for `regs`, into `out` (zeroed).
-fn write_sigcontext(out: &mut [u8], regs: &TrapFrame, fpstate: u64) {
+fn write_sigcontext(out: &mut [u8], regs: &TrapFrame, fpstate: u64, trap: &TrapState) {
     let words = [
         regs.r8,
         regs.r9,
@@ -150,14 +167,18 @@ fn write_sigcontext(out: &mut [u8], regs: &TrapFrame, fpstate: u64) {
     for (i, w) in words.iter().enumerate() {
         out[8 * i..8 * i + 8].copy_from_slice(&w.to_le_bytes());
     }
-    // cs, gs, fs, ss as 16-bit selectors; then err, trapno, oldmask, cr2 (zero here).
+    // cs, gs, fs, ss as 16-bit selectors; then err, trapno, oldmask (zero), cr2.
     out[144..146].copy_from_slice(&(regs.cs as u16).to_le_bytes());
     out[150..152].copy_from_slice(&(regs.ss as u16).to_le_bytes());
+    out[152..160].copy_from_slice(&trap.error.to_le_bytes());
+    out[160..168].copy_from_slice(&trap.number.to_le_bytes());
+    out[176..184].copy_from_slice(&trap.cr2.to_le_bytes());
     out[184..192].copy_from_slice(&fpstate.to_le_bytes());
 }
 
 /// `siginfo_t`'s 128 bytes, into `out` (zeroed): signo, errno, code, then the union — pid
-/// and uid for a kill, and the status for SIGCHLD; the address for a fault.
+/// and uid for a kill, the status for SIGCHLD or the value `sigqueue` sent; the address
+/// for a fault.
 fn write_siginfo(out: &mut [u8], signal: u8, info: &SigInfo) {
     out[0..4].copy_from_slice(&i32::from(signal).to_le_bytes());
     out[8..12].copy_from_slice(&info.code.to_le_bytes());
@@ -167,6 +188,9 @@ fn write_siginfo(out: &mut [u8], signal: u8, info: &SigInfo) {
         out[16..20].copy_from_slice(&info.pid.to_le_bytes());
         out[20..24].copy_from_slice(&info.uid.to_le_bytes());
         out[24..28].copy_from_slice(&info.status.to_le_bytes());
+        if info.value != 0 {
+            out[24..32].copy_from_slice(&info.value.to_le_bytes());
+        }
     }
 }
 

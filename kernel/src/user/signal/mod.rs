@@ -14,8 +14,8 @@
 //!
 //! A stopped process's threads wait in step 1 until SIGCONT.
 //!
-//! What it does not do: run a handler for a fault the program caused (SIGSEGV, SIGFPE, …
-//! end the process as their default action does, `user::fault`).
+//! A fault the program caused (`user::fault`) comes here too, by [`deliver_fault`]: its
+//! signal's handler runs at once, with the fault in the frame's `sigcontext`.
 
 pub mod altstack;
 pub mod frame;
@@ -23,10 +23,11 @@ pub mod frame;
 use super::errno;
 use crate::arch::user_mode::{NOT_A_SYSCALL, TrapFrame};
 use crate::sched;
+use crate::sched::proc::deliver::{Forced, Handling, Taken};
+use crate::sched::proc::sighand::SigInfo;
 use crate::sched::proc::sighand::{
     SA_ONSTACK, SA_RESTART, SA_RESTORER, SIGSEGV, UNBLOCKABLE, any_pending,
 };
-use crate::sched::proc::signal::{Handling, Taken};
 pub use altstack::{AltStack, SS_AUTODISARM, SS_DISABLE, SS_ONSTACK, StackT};
 
 /// Whether a system call's result is one of the kernel's restart codes.
@@ -67,7 +68,7 @@ fn exit_to_user_work(regs: &mut TrapFrame) {
         if let Some(signal) = sched::current_killed() {
             sched::proc::exit::die(signal);
         }
-        match sched::proc::signal::take_signal(regs.rsp) {
+        match sched::proc::deliver::take_signal(regs.rsp) {
             // Stopped: wait here for SIGCONT (or SIGKILL), then look again.
             Some(Taken::Stopped) => {
                 sched::proc::signal::wait_while_stopped();
@@ -83,7 +84,7 @@ fn exit_to_user_work(regs: &mut TrapFrame) {
                     Some(_) => restart(regs),
                     None => {}
                 }
-                if run_handler(regs, &handling).is_err() {
+                if run_handler(regs, &handling, frame::TrapState::default()).is_err() {
                     sched::proc::exit::die(SIGSEGV);
                 }
                 return;
@@ -109,7 +110,11 @@ fn exit_to_user_work(regs: &mut TrapFrame) {
 /// stack — is an error: the caller ends the process with SIGSEGV, as Linux's
 /// `force_sigsegv` does (after this function has dropped what it holds: `die` never
 /// returns).
-fn run_handler(regs: &mut TrapFrame, handling: &Handling) -> Result<(), frame::BadFrame> {
+fn run_handler(
+    regs: &mut TrapFrame,
+    handling: &Handling,
+    trap: frame::TrapState,
+) -> Result<(), frame::BadFrame> {
     let (sp, action, altstack) = (regs.rsp, handling.action, handling.altstack);
     let on_altstack = altstack.contains(sp);
     let switch_stack = action.flags & SA_ONSTACK != 0 && altstack.size != 0 && !on_altstack;
@@ -129,10 +134,36 @@ fn run_handler(regs: &mut TrapFrame, handling: &Handling) -> Result<(), frame::B
         restorer: action.restorer,
         mask: handling.mask,
         altstack: altstack.as_stack_t(sp),
+        trap,
     };
     let space = sched::current_address_space().expect("a process");
     frame::push(regs, &space, stack_top, action.handler, &contents)
 }
+
+/// The signal of a fault the running thread caused, with `info` and the fault's `trap`
+/// state (Linux's `force_sig_fault`, see `sched::proc::deliver::force_fault`): `regs`, the
+/// registers at the fault, are pointed at its handler, which the program cannot refuse; if
+/// it has none (or blocks or ignores the signal), Err: the caller ends the process, after
+/// its line if `unhandled` says the program had no handler.
+pub fn deliver_fault(
+    regs: &mut TrapFrame,
+    signal: u8,
+    info: SigInfo,
+    trap: frame::TrapState,
+) -> Result<(), Unhandled> {
+    match sched::proc::deliver::force_fault(signal, info, regs.rsp) {
+        Forced::Handler(handling) => {
+            if run_handler(regs, &handling, trap).is_err() {
+                sched::proc::exit::die(SIGSEGV);
+            }
+            Ok(())
+        }
+        Forced::Dies { unhandled } => Err(Unhandled(unhandled)),
+    }
+}
+
+/// A fault's signal that ends the process; true if the program had no handler for it.
+pub struct Unhandled(pub bool);
 
 /// `rt_sigreturn()`: back from a handler to the registers, mask and alternate stack its
 /// frame saved. The result is the restored rax, which the dispatcher writes back. A frame

@@ -16,6 +16,7 @@ const RLIMIT_STACK: u64 = 3;
 const RLIMIT_NPROC: u64 = 6;
 const RLIMIT_NOFILE: u64 = 7;
 const RLIMIT_AS: u64 = 9;
+const RLIMIT_SIGPENDING: u64 = 11;
 /// Linux's RLIM_NLIMITS: resources 0..16.
 const RESOURCES: u64 = 16;
 
@@ -31,6 +32,7 @@ fn limits(resource: u64) -> (u64, u64) {
             (limit.soft as u64, limit.hard as u64)
         }
         RLIMIT_AS => fixed(MAX_PROCESS_BYTES),
+        RLIMIT_SIGPENDING => fixed(crate::sched::proc::sighand::MAX_QUEUED as u64),
         _ => fixed(RLIM_INFINITY),
     }
 }

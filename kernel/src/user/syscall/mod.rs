@@ -58,6 +58,7 @@ mod nr {
     pub const SETITIMER: u64 = 38;
     pub const RT_SIGPENDING: u64 = 127;
     pub const RT_SIGTIMEDWAIT: u64 = 128;
+    pub const RT_SIGQUEUEINFO: u64 = 129;
     pub const RT_SIGSUSPEND: u64 = 130;
     pub const SIGALTSTACK: u64 = 131;
     pub const SETPGID: u64 = 109;
@@ -97,6 +98,7 @@ mod nr {
     pub const SCHED_SETAFFINITY: u64 = 203;
     pub const SCHED_GETAFFINITY: u64 = 204;
     pub const TGKILL: u64 = 234;
+    pub const RT_TGSIGQUEUEINFO: u64 = 297;
     pub const PRLIMIT64: u64 = 302;
     pub const SETRLIMIT: u64 = 160;
     pub const MADVISE: u64 = 28;
@@ -183,7 +185,7 @@ pub fn dispatch(frame: &mut TrapFrame) -> i64 {
         nr::IOCTL => io::ioctl(uint(a[0]), uint(a[1]), a[2]),
         nr::POLL => poll::poll(a[0], a[1], uint(a[2])),
         nr::SELECT => poll::select(uint(a[0]), a[1], a[2], a[3], a[4]),
-        nr::PSELECT6 => poll::pselect6(uint(a[0]), a[1], a[2], a[3], a[4]),
+        nr::PSELECT6 => poll::pselect6(uint(a[0]), a[1], a[2], a[3], a[4], a[5]),
         nr::MMAP => memory::mmap(a[0], a[1], uint(a[2]), uint(a[3])),
         nr::MPROTECT => memory::mprotect(a[0], a[1], uint(a[2])),
         nr::MUNMAP => memory::munmap(a[0], a[1]),
@@ -240,6 +242,8 @@ pub fn dispatch(frame: &mut TrapFrame) -> i64 {
         nr::KILL => signal::kill(int(a[0]), int(a[1])),
         nr::TKILL => signal::tkill(int(a[0]), int(a[1])),
         nr::TGKILL => signal::tgkill(int(a[0]), int(a[1]), int(a[2])),
+        nr::RT_SIGQUEUEINFO => signal::rt_sigqueueinfo(int(a[0]), int(a[1]), a[2]),
+        nr::RT_TGSIGQUEUEINFO => signal::rt_tgsigqueueinfo(int(a[0]), int(a[1]), int(a[2]), a[3]),
         nr::GETGROUPS => priority::getgroups(int(a[0])),
         nr::SCHED_GETAFFINITY => priority::sched_getaffinity(int(a[0]), uint(a[1]), a[2]),
         nr::SCHED_SETAFFINITY => priority::sched_setaffinity(int(a[0]), uint(a[1]), a[2]),

@@ -6,7 +6,10 @@
 //! each file's wait queue and sleeps until one of them, the timeout or a signal wakes it,
 //! then takes itself off them all and checks again. A signal with nothing ready restarts
 //! the call, or ends it with EINTR if a handler runs. pselect6's signal mask (its sixth
-//! argument) is not applied yet.
+//! argument) replaces the thread's mask while it waits, atomically, as `rt_sigsuspend`'s
+//! does: a signal it unblocks ends the wait, and its handler runs with that mask, the old
+//! one coming back after it (Linux's `set_user_sigmask` and
+//! `restore_saved_sigmask_unless`).
 
 use super::{errno, space};
 use crate::arch::irq;
@@ -177,9 +180,50 @@ pub fn select(nfds: u64, read: u64, write: u64, except: u64, timeout: u64) -> i6
 }
 
 /// `pselect6(nfds, readfds, writefds, exceptfds, timespec, sigmask)`: select with a
-/// timespec (the mask is not applied, see the module's docs).
-pub fn pselect6(nfds: u64, read: u64, write: u64, except: u64, timeout: u64) -> i64 {
-    select_common(nfds, [read, write, except], timeout, 1_000_000_000)
+/// timespec and, if `sigmask` points at a `{ const sigset_t *ss; size_t ss_len; }` whose
+/// `ss` is not null, that mask while it waits (see the module's docs).
+pub fn pselect6(nfds: u64, read: u64, write: u64, except: u64, timeout: u64, sigmask: u64) -> i64 {
+    let mask = match read_sigmask_argument(sigmask) {
+        Ok(mask) => mask,
+        Err(e) => return e,
+    };
+    if let Some(mask) = mask {
+        sched::suspend_mask(mask & !crate::sched::proc::sighand::UNBLOCKABLE);
+    }
+    let result = select_common(nfds, [read, write, except], timeout, 1_000_000_000);
+    // Interrupted: the mask stays until the handler has run (the way back to ring 3 puts
+    // it back). Otherwise it comes back now.
+    if mask.is_some() && result != -errno::ERESTARTNOHAND {
+        sched::with_thread_signals(|blocked, saved, _| {
+            if let Some(old) = saved.take() {
+                *blocked = old;
+            }
+        });
+    }
+    result
+}
+
+/// pselect6's sixth argument: the mask it points at, if any. EFAULT for a bad pointer,
+/// EINVAL for a size other than a `sigset_t`'s 8 bytes.
+fn read_sigmask_argument(argument: u64) -> Result<Option<u64>, i64> {
+    if argument == 0 {
+        return Ok(None);
+    }
+    let mut raw = [0u8; 16];
+    space()
+        .read(argument, &mut raw)
+        .map_err(|_| -errno::EFAULT)?;
+    let word = |at: usize| u64::from_le_bytes(raw[at..at + 8].try_into().unwrap_or_default());
+    let (set, size) = (word(0), word(8));
+    if set == 0 {
+        return Ok(None);
+    }
+    if size != 8 {
+        return Err(-errno::EINVAL);
+    }
+    let mut mask = [0u8; 8];
+    space().read(set, &mut mask).map_err(|_| -errno::EFAULT)?;
+    Ok(Some(u64::from_le_bytes(mask)))
 }
 
 /// Reads an `fd_set` of `n` bits (`None` for a null pointer).

@@ -51,13 +51,14 @@ fn background_group() -> Option<(
 
 /// A background process may not read the terminal: its group gets SIGTTIN (which stops
 /// it) and the read is tried again once it is continued; if it ignores or blocks SIGTTIN,
-/// EIO (Linux's `n_tty_read` → `tty_check_change`).
+/// or its group is orphaned (no one would continue it), EIO (Linux's `n_tty_read` →
+/// `tty_check_change`).
 pub fn may_read() -> Result<(), i64> {
     let Some((pgid, group)) = background_group() else {
         return Ok(());
     };
     let ignored = group.sighand.action(SIGTTIN).handler == SIG_IGN;
-    if ignored || sched::blocked_signals() & bit(SIGTTIN) != 0 {
+    if ignored || sched::blocked_signals() & bit(SIGTTIN) != 0 || groups::is_orphaned(pgid) {
         return Err(-errno::EIO);
     }
     groups::signal_group(pgid, None, SIGTTIN, kernel_info());
@@ -74,6 +75,10 @@ fn may_change() -> Result<(), i64> {
     let ignored = group.sighand.action(SIGTTOU).handler == SIG_IGN;
     if ignored || sched::blocked_signals() & bit(SIGTTOU) != 0 {
         return Ok(());
+    }
+    // An orphaned group would stay stopped: EIO instead (`tty_check_change`).
+    if groups::is_orphaned(pgid) {
+        return Err(-errno::EIO);
     }
     groups::signal_group(pgid, None, SIGTTOU, kernel_info());
     Err(-errno::ERESTARTSYS)
