@@ -28,5 +28,6 @@ pub mod stack;
 pub mod syscall;
 pub mod tty;
 mod user_memory;
+pub mod user_window;
 
 pub use process::run_program;

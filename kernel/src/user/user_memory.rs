@@ -15,7 +15,19 @@ impl AddressSpace {
     /// physical-memory map: this runs several times in every `read` and `write` system call,
     /// and the general `Translate` (which also knows huge pages, which user mappings never
     /// use) costs several times more.
-    fn physical(mapper: &OffsetPageTable, addr: u64, write: bool) -> Result<PhysAddr, Fault> {
+    pub(super) fn physical(
+        mapper: &OffsetPageTable,
+        addr: u64,
+        write: bool,
+    ) -> Result<PhysAddr, Fault> {
+        Self::leaf(Self::last_table(mapper, addr)?, addr, write)
+    }
+
+    /// The page table (level 1) that maps user address `addr`: three levels walked.
+    pub(super) fn last_table<'a>(
+        mapper: &'a OffsetPageTable,
+        addr: u64,
+    ) -> Result<&'a PageTable, Fault> {
         if addr >= USER_END {
             return Err(Fault);
         }
@@ -31,6 +43,13 @@ impl AddressSpace {
             // table, reached through the physical-memory map (the memory lock is held).
             table = unsafe { &*(offset + entry.addr().as_u64()).as_ptr::<PageTable>() };
         }
+        Ok(table)
+    }
+
+    /// The physical address behind `addr` in its last-level `table`, if the program may
+    /// touch it (`write`: and write it).
+    pub(super) fn leaf(table: &PageTable, addr: u64, write: bool) -> Result<PhysAddr, Fault> {
+        let at = VirtAddr::new(addr);
         let leaf = &table[at.p1_index()];
         let flags = leaf.flags();
         let allowed =
