@@ -85,6 +85,7 @@ impl AddressSpace {
     /// memory lock held; `write`: the program may write it, and `f` will. `EFAULT` (and `f`
     /// is not called) unless all of it is the program's memory. As for `write`, a stack page
     /// not touched yet is grown and a page shared copy-on-write is given its own copy first.
+    #[inline]
     pub fn with_window<R>(
         &self,
         addr: u64,

@@ -237,10 +237,14 @@ impl SigHand {
     /// What the running thread of this process is to do next: wait, if the process is
     /// stopped, or take the lowest pending signal in `set` ([`take_one`](Self::take_one)).
     pub fn next(&self, set: u64) -> Option<Next> {
-        if self.state.lock().stopped.is_some() {
+        // One look under the lock: this runs on every return to ring 3 with a signal
+        // pending somewhere.
+        let mut state = self.state.lock();
+        if state.stopped.is_some() {
             return Some(Next::Stopped);
         }
-        self.take_one(set)
+        state
+            .take_one(set)
             .map(|(signal, info, action)| Next::Signal(signal, info, action))
     }
 
@@ -248,24 +252,7 @@ impl SigHand {
     /// with `SA_RESETHAND` is reset to the default as it is taken (Linux's `dequeue_signal`
     /// and the reset in `handle_signal`, in one step under the lock).
     pub fn take_one(&self, set: u64) -> Option<(u8, SigInfo, SigAction)> {
-        let mut state = self.state.lock();
-        let ready = state.pending & set;
-        if ready == 0 {
-            return None;
-        }
-        let signal = ready.trailing_zeros() as u8 + 1;
-        state.pending &= !bit(signal);
-        PENDING_ANYWHERE.fetch_sub(1, Ordering::Relaxed);
-        let i = state.info.iter().position(|(n, _)| *n == signal);
-        let info = i.map_or_else(SigInfo::default, |i| state.info.swap_remove(i).1);
-        let position = state.actions.iter().position(|(n, _)| *n == signal);
-        let action = position.map_or_else(SigAction::default, |i| state.actions[i].1);
-        if action.flags & SA_RESETHAND != 0
-            && let Some(i) = position
-        {
-            state.actions.swap_remove(i);
-        }
-        Some((signal, info, action))
+        self.state.lock().take_one(set)
     }
 
     /// Runs `f` on the process's ITIMER_REAL.
@@ -321,6 +308,29 @@ impl SigHand {
     /// Drops the pending signals in `set` (an action changed to ignore them).
     pub fn discard(&self, set: u64) {
         while self.take_one(set).is_some() {}
+    }
+}
+
+impl State {
+    /// [`SigHand::take_one`], with the lock held.
+    fn take_one(&mut self, set: u64) -> Option<(u8, SigInfo, SigAction)> {
+        let ready = self.pending & set;
+        if ready == 0 {
+            return None;
+        }
+        let signal = ready.trailing_zeros() as u8 + 1;
+        self.pending &= !bit(signal);
+        PENDING_ANYWHERE.fetch_sub(1, Ordering::Relaxed);
+        let i = self.info.iter().position(|(n, _)| *n == signal);
+        let info = i.map_or_else(SigInfo::default, |i| self.info.swap_remove(i).1);
+        let position = self.actions.iter().position(|(n, _)| *n == signal);
+        let action = position.map_or_else(SigAction::default, |i| self.actions[i].1);
+        if action.flags & SA_RESETHAND != 0
+            && let Some(i) = position
+        {
+            self.actions.swap_remove(i);
+        }
+        Some((signal, info, action))
     }
 }
 

@@ -140,6 +140,7 @@ pub fn push(
 /// The frame's first [`FRAME_BYTES`] into `out` (whatever it held): pretcode, the
 /// ucontext, the siginfo. Every byte is written: the fields, and zeros where the frame has
 /// nothing to say.
+#[inline]
 fn write_frame(out: &mut [u8; HEAD], regs: &TrapFrame, fpstate: u64, contents: &Contents) {
     // uc_link; sigcontext's selectors, err, trapno, oldmask and cr2, and its reserved tail;
     // the siginfo (write_sigcontext and write_siginfo write their fields over zeros).
@@ -219,6 +220,7 @@ pub fn siginfo_bytes(signal: u8, info: &SigInfo) -> [u8; 128] {
 }
 
 /// What `rt_sigreturn` found in a frame: the mask and alternate stack to restore.
+#[derive(Default)]
 pub struct Restored {
     pub mask: u64,
     pub altstack: StackT,
@@ -243,9 +245,12 @@ pub fn pop(regs: &mut TrapFrame, space: &AddressSpace) -> Result<Restored, BadFr
     // The ucontext and, past it, as far as `push` may have put the FPU image: one window.
     // If that reaches memory that is not there, the ucontext alone.
     const SPAN: usize = UC + 160 + FPU_BYTES;
-    let mut read = |window: &mut Window| read_ucontext(window, ucontext, regs);
-    let (restored, fpu) = match space.with_window(ucontext, SPAN, false, &mut read) {
-        Ok(popped) => popped,
+    // The mask and alternate stack come back through `restored`, so that little is moved
+    // through the window's result.
+    let mut restored = Restored::default();
+    let mut read = |window: &mut Window| read_ucontext(window, ucontext, regs, &mut restored);
+    let fpu = match space.with_window(ucontext, SPAN, false, &mut read) {
+        Ok(fpu) => fpu,
         Err(_) => space
             .with_window(ucontext, UC, false, &mut read)
             .map_err(|_| BadFrame)?,
@@ -261,15 +266,16 @@ pub fn pop(regs: &mut TrapFrame, space: &AddressSpace) -> Result<Restored, BadFr
     Ok(restored)
 }
 
-/// [`pop`]'s look through the window at `ucontext`: the saved registers into `regs`, and
-/// the FPU loaded from its image if that lies in the window (else where it is, for the
-/// caller); the mask and alternate stack to restore. Err (and nothing changed) for a rip in
-/// the kernel's half.
+/// [`pop`]'s look through the window at `ucontext`: the saved registers into `regs`, the
+/// mask and alternate stack to restore into `restored`, and the FPU loaded from its image if
+/// that lies in the window (else where it is, for the caller). Err (and nothing changed) for
+/// a rip in the kernel's half.
 fn read_ucontext(
     window: &mut Window,
     ucontext: u64,
     regs: &mut TrapFrame,
-) -> Result<(Restored, Fpu), BadFrame> {
+    restored: &mut Restored,
+) -> Result<Fpu, BadFrame> {
     // Read where it lies, or (straddling two pages) from a copy.
     let copy: [u8; UC];
     let uc: &[u8; UC] = match window.slice_mut(0, UC) {
@@ -301,7 +307,7 @@ fn read_ucontext(
     // Not a system call any more: nothing to restart on the way out.
     regs.orig_rax = crate::arch::user_mode::NOT_A_SYSCALL;
     let stack = STACK_T - UCONTEXT;
-    let restored = Restored {
+    *restored = Restored {
         mask: word(SIGMASK - UCONTEXT),
         altstack: StackT {
             sp: word(stack),
@@ -312,15 +318,15 @@ fn read_ucontext(
     let fpstate = word(mc + 184);
     if fpstate == 0 {
         user_state::reset_fpu();
-        return Ok((restored, Fpu::Restored));
+        return Ok(Fpu::Restored);
     }
     let offset = fpstate.wrapping_sub(ucontext);
     let near = offset >= UC as u64 && fpstate.is_multiple_of(16);
     let Some(at) = usize::try_from(offset).ok().filter(|_| near) else {
-        return Ok((restored, Fpu::Elsewhere(fpstate)));
+        return Ok(Fpu::Elsewhere(fpstate));
     };
     if at + FPU_BYTES > window.size() {
-        return Ok((restored, Fpu::Elsewhere(fpstate)));
+        return Ok(Fpu::Elsewhere(fpstate));
     }
     let in_place = window
         .slice_mut(at, FPU_BYTES)
@@ -332,7 +338,7 @@ fn read_ucontext(
         window.read(at, image);
         user_state::restore_fpu_from(image);
     }
-    Ok((restored, Fpu::Restored))
+    Ok(Fpu::Restored)
 }
 
 /// The lowest address a frame pushed below `stack_top` uses, for the alternate stack's
