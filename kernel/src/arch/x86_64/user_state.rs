@@ -8,9 +8,11 @@
 //! `switch_fpu_prepare`/`switch_fpu_finish` and `x86_fsbase_save`/`load`, done eagerly as
 //! Linux has done since 4.6). Kernel threads carry no such state and cost the switch nothing.
 //!
-//! A signal handler's frame saves the FPU registers as they are ([`save_fpu`]), the handler
-//! starts from a clean FPU ([`reset_fpu`]), and `rt_sigreturn` loads them back
-//! ([`restore_fpu`]).
+//! A signal handler's frame saves the FPU registers as they are, straight into the frame in
+//! the program's memory ([`save_fpu_into`]; [`save_fpu_to`] for an image that straddles two
+//! pages and is built aside), the handler starts from a clean FPU ([`reset_fpu`]), and
+//! `rt_sigreturn` loads them back from the frame ([`restore_fpu_if_valid`]; through a
+//! sanitised copy, [`restore_fpu_from`], if MXCSR has bits the CPU lacks).
 //!
 //! What this does *not* do: AVX (xsave), or lazy switching.
 
@@ -93,7 +95,8 @@ pub const FPU_BYTES: usize = 512;
 static MXCSR_MASK: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0xffbf);
 
 /// Saves the running task's FPU/SSE registers into `out` as `fxsave` lays them out, and
-/// returns it: a signal frame's `fpstate`, staged where it goes. `fxsave` leaves bytes
+/// returns it: a signal frame's `fpstate`, built aside when it straddles two pages. `fxsave`
+/// leaves bytes
 /// 464–511 alone: they are zeroed. Panics unless `out` is 512 bytes aligned to 16, as
 /// `fxsave` needs.
 pub fn save_fpu_to(out: &mut [core::mem::MaybeUninit<u8>]) -> &mut [u8] {

@@ -18,6 +18,10 @@
 //! at. The frame starts 128 bytes below the interrupted stack pointer (the ABI's red zone,
 //! which leaf functions use without moving rsp), and is aligned so that the handler starts
 //! as if called: rsp + 8 a multiple of 16.
+//!
+//! The frame is written, and read back, where it lies in the program's pages
+//! (`user::user_window`), as Linux writes it with `unsafe_put_user` and `fxsave` to the user
+//! address: the bytes cross the kernel once, not staged and copied.
 
 use super::super::address_space::AddressSpace;
 use super::super::user_window::Window;
