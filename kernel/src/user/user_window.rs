@@ -56,12 +56,18 @@ impl Window<'_> {
         assert!(offset + bytes.len() <= self.len);
         let split = self.first_len.saturating_sub(offset).min(bytes.len());
         let (head, tail) = bytes.split_at(split);
-        // SAFETY: in the window's pieces (checked above), which do not overlap `bytes` (a
-        // kernel buffer is not a user page).
+        // SAFETY: each part is copied only if it has bytes, and then lies in its piece
+        // (checked above: the head from `offset` below `first_len`, the tail from the
+        // second piece's start); the pieces do not overlap `bytes` (a kernel buffer is not
+        // a user page).
         unsafe {
-            core::ptr::copy_nonoverlapping(head.as_ptr(), self.first.add(offset), head.len());
-            let at = (offset + split).saturating_sub(self.first_len);
-            core::ptr::copy_nonoverlapping(tail.as_ptr(), self.second.add(at), tail.len());
+            if !head.is_empty() {
+                core::ptr::copy_nonoverlapping(head.as_ptr(), self.first.add(offset), head.len());
+            }
+            if !tail.is_empty() {
+                let at = offset + split - self.first_len;
+                core::ptr::copy_nonoverlapping(tail.as_ptr(), self.second.add(at), tail.len());
+            }
         }
     }
 
@@ -73,9 +79,17 @@ impl Window<'_> {
         let (head, tail) = out.split_at_mut(split);
         // SAFETY: as in `write`.
         unsafe {
-            core::ptr::copy_nonoverlapping(self.first.add(offset), head.as_mut_ptr(), head.len());
-            let at = (offset + split).saturating_sub(self.first_len);
-            core::ptr::copy_nonoverlapping(self.second.add(at), tail.as_mut_ptr(), tail.len());
+            if !head.is_empty() {
+                core::ptr::copy_nonoverlapping(
+                    self.first.add(offset),
+                    head.as_mut_ptr(),
+                    head.len(),
+                );
+            }
+            if !tail.is_empty() {
+                let at = offset + split - self.first_len;
+                core::ptr::copy_nonoverlapping(self.second.add(at), tail.as_mut_ptr(), tail.len());
+            }
         }
     }
 }
@@ -136,5 +150,46 @@ impl AddressSpace {
             }
         }
         attempt()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A window across a page boundary: a slice only where the bytes lie on one page, and
+    /// writes and reads that cross the boundary land where `read` and `write` put them.
+    #[test_case]
+    fn a_window_across_two_pages_reads_and_writes_both() {
+        const BASE: u64 = 0x40_0000;
+        let space = AddressSpace::new().unwrap();
+        space.map_zeroed(BASE, 2 * PAGE, true).unwrap();
+        let at = BASE + PAGE - 100;
+        let pattern: [u8; 300] = core::array::from_fn(|i| i as u8);
+        space
+            .with_window(at, 300, true, |window| {
+                assert!(window.slice_mut(0, 100).is_some(), "on the first page");
+                assert!(window.slice_mut(100, 200).is_some(), "on the second page");
+                assert!(window.slice_mut(50, 100).is_none(), "across the boundary");
+                window.write(0, &pattern);
+                let mut back = [0u8; 300];
+                window.read(0, &mut back);
+                assert_eq!(back, pattern);
+                let mut tail = [0u8; 10];
+                window.read(150, &mut tail);
+                assert_eq!(tail[0], 150);
+            })
+            .unwrap();
+        let mut back = [0u8; 300];
+        space.read(at, &mut back).unwrap();
+        assert_eq!(
+            back, pattern,
+            "the program's memory holds what the window wrote"
+        );
+        assert_eq!(
+            space.with_window(BASE + 2 * PAGE - 8, 16, false, |_| ()),
+            Err(Fault),
+            "past the mapping"
+        );
     }
 }
