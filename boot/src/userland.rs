@@ -42,9 +42,23 @@ pub const C_PROGRAMS: [&str; 8] = [
     "ctest", "cthreads", "hostile", "ccalls", "csignals", "cjobs", "cfaults", "cqueue",
 ];
 
+/// C programs built from one source with other flags: the binary's name, the source's
+/// (`userland/c/SOURCE.c`) and the compiler's extra options. microbench execs these to
+/// measure what an `execve` of a static musl C program costs, and how that grows with a
+/// megabyte more of initialised data, of read-only data, or of zeroed data.
+pub const C_VARIANTS: [(&str, &str, &[&str]); 4] = [
+    ("cexit", "cexit", &[]),
+    ("cexit-data", "cexit", &["-DPAD_DATA", "-DPAD_KIB=1024"]),
+    ("cexit-rodata", "cexit", &["-DPAD_RODATA", "-DPAD_KIB=1024"]),
+    ("cexit-bss", "cexit", &["-DPAD_BSS", "-DPAD_KIB=1024"]),
+];
+
 /// Every program packed under `/bin`.
 pub fn programs() -> impl Iterator<Item = &'static str> {
-    RUST_PROGRAMS.into_iter().chain(C_PROGRAMS)
+    RUST_PROGRAMS
+        .into_iter()
+        .chain(C_PROGRAMS)
+        .chain(C_VARIANTS.iter().map(|(name, _, _)| *name))
 }
 
 /// Builds the user programs and returns the directory that holds them all. Cargo reads
@@ -66,7 +80,10 @@ pub fn build() -> Result<PathBuf, String> {
     }
     let dir = dir();
     for name in C_PROGRAMS {
-        compile_c(name, &dir)?;
+        compile_c(name, name, &[], &dir)?;
+    }
+    for (name, source, flags) in C_VARIANTS {
+        compile_c(name, source, flags, &dir)?;
     }
     Ok(dir)
 }
@@ -76,12 +93,17 @@ pub fn dir() -> PathBuf {
     workspace_root().join("target/userland/x86_64-unknown-none/debug")
 }
 
-/// Compiles `userland/c/NAME.c` into `dir/NAME`, unless the binary is newer than the source
-/// and the header they share (`check.h`).
-fn compile_c(name: &str, dir: &std::path::Path) -> Result<(), String> {
+/// Compiles `userland/c/SOURCE.c` with `flags` into `dir/NAME`, unless the binary is newer
+/// than the source and the header they share (`check.h`).
+fn compile_c(
+    name: &str,
+    source: &str,
+    flags: &[&str],
+    dir: &std::path::Path,
+) -> Result<(), String> {
     let source = workspace_root()
         .join("userland/c")
-        .join(format!("{name}.c"));
+        .join(format!("{source}.c"));
     let binary = dir.join(name);
     let header = workspace_root().join("userland/c/check.h");
     let modified = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
@@ -93,19 +115,23 @@ fn compile_c(name: &str, dir: &std::path::Path) -> Result<(), String> {
         return Ok(());
     }
     let output = Command::new("musl-gcc")
-        .args(["-static", "-O2", "-g", "-Wall", "-Werror", "-o"])
+        .args(["-static", "-O2", "-g", "-Wall", "-Werror"])
+        .args(flags)
+        .arg("-o")
         .arg(&binary)
         .arg(&source)
         .output()
         .map_err(|e| {
             format!(
-                "cannot run musl-gcc for userland/c/{name}.c ({e}): install Debian's musl-tools \
-                 (`make deps` does, as root)"
+                "cannot run musl-gcc for {} ({e}): install Debian's musl-tools \
+                 (`make deps` does, as root)",
+                source.display()
             )
         })?;
     if !output.status.success() {
         return Err(format!(
-            "musl-gcc failed on userland/c/{name}.c:\n{}",
+            "musl-gcc failed on {}:\n{}",
+            source.display(),
             String::from_utf8_lossy(&output.stderr)
         ));
     }

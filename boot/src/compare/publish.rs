@@ -220,10 +220,35 @@ const REFERENCE: [(&str, &str, u64); 7] = [
 
 /// Paths with no C reference, held to half of Linux's figure for the same binary: the
 /// name microbench prints and the table's label.
-const SAME_BINARY: [(&str, &str); 1] = [(
-    "signal to a handler and back",
-    "a signal to a handler and back (`kill`, the handler, `rt_sigreturn`)",
-)];
+const SAME_BINARY: [(&str, &str); 2] = [
+    (
+        "signal to a handler and back",
+        "a signal to a handler and back (`kill`, the handler, `rt_sigreturn`)",
+    ),
+    (
+        "vfork + execve (static C) + exit + wait",
+        "vfork + execve of a static musl C program + exit + wait",
+    ),
+];
+
+/// The exec of the same static C program with a mebibyte more of one section
+/// (userland/c/cexit.c): the name microbench prints and what the program has. The first is
+/// the plain program, which the others are measured against.
+const EXEC_SIZES: [(&str, &str); 4] = [
+    ("vfork + execve (static C) + exit + wait", "nothing more"),
+    (
+        "vfork + execve (static C, 1 MiB more .data) + exit + wait",
+        "1 MiB more `.data` (initialised, writable)",
+    ),
+    (
+        "vfork + execve (static C, 1 MiB more .rodata) + exit + wait",
+        "1 MiB more `.rodata` (read-only)",
+    ),
+    (
+        "vfork + execve (static C, 1 MiB more .bss) + exit + wait",
+        "1 MiB more `.bss` (zeroed, not in the file)",
+    ),
+];
 
 fn path_list(paths: &[super::Path]) -> Value {
     Value::Object(
@@ -330,6 +355,52 @@ impl PathFigures {
                 grouped(cfslab)
             );
         }
+        out.push_str(&self.exec_sizes_table());
+        out
+    }
+
+    /// What an exec costs as the binary grows: vfork + execve of the same C program with a
+    /// mebibyte more of one section, on both kernels, and how much more than the plain
+    /// program that costs. Empty unless cfslab measured the plain program.
+    fn exec_sizes_table(&self) -> String {
+        let find =
+            |list: &[super::Path], name: &str| list.iter().find(|p| p.name == name).map(|p| p.ns);
+        let Some(base) = find(&self.cfslab, EXEC_SIZES[0].0) else {
+            return String::new();
+        };
+        let linux_base = find(&self.linux, EXEC_SIZES[0].0);
+        let more = |ns: u64, base: u64| {
+            let extra = ns as i64 - base as i64;
+            let sign = if extra < 0 { "−" } else { "+" };
+            format!("{sign}{}", grouped(extra.unsigned_abs()))
+        };
+        let mut out = String::from(
+            "\nvfork + execve + exit + wait of one static musl C program, and of the same \
+             program with a mebibyte more of one section (`microbench execve-c`, \
+             `execve-c-data`, `execve-c-rodata`, `execve-c-bss`):\n\n\
+             | the program has | Linux 6.1 | more than the plain program | cfslab | more than the plain program |\n\
+             |---|---:|---:|---:|---:|\n",
+        );
+        for (name, label) in EXEC_SIZES {
+            let Some(cfslab) = find(&self.cfslab, name) else {
+                continue;
+            };
+            let linux = find(&self.linux, name);
+            let (linux_more, cfslab_more) = if name == EXEC_SIZES[0].0 {
+                (String::new(), String::new())
+            } else {
+                let linux_more = linux
+                    .zip(linux_base)
+                    .map_or("–".into(), |(l, b)| more(l, b));
+                (linux_more, more(cfslab, base))
+            };
+            let _ = writeln!(
+                out,
+                "| {label} | {} | {linux_more} | {} | {cfslab_more} |",
+                linux.map_or("–".into(), grouped),
+                grouped(cfslab)
+            );
+        }
         out
     }
 }
@@ -423,5 +494,42 @@ mod tests {
             "{table}"
         );
         assert!(!table.contains("vfork"), "{table}");
+    }
+
+    #[test]
+    fn the_exec_sizes_table_is_rendered_beside_linux() {
+        let path = |name: &str, ns| crate::compare::Path {
+            name: name.into(),
+            ns,
+        };
+        let figures = PathFigures {
+            linux_version: "6.1.0".into(),
+            linux: vec![
+                path(EXEC_SIZES[0].0, 200_000),
+                path(EXEC_SIZES[1].0, 210_000),
+            ],
+            cfslab: vec![
+                path(EXEC_SIZES[0].0, 40_000),
+                path(EXEC_SIZES[1].0, 500_000),
+            ],
+        };
+        let table = figures.table();
+        assert!(
+            table.contains(
+                "| vfork + execve of a static musl C program + exit + wait | – | 200 000 | 40 000 | 0.20 (of the same binary) | yes |"
+            ),
+            "{table}"
+        );
+        assert!(
+            table.contains("| nothing more | 200 000 |  | 40 000 |  |\n"),
+            "{table}"
+        );
+        assert!(
+            table.contains(
+                "| 1 MiB more `.data` (initialised, writable) | 210 000 | +10 000 | 500 000 | +460 000 |\n"
+            ),
+            "{table}"
+        );
+        assert!(!table.contains(".rodata"), "{table}");
     }
 }

@@ -31,7 +31,10 @@ pub mod trace;
 pub mod waitqueue;
 
 pub use credentials::{PermissionDenied, processes_of, set_task_nice, setuid, task_nice};
-pub use current::{current, current_address_space, current_files, current_process, kills_pending};
+pub use current::{
+    current, current_address_space, current_files, current_process, kills_pending,
+    with_current_address_space,
+};
 pub use observe::{
     RECENT_EVENTS, TRACE_EVENTS, current_cpu_ns, current_if_unlocked, idle_cpu_ns,
     print_sched_debug, print_trace, switch_count, task_stats, trace_start, trace_stop, with_policy,

@@ -30,5 +30,6 @@ pub mod syscall;
 pub mod tty;
 pub mod umip;
 mod user_memory;
+pub mod user_window;
 
 pub use process::run_program;

@@ -15,22 +15,47 @@ impl AddressSpace {
     /// physical-memory map: this runs several times in every `read` and `write` system call,
     /// and the general `Translate` (which also knows huge pages, which user mappings never
     /// use) costs several times more.
-    fn physical(mapper: &OffsetPageTable, addr: u64, write: bool) -> Result<PhysAddr, Fault> {
+    pub(super) fn physical(
+        mapper: &OffsetPageTable,
+        addr: u64,
+        write: bool,
+    ) -> Result<PhysAddr, Fault> {
+        Self::leaf(Self::last_table(mapper, addr)?, addr, write)
+    }
+
+    /// The page table (level 1) that maps user address `addr`: three levels walked, each
+    /// entry read as the bare word it is (the `x86_64` crate's typed accessors check what a
+    /// mask already guarantees, at every level).
+    pub(super) fn last_table<'a>(
+        mapper: &'a OffsetPageTable,
+        addr: u64,
+    ) -> Result<&'a PageTable, Fault> {
+        const PRESENT: u64 = 1;
+        const HUGE: u64 = 1 << 7;
+        const FRAME: u64 = 0x000f_ffff_ffff_f000;
         if addr >= USER_END {
             return Err(Fault);
         }
-        let at = VirtAddr::new(addr);
-        let offset = mapper.phys_offset();
-        let mut table: &PageTable = mapper.level_4_table();
-        for index in [at.p4_index(), at.p3_index(), at.p2_index()] {
-            let entry = &table[index];
-            if !entry.flags().contains(F::PRESENT) || entry.flags().contains(F::HUGE_PAGE) {
+        let offset = mapper.phys_offset().as_u64();
+        let mut table: *const u64 = (mapper.level_4_table() as *const PageTable).cast();
+        for shift in [39, 30, 21] {
+            // SAFETY: `table` is a page table (the level-4 one, then what a present, non-huge
+            // entry points at, through the physical-memory map; the memory lock is held), and
+            // the index is below 512.
+            let entry = unsafe { *table.add(((addr >> shift) & 511) as usize) };
+            if entry & (PRESENT | HUGE) != PRESENT {
                 return Err(Fault);
             }
-            // SAFETY: a present, non-huge entry of a user table points at the next level's
-            // table, reached through the physical-memory map (the memory lock is held).
-            table = unsafe { &*(offset + entry.addr().as_u64()).as_ptr::<PageTable>() };
+            table = (offset + (entry & FRAME)) as *const u64;
         }
+        // SAFETY: a level-1 table, as above.
+        Ok(unsafe { &*table.cast::<PageTable>() })
+    }
+
+    /// The physical address behind `addr` in its last-level `table`, if the program may
+    /// touch it (`write`: and write it).
+    pub(super) fn leaf(table: &PageTable, addr: u64, write: bool) -> Result<PhysAddr, Fault> {
+        let at = VirtAddr::new(addr);
         let leaf = &table[at.p1_index()];
         let flags = leaf.flags();
         let allowed =

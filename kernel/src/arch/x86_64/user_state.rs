@@ -8,9 +8,11 @@
 //! `switch_fpu_prepare`/`switch_fpu_finish` and `x86_fsbase_save`/`load`, done eagerly as
 //! Linux has done since 4.6). Kernel threads carry no such state and cost the switch nothing.
 //!
-//! A signal handler's frame saves the FPU registers as they are ([`save_fpu`]), the handler
-//! starts from a clean FPU ([`reset_fpu`]), and `rt_sigreturn` loads them back
-//! ([`restore_fpu`]).
+//! A signal handler's frame saves the FPU registers as they are, straight into the frame in
+//! the program's memory ([`save_fpu_into`]; [`save_fpu_to`] for an image that straddles two
+//! pages and is built aside), the handler starts from a clean FPU ([`reset_fpu`]), and
+//! `rt_sigreturn` loads them back from the frame ([`restore_fpu_if_valid`]; through a
+//! sanitised copy, [`restore_fpu_from`], if MXCSR has bits the CPU lacks).
 //!
 //! What this does *not* do: AVX (xsave), or lazy switching.
 
@@ -93,7 +95,8 @@ pub const FPU_BYTES: usize = 512;
 static MXCSR_MASK: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0xffbf);
 
 /// Saves the running task's FPU/SSE registers into `out` as `fxsave` lays them out, and
-/// returns it: a signal frame's `fpstate`, staged where it goes. `fxsave` leaves bytes
+/// returns it: a signal frame's `fpstate`, built aside when it straddles two pages. `fxsave`
+/// leaves bytes
 /// 464–511 alone: they are zeroed. Panics unless `out` is 512 bytes aligned to 16, as
 /// `fxsave` needs.
 pub fn save_fpu_to(out: &mut [core::mem::MaybeUninit<u8>]) -> &mut [u8] {
@@ -105,18 +108,14 @@ pub fn save_fpu_to(out: &mut [core::mem::MaybeUninit<u8>]) -> &mut [u8] {
     unsafe { core::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), FPU_BYTES) }
 }
 
-/// Stages a signal frame: saves the FPU/SSE registers into `buffer` at `offset` (16-byte
-/// aligned) as [`save_fpu_to`] does, zeroes the bytes before it (where the caller writes
-/// the frame's fields), and returns the whole buffer, all of it initialized, to be copied
-/// to the user stack in one go.
-pub fn stage_with_fpu(buffer: &mut [core::mem::MaybeUninit<u8>], offset: usize) -> &mut [u8] {
-    assert!(buffer.len() == offset + FPU_BYTES);
-    let (head, image) = buffer.split_at_mut(offset);
-    head.write_filled(0);
-    save_fpu_to(image);
-    // SAFETY: `head` was zeroed and `image` filled by `save_fpu_to`: every byte of the
-    // buffer is initialized.
-    unsafe { core::slice::from_raw_parts_mut(buffer.as_mut_ptr().cast::<u8>(), buffer.len()) }
+/// [`save_fpu_to`] into a signal frame's FPU image in place (the program's own memory, which
+/// holds whatever it held). Panics unless `out` is 512 bytes aligned to 16.
+#[inline]
+pub fn save_fpu_into(out: &mut [u8]) {
+    assert!(out.len() == FPU_BYTES && out.as_ptr().addr().is_multiple_of(16));
+    out[464..].fill(0);
+    // SAFETY: `out` is 512 writable bytes aligned to 16 (checked above); SSE is on.
+    unsafe { core::arch::asm!("fxsave64 [{}]", in(reg) out.as_mut_ptr(), options(nostack)) };
 }
 
 /// Loads an FPU image a program handed back (`rt_sigreturn`), in place. Bits of MXCSR the
@@ -130,6 +129,24 @@ pub fn restore_fpu_from(image: &mut [u8]) {
     // SAFETY: MXCSR has no bit outside the CPU's mask now, the one way `fxrstor` faults on
     // 512 readable bytes aligned to 16 (checked above).
     unsafe { core::arch::asm!("fxrstor64 [{}]", in(reg) image.as_ptr(), options(nostack)) };
+}
+
+/// Loads an FPU image a program handed back (`rt_sigreturn`) where it lies, if its MXCSR
+/// has no bit the CPU lacks; false (and nothing loaded) if it has: the caller sanitizes a
+/// copy with [`restore_fpu_from`]. Panics unless `image` is 512 bytes aligned to 16.
+#[inline]
+pub fn restore_fpu_if_valid(image: &[u8]) -> bool {
+    assert!(image.len() == FPU_BYTES && image.as_ptr().addr().is_multiple_of(16));
+    let mask = MXCSR_MASK.load(core::sync::atomic::Ordering::Relaxed);
+    let mxcsr = u32::from_le_bytes([image[24], image[25], image[26], image[27]]);
+    if mxcsr & !mask != 0 {
+        return false;
+    }
+    // SAFETY: MXCSR has no bit outside the CPU's mask (checked just above, and nothing can
+    // change the image in between: the caller holds the memory lock, interrupts off, on the
+    // one CPU); 512 readable bytes aligned to 16.
+    unsafe { core::arch::asm!("fxrstor64 [{}]", in(reg) image.as_ptr(), options(nostack)) };
+    true
 }
 
 /// The FPU's state after `execve` (see [`UserCpuState::initial`]), made once.

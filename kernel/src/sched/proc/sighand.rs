@@ -251,53 +251,26 @@ impl SigHand {
     }
 
     /// What the running thread of this process is to do next: wait, if the process is
-    /// stopped, or take the next pending signal in `set` ([`take`](Self::take)) for a
+    /// stopped, or take the next pending signal in `set` (`State::take`) for a
     /// handler or its default action — so a handler with `SA_RESETHAND` is reset to the
     /// default as it is taken (Linux resets it in `get_signal`, which runs handlers, and
     /// not in `dequeue_signal`, which `rt_sigtimedwait` uses too).
     pub fn next(&self, set: u64) -> Option<Next> {
-        if self.state.lock().stopped.is_some() {
+        // One look under the lock: this runs on every return to ring 3 with a signal
+        // pending somewhere.
+        let mut state = self.state.lock();
+        if state.stopped.is_some() {
             return Some(Next::Stopped);
         }
-        self.take(set, true)
+        state
+            .take(set, true)
             .map(|(signal, info, action)| Next::Signal(signal, info, action))
     }
 
     /// Takes the next pending signal in `set`, with its info and its action, without
     /// running it: `rt_sigtimedwait`'s way (an `SA_RESETHAND` action stays).
     pub fn take_one(&self, set: u64) -> Option<(u8, SigInfo, SigAction)> {
-        self.take(set, false)
-    }
-
-    /// Takes the next pending signal in `set` (Linux's `next_signal`: the lowest, but a
-    /// fault's signal before any other), with its info and action; `oneshot`: an
-    /// `SA_RESETHAND` action is reset as the signal is taken.
-    fn take(&self, set: u64, oneshot: bool) -> Option<(u8, SigInfo, SigAction)> {
-        let mut state = self.state.lock();
-        let mut ready = state.pending & set;
-        if ready == 0 {
-            return None;
-        }
-        if ready & SYNCHRONOUS != 0 {
-            ready &= SYNCHRONOUS;
-        }
-        let signal = ready.trailing_zeros() as u8 + 1;
-        // The first sent of this number; the signal stays pending while more are queued.
-        let i = state.info.iter().position(|(n, _)| *n == signal);
-        let info = i.map_or_else(SigInfo::default, |i| state.info.remove(i).1);
-        if !state.info.iter().any(|(n, _)| *n == signal) {
-            state.pending &= !bit(signal);
-            PENDING_ANYWHERE.fetch_sub(1, Ordering::Relaxed);
-        }
-        let position = state.actions.iter().position(|(n, _)| *n == signal);
-        let action = position.map_or_else(SigAction::default, |i| state.actions[i].1);
-        if oneshot
-            && action.flags & SA_RESETHAND != 0
-            && let Some(i) = position
-        {
-            state.actions.swap_remove(i);
-        }
-        Some((signal, info, action))
+        self.state.lock().take(set, false)
     }
 
     /// Runs `f` on the process's ITIMER_REAL.
@@ -357,6 +330,36 @@ impl SigHand {
 }
 
 impl State {
+    /// Takes the next pending signal in `set` (Linux's `next_signal`: the lowest, but a
+    /// fault's signal before any other), with its info and action; `oneshot`: an
+    /// `SA_RESETHAND` action is reset as the signal is taken.
+    fn take(&mut self, set: u64, oneshot: bool) -> Option<(u8, SigInfo, SigAction)> {
+        let mut ready = self.pending & set;
+        if ready == 0 {
+            return None;
+        }
+        if ready & SYNCHRONOUS != 0 {
+            ready &= SYNCHRONOUS;
+        }
+        let signal = ready.trailing_zeros() as u8 + 1;
+        // The first sent of this number; the signal stays pending while more are queued.
+        let i = self.info.iter().position(|(n, _)| *n == signal);
+        let info = i.map_or_else(SigInfo::default, |i| self.info.remove(i).1);
+        if !self.info.iter().any(|(n, _)| *n == signal) {
+            self.pending &= !bit(signal);
+            PENDING_ANYWHERE.fetch_sub(1, Ordering::Relaxed);
+        }
+        let position = self.actions.iter().position(|(n, _)| *n == signal);
+        let action = position.map_or_else(SigAction::default, |i| self.actions[i].1);
+        if oneshot
+            && action.flags & SA_RESETHAND != 0
+            && let Some(i) = position
+        {
+            self.actions.swap_remove(i);
+        }
+        Some((signal, info, action))
+    }
+
     /// Makes `signal` pending with `info`: a standard signal once (a second is lost while
     /// the first is pending, its `siginfo` kept), a real-time one once more each time. On a
     /// full queue the signal is pending without its `siginfo` — but a real-time one sent

@@ -136,8 +136,13 @@ fn run_handler(
         altstack: altstack.as_stack_t(sp),
         trap,
     };
-    let space = sched::current_address_space().expect("a process");
-    frame::push(regs, &space, stack_top, action.handler, &contents)
+    // SAFETY: writing a frame neither execs nor ends the task.
+    unsafe {
+        sched::with_current_address_space(|space| {
+            frame::push(regs, space, stack_top, action.handler, &contents)
+        })
+    }
+    .expect("a process")
 }
 
 /// The signal of a fault the running thread caused, with `info` and the fault's `trap`
@@ -169,8 +174,10 @@ pub struct Unhandled(pub bool);
 /// frame saved. The result is the restored rax, which the dispatcher writes back. A frame
 /// that cannot be read, or that would return to the kernel, ends the process with SIGSEGV.
 pub fn rt_sigreturn(regs: &mut TrapFrame) -> i64 {
-    let popped = frame::pop(regs, &sched::current_address_space().expect("a process"));
-    let Ok(restored) = popped else {
+    // SAFETY: reading a frame neither execs nor ends the task (a bad one ends it below,
+    // after the borrow).
+    let popped = unsafe { sched::with_current_address_space(|space| frame::pop(regs, space)) };
+    let Ok(restored) = popped.expect("a process") else {
         sched::proc::exit::die(SIGSEGV);
     };
     let sp = regs.rsp;

@@ -11,8 +11,13 @@
 //! delivered to a handler and returned from (`kill` + the handler + `rt_sigreturn`); and how
 //! late an idle 100 ms `nanosleep` wakes.
 //!
+//! The same vfork + execve of a static musl C program (userland/c/cexit.c), and of that
+//! program with a mebibyte more of .data, of .rodata and of .bss: what an exec of a C program
+//! costs, and which part of a binary makes it cost more.
+//!
 //! `microbench NAME` runs one path only (getpid, yield, pingpong, fork, vfork, execve,
-//! signal, sleep): what `cargo boot run --profile` wants to look at.
+//! execve-c, execve-c-data, execve-c-rodata, execve-c-bss, signal, sleep): what
+//! `cargo boot run --profile` wants to look at.
 //!
 //! It is the one program built optimised (userland/Cargo.toml): Linux's figures beside it
 //! come from C programs built with `-O2`, and an unoptimised loop would add its own hundred
@@ -86,6 +91,11 @@ fn run(args: &rt::Args) -> i32 {
     if wanted("execve") {
         execve_path(args);
     }
+    for (name, program, label) in C_EXECS {
+        if wanted(name) {
+            execve_c_path(program, label);
+        }
+    }
     if wanted("signal") {
         signal_path();
     }
@@ -96,8 +106,46 @@ fn run(args: &rt::Args) -> i32 {
 }
 
 /// The paths `microbench NAME` can pick.
-const PATHS: [&str; 8] = [
-    "getpid", "yield", "pingpong", "fork", "vfork", "execve", "signal", "sleep",
+const PATHS: [&str; 12] = [
+    "getpid",
+    "yield",
+    "pingpong",
+    "fork",
+    "vfork",
+    "execve",
+    "execve-c",
+    "execve-c-data",
+    "execve-c-rodata",
+    "execve-c-bss",
+    "signal",
+    "sleep",
+];
+
+/// The exec paths of static musl C programs (userland/c/cexit.c, built four ways by
+/// boot/src/userland.rs): the path's name, the program, what the figure is called. The
+/// first is the cost of an exec of a C program; the others, each with a mebibyte more of
+/// one kind, show which part of a binary an exec pays for by its size.
+const C_EXECS: [(&str, &core::ffi::CStr, &str); 4] = [
+    (
+        "execve-c",
+        c"/bin/cexit",
+        "vfork + execve (static C) + exit + wait",
+    ),
+    (
+        "execve-c-data",
+        c"/bin/cexit-data",
+        "vfork + execve (static C, 1 MiB more .data) + exit + wait",
+    ),
+    (
+        "execve-c-rodata",
+        c"/bin/cexit-rodata",
+        "vfork + execve (static C, 1 MiB more .rodata) + exit + wait",
+    ),
+    (
+        "execve-c-bss",
+        c"/bin/cexit-bss",
+        "vfork + execve (static C, 1 MiB more .bss) + exit + wait",
+    ),
 ];
 
 /// Handlers run by the signal path.
@@ -139,6 +187,25 @@ fn execve_path(args: &rt::Args) {
             // SAFETY: NUL-terminated strings in null-terminated arrays.
             if let Ok(child) = unsafe { process::vfork_exec(path, argv.as_ptr(), envp.as_ptr()) } {
                 let _ = process::wait(child);
+            }
+        }),
+    );
+}
+
+/// vfork + execve of the static C program `path`, which exits at once, + wait.
+fn execve_c_path(path: &core::ffi::CStr, label: &str) {
+    let path = path.as_ptr().cast::<u8>();
+    let argv = [path, core::ptr::null()];
+    let envp = [core::ptr::null::<u8>()];
+    report(
+        label,
+        per_call(30, || {
+            // SAFETY: NUL-terminated strings in null-terminated arrays.
+            match unsafe { process::vfork_exec(path, argv.as_ptr(), envp.as_ptr()) } {
+                Ok(child) => {
+                    let _ = process::wait(child);
+                }
+                Err(_) => rt::eprintln!("microbench: cannot exec a C program"),
             }
         }),
     );
