@@ -342,10 +342,15 @@ impl State {
             ready &= SYNCHRONOUS;
         }
         let signal = ready.trailing_zeros() as u8 + 1;
-        // The first sent of this number; the signal stays pending while more are queued.
-        let i = self.info.iter().position(|(n, _)| *n == signal);
-        let info = i.map_or_else(SigInfo::default, |i| self.info.remove(i).1);
-        if !self.info.iter().any(|(n, _)| *n == signal) {
+        // The first sent of this number (most often the only one queued, and the last);
+        // a real-time signal stays pending while more of its number are queued.
+        let info = match self.info.iter().position(|(n, _)| *n == signal) {
+            Some(i) if i + 1 == self.info.len() => self.info.pop().map(|(_, info)| info),
+            Some(i) => Some(self.info.remove(i).1),
+            None => None,
+        };
+        let info = info.unwrap_or_default();
+        if signal < SIGRTMIN || !self.info.iter().any(|(n, _)| *n == signal) {
             self.pending &= !bit(signal);
             PENDING_ANYWHERE.fetch_sub(1, Ordering::Relaxed);
         }

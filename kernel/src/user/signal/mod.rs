@@ -110,6 +110,9 @@ fn exit_to_user_work(regs: &mut TrapFrame) {
 /// stack — is an error: the caller ends the process with SIGSEGV, as Linux's
 /// `force_sigsegv` does (after this function has dropped what it holds: `die` never
 /// returns).
+// Inlined into each caller: the signal path is measured to the instruction, and a call
+// with this many arguments costs it dozens.
+#[inline(always)]
 fn run_handler(
     regs: &mut TrapFrame,
     handling: &Handling,
