@@ -97,6 +97,31 @@ pub fn boot_with(options: &str, flags: &[&str]) -> Run {
     }
 }
 
+/// Runs `argv` (`/bin/NAME` and its arguments) on Linux 6.1 in the same QEMU (`boot
+/// linux`, icount shift 2), and returns the run with the console's line ends as `\n`.
+pub fn on_linux(argv: &[&str]) -> Run {
+    let mut args = vec!["linux", "--icount-shift", "2", "--timeout", "300", "--"];
+    args.extend_from_slice(argv);
+    let output = boot_command(&args)
+        .output()
+        .expect("cannot run the boot tool");
+    Run {
+        status: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).replace('\r', ""),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// The program's lines in a run on Linux: up to its RESULT line, without Linux's own
+/// (`quiet` leaves few, each with a `[  time]` stamp).
+pub fn linux_program_output(run: &Run) -> String {
+    run.lines()
+        .take_while(|l| !l.starts_with("RESULT "))
+        .filter(|l| !l.starts_with('['))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
 /// Builds the user programs once (through the boot tool, as `make run` does) and returns
 /// their directory: the same files run natively on the host and on cfslab.
 pub fn user_programs() -> &'static PathBuf {

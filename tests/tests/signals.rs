@@ -61,26 +61,9 @@ fn a_program_s_own_faults_reach_its_handlers_as_on_linux() {
 /// CPU — 6.1 answers `sldt` and `str` too, not only `sgdt`, `sidt` and `smsw`.
 #[test]
 fn cfaults_prints_the_same_on_linux_6_1_in_the_same_qemu() {
-    let output = systests::boot_command(&[
-        "linux",
-        "--icount-shift",
-        "2",
-        "--timeout",
-        "300",
-        "--",
-        "/bin/cfaults",
-    ])
-    .output()
-    .expect("cannot run the boot tool");
-    let stdout = String::from_utf8_lossy(&output.stdout).replace('\r', "");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
-    let linux: String = stdout
-        .lines()
-        .take_while(|l| !l.starts_with("RESULT "))
-        .filter(|l| !l.starts_with('['))
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let on_linux = systests::on_linux(&["/bin/cfaults"]);
+    assert_eq!(on_linux.status, 0, "{}{}", on_linux.stdout, on_linux.stderr);
+    let linux = systests::linux_program_output(&on_linux);
     assert!(linux.contains("sldt %eax: "), "{linux}");
     let run = on_cfslab("/bin/cfaults", &[]);
     let segfault = |l: &str| l.starts_with("cfaults[") && l.contains("]: segfault at ");

@@ -172,32 +172,15 @@ fn a_host_binary_added_with_add_runs_even_in_a_built_in_s_place_and_a_missing_on
 /// follows the program's, as `run`'s does.
 #[test]
 fn hello_prints_the_same_on_linux_in_the_same_qemu() {
-    let output = systests::boot_command(&[
-        "linux",
-        "--icount-shift",
-        "2",
-        "--timeout",
-        "300",
-        "--",
-        "/bin/hello",
-        "a",
-        "b",
-    ])
-    .output()
-    .expect("cannot run the boot tool");
-    let stdout = String::from_utf8_lossy(&output.stdout).replace('\r', "");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
-    assert!(stderr.contains("Linux: linux-image-6.1."), "{stderr}");
-    // Linux's own lines (`quiet` leaves few) carry a `[  time]` stamp; the rest is hello's.
-    let program: String = stdout
-        .lines()
-        .take_while(|l| !l.starts_with("RESULT "))
-        .filter(|l| !l.starts_with('['))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    assert_eq!(program, HELLO);
-    let exit = stdout
+    let run = systests::on_linux(&["/bin/hello", "a", "b"]);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("Linux: linux-image-6.1."),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(systests::linux_program_output(&run), HELLO);
+    let exit = run
         .lines()
         .find_map(|l| l.strip_prefix("RESULT "))
         .expect("linuxinit's RESULT line");
