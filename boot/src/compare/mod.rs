@@ -9,6 +9,7 @@
 //! Both refresh what the documents show (`publish.rs`).
 
 mod figures;
+pub mod paths_table;
 pub mod publish;
 pub mod scenarios;
 
@@ -173,7 +174,7 @@ fn paths(image: &std::path::Path, memory_mib: u32, verbose: bool) -> Result<Stri
     let (linux, cfslab) = (parse(&linux_output), parse(&cfslab_output));
     let table = table(&linux, &cfslab);
     print!("{table}");
-    publish::publish_paths(&publish::PathFigures {
+    paths_table::publish_paths(&paths_table::PathFigures {
         linux_version: version.clone(),
         linux,
         cfslab,

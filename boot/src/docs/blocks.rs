@@ -44,9 +44,9 @@ pub const BLOCKS: [Block; 11] = [
         made_by: "boot docs gdb",
     },
     Block {
-        tag: crate::compare::publish::PATHS_TAG,
-        data: crate::compare::publish::PATHS_DATA,
-        render: crate::compare::publish::paths_block,
+        tag: crate::compare::paths_table::PATHS_TAG,
+        data: crate::compare::paths_table::PATHS_DATA,
+        render: crate::compare::paths_table::paths_block,
         made_by: "boot compare --paths (make bench)",
     },
     Block {
