@@ -4,7 +4,7 @@
 //! `target/busybox/` with its version; its applets are what `busybox --list` prints on the
 //! host, which runs the same binary.
 
-use crate::debian;
+use crate::{atomic_file, debian};
 use std::path::PathBuf;
 
 /// The Debian package.
@@ -26,12 +26,10 @@ pub fn get() -> Result<Busybox, String> {
         _ => {
             eprintln!("boot: fetching {PACKAGE} from Debian's archive (once; about 1 MB)");
             let unpacked = debian::fetch(&dir, PACKAGE)?;
-            let found = unpacked.root.join("bin/busybox");
-            std::fs::copy(&found, &binary)
-                .map_err(|e| format!("cannot copy {}: {e}", found.display()))?;
-            std::fs::write(&version_file, &unpacked.version).map_err(|e| e.to_string())?;
-            let _ = std::fs::remove_dir_all(&unpacked.root);
-            unpacked.version
+            // The binary first: a VERSION file says the binary beside it is whole.
+            atomic_file::copy(&unpacked.root.join("bin/busybox"), &binary)?;
+            atomic_file::write(&version_file, unpacked.version.as_bytes())?;
+            unpacked.version.clone()
         }
     };
     let list = std::process::Command::new(&binary)

@@ -203,9 +203,9 @@ fn add(
     }
 }
 
-/// Writes `bytes` as target/cfslab/PREFIX-HASH.cpio. Named by its contents, written aside
-/// and renamed into place: runs at once (the tests boot several) never read an archive
-/// another run is rewriting.
+/// Writes `bytes` as target/cfslab/PREFIX-HASH.cpio. Named by its contents and written
+/// whole (`atomic_file`): runs at once (the tests boot several) never read an archive
+/// another run is writing.
 fn write_named_by_contents(bytes: &[u8], prefix: &str) -> Result<PathBuf, String> {
     let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
@@ -214,11 +214,9 @@ fn write_named_by_contents(bytes: &[u8], prefix: &str) -> Result<PathBuf, String
     if out.is_file() {
         return Ok(out);
     }
-    let scratch = out.with_extension(format!("tmp{}", std::process::id()));
     std::fs::create_dir_all(out.parent().unwrap_or(Path::new(".")))
-        .and_then(|()| std::fs::write(&scratch, bytes))
-        .and_then(|()| std::fs::rename(&scratch, &out))
-        .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+        .map_err(|e| format!("cannot create the directory of {}: {e}", out.display()))?;
+    crate::atomic_file::write(&out, bytes)?;
     Ok(out)
 }
 

@@ -8,6 +8,7 @@
 //! `linuxinit`, which runs the program and powers off), `/dev/console` (Linux opens it for
 //! init's standard streams) and the programs under `/bin`, as cfslab's does.
 
+use crate::atomic_file;
 use crate::debian::{self, run_in};
 use crate::initramfs;
 use crate::qemu::{self, Machine};
@@ -66,11 +67,13 @@ pub fn kernel() -> Result<Kernel, String> {
                 .is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz-"))
         })
         .ok_or("the package holds no boot/vmlinuz-*")?;
-    let version = unpacked.version;
-    std::fs::copy(&image, &vmlinuz).map_err(|e| format!("cannot copy the kernel: {e}"))?;
-    std::fs::write(&version_file, &version).map_err(|e| e.to_string())?;
-    let _ = std::fs::remove_dir_all(&unpacked.root);
-    Ok(Kernel { vmlinuz, version })
+    // The image first: a VERSION file says the image beside it is whole.
+    atomic_file::copy(&image, &vmlinuz)?;
+    atomic_file::write(&version_file, unpacked.version.as_bytes())?;
+    Ok(Kernel {
+        vmlinuz,
+        version: unpacked.version.clone(),
+    })
 }
 
 /// Linux's command line: the serial console, quiet, power off rather than hang on a panic,

@@ -10,6 +10,7 @@
 //! ```
 
 mod argv;
+mod atomic_file;
 mod build;
 mod busybox;
 mod cli;

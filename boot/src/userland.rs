@@ -114,11 +114,14 @@ fn compile_c(
     {
         return Ok(());
     }
+    // Linked beside its name and renamed whole: another run may be reading the old binary
+    // (the same rule as `atomic_file`'s).
+    let partial = binary.with_extension(format!("partial-{}", std::process::id()));
     let output = Command::new("musl-gcc")
         .args(["-static", "-O2", "-g", "-Wall", "-Werror"])
         .args(flags)
         .arg("-o")
-        .arg(&binary)
+        .arg(&partial)
         .arg(&source)
         .output()
         .map_err(|e| {
@@ -135,5 +138,6 @@ fn compile_c(
             String::from_utf8_lossy(&output.stderr)
         ));
     }
-    Ok(())
+    std::fs::rename(&partial, &binary)
+        .map_err(|e| format!("cannot write {}: {e}", binary.display()))
 }
