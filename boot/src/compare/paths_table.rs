@@ -32,7 +32,7 @@ const SLACK_NS: u64 = 50_000;
 const OVERSHOOT_GOAL_NS: u64 = 5_000;
 
 /// The reference figures the paths are held to: the same paths measured once on Linux 6.1
-/// with equivalent static C programs (`-O2`) in the same QEMU 7.2 and icount, before
+/// with equivalent static C programs (`-O2`) in QEMU 7.2 under the same icount, before
 /// `microbench` existed. The goal for each path is at most half of its figure. Rows: the
 /// name microbench prints, the table's label, the reference (ns).
 const REFERENCE: [(&str, &str, u64); 7] = [

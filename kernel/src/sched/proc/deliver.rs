@@ -5,8 +5,8 @@
 //! end of the process, a stop.
 
 use super::sighand::{
-    SA_NODEFER, SA_ONSTACK, SA_RESETHAND, SIG_DFL, SIG_IGN, SIGSTOP, STOP_SIGNALS, SigAction,
-    SigInfo, UNBLOCKABLE, any_pending, bit,
+    SA_NODEFER, SA_ONSTACK, SA_RESETHAND, SIG_DFL, SIG_IGN, STOP_SIGNALS, SigAction, SigInfo,
+    UNBLOCKABLE, any_pending, bit,
 };
 use super::signal::ignores;
 use crate::sched::with_sched;
@@ -31,7 +31,8 @@ pub enum Taken {
     Handler(Handling),
     /// Ends the process: its default action.
     Fatal(u8),
-    /// Stops the process: the default action of a stop signal it had blocked.
+    /// Stops the process: the default action of a stop signal it had blocked (unless its
+    /// group is orphaned: see `signal::stop_current_process`).
     Stop(u8),
     /// Its process is stopped: it waits for SIGCONT.
     Stopped,
@@ -49,8 +50,10 @@ pub fn take_signal(sp: u64) -> Option<Taken> {
     }
     with_sched(|s| {
         let t = s.current_task();
-        let group = t.group.clone()?;
         let blocked = t.blocked_signals;
+        // The thread's process is borrowed, not cloned: an `Arc` clone and drop is two
+        // atomic operations on every signal taken.
+        let group = t.group.as_ref()?;
         let (signal, info, action) = loop {
             let (signal, info, action) = match group.sighand.next(!blocked)? {
                 super::sighand::Next::Stopped => return Some(Taken::Stopped),
@@ -60,10 +63,7 @@ pub fn take_signal(sp: u64) -> Option<Taken> {
                 continue;
             }
             if action.handler == SIG_DFL && bit(signal) & STOP_SIGNALS != 0 {
-                // An orphaned group's job control stops are dropped (see `groups`).
-                if signal != SIGSTOP && s.orphaned_pgrp(group.pgid(), None) {
-                    continue;
-                }
+                // Whether an orphaned group drops it is `stop_current_process`'s question.
                 return Some(Taken::Stop(signal));
             }
             if action.handler == SIG_DFL {
@@ -71,13 +71,7 @@ pub fn take_signal(sp: u64) -> Option<Taken> {
             }
             break (signal, info, action);
         };
-        Some(Taken::Handler(begin_handler(
-            s.current_task(),
-            signal,
-            info,
-            action,
-            sp,
-        )))
+        Some(Taken::Handler(begin_handler(t, signal, info, action, sp)))
     })
 }
 

@@ -108,7 +108,13 @@ impl Scheduler {
         info: SigInfo,
         sender: Option<u32>,
     ) -> Result<(), SendError> {
-        let slot = *self.by_id.get(&id).ok_or(SendError::NoSuchProcess)?;
+        // A signal to oneself (`raise`, `abort`, a shell's `kill $$`) names the running
+        // task: no lookup.
+        let slot = if id == crate::sched::current() {
+            self.current_slot()
+        } else {
+            *self.by_id.get(&id).ok_or(SendError::NoSuchProcess)?
+        };
         if !self.alive(slot) {
             return Err(SendError::NoSuchProcess);
         }
@@ -121,7 +127,9 @@ impl Scheduler {
         if signal == 0 {
             return Ok(());
         }
-        let Some(group) = target.group.clone() else {
+        // Borrowed for the common case below, cloned only past it: an `Arc` clone and drop
+        // is two atomic operations.
+        let Some(group) = target.group.as_ref() else {
             // A kernel thread — pid 1, the boot task, among them — has a handler for
             // nothing and ignores every signal, as Linux's kernel threads and its init do
             // (SIGKILL from user space included).
@@ -141,13 +149,14 @@ impl Scheduler {
                 })
                 .map_err(|_| SendError::QueueFull)?;
             if queued {
-                self.wake_a_taker(slot, &group, signal);
+                self.wake_a_taker(slot, signal);
                 return Ok(());
             }
             if ignores(action, signal) {
                 return Ok(());
             }
         }
+        let group = group.clone();
         let action = if unblockable {
             SigAction::default()
         } else {
@@ -164,7 +173,7 @@ impl Scheduler {
                 .sighand
                 .add_pending(signal, info)
                 .map_err(|_| SendError::QueueFull)?;
-            self.wake_a_taker(slot, &group, signal);
+            self.wake_a_taker(slot, signal);
             return Ok(());
         }
         let threads: Vec<TaskId> = self.threads_of(&group).map(|t| t.id).collect();
@@ -187,7 +196,7 @@ impl Scheduler {
                 .sighand
                 .add_pending(signal, info)
                 .map_err(|_| SendError::QueueFull)?;
-            self.wake_a_taker(slot, &group, signal);
+            self.wake_a_taker(slot, signal);
         } else if bit(signal) & STOP_SIGNALS != 0 {
             // An orphaned group's job control stops are dropped: no one would continue it.
             if signal != SIGSTOP && self.orphaned_pgrp(group.pgid(), None) {
@@ -250,21 +259,27 @@ impl Scheduler {
     }
 
     /// Wakes the thread that is to take a pending `signal`: `named` if it does not block
-    /// it, else another thread of its process `group` that does not, else none (it stays
+    /// it, else another thread of its process that does not, else none (it stays
     /// pending until a thread unblocks it). Only an interruptible sleep ends: a vfork parent
     /// waits for its child whatever comes (but SIGKILL), as Linux's `wait_for_vfork_done`.
-    fn wake_a_taker(&mut self, named: Slot, group: &Arc<ThreadGroup>, signal: u8) {
+    fn wake_a_taker(&mut self, named: Slot, signal: u8) {
         let takes = |t: &crate::task::Task| (t.blocked_signals & !t.waiting_for) & bit(signal) == 0;
         let taker = match self.slots[named].as_deref() {
             Some(t) if takes(t) => Some((t.id, named)),
-            _ => self
-                .threads_of(group)
-                .find(|t| takes(t))
-                .map(|t| (t.id, t.slot)),
+            Some(t) => t.group.as_ref().and_then(|group| {
+                self.threads_of(group)
+                    .find(|t| takes(t))
+                    .map(|t| (t.id, t.slot))
+            }),
+            None => None,
         };
         let Some((taker, slot)) = taker else {
             return;
         };
+        // The running thread takes it on its way back to ring 3: nothing to wake.
+        if slot == self.current_slot() {
+            return;
+        }
         if self.state(slot) == crate::task::State::Sleeping && !self.is_vfork_parent(taker) {
             self.wake(taker, ::sched::Wakeup::default(), clock::now());
         }
@@ -291,11 +306,16 @@ impl Scheduler {
             .is_some_and(|g| g.sighand.pending() & !blocked != 0 || g.sighand.is_stopped())
     }
 
-    /// [`stop_process`](Self::stop_process) for the running thread's process.
+    /// [`stop_process`](Self::stop_process) for the running thread's process, which took
+    /// `signal`. An orphaned group's job control stops are dropped: no one would continue
+    /// it (see `groups`); SIGSTOP is not.
     fn stop_current_process(&mut self, signal: u8) {
         let Some(group) = self.current_task().group.clone() else {
             return;
         };
+        if signal != SIGSTOP && self.orphaned_pgrp(group.pgid(), None) {
+            return;
+        }
         let threads: Vec<TaskId> = self.threads_of(&group).map(|t| t.id).collect();
         self.stop_process(&group, signal, &threads);
     }
