@@ -32,6 +32,7 @@ extern crate alloc;
 pub mod arch;
 pub mod config;
 pub mod console;
+pub mod cpus;
 pub mod lab;
 pub mod mm;
 pub mod panic;
@@ -98,6 +99,8 @@ pub struct Boot {
     pub memory: mm::MemoryReport,
     /// The clock and timer devices.
     pub time: time::TimeReport,
+    /// The CPUs found and started.
+    pub cpus: cpus::CpuReport,
     /// Where the bootloader put the kernel image (the gdb symbol offset).
     pub kernel_image_offset: u64,
 }
@@ -113,6 +116,7 @@ pub fn init(boot_info: &'static mut BootInfo) -> Boot {
     );
     arch::init();
     let kernel_image_offset = boot_info.kernel_image_offset;
+    let rsdp = boot_info.rsdp_addr.into_option();
     let memory = mm::init(boot_info).unwrap_or_else(|error| {
         println!("cfslab: memory: {error}");
         exit(ExitCode::Failure)
@@ -124,13 +128,41 @@ pub fn init(boot_info: &'static mut BootInfo) -> Boot {
     console::set_level(config.log);
     println!("boot options: {config}");
     let time = time::init(config.clockevent, config.effective_hz(), config.hrtimer);
+    let cpus = cpus::bring_up(config.smp, rsdp).unwrap_or_else(|m| {
+        println!(
+            "cfslab: smp={} but the machine has {} CPUs (its ACPI MADT says so): give QEMU \
+             -smp {} (the boot tool's --smp), or smp={}",
+            m.asked, m.found, m.asked, m.found
+        );
+        exit(ExitCode::BadOptions)
+    });
+    if cpus.apic_ids.len() > 1 {
+        print_cpus(&cpus);
+    }
     sched::init(&config);
     Boot {
         config,
         memory,
         time,
+        cpus,
         kernel_image_offset,
     }
+}
+
+/// One line for the CPUs, and one for each that did not come up.
+fn print_cpus(cpus: &cpus::CpuReport) {
+    for &cpu in &cpus.silent {
+        println!(
+            "cfslab: CPU {cpu} (APIC id {}) did not come up; the run goes on without it",
+            cpus.apic_ids[cpu]
+        );
+    }
+    println!(
+        "cpus: {} of {} online (APIC ids {:?}); the others than CPU 0 wait parked",
+        cpus.online(),
+        cpus.apic_ids.len(),
+        cpus.apic_ids
+    );
 }
 
 /// Reads the boot options from fw_cfg; none given means all defaults.

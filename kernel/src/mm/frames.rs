@@ -6,12 +6,20 @@
 //! frame hold the address of the next one), reached through the bootloader's mapping of all
 //! physical memory. So the allocator needs no memory of its own, which is what lets it exist
 //! before the heap does.
+//!
+//! The first mebibyte is never handed out, though the firmware calls most of it usable: the
+//! application processors start there in real mode (their trampoline page, `crate::cpus`),
+//! and the BIOS's data lies there. Linux reserves it whole for the same reasons (since 5.13,
+//! "x86/setup: always reserve the first 1M of RAM").
 
 use crate::arch::paging::{FrameAllocator, FrameDeallocator, PhysFrame, Size4KiB};
 use crate::arch::paging::{PhysAddr, VirtAddr};
 use bootloader_api::info::{MemoryRegion, MemoryRegionKind};
 
 const FRAME_SIZE: u64 = 4096;
+
+/// Below this physical address nothing is handed out (see the module's docs).
+pub const LOW_MEMORY_END: u64 = 0x10_0000;
 
 /// Frame allocator over the boot memory map.
 pub struct BootFrameAllocator {
@@ -52,7 +60,7 @@ impl BootFrameAllocator {
             .find(|&i| self.regions[i].kind == MemoryRegionKind::Usable)
             .unwrap_or(self.regions.len());
         if let Some(region) = self.regions.get(self.region) {
-            self.next = region.start.next_multiple_of(FRAME_SIZE);
+            self.next = region.start.max(LOW_MEMORY_END).next_multiple_of(FRAME_SIZE);
         }
     }
 
@@ -82,7 +90,10 @@ impl BootFrameAllocator {
         self.regions
             .iter()
             .filter(|r| r.kind == MemoryRegionKind::Usable)
-            .map(|r| (r.end / FRAME_SIZE).saturating_sub(r.start.div_ceil(FRAME_SIZE)))
+            .map(|r| {
+                let start = r.start.max(LOW_MEMORY_END);
+                (r.end / FRAME_SIZE).saturating_sub(start.div_ceil(FRAME_SIZE))
+            })
             .sum()
     }
 }
@@ -112,7 +123,7 @@ impl FrameDeallocator<Size4KiB> for BootFrameAllocator {
     /// # Safety
     /// `frame` must have come from this allocator and must no longer be mapped or used.
     unsafe fn deallocate_frame(&mut self, frame: PhysFrame) {
-        // Frame 0 is never usable (it holds the real-mode IVT), so 0 can mean "end of list".
+        // Frame 0 is never handed out (low memory is not), so 0 can mean "end of list".
         let next = self.free_list.map_or(0, |f| f.start_address().as_u64());
         // SAFETY: the caller gives the frame back, so nothing else uses its memory, and all
         // physical memory is mapped at the offset (see `new`).

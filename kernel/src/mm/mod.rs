@@ -187,6 +187,48 @@ pub fn map_mmio(phys: PhysAddr, virt: VirtAddr) -> Result<(), MemoryError> {
     Ok(())
 }
 
+/// Maps the low page at physical `phys` at the same virtual address, executable, in the
+/// page tables running now (the boot CPU's, before any program): an application processor
+/// turns paging on while it runs there (`crate::cpus`). [`unmap_identity`] takes it back.
+pub fn map_identity(phys: PhysAddr) -> Result<(), MemoryError> {
+    use crate::arch::paging::{Mapper, Page, PageTableFlags as F, PhysFrame, Size4KiB};
+    let mut guard = MEMORY.lock();
+    let memory = guard.as_mut().ok_or(MemoryError::NoPhysicalMemoryMapping)?;
+    let page = Page::<Size4KiB>::containing_address(VirtAddr::new(phys.as_u64()));
+    let frame = PhysFrame::containing_address(phys);
+    // SAFETY: the page is one the frame allocator never hands out (low memory), and the
+    // lower half holds no mapping of the kernel's own before the first program.
+    let flush = unsafe {
+        memory
+            .mapper
+            .map_to(page, frame, F::PRESENT | F::WRITABLE, &mut memory.frames)
+    };
+    flush
+        .map_err(|_| MemoryError::Mapping("the trampoline page"))?
+        .flush();
+    Ok(())
+}
+
+/// Takes back a mapping [`map_identity`] made.
+pub fn unmap_identity(phys: PhysAddr) {
+    use crate::arch::paging::{Mapper, Page, Size4KiB};
+    let mut guard = MEMORY.lock();
+    if let Some(memory) = guard.as_mut() {
+        let page = Page::<Size4KiB>::containing_address(VirtAddr::new(phys.as_u64()));
+        if let Ok((_, flush)) = memory.mapper.unmap(page) {
+            flush.flush();
+        }
+    }
+}
+
+/// Where all physical memory is mapped (the bootloader's `physical_memory` mapping).
+pub fn physical_offset() -> u64 {
+    MEMORY
+        .lock()
+        .as_ref()
+        .map_or(0, |m| m.mapper.phys_offset().as_u64())
+}
+
 /// Lets go of what the kernel keeps only to be faster next time — the page cache and the
 /// cached task stacks (Linux's `drop_caches`, in spirit): afterwards every frame in use
 /// belongs to something alive, which is what a leak check wants to count.

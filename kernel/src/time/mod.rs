@@ -52,6 +52,19 @@ impl fmt::Display for TimeReport {
 static TICK_NS: AtomicU64 = AtomicU64::new(1_000_000);
 static HRTIMER_OFF: AtomicBool = AtomicBool::new(false);
 
+/// Maps the local APIC's registers (once): the timer needs them, and so does starting the
+/// other CPUs, whatever the clock event device.
+pub fn map_local_apic() {
+    static MAPPED: Once<()> = Once::new();
+    MAPPED.call_once(|| {
+        crate::mm::map_mmio(
+            crate::arch::paging::PhysAddr::new(apic::physical_base()),
+            crate::arch::paging::VirtAddr::new(apic::LAPIC_VIRT),
+        )
+        .expect("cannot map the local APIC");
+    });
+}
+
 /// Calibrates the clock (once: the clock never restarts) and sets up the clock event device
 /// for `clockevent` at `hz`. Interrupts are enabled on return. Called at boot, and again by
 /// tests that switch devices.
@@ -64,14 +77,7 @@ pub fn init(clockevent: ClockEvent, hz: u32, hrtimer: bool) -> TimeReport {
         ClockEvent::Lapic => {
             pit::stop_periodic();
             pic::init(0);
-            static MAPPED: Once<()> = Once::new();
-            MAPPED.call_once(|| {
-                crate::mm::map_mmio(
-                    crate::arch::paging::PhysAddr::new(apic::physical_base()),
-                    crate::arch::paging::VirtAddr::new(apic::LAPIC_VIRT),
-                )
-                .expect("cannot map the local APIC");
-            });
+            map_local_apic();
             apic::enable();
             // 10 ms by the calibrated clock.
             let window = 10_000_000;

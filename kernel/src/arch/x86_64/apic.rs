@@ -17,9 +17,12 @@ pub const TIMER_VECTOR: u8 = 48;
 pub const SPURIOUS_VECTOR: u8 = 0xff;
 
 const IA32_APIC_BASE: u32 = 0x1b;
+const REG_ID: usize = 0x20;
 const REG_TPR: usize = 0x80;
 const REG_EOI: usize = 0xb0;
 const REG_SVR: usize = 0xf0;
+const REG_ICR_LOW: usize = 0x300;
+const REG_ICR_HIGH: usize = 0x310;
 const REG_LVT_TIMER: usize = 0x320;
 const REG_INITIAL_COUNT: usize = 0x380;
 const REG_CURRENT_COUNT: usize = 0x390;
@@ -94,4 +97,35 @@ pub fn disarm() {
 /// Signals the end of the current APIC interrupt.
 pub fn end_of_interrupt() {
     write(REG_EOI, 0);
+}
+
+/// This CPU's local APIC id (what the MADT and an IPI's destination call it).
+pub fn local_apic_id() -> u8 {
+    (read(REG_ID) >> 24) as u8
+}
+
+/// ICR: the delivery modes INIT and STARTUP, and "assert" (bit 14); bit 12 is set while the
+/// APIC is still sending.
+const ICR_INIT: u32 = 0b101 << 8 | 1 << 14;
+const ICR_STARTUP: u32 = 0b110 << 8 | 1 << 14;
+const ICR_SENDING: u32 = 1 << 12;
+
+/// Sends an inter-processor interrupt of kind `icr` to the CPU of APIC id `to`, and waits
+/// until the APIC has sent it.
+fn send_ipi(to: u8, icr: u32) {
+    write(REG_ICR_HIGH, u32::from(to) << 24);
+    write(REG_ICR_LOW, icr);
+    while read(REG_ICR_LOW) & ICR_SENDING != 0 {
+        core::hint::spin_loop();
+    }
+}
+
+/// INIT to the CPU of APIC id `to`: it resets and waits for a STARTUP.
+pub fn send_init(to: u8) {
+    send_ipi(to, ICR_INIT);
+}
+
+/// STARTUP to the CPU of APIC id `to`: it starts in real mode at `page` × 4 KiB.
+pub fn send_startup(to: u8, page: u8) {
+    send_ipi(to, ICR_STARTUP | u32::from(page));
 }

@@ -4,6 +4,8 @@
 //! APIC timer, PIT, the 8259 PIC), QEMU's fw_cfg device (boot options) and isa-debug-exit
 //! (the exit status the host sees).
 
+pub mod acpi;
+pub mod ap_start;
 pub mod apic;
 mod exceptions;
 pub mod fault;

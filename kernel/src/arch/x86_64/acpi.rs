@@ -1,0 +1,119 @@
+//! The CPUs the firmware describes: ACPI's MADT (Multiple APIC Description Table), found
+//! from the RSDP the bootloader passes, through the RSDT or XSDT. Each enabled processor has
+//! a local APIC entry (type 0) with its APIC id, which is how an INIT and a STARTUP IPI name
+//! it (Linux's `acpi_parse_madt` and `acpi_register_lapic`, arch/x86/kernel/acpi/boot.c).
+//!
+//! Written here rather than taken from the `acpi` crate: that crate's 6.x `Handler` trait asks
+//! for some twenty methods (port and PCI access, mutexes, sleeping) for its AML interpreter,
+//! of which finding the processors needs one; the walk below is the whole of what is needed.
+//! Every table's checksum is checked, and a table that does not fit or does not add up is an
+//! error, not a guess.
+
+use alloc::vec::Vec;
+use core::fmt;
+
+/// Why the CPUs could not be read from the firmware's tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AcpiError {
+    /// The bootloader found no RSDP.
+    NoRsdp,
+    /// A table's signature or checksum is wrong (its signature).
+    BadTable(&'static str),
+    /// No MADT among the tables.
+    NoMadt,
+}
+
+impl fmt::Display for AcpiError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            AcpiError::NoRsdp => write!(f, "the firmware gave no ACPI RSDP"),
+            AcpiError::BadTable(name) => write!(f, "the ACPI {name} table is malformed"),
+            AcpiError::NoMadt => write!(f, "the ACPI tables have no MADT (APIC)"),
+        }
+    }
+}
+
+/// Physical memory as the kernel sees it: every byte at `offset + address`.
+struct Physical {
+    offset: u64,
+}
+
+impl Physical {
+    fn bytes(&self, address: u64, len: usize) -> &'static [u8] {
+        // SAFETY: the bootloader maps all physical memory at `offset` (the caller's promise,
+        // see `processors`), read-only use; the firmware's tables are never written.
+        unsafe { core::slice::from_raw_parts((self.offset + address) as *const u8, len) }
+    }
+
+    fn u32_at(&self, address: u64) -> u32 {
+        u32::from_le_bytes(self.bytes(address, 4).try_into().expect("4 bytes"))
+    }
+
+    /// The table at `address`, whole (its length is at offset 4 of its header), if its
+    /// signature is `signature` and its bytes add up to zero.
+    fn table(&self, address: u64, signature: &'static str) -> Result<&'static [u8], AcpiError> {
+        let header = self.bytes(address, 36);
+        let length = self.u32_at(address + 4) as usize;
+        if &header[..4] != signature.as_bytes() || !(36..=1 << 20).contains(&length) {
+            return Err(AcpiError::BadTable(signature));
+        }
+        let table = self.bytes(address, length);
+        let sum = table.iter().fold(0u8, |sum, b| sum.wrapping_add(*b));
+        if sum != 0 {
+            return Err(AcpiError::BadTable(signature));
+        }
+        Ok(table)
+    }
+}
+
+/// The local APIC ids of the enabled processors the MADT lists, in its order (the boot
+/// processor among them). `rsdp` is the RSDP's physical address, as the bootloader found it.
+///
+/// # Safety
+/// All physical memory must be mapped at `physical_offset` (the bootloader does, for the
+/// kernel's `physical_memory` mapping).
+pub unsafe fn processors(rsdp: Option<u64>, physical_offset: u64) -> Result<Vec<u8>, AcpiError> {
+    let memory = Physical {
+        offset: physical_offset,
+    };
+    let rsdp = rsdp.ok_or(AcpiError::NoRsdp)?;
+    let head = memory.bytes(rsdp, 20);
+    if &head[..8] != b"RSD PTR " || head.iter().fold(0u8, |s, b| s.wrapping_add(*b)) != 0 {
+        return Err(AcpiError::BadTable("RSDP"));
+    }
+    // Revision 2 and later point at the XSDT (64-bit entries); the first, at the RSDT.
+    let (root, signature, entry_size) = if head[15] >= 2 {
+        let xsdt = u64::from_le_bytes(memory.bytes(rsdp + 24, 8).try_into().expect("8 bytes"));
+        (xsdt, "XSDT", 8)
+    } else {
+        (u64::from(memory.u32_at(rsdp + 16)), "RSDT", 4)
+    };
+    let root = memory.table(root, signature)?;
+    let madt = root[36..]
+        .chunks_exact(entry_size)
+        .map(|entry| {
+            let mut address = [0u8; 8];
+            address[..entry_size].copy_from_slice(entry);
+            u64::from_le_bytes(address)
+        })
+        .find(|&address| memory.bytes(address, 4) == b"APIC")
+        .ok_or(AcpiError::NoMadt)?;
+    let madt = memory.table(madt, "APIC")?;
+    // After the header (36 bytes), the local APIC's address and flags (8), the entries:
+    // type, length, then the entry's own fields.
+    let mut ids = Vec::new();
+    let mut at = 44;
+    while at + 2 <= madt.len() {
+        let (kind, length) = (madt[at], usize::from(madt[at + 1]));
+        if length < 2 || at + length > madt.len() {
+            return Err(AcpiError::BadTable("APIC"));
+        }
+        // Type 0, a processor's local APIC: ACPI processor id, APIC id, flags (bit 0:
+        // enabled).
+        if kind == 0 && length >= 8 && madt[at + 4] & 1 != 0 {
+            ids.push(madt[at + 3]);
+        }
+        at += length;
+    }
+    Ok(ids)
+}

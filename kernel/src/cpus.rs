@@ -1,0 +1,123 @@
+//! The machine's CPUs: how many the firmware describes (ACPI's MADT), checked against the
+//! `smp=` boot option, and the application processors (APs) started (Linux's `smp_init`
+//! and `do_boot_cpu`, arch/x86/kernel/smpboot.c, in spirit).
+//!
+//! What this does: for each AP, the boot CPU writes the trampoline (`arch::ap_start`) with a
+//! stack of the AP's own, sends INIT, waits 10 ms, sends a STARTUP IPI, and waits for the AP
+//! to say it runs. An AP that does not answer within [`ANSWER_WAIT_NS`] is reported by
+//! number and the run goes on with the others.
+//!
+//! What it does not do yet: schedule on the APs. A started AP parks, interrupts off, halted:
+//! under `-icount` a halted CPU costs no instructions, so the figures of a run are those of
+//! the boot CPU alone, whatever `smp=` says.
+
+use crate::arch::ap_start::{self, StartParams, TRAMPOLINE};
+use crate::arch::paging::PhysAddr;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+/// How long an AP has to answer after its STARTUP IPI (virtual time).
+const ANSWER_WAIT_NS: u64 = 100_000_000;
+/// The wait between INIT and STARTUP the MP specification asks for.
+const INIT_WAIT_NS: u64 = 10_000_000;
+/// Each AP's first stack, until the scheduler gives it an idle task.
+const AP_STACK_BYTES: usize = 16 * 1024;
+
+/// APs that have reached the kernel, by number (bit `n` for CPU `n`).
+static ANSWERED: AtomicUsize = AtomicUsize::new(0);
+
+/// The CPUs as the boot found them.
+pub struct CpuReport {
+    /// The local APIC ids of the CPUs, in the MADT's order; CPU `n` is the `n`th (the boot
+    /// CPU is CPU 0 whatever its place in the table).
+    pub apic_ids: Vec<u8>,
+    /// The CPUs that did not answer, by number.
+    pub silent: Vec<usize>,
+}
+
+impl CpuReport {
+    /// CPUs running: the boot CPU and the APs that answered.
+    pub fn online(&self) -> usize {
+        self.apic_ids.len() - self.silent.len()
+    }
+}
+
+/// Why the CPUs do not match the boot options: `smp=` says one count, the firmware another.
+pub struct Mismatch {
+    pub asked: u32,
+    pub found: usize,
+}
+
+/// Reads the CPUs from the MADT (`rsdp`: the RSDP the bootloader found), checks that there
+/// are `smp` of them, and starts the APs. With `smp=1` a machine of one CPU needs no tables:
+/// a missing or unreadable MADT counts as one CPU then.
+pub fn bring_up(smp: u32, rsdp: Option<u64>) -> Result<CpuReport, Mismatch> {
+    // SAFETY: the bootloader maps all physical memory at the offset `mm` reports.
+    let listed = unsafe { crate::arch::acpi::processors(rsdp, crate::mm::physical_offset()) };
+    let mut apic_ids = match listed {
+        Ok(ids) if ids.len() == smp as usize => ids,
+        // One CPU needs no tables: the boot CPU is APIC 0 on every PC.
+        Ok(_) | Err(_) if smp == 1 => alloc::vec![0],
+        Ok(ids) => return Err(Mismatch { asked: smp, found: ids.len() }),
+        Err(_) => return Err(Mismatch { asked: smp, found: 0 }),
+    };
+    if smp == 1 {
+        return Ok(CpuReport {
+            apic_ids,
+            silent: Vec::new(),
+        });
+    }
+    crate::time::map_local_apic();
+    let boot_id = crate::arch::apic::local_apic_id();
+    // The boot CPU first: CPU 0.
+    if let Some(at) = apic_ids.iter().position(|&id| id == boot_id) {
+        apic_ids[..=at].rotate_right(1);
+    }
+    let silent = start_aps(&apic_ids);
+    Ok(CpuReport { apic_ids, silent })
+}
+
+/// Starts CPUs 1.. (`apic_ids[1..]`), one at a time; returns those that did not answer.
+fn start_aps(apic_ids: &[u8]) -> Vec<usize> {
+    let trampoline = PhysAddr::new(TRAMPOLINE);
+    if crate::mm::map_identity(trampoline).is_err() {
+        return (1..apic_ids.len()).collect();
+    }
+    let page = (crate::mm::physical_offset() + TRAMPOLINE) as *mut u8;
+    let cr3 = crate::arch::paging::active_level_4_frame()
+        .start_address()
+        .as_u64();
+    let mut silent = Vec::new();
+    for (cpu, &apic_id) in apic_ids.iter().enumerate().skip(1) {
+        let stack: &'static mut [u8] = alloc::vec![0u8; AP_STACK_BYTES].leak();
+        let params = StartParams {
+            cr3,
+            stack_top: (stack.as_ptr() as u64 + AP_STACK_BYTES as u64) & !15,
+            argument: cpu as u64,
+            entry: ap_main,
+        };
+        // SAFETY: the trampoline page is low memory, which nothing else uses, and mapped by
+        // the physical-memory map at `page`; the previous AP has answered or been given up
+        // on (a late one would read the new parameters: see below).
+        unsafe { ap_start::install_trampoline(page, &params) };
+        let clock = crate::time::clock::now;
+        ap_start::start(apic_id, || crate::time::clock::spin_until(clock() + INIT_WAIT_NS));
+        let deadline = clock() + ANSWER_WAIT_NS;
+        while ANSWERED.load(Ordering::Acquire) & 1 << cpu == 0 && clock() < deadline {
+            core::hint::spin_loop();
+        }
+        if ANSWERED.load(Ordering::Acquire) & 1 << cpu == 0 {
+            silent.push(cpu);
+        }
+    }
+    crate::mm::unmap_identity(trampoline);
+    silent
+}
+
+/// Where an AP enters the kernel, on its own stack, with its CPU number: it says it runs,
+/// then parks (see the module's docs). It touches nothing but its answer bit: the locks'
+/// per-CPU bookkeeping is the boot CPU's until each CPU has its own.
+extern "C" fn ap_main(cpu: u64) -> ! {
+    ANSWERED.fetch_or(1 << cpu, Ordering::Release);
+    crate::arch::irq::halt_forever()
+}
