@@ -14,7 +14,7 @@ use alloc::vec::Vec;
 pub const MAX_CMDLINE_BYTES: usize = 4096;
 
 /// Every key, in DESIGN.md's table order.
-pub const KEYS: [&str; 18] = [
+pub const KEYS: [&str; 19] = [
     "run",
     "tasks",
     "policy",
@@ -33,6 +33,7 @@ pub const KEYS: [&str; 18] = [
     "seed",
     "trace",
     "log",
+    "smp",
 ];
 
 /// `run=shell`: no scenario, but the shell, `/bin/sh`, as the console's session (`make
@@ -55,6 +56,10 @@ pub const SCENARIOS: [&str; 8] = [
 ];
 
 const HZ_VALUES: [u32; 3] = [100, 250, 1000];
+
+/// The most CPUs `smp=` asks for: a bound that a 64-bit CPU mask covers, far above what a
+/// teaching machine under TCG runs with.
+pub const MAX_CPUS: u32 = 64;
 
 /// Linux's MIN_SHARES and MAX_SHARES for a task group's weight (`sched::knobs::SHARES`).
 const MIN_SHARES: u64 = *sched::knobs::SHARES.start();
@@ -294,6 +299,9 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), OptionError>
         }
         "trace" => config.trace = parse_on_off(key, value)?,
         "log" => config.log = choose(key, value, &LogLevel::ALL, "log level")?,
+        // Only the count: whether the machine has that many CPUs is the kernel's to check
+        // (against the ACPI MADT), since this crate knows nothing of the hardware.
+        "smp" => config.smp = parse_in_range(key, value, 1, u64::from(MAX_CPUS))? as u32,
         _ => unreachable!("apply is only called with keys from KEYS"),
     }
     Ok(())

@@ -363,3 +363,39 @@ fn run_shell_runs_the_shell_alone_and_echoes_back() {
     assert_eq!(error_of("run=shell -- /bin/hello").option, "run");
     assert_eq!(error_of("run=shell,lab").option, "run");
 }
+
+#[test]
+fn smp_takes_a_cpu_count_and_is_echoed_past_one() {
+    assert_eq!(Config::default().smp, 1);
+    for (cmdline, n) in [("smp=1", 1), ("smp=2", 2), ("smp=64", 64), ("smp=007", 7)] {
+        assert_eq!(Config::parse(cmdline).unwrap().smp, n, "{cmdline}");
+    }
+    // One CPU leaves the echo as it always was; more are named, and parse back.
+    assert_eq!(
+        Config::parse("smp=1").unwrap().to_string(),
+        Config::default().to_string()
+    );
+    let echo = Config::parse("smp=4 hz=100").unwrap().to_string();
+    assert!(echo.ends_with(" log=info smp=4"), "{echo}");
+    assert_eq!(Config::parse(&echo).unwrap().smp, 4);
+    let e = error_of("smp=65");
+    assert_eq!(
+        e.to_string(),
+        "bad boot option smp: 65 is out of range (valid: an integer from 1 to 64)"
+    );
+    assert!(error_of("smp=0").reason.contains("out of range"));
+    for bad in [
+        "smp=abc",
+        "smp=-1",
+        "smp=2.0",
+        "smp=99999999999999999999999",
+    ] {
+        assert!(error_of(bad).reason.contains("not a number"), "{bad}");
+    }
+    let e = error_of("smp=");
+    assert_eq!(
+        (e.reason.as_str(), e.valid.as_str()),
+        ("empty value", "an integer from 1 to 64")
+    );
+    assert_eq!(error_of("smp=2 smp=2").reason, "given twice");
+}

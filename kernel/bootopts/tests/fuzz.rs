@@ -163,7 +163,7 @@ const VALID: [&str; 8] = [
     "",
     "run=seed000-s1,seed003 era=2.6.24 features=NO_START_DEBIT,GROUP_SLEEPER_CREDIT latency_ns=20000000 group=uid shares=0:2048,1:512 hz=250 clockevent=pit hrtimer=off duration=500ms trace=on log=debug",
     "policy=eevdf base_slice_ns=3000000 features=NO_PLACE_LAG run=seed002-a",
-    "policy=o1 run=seed002-a,seed002-b duration=15000us seed=42",
+    "policy=o1 run=seed002-a,seed002-b duration=15000us seed=42 smp=4",
     "run=custom tasks=sleeper:50ms@1,hog@2*2%-5,waker,makej:4%19",
     "run=custom tasks=lat3:1s*2 policy=eevdf hz=100",
     "era=2.6.32 min_granularity_ns=1000000 wakeup_granularity_ns=0 features=ASYM_GRAN",
