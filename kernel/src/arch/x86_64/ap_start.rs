@@ -19,19 +19,43 @@ use super::apic;
 /// The trampoline's physical page: a STARTUP IPI's vector is the page number (0x08).
 pub const TRAMPOLINE: u64 = 0x8000;
 
+/// Where the trampoline keeps its data, from its start: the assembler cannot name one label
+/// relative to another inside a memory operand, so the data sits at fixed offsets (`.org`
+/// fails the build if the code before it grows past them) and the code addresses it as
+/// `TRAMPOLINE + offset`.
+const GDT_AT: u64 = 0x08;
+const GDTR_AT: u64 = 0x28;
+const PARAMS_AT: u64 = 0x30;
+const CODE_AT: u64 = 0x50;
+
 core::arch::global_asm!(
     ".section .rodata.ap_trampoline, \"a\"",
-    ".balign 16",
+    ".balign 4096",
     ".global ap_trampoline_start",
     ".global ap_trampoline_end",
-    ".global ap_trampoline_params",
     "ap_trampoline_start:",
     ".code16",
+    "jmp ap_real_mode",
+    // Null, 32-bit code, 64-bit code, data: flat, ring 0.
+    ".org {gdt_at}",
+    "ap_gdt:",
+    ".quad 0",
+    ".quad 0x00cf9a000000ffff",
+    ".quad 0x00af9a000000ffff",
+    ".quad 0x00cf92000000ffff",
+    ".org {gdtr_at}",
+    ".word 4 * 8 - 1",
+    ".long {base} + {gdt_at}",
+    // Written by the boot CPU for each AP: CR3, stack top, argument, entry.
+    ".org {params_at}",
+    ".quad 0, 0, 0, 0",
+    ".org {code_at}",
+    "ap_real_mode:",
     "cli",
     "cld",
     "xor ax, ax",
     "mov ds, ax",
-    "lgdt [ap_gdtr - ap_trampoline_start + {base}]",
+    "lgdt [{base} + {gdtr_at}]",
     "mov eax, cr0",
     "or eax, 1",
     "mov cr0, eax",
@@ -48,7 +72,7 @@ core::arch::global_asm!(
     "mov eax, cr4",
     "or eax, 1 << 5",
     "mov cr4, eax",
-    "mov eax, [ap_trampoline_params - ap_trampoline_start + {base}]",
+    "mov eax, [{base} + {params_at}]",
     "mov cr3, eax",
     "mov ecx, 0xc0000080",
     "rdmsr",
@@ -63,32 +87,21 @@ core::arch::global_asm!(
     ".word 0x10",
     ".code64",
     "ap_lm64:",
-    "mov rsp, [ap_trampoline_params - ap_trampoline_start + {base} + 8]",
-    "mov rdi, [ap_trampoline_params - ap_trampoline_start + {base} + 16]",
-    "mov rax, [ap_trampoline_params - ap_trampoline_start + {base} + 24]",
+    "mov rsp, [{base} + {params_at} + 8]",
+    "mov rdi, [{base} + {params_at} + 16]",
+    "mov rax, [{base} + {params_at} + 24]",
     "jmp rax",
-    ".balign 8",
-    // Null, 32-bit code, 64-bit code, data: flat, ring 0.
-    "ap_gdt:",
-    ".quad 0",
-    ".quad 0x00cf9a000000ffff",
-    ".quad 0x00af9a000000ffff",
-    ".quad 0x00cf92000000ffff",
-    "ap_gdtr:",
-    ".word 4 * 8 - 1",
-    ".long ap_gdt - ap_trampoline_start + {base}",
-    ".balign 8",
-    // Written by the boot CPU for each AP: CR3, stack top, argument, entry.
-    "ap_trampoline_params:",
-    ".quad 0, 0, 0, 0",
     "ap_trampoline_end:",
     ".text",
     base = const TRAMPOLINE,
+    gdt_at = const GDT_AT,
+    gdtr_at = const GDTR_AT,
+    params_at = const PARAMS_AT,
+    code_at = const CODE_AT,
 );
 
 unsafe extern "C" {
     static ap_trampoline_start: u8;
-    static ap_trampoline_params: u8;
     static ap_trampoline_end: u8;
 }
 
@@ -110,13 +123,9 @@ pub struct StartParams {
 pub unsafe fn install_trampoline(page: *mut u8, params: &StartParams) {
     assert!(params.cr3 < 1 << 32, "the trampoline loads CR3 in 32-bit mode");
     let start = &raw const ap_trampoline_start;
-    // SAFETY: the three symbols are the trampoline's bounds in .rodata, start first.
-    let (len, params_at) = unsafe {
-        (
-            (&raw const ap_trampoline_end).offset_from(start) as usize,
-            (&raw const ap_trampoline_params).offset_from(start) as usize,
-        )
-    };
+    // SAFETY: the two symbols are the trampoline's bounds in .rodata, start first.
+    let len = unsafe { (&raw const ap_trampoline_end).offset_from(start) as usize };
+    let params_at = PARAMS_AT as usize;
     assert!(len <= 4096, "the trampoline fits in its page");
     let words = [
         params.cr3,
