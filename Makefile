@@ -1,8 +1,9 @@
 # cfslab — the commands of README.md (docs/ says more). The host tool behind them is the
 # `boot` crate.
 #
-#   make run [OPTS="key=value ..."] [REALTIME=1] [TIMEOUT=SECS]
+#   make run [OPTS="key=value ..."] [REALTIME=1] [TIMEOUT=SECS] [SMP=N]
 #                                                  boot the kernel with boot options
+#                                                  (SMP=N: N CPUs, here and for shell and gdb)
 #   make shell [OPTS="key=value ..."] [SH=busybox] the shell on this terminal (run=shell;
 #                                                  SH=busybox: Debian's busybox ash)
 #   make test                                      every test (host, in-QEMU, system)
@@ -25,9 +26,10 @@ GDBPORT ?= 1234
 SH ?=
 REALTIME ?=
 TIMEOUT ?=
+SMP ?=
 
 BOOT := cargo run -q -p boot --
-BOOT_FLAGS := $(if $(REALTIME),--realtime)
+BOOT_FLAGS := $(if $(REALTIME),--realtime) $(if $(SMP),--smp $(SMP))
 RUN_FLAGS := $(if $(TIMEOUT),--timeout $(TIMEOUT))
 
 .PHONY: run shell test lint lab bench compare docs gdb qemu-gdb clean deps

@@ -15,6 +15,8 @@ pub struct Args {
     /// `None`: the mode's default (300 s for `run`, none for `gdb`).
     pub timeout_secs: Option<u64>,
     pub memory_mib: u32,
+    /// `--smp N`: QEMU's `-smp N`; `None` passes no `-smp`, and QEMU's machine has one CPU.
+    pub smp: Option<u32>,
     pub release: bool,
     pub kernel: Option<PathBuf>,
     pub gdb_port: u16,
@@ -43,6 +45,7 @@ impl Default for Args {
             icount_shift_given: None,
             timeout_secs: None,
             memory_mib: qemu::DEFAULT_MEMORY_MIB,
+            smp: None,
             release: false,
             kernel: None,
             gdb_port: gdb::DEFAULT_PORT,
@@ -133,6 +136,7 @@ fn parse_args(rest: &[String], gdb_mode: bool) -> Result<Args, String> {
             }
             "--timeout" => args.timeout_secs = Some(number(arg, it.next(), 1..=86_400)?),
             "--memory" => args.memory_mib = number(arg, it.next(), 32..=65_536)?,
+            "--smp" => args.smp = Some(number(arg, it.next(), 1..=bootopts::MAX_CPUS)?),
             "--release" => args.release = true,
             "--kernel" => args.kernel = Some(it.next().ok_or("--kernel needs a path")?.into()),
             "--verbose" | "-v" => args.verbose = true,
@@ -169,6 +173,32 @@ fn parse_args(rest: &[String], gdb_mode: bool) -> Result<Args, String> {
     Ok(args)
 }
 
+/// `--smp N` for cfslab: the kernel must be told the count too (it refuses to run on a
+/// machine whose CPUs disagree with `smp=`), so `smp=N` joins the boot options unless they
+/// name one already; it goes before ` -- `, after which every word is the program's.
+fn with_smp_option(mut args: Args) -> Args {
+    let end = args
+        .options
+        .iter()
+        .position(|o| o == "--")
+        .unwrap_or(args.options.len());
+    let named = args.options[..end].iter().any(|o| o.starts_with("smp="));
+    if let (Some(n), false) = (args.smp, named) {
+        args.options.insert(end, format!("smp={n}"));
+    }
+    args
+}
+
+/// Refuses `--smp` where it would be ignored: the lab's and compare's machines are theirs.
+fn without_smp(mode: &str, args: Args) -> Result<Args, String> {
+    match args.smp {
+        Some(_) => Err(format!(
+            "{mode} takes no --smp (it is for run, gdb and linux)"
+        )),
+        None => Ok(args),
+    }
+}
+
 /// Parses the arguments after the program name.
 pub fn parse(argv: &[String]) -> Result<Mode, String> {
     let Some((mode, rest)) = argv.split_first() else {
@@ -180,8 +210,8 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
         return Ok(Mode::Help);
     }
     match mode.as_str() {
-        "run" => Ok(Mode::Run(parse_args(rest, false)?)),
-        "gdb" => Ok(Mode::Gdb(parse_args(rest, true)?)),
+        "run" => Ok(Mode::Run(with_smp_option(parse_args(rest, false)?))),
+        "gdb" => Ok(Mode::Gdb(with_smp_option(parse_args(rest, true)?))),
         "linux" => {
             let args = parse_args(rest, false)?;
             match args.options.first().map(String::as_str) {
@@ -198,7 +228,7 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
             }
             let paths_only = rest.iter().any(|a| a == "--paths");
             let rest: Vec<String> = rest.iter().filter(|a| *a != "--paths").cloned().collect();
-            let args = parse_args(&rest, false)?;
+            let args = without_smp("compare", parse_args(&rest, false)?)?;
             if args.options.is_empty() {
                 Ok(Mode::Compare { args, paths_only })
             } else {
@@ -226,7 +256,7 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
                 }
             }
             Ok(Mode::Lab {
-                args: parse_args(&others, false)?,
+                args: without_smp("lab", parse_args(&others, false)?)?,
                 seconds,
                 seeds,
                 jobs,
@@ -276,111 +306,4 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn argv(s: &str) -> Vec<String> {
-        s.split_whitespace().map(String::from).collect()
-    }
-
-    #[test]
-    fn run_collects_boot_options_from_opts_and_positionals() {
-        let mut v = argv("run --verbose hz=100");
-        v.extend(["--opts".into(), "policy=eevdf  trace=on".into()]);
-        let Mode::Run(args) = parse(&v).unwrap() else {
-            panic!()
-        };
-        assert_eq!(args.options, ["hz=100", "policy=eevdf", "trace=on"]);
-        assert!(args.verbose && !args.realtime);
-    }
-
-    #[test]
-    fn flags_are_checked() {
-        assert!(
-            parse(&argv("run --icount-shift 11"))
-                .unwrap_err()
-                .contains("out of range")
-        );
-        assert!(
-            parse(&argv("run --timeout soon"))
-                .unwrap_err()
-                .contains("not a number")
-        );
-        assert!(
-            parse(&argv("run --port 1"))
-                .unwrap_err()
-                .contains("unknown flag --port")
-        );
-        assert!(
-            parse(&argv("run --opts"))
-                .unwrap_err()
-                .contains("needs a value")
-        );
-        assert!(parse(&argv("fly")).unwrap_err().contains("unknown mode"));
-        assert!(parse(&[]).is_err());
-    }
-
-    #[test]
-    fn help_works_on_every_mode() {
-        for line in [
-            "run --help",
-            "gdb -h",
-            "lab --seconds 5 --help",
-            "--help",
-            "help",
-        ] {
-            assert_eq!(parse(&argv(line)), Ok(Mode::Help), "{line}");
-        }
-    }
-
-    #[test]
-    fn gdb_takes_a_port_and_no_launch() {
-        let Mode::Gdb(args) = parse(&argv("gdb --port 4000 --no-launch")).unwrap() else {
-            panic!()
-        };
-        assert_eq!((args.gdb_port, args.no_launch), (4000, true));
-    }
-
-    #[test]
-    fn linux_needs_a_program_and_takes_no_boot_options() {
-        let Mode::Linux(args) = parse(&argv("linux --timeout 60 -- /bin/hello a")).unwrap() else {
-            panic!()
-        };
-        assert_eq!(args.options, ["--", "/bin/hello", "a"]);
-        assert_eq!(args.timeout_secs, Some(60));
-        for line in ["linux", "linux --", "linux policy=eevdf -- /bin/hello"] {
-            assert!(parse(&argv(line)).is_err(), "{line}");
-        }
-    }
-
-    #[test]
-    fn docs_takes_generators_or_check() {
-        use crate::docs::Action;
-        assert_eq!(parse(&argv("docs")), Ok(Mode::Docs(Action::Render)));
-        assert_eq!(parse(&argv("docs --check")), Ok(Mode::Docs(Action::Check)));
-        assert_eq!(
-            parse(&argv("docs run seeds")),
-            Ok(Mode::Docs(Action::Generate(vec![
-                "run".into(),
-                "seeds".into()
-            ])))
-        );
-        assert!(
-            parse(&argv("docs lab"))
-                .unwrap_err()
-                .contains("no generator")
-        );
-        assert!(parse(&argv("docs --check run")).is_err());
-    }
-
-    #[test]
-    fn test_runner_passes_the_elf_and_the_rest() {
-        assert_eq!(
-            parse(&argv("test-runner /t/kernel-abc --nocapture")).unwrap(),
-            Mode::TestRunner {
-                kernel: "/t/kernel-abc".into(),
-                extra: vec!["--nocapture".into()]
-            }
-        );
-    }
-}
+mod tests;

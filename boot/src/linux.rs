@@ -1,6 +1,6 @@
 //! Linux beside cfslab: Debian's cloud build of Linux 6.1, booted in the same QEMU with the
-//! same `-icount` shift, memory and one CPU, running the same user programs (`make compare`;
-//! also `boot linux -- PROGRAM ARGS` and `make bench`'s Linux column).
+//! same `-icount` shift, memory and CPUs (one, or `--smp N`), running the same user programs
+//! (`make compare`; also `boot linux -- PROGRAM ARGS` and `make bench`'s Linux column).
 //!
 //! The kernel comes from Debian's archive as the package `linux-image-cloud-amd64` depends
 //! on (`apt-get download`, `dpkg -x`: nothing is installed), cached under
@@ -93,13 +93,22 @@ pub fn command_line(program: &[String]) -> String {
     line
 }
 
+/// The machine Linux boots on, set as cfslab's would be.
+#[derive(Debug, Clone, Copy)]
+pub struct Hardware {
+    /// `Some(N)`: `-icount shift=N`; `None`: real time.
+    pub icount_shift: Option<u32>,
+    pub memory_mib: u32,
+    /// `Some(N)`: `-smp N` (Linux finds the CPUs in the ACPI tables, as cfslab does).
+    pub smp: Option<u32>,
+}
+
 /// Boots Linux with `program` (argv) and returns its status (from linuxinit's RESULT line:
 /// success if the program exited 0), the console's text and the kernel's version.
 pub fn run(
     program: &[String],
     extra: &[PathBuf],
-    icount_shift: Option<u32>,
-    memory_mib: u32,
+    hardware: Hardware,
     timeout: Duration,
     verbose: bool,
     echo: qemu::Echo,
@@ -108,8 +117,9 @@ pub fn run(
     eprintln!("boot: Linux: {}", kernel.version);
     let archive = initramfs::build_for_linux(extra)?;
     let mut machine = Machine::new(PathBuf::new());
-    machine.icount_shift = icount_shift;
-    machine.memory_mib = memory_mib;
+    machine.icount_shift = hardware.icount_shift;
+    machine.memory_mib = hardware.memory_mib;
+    machine.smp = hardware.smp;
     machine.linux = Some(qemu::LinuxBoot {
         kernel: kernel.vmlinuz,
         initrd: archive,

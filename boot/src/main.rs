@@ -115,6 +115,7 @@ fn machine_for(args: &Args, kernel: &Path) -> Result<qemu::Machine, String> {
         Some(args.icount_shift)
     };
     machine.memory_mib = args.memory_mib;
+    machine.smp = args.smp;
     // Every run has the initramfs: the lab's scenarios run its workload programs, and
     // ` -- ` runs any program in it.
     machine.initramfs = Some(if args.busybox {
@@ -255,13 +256,16 @@ fn program_ending(output: &str) -> Option<String> {
 /// `boot linux -- PROGRAM ARGS`: the program on Linux, in the machine `run` would boot.
 fn run_linux(args: &Args) -> Result<Status, String> {
     let program = &args.options[1..];
-    let shift = (!args.realtime).then_some(args.icount_shift);
+    let hardware = linux::Hardware {
+        icount_shift: (!args.realtime).then_some(args.icount_shift),
+        memory_mib: args.memory_mib,
+        smp: args.smp,
+    };
     let timeout = Duration::from_secs(args.timeout_secs.unwrap_or(300));
     let (status, _, _) = linux::run(
         program,
         &args.add,
-        shift,
-        args.memory_mib,
+        hardware,
         timeout,
         args.verbose,
         qemu::Echo::All,

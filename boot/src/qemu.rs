@@ -35,6 +35,9 @@ pub struct Machine {
     /// `Some(N)`: deterministic `-icount shift=N,sleep=off`; `None`: real time.
     pub icount_shift: Option<u32>,
     pub memory_mib: u32,
+    /// `Some(n)`: `-smp n`; `None` leaves QEMU's default of one CPU, with no flag at all, so
+    /// that the command lines (and the figures) of uniprocessor runs stay what they were.
+    pub smp: Option<u32>,
     /// `Some(port)`: start paused with a gdb stub on that port.
     pub gdb_port: Option<u16>,
     /// The initramfs (fw_cfg `opt/cfslab/initramfs`): the user programs, the lab's workloads among them.
@@ -71,6 +74,7 @@ impl Machine {
             options: String::new(),
             icount_shift: Some(DEFAULT_ICOUNT_SHIFT),
             memory_mib: DEFAULT_MEMORY_MIB,
+            smp: None,
             gdb_port: None,
             initramfs: None,
             icount_sleep: false,
@@ -123,6 +127,9 @@ impl Machine {
             "-m".into(),
             format!("{}M", self.memory_mib),
         ]);
+        if let Some(n) = self.smp {
+            args.extend(["-smp".into(), n.to_string()]);
+        }
         if let Some(shift) = self.icount_shift {
             args.extend([
                 "-icount".into(),
@@ -317,6 +324,14 @@ mod tests {
         );
         m.icount_shift = None;
         assert!(!m.args().join(" ").contains("-icount"));
+    }
+
+    #[test]
+    fn one_cpu_unless_asked_for_more() {
+        let mut m = Machine::new("k.img".into());
+        assert!(!m.args().contains(&"-smp".to_string()));
+        m.smp = Some(2);
+        assert!(m.args().join(" ").contains(" -m 256M -smp 2 "));
     }
 
     #[test]

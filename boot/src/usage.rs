@@ -36,6 +36,9 @@ options:
   --timeout SECS       kill QEMU after SECS seconds (default for run: derived from the
                        scenarios' durations and the icount shift; none for gdb)
   --memory MIB         guest RAM (default 256)
+  --smp N              N CPUs (1 to 64): QEMU's -smp N, and for run and gdb the boot
+                       option smp=N unless the options give one (default: QEMU's one
+                       CPU, no -smp)
   --release            build the kernel with optimisations
   --kernel ELF         boot this kernel ELF instead of building one
   --port N             gdb stub port (gdb; default 1234)

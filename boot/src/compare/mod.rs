@@ -161,8 +161,11 @@ fn paths(image: &std::path::Path, memory_mib: u32, verbose: bool) -> Result<Stri
     let (status, linux_output, version) = linux::run(
         &program,
         &[],
-        Some(ICOUNT_SHIFT),
-        memory_mib,
+        linux::Hardware {
+            icount_shift: Some(ICOUNT_SHIFT),
+            memory_mib,
+            smp: None,
+        },
         TIMEOUT,
         verbose,
         qemu::Echo::Nothing,

@@ -236,8 +236,11 @@ pub fn run(
     let (status, output, version) = linux::run(
         &linux_argv,
         &[],
-        Some(ICOUNT_SHIFT),
-        memory_mib,
+        linux::Hardware {
+            icount_shift: Some(ICOUNT_SHIFT),
+            memory_mib,
+            smp: None,
+        },
         TIMEOUT,
         false,
         qemu::Echo::Nothing,
