@@ -58,8 +58,18 @@ pub fn bring_up(smp: u32, rsdp: Option<u64>) -> Result<CpuReport, Mismatch> {
         Ok(ids) if ids.len() == smp as usize => ids,
         // One CPU needs no tables: the boot CPU is APIC 0 on every PC.
         Ok(_) | Err(_) if smp == 1 => alloc::vec![0],
-        Ok(ids) => return Err(Mismatch { asked: smp, found: ids.len() }),
-        Err(_) => return Err(Mismatch { asked: smp, found: 0 }),
+        Ok(ids) => {
+            return Err(Mismatch {
+                asked: smp,
+                found: ids.len(),
+            });
+        }
+        Err(_) => {
+            return Err(Mismatch {
+                asked: smp,
+                found: 0,
+            });
+        }
     };
     if smp == 1 {
         return Ok(CpuReport {
@@ -97,16 +107,21 @@ fn start_aps(apic_ids: &[u8]) -> Vec<usize> {
             entry: ap_main,
         };
         // SAFETY: the trampoline page is low memory, which nothing else uses, and mapped by
-        // the physical-memory map at `page`; the previous AP has answered or been given up
-        // on (a late one would read the new parameters: see below).
+        // the physical-memory map at `page`; the previous AP has answered, or was given up
+        // on and held in INIT (below), so no AP runs the trampoline.
         unsafe { ap_start::install_trampoline(page, &params) };
         let clock = crate::time::clock::now;
-        ap_start::start(apic_id, || crate::time::clock::spin_until(clock() + INIT_WAIT_NS));
+        ap_start::start(apic_id, || {
+            crate::time::clock::spin_until(clock() + INIT_WAIT_NS)
+        });
         let deadline = clock() + ANSWER_WAIT_NS;
         while ANSWERED.load(Ordering::Acquire) & 1 << cpu == 0 && clock() < deadline {
             core::hint::spin_loop();
         }
         if ANSWERED.load(Ordering::Acquire) & 1 << cpu == 0 {
+            // INIT again holds a late AP in its wait for a STARTUP it will never get, so it
+            // cannot start later on the next AP's parameters.
+            crate::arch::apic::send_init(apic_id);
             silent.push(cpu);
         }
     }

@@ -129,8 +129,9 @@ pub fn init(boot_info: &'static mut BootInfo) -> Boot {
     println!("boot options: {config}");
     let time = time::init(config.clockevent, config.effective_hz(), config.hrtimer);
     let cpus = cpus::bring_up(config.smp, rsdp).unwrap_or_else(|m| {
+        let cpus = if m.found == 1 { "CPU" } else { "CPUs" };
         println!(
-            "cfslab: smp={} but the machine has {} CPUs (its ACPI MADT says so): give QEMU \
+            "cfslab: smp={} but the machine has {} {cpus} (its ACPI MADT says so): give QEMU \
              -smp {} (the boot tool's --smp), or smp={}",
             m.asked, m.found, m.asked, m.found
         );
@@ -158,7 +159,7 @@ fn print_cpus(cpus: &cpus::CpuReport) {
         );
     }
     println!(
-        "cpus: {} of {} online (APIC ids {:?}); the others than CPU 0 wait parked",
+        "cpus: {} of {} online (APIC ids {:?}); CPU 0 runs everything, the others are parked",
         cpus.online(),
         cpus.apic_ids.len(),
         cpus.apic_ids

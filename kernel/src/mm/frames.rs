@@ -60,7 +60,10 @@ impl BootFrameAllocator {
             .find(|&i| self.regions[i].kind == MemoryRegionKind::Usable)
             .unwrap_or(self.regions.len());
         if let Some(region) = self.regions.get(self.region) {
-            self.next = region.start.max(LOW_MEMORY_END).next_multiple_of(FRAME_SIZE);
+            self.next = region
+                .start
+                .max(LOW_MEMORY_END)
+                .next_multiple_of(FRAME_SIZE);
         }
     }
 

@@ -121,7 +121,10 @@ pub struct StartParams {
 /// `page` must map the physical page [`TRAMPOLINE`], which nothing else uses, and no AP may
 /// be running the trampoline while it is rewritten.
 pub unsafe fn install_trampoline(page: *mut u8, params: &StartParams) {
-    assert!(params.cr3 < 1 << 32, "the trampoline loads CR3 in 32-bit mode");
+    assert!(
+        params.cr3 < 1 << 32,
+        "the trampoline loads CR3 in 32-bit mode"
+    );
     let start = &raw const ap_trampoline_start;
     // SAFETY: the two symbols are the trampoline's bounds in .rodata, start first.
     let len = unsafe { (&raw const ap_trampoline_end).offset_from(start) as usize };
