@@ -7,7 +7,8 @@
 //! to say it runs. An AP that does not answer within [`ANSWER_WAIT_NS`] is reported by
 //! number and the run goes on with the others.
 //!
-//! What it does not do yet: schedule on the APs. A started AP parks, interrupts off, halted:
+//! What it does not do yet: schedule on the APs. A started AP takes its own state (its GS
+//! base, `percpu`), GDT, TSS and IDT, then parks, interrupts off, halted:
 //! under `-icount` a halted CPU costs no instructions, so the figures of a run are those of
 //! the boot CPU alone, whatever `smp=` says.
 
@@ -103,7 +104,7 @@ fn start_aps(apic_ids: &[u8]) -> Vec<usize> {
         let params = StartParams {
             cr3,
             stack_top: (stack.as_ptr() as u64 + AP_STACK_BYTES as u64) & !15,
-            argument: cpu as u64,
+            argument: core::ptr::from_ref(crate::percpu::new_area(cpu)) as u64,
             entry: ap_main,
         };
         // SAFETY: the trampoline page is low memory, which nothing else uses, and mapped by
@@ -129,10 +130,18 @@ fn start_aps(apic_ids: &[u8]) -> Vec<usize> {
     silent
 }
 
-/// Where an AP enters the kernel, on its own stack, with its CPU number: it says it runs,
-/// then parks (see the module's docs). It touches nothing but its answer bit: the locks'
-/// per-CPU bookkeeping is the boot CPU's until each CPU has its own.
-extern "C" fn ap_main(cpu: u64) -> ! {
-    ANSWERED.fetch_or(1 << cpu, Ordering::Release);
+/// Where an AP enters the kernel, on its own stack, with the state made for it
+/// ([`crate::percpu::new_area`]): it takes that state, its own GDT and TSS and the IDT,
+/// says it runs, then parks (see the module's docs).
+extern "C" fn ap_main(area: u64) -> ! {
+    // SAFETY: `area` is the 'static PerCpu the boot CPU made for this AP alone; interrupts
+    // are off since the trampoline.
+    let area = unsafe { &*(area as *const crate::percpu::PerCpu) };
+    // SAFETY: as above.
+    unsafe { crate::percpu::init_ap(area) };
+    crate::arch::gdt::init_ap();
+    crate::arch::interrupts::init();
+    // Its number read through its own GS base: an AP that answers has its own state.
+    ANSWERED.fetch_or(1 << crate::percpu::this_cpu().index(), Ordering::Release);
     crate::arch::irq::halt_forever()
 }

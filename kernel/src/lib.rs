@@ -109,6 +109,8 @@ pub struct Boot {
 /// on a bad option or too little memory: it prints one line saying why and exits with
 /// [`ExitCode::BadOptions`] or [`ExitCode::Failure`].
 pub fn init(boot_info: &'static mut BootInfo) -> Boot {
+    // First of all: the locks count themselves in the CPU's own state.
+    percpu::init_boot_cpu();
     console::init();
     println!(
         "cfslab {} - a teaching kernel for Linux's CFS (x86_64)",

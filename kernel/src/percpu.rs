@@ -1,26 +1,38 @@
 //! What each CPU keeps for itself (Linux's per-CPU variables): its index, which names its
 //! runqueue, the task it runs and that task's address space and open files, how deep in
-//! interrupt handlers it is, the spin locks it holds, and its tick count. cfslab runs on one
-//! CPU today, so there is one [`PerCpu`]; the paths that use it ask [`this_cpu`], so more
-//! CPUs change this file, not them.
+//! interrupt handlers it is, the spin locks it holds, and its tick count.
+//!
+//! Each CPU has one [`PerCpu`] (the boot CPU's is a static, the others' are made as they
+//! start), and its GS base points at it (`arch::cpu_local`). [`this_cpu`] names the running
+//! CPU's without knowing which CPU that is: each of its operations is one instruction on
+//! `gs:[offset]`, as Linux's `this_cpu_read` and `this_cpu_inc` are. [`cpu`] reads another
+//! CPU's (for `/proc/stat`).
 //!
 //! A low module: the locks (`sync`) and the clock read it, so it names no module above them.
 //! What the scheduler keeps here it keeps untyped (a runqueue by its index, the running
 //! task's address space and files as bare pointers), and `sched` reads them as what they
 //! are.
 //!
-//! Every field is changed only by its own CPU with interrupts off; the atomics are there to
-//! make the statics `Sync`. Counters use one read-modify-write instruction each (`lock
-//! inc`): under `-icount` time is instructions, and a lock and its release count twice.
+//! Every field is changed only by its own CPU, with interrupts off or in one instruction, so
+//! no write needs a `lock` prefix; the fields are atomics so that other CPUs may read them.
+//! Under `-icount` time is instructions, and a lock and its release count twice: a
+//! GS-relative operation costs what an operation on a static did.
 
+use crate::arch::cpu_local::{self, ArchSlots};
+use core::mem::offset_of;
 use core::ptr::null_mut;
-use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
-/// One CPU's own state.
+/// One CPU's own state. `repr(C)`: the entry code reaches the arch's slots, first, at fixed
+/// offsets, and [`ThisCpu`] each field at its offset.
+#[repr(C)]
 pub struct PerCpu {
+    /// The words the entry code keeps here (the user's and the kernel's stack pointers at a
+    /// system call, the TSS).
+    arch: ArchSlots,
     /// The CPU's number (0 for the boot CPU), which is also its runqueue's (`sched`'s
     /// runqueues are indexed by CPU, as Linux's `cpu_rq(cpu)`).
-    pub index: usize,
+    index: usize,
     /// The running task's id (Linux's `current`), readable without the scheduler's lock:
     /// the switch writes it, under the lock and with interrupts off, as it picks the next
     /// task, and everything that runs afterwards runs as that task — so a read always sees
@@ -38,7 +50,7 @@ pub struct PerCpu {
     /// Linux's `preempt_count`, in one word: the spin locks held (low 16 bits) and the
     /// interrupt handlers entered and not yet left (the hardirq count, from bit 16). Zero
     /// is the one state `schedule()` may run in, checked with one comparison.
-    preempt_count: AtomicU32,
+    preempt_count: AtomicU64,
     /// The ranks of the locks held, one bit each: the lock-order checker's record.
     ranks_held: AtomicU64,
     /// Scheduler ticks so far, and those of them that found the CPU in ring 3 (for
@@ -47,138 +59,231 @@ pub struct PerCpu {
     user_ticks: AtomicU64,
 }
 
-static BOOT_CPU: PerCpu = PerCpu {
-    index: 0,
-    // The boot task (id 0) runs until the first switch.
-    current: AtomicUsize::new(0),
-    current_process: AtomicUsize::new(0),
-    space: AtomicPtr::new(null_mut()),
-    files: AtomicPtr::new(null_mut()),
-    preempt_count: AtomicU32::new(0),
-    ranks_held: AtomicU64::new(0),
-    ticks: AtomicU64::new(0),
-    user_ticks: AtomicU64::new(0),
-};
+impl PerCpu {
+    /// CPU `index`'s state before it runs anything: the boot task (id 0) until the first
+    /// switch, on the boot CPU; an AP's idle loop until then.
+    pub const fn new(index: usize) -> Self {
+        Self {
+            arch: ArchSlots::new(),
+            index,
+            current: AtomicUsize::new(0),
+            current_process: AtomicUsize::new(0),
+            space: AtomicPtr::new(null_mut()),
+            files: AtomicPtr::new(null_mut()),
+            preempt_count: AtomicU64::new(0),
+            ranks_held: AtomicU64::new(0),
+            ticks: AtomicU64::new(0),
+            user_ticks: AtomicU64::new(0),
+        }
+    }
 
-/// The running CPU's state.
-#[inline(always)]
-pub fn this_cpu() -> &'static PerCpu {
-    &BOOT_CPU
+    /// The CPU's number.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Scheduler ticks so far on this CPU.
+    pub fn ticks(&self) -> u64 {
+        self.ticks.load(Relaxed)
+    }
+
+    /// Ticks that found this CPU in ring 3 so far.
+    pub fn user_ticks(&self) -> u64 {
+        self.user_ticks.load(Relaxed)
+    }
 }
 
-/// One interrupt handler in [`PerCpu::preempt_count`] (Linux's HARDIRQ_OFFSET).
-const HARDIRQ_ONE: u32 = 1 << 16;
+static BOOT_CPU: PerCpu = PerCpu::new(0);
 
-impl PerCpu {
+/// Every CPU's state, by index: set as each starts.
+static CPUS: [AtomicPtr<PerCpu>; bootopts::MAX_CPUS as usize] =
+    [const { AtomicPtr::new(null_mut()) }; bootopts::MAX_CPUS as usize];
+
+/// Makes `area` the running CPU's state (its GS base) and lists it as CPU `area.index`.
+///
+/// # Safety
+/// Interrupts off; `area` is no other CPU's.
+unsafe fn install(area: &'static PerCpu) {
+    CPUS[area.index].store(core::ptr::from_ref(area).cast_mut(), Relaxed);
+    // SAFETY: `area` starts with its ArchSlots (repr(C)); the caller's promises are
+    // `cpu_local::install`'s.
+    unsafe { cpu_local::install(&area.arch) };
+}
+
+/// The boot CPU's state becomes its own: the first thing the kernel does, since the locks
+/// (and so the console) count themselves in it.
+pub fn init_boot_cpu() {
+    // SAFETY: at boot, one CPU, interrupts off.
+    unsafe { install(&BOOT_CPU) }
+}
+
+/// A new state for CPU `index`, an AP about to start: made by the boot CPU, since an AP
+/// cannot allocate (the allocator's lock counts itself in the running CPU's state) before
+/// it has one.
+pub fn new_area(index: usize) -> &'static PerCpu {
+    alloc::boxed::Box::leak(alloc::boxed::Box::new(PerCpu::new(index)))
+}
+
+/// The AP that runs this takes `area` ([`new_area`]) as its state: its first act in the
+/// kernel.
+///
+/// # Safety
+/// Interrupts off; `area` was made for this AP and no other CPU has taken it.
+pub unsafe fn init_ap(area: &'static PerCpu) {
+    // SAFETY: the caller's promises are `install`'s.
+    unsafe { install(area) }
+}
+
+/// CPU `index`'s state, if it has started.
+pub fn cpu(index: usize) -> Option<&'static PerCpu> {
+    let area = CPUS.get(index)?.load(Relaxed);
+    // SAFETY: only `install` stores here, a `&'static PerCpu`.
+    (!area.is_null()).then(|| unsafe { &*area })
+}
+
+/// The running CPU's state: a handle whose every operation is one GS-relative instruction.
+#[inline(always)]
+pub fn this_cpu() -> ThisCpu {
+    ThisCpu(())
+}
+
+/// The running CPU, whichever it is (see the module's docs).
+pub struct ThisCpu(());
+
+/// One interrupt handler in [`PerCpu::preempt_count`] (Linux's HARDIRQ_OFFSET).
+const HARDIRQ_ONE: u64 = 1 << 16;
+
+/// The offsets of [`PerCpu`]'s fields, for the GS-relative operations.
+const INDEX: usize = offset_of!(PerCpu, index);
+const CURRENT: usize = offset_of!(PerCpu, current);
+const CURRENT_PROCESS: usize = offset_of!(PerCpu, current_process);
+const SPACE: usize = offset_of!(PerCpu, space);
+const FILES: usize = offset_of!(PerCpu, files);
+const PREEMPT_COUNT: usize = offset_of!(PerCpu, preempt_count);
+const RANKS_HELD: usize = offset_of!(PerCpu, ranks_held);
+const TICKS: usize = offset_of!(PerCpu, ticks);
+const USER_TICKS: usize = offset_of!(PerCpu, user_ticks);
+
+impl ThisCpu {
+    /// The running CPU's state, as a reference (for reading several fields at leisure).
+    pub fn area(&self) -> &'static PerCpu {
+        // SAFETY: `gs:[0]` is the address of this CPU's installed, 'static PerCpu.
+        unsafe { &*(cpu_local::this() as *const PerCpu) }
+    }
+
+    /// The CPU's number.
+    #[inline(always)]
+    pub fn index(&self) -> usize {
+        cpu_local::read::<INDEX>() as usize
+    }
+
     /// The running task's id.
     #[inline(always)]
     pub fn current(&self) -> usize {
-        self.current.load(Relaxed)
+        cpu_local::read::<CURRENT>() as usize
     }
 
     /// The running task's process: its leader's id.
     pub fn current_process(&self) -> usize {
-        self.current_process.load(Relaxed)
+        cpu_local::read::<CURRENT_PROCESS>() as usize
     }
 
     /// The switch chose task `id`, a thread of the process led by `process`.
     #[inline(always)]
     pub fn set_current(&self, id: usize, process: usize) {
-        self.current.store(id, Relaxed);
-        self.current_process.store(process, Relaxed);
+        cpu_local::write::<CURRENT>(id as u64);
+        cpu_local::write::<CURRENT_PROCESS>(process as u64);
     }
 
     /// The running task's address space and files, as the pointers of its `Arc`s.
     #[inline(always)]
     pub fn process_parts(&self) -> (*const (), *const ()) {
-        (self.space.load(Relaxed), self.files.load(Relaxed))
+        (
+            cpu_local::read::<SPACE>() as *const (),
+            cpu_local::read::<FILES>() as *const (),
+        )
     }
 
     /// The running task's address space is now `space` (the switch, `execve`, exit).
     #[inline(always)]
     pub fn set_space(&self, space: *const ()) {
-        self.space.store(space.cast_mut(), Relaxed);
+        cpu_local::write::<SPACE>(space as u64);
     }
 
     /// The running task's open files are now `files` (the switch, exit).
     #[inline(always)]
     pub fn set_files(&self, files: *const ()) {
-        self.files.store(files.cast_mut(), Relaxed);
+        cpu_local::write::<FILES>(files as u64);
     }
 
     /// Whether the CPU is in an interrupt handler.
     pub fn in_interrupt(&self) -> bool {
-        self.preempt_count.load(Relaxed) >= HARDIRQ_ONE
+        self.preempt_count() >= HARDIRQ_ONE
     }
 
     /// An interrupt handler starts (Linux's `irq_enter`).
     pub fn irq_enter(&self) {
-        self.preempt_count.fetch_add(HARDIRQ_ONE, Relaxed);
+        cpu_local::add::<PREEMPT_COUNT>(HARDIRQ_ONE);
     }
 
     /// An interrupt handler's own work is done (`irq_exit`); what follows (a preemption)
     /// runs as the interrupted task.
     pub fn irq_exit(&self) {
-        let count = self.preempt_count.fetch_sub(HARDIRQ_ONE, Relaxed);
-        assert!(count >= HARDIRQ_ONE, "irq_exit without irq_enter");
+        assert!(self.in_interrupt(), "irq_exit without irq_enter");
+        cpu_local::add::<PREEMPT_COUNT>(HARDIRQ_ONE.wrapping_neg());
     }
 
     /// Scheduler ticks so far.
     pub fn ticks(&self) -> u64 {
-        self.ticks.load(Relaxed)
+        cpu_local::read::<TICKS>()
     }
 
     /// A scheduler tick happens (interrupts are off).
     pub fn count_tick(&self) {
-        self.ticks.fetch_add(1, Relaxed);
-    }
-
-    /// Ticks that found the CPU in ring 3 so far.
-    pub fn user_ticks(&self) -> u64 {
-        self.user_ticks.load(Relaxed)
+        cpu_local::increment::<TICKS>();
     }
 
     /// A scheduler tick found the CPU in ring 3.
     pub fn count_user_tick(&self) {
-        self.user_ticks.fetch_add(1, Relaxed);
+        cpu_local::increment::<USER_TICKS>();
     }
 
     /// The preempt count: locks held, and interrupt handlers entered (from bit 16).
     #[inline(always)]
-    pub fn preempt_count(&self) -> u32 {
-        self.preempt_count.load(Relaxed)
+    pub fn preempt_count(&self) -> u64 {
+        cpu_local::read::<PREEMPT_COUNT>()
     }
 
     /// How many spin locks this CPU holds.
-    pub fn locks_held(&self) -> u32 {
-        self.preempt_count.load(Relaxed) % HARDIRQ_ONE
+    pub fn locks_held(&self) -> u64 {
+        self.preempt_count() % HARDIRQ_ONE
     }
 
     /// Whether the CPU holds no spin lock and is in no interrupt handler: where a switch may
     /// happen (Linux's `preemptible()`, with interrupts off asked apart).
     #[inline(always)]
     pub fn preemptible(&self) -> bool {
-        self.preempt_count.load(Relaxed) == 0
+        self.preempt_count() == 0
     }
 
     /// A lock of `rank` was taken (interrupts are off).
     #[inline(always)]
     pub(crate) fn lock_taken(&self, rank: u32) {
-        self.preempt_count.fetch_add(1, Relaxed);
+        cpu_local::increment::<PREEMPT_COUNT>();
         if cfg!(debug_assertions) {
-            let held = self.ranks_held.load(Relaxed);
+            let held = cpu_local::read::<RANKS_HELD>();
             crate::sync::lock_order::check(held, rank);
-            self.ranks_held.store(held | 1 << rank, Relaxed);
+            cpu_local::write::<RANKS_HELD>(held | 1 << rank);
         }
     }
 
     /// A lock of `rank` was released (interrupts are still off).
     #[inline(always)]
     pub(crate) fn lock_released(&self, rank: u32) {
-        self.preempt_count.fetch_sub(1, Relaxed);
+        cpu_local::decrement::<PREEMPT_COUNT>();
         if cfg!(debug_assertions) {
-            let held = self.ranks_held.load(Relaxed);
-            self.ranks_held.store(held & !(1 << rank), Relaxed);
+            let held = cpu_local::read::<RANKS_HELD>();
+            cpu_local::write::<RANKS_HELD>(held & !(1 << rank));
         }
     }
 }

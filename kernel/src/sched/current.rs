@@ -63,6 +63,7 @@ pub fn current_address_space() -> Option<Arc<AddressSpace>> {
 /// # Safety
 /// `f` must neither replace nor drop the running task's address space (no `execve`, no exit
 /// of the task): the `Arc` the task holds is what keeps the borrowed space alive.
+#[inline(always)]
 pub unsafe fn with_current_address_space<R>(f: impl FnOnce(&AddressSpace) -> R) -> Option<R> {
     let space = this_cpu().process_parts().0.cast::<AddressSpace>();
     // SAFETY: as in `current_address_space`, a non-null pointer is the running task's own

@@ -116,7 +116,7 @@ static RUNQUEUES: [RunQueue; 1] = [SpinLock::new(Rank::Sched, None)];
 #[inline(always)]
 fn runqueue() -> &'static RunQueue {
     const { assert!(RUNQUEUES.len().is_power_of_two()) };
-    &RUNQUEUES[this_cpu().index & (RUNQUEUES.len() - 1)]
+    &RUNQUEUES[this_cpu().index() & (RUNQUEUES.len() - 1)]
 }
 
 /// The one way to the scheduler's state.

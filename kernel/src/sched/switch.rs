@@ -154,7 +154,11 @@ fn switch_under(mut sched: SpinLockGuard<'_, Option<Scheduler>>) -> bool {
 #[cold]
 fn not_preemptible(own: u32) -> ! {
     let cpu = this_cpu();
-    assert_eq!(cpu.locks_held(), own, "schedule() with a spin lock held");
+    assert_eq!(
+        cpu.locks_held(),
+        u64::from(own),
+        "schedule() with a spin lock held"
+    );
     assert!(!cpu.in_interrupt(), "schedule() in an interrupt handler");
     unreachable!("a CPU that is not preemptible holds a lock or is in an interrupt")
 }

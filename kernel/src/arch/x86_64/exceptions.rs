@@ -8,6 +8,7 @@
 //! which a test may replace with [`set_fatal_hook`]; `interrupts` uses it too).
 
 use super::fault::{Fault, PAGE_FAULT_VECTOR};
+use super::trap_entry::trap_entry;
 use super::user_mode::TrapFrame;
 use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Once;
@@ -25,6 +26,8 @@ pub fn set_fatal_hook(hook: fn(&Fault) -> !) {
 /// An exception the kernel cannot survive: a test's hook if one is set, else the kernel's
 /// report and the end of the run (`trap::kernel_exception`).
 pub(super) fn fatal(fault: Fault) -> ! {
+    // A fault between a `swapgs` and its ring change has ring 3's GS base in place.
+    super::cpu_local::ensure_kernel_base();
     if let Some(hook) = FATAL_HOOK.get() {
         hook(&fault);
     }
@@ -37,47 +40,23 @@ pub(super) fn current_stack_address() -> u64 {
     core::ptr::addr_of!(marker) as u64
 }
 
-/// An exception a program can cause: its entry saves every register in a [`TrapFrame`],
-/// as a device interrupt's does, so that the signal it turns into can show the program's
-/// registers to a handler (in the `ucontext`) and return to whatever the handler leaves
-/// there. For the exceptions with an error code, the CPU's error code sits where the
-/// frame's alignment word goes; for the others the entry pushes a zero there.
+/// An exception a program can cause: `$handler` describes it, and its entry
+/// (`trap_entry`) saves every register in a [`TrapFrame`], so that the signal it turns into
+/// can show the program's registers to a handler (in the `ucontext`) and return to whatever
+/// the handler leaves there.
 macro_rules! program_exception {
     ($entry:ident, $handler:ident, $what:expr) => {
         extern "C" fn $handler(frame: &mut TrapFrame) {
             exception(frame, $what, None)
         }
-        program_exception!(@entry $entry, $handler, "push 0");
+        trap_entry!($entry, $handler);
     };
     ($entry:ident, $handler:ident, $what:expr, error_code) => {
         extern "C" fn $handler(frame: &mut TrapFrame) {
             let code = frame.align;
             exception(frame, $what, Some(code))
         }
-        program_exception!(@entry $entry, $handler, "");
-    };
-    (@entry $entry:ident, $handler:ident, $alignment:literal) => {
-        #[unsafe(naked)]
-        pub(super) extern "C" fn $entry() {
-            core::arch::naked_asm!(
-                $alignment,
-                // orig_rax: not a system call.
-                "push -1",
-                "push rdi", "push rsi", "push rdx", "push rcx", "push rax", "push r8",
-                "push r9", "push r10", "push r11", "push rbx", "push rbp", "push r12",
-                "push r13", "push r14", "push r15",
-                "cld",
-                "mov rdi, rsp",
-                "call {handler}",
-                "pop r15", "pop r14", "pop r13", "pop r12", "pop rbp", "pop rbx", "pop r11",
-                "pop r10", "pop r9", "pop r8", "pop rax", "pop rcx", "pop rdx", "pop rsi",
-                "pop rdi",
-                // orig_rax and the error code (or the alignment word).
-                "add rsp, 16",
-                "iretq",
-                handler = sym $handler,
-            )
-        }
+        trap_entry!($entry, $handler, error_code);
     };
 }
 

@@ -7,7 +7,13 @@
 //! handler a stack of its own. That matters when the kernel stack overflows: the page fault
 //! on the guard page cannot push its frame on the dead stack, the CPU escalates to a double
 //! fault, and only a known-good stack lets the handler run and report it.
+//!
+//! Each CPU has its own TSS (its rsp0 is its running task's stack) and so its own GDT, which
+//! holds the TSS's descriptor; the boot CPU's are statics, an AP's are made as it starts
+//! ([`init_ap`]). The selectors are the same on every CPU.
 
+use super::cpu_local;
+use alloc::boxed::Box;
 use core::ops::Range;
 use spin::Lazy;
 use x86_64::VirtAddr;
@@ -33,9 +39,9 @@ pub fn double_fault_stack() -> Range<u64> {
     start..start + DOUBLE_FAULT_STACK_SIZE as u64
 }
 
-/// The TSS. Mutable because its `rsp0` (the stack the CPU switches to when an interrupt
-/// arrives in ring 3) changes at every switch to a user task ([`set_kernel_stack`]); only
-/// the CPU reads it otherwise.
+/// The boot CPU's TSS. Mutable because its `rsp0` (the stack the CPU switches to when an
+/// interrupt arrives in ring 3) changes at every switch to a user task
+/// ([`set_kernel_stack`]); only the CPU reads it otherwise.
 static mut TSS: TaskStateSegment = TaskStateSegment::new();
 
 /// The selectors of cfslab's segments. The order of the user segments — data, then code —
@@ -48,15 +54,8 @@ pub struct Selectors {
     tss: SegmentSelector,
 }
 
-static GDT: Lazy<(GlobalDescriptorTable, Selectors)> = Lazy::new(|| {
-    // SAFETY: runs once, before the TSS is loaded; nothing else refers to it yet.
-    let tss: &'static TaskStateSegment = unsafe {
-        let tss = &raw mut TSS;
-        // Stacks grow down: the IST entry is the *end* of the area.
-        (*tss).interrupt_stack_table[DOUBLE_FAULT_IST_INDEX as usize] =
-            VirtAddr::new(double_fault_stack().end);
-        &*tss
-    };
+/// A GDT with cfslab's segments and `tss`'s descriptor.
+fn table(tss: &'static TaskStateSegment) -> (GlobalDescriptorTable, Selectors) {
     let mut gdt = GlobalDescriptorTable::new();
     let kernel_code = gdt.append(Descriptor::kernel_code_segment());
     let kernel_data = gdt.append(Descriptor::kernel_data_segment());
@@ -73,6 +72,19 @@ static GDT: Lazy<(GlobalDescriptorTable, Selectors)> = Lazy::new(|| {
             tss,
         },
     )
+}
+
+/// The boot CPU's GDT.
+static GDT: Lazy<(GlobalDescriptorTable, Selectors)> = Lazy::new(|| {
+    // SAFETY: runs once, before the TSS is loaded; nothing else refers to it yet.
+    let tss: &'static TaskStateSegment = unsafe {
+        let tss = &raw mut TSS;
+        // Stacks grow down: the IST entry is the *end* of the area.
+        (*tss).interrupt_stack_table[DOUBLE_FAULT_IST_INDEX as usize] =
+            VirtAddr::new(double_fault_stack().end);
+        &*tss
+    };
+    table(tss)
 });
 
 /// The user segments' selectors as numbers, for the entry code that pushes them into a
@@ -89,15 +101,13 @@ pub fn selectors() -> &'static Selectors {
 /// Sets the stack the CPU switches to on an interrupt or exception in ring 3: the top of
 /// the running task's kernel stack.
 pub fn set_kernel_stack(top: u64) {
-    // SAFETY: one CPU, interrupts off (the caller switches tasks): no one reads the TSS
-    // while this writes it, and the CPU reads it only on the next ring change.
-    unsafe {
-        let tss = &raw mut TSS;
-        (*tss).privilege_stack_table[0] = VirtAddr::new(top);
-    }
+    let tss = cpu_local::read::<{ cpu_local::TSS }>() as *mut TaskStateSegment;
+    // SAFETY: `tss` is this CPU's TSS (`load`), written only by this CPU, with interrupts
+    // off (the caller switches tasks); the CPU reads it only on the next ring change.
+    unsafe { (*tss).privilege_stack_table[0] = VirtAddr::new(top) };
 }
 
-/// Loads cfslab's GDT, reloads the segment registers from it and loads the TSS.
+/// Loads the boot CPU's GDT, reloads the segment registers from it and loads the TSS.
 ///
 /// The data segments are reloaded too: the bootloader's selectors index *its* GDT, and a
 /// stale SS would fault on the first `iretq` from an interrupt.
@@ -105,9 +115,29 @@ pub fn init() {
     let (gdt, selectors) = &*GDT;
     assert_eq!(u64::from(selectors.user_data.0), USER_DS);
     assert_eq!(u64::from(selectors.user_code.0), USER_CS);
+    load(gdt, selectors, &raw const TSS as u64);
+}
+
+/// An AP's own TSS (with a double-fault stack of its own) and GDT, loaded as [`init`] loads
+/// the boot CPU's.
+pub fn init_ap() {
+    let stack: &'static mut [u128] =
+        Box::leak(alloc::vec![0u128; DOUBLE_FAULT_STACK_SIZE / 16].into_boxed_slice());
+    let mut tss = TaskStateSegment::new();
+    tss.interrupt_stack_table[DOUBLE_FAULT_IST_INDEX as usize] =
+        VirtAddr::from_ptr(stack.as_ptr_range().end);
+    let tss: &'static TaskStateSegment = Box::leak(Box::new(tss));
+    let (gdt, selectors) = table(tss);
+    let gdt: &'static GlobalDescriptorTable = Box::leak(Box::new(gdt));
+    load(gdt, &selectors, core::ptr::from_ref(tss) as u64);
+}
+
+/// Loads `gdt`, its segments and its TSS (at `tss`), and tells the entry code where the TSS
+/// is (`cpu_local`).
+fn load(gdt: &'static GlobalDescriptorTable, selectors: &Selectors, tss: u64) {
     gdt.load();
     // SAFETY: the selectors come from the GDT just loaded and describe flat 64-bit kernel
-    // code/data segments and a TSS that lives in a static for the rest of the run.
+    // code/data segments and a TSS that lives for the rest of the run.
     unsafe {
         CS::set_reg(selectors.kernel_code);
         SS::set_reg(selectors.kernel_data);
@@ -115,4 +145,5 @@ pub fn init() {
         ES::set_reg(selectors.kernel_data);
         load_tss(selectors.tss);
     }
+    cpu_local::write::<{ cpu_local::TSS }>(tss);
 }

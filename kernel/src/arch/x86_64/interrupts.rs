@@ -31,6 +31,7 @@ use super::exceptions::{
 pub use super::exceptions::{breakpoint_count, set_fatal_hook};
 use super::fault::{Fault, PAGE_FAULT_VECTOR};
 use super::gdt::DOUBLE_FAULT_IST_INDEX;
+use super::trap_entry::trap_entry;
 use super::user_mode::TrapFrame;
 
 fn describe(
@@ -85,6 +86,8 @@ fatal_handler!(security, ("security exception", "#SX", 30), error_code);
 /// An exception in ring 3 that no program is expected to cause kills the program (and
 /// only it); in the kernel it ends the run.
 fn fault_or_fatal(fault: Fault, frame: &InterruptStackFrame) -> ! {
+    // These handlers are the compiler's: from ring 3 they start on ring 3's GS base.
+    super::cpu_local::ensure_kernel_base();
     if frame.code_segment.rpl() == x86_64::PrivilegeLevel::Ring3 {
         crate::trap::user_exception_fatal(&fault)
     }
@@ -99,39 +102,11 @@ extern "x86-interrupt" fn machine_check(frame: InterruptStackFrame) -> ! {
     fatal(describe(("machine check", "#MC", 18), &frame, None))
 }
 
-/// A device interrupt's entry: saves every register in a [`TrapFrame`] below what the
-/// CPU pushed (the same frame a system call makes, so that the way back to ring 3 can
-/// deliver a signal from either), calls `$handler` with it, and returns with `iretq`.
-/// Unlike a compiler-made `x86-interrupt` handler, the handler can see and change the
-/// interrupted registers.
-macro_rules! device_interrupt_entry {
-    ($entry:ident, $handler:path) => {
-        #[unsafe(naked)]
-        extern "C" fn $entry() {
-            core::arch::naked_asm!(
-                // The alignment word and orig_rax (not a system call).
-                "push 0", "push -1",
-                "push rdi", "push rsi", "push rdx", "push rcx", "push rax", "push r8",
-                "push r9", "push r10", "push r11", "push rbx", "push rbp", "push r12",
-                "push r13", "push r14", "push r15",
-                // The ABI wants the direction flag clear; ring 3 may have left it set.
-                "cld",
-                "mov rdi, rsp",
-                "call {handler}",
-                "pop r15", "pop r14", "pop r13", "pop r12", "pop rbp", "pop rbx", "pop r11",
-                "pop r10", "pop r9", "pop r8", "pop rax", "pop rcx", "pop rdx", "pop rsi",
-                "pop rdi",
-                "add rsp, 16",
-                "iretq",
-                handler = sym $handler,
-            )
-        }
-    };
-}
-
-device_interrupt_entry!(apic_timer_entry, apic_timer);
-device_interrupt_entry!(pit_tick_entry, pit_tick);
-device_interrupt_entry!(serial_input_entry, serial_input);
+// The device interrupts' entries save every register in a TrapFrame, as a system call's
+// does, so that the way back to ring 3 can deliver a signal from either.
+trap_entry!(apic_timer_entry, apic_timer);
+trap_entry!(pit_tick_entry, pit_tick);
+trap_entry!(serial_input_entry, serial_input);
 
 /// The local APIC's timer: end the interrupt first (so that a context switch from the
 /// handler cannot leave it unacknowledged), then let the time code run expired timers.

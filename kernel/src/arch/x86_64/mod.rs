@@ -7,6 +7,7 @@
 pub mod acpi;
 pub mod ap_start;
 pub mod apic;
+pub mod cpu_local;
 mod exceptions;
 pub mod fault;
 pub mod fw_cfg;
@@ -20,6 +21,7 @@ pub mod qemu_exit;
 pub mod serial;
 pub mod switch;
 pub mod syscall;
+mod trap_entry;
 pub mod tsc;
 pub mod user_mode;
 pub mod user_state;

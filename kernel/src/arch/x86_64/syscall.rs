@@ -2,8 +2,9 @@
 //!
 //! SYSCALL (set up in [`init`]: EFER.SCE, STAR's selectors, LSTAR's entry, SFMASK) jumps to
 //! [`syscall_entry`] in ring 0 with the user's rip in rcx and rflags in r11, interrupts off
-//! (SFMASK clears IF) and — unlike an interrupt — the *user's* stack pointer still in rsp.
-//! The entry saves it, switches to the running task's kernel stack (the same top as the TSS's
+//! (SFMASK clears IF) and — unlike an interrupt — the *user's* stack pointer and GS base
+//! still in place. The entry swaps in the kernel's GS base (this CPU's area, `cpu_local`),
+//! saves rsp there, switches to the running task's kernel stack (the same top as the TSS's
 //! rsp0, both set at every switch by `user_mode::set_kernel_stack`), saves every register in
 //! a `TrapFrame` and calls up into `crate::trap::syscall`. The way back
 //! (`user_mode::return_to_user`) restores them all, rax holding the result, and returns
@@ -38,11 +39,13 @@ pub fn init() {
 #[unsafe(naked)]
 unsafe extern "C" fn syscall_entry() {
     core::arch::naked_asm!(
-        "mov [rip + {user_rsp}], rsp",
-        "mov rsp, [rip + {kernel_rsp}]",
+        // The kernel's GS base (`cpu_local`): this CPU's area, where its stacks are noted.
+        "swapgs",
+        "mov gs:[{user_rsp}], rsp",
+        "mov rsp, gs:[{kernel_rsp}]",
         // What an interrupt's CPU would have pushed: ss, rsp, rflags, cs, rip.
         "push {user_ds}",
-        "push qword ptr [rip + {user_rsp}]",
+        "push qword ptr gs:[{user_rsp}]",
         "push r11",
         "push {user_cs}",
         "push rcx",
@@ -67,8 +70,8 @@ unsafe extern "C" fn syscall_entry() {
         "mov rdi, rsp",
         "call {dispatch}",
         "jmp {exit}",
-        user_rsp = sym super::user_mode::USER_RSP,
-        kernel_rsp = sym super::user_mode::KERNEL_RSP,
+        user_rsp = const super::cpu_local::USER_RSP,
+        kernel_rsp = const super::cpu_local::KERNEL_RSP,
         user_ds = const super::gdt::USER_DS,
         user_cs = const super::gdt::USER_CS,
         dispatch = sym crate::trap::syscall,

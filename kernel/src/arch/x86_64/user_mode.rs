@@ -91,17 +91,11 @@ const USER_RFLAGS_CHOSEN: u64 =
 /// rflags bits always set in ring 3: IF, and bit 1, which is always one.
 const USER_RFLAGS_SET: u64 = 1 << 9 | 1 << 1;
 
-/// The user's rsp between SYSCALL and the first push (interrupts are off there).
-pub(super) static mut USER_RSP: u64 = 0;
-/// The top of the running task's kernel stack, where a SYSCALL's frame goes.
-pub(super) static mut KERNEL_RSP: u64 = 0;
-
 /// The kernel stack interrupts and system calls from ring 3 land on: the next task's.
 /// Called by the scheduler as it switches (interrupts off).
 pub fn set_kernel_stack(top: u64) {
     super::gdt::set_kernel_stack(top);
-    // SAFETY: interrupts are off (the scheduler is switching); only SYSCALL's entry reads it.
-    unsafe { KERNEL_RSP = top };
+    super::cpu_local::write::<{ super::cpu_local::KERNEL_RSP }>(top);
 }
 
 /// Restores the [`TrapFrame`] at rsp and returns to ring 3: the way back from every system
@@ -136,6 +130,8 @@ pub unsafe extern "C" fn return_to_user() {
         "pop rdi",
         // orig_rax and the alignment word.
         "add rsp, 16",
+        // Ring 3's GS base back in place (`cpu_local`): from here on, nothing may use GS.
+        "swapgs",
         "cmp rcx, [rsp]",
         "jne 2f",
         "cmp r11, [rsp + 16]",

@@ -211,7 +211,7 @@ fn meminfo() -> String {
 fn system_stat() -> String {
     let now = clock::now();
     let idle = crate::sched::idle_cpu_ns().min(now);
-    let cpu = crate::percpu::this_cpu();
+    let cpu = crate::percpu::this_cpu().area();
     let user = (cpu.user_ticks() * crate::time::tick_ns()).min(now - idle);
     let system = now - idle - user;
     let t = |ns: u64| ns / NS_PER_USER_TICK;
