@@ -156,12 +156,14 @@ pub fn init(boot_info: &'static mut BootInfo) -> Boot {
 fn print_cpus(cpus: &cpus::CpuReport) {
     for &cpu in &cpus.silent {
         println!(
-            "cfslab: CPU {cpu} (APIC id {}) did not come up; the run goes on without it",
+            "cfslab: CPU {cpu} (APIC id {}) did not come up or did not answer an IPI; the run \
+             goes on without it",
             cpus.apic_ids[cpu]
         );
     }
     println!(
-        "cpus: {} of {} online (APIC ids {:?}); CPU 0 runs everything, the others are parked",
+        "cpus: {} of {} online (APIC ids {:?}), each answering IPIs; CPU 0 runs every task, \
+         the others idle",
         cpus.online(),
         cpus.apic_ids.len(),
         cpus.apic_ids

@@ -3,16 +3,22 @@
 use crate::arch::serial::emergency_console;
 use core::fmt::Write;
 use core::panic::PanicInfo;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicUsize, Ordering};
 
-static PANICKING: AtomicBool = AtomicBool::new(false);
+/// The CPU printing a panic's report, plus one (0: none).
+static PANICKING: AtomicUsize = AtomicUsize::new(0);
 
-/// Prints `PANIC at file:line:column: message` and ends the run as a failure. A panic inside
-/// this report (say, while formatting) ends the run at once instead of looping.
+/// Prints `PANIC at file:line:column: message` and ends the run as a failure. The other
+/// CPUs are stopped first. A panic inside this report (say, while formatting) ends the run
+/// at once instead of looping; a second CPU's panic stops that CPU, and the first prints.
 pub fn report(info: &PanicInfo) -> ! {
-    if PANICKING.swap(true, Ordering::SeqCst) {
-        crate::exit(crate::ExitCode::Failure);
+    let me = crate::percpu::this_cpu().index() + 1;
+    match PANICKING.compare_exchange(0, me, Ordering::SeqCst, Ordering::SeqCst) {
+        Ok(_) => {}
+        Err(cpu) if cpu == me => crate::exit(crate::ExitCode::Failure),
+        Err(_) => crate::arch::irq::halt_forever(),
     }
+    crate::cpus::stop_others();
     // The emergency writer: the panicking code may hold the console lock.
     let mut console = emergency_console();
     let _ = match info.location() {

@@ -55,6 +55,15 @@ pub fn serial_interrupt(regs: &mut TrapFrame) {
     return_from_interrupt(regs);
 }
 
+/// Another CPU asked this one to run a function (an IPI, after its EOI). Only idle APs
+/// take it so far, which run no task: there is no switch to make and no ring 3 to return
+/// to, so it returns straight to the interrupted idle loop.
+pub fn call_function_interrupt() {
+    this_cpu().irq_enter();
+    crate::cpus::run_call();
+    this_cpu().irq_exit();
+}
+
 /// The end of every interrupt: switch if the handler asked, then the pending work of a
 /// return to ring 3.
 fn return_from_interrupt(regs: &mut TrapFrame) {

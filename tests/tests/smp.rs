@@ -145,8 +145,8 @@ fn every_cpu_comes_up_and_a_parked_cpu_moves_no_figure() {
         assert_eq!(
             run.line_after("cpus: "),
             Some(
-                "4 of 4 online (APIC ids [0, 1, 2, 3]); CPU 0 runs everything, the others \
-                 are parked"
+                "4 of 4 online (APIC ids [0, 1, 2, 3]), each answering IPIs; CPU 0 runs \
+                 every task, the others idle"
             ),
             "{}",
             run.stdout
@@ -156,8 +156,10 @@ fn every_cpu_comes_up_and_a_parked_cpu_moves_no_figure() {
                 .unwrap()
                 .ends_with(" smp=4")
         );
-        // Under icount the machine has one instruction counter, and a parked CPU halts
-        // with interrupts off and spends none of it: CPU 0 runs the uniprocessor run's
+        // Each AP answered a call-function IPI with its own APIC id (`cpus::bring_up`), and
+        // said it runs with its number read through its own GS base.
+        // Under icount the machine has one instruction counter, and an idle CPU halts
+        // and spends none of it: CPU 0 runs the uniprocessor run's
         // instructions, so its figures are that run's, give or take where QEMU stops it.
         // With several vCPUs QEMU's round-robin also leaves CPU 0's translated code to look
         // at the others (its kick, every 100 ms), and an interrupt can land a few

@@ -15,6 +15,12 @@ pub const LAPIC_VIRT: u64 = 0xffff_d000_0000_0000;
 pub const TIMER_VECTOR: u8 = 48;
 /// Vector the APIC uses for spurious interrupts (needs no EOI).
 pub const SPURIOUS_VECTOR: u8 = 0xff;
+/// Inter-processor interrupts, at Linux's vectors (arch/x86/include/asm/irq_vectors.h):
+/// run the function another CPU left for this one (CALL_FUNCTION_SINGLE_VECTOR), and stop
+/// for good, as a panic on another CPU asks (REBOOT_VECTOR, which Linux's
+/// `native_stop_other_cpus` sends).
+pub const CALL_FUNCTION_VECTOR: u8 = 0xfb;
+pub const STOP_VECTOR: u8 = 0xf8;
 
 const IA32_APIC_BASE: u32 = 0x1b;
 const REG_ID: usize = 0x20;
@@ -109,6 +115,8 @@ pub fn local_apic_id() -> u8 {
 const ICR_INIT: u32 = 0b101 << 8 | 1 << 14;
 const ICR_STARTUP: u32 = 0b110 << 8 | 1 << 14;
 const ICR_SENDING: u32 = 1 << 12;
+/// ICR: the delivery mode "fixed" (0), asserted: an interrupt at the vector in bits 0–7.
+const ICR_FIXED: u32 = 1 << 14;
 
 /// Sends an inter-processor interrupt of kind `icr` to the CPU of APIC id `to`, and waits
 /// until the APIC has sent it.
@@ -128,4 +136,9 @@ pub fn send_init(to: u8) {
 /// STARTUP to the CPU of APIC id `to`: it starts in real mode at `page` × 4 KiB.
 pub fn send_startup(to: u8, page: u8) {
     send_ipi(to, ICR_STARTUP | u32::from(page));
+}
+
+/// An interrupt at `vector` to the CPU of APIC id `to` (an IPI).
+pub fn send_fixed(to: u8, vector: u8) {
+    send_ipi(to, ICR_FIXED | u32::from(vector));
 }

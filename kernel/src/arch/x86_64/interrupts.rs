@@ -107,6 +107,7 @@ extern "x86-interrupt" fn machine_check(frame: InterruptStackFrame) -> ! {
 trap_entry!(apic_timer_entry, apic_timer);
 trap_entry!(pit_tick_entry, pit_tick);
 trap_entry!(serial_input_entry, serial_input);
+trap_entry!(call_function_entry, call_function);
 
 /// The local APIC's timer: end the interrupt first (so that a context switch from the
 /// handler cannot leave it unacknowledged), then let the time code run expired timers.
@@ -128,6 +129,17 @@ extern "C" fn serial_input(frame: &mut TrapFrame) {
     crate::trap::serial_interrupt(frame);
 }
 
+/// Another CPU left a function for this one to run (`cpus::call_on`).
+extern "C" fn call_function(_frame: &mut TrapFrame) {
+    super::apic::end_of_interrupt();
+    crate::trap::call_function_interrupt();
+}
+
+/// Another CPU panicked: stop here, interrupts off, for good (it prints the report).
+extern "x86-interrupt" fn stop(_frame: InterruptStackFrame) {
+    super::irq::halt_forever()
+}
+
 /// Spurious APIC interrupts need no EOI and no action.
 extern "x86-interrupt" fn spurious(_frame: InterruptStackFrame) {}
 
@@ -143,7 +155,9 @@ static IDT: Lazy<InterruptDescriptorTable> = Lazy::new(|| {
         idt[super::apic::TIMER_VECTOR].set_handler_addr(entry_address(apic_timer_entry));
         idt[super::pic::PIT_VECTOR].set_handler_addr(entry_address(pit_tick_entry));
         idt[super::pic::SERIAL_VECTOR].set_handler_addr(entry_address(serial_input_entry));
+        idt[super::apic::CALL_FUNCTION_VECTOR].set_handler_addr(entry_address(call_function_entry));
     }
+    idt[super::apic::STOP_VECTOR].set_handler_fn(stop);
     idt[super::apic::SPURIOUS_VECTOR].set_handler_fn(spurious);
     // SAFETY: each address is a naked entry that saves every register, and ends with
     // `iretq` after restoring them and dropping the error code (where the CPU pushed one)
