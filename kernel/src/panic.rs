@@ -18,7 +18,7 @@ pub fn report(info: &PanicInfo) -> ! {
         Err(cpu) if cpu == me => crate::exit(crate::ExitCode::Failure),
         Err(_) => crate::arch::irq::halt_forever(),
     }
-    crate::cpus::stop_others();
+    crate::cpus::ipi::stop_others();
     // The emergency writer: the panicking code may hold the console lock.
     let mut console = emergency_console();
     let _ = match info.location() {

@@ -60,7 +60,7 @@ pub fn serial_interrupt(regs: &mut TrapFrame) {
 /// to, so it returns straight to the interrupted idle loop.
 pub fn call_function_interrupt() {
     this_cpu().irq_enter();
-    crate::cpus::run_call();
+    crate::cpus::ipi::run_call();
     this_cpu().irq_exit();
 }
 

@@ -7,9 +7,7 @@
 //! to say it runs. An AP that does not answer within [`ANSWER_WAIT_NS`] is reported by
 //! number and the run goes on with the others.
 //!
-//! Inter-processor interrupts (Linux's `smp_call_function_single` and `stop_other_cpus`):
-//! [`call_on`] has another CPU run a function and waits for its answer — the boot checks
-//! each AP with one — and [`stop_others`] halts every other CPU when one panics.
+//! Inter-processor interrupts are [`ipi`]'s; the boot checks each AP with one.
 //!
 //! What it does not do yet: schedule on the APs. A started AP takes its own state (its GS
 //! base, `percpu`), GDT, TSS, IDT and local APIC, then idles, halted until an IPI: under
@@ -21,8 +19,9 @@ use crate::arch::apic;
 use crate::arch::paging::PhysAddr;
 use crate::percpu::this_cpu;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use spin::Once;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+pub mod ipi;
 
 /// How long an AP has to answer after its STARTUP IPI (virtual time).
 const ANSWER_WAIT_NS: u64 = 100_000_000;
@@ -31,14 +30,8 @@ const INIT_WAIT_NS: u64 = 10_000_000;
 /// Each AP's first stack, until the scheduler gives it an idle task.
 const AP_STACK_BYTES: usize = 16 * 1024;
 
-/// How long a CPU has to run a function another asked of it (virtual time).
-const CALL_WAIT_NS: u64 = 10_000_000;
-
 /// APs that have reached the kernel, by number (bit `n` for CPU `n`).
 static ANSWERED: AtomicUsize = AtomicUsize::new(0);
-
-/// The APIC ids of the CPUs that came up, by number (set once, after the APs start).
-static ONLINE: Once<Vec<Option<u8>>> = Once::new();
 
 /// The CPUs as the boot found them.
 pub struct CpuReport {
@@ -98,16 +91,18 @@ pub fn bring_up(smp: u32, rsdp: Option<u64>) -> Result<CpuReport, Mismatch> {
         apic_ids[..=at].rotate_right(1);
     }
     let mut silent = start_aps(&apic_ids);
-    ONLINE.call_once(|| {
-        let online = |cpu: usize| !silent.contains(&cpu);
-        (0..apic_ids.len())
-            .map(|cpu| online(cpu).then_some(apic_ids[cpu]))
-            .collect()
-    });
+    let answered = |cpu: usize| !silent.contains(&cpu);
+    ipi::set_online(
+        apic_ids
+            .iter()
+            .enumerate()
+            .map(|(cpu, &id)| answered(cpu).then_some(id))
+            .collect(),
+    );
     // Each AP reads its own APIC id when asked by IPI: an AP that answers has a local APIC,
     // an IDT and its own state that work. One that does not is counted silent.
     for (cpu, &apic_id) in apic_ids.iter().enumerate().skip(1) {
-        if !silent.contains(&cpu) && call_on(cpu, read_apic_id) != Some(u64::from(apic_id)) {
+        if !silent.contains(&cpu) && ipi::call_on(cpu, read_apic_id) != Some(u64::from(apic_id)) {
             silent.push(cpu);
         }
     }
@@ -176,64 +171,5 @@ extern "C" fn ap_main(area: u64) -> ! {
     ANSWERED.fetch_or(1 << this_cpu().index(), Ordering::Release);
     loop {
         crate::arch::irq::enable_and_wait();
-    }
-}
-
-/// A function left for one CPU to run, and its answer (one per CPU: one caller at a time).
-struct Call {
-    function: AtomicUsize,
-    answer: AtomicU64,
-    answered: AtomicBool,
-}
-
-static CALLS: [Call; bootopts::MAX_CPUS as usize] = [const {
-    Call {
-        function: AtomicUsize::new(0),
-        answer: AtomicU64::new(0),
-        answered: AtomicBool::new(false),
-    }
-}; bootopts::MAX_CPUS as usize];
-
-/// Has CPU `cpu` run `function` (from its call-function IPI's handler, interrupts off) and
-/// returns what it answered; `None` if it is not online or did not answer in time. Not for
-/// the running CPU itself.
-pub fn call_on(cpu: usize, function: fn() -> u64) -> Option<u64> {
-    let apic_id = (*ONLINE.get()?.get(cpu)?)?;
-    let call = &CALLS[cpu];
-    call.answered.store(false, Ordering::Relaxed);
-    call.function.store(function as usize, Ordering::Release);
-    apic::send_fixed(apic_id, apic::CALL_FUNCTION_VECTOR);
-    let deadline = crate::time::clock::now() + CALL_WAIT_NS;
-    while !call.answered.load(Ordering::Acquire) {
-        if crate::time::clock::now() > deadline {
-            call.function.store(0, Ordering::Relaxed);
-            return None;
-        }
-        core::hint::spin_loop();
-    }
-    Some(call.answer.load(Ordering::Relaxed))
-}
-
-/// The call-function IPI's work: runs the function left for this CPU, if any.
-pub fn run_call() {
-    let call = &CALLS[this_cpu().index()];
-    let function = call.function.swap(0, Ordering::Acquire);
-    if function != 0 {
-        // SAFETY: only `call_on` stores here, and it stores a `fn() -> u64`.
-        let function: fn() -> u64 = unsafe { core::mem::transmute(function) };
-        call.answer.store(function(), Ordering::Relaxed);
-        call.answered.store(true, Ordering::Release);
-    }
-}
-
-/// Stops every other online CPU (a panic's first act, so that one report is printed and
-/// nothing runs on beside it).
-pub fn stop_others() {
-    let Some(online) = ONLINE.get() else { return };
-    let me = this_cpu().index();
-    for (cpu, apic_id) in online.iter().enumerate() {
-        if let (true, Some(apic_id)) = (cpu != me, apic_id) {
-            apic::send_fixed(*apic_id, apic::STOP_VECTOR);
-        }
     }
 }

@@ -1,0 +1,82 @@
+//! Inter-processor interrupts (Linux's `smp_call_function_single` and `stop_other_cpus`,
+//! kernel/smp.c and arch/x86/kernel/smp.c): [`call_on`] has another CPU run a function and
+//! waits for its answer, and [`stop_others`] halts every other CPU when one panics.
+//!
+//! Apart from the bring-up (`cpus`) because the interrupt's handler (`trap`) reaches it:
+//! it names no arch entry, so the entries close no import cycle.
+
+use crate::arch::apic;
+use crate::percpu::this_cpu;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use spin::Once;
+
+/// How long a CPU has to run a function another asked of it (virtual time).
+const CALL_WAIT_NS: u64 = 10_000_000;
+
+/// The APIC ids of the CPUs that came up, by number (set once, after the APs start).
+static ONLINE: Once<Vec<Option<u8>>> = Once::new();
+
+/// The CPUs that came up: `online[n]` is CPU `n`'s APIC id, `None` if it did not.
+pub(super) fn set_online(online: Vec<Option<u8>>) {
+    ONLINE.call_once(|| online);
+}
+
+/// A function left for one CPU to run, and its answer (one per CPU: one caller at a time).
+struct Call {
+    function: AtomicUsize,
+    answer: AtomicU64,
+    answered: AtomicBool,
+}
+
+static CALLS: [Call; bootopts::MAX_CPUS as usize] = [const {
+    Call {
+        function: AtomicUsize::new(0),
+        answer: AtomicU64::new(0),
+        answered: AtomicBool::new(false),
+    }
+}; bootopts::MAX_CPUS as usize];
+
+/// Has CPU `cpu` run `function` (from its call-function IPI's handler, interrupts off) and
+/// returns what it answered; `None` if it is not online or did not answer in time. Not for
+/// the running CPU itself.
+pub fn call_on(cpu: usize, function: fn() -> u64) -> Option<u64> {
+    let apic_id = (*ONLINE.get()?.get(cpu)?)?;
+    let call = &CALLS[cpu];
+    call.answered.store(false, Ordering::Relaxed);
+    call.function.store(function as usize, Ordering::Release);
+    apic::send_fixed(apic_id, apic::CALL_FUNCTION_VECTOR);
+    let deadline = crate::time::clock::now() + CALL_WAIT_NS;
+    while !call.answered.load(Ordering::Acquire) {
+        if crate::time::clock::now() > deadline {
+            call.function.store(0, Ordering::Relaxed);
+            return None;
+        }
+        core::hint::spin_loop();
+    }
+    Some(call.answer.load(Ordering::Relaxed))
+}
+
+/// The call-function IPI's work: runs the function left for this CPU, if any.
+pub fn run_call() {
+    let call = &CALLS[this_cpu().index()];
+    let function = call.function.swap(0, Ordering::Acquire);
+    if function != 0 {
+        // SAFETY: only `call_on` stores here, and it stores a `fn() -> u64`.
+        let function: fn() -> u64 = unsafe { core::mem::transmute(function) };
+        call.answer.store(function(), Ordering::Relaxed);
+        call.answered.store(true, Ordering::Release);
+    }
+}
+
+/// Stops every other online CPU (a panic's first act, so that one report is printed and
+/// nothing runs on beside it).
+pub fn stop_others() {
+    let Some(online) = ONLINE.get() else { return };
+    let me = this_cpu().index();
+    for (cpu, apic_id) in online.iter().enumerate() {
+        if let (true, Some(apic_id)) = (cpu != me, apic_id) {
+            apic::send_fixed(*apic_id, apic::STOP_VECTOR);
+        }
+    }
+}
