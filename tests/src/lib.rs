@@ -102,7 +102,12 @@ pub fn boot_with(options: &str, flags: &[&str]) -> Run {
 pub fn on_linux(argv: &[&str]) -> Run {
     let mut args = vec!["linux", "--icount-shift", "2", "--timeout", "300", "--"];
     args.extend_from_slice(argv);
-    let output = boot_command(&args)
+    boot_tool(&args)
+}
+
+/// Runs the boot tool with `args` and waits for it; the console's line ends become `\n`.
+pub fn boot_tool(args: &[&str]) -> Run {
+    let output = boot_command(args)
         .output()
         .expect("cannot run the boot tool");
     Run {

@@ -4,19 +4,7 @@
 //! is refused before anything boots.
 
 use serde_json::Value;
-use systests::{Run, boot_command, boot_with};
-
-/// Runs the boot tool with `args` and waits for it.
-fn boot_tool(args: &[&str]) -> Run {
-    let output = boot_command(args)
-        .output()
-        .expect("cannot run the boot tool");
-    Run {
-        status: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).replace('\r', ""),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
+use systests::{Run, boot_tool, boot_with};
 
 /// The boot tool's status for a command line it refuses (usage.rs: "64 usage error").
 const USAGE: i32 = 64;
