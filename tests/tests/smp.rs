@@ -9,17 +9,17 @@ use systests::{Run, boot_tool, boot_with};
 /// The boot tool's status for a command line it refuses (usage.rs: "64 usage error").
 const USAGE: i32 = 64;
 
-#[test]
-fn linux_with_smp_2_counts_two_cpus() {
+/// Linux 6.1 with `--smp 2` in the same QEMU: what busybox's `nproc` says, then its
+/// `/proc/cpuinfo`.
+fn linux_cpus() -> String {
     let out = boot_tool(&["busybox"]);
     assert_eq!(out.status, 0, "{}", out.stderr);
     let busybox = out.stdout.trim().to_string();
-    // Two counts that come from different places: nproc asks the scheduler which CPUs the
-    // shell may run on, /proc/cpuinfo lists the CPUs Linux brought up. linuxinit mounts
-    // /proc only for some options, so the script mounts it itself. No double quotes: the
-    // script travels on Linux's command line, which cannot pass them inside a word.
+    // linuxinit mounts /proc only for some options, so the script mounts it itself. No
+    // double quotes: the script travels on Linux's command line, which cannot pass them
+    // inside a word.
     let script = "B=/bin/busybox; $B mkdir -p /proc; $B mount -t proc proc /proc; \
-                  echo nproc $($B nproc); echo cpuinfo $($B grep -c ^processor /proc/cpuinfo)";
+                  echo nproc $($B nproc); $B cat /proc/cpuinfo";
     let run = boot_tool(&[
         "linux",
         "--smp",
@@ -37,12 +37,66 @@ fn linux_with_smp_2_counts_two_cpus() {
         script,
     ]);
     assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
-    let program = systests::linux_program_output(&run);
-    assert!(program.lines().any(|l| l == "nproc 2"), "nproc:\n{program}");
-    assert!(
-        program.lines().any(|l| l == "cpuinfo 2"),
-        "/proc/cpuinfo:\n{program}"
-    );
+    systests::linux_program_output(&run)
+}
+
+/// `/proc/cpuinfo`'s blocks: each a list of (field, value), in order.
+fn cpuinfo_blocks(text: &str) -> Vec<Vec<(String, String)>> {
+    text.split("\n\n")
+        .filter(|block| block.contains("processor\t: "))
+        .map(|block| {
+            block
+                .lines()
+                .skip_while(|l| !l.starts_with("processor\t: "))
+                .filter_map(|l| l.split_once(": ").or_else(|| l.split_once(':')))
+                .map(|(k, v)| (k.to_string(), v.trim().to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn cfslab_lists_its_cpus_in_linux_s_formats() {
+    let linux = linux_cpus();
+    // Two counts that come from different places: nproc asks the scheduler which CPUs the
+    // shell may run on, /proc/cpuinfo lists the CPUs Linux brought up.
+    assert!(linux.lines().any(|l| l == "nproc 2"), "nproc:\n{linux}");
+    let theirs = cpuinfo_blocks(&linux);
+    assert_eq!(theirs.len(), 2, "Linux's /proc/cpuinfo:\n{linux}");
+    let run = boot_with("-- /bin/cat /proc/cpuinfo /proc/stat", &["--smp", "2"]);
+    assert_eq!(run.status, 0, "{}", run.stdout);
+    let ours = cpuinfo_blocks(&run.stdout.replace('\r', ""));
+    assert_eq!(ours.len(), 2, "cfslab's /proc/cpuinfo:\n{}", run.stdout);
+    for (cpu, (mine, linux)) in ours.iter().zip(&theirs).enumerate() {
+        // Each of cfslab's fields is one of Linux's, in Linux's order, with Linux's value:
+        // the same CPUID and the same topology. The clock's rate is measured, by each
+        // kernel its own way, so only its form is compared.
+        let mut at = 0;
+        for (key, value) in mine {
+            let found = linux[at..].iter().position(|(k, _)| k == key);
+            let Some(found) = found else {
+                panic!("CPU {cpu}: {key:?} is not Linux's, or out of its order: {linux:?}")
+            };
+            at += found;
+            if key.starts_with("cpu MHz") {
+                assert!(value.parse::<f64>().is_ok(), "{key}: {value}");
+            } else {
+                assert_eq!(value, &linux[at].1, "CPU {cpu}: {key}");
+            }
+            at += 1;
+        }
+    }
+    // /proc/stat: the machine, then a line per CPU; the AP, which runs no task, is idle.
+    let cpu1: Vec<u64> = run
+        .lines()
+        .find_map(|l| l.strip_prefix("cpu1 "))
+        .expect("a cpu1 line")
+        .split(' ')
+        .map(|n| n.parse().unwrap())
+        .collect();
+    assert_eq!(cpu1.len(), 10, "{cpu1:?}");
+    assert_eq!((cpu1[0], cpu1[2]), (0, 0), "the AP's user and system time");
+    assert!(run.lines().all(|l| !l.starts_with("cpu2 ")));
 }
 
 #[test]

@@ -6,8 +6,8 @@
  *
  * - Descriptors: fcntl's F_DUPFD, F_DUPFD_CLOEXEC, F_GETFD/F_SETFD and F_GETFL (busybox's
  *   printf asks F_GETFL before it writes); dup3; execve closing what is close-on-exec.
- * - getrandom, time, getgroups, sched_getaffinity/sched_setaffinity (nproc), getrlimit and
- *   prlimit64 (ulimit -n), tkill and tgkill.
+ * - getrandom, time, getgroups, sched_getaffinity/sched_setaffinity (nproc), getcpu,
+ *   getrlimit and prlimit64 (ulimit -n), tkill and tgkill.
  * - The working directory (chdir, fchdir, getcwd, relative paths and execve) and /dev's
  *   null and zero.
  * - madvise (MADV_DONTNEED zeroes), prctl's names, and a robust mutex whose owner thread
@@ -127,6 +127,13 @@ static void affinity(void)
 	CPU_ZERO(&set);
 	CPU_SET(0, &set);
 	check(sched_setaffinity(0, sizeof set, &set) == 0, "sched_setaffinity to CPU 0");
+	unsigned cpu = 99, node = 99;
+	check(syscall(SYS_getcpu, &cpu, &node, NULL) == 0 && cpu == 0 && node == 0,
+	      "getcpu once pinned to CPU 0: CPU 0, node 0");
+	check(syscall(SYS_getcpu, NULL, NULL, NULL) == 0, "getcpu with nowhere to write: 0");
+	errno = 0;
+	check(syscall(SYS_getcpu, (void *)8, NULL, NULL) == -1 && errno == EFAULT,
+	      "getcpu to a bad pointer: EFAULT");
 	errno = 0;
 	check(sched_getaffinity(999999, sizeof set, &set) == -1 && errno == ESRCH,
 	      "sched_getaffinity of no process: ESRCH");

@@ -8,6 +8,7 @@ pub mod acpi;
 pub mod ap_start;
 pub mod apic;
 pub mod cpu_local;
+pub mod cpuid;
 mod exceptions;
 pub mod fault;
 pub mod fw_cfg;

@@ -2,8 +2,8 @@
 //! own `ps` and `top` (`userland/shell/src/procfs.rs`) read them the same on both kernels:
 //! `/proc/PID/{stat,status,sched,schedstat,cmdline}` (fs/proc/array.c, base.c,
 //! kernel/sched/debug.c), `/proc/sched_debug`, `/proc/schedstat` (version 15), and the
-//! system's `/proc/stat`, `/proc/meminfo`, `/proc/loadavg` and `/proc/uptime` that `top`,
-//! `free` and `uptime` read. Each is made whole when it is read (`sched::procview` takes the
+//! system's `/proc/stat`, `/proc/meminfo`, `/proc/loadavg`, `/proc/uptime` and
+//! `/proc/cpuinfo` that `top`, `free`, `uptime` and `nproc --all`'s kin read. Each is made whole when it is read (`sched::procview` takes the
 //! snapshot).
 
 use crate::sched::procview::{self, TaskView};
@@ -18,6 +18,7 @@ use sched::debug_layout::SplitNs;
 /// A file of `/proc`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProcFile {
+    Cpuinfo,
     SchedDebug,
     Schedstat,
     Uptime,
@@ -37,7 +38,8 @@ const NS_PER_USER_TICK: u64 = 10_000_000;
 
 impl ProcFile {
     /// The files at the top of `/proc`.
-    pub const SYSTEM: [(&'static str, ProcFile); 6] = [
+    pub const SYSTEM: [(&'static str, ProcFile); 7] = [
+        ("cpuinfo", ProcFile::Cpuinfo),
         ("loadavg", ProcFile::Loadavg),
         ("meminfo", ProcFile::Meminfo),
         ("sched_debug", ProcFile::SchedDebug),
@@ -73,6 +75,7 @@ impl ProcFile {
     fn text(self) -> Result<String, i64> {
         let view = |id| procview::task_view(id).ok_or(-errno::ESRCH);
         Ok(match self {
+            ProcFile::Cpuinfo => cpuinfo(),
             ProcFile::SchedDebug => procview::sched_debug_text(),
             ProcFile::Schedstat => schedstat(),
             ProcFile::Uptime => {
@@ -203,11 +206,12 @@ fn meminfo() -> String {
     )
 }
 
-/// `/proc/stat`: the CPU's time in USER_HZ ticks — user (the ticks that found it in ring
+/// `/proc/stat`: each CPU's time in USER_HZ ticks — user (the ticks that found it in ring
 /// 3), nice (not told apart: 0), system (the rest of its busy time), idle (the idle task's
-/// exact time), then iowait, irq, softirq, steal, guest, guest_nice (0) — for the machine
-/// and for cpu0, then context switches, the boot time (0: cfslab has no wall clock),
-/// processes started, and the runnable and blocked counts.
+/// exact time; an AP's whole time since it came up, as it runs no task yet), then iowait,
+/// irq, softirq, steal, guest, guest_nice (0) — for the machine (the sum) and for each CPU,
+/// then context switches, the boot time (0: cfslab has no wall clock), processes started,
+/// and the runnable and blocked counts.
 fn system_stat() -> String {
     let now = clock::now();
     let idle = crate::sched::idle_cpu_ns().min(now);
@@ -215,15 +219,63 @@ fn system_stat() -> String {
     let user = (cpu.user_ticks() * crate::time::tick_ns()).min(now - idle);
     let system = now - idle - user;
     let t = |ns: u64| ns / NS_PER_USER_TICK;
-    let line = format!("{} 0 {} {} 0 0 0 0 0 0", t(user), t(system), t(idle));
+    let line = |user, system, idle| format!("{} 0 {} {} 0 0 0 0 0 0", t(user), t(system), t(idle));
+    let aps: alloc::vec::Vec<usize> = crate::cpus::ipi::online()
+        .iter()
+        .map(|&(n, _)| n)
+        .filter(|&n| n != 0)
+        .collect();
+    let ap_idle = now.saturating_sub(crate::cpus::ipi::online_since());
+    let total_idle = idle + ap_idle * aps.len() as u64;
+    let mut text = format!(
+        "cpu  {}\ncpu0 {}\n",
+        line(user, system, total_idle),
+        line(user, system, idle)
+    );
+    for n in aps {
+        let _ = writeln!(text, "cpu{n} {}", line(0, 0, ap_idle));
+    }
     let tasks = procview::listed_tasks();
-    format!(
-        "cpu  {line}\ncpu0 {line}\nctxt {}\nbtime 0\nprocesses {}\nprocs_running {}\n\
-         procs_blocked 0\n",
+    let _ = write!(
+        text,
+        "ctxt {}\nbtime 0\nprocesses {}\nprocs_running {}\nprocs_blocked 0\n",
         crate::sched::switch_count(),
         tasks.iter().map(|&id| pid_of(id)).max().unwrap_or(0),
         procview::nr_running(),
-    )
+    );
+    text
+}
+
+/// `/proc/cpuinfo`: a block per online CPU with the first fields of Linux's x86
+/// `show_cpuinfo` (arch/x86/kernel/cpu/proc.c), in its order and spacing: what CPUID says,
+/// the TSC's rate as the clock, and the topology QEMU's `-smp N` gives (one package of N
+/// cores, one thread each). Linux's `flags`, `bugs`, `bogomips` and cache lines are left out.
+fn cpuinfo() -> String {
+    let id = crate::arch::cpuid::identity();
+    let online = crate::cpus::ipi::online();
+    let khz = crate::time::clock::tsc_hz() / 1000;
+    let mut text = String::new();
+    for &(n, apic) in &online {
+        let _ = write!(
+            text,
+            "processor\t: {n}\nvendor_id\t: {}\ncpu family\t: {}\nmodel\t\t: {}\n\
+             model name\t: {}\nstepping\t: {}\ncpu MHz\t\t: {}.{:03}\nphysical id\t: 0\n\
+             siblings\t: {}\ncore id\t\t: {n}\ncpu cores\t: {}\napicid\t\t: {apic}\n\
+             initial apicid\t: {apic}\nfpu\t\t: yes\nfpu_exception\t: yes\n\
+             cpuid level\t: {}\nwp\t\t: yes\n\n",
+            id.vendor,
+            id.family,
+            id.model,
+            id.brand,
+            id.stepping,
+            khz / 1000,
+            khz % 1000,
+            online.len(),
+            online.len(),
+            id.max_leaf,
+        );
+    }
+    text
 }
 
 /// `/proc/PID/sched` (kernel/sched/debug.c's `proc_sched_show_task`, 6.1, as with

@@ -97,6 +97,7 @@ mod nr {
     pub const TKILL: u64 = 200;
     pub const SCHED_SETAFFINITY: u64 = 203;
     pub const SCHED_GETAFFINITY: u64 = 204;
+    pub const GETCPU: u64 = 309;
     pub const TGKILL: u64 = 234;
     pub const RT_TGSIGQUEUEINFO: u64 = 297;
     pub const PRLIMIT64: u64 = 302;
@@ -247,6 +248,7 @@ pub fn dispatch(frame: &mut TrapFrame) -> i64 {
         nr::GETGROUPS => priority::getgroups(int(a[0])),
         nr::SCHED_GETAFFINITY => priority::sched_getaffinity(int(a[0]), uint(a[1]), a[2]),
         nr::SCHED_SETAFFINITY => priority::sched_setaffinity(int(a[0]), uint(a[1]), a[2]),
+        nr::GETCPU => priority::getcpu(a[0], a[1]),
         nr::GETRLIMIT => limits::getrlimit(uint(a[0]), a[1]),
         nr::PRLIMIT64 => limits::prlimit64(int(a[0]), uint(a[1]), a[2], a[3]),
         nr::SETRLIMIT => limits::setrlimit(uint(a[0]), a[1]),

@@ -138,6 +138,19 @@ pub fn sched_setaffinity(pid: i64, len: u64, mask: u64) -> i64 {
     if word[0] & 1 == 0 { -errno::EINVAL } else { 0 }
 }
 
+/// `getcpu(cpu, node, cache)`: the CPU the caller runs on and its NUMA node (0: QEMU's
+/// machine has one), each written where its pointer is not NULL; the third argument is
+/// unused since Linux 2.6.24. EFAULT for a pointer that cannot take the word.
+pub fn getcpu(cpu: u64, node: u64) -> i64 {
+    let here = crate::percpu::this_cpu().index() as u32;
+    for (at, value) in [(cpu, here), (node, 0)] {
+        if at != 0 && super::space().write(at, &value.to_le_bytes()).is_err() {
+            return -errno::EFAULT;
+        }
+    }
+    0
+}
+
 /// The task `pid` names (0: the caller), if it is a process's.
 fn target(pid: i64) -> Option<TaskId> {
     let id = if pid == 0 {
