@@ -17,15 +17,46 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// `cargo run -q -p boot -- ARGS`, from the workspace root, as a command to adjust and run.
+/// The CPUs a cfslab run of the tests gets: `SYSTESTS_SMP=N`, so that the whole suite can
+/// run on several CPUs (`SYSTESTS_SMP=2 cargo test -p systests`) — for a run (`run`) that
+/// names no CPU count of its own (no `--smp` flag, no `smp=` option).
+fn added_smp<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Option<String> {
+    let n = std::env::var("SYSTESTS_SMP").ok().filter(|n| n != "1")?;
+    let words: Vec<String> = args
+        .iter()
+        .map(|a| a.as_ref().to_string_lossy().into_owned())
+        .collect();
+    let own = words.iter().any(|w| w == "--smp" || w.contains("smp="));
+    (words.first().map(String::as_str) == Some("run") && !own).then_some(n)
+}
+
+/// `cargo run -q -p boot -- ARGS`, from the workspace root, as a command to adjust and run;
+/// a run gets `--smp N` under `SYSTESTS_SMP=N` (see `added_smp`).
 pub fn boot_command<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Command {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command
         .current_dir(workspace_root())
-        .args(["run", "-q", "-p", "boot", "--"])
-        .args(args);
+        .args(["run", "-q", "-p", "boot", "--"]);
+    match (added_smp(args), args.split_first()) {
+        (Some(n), Some((run, rest))) => command.arg(run).args(["--smp", &n]).args(rest),
+        _ => command.args(args),
+    };
     command
+}
+
+/// A run's console as the tests expect it whatever `SYSTESTS_SMP` says: if the harness
+/// gave the run its CPUs, the ` smp=N` it added to the options' echo and the CPUs' line are
+/// taken out (`tests/smp.rs` checks both).
+pub fn as_on_one_cpu<S: AsRef<std::ffi::OsStr>>(args: &[S], stdout: String) -> String {
+    match added_smp(args) {
+        Some(n) => stdout
+            .lines()
+            .filter(|l| !l.starts_with("cpus: "))
+            .map(|l| format!("{}\n", l.replace(&format!(" smp={n}"), "")))
+            .collect(),
+        None => stdout,
+    }
 }
 
 /// One finished kernel run.
@@ -92,7 +123,7 @@ pub fn boot_with(options: &str, flags: &[&str]) -> Run {
         .expect("cannot run the boot tool");
     Run {
         status: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stdout: as_on_one_cpu(&args, String::from_utf8_lossy(&output.stdout).into_owned()),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
 }
