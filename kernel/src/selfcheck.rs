@@ -1,6 +1,7 @@
 //! The boot self-check that `make run` shows until the lab exists: what memory the machine
-//! has, proof that the heap allocates and frees, and the options this run was given. Each
-//! check asserts what it claims, so a broken heap ends the run as a failure, not a line.
+//! has, proof that the heap allocates and frees, the options this run was given, and, with
+//! several CPUs, proof that they exclude each other (`cpus::contention`). Each check
+//! asserts what it claims, so a broken heap or lock ends the run as a failure, not a line.
 
 use crate::Boot;
 use crate::mm::heap;
@@ -50,4 +51,16 @@ pub fn run(boot: &Boot) {
         // A JSON string: the options may hold a double-quoted argument.
         alloc::string::ToString::to_string(&boot.config)
     );
+    if let Some(c) = &boot.cpus.contention {
+        println!(
+            "RESULT {{\"kind\":\"cpus\",\"online\":{},\"lock_rounds\":{},\"counted\":{}}}",
+            boot.cpus.online(),
+            c.expected,
+            c.counted
+        );
+        assert_eq!(
+            c.counted, c.expected,
+            "the CPUs lost updates under one spin lock"
+        );
+    }
 }

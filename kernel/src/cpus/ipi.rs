@@ -63,12 +63,26 @@ static CALLS: [Call; bootopts::MAX_CPUS as usize] = [const {
 /// returns what it answered; `None` if it is not online or did not answer in time. Not for
 /// the running CPU itself.
 pub fn call_on(cpu: usize, function: fn() -> u64) -> Option<u64> {
+    start_on(cpu, function)?;
+    answer_of(cpu, CALL_WAIT_NS)
+}
+
+/// Leaves `function` for CPU `cpu` and sends it the IPI, without waiting: [`answer_of`]
+/// waits. `None` if the CPU is not online.
+pub fn start_on(cpu: usize, function: fn() -> u64) -> Option<()> {
     let apic_id = (*ONLINE.get()?.get(cpu)?)?;
     let call = &CALLS[cpu];
     call.answered.store(false, Ordering::Relaxed);
     call.function.store(function as usize, Ordering::Release);
     apic::send_fixed(apic_id, apic::CALL_FUNCTION_VECTOR);
-    let deadline = crate::time::clock::now() + CALL_WAIT_NS;
+    Some(())
+}
+
+/// Waits up to `wait_ns` (virtual time) for CPU `cpu`'s answer to the function
+/// [`start_on`] left it; `None` if it did not answer, and the function is withdrawn.
+pub fn answer_of(cpu: usize, wait_ns: u64) -> Option<u64> {
+    let call = &CALLS[cpu];
+    let deadline = crate::time::clock::now() + wait_ns;
     while !call.answered.load(Ordering::Acquire) {
         if crate::time::clock::now() > deadline {
             call.function.store(0, Ordering::Relaxed);

@@ -21,6 +21,7 @@ use crate::percpu::this_cpu;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
+pub mod contention;
 pub mod ipi;
 
 /// How long an AP has to answer after its STARTUP IPI (virtual time).
@@ -40,6 +41,8 @@ pub struct CpuReport {
     pub apic_ids: Vec<u8>,
     /// The CPUs that did not answer, by number.
     pub silent: Vec<usize>,
+    /// With more than one CPU online: the check that they exclude each other.
+    pub contention: Option<contention::Contention>,
 }
 
 impl CpuReport {
@@ -82,6 +85,7 @@ pub fn bring_up(smp: u32, rsdp: Option<u64>) -> Result<CpuReport, Mismatch> {
         return Ok(CpuReport {
             apic_ids,
             silent: Vec::new(),
+            contention: None,
         });
     }
     crate::time::map_local_apic();
@@ -106,7 +110,15 @@ pub fn bring_up(smp: u32, rsdp: Option<u64>) -> Result<CpuReport, Mismatch> {
             silent.push(cpu);
         }
     }
-    Ok(CpuReport { apic_ids, silent })
+    let online: Vec<usize> = (0..apic_ids.len())
+        .filter(|c| !silent.contains(c))
+        .collect();
+    let contention = (online.len() > 1).then(|| contention::check(&online));
+    Ok(CpuReport {
+        apic_ids,
+        silent,
+        contention,
+    })
 }
 
 fn read_apic_id() -> u64 {
