@@ -13,6 +13,8 @@
  *   MAP_FIXED_NOREPLACE and a hint are honoured, with Linux's errors.
  * - execve: a string may be 32 pages with its NUL (E2BIG beyond), any number of them
  *   within the budget.
+ * - A signal handler outside the user half (a non-canonical or a kernel address): the
+ *   program dies of SIGSEGV, and no one else notices.
  * - The GS segment: a program may load its own selector into gs; the kernel, which reaches
  *   each CPU's data through a GS base of its own, swaps that in on every entry and the
  *   program's back on every exit, so system calls, a signal handler, page faults and timer
@@ -400,6 +402,30 @@ static void gs_segment(void)
 	check(gs_selector() == 0, "and a sleep");
 }
 
+/* How a child that sets `handler` for SIGUSR1 and raises it ends: its signal, or 0. */
+static int death_by_handler(unsigned long handler)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		struct sigaction action = { 0 };
+		action.sa_handler = (void (*)(int))handler;
+		sigaction(SIGUSR1, &action, NULL);
+		raise(SIGUSR1);
+		_exit(0);
+	}
+	int status = 0;
+	waitpid(child, &status, 0);
+	return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+static void wild_handlers(void)
+{
+	check(death_by_handler(0x0000800000000000UL) == SIGSEGV,
+	      "a handler at a non-canonical address: the program dies of SIGSEGV");
+	check(death_by_handler(0xffffffff80000000UL) == SIGSEGV,
+	      "a handler at a kernel address: the program dies of SIGSEGV");
+}
+
 static void pid1(void)
 {
 	check(kill(1, SIGKILL) == 0, "kill(1, SIGKILL) as root succeeds");
@@ -429,6 +455,7 @@ int main(int argc, char **argv)
 		mappings();
 		exec_limits();
 		gs_segment();
+		wild_handlers();
 	}
 	if (failures == 0)
 		printf("hostile: all checks passed\n");
