@@ -42,15 +42,7 @@ pub fn run(boot: &Boot) {
         "heap: round trip of {peak} bytes ok, {} of {} bytes in use",
         heap.used, heap.size
     );
-    println!(
-        "RESULT {{\"kind\":\"selfcheck\",\"usable_bytes\":{},\"heap_bytes\":{},\"heap_round_trip_bytes\":{},\"kernel_image_offset\":{},\"options\":{:?}}}",
-        boot.memory.usable_bytes,
-        heap.size,
-        peak,
-        boot.kernel_image_offset,
-        // A JSON string: the options may hold a double-quoted argument.
-        alloc::string::ToString::to_string(&boot.config)
-    );
+    // Before the self-check's line, which tests take as the start of a program's output.
     if let Some(c) = &boot.cpus.contention {
         println!(
             "RESULT {{\"kind\":\"cpus\",\"online\":{},\"lock_rounds\":{},\"counted\":{}}}",
@@ -63,4 +55,13 @@ pub fn run(boot: &Boot) {
             "the CPUs lost updates under one spin lock"
         );
     }
+    println!(
+        "RESULT {{\"kind\":\"selfcheck\",\"usable_bytes\":{},\"heap_bytes\":{},\"heap_round_trip_bytes\":{},\"kernel_image_offset\":{},\"options\":{:?}}}",
+        boot.memory.usable_bytes,
+        heap.size,
+        peak,
+        boot.kernel_image_offset,
+        // A JSON string: the options may hold a double-quoted argument.
+        alloc::string::ToString::to_string(&boot.config)
+    );
 }
