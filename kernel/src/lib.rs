@@ -130,14 +130,22 @@ pub fn init(boot_info: &'static mut BootInfo) -> Boot {
     console::set_level(config.log);
     println!("boot options: {config}");
     let time = time::init(config.clockevent, config.effective_hz(), config.hrtimer);
-    let cpus = cpus::bring_up(config.smp, rsdp).unwrap_or_else(|m| {
-        let cpus = if m.found == 1 { "CPU" } else { "CPUs" };
-        println!(
-            "cfslab: smp={} but the machine has {} {cpus} (its ACPI MADT says so): give QEMU \
-             -smp {} (the boot tool's --smp), or smp={}",
-            m.asked, m.found, m.asked, m.found
-        );
-        exit(ExitCode::BadOptions)
+    let cpus = cpus::bring_up(config.smp, rsdp).unwrap_or_else(|error| match error {
+        cpus::BringUpError::Mismatch { asked, found } => {
+            let cpus = if found == 1 { "CPU" } else { "CPUs" };
+            println!(
+                "cfslab: smp={asked} but the machine has {found} {cpus} (its ACPI MADT says \
+                 so): give QEMU -smp {asked} (the boot tool's --smp), or smp={found}"
+            );
+            exit(ExitCode::BadOptions)
+        }
+        cpus::BringUpError::BadTable { apic_ids, boot } => {
+            println!(
+                "cfslab: the ACPI MADT lists APIC ids {apic_ids:?}: the boot CPU's ({boot}) \
+                 must be there once, and no id twice"
+            );
+            exit(ExitCode::Failure)
+        }
     });
     if cpus.apic_ids.len() > 1 {
         print_cpus(&cpus);

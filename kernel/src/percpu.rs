@@ -174,7 +174,7 @@ impl ThisCpu {
     /// The CPU's number.
     #[inline(always)]
     pub fn index(&self) -> usize {
-        cpu_local::read::<INDEX>() as usize
+        cpu_local::read_stable::<INDEX>() as usize
     }
 
     /// The running task's id.
@@ -195,13 +195,16 @@ impl ThisCpu {
         cpu_local::write::<CURRENT_PROCESS>(process as u64);
     }
 
-    /// The running task's address space and files, as the pointers of its `Arc`s.
+    /// The running task's address space, as the pointer of its `Arc`.
     #[inline(always)]
-    pub fn process_parts(&self) -> (*const (), *const ()) {
-        (
-            cpu_local::read::<SPACE>() as *const (),
-            cpu_local::read::<FILES>() as *const (),
-        )
+    pub fn space(&self) -> *const () {
+        cpu_local::read::<SPACE>() as *const ()
+    }
+
+    /// The running task's open files, as the pointer of its `Arc`.
+    #[inline(always)]
+    pub fn files(&self) -> *const () {
+        cpu_local::read::<FILES>() as *const ()
     }
 
     /// The running task's address space is now `space` (the switch, `execve`, exit).

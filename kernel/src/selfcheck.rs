@@ -1,6 +1,7 @@
 //! The boot self-check that `make run` shows until the lab exists: what memory the machine
-//! has, proof that the heap allocates and frees, and the options this run was given. Each
-//! check asserts what it claims, so a broken heap ends the run as a failure, not a line.
+//! has, proof that the heap allocates and frees, the options this run was given, and, with
+//! several CPUs, proof that they exclude each other (`cpus::contention`). Each check
+//! asserts what it claims, so a broken heap or lock ends the run as a failure, not a line.
 
 use crate::Boot;
 use crate::mm::heap;
@@ -41,6 +42,19 @@ pub fn run(boot: &Boot) {
         "heap: round trip of {peak} bytes ok, {} of {} bytes in use",
         heap.used, heap.size
     );
+    // Before the self-check's line, which tests take as the start of a program's output.
+    if let Some(c) = &boot.cpus.contention {
+        println!(
+            "RESULT {{\"kind\":\"cpus\",\"online\":{},\"lock_rounds\":{},\"counted\":{}}}",
+            boot.cpus.online(),
+            c.expected,
+            c.counted
+        );
+        assert_eq!(
+            c.counted, c.expected,
+            "the CPUs lost updates under one spin lock"
+        );
+    }
     println!(
         "RESULT {{\"kind\":\"selfcheck\",\"usable_bytes\":{},\"heap_bytes\":{},\"heap_round_trip_bytes\":{},\"kernel_image_offset\":{},\"options\":{:?}}}",
         boot.memory.usable_bytes,

@@ -17,15 +17,63 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// `cargo run -q -p boot -- ARGS`, from the workspace root, as a command to adjust and run.
+/// The CPUs a cfslab run of the tests gets: `SYSTESTS_SMP=N`, so that the whole suite can
+/// run on several CPUs (`SYSTESTS_SMP=2 cargo test -p systests`) — for a run (`run`) that
+/// names no CPU count of its own (no `--smp` flag, no `smp=` option).
+fn added_smp<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Option<String> {
+    let n = std::env::var("SYSTESTS_SMP").ok().filter(|n| n != "1")?;
+    let words: Vec<String> = args
+        .iter()
+        .map(|a| a.as_ref().to_string_lossy().into_owned())
+        .collect();
+    let own = words.iter().any(|w| w == "--smp" || w.contains("smp="));
+    (words.first().map(String::as_str) == Some("run") && !own).then_some(n)
+}
+
+/// `cargo run -q -p boot -- ARGS`, from the workspace root, as a command to adjust and run;
+/// a run gets `--smp N` under `SYSTESTS_SMP=N` (see `added_smp`).
 pub fn boot_command<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Command {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command
         .current_dir(workspace_root())
-        .args(["run", "-q", "-p", "boot", "--"])
-        .args(args);
+        .args(["run", "-q", "-p", "boot", "--"]);
+    match (added_smp(args), args.split_first()) {
+        (Some(n), Some((run, rest))) => command.arg(run).args(["--smp", &n]).args(rest),
+        _ => command.args(args),
+    };
     command
+}
+
+/// A run's console as the tests expect it whatever `SYSTESTS_SMP` says: if the harness
+/// gave the run its N CPUs, the CPUs' lines go (the first after a check that it says all N
+/// came up; the RESULT of their contention check, which the kernel asserts itself), and so does the ` smp=N` the harness added to the options' echoes (the lines that
+/// echo the options: `boot options: `, a scenario's header, the self-check's RESULT);
+/// everything else, line ends included, stays as the kernel printed it. `tests/smp.rs`
+/// checks both lines itself.
+pub fn as_on_one_cpu<S: AsRef<std::ffi::OsStr>>(args: &[S], stdout: String) -> String {
+    let Some(n) = added_smp(args) else {
+        return stdout;
+    };
+    let all_up = format!("cpus: {n} of {n} online");
+    stdout
+        .split_inclusive('\n')
+        .filter(|line| {
+            let cpus = line.starts_with("cpus: ");
+            assert!(
+                !cpus || line.starts_with(&all_up),
+                "not every CPU came up: {line}"
+            );
+            !cpus && !line.starts_with("RESULT {\"kind\":\"cpus\"")
+        })
+        .map(|line| {
+            if line.contains("run=") {
+                line.replacen(&format!(" smp={n}"), "", 1)
+            } else {
+                line.to_string()
+            }
+        })
+        .collect()
 }
 
 /// One finished kernel run.
@@ -92,7 +140,7 @@ pub fn boot_with(options: &str, flags: &[&str]) -> Run {
         .expect("cannot run the boot tool");
     Run {
         status: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stdout: as_on_one_cpu(&args, String::from_utf8_lossy(&output.stdout).into_owned()),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
 }

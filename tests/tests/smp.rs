@@ -86,16 +86,23 @@ fn cfslab_lists_its_cpus_in_linux_s_formats() {
             at += 1;
         }
     }
-    // /proc/stat: the machine, then a line per CPU; the AP, which runs no task, is idle.
-    let cpu1: Vec<u64> = run
-        .lines()
-        .find_map(|l| l.strip_prefix("cpu1 "))
-        .expect("a cpu1 line")
-        .split(' ')
-        .map(|n| n.parse().unwrap())
-        .collect();
-    assert_eq!(cpu1.len(), 10, "{cpu1:?}");
-    assert_eq!((cpu1[0], cpu1[2]), (0, 0), "the AP's user and system time");
+    // /proc/stat: the machine, then a line per CPU, ten times each; the machine's idle time
+    // is the CPUs' (each rounded down to USER_HZ on its own: within one tick per CPU).
+    let times = |name: &str| -> Vec<u64> {
+        let line = run.lines().find_map(|l| l.strip_prefix(name));
+        let line = line.unwrap_or_else(|| panic!("no {name:?} line:\n{}", run.stdout));
+        line.split_whitespace()
+            .map(|n| n.parse().unwrap())
+            .collect()
+    };
+    let (all, cpu0, cpu1) = (times("cpu  "), times("cpu0 "), times("cpu1 "));
+    assert!([&all, &cpu0, &cpu1].iter().all(|t| t.len() == 10));
+    let idle = cpu0[3] + cpu1[3];
+    assert!(
+        (idle..=idle + 2).contains(&all[3]),
+        "{all:?} {cpu0:?} {cpu1:?}"
+    );
+    assert!(cpu1[3] > 0, "the AP idles: {cpu1:?}");
     assert!(run.lines().all(|l| !l.starts_with("cpu2 ")));
 }
 
@@ -176,7 +183,8 @@ fn differing_figures(a: &Value, b: &Value, at: &str) -> usize {
 #[test]
 fn every_cpu_comes_up_and_a_parked_cpu_moves_no_figure() {
     let options = "run=seed003 duration=300ms";
-    let alone = boot_with(options, &[]);
+    // One CPU, said outright (under SYSTESTS_SMP the harness would give it more).
+    let alone = boot_with(options, &["--smp", "1"]);
     assert_eq!(alone.status, 0, "{}", alone.stdout);
     // One CPU says nothing about CPUs: the uniprocessor console stays as it was.
     assert!(!alone.stdout.contains("cpus:"), "{}", alone.stdout);
@@ -198,6 +206,13 @@ fn every_cpu_comes_up_and_a_parked_cpu_moves_no_figure() {
                 .unwrap()
                 .ends_with(" smp=4")
         );
+        // The CPUs excluded each other: every CPU's additions under one spin lock, each a
+        // read and a separate write, all counted (`cpus::contention`; the kernel asserts
+        // it too, and would have ended the run as a failure).
+        let cpus = run.result("cpus");
+        assert_eq!(cpus["online"], 4, "{cpus}");
+        assert!(cpus["lock_rounds"].as_u64().unwrap() > 0, "{cpus}");
+        assert_eq!(cpus["counted"], cpus["lock_rounds"], "{cpus}");
         // Each AP answered a call-function IPI with its own APIC id (`cpus::bring_up`), and
         // said it runs with its number read through its own GS base.
         // Under icount the machine has one instruction counter, and an idle CPU halts

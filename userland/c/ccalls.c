@@ -137,6 +137,16 @@ static void affinity(void)
 	errno = 0;
 	check(sched_getaffinity(999999, sizeof set, &set) == -1 && errno == ESRCH,
 	      "sched_getaffinity of no process: ESRCH");
+	CPU_ZERO(&set);
+	errno = 0;
+	check(sched_setaffinity(0, sizeof set, &set) == -1 && errno == EINVAL,
+	      "sched_setaffinity to no CPU: EINVAL");
+	errno = 0;
+	check(syscall(SYS_sched_setaffinity, 0, sizeof set, (void *)8) == -1 && errno == EFAULT,
+	      "sched_setaffinity from a bad pointer: EFAULT");
+	errno = 0;
+	check(syscall(SYS_sched_getaffinity, 0, sizeof set, (void *)8) == -1 && errno == EFAULT,
+	      "sched_getaffinity into a bad pointer: EFAULT");
 }
 
 static void limits(void)

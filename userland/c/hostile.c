@@ -13,6 +13,12 @@
  *   MAP_FIXED_NOREPLACE and a hint are honoured, with Linux's errors.
  * - execve: a string may be 32 pages with its NUL (E2BIG beyond), any number of them
  *   within the budget.
+ * - A signal handler outside the user half (a non-canonical or a kernel address): the
+ *   program dies of SIGSEGV, and no one else notices.
+ * - The GS segment: a program may load its own selector into gs; the kernel, which reaches
+ *   each CPU's data through a GS base of its own, swaps that in on every entry and the
+ *   program's back on every exit, so system calls, a signal handler, page faults and timer
+ *   interrupts all leave the program's gs as it was.
  *
  * `hostile pid1` (cfslab only: on a host it would signal the real init) sends SIGKILL to
  * pid 1, which Linux's init, like every task without a handler for it, ignores.
@@ -352,6 +358,74 @@ static void tables(void)
 	munmap(elsewhere, again * (2L << 20));
 }
 
+static volatile sig_atomic_t usr1_seen;
+
+static void on_usr1(int signal)
+{
+	(void)signal;
+	usr1_seen = 1;
+}
+
+static unsigned short gs_selector(void)
+{
+	unsigned short value;
+	__asm__ volatile("mov %%gs, %0" : "=r"(value));
+	return value;
+}
+
+static void gs_segment(void)
+{
+	/* The stack's selector: a user data segment on either kernel, whatever its number. */
+	unsigned short ss;
+	__asm__ volatile("mov %%ss, %0" : "=r"(ss));
+	__asm__ volatile("mov %0, %%gs" : : "r"(ss));
+	check(getpid() > 0 && gs_selector() == ss, "gs loaded by the program: system calls keep it");
+	signal(SIGUSR1, on_usr1);
+	check(kill(getpid(), SIGUSR1) == 0 && usr1_seen && gs_selector() == ss,
+	      "a signal handler runs, and gs is the program's after it");
+	char *page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	page[0] = 1;
+	check(page[0] == 1 && gs_selector() == ss, "a page's first touch keeps gs");
+	munmap(page, PAGE);
+	/* Long enough for timer interrupts to land in ring 3 and in the kernel. */
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((now.tv_sec - start.tv_sec) * 1000000000L + now.tv_nsec - start.tv_nsec < 20000000L);
+	nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	check(gs_selector() == ss, "20 ms of interrupts and a sleep keep gs");
+	unsigned short null = 0;
+	__asm__ volatile("mov %0, %%gs" : : "r"(null));
+	check(getpid() > 0 && gs_selector() == 0, "a null gs: system calls keep it");
+	nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	check(gs_selector() == 0, "and a sleep");
+}
+
+/* How a child that sets `handler` for SIGUSR1 and raises it ends: its signal, or 0. */
+static int death_by_handler(unsigned long handler)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		struct sigaction action = { 0 };
+		action.sa_handler = (void (*)(int))handler;
+		sigaction(SIGUSR1, &action, NULL);
+		raise(SIGUSR1);
+		_exit(0);
+	}
+	int status = 0;
+	waitpid(child, &status, 0);
+	return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+static void wild_handlers(void)
+{
+	check(death_by_handler(0x0000800000000000UL) == SIGSEGV,
+	      "a handler at a non-canonical address: the program dies of SIGSEGV");
+	check(death_by_handler(0xffffffff80000000UL) == SIGSEGV,
+	      "a handler at a kernel address: the program dies of SIGSEGV");
+}
+
 static void pid1(void)
 {
 	check(kill(1, SIGKILL) == 0, "kill(1, SIGKILL) as root succeeds");
@@ -380,6 +454,8 @@ int main(int argc, char **argv)
 		bad_pointers();
 		mappings();
 		exec_limits();
+		gs_segment();
+		wild_handlers();
 	}
 	if (failures == 0)
 		printf("hostile: all checks passed\n");

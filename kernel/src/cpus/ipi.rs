@@ -61,14 +61,40 @@ static CALLS: [Call; bootopts::MAX_CPUS as usize] = [const {
 
 /// Has CPU `cpu` run `function` (from its call-function IPI's handler, interrupts off) and
 /// returns what it answered; `None` if it is not online or did not answer in time. Not for
-/// the running CPU itself.
+/// the running CPU itself. A CPU that did not answer must not be asked again: its late
+/// answer would be taken for the next call's (the bring-up counts it out, and the other
+/// callers end the run).
 pub fn call_on(cpu: usize, function: fn() -> u64) -> Option<u64> {
+    start_on(cpu, function)?;
+    answer_of(cpu, CALL_WAIT_NS)
+}
+
+/// [`call_on`] CPU `cpu` at APIC id `apic_id`, before the CPUs online are known.
+pub(super) fn call_at(cpu: usize, apic_id: u8, function: fn() -> u64) -> Option<u64> {
+    start_at(cpu, apic_id, function);
+    answer_of(cpu, CALL_WAIT_NS)
+}
+
+/// Leaves `function` for CPU `cpu` and sends it the IPI, without waiting: [`answer_of`]
+/// waits. `None` if the CPU is not online.
+pub fn start_on(cpu: usize, function: fn() -> u64) -> Option<()> {
     let apic_id = (*ONLINE.get()?.get(cpu)?)?;
+    start_at(cpu, apic_id, function);
+    Some(())
+}
+
+fn start_at(cpu: usize, apic_id: u8, function: fn() -> u64) {
     let call = &CALLS[cpu];
     call.answered.store(false, Ordering::Relaxed);
     call.function.store(function as usize, Ordering::Release);
     apic::send_fixed(apic_id, apic::CALL_FUNCTION_VECTOR);
-    let deadline = crate::time::clock::now() + CALL_WAIT_NS;
+}
+
+/// Waits up to `wait_ns` (virtual time) for CPU `cpu`'s answer to the function
+/// [`start_on`] left it; `None` if it did not answer, and the function is withdrawn.
+pub fn answer_of(cpu: usize, wait_ns: u64) -> Option<u64> {
+    let call = &CALLS[cpu];
+    let deadline = crate::time::clock::now() + wait_ns;
     while !call.answered.load(Ordering::Acquire) {
         if crate::time::clock::now() > deadline {
             call.function.store(0, Ordering::Relaxed);

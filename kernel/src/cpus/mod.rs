@@ -21,6 +21,7 @@ use crate::percpu::this_cpu;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
+pub mod contention;
 pub mod ipi;
 
 /// How long an AP has to answer after its STARTUP IPI (virtual time).
@@ -40,6 +41,8 @@ pub struct CpuReport {
     pub apic_ids: Vec<u8>,
     /// The CPUs that did not answer, by number.
     pub silent: Vec<usize>,
+    /// With more than one CPU online: the check that they exclude each other.
+    pub contention: Option<contention::Contention>,
 }
 
 impl CpuReport {
@@ -49,30 +52,41 @@ impl CpuReport {
     }
 }
 
-/// Why the CPUs do not match the boot options: `smp=` says one count, the firmware another.
-pub struct Mismatch {
-    pub asked: u32,
-    pub found: usize,
+/// Why the boot cannot go on with the CPUs.
+pub enum BringUpError {
+    /// `smp=` says one count, the firmware another.
+    Mismatch { asked: u32, found: usize },
+    /// The MADT lists an APIC id twice, or not the boot CPU's: starting CPUs from it could
+    /// send the boot CPU an INIT.
+    BadTable { apic_ids: Vec<u8>, boot: u8 },
 }
 
 /// Reads the CPUs from the MADT (`rsdp`: the RSDP the bootloader found), checks that there
 /// are `smp` of them, and starts the APs. With `smp=1` a machine of one CPU needs no tables:
 /// a missing or unreadable MADT counts as one CPU then.
-pub fn bring_up(smp: u32, rsdp: Option<u64>) -> Result<CpuReport, Mismatch> {
-    // SAFETY: the bootloader maps all physical memory at the offset `mm` reports.
-    let listed = unsafe { crate::arch::acpi::processors(rsdp, crate::mm::physical_offset()) };
+pub fn bring_up(smp: u32, rsdp: Option<u64>) -> Result<CpuReport, BringUpError> {
+    let mapped = |page: u64| {
+        crate::arch::paging::VirtAddr::try_new(page)
+            .ok()
+            .and_then(crate::mm::translate)
+            .is_some()
+    };
+    // SAFETY: the bootloader maps physical memory at the offset `mm` reports, wherever `mm`
+    // finds a page mapped.
+    let listed =
+        unsafe { crate::arch::acpi::processors(rsdp, crate::mm::physical_offset(), &mapped) };
     let mut apic_ids = match listed {
         Ok(ids) if ids.len() == smp as usize => ids,
         // One CPU needs no tables: the boot CPU is APIC 0 on every PC.
         Ok(_) | Err(_) if smp == 1 => alloc::vec![0],
         Ok(ids) => {
-            return Err(Mismatch {
+            return Err(BringUpError::Mismatch {
                 asked: smp,
                 found: ids.len(),
             });
         }
         Err(_) => {
-            return Err(Mismatch {
+            return Err(BringUpError::Mismatch {
                 asked: smp,
                 found: 0,
             });
@@ -82,15 +96,35 @@ pub fn bring_up(smp: u32, rsdp: Option<u64>) -> Result<CpuReport, Mismatch> {
         return Ok(CpuReport {
             apic_ids,
             silent: Vec::new(),
+            contention: None,
         });
     }
     crate::time::map_local_apic();
     let boot_id = crate::arch::apic::local_apic_id();
+    let unique = apic_ids
+        .iter()
+        .enumerate()
+        .all(|(i, id)| !apic_ids[..i].contains(id));
     // The boot CPU first: CPU 0.
-    if let Some(at) = apic_ids.iter().position(|&id| id == boot_id) {
-        apic_ids[..=at].rotate_right(1);
+    match apic_ids.iter().position(|&id| id == boot_id) {
+        Some(at) if unique => apic_ids[..=at].rotate_right(1),
+        _ => {
+            return Err(BringUpError::BadTable {
+                apic_ids,
+                boot: boot_id,
+            });
+        }
     }
     let mut silent = start_aps(&apic_ids);
+    // Each AP reads its own APIC id when asked by IPI: an AP that answers has a local APIC,
+    // an IDT and its own state that work. One that does not is counted silent, and out.
+    for (cpu, &apic_id) in apic_ids.iter().enumerate().skip(1) {
+        if !silent.contains(&cpu)
+            && ipi::call_at(cpu, apic_id, read_apic_id) != Some(u64::from(apic_id))
+        {
+            silent.push(cpu);
+        }
+    }
     let answered = |cpu: usize| !silent.contains(&cpu);
     ipi::set_online(
         apic_ids
@@ -99,14 +133,15 @@ pub fn bring_up(smp: u32, rsdp: Option<u64>) -> Result<CpuReport, Mismatch> {
             .map(|(cpu, &id)| answered(cpu).then_some(id))
             .collect(),
     );
-    // Each AP reads its own APIC id when asked by IPI: an AP that answers has a local APIC,
-    // an IDT and its own state that work. One that does not is counted silent.
-    for (cpu, &apic_id) in apic_ids.iter().enumerate().skip(1) {
-        if !silent.contains(&cpu) && ipi::call_on(cpu, read_apic_id) != Some(u64::from(apic_id)) {
-            silent.push(cpu);
-        }
-    }
-    Ok(CpuReport { apic_ids, silent })
+    let online: Vec<usize> = (0..apic_ids.len())
+        .filter(|c| !silent.contains(c))
+        .collect();
+    let contention = (online.len() > 1).then(|| contention::check(&online));
+    Ok(CpuReport {
+        apic_ids,
+        silent,
+        contention,
+    })
 }
 
 fn read_apic_id() -> u64 {
@@ -128,7 +163,9 @@ fn start_aps(apic_ids: &[u8]) -> Vec<usize> {
         let stack: &'static mut [u8] = alloc::vec![0u8; AP_STACK_BYTES].leak();
         let params = StartParams {
             cr3,
-            stack_top: (stack.as_ptr() as u64 + AP_STACK_BYTES as u64) & !15,
+            // The trampoline jumps to the entry: rsp as after a call (16-byte aligned less
+            // the return address), as the ABI wants at a function's first instruction.
+            stack_top: ((stack.as_ptr() as u64 + AP_STACK_BYTES as u64) & !15) - 8,
             argument: core::ptr::from_ref(crate::percpu::new_area(cpu)) as u64,
             entry: ap_main,
         };

@@ -43,7 +43,7 @@ pub(in crate::sched) fn set_current_files(files: Option<&Files>) {
 
 /// The running process's address space (`None` in a kernel thread).
 pub fn current_address_space() -> Option<Arc<AddressSpace>> {
-    let space = this_cpu().process_parts().0.cast::<AddressSpace>();
+    let space = this_cpu().space().cast::<AddressSpace>();
     // SAFETY: a non-null pointer is the running task's own `Arc<AddressSpace>`
     // (`Task::address_space`), set by the switch as it picked this task
     // ([`set_current_space`], the only writer, stores nothing else). Only the task itself
@@ -65,7 +65,7 @@ pub fn current_address_space() -> Option<Arc<AddressSpace>> {
 /// of the task): the `Arc` the task holds is what keeps the borrowed space alive.
 #[inline(always)]
 pub unsafe fn with_current_address_space<R>(f: impl FnOnce(&AddressSpace) -> R) -> Option<R> {
-    let space = this_cpu().process_parts().0.cast::<AddressSpace>();
+    let space = this_cpu().space().cast::<AddressSpace>();
     // SAFETY: as in `current_address_space`, a non-null pointer is the running task's own
     // `Arc<AddressSpace>`, which only the task itself drops or replaces; the caller vouches
     // that `f` does neither, so the space outlives the borrow.
@@ -75,7 +75,7 @@ pub unsafe fn with_current_address_space<R>(f: impl FnOnce(&AddressSpace) -> R) 
 
 /// The running process's open files (`None` in a kernel thread, and in a process ending).
 pub fn current_files() -> Option<Files> {
-    let files = this_cpu().process_parts().1.cast::<FileTable>();
+    let files = this_cpu().files().cast::<FileTable>();
     // SAFETY: as for the address space above: the running task's own `Arc` (`Task::files`),
     // which only it drops (`proc::lifecycle::release_files`), after clearing the pointer.
     (!files.is_null()).then(|| unsafe {

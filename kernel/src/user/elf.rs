@@ -152,6 +152,11 @@ pub fn parse(file: &[u8]) -> Result<Program, NotExecutable> {
     if segments.is_empty() {
         return Err(NotExecutable("nothing to load"));
     }
+    // The first return to ring 3 jumps to the entry: outside the user half it would fault
+    // in ring 0 (a non-canonical address) or run nothing the program owns.
+    if entry >= USER_END {
+        return Err(NotExecutable("an entry point outside the user half"));
+    }
     Ok(Program {
         entry,
         segments,
@@ -203,6 +208,34 @@ mod tests {
             segment(0x40_1800, 0x1800, 0x100, true),
         ];
         assert!(!program(&packed).read_only_pages_shareable());
+    }
+
+    /// A 120-byte ELF64 executable: its header, one PT_LOAD of the whole file at 0x40_0000,
+    /// and the entry `entry`.
+    fn tiny_elf(entry: u64) -> alloc::vec::Vec<u8> {
+        let mut file = alloc::vec![0u8; 120];
+        file[..6].copy_from_slice(b"\x7fELF\x02\x01");
+        file[16..18].copy_from_slice(&2u16.to_le_bytes());
+        file[18..20].copy_from_slice(&62u16.to_le_bytes());
+        file[24..32].copy_from_slice(&entry.to_le_bytes());
+        file[32..40].copy_from_slice(&64u64.to_le_bytes());
+        file[54..56].copy_from_slice(&56u16.to_le_bytes());
+        file[56..58].copy_from_slice(&1u16.to_le_bytes());
+        file[64..68].copy_from_slice(&(PT_LOAD as u32).to_le_bytes());
+        file[80..88].copy_from_slice(&0x40_0000u64.to_le_bytes());
+        file[96..104].copy_from_slice(&120u64.to_le_bytes());
+        file[104..112].copy_from_slice(&120u64.to_le_bytes());
+        file
+    }
+
+    /// The first return to ring 3 jumps to the entry: one in the kernel's half, or not
+    /// canonical, is refused before the program replaces the caller's.
+    #[test_case]
+    fn an_entry_outside_the_user_half_is_refused() {
+        assert!(parse(&tiny_elf(0x40_0078)).is_ok());
+        for entry in [USER_END, 0x0000_8000_0000_0000, 0xffff_ffff_8000_0000] {
+            assert!(parse(&tiny_elf(entry)).is_err(), "{entry:#x}");
+        }
     }
 
     #[test_case]

@@ -33,31 +33,55 @@ impl fmt::Display for AcpiError {
     }
 }
 
-/// Physical memory as the kernel sees it: every byte at `offset + address`.
-struct Physical {
+/// Physical memory as the kernel sees it: every byte at `offset + address`, where
+/// `mapped` says a page is there.
+struct Physical<'a> {
     offset: u64,
+    mapped: &'a dyn Fn(u64) -> bool,
 }
 
-impl Physical {
-    fn bytes(&self, address: u64, len: usize) -> &'static [u8] {
-        // SAFETY: the bootloader maps all physical memory at `offset` (the caller's promise,
-        // see `processors`), read-only use; the firmware's tables are never written.
-        unsafe { core::slice::from_raw_parts((self.offset + address) as *const u8, len) }
+impl Physical<'_> {
+    /// `len` bytes at physical `address`; an error (`what`'s table is malformed) if any of
+    /// their pages is not mapped, so that a table pointing anywhere is an error, not a
+    /// page fault.
+    fn bytes(
+        &self,
+        address: u64,
+        len: usize,
+        what: &'static str,
+    ) -> Result<&'static [u8], AcpiError> {
+        let bad = AcpiError::BadTable(what);
+        let end = address.checked_add(len as u64).ok_or(bad)?;
+        let start = self.offset.checked_add(address).ok_or(bad)?;
+        self.offset.checked_add(end).ok_or(bad)?;
+        let first_page = start & !0xfff;
+        let last = start + len.max(1) as u64 - 1;
+        if !(first_page..=last)
+            .step_by(4096)
+            .all(|page| (self.mapped)(page))
+        {
+            return Err(bad);
+        }
+        // SAFETY: every page of the range is mapped (checked above), in the bootloader's
+        // map of physical memory; read-only use: the firmware's tables are never written.
+        Ok(unsafe { core::slice::from_raw_parts(start as *const u8, len) })
     }
 
-    fn u32_at(&self, address: u64) -> u32 {
-        u32::from_le_bytes(self.bytes(address, 4).try_into().expect("4 bytes"))
+    fn u32_at(&self, address: u64, what: &'static str) -> Result<u32, AcpiError> {
+        Ok(u32::from_le_bytes(
+            self.bytes(address, 4, what)?.try_into().expect("4 bytes"),
+        ))
     }
 
     /// The table at `address`, whole (its length is at offset 4 of its header), if its
     /// signature is `signature` and its bytes add up to zero.
     fn table(&self, address: u64, signature: &'static str) -> Result<&'static [u8], AcpiError> {
-        let header = self.bytes(address, 36);
-        let length = self.u32_at(address + 4) as usize;
+        let header = self.bytes(address, 36, signature)?;
+        let length = self.u32_at(address + 4, signature)? as usize;
         if &header[..4] != signature.as_bytes() || !(36..=1 << 20).contains(&length) {
             return Err(AcpiError::BadTable(signature));
         }
-        let table = self.bytes(address, length);
+        let table = self.bytes(address, length, signature)?;
         let sum = table.iter().fold(0u8, |sum, b| sum.wrapping_add(*b));
         if sum != 0 {
             return Err(AcpiError::BadTable(signature));
@@ -70,23 +94,29 @@ impl Physical {
 /// processor among them). `rsdp` is the RSDP's physical address, as the bootloader found it.
 ///
 /// # Safety
-/// All physical memory must be mapped at `physical_offset` (the bootloader does, for the
-/// kernel's `physical_memory` mapping).
-pub unsafe fn processors(rsdp: Option<u64>, physical_offset: u64) -> Result<Vec<u8>, AcpiError> {
+/// Physical memory must be mapped at `physical_offset` (the bootloader does, for the
+/// kernel's `physical_memory` mapping) wherever `mapped` (a virtual page's address) says.
+pub unsafe fn processors(
+    rsdp: Option<u64>,
+    physical_offset: u64,
+    mapped: &dyn Fn(u64) -> bool,
+) -> Result<Vec<u8>, AcpiError> {
     let memory = Physical {
         offset: physical_offset,
+        mapped,
     };
     let rsdp = rsdp.ok_or(AcpiError::NoRsdp)?;
-    let head = memory.bytes(rsdp, 20);
+    let head = memory.bytes(rsdp, 20, "RSDP")?;
     if &head[..8] != b"RSD PTR " || head.iter().fold(0u8, |s, b| s.wrapping_add(*b)) != 0 {
         return Err(AcpiError::BadTable("RSDP"));
     }
     // Revision 2 and later point at the XSDT (64-bit entries); the first, at the RSDT.
     let (root, signature, entry_size) = if head[15] >= 2 {
-        let xsdt = u64::from_le_bytes(memory.bytes(rsdp + 24, 8).try_into().expect("8 bytes"));
+        let xsdt = memory.bytes(rsdp + 24, 8, "RSDP")?;
+        let xsdt = u64::from_le_bytes(xsdt.try_into().expect("8 bytes"));
         (xsdt, "XSDT", 8)
     } else {
-        (u64::from(memory.u32_at(rsdp + 16)), "RSDT", 4)
+        (u64::from(memory.u32_at(rsdp + 16, "RSDP")?), "RSDT", 4)
     };
     let root = memory.table(root, signature)?;
     let madt = root[36..]
@@ -96,7 +126,7 @@ pub unsafe fn processors(rsdp: Option<u64>, physical_offset: u64) -> Result<Vec<
             address[..entry_size].copy_from_slice(entry);
             u64::from_le_bytes(address)
         })
-        .find(|&address| memory.bytes(address, 4) == b"APIC")
+        .find(|&address| memory.bytes(address, 4, signature) == Ok(b"APIC"))
         .ok_or(AcpiError::NoMadt)?;
     let madt = memory.table(madt, "APIC")?;
     // After the header (36 bytes), the local APIC's address and flags (8), the entries:

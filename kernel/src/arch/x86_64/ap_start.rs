@@ -78,8 +78,9 @@ core::arch::global_asm!(
     "rdmsr",
     "or eax, (1 << 8) | (1 << 11)",
     "wrmsr",
-    "mov eax, cr0",
-    "or eax, (1 << 31) | (1 << 16)",
+    // CR0 whole, not or-ed into the value INIT left (which has caching off): PE, MP, ET,
+    // NE, WP and PG, as the boot CPU runs.
+    "mov eax, (1 << 31) | (1 << 16) | (1 << 5) | (1 << 4) | (1 << 1) | 1",
     "mov cr0, eax",
     // ljmp 0x10:lm64.
     ".byte 0xea",

@@ -82,14 +82,34 @@ pub fn ensure_kernel_base() {
 /// The running CPU's area.
 #[inline(always)]
 pub fn this() -> usize {
-    read::<0>() as usize
+    read_stable::<0>() as usize
 }
 
-/// Reads the word at `OFFSET` in the running CPU's area.
+/// Reads the word at `OFFSET` in the running CPU's area, every time it is asked (Linux's
+/// `this_cpu_read`): the compiler may not merge two reads or move one out of a loop, since
+/// the word may change behind it (an interrupt handler, the switch).
 #[inline(always)]
 pub fn read<const OFFSET: usize>() -> u64 {
     let value: u64;
     // SAFETY: GS points at this CPU's area (`install`), which holds a word at OFFSET.
+    unsafe {
+        core::arch::asm!(
+            "mov {value}, gs:[{offset}]",
+            value = out(reg) value,
+            offset = const OFFSET,
+            options(readonly, nostack, preserves_flags),
+        );
+    }
+    value
+}
+
+/// Reads a word that never changes once the area is installed (its address, the CPU's
+/// number): the compiler may merge such reads, or drop one whose value goes unused
+/// (Linux's `this_cpu_read_stable`). Only for words written before the area is in use.
+#[inline(always)]
+pub fn read_stable<const OFFSET: usize>() -> u64 {
+    let value: u64;
+    // SAFETY: as `read`.
     unsafe {
         core::arch::asm!(
             "mov {value}, gs:[{offset}]",

@@ -112,7 +112,11 @@ pub fn push(
     contents: &Contents,
 ) -> Result<(), BadFrame> {
     let (frame, fpstate) = layout(stack_top);
-    if frame > stack_top || fpstate + FPU_BYTES as u64 > crate::user::address_space::USER_END {
+    // A handler outside the user half would have the way back to ring 3 jump there, and
+    // SYSRET or iretq to a non-canonical address faults in ring 0: the program gets the
+    // SIGSEGV of a frame it cannot have, as on Linux, where the jump itself would fault.
+    let user_end = crate::user::address_space::USER_END;
+    if frame > stack_top || fpstate + FPU_BYTES as u64 > user_end || handler >= user_end {
         return Err(BadFrame);
     }
     let fp_at = (fpstate - frame) as usize;
