@@ -33,6 +33,9 @@ const AP_STACK_BYTES: usize = 16 * 1024;
 
 /// APs that have reached the kernel, by number (bit `n` for CPU `n`).
 static ANSWERED: AtomicUsize = AtomicUsize::new(0);
+/// APs that have left the trampoline for the kernel, by number: set before an AP takes any
+/// lock, so that one that arrived is never sent an INIT, which could stop it holding one.
+static ARRIVED: AtomicUsize = AtomicUsize::new(0);
 
 /// The CPUs as the boot found them.
 pub struct CpuReport {
@@ -170,21 +173,25 @@ fn start_aps(apic_ids: &[u8]) -> Vec<usize> {
             entry: ap_main,
         };
         // SAFETY: the trampoline page is low memory, which nothing else uses, and mapped by
-        // the physical-memory map at `page`; the previous AP has answered, or was given up
-        // on and held in INIT (below), so no AP runs the trampoline.
+        // the physical-memory map at `page`; the previous AP has left the trampoline, or was
+        // given up on and held in INIT (below), so no AP runs it.
         unsafe { ap_start::install_trampoline(page, &params) };
         let clock = crate::time::clock::now;
         ap_start::start(apic_id, || {
             crate::time::clock::spin_until(clock() + INIT_WAIT_NS)
         });
+        let has = |bits: &AtomicUsize| bits.load(Ordering::Acquire) & 1 << cpu != 0;
         let deadline = clock() + ANSWER_WAIT_NS;
-        while ANSWERED.load(Ordering::Acquire) & 1 << cpu == 0 && clock() < deadline {
+        while !has(&ANSWERED) && clock() < deadline {
             core::hint::spin_loop();
         }
-        if ANSWERED.load(Ordering::Acquire) & 1 << cpu == 0 {
+        if !has(&ARRIVED) {
             // INIT again holds a late AP in its wait for a STARTUP it will never get, so it
-            // cannot start later on the next AP's parameters.
+            // cannot start later on the next AP's parameters. One that arrived has left the
+            // trampoline: it is only counted out.
             crate::arch::apic::send_init(apic_id);
+        }
+        if !has(&ANSWERED) {
             silent.push(cpu);
         }
     }
@@ -199,6 +206,7 @@ extern "C" fn ap_main(area: u64) -> ! {
     // SAFETY: `area` is the 'static PerCpu the boot CPU made for this AP alone; interrupts
     // are off since the trampoline.
     let area = unsafe { &*(area as *const crate::percpu::PerCpu) };
+    ARRIVED.fetch_or(1 << area.index(), Ordering::Release);
     // SAFETY: as above.
     unsafe { crate::percpu::init_ap(area) };
     crate::arch::gdt::init_ap();
