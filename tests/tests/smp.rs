@@ -141,42 +141,50 @@ fn seed003_figures(run: &Run) -> Vec<Value> {
     records
 }
 
-/// How far apart two runs' figures may be, in µs (see below).
-const SPREAD_US: u64 = 2;
+/// How far apart a figure of two runs may be, in µs, and why (see the test below).
+const SPREAD_US: f64 = 10.0;
 
-/// Compares two runs' records field by field: text equal, numbers within [`SPREAD_US`].
-/// Returns how many numbers differ at all.
-fn differing_figures(a: &Value, b: &Value, at: &str) -> usize {
+/// One figure that differs between two runs: where it is, and its two values.
+struct Difference {
+    at: String,
+    alone: f64,
+    here: f64,
+}
+
+impl Difference {
+    /// Whether the difference is within the spread the test allows: a latency count may
+    /// gain or lose the sample that lands on the window's edge, a share moves in its third
+    /// decimal, and every other figure (µs) moves by at most [`SPREAD_US`].
+    fn within_spread(&self) -> bool {
+        let by = (self.alone - self.here).abs();
+        match self.at.rsplit('.').next() {
+            Some("n" | "missed") => by <= 1.0,
+            Some("share") => by <= 0.001,
+            _ => by <= SPREAD_US,
+        }
+    }
+}
+
+/// Walks two runs' records side by side: the text must be equal, and every number that
+/// differs is listed in `out`. The records of each sample (`kind: samples`) are left out:
+/// one sample more or less shifts them all, and their latency record sums them up.
+fn differences(a: &Value, b: &Value, at: &str, out: &mut Vec<Difference>) {
     match (a, b) {
+        (Value::Object(x), _) if x.get("kind").is_some_and(|k| k == "samples") => {}
         (Value::Object(x), Value::Object(y)) => {
             assert_eq!(x.len(), y.len(), "{at}: {a} against {b}");
-            x.iter()
-                .map(|(key, v)| differing_figures(v, &y[key], &format!("{at}.{key}")))
-                .sum()
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            assert_eq!(x.len(), y.len(), "{at}: a different count");
-            x.iter()
-                .zip(y)
-                .enumerate()
-                .map(|(i, (v, w))| differing_figures(v, w, &format!("{at}[{i}]")))
-                .sum()
-        }
-        (Value::Number(_), Value::Number(_)) if a.is_u64() && b.is_u64() => {
-            let (x, y) = (a.as_u64().unwrap(), b.as_u64().unwrap());
-            assert!(x.abs_diff(y) <= SPREAD_US, "{at}: {x} against {y}");
-            usize::from(x != y)
+            for (key, v) in x {
+                differences(v, &y[key], &format!("{at}.{key}"), out);
+            }
         }
         (Value::Number(_), Value::Number(_)) => {
-            let (x, y) = (a.as_f64().unwrap(), b.as_f64().unwrap());
-            // Shares: a few µs in a 300 ms window.
-            assert!((x - y).abs() <= 0.001, "{at}: {x} against {y}");
-            usize::from(x != y)
+            let (alone, here) = (a.as_f64().unwrap(), b.as_f64().unwrap());
+            if alone != here {
+                let at = at.to_string();
+                out.push(Difference { at, alone, here });
+            }
         }
-        _ => {
-            assert_eq!(a, b, "{at}");
-            0
-        }
+        _ => assert_eq!(a, b, "{at}"),
     }
 }
 
@@ -215,27 +223,43 @@ fn every_cpu_comes_up_and_a_parked_cpu_moves_no_figure() {
         assert_eq!(cpus["counted"], cpus["lock_rounds"], "{cpus}");
         // Each AP answered a call-function IPI with its own APIC id (`cpus::bring_up`), and
         // said it runs with its number read through its own GS base.
-        // Under icount the machine has one instruction counter, and an idle CPU halts
-        // and spends none of it: CPU 0 runs the uniprocessor run's
-        // instructions, so its figures are that run's, give or take where QEMU stops it.
-        // With several vCPUs QEMU's round-robin also leaves CPU 0's translated code to look
-        // at the others (its kick, every 100 ms), and an interrupt can land a few
-        // instructions off. Measured (1 s seed003, smp=2, 6 runs): the optimised kernel
-        // repeats its figures exactly and one differs from smp=1's by 1 µs; the debug
-        // kernel, as here, moves 3 or 4 figures by 1 µs, not always the same ones. So the
-        // figures must agree to SPREAD_US, and the count that differs is printed.
+        // Under icount the machine has one instruction counter, and a halted CPU spends
+        // none of it: CPU 0 runs the uniprocessor run's instructions, so its figures are
+        // that run's, give or take where QEMU stops it. They are not quite equal, and not
+        // always the same: QEMU's round-robin also switches vCPUs on a kick timed by the
+        // host (every 100 ms of host time), and the boot's waits for the APs spin for as
+        // long as that switching makes them, so the experiment may start a little later
+        // and an interrupt land a few instructions off (our reading; not pinned down).
+        // Measured (300 ms seed003, smp=4, 50 runs, idle and loaded hosts): 3 figures move
+        // by 1 µs, once 23 by at most 2; a loaded CI host moved one further. The bound,
+        // SPREAD_US, is a few times that and far below what a CPU that did not stay parked
+        // would do: it would spend the counter beside CPU 0 and stretch the tasks' 5 ms of
+        // CPU time and every latency by its share, milliseconds. Each difference is printed.
         let got = seed003_figures(&run);
-        assert_eq!(got.len(), expected.len());
-        let differing: usize = got
-            .iter()
-            .zip(&expected)
-            .map(|(g, e)| differing_figures(g, e, "seed003"))
-            .sum();
+        assert_eq!(got.len(), expected.len(), "{}", run.stdout);
+        let mut found = Vec::new();
+        for (alone, here) in expected.iter().zip(&got) {
+            differences(alone, here, "seed003", &mut found);
+        }
         println!(
-            "smp=4 run {round}: {differing} figures differ from smp=1's, by at most {SPREAD_US} µs"
+            "smp=4 run {round}: {} figures differ from smp=1's",
+            found.len()
         );
+        for d in &found {
+            println!(
+                "smp=4 run {round}: {} is {} alone, {} here",
+                d.at, d.alone, d.here
+            );
+        }
+        let beyond: Vec<&str> = found
+            .iter()
+            .filter(|d| !d.within_spread())
+            .map(|d| d.at.as_str())
+            .collect();
+        assert!(beyond.is_empty(), "beyond the spread: {beyond:?}");
     }
 }
+
 #[test]
 fn smp_must_agree_with_the_machine() {
     // smp=2 on QEMU's default single CPU: the MADT lists one.
