@@ -3,8 +3,9 @@
 #
 #   cfslab-ps          every task: pid, name, uid, nice, state, vruntime, sum_exec,
 #                      switches
-#   cfslab-rq          /proc/sched_debug: the policy and its tunables, the CPU's
-#                      counters, each runqueue (per group, then the root), the tasks
+#   cfslab-rq [CPU]    /proc/sched_debug for one CPU (default: the selected thread's, as
+#                      QEMU shows each vCPU as a thread): the policy and its tunables,
+#                      the CPU's counters, each runqueue (per group, then the root), the tasks
 #   cfslab-trace [N]   the last N scheduler events (default 20) as ftrace text; without
 #                      trace=on the kernel keeps the last 256
 #   cfslab-program NAME  load the symbols of user program NAME (userland/, static and
@@ -66,11 +67,25 @@ class CfslabPs(Dump):
         super().__init__("cfslab-ps", PS, False)
 
 
-class CfslabRq(Dump):
-    """/proc/sched_debug: tunables, counters, runqueues, the table of tasks."""
+class CfslabRq(gdb.Command):
+    """cfslab-rq [CPU]: /proc/sched_debug for one CPU (default: the selected thread's)."""
 
     def __init__(self):
-        super().__init__("cfslab-rq", RQ, False)
+        super().__init__("cfslab-rq", gdb.COMMAND_STATUS)
+
+    def invoke(self, argument, from_tty):
+        argument = argument.strip()
+        if argument:
+            try:
+                cpu = int(argument)
+            except ValueError:
+                raise gdb.GdbError("usage: cfslab-rq [CPU]  (CPU: a number, 0 for the first)")
+            if cpu < 0:
+                raise gdb.GdbError("cfslab-rq: CPU must be 0 or more")
+        else:
+            # QEMU's gdb stub shows vCPU n as thread n + 1.
+            cpu = gdb.selected_thread().num - 1
+        gdb.write(kernel_dump(RQ, cpu))
 
 
 class CfslabTrace(Dump):

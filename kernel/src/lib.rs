@@ -150,7 +150,7 @@ pub fn init(boot_info: &'static mut BootInfo) -> Boot {
     if cpus.apic_ids.len() > 1 {
         print_cpus(&cpus);
     }
-    sched::init(&config);
+    sched::init(&config, &cpus.online_cpus());
     Boot {
         config,
         memory,

@@ -18,13 +18,13 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// `boot gdb --no-launch` with `opts`: the running boot tool, its later stdout lines, and
-/// the gdb script it printed.
-fn start_session(opts: &str) -> (Child, mpsc::Receiver<String>, String) {
+/// `boot gdb --no-launch` with `opts` (and the tool's `flags`): the running boot tool, its
+/// later stdout lines, and the gdb script it printed.
+fn start_session(opts: &str, flags: &[&str]) -> (Child, mpsc::Receiver<String>, String) {
     let port = free_port().to_string();
     // The boot tool's timeout ends QEMU if gdb never does (a failing test must not leave a
     // paused QEMU behind).
-    let mut boot = boot_command(&[
+    let mut args = vec![
         "gdb",
         "--no-launch",
         "--timeout",
@@ -33,12 +33,14 @@ fn start_session(opts: &str) -> (Child, mpsc::Receiver<String>, String) {
         &port,
         "--opts",
         opts,
-    ])
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::inherit())
-    .spawn()
-    .expect("cannot start the boot tool");
+    ];
+    args.extend_from_slice(flags);
+    let mut boot = boot_command(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("cannot start the boot tool");
 
     // The first line on stdout is the exact command to attach; wait for it (the kernel may
     // need building first).
@@ -90,7 +92,7 @@ fn gdb_batch(script: &str, commands: &[&str]) -> String {
 
 #[test]
 fn gdb_stops_at_the_kernel_entry_and_steps() {
-    let (mut boot, _, script) = start_session("");
+    let (mut boot, _, script) = start_session("", &[]);
     let text = gdb_batch(&script, &["bt", "next", "kill"]);
     // gdb's `kill` ended QEMU, and with it the boot tool — a session's ordinary end, not a
     // failure: status 0 (it was 4, "no report", once).
@@ -127,7 +129,8 @@ fn gdb_stops_at_the_kernel_entry_and_steps() {
 /// the kernel never printed again (boot/src/gdb.rs explains the cause and the fix).
 #[test]
 fn breakpoints_in_the_policy_tick_continue_cleanly_and_the_helpers_show_the_scheduler() {
-    let (boot, console, script) = start_session("run=custom tasks=sleeper:10ms,hog duration=500ms");
+    let (boot, console, script) =
+        start_session("run=custom tasks=sleeper:10ms,hog duration=500ms", &[]);
     let text = gdb_batch(
         &script,
         &[
@@ -232,7 +235,7 @@ fn the_run_ended_with_sane_wake_ups(console: &str) {
 /// for its first `write`, and the run completing.
 #[test]
 fn a_user_program_stops_in_its_own_code_and_its_system_call_in_the_kernel() {
-    let (boot, console, script) = start_session("-- /bin/hello a");
+    let (boot, console, script) = start_session("-- /bin/hello a", &[]);
     let text = gdb_batch(
         &script,
         &[
@@ -263,4 +266,58 @@ fn a_user_program_stops_in_its_own_code_and_its_system_call_in_the_kernel() {
     assert!(text.contains("$1 = 0x1\n$2 = 1\n"), "{text}");
     assert!(console.contains("  argv[1] = a"), "{console}");
     assert!(console.contains(r#""status":0"#), "{console}");
+}
+
+/// With two CPUs, QEMU's gdb stub shows each vCPU as a thread, and `cfslab-rq` shows one
+/// CPU's part of /proc/sched_debug: the selected thread's by default, or the CPU it is
+/// given; a CPU that is not online is said to be so.
+#[test]
+fn with_two_cpus_gdb_lists_both_and_cfslab_rq_takes_a_cpu() {
+    let (boot, console, script) =
+        start_session("run=custom tasks=hog duration=300ms", &["--smp", "2"]);
+    let text = gdb_batch(
+        &script,
+        &[
+            // The tick runs on CPU 0 (the APs run no task yet): its thread is selected.
+            "hbreak 'sched::fair::class::{impl#2}::tick' if now > 200000000",
+            "continue",
+            "info threads",
+            "echo ---own---\\n",
+            "cfslab-rq",
+            "echo ---cpu1---\\n",
+            "cfslab-rq 1",
+            "echo ---cpu5---\\n",
+            "cfslab-rq 5",
+            "echo ---end---\\n",
+            "delete",
+            "continue",
+        ],
+    );
+    let _ = session_ended(boot, &console, &text);
+    let threads: Vec<&str> = text.lines().filter(|l| l.contains("Thread 1.")).collect();
+    assert_eq!(threads.len(), 2, "info threads:\n{text}");
+    assert!(threads[0].starts_with("* 1 "), "{text}");
+    let between = |from: &str, to: &str| -> &str {
+        let rest = text.split(from).nth(1).unwrap_or_else(|| panic!("{text}"));
+        rest.split(to).next().unwrap()
+    };
+    let own = between("---own---\n", "---cpu1---");
+    assert!(own.contains("\ncpu#0\n") && !own.contains("cpu#1"), "{own}");
+    assert!(
+        own.lines()
+            .any(|l| l.starts_with(">R") && l.contains(" hog ")),
+        "{own}"
+    );
+    let cpu1 = between("---cpu1---\n", "---cpu5---");
+    assert!(
+        cpu1.contains("\ncpu#1\n") && !cpu1.contains("cpu#0"),
+        "{cpu1}"
+    );
+    assert!(cpu1.contains("\ncfs_rq[1]:/\n"), "{cpu1}");
+    let cpu5 = between("---cpu5---\n", "---end---");
+    assert_eq!(
+        cpu5.trim(),
+        "cfslab-rq: CPU 5 is not online (online: [0, 1])",
+        "{text}"
+    );
 }

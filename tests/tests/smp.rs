@@ -283,3 +283,84 @@ fn smp_must_agree_with_the_machine() {
         assert_eq!(errors.len(), 1, "{bad}:\n{}", run.stdout);
     }
 }
+
+/// `/proc/sched_debug`'s CPU sections: each `cpu#N` line's number and the text up to the
+/// next section (or the end of the file, at `/proc/schedstat`'s first line).
+fn cpu_sections(text: &str) -> Vec<(usize, &str)> {
+    let text = text.split("\nversion 15\n").next().unwrap();
+    text.split("\ncpu#")
+        .skip(1)
+        .map(|section| {
+            let (number, rest) = section.split_once('\n').unwrap();
+            (number.parse().unwrap(), rest)
+        })
+        .collect()
+}
+
+/// The value of field `.name` in a section of `/proc/sched_debug`.
+fn field<'a>(section: &'a str, name: &str) -> &'a str {
+    let line = section.lines().find(|l| l.trim_start().starts_with(name));
+    let line = line.unwrap_or_else(|| panic!("no {name} in:\n{section}"));
+    line.split_once(": ").unwrap().1.trim()
+}
+
+#[test]
+fn each_cpu_has_a_runqueue_of_its_own() {
+    let files = "/proc/sched_debug /proc/schedstat /proc/self/stat";
+    let run = boot_with(&format!("-- /bin/cat {files}"), &["--smp", "3"]);
+    assert_eq!(run.status, 0, "{}", run.stdout);
+    let pid = run.result("exit")["pid"].to_string();
+    let text = run.stdout.replace('\r', "");
+    // Linux's layout: a `cpu#N` section per CPU, in order, each with its counters, its
+    // policy's runqueue (`cfs_rq[N]:/`) and the table of its tasks.
+    let sections = cpu_sections(&text);
+    let numbers: Vec<usize> = sections.iter().map(|&(n, _)| n).collect();
+    assert_eq!(numbers, [0, 1, 2], "{text}");
+    // CPU 0 runs every task until the APs schedule: `cat` is its current task, in its table.
+    let (_, cpu0) = sections[0];
+    assert_eq!(field(cpu0, ".curr->pid"), pid, "{cpu0}");
+    assert!(
+        cpu0.lines()
+            .any(|l| l.starts_with(">R") && l.contains(" cat ")),
+        "{cpu0}"
+    );
+    // Each AP's runqueue holds its idle task alone: nothing runs or waits there, nothing
+    // ever switched, and its table lists no task. A fresh cfs_rq's min_vruntime starts
+    // 2^20 ns below zero, as Linux's does (so that wrap-around is exercised early).
+    for &(n, ap) in &sections[1..] {
+        assert_eq!(field(ap, ".nr_running"), "0", "cpu#{n}:\n{ap}");
+        assert_eq!(field(ap, ".nr_switches"), "0", "cpu#{n}:\n{ap}");
+        assert_eq!(field(ap, ".curr->pid"), "0", "cpu#{n}:\n{ap}");
+        assert!(ap.contains(&format!("\ncfs_rq[{n}]:/\n")), "cpu#{n}:\n{ap}");
+        assert_eq!(field(ap, ".min_vruntime"), "-1.048576", "cpu#{n}:\n{ap}");
+        let mut table = ap.lines().skip_while(|l| !l.starts_with("-----")).skip(1);
+        assert!(
+            table.all(|l| l.trim().is_empty()),
+            "cpu#{n} lists tasks:\n{ap}"
+        );
+    }
+    // /proc/schedstat: a line per CPU, the APs' counters all zero.
+    let numbered = |l: &&str| {
+        let rest = l.strip_prefix("cpu");
+        rest.is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+    };
+    let schedstat: Vec<&str> = text.lines().filter(numbered).collect();
+    assert_eq!(schedstat.len(), 3, "{text}");
+    for (n, line) in schedstat.iter().enumerate() {
+        let mut words = line.split_whitespace();
+        assert_eq!(words.next(), Some(format!("cpu{n}").as_str()), "{line}");
+        let counters: Vec<u64> = words.map(|w| w.parse().unwrap()).collect();
+        assert_eq!(counters.len(), 9, "{line}");
+        assert_eq!(counters.iter().all(|&c| c == 0), n != 0, "{line}");
+    }
+    // /proc/self/stat: field 39, the processor, is the CPU whose runqueue holds `cat`.
+    let stat = text
+        .lines()
+        .find(|l| l.starts_with(&format!("{pid} (cat)")));
+    let stat = stat.unwrap_or_else(|| panic!("no stat line:\n{text}"));
+    let after_comm = stat.rsplit_once(") ").unwrap().1;
+    // Fields from the third (state) on: the 39th is at index 36.
+    let fields: Vec<&str> = after_comm.split_whitespace().collect();
+    assert_eq!(fields.len(), 50, "{stat}");
+    assert_eq!(fields[36], "0", "{stat}");
+}

@@ -227,6 +227,20 @@ impl<P: ?Sized + Policy> Rq<P> {
         assert_eq!(picked, Some(current), "the only runnable task is picked");
     }
 
+    /// Replaces the policy of a runqueue whose CPU runs its idle task and has no other task
+    /// (another CPU's, while the boot task's changes policy with [`Rq::replace_policy`]).
+    pub fn replace_idle_policy(&mut self, policy: Box<P>) {
+        assert_eq!(self.current, self.idle, "an idle CPU's policy is replaced");
+        assert!(
+            self.tasks
+                .iter()
+                .flatten()
+                .all(|t| t.state == State::Exited),
+            "a CPU with tasks keeps its policy"
+        );
+        self.policy = policy;
+    }
+
     /// Wakes `task` if it sleeps (`try_to_wake_up`): it is queued, and the current task is
     /// asked to give way if the policy says the woken one should preempt it. A wake-up of a
     /// task that is not asleep does nothing; returns whether the task woke.

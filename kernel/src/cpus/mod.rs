@@ -53,6 +53,12 @@ impl CpuReport {
     pub fn online(&self) -> usize {
         self.apic_ids.len() - self.silent.len()
     }
+
+    /// The CPUs running, by number, in order.
+    pub fn online_cpus(&self) -> Vec<usize> {
+        let all = 0..self.apic_ids.len();
+        all.filter(|n| !self.silent.contains(n)).collect()
+    }
 }
 
 /// Why the boot cannot go on with the CPUs.

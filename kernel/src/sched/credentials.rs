@@ -21,7 +21,7 @@ pub fn setuid(uid: u32) -> Result<(), PermissionDenied> {
         match s.task(me).uid {
             0 => {
                 s.task(me).uid = uid;
-                s.rq.set_uid(me, uid, clock::now());
+                s.this_rq_mut().set_uid(me, uid, clock::now());
                 Ok(())
             }
             same if same == uid => Ok(()),
@@ -44,7 +44,7 @@ pub fn set_task_nice(id: TaskId, nice: i8) -> bool {
         };
         t.set_nice(nice);
         let slot = t.slot;
-        s.rq.set_nice(slot, nice, clock::now());
+        s.task_rq_mut(slot).set_nice(slot, nice, clock::now());
         true
     })
 }

@@ -4,8 +4,8 @@
 //! prints at the end of each scenario: one formatter for all, as Linux's scripts/gdb `lx-ps`
 //! reads what /proc shows.
 //!
-//! `/proc/sched_debug` holds the clocks and the policy's tunables, then the CPU — its
-//! counters, the policy's runqueues, and a table of every task on it. The kernel writes what
+//! `/proc/sched_debug` holds the clocks and the policy's tunables, then each CPU in turn —
+//! its counters, its policy's runqueues, and a table of every task on it. The kernel writes what
 //! it owns (the clocks, the counters, each task's pid, name, state, switches and waits) and
 //! the policy what it owns, each runqueue and each task's columns, in the layout of the
 //! Linux it mirrors (`sched::debug_layout`). Every task has one number here, its pid, as in
@@ -20,7 +20,7 @@
 //! So nothing here allocates or takes a lock: the caller holds the scheduler, or gdb has
 //! stopped the kernel.
 
-use super::{RUNQUEUES, Scheduler};
+use super::{SCHEDULER, Scheduler};
 use crate::task::{State, pid_of};
 use core::fmt::{self, Write};
 use sched::debug_layout::{SplitNs, TaskRow, field};
@@ -48,21 +48,18 @@ pub(super) fn write_ps(s: &Scheduler, out: &mut dyn Write) -> fmt::Result {
         let Some(t) = s.slots[slot].as_deref() else {
             continue;
         };
-        let info = s.rq.policy().task_info(t.slot);
-        let stats = s.rq.stats(t.slot);
+        let rq = s.task_rq(t.slot);
+        let info = rq.policy().task_info(t.slot);
+        let stats = rq.stats(t.slot);
         let state = match s.state(t.slot) {
-            _ if t.slot == s.idle_slot() => "idle",
+            _ if s.is_idle(t.slot) => "idle",
             State::Running => "running",
             State::Runnable => "runnable",
             State::Sleeping => "sleeping",
             State::Exited => "exited",
         };
-        // The idle task is pid 0, as Linux's swapper is.
-        let pid = if t.slot == s.idle_slot() {
-            0
-        } else {
-            pid_of(t.id)
-        };
+        // An idle task is pid 0, as Linux's swappers are.
+        let pid = if s.is_idle(t.slot) { 0 } else { pid_of(t.id) };
         write!(
             out,
             "{pid:>5} {:<15} {:>4} {:>4} {state:<8} ",
@@ -80,10 +77,20 @@ pub(super) fn write_ps(s: &Scheduler, out: &mut dyn Write) -> fmt::Result {
     writeln!(out, "(times in ns)")
 }
 
-/// Writes `/proc/sched_debug`: the policy and its tunables, the CPU's counters, the
-/// policy's runqueues and the table of tasks. What `cfslab-rq` shows.
-pub(super) fn write_rq(s: &Scheduler, out: &mut dyn Write) -> fmt::Result {
-    write_sched_debug(s, crate::time::clock::now(), out)
+/// Writes `/proc/sched_debug` with CPU `cpu`'s section alone: the policy and its tunables,
+/// the CPU's counters, its policy's runqueues and its table of tasks. What `cfslab-rq CPU`
+/// shows.
+pub(super) fn write_rq(s: &Scheduler, cpu: usize, out: &mut dyn Write) -> fmt::Result {
+    if !s.online.contains(&cpu) {
+        return writeln!(
+            out,
+            "cfslab-rq: CPU {cpu} is not online (online: {:?})",
+            s.online
+        );
+    }
+    let now = crate::time::clock::now();
+    write_header(s, now, out)?;
+    write_cpu(s, cpu, now, out)
 }
 
 /// Writes the last `n` trace events (from the trace with `trace=on`, else from the
@@ -116,7 +123,7 @@ impl Write for Text {
     }
 }
 
-/// gdb's entry point: writes dump `what` (0 ps, 1 rq, 2 the last `n` trace events) into
+/// gdb's entry point: writes dump `what` (0 ps, 1 rq of CPU `n`, 2 the last `n` trace events) into
 /// [`CFSLAB_GDB_TEXT`] and returns its length. Called only by gdb, with the CPU stopped and
 /// interrupts masked.
 #[unsafe(no_mangle)]
@@ -124,7 +131,7 @@ pub extern "C" fn cfslab_gdb_dump(what: u64, n: u64) -> u64 {
     // SAFETY: gdb calls this while the only CPU is stopped (see the module's docs): no code
     // runs concurrently, so reading the state behind the lock without taking it races with
     // nothing. Taking it could deadlock: gdb may have stopped the kernel while it held it.
-    let Some(s) = (unsafe { &*RUNQUEUES[0].as_mut_ptr() }).as_ref() else {
+    let Some(s) = (unsafe { &*SCHEDULER.as_mut_ptr() }).as_ref() else {
         return 0;
     };
     let mut text = Text {
@@ -134,7 +141,7 @@ pub extern "C" fn cfslab_gdb_dump(what: u64, n: u64) -> u64 {
     };
     let _ = match what {
         PS => write_ps(s, &mut text),
-        RQ => write_rq(s, &mut text),
+        RQ => write_rq(s, n as usize, &mut text),
         TRACE => write_trace(s, n as usize, &mut text),
         _ => writeln!(text, "cfslab_gdb_dump: unknown dump {what}"),
     };
@@ -147,20 +154,20 @@ pub extern "C" fn cfslab_gdb_dump(what: u64, n: u64) -> u64 {
 
 // --- /proc/sched_debug -----------------------------------------------------------------
 
-/// The CPU this is (cfslab runs on one).
-const CPU: usize = 0;
-
-/// `/proc/sched_debug`, at time `now`.
+/// `/proc/sched_debug`, at time `now`: the head, then every CPU's section in CPU order.
 pub(super) fn write_sched_debug(s: &Scheduler, now: u64, out: &mut dyn Write) -> fmt::Result {
     write_header(s, now, out)?;
-    write_cpu(s, now, out)
+    s.online
+        .iter()
+        .try_for_each(|&cpu| write_cpu(s, cpu, now, out))
 }
 
 /// The file's head: the version line (with the policy), the clocks (cfslab has one clock, which Linux's three
 /// names all read here), the tick count and the policy's tunables (`sysctl_sched`).
 fn write_header(s: &Scheduler, now: u64, out: &mut dyn Write) -> fmt::Result {
-    // Linux names its release and build here; cfslab names its policy and era.
-    let policy = s.rq.policy();
+    // Linux names its release and build here; cfslab names its policy and era (every
+    // CPU's policy instance has the same, and the same tunables).
+    let policy = s.rqs[0].policy();
     write!(out, "Sched Debug Version: v0.11, cfslab {}", policy.name())?;
     match policy.fair_params() {
         Some(p) => writeln!(out, " {}", p.era)?,
@@ -183,47 +190,49 @@ fn write_header(s: &Scheduler, now: u64, out: &mut dyn Write) -> fmt::Result {
     Ok(())
 }
 
-/// The CPU's part: `cpu#0` with its counters, the policy's runqueues, then the table of
-/// tasks (Linux's `print_cpu` and `print_rq`).
-fn write_cpu(s: &Scheduler, now: u64, out: &mut dyn Write) -> fmt::Result {
-    let current = s.current_slot();
-    let current_pid = if current == s.idle_slot() {
+/// CPU `cpu`'s part: `cpu#N` with its counters, its policy's runqueues, then the table of
+/// its tasks (Linux's `print_cpu` and `print_rq`).
+fn write_cpu(s: &Scheduler, cpu: usize, now: u64, out: &mut dyn Write) -> fmt::Result {
+    let rq = &s.rqs[cpu];
+    let current = rq.current();
+    let current_pid = if current == rq.idle() {
         0
     } else {
         s.slots[current].as_ref().map_or(0, |t| pid_of(t.id))
     };
-    writeln!(out, "\ncpu#{CPU}")?;
-    field(out, "nr_running", s.runnable_tasks())?;
-    field(out, "nr_switches", s.switches())?;
+    writeln!(out, "\ncpu#{cpu}")?;
+    field(out, "nr_running", s.runnable_on(cpu))?;
+    field(out, "nr_switches", rq.nr_switches())?;
     field(out, "curr->pid", current_pid)?;
     field(out, "clock", SplitNs::of(now))?;
     field(out, "clock_task", SplitNs::of(now))?;
-    // The schedstats counters (every wake-up is local on one CPU).
-    let stat = s.cpu_schedstat();
+    // The schedstats counters (every wake-up is local while tasks stay on their CPU).
+    let stat = s.cpu_schedstat(cpu);
     field(out, "sched_count", stat.switches)?;
     field(out, "sched_goidle", stat.idle_switches)?;
     field(out, "ttwu_count", stat.wakeups)?;
     field(out, "ttwu_local", stat.wakeups)?;
-    s.rq.policy().write_debug_runqueues(CPU, out)?;
+    rq.policy().write_debug_runqueues(cpu, out)?;
     writeln!(out, "\nrunnable tasks:")?;
-    write_tasks(s, out)
+    write_tasks(s, cpu, out)
 }
 
-/// The table: every task but the idle one (Linux's swapper is not in its task list either),
-/// in pid order, asleep or not, as Linux 4.18+ lists them.
-fn write_tasks(s: &Scheduler, out: &mut dyn Write) -> fmt::Result {
-    let policy = s.rq.policy();
+/// CPU `cpu`'s table: every task on its runqueue but the idle one (Linux's swapper is not
+/// in its task list either), in pid order, asleep or not, as Linux 4.18+ lists them.
+fn write_tasks(s: &Scheduler, cpu: usize, out: &mut dyn Write) -> fmt::Result {
+    let rq = &s.rqs[cpu];
+    let policy = rq.policy();
     policy.write_debug_task_header(out)?;
     for &slot in s.by_id.values() {
         let Some(t) = s.slots[slot].as_deref() else {
             continue;
         };
-        if slot == s.idle_slot() {
+        if t.cpu != cpu || slot == rq.idle() {
             continue;
         }
-        let stats = s.rq.stats(slot);
+        let stats = rq.stats(slot);
         let row = TaskRow {
-            running: slot == s.current_slot(),
+            running: slot == rq.current(),
             state: match s.state(slot) {
                 State::Running | State::Runnable => 'R',
                 State::Sleeping => 'S',

@@ -80,9 +80,16 @@ pub use sched::ForkKind;
 use sched::{Policy, Rq, Wakeup};
 
 struct Scheduler {
-    /// The CPU's runqueue: the policy, the current and idle tasks, `need_resched`, and each
-    /// task's state and statistics (by slot). Every scheduling step goes through it.
-    rq: Rq<dyn Policy + Send>,
+    /// The runqueues, one per online CPU, indexed by its number (Linux's per-CPU
+    /// `runqueues`): each has its own policy instance, its current and idle tasks, its
+    /// `need_resched`, and the state and statistics of the tasks placed on it (by slot). A
+    /// task is on one runqueue at a time, the one its [`Task::cpu`] names. Until the APs
+    /// schedule, every task is placed on the CPU that creates it — CPU 0 — and the APs'
+    /// runqueues hold their idle tasks alone.
+    rqs: Vec<Rq<dyn Policy + Send>>,
+    /// The CPUs that came up, by number, in order: those `/proc/sched_debug` and
+    /// `/proc/schedstat` list.
+    online: Vec<usize>,
     /// Every task by slot (see [`crate::task`]): the policy knows tasks by slot.
     slots: Vec<Option<Box<Task>>>,
     free_slots: Vec<Slot>,
@@ -100,23 +107,19 @@ struct Scheduler {
     echo: bool,
 }
 
-/// A CPU's runqueue and the scheduler's state around it, behind an IRQ-safe lock
-/// (interrupts are off while it is held: a timer interrupt arriving while a task held it
-/// would spin forever in the handler).
-type RunQueue = SpinLock<Option<Scheduler>>;
+/// The scheduler's state — every CPU's runqueue and the task table — behind one IRQ-safe
+/// lock (interrupts are off while it is held: a timer interrupt arriving while a task held
+/// it would spin forever in the handler). One lock for all the CPUs' runqueues, where Linux
+/// has one per runqueue: the simplest rule that is right on several CPUs, until per-CPU
+/// runqueue locks and their double-locking come with migration. gdb's helpers read its
+/// data while it is held (see [`debugger`]).
+static SCHEDULER: SpinLock<Option<Scheduler>> = SpinLock::new(Rank::Sched, None);
 
-/// The runqueues, one per CPU, indexed by the CPU's `PerCpu::index` (Linux's per-CPU
-/// `runqueues` and `cpu_rq`): today the boot CPU's alone. gdb's helpers read its data
-/// while it is held (see [`debugger`]).
-static RUNQUEUES: [RunQueue; 1] = [SpinLock::new(Rank::Sched, None)];
-
-/// The running CPU's runqueue (`this_rq()`). The index is masked with the table's length
-/// less one (a power of two), which spares the bounds check on every lock of the scheduler:
-/// with one runqueue the mask is zero and the lookup is a constant.
+/// The scheduler's lock (`runqueue()` in the kernel's vocabulary: `this_rq()`'s lock, which
+/// every CPU shares for now).
 #[inline(always)]
-fn runqueue() -> &'static RunQueue {
-    const { assert!(RUNQUEUES.len().is_power_of_two()) };
-    &RUNQUEUES[this_cpu().index() & (RUNQUEUES.len() - 1)]
+fn runqueue() -> &'static SpinLock<Option<Scheduler>> {
+    &SCHEDULER
 }
 
 /// The one way to the scheduler's state.
@@ -135,7 +138,7 @@ fn change_then_reschedule<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
     let result = f(s);
     // The switch picks under the same lock, with interrupts off from the change on: a tick
     // in between could switch first, and this switch would be a second one for one reason.
-    if s.rq.need_resched() && !this_cpu().in_interrupt() {
+    if s.this_rq().need_resched() && !this_cpu().in_interrupt() {
         let irq_were_on = switch::schedule_locked(sched);
         irq::restore(irq_were_on);
     }
@@ -143,6 +146,37 @@ fn change_then_reschedule<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
 }
 
 impl Scheduler {
+    /// The running CPU's runqueue (Linux's `this_rq()`).
+    fn this_rq(&self) -> &Rq<dyn Policy + Send> {
+        &self.rqs[this_cpu().index()]
+    }
+
+    /// The running CPU's runqueue, to change.
+    fn this_rq_mut(&mut self) -> &mut Rq<dyn Policy + Send> {
+        &mut self.rqs[this_cpu().index()]
+    }
+
+    /// The CPU whose runqueue holds the task in `slot` (Linux's `task_cpu()`).
+    fn cpu_of(&self, slot: Slot) -> usize {
+        self.slots[slot].as_ref().expect("live task").cpu
+    }
+
+    /// The runqueue that holds the task in `slot` (Linux's `task_rq()`).
+    fn task_rq(&self, slot: Slot) -> &Rq<dyn Policy + Send> {
+        &self.rqs[self.cpu_of(slot)]
+    }
+
+    /// The runqueue that holds the task in `slot`, to change.
+    fn task_rq_mut(&mut self, slot: Slot) -> &mut Rq<dyn Policy + Send> {
+        let cpu = self.cpu_of(slot);
+        &mut self.rqs[cpu]
+    }
+
+    /// Whether `slot` holds one of the CPUs' idle tasks.
+    fn is_idle(&self, slot: Slot) -> bool {
+        self.rqs.iter().any(|rq| rq.idle() == slot)
+    }
+
     fn task(&mut self, slot: Slot) -> &mut Task {
         self.slots[slot].as_mut().expect("live task")
     }
@@ -163,41 +197,43 @@ impl Scheduler {
     }
 
     fn current_id(&self) -> TaskId {
-        self.slots[self.rq.current()]
+        self.slots[self.current_slot()]
             .as_ref()
             .expect("live task")
             .id
     }
 
-    /// The running task's slot.
+    /// The running task's slot (on the running CPU).
     fn current_slot(&self) -> Slot {
-        self.rq.current()
-    }
-
-    /// The idle task's slot.
-    fn idle_slot(&self) -> Slot {
-        self.rq.idle()
+        self.this_rq().current()
     }
 
     /// Where `slot`'s task is in its life.
     fn state(&self, slot: Slot) -> State {
-        self.rq.state(slot)
+        self.task_rq(slot).state(slot)
     }
 
     /// `slot`'s task has not exited.
     fn alive(&self, slot: Slot) -> bool {
-        self.rq.state(slot) != State::Exited
+        self.state(slot) != State::Exited
     }
 
-    /// Tasks running or waiting for the CPU, the idle task aside (Linux's `nr_running`:
-    /// what the load average, `/proc/stat`, `/proc/loadavg` and `/proc/sched_debug` count).
+    /// Tasks running or waiting for a CPU, the idle tasks aside (Linux's `nr_running()`,
+    /// summed over the CPUs: what the load average, `/proc/stat` and `/proc/loadavg` count).
     fn runnable_tasks(&self) -> u64 {
-        let idle = self.idle_slot();
+        (0..self.rqs.len()).map(|cpu| self.runnable_on(cpu)).sum()
+    }
+
+    /// CPU `cpu`'s tasks running or waiting for it, its idle task aside (its runqueue's
+    /// `nr_running`, as `/proc/sched_debug` shows it).
+    fn runnable_on(&self, cpu: usize) -> u64 {
+        let idle = self.rqs[cpu].idle();
         self.slots
             .iter()
             .flatten()
             .filter(|t| {
-                t.slot != idle
+                t.cpu == cpu
+                    && t.slot != idle
                     && self.alive(t.slot)
                     && matches!(self.state(t.slot), State::Running | State::Runnable)
             })
@@ -212,22 +248,27 @@ impl Scheduler {
 
     /// Gives `task` a fresh id and a slot; returns both.
     fn add(&mut self, task: Task) -> (TaskId, Slot) {
+        let id = self.next_id;
+        self.next_id += 1;
+        (id, self.add_as(id, task))
+    }
+
+    /// Gives `task` the id `id` (one no task has) and a slot; returns the slot.
+    fn add_as(&mut self, id: TaskId, task: Task) -> Slot {
         let slot = self.free_slots.pop().unwrap_or(self.slots.len());
         if slot == self.slots.len() {
             self.slots.push(None);
         }
-        let id = self.next_id;
-        self.next_id += 1;
         let mut task = Box::new(Task { id, slot, ..task });
         task.refresh_comm();
         self.slots[slot] = Some(task);
         self.by_id.insert(id, slot);
-        (id, slot)
+        slot
     }
 
     /// The running task stops being runnable: it sleeps at the `schedule()` this asks for.
     fn block_current(&mut self, now: u64) {
-        self.rq.block_current(now);
+        self.this_rq_mut().block_current(now);
     }
 
     /// Wakes task `id` if it sleeps (an id of a task that has exited is ignored, and so is
@@ -237,7 +278,7 @@ impl Scheduler {
         let Some(&slot) = self.by_id.get(&id) else {
             return;
         };
-        if self.rq.state(slot) != State::Sleeping {
+        if self.state(slot) != State::Sleeping {
             return;
         }
         // A wake-up from an interrupt handler (a timer, the console) has no waker: the
@@ -254,7 +295,7 @@ impl Scheduler {
             trace::Kind::Waking,
             slot,
         );
-        self.rq.wake(slot, wakeup, now);
+        self.task_rq_mut(slot).wake(slot, wakeup, now);
     }
 }
 
@@ -291,7 +332,7 @@ impl Scheduler {
     /// The CPU's flags for an event recorded now (`hardirq`: in the timer interrupt).
     fn flags(&self, hardirq: bool) -> trace::Flags {
         trace::Flags {
-            need_resched: self.rq.need_resched(),
+            need_resched: self.this_rq().need_resched(),
             hardirq,
         }
     }
@@ -313,7 +354,7 @@ pub extern "C" fn task_entry() -> ! {
 /// `user_mode`: the policy may ask for a preemption.
 pub fn tick(now: u64, user_mode: bool) {
     with_sched(|s| {
-        s.rq.tick(now, user_mode);
+        s.this_rq_mut().tick(now, user_mode);
         loadavg::tick(now, || s.runnable_tasks());
     });
     if user_mode {
@@ -324,7 +365,7 @@ pub fn tick(now: u64, user_mode: bool) {
 /// Called at the end of an interrupt handler, after `irq_exit` (interrupts off): switch if
 /// the tick or a wake-up asked.
 pub fn preempt_from_interrupt() {
-    if with_sched(|s| s.rq.need_resched()) {
+    if with_sched(|s| s.this_rq().need_resched()) {
         schedule();
     }
 }

@@ -42,8 +42,9 @@ pub fn switch_count() -> u64 {
 }
 
 impl Scheduler {
+    /// Context switches on every CPU.
     pub(super) fn switches(&self) -> u64 {
-        self.rq.nr_switches()
+        self.rqs.iter().map(|rq| rq.nr_switches()).sum()
     }
 }
 
@@ -75,14 +76,14 @@ pub fn print_sched_debug() {
                 at_line_start: true,
             };
             let _ = debugger::write_ps(s, &mut tagged);
-            let _ = debugger::write_rq(s, &mut tagged);
+            let _ = debugger::write_sched_debug(s, clock::now(), &mut tagged);
         })
     });
 }
 
 /// Looks into the policy (for reports, tests and debugging).
 pub fn with_policy<R>(f: impl FnOnce(&dyn Policy) -> R) -> R {
-    with_sched(|s| f(s.rq.policy()))
+    with_sched(|s| f(s.this_rq().policy()))
 }
 
 /// The running task's id, without waiting for the scheduler lock (for fault reports, which
@@ -97,7 +98,7 @@ pub fn current_if_unlocked() -> Option<TaskId> {
 pub fn current_cpu_ns() -> u64 {
     with_sched(|s| {
         let now = clock::now();
-        s.rq.stats(s.current_slot()).cpu_ns_at(now, true)
+        s.this_rq().stats(s.current_slot()).cpu_ns_at(now, true)
     })
 }
 
@@ -105,9 +106,9 @@ pub fn current_cpu_ns() -> u64 {
 pub fn idle_cpu_ns() -> u64 {
     with_sched(|s| {
         let now = clock::now();
-        let idle = s.idle_slot();
-        let running = s.current_slot() == idle;
-        s.rq.stats(idle).cpu_ns_at(now, running)
+        let rq = s.this_rq();
+        let running = rq.current() == rq.idle();
+        rq.stats(rq.idle()).cpu_ns_at(now, running)
     })
 }
 
@@ -115,10 +116,11 @@ pub fn idle_cpu_ns() -> u64 {
 pub fn task_stats(id: TaskId) -> Option<(String, u32, i8, TaskStats)> {
     with_sched(|s| {
         let now = clock::now();
-        let running = s.current_id() == id;
         let t = s.task_by_id(id)?;
         let (name, uid, nice, slot) = (t.name.clone(), t.uid, t.nice, t.slot);
-        let mut stats = *s.rq.stats(slot);
+        let rq = s.task_rq(slot);
+        let running = rq.current() == slot;
+        let mut stats = *rq.stats(slot);
         stats.cpu_ns = stats.cpu_ns_at(now, running);
         Some((name, uid, nice, stats))
     })

@@ -42,6 +42,8 @@ pub struct TaskView {
     pub rss_pages: u64,
     /// The program a process runs (its path and argv; empty for a kernel thread).
     pub program: crate::user::layout::Program,
+    /// The CPU whose runqueue holds it (its leader's, for a process).
+    pub cpu: usize,
 }
 
 impl Scheduler {
@@ -49,7 +51,7 @@ impl Scheduler {
     /// not the idle task (Linux's swapper, pid 0, is not in /proc either) nor one that has
     /// ended?
     fn listed(&self, t: &Task) -> bool {
-        t.slot != self.idle_slot()
+        !self.is_idle(t.slot)
             && self.alive(t.slot)
             && t.group.as_ref().is_none_or(|g| g.leader == t.id)
     }
@@ -88,8 +90,10 @@ pub fn task_view(id: TaskId) -> Option<TaskView> {
             times.add(s.cpu_times(thread.slot, now));
         }
         let state = s.state(slot);
-        let mut stats = *s.rq.stats(slot);
+        let rq = s.task_rq(slot);
+        let mut stats = *rq.stats(slot);
         stats.cpu_ns = stats.cpu_ns_at(now, state == State::Running);
+        let (policy, policy_name) = (rq.policy().task_info(slot), rq.policy().name());
         let view = TaskView {
             id,
             parent: t.parent,
@@ -103,8 +107,9 @@ pub fn task_view(id: TaskId) -> Option<TaskView> {
             times,
             children_times: CpuTimes::default(),
             stats,
-            policy: s.rq.policy().task_info(slot),
-            policy_name: s.rq.policy().name(),
+            policy,
+            policy_name,
+            cpu: t.cpu,
             pgid: 0,
             sid: 0,
             stopped: false,
@@ -143,37 +148,40 @@ pub fn nr_running() -> u64 {
     with_sched(|s| s.runnable_tasks())
 }
 
-/// The CPU's line of `/proc/schedstat` (version 15): the counters cfslab keeps, summed over
-/// every task, exited ones included where the kernel keeps them.
+/// A CPU's line of `/proc/schedstat` (version 15): the counters cfslab keeps, summed over
+/// the tasks of its runqueue, exited ones included where the kernel keeps them.
 pub struct CpuSchedstat {
     /// Switches in (Linux's sched_count), and those into the idle task (sched_goidle).
     pub switches: u64,
     pub idle_switches: u64,
-    /// Wake-ups (ttwu_count; all local on one CPU).
+    /// Wake-ups (ttwu_count; all local while each task stays on its CPU).
     pub wakeups: u64,
     /// CPU time of the tasks and their time waiting on the runqueue, in ns (live tasks).
     pub run_ns: u64,
     pub wait_ns: u64,
 }
 
-/// The counters of [`CpuSchedstat`], now.
-pub fn cpu_schedstat() -> CpuSchedstat {
-    with_sched(|s| s.cpu_schedstat())
+/// Every online CPU's number and [`CpuSchedstat`], now, in CPU order.
+pub fn cpu_schedstats() -> Vec<(usize, CpuSchedstat)> {
+    with_sched(|s| s.online.iter().map(|&n| (n, s.cpu_schedstat(n))).collect())
 }
 
 impl Scheduler {
-    /// The counters of [`CpuSchedstat`] (also in `/proc/sched_debug`'s CPU section).
-    pub(super) fn cpu_schedstat(&self) -> CpuSchedstat {
-        let idle = self.idle_slot();
+    /// CPU `cpu`'s counters of [`CpuSchedstat`] (also in `/proc/sched_debug`'s CPU
+    /// sections).
+    pub(super) fn cpu_schedstat(&self, cpu: usize) -> CpuSchedstat {
+        let rq = &self.rqs[cpu];
+        let idle = rq.idle();
         let mut stat = CpuSchedstat {
-            switches: self.switches(),
-            idle_switches: self.rq.stats(idle).switches,
+            switches: rq.nr_switches(),
+            idle_switches: rq.stats(idle).switches,
             wakeups: 0,
             run_ns: 0,
             wait_ns: 0,
         };
-        for t in self.slots.iter().flatten().filter(|t| t.slot != idle) {
-            let stats = self.rq.stats(t.slot);
+        let on_cpu = self.slots.iter().flatten().filter(|t| t.cpu == cpu);
+        for t in on_cpu.filter(|t| t.slot != idle) {
+            let stats = rq.stats(t.slot);
             stat.wakeups += stats.wakeups;
             stat.run_ns += stats.cpu_ns;
             stat.wait_ns += stats.wait_ns;

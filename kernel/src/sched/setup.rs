@@ -8,6 +8,7 @@ use super::{trace, with_sched};
 use crate::arch::irq;
 use crate::config::{Config, Policy as ConfigPolicy};
 use crate::mm::stack::KernelStack;
+use crate::task::TaskId;
 use crate::time::{self, clock};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
@@ -33,8 +34,11 @@ fn idle_loop(_: u64) {
 }
 
 /// Starts multitasking: the boot flow becomes task 0 ("main", uid 0), an idle task waits
-/// for when nothing is runnable, and the tick starts driving the policy.
-pub fn init(config: &Config) {
+/// for when nothing is runnable, and the tick starts driving the policy. Each other CPU in
+/// `online` (by number) gets a runqueue of its own, with its own policy instance, whose
+/// idle task is that CPU's boot flow — now halted in `cpus::ap_main`, as Linux's
+/// `swapper/N` is each AP's first thread.
+pub fn init(config: &Config, online: &[usize]) {
     let policy = policy_from(config, time::tick_ns());
     let idle_stack = KernelStack::new().expect("no memory for the idle task's stack");
     irq::without(|| {
@@ -42,7 +46,8 @@ pub fn init(config: &Config) {
         // The boot task takes slot 0 and the idle task slot 1, in that order.
         let (main, idle) = (0, 1);
         let mut s = Scheduler {
-            rq: Rq::new(0, policy, idle),
+            rqs: alloc::vec![Rq::new(0, policy, idle)],
+            online: alloc::vec![0],
             slots: Vec::new(),
             free_slots: Vec::new(),
             by_id: BTreeMap::new(),
@@ -57,7 +62,8 @@ pub fn init(config: &Config) {
         // Linux's idle task appears in events as `swapper/0`, pid 0.
         let idle = s.task(idle);
         idle.comm = trace::Comm::new(idle.id, &idle.name, idle.nice, true);
-        s.rq.run_boot_task(main, 0, 0, now);
+        s.rqs[0].run_boot_task(main, 0, 0, now);
+        s.add_cpus(online, config);
         *super::runqueue().lock() = Some(s);
     });
     // Nothing in the kernel calls gdb's entry point; naming it here keeps the linker from
@@ -69,21 +75,53 @@ pub fn init(config: &Config) {
     }
 }
 
-/// Tasks still alive other than the boot task and the idle task.
+/// Tasks still alive other than the boot task and the idle tasks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TasksAlive(pub usize);
 
 /// Replaces the policy, e.g. between two lab scenarios. Only the boot task may exist besides
-/// the idle task (the caller reaps every task it started first, see [`wait_child`]): it is
-/// registered with the new policy and keeps running.
+/// the idle tasks (the caller reaps every task it started first, see [`wait_child`]): it is
+/// registered with the new policy and keeps running; every other CPU gets an instance too.
 pub fn set_policy(config: &Config) -> Result<(), TasksAlive> {
     let policy = policy_from(config, time::tick_ns());
     with_sched(|s| {
-        let live = s.slots.iter().flatten().filter(|t| s.alive(t.slot)).count();
-        if live != 2 {
-            return Err(TasksAlive(live - 2));
+        let live = s.slots.iter().flatten();
+        let live = live
+            .filter(|t| !s.is_idle(t.slot) && s.alive(t.slot))
+            .count();
+        if live != 1 {
+            return Err(TasksAlive(live - 1));
         }
-        s.rq.replace_policy(policy, 0, 0, clock::now());
+        s.rqs[0].replace_policy(policy, 0, 0, clock::now());
+        for rq in &mut s.rqs[1..] {
+            rq.replace_idle_policy(policy_from(config, time::tick_ns()));
+        }
         Ok(())
     })
+}
+
+/// An id for CPU `cpu`'s idle task that no other task is given (ids count up from 0, one
+/// per task, and are never reused): the APs' idle tasks take none of the numbers that
+/// become pids, so a run's pids are the same on any number of CPUs.
+fn idle_id(cpu: usize) -> TaskId {
+    TaskId::MAX - cpu
+}
+
+impl Scheduler {
+    /// The APs in `online` (by number) join: a runqueue each under its own instance of
+    /// `config`'s policy, running its idle task. A CPU below the last that did not come up
+    /// gets a runqueue too, which is never given a task (runqueues are indexed by CPU
+    /// number), and is not listed.
+    fn add_cpus(&mut self, online: &[usize], config: &Config) {
+        let last = online.iter().copied().max().unwrap_or(0);
+        for cpu in self.rqs.len()..=last {
+            let mut idle = new_task("idle", 0, 0, None, None, None);
+            idle.cpu = cpu;
+            idle.comm = trace::Comm::new(0, "idle", 0, true);
+            let slot = self.add_as(idle_id(cpu), idle);
+            let policy = policy_from(config, time::tick_ns());
+            self.rqs.push(Rq::new(cpu, policy, slot));
+        }
+        self.online = online.to_vec();
+    }
 }

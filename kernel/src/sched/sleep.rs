@@ -112,6 +112,6 @@ pub fn wake_task(task: TaskId) {
 pub fn yield_now() {
     change_then_reschedule(|s| {
         let now = clock::now();
-        s.rq.yield_current(now);
+        s.this_rq_mut().yield_current(now);
     });
 }

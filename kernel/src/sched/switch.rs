@@ -36,13 +36,14 @@ impl Scheduler {
     #[inline(always)]
     fn pick(&mut self) -> Option<Switch> {
         let Scheduler {
-            rq,
+            rqs,
             slots,
             recent,
             trace,
             echo,
             ..
         } = self;
+        let rq = &mut rqs[this_cpu().index()];
         let pick = rq.pick(clock::now);
         if !pick.switches() {
             return None;
@@ -186,7 +187,7 @@ pub(super) fn finish_switch() {
     }
     let dead = with_sched(|s| {
         let task = s.slots[slot].take()?;
-        s.rq.remove(slot);
+        s.rqs[task.cpu].remove(slot);
         s.free_slots.push(slot);
         s.by_id.remove(&task.id);
         Some(task)

@@ -56,6 +56,9 @@ pub use sched::{State, TaskStats};
 pub struct Task {
     pub id: TaskId,
     pub(crate) slot: Slot,
+    /// The CPU whose runqueue holds the task (Linux's `task_cpu()`): `/proc/PID/stat`'s
+    /// processor field.
+    pub cpu: usize,
     /// Changed only through [`Task::rename`], which keeps `comm` in step.
     pub name: String,
     pub uid: u32,

@@ -80,6 +80,9 @@ impl Policy for Recorder {
     fn runqueues(&self) -> Vec<RunqueueInfo> {
         self.inner.runqueues()
     }
+    fn fair_params(&self) -> Option<&FairParams> {
+        self.inner.fair_params()
+    }
     fn write_debug_runqueues(&self, cpu: usize, out: &mut dyn fmt::Write) -> fmt::Result {
         self.inner.write_debug_runqueues(cpu, out)
     }
@@ -224,4 +227,35 @@ fn a_pick_of_a_task_that_is_not_runnable_panics() {
     rq.task_mut(1).state = State::Sleeping;
     rq.block_current(MS);
     rq.pick(|| MS);
+}
+
+/// A runqueue on CPU `cpu` that has run nothing but its idle task.
+fn idle_cpu(cpu: usize) -> Rq<Recorder> {
+    let inner = Fair::new(FairParams::preset(Era::V2_6_24));
+    let recorder = Recorder {
+        inner,
+        calls: vec![],
+    };
+    Rq::new(cpu, Box::new(recorder), IDLE)
+}
+
+#[test]
+fn an_idle_cpu_s_policy_is_replaced_and_a_busy_one_s_is_not() {
+    let mut rq = idle_cpu(1);
+    let fresh = || {
+        let inner = Fair::new(FairParams::preset(Era::V2_6_36));
+        Box::new(Recorder {
+            inner,
+            calls: vec![],
+        })
+    };
+    rq.replace_idle_policy(fresh());
+    assert_eq!((rq.cpu(), rq.current()), (1, IDLE));
+    assert_eq!(rq.policy().fair_params().unwrap().era, Era::V2_6_36);
+    // Once it holds a task, the CPU keeps its policy: the task would be lost from it.
+    rq.spawn(1, 0, 0, MS);
+    let busy = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| {
+        rq.replace_idle_policy(fresh())
+    }));
+    assert!(busy.is_err());
 }

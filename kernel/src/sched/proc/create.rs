@@ -104,14 +104,17 @@ pub(in crate::sched) fn create(new: NewTask) -> Result<TaskId, SpawnError> {
         let name = new.name.map_or_else(|| p.name.clone(), String::from);
         let inherited = (p.blocked_signals, p.altstack, p.group.clone());
         let child_of = new.child.then_some(parent);
-        let task = new_task(&name, uid, nice, Some(new.entry), Some(stack), child_of);
+        let mut task = new_task(&name, uid, nice, Some(new.entry), Some(stack), child_of);
+        // On the creating CPU's runqueue, as Linux's `sched_fork` starts a child on its
+        // parent's CPU (the balancer's choice of a CPU for it comes later).
+        task.cpu = crate::percpu::this_cpu().index();
         let (id, slot) = s.start(task, now);
         if let Some(process) = new.process {
             s.task(slot).attach(process, id, inherited);
         }
         match new.placement {
-            Placement::Spawn { uid, nice } => s.rq.spawn(slot, uid, nice, now),
-            Placement::Fork(kind) => s.rq.fork(slot, kind, now),
+            Placement::Spawn { uid, nice } => s.this_rq_mut().spawn(slot, uid, nice, now),
+            Placement::Fork(kind) => s.this_rq_mut().fork(slot, kind, now),
         }
         s.record_new(slot, now);
         if let Placement::Fork(ForkKind::Vfork) = new.placement {
@@ -210,6 +213,7 @@ pub(in crate::sched) fn new_task(
     Task {
         id: 0,
         slot: 0,
+        cpu: 0,
         kernel_stack_top: stack.as_ref().map_or(0, KernelStack::top),
         address_space: None,
         user_start: None,

@@ -78,7 +78,7 @@ pub fn exit() -> ! {
         if s.task(slot).killed.is_some() {
             crate::sched::current::killed_task_exited();
         }
-        s.rq.exit_current(now);
+        s.this_rq_mut().exit_current(now);
         for waiter in core::mem::take(&mut s.task(slot).waiters) {
             s.wake(waiter, Wakeup::default(), now);
         }

@@ -13,7 +13,7 @@ impl Scheduler {
     /// The CPU time so far of the task in `slot` (counting the current run if it is on the
     /// CPU at `now`), split into user and system time.
     pub(in crate::sched) fn cpu_times(&self, slot: Slot, now: u64) -> CpuTimes {
-        let s = self.rq.stats(slot);
+        let s = self.task_rq(slot).stats(slot);
         let cpu_ns = s.cpu_ns_at(now, self.state(slot) == State::Running);
         CpuTimes {
             voluntary_switches: s.voluntary_switches,

@@ -121,7 +121,8 @@ fn ppid(v: &TaskView) -> i64 {
 /// `/proc/PID/stat`: Linux's 52 fields. cfslab fills pid, comm, state, ppid, the process
 /// group and session, flags (PF_KTHREAD), utime, stime, cutime, cstime, priority (20 +
 /// nice, the fair class's `prio - 100`), nice, num_threads, starttime, vsize and rss (the
-/// pages mapped: all of cfslab's memory is resident); the other fields are 0.
+/// pages mapped: all of cfslab's memory is resident), and processor (field 39: the CPU
+/// whose runqueue holds it); the other fields are 0.
 fn stat(v: &TaskView) -> String {
     const PF_KTHREAD: u64 = 0x0020_0000;
     let pid = pid_of(v.id);
@@ -145,9 +146,14 @@ fn stat(v: &TaskView) -> String {
         v.rss_pages * 4096,
         v.rss_pages,
     );
-    // Fields 25 to 52.
-    for _ in 25..=52 {
-        out.push_str(" 0");
+    // Fields 25 to 52: the processor is the 39th.
+    for field in 25..=52 {
+        match field {
+            39 => {
+                let _ = write!(out, " {}", v.cpu);
+            }
+            _ => out.push_str(" 0"),
+        }
     }
     out.push('\n');
     out
@@ -328,20 +334,20 @@ fn sched(v: &TaskView) -> String {
     out
 }
 
-/// `/proc/schedstat`, version 15: the timestamp in ticks, then the CPU's line — yield count
+/// `/proc/schedstat`, version 15: the timestamp in ticks, then a line per CPU — yield count
 /// (not counted: 0), a legacy 0, switches, switches to idle, wake-ups, local wake-ups (all,
-/// on one CPU), run time and wait time in ns, and time slices run.
+/// while tasks stay on their CPU), run time and wait time in ns, and time slices run.
 fn schedstat() -> String {
-    let c = procview::cpu_schedstat();
-    format!(
-        "version 15\ntimestamp {}\ncpu0 0 0 {} {} {} {} {} {} {}\n",
-        clock::now() / crate::time::tick_ns(),
-        c.switches,
-        c.idle_switches,
-        c.wakeups,
-        c.wakeups,
-        c.run_ns,
-        c.wait_ns,
-        c.switches
-    )
+    let mut text = format!(
+        "version 15\ntimestamp {}\n",
+        clock::now() / crate::time::tick_ns()
+    );
+    for (cpu, c) in procview::cpu_schedstats() {
+        let _ = writeln!(
+            text,
+            "cpu{cpu} 0 0 {} {} {} {} {} {} {}",
+            c.switches, c.idle_switches, c.wakeups, c.wakeups, c.run_ns, c.wait_ns, c.switches
+        );
+    }
+    text
 }
