@@ -14,7 +14,8 @@
 # How: each command calls the kernel's `cfslab_gdb_dump` (kernel/src/sched/debugger.rs) in
 # the stopped kernel, which formats the same text `log=debug` prints into a buffer, and
 # reads the buffer back. The call runs with interrupts masked (a timer interrupt must not
-# switch tasks under it); gdb restores every register afterwards.
+# switch tasks under it) and the other vCPUs left stopped; gdb restores every register
+# afterwards.
 
 import gdb
 
@@ -30,9 +31,14 @@ def kernel_dump(what, n=0):
         raise gdb.GdbError("cfslab: no kernel symbols (is the script's symbol-file loaded?)")
     eflags = int(gdb.parse_and_eval("$eflags"))
     gdb.execute("set $eflags = %d" % (eflags & ~IF_FLAG), to_string=True)
+    # Only the selected vCPU runs the call (gdb would resume them all): the others stay
+    # stopped, so nothing changes the state the kernel reads without its lock.
+    locking = gdb.parameter("scheduler-locking")
+    gdb.execute("set scheduler-locking on", to_string=True)
     try:
         length = int(function(what, n))
     finally:
+        gdb.execute("set scheduler-locking %s" % locking, to_string=True)
         gdb.execute("set $eflags = %d" % eflags, to_string=True)
     if length == 0:
         return "cfslab: the scheduler has not started yet (stop later than kernel_main)\n"

@@ -164,8 +164,8 @@ pub fn init(boot_info: &'static mut BootInfo) -> Boot {
 fn print_cpus(cpus: &cpus::CpuReport) {
     for &cpu in &cpus.silent {
         println!(
-            "cfslab: CPU {cpu} (APIC id {}) did not come up or did not answer an IPI; the run \
-             goes on without it",
+            "cfslab: CPU {cpu} (APIC id {}) did not come up, did not answer an IPI, or has not \
+             the boot CPU's registers for ring 3; the run goes on without it",
             cpus.apic_ids[cpu]
         );
     }

@@ -7,6 +7,7 @@ pub mod x86_64;
 
 pub use self::x86_64::irq::halt_forever;
 pub use self::x86_64::{
-    acpi, ap_start, apic, cpu_local, cpuid, fault, fw_cfg, gdt, init, interrupts, irq, paging, pic,
-    pit, qemu_exit, serial, switch, syscall, tsc, user_mode, user_state,
+    acpi, ap_start, apic, cpu_local, cpuid, fault, fw_cfg, gdt, init, init_ap, interrupts, irq,
+    paging, pic, pit, qemu_exit, ring3_fingerprint, serial, switch, syscall, tsc, user_mode,
+    user_state,
 };

@@ -126,10 +126,13 @@ pub fn bring_up(smp: u32, rsdp: Option<u64>) -> Result<CpuReport, BringUpError> 
     }
     let mut silent = start_aps(&apic_ids);
     // Each AP reads its own APIC id when asked by IPI: an AP that answers has a local APIC,
-    // an IDT and its own state that work. One that does not is counted silent, and out.
+    // an IDT and its own state that work. Then its registers for ring 3 must be the boot
+    // CPU's (`arch::ring3_fingerprint`). One that fails either is counted silent, and out.
+    let ring3 = crate::arch::ring3_fingerprint();
     for (cpu, &apic_id) in apic_ids.iter().enumerate().skip(1) {
         if !silent.contains(&cpu)
-            && ipi::call_at(cpu, apic_id, read_apic_id) != Some(u64::from(apic_id))
+            && (ipi::call_at(cpu, apic_id, read_apic_id) != Some(u64::from(apic_id))
+                || ipi::call_at(cpu, apic_id, crate::arch::ring3_fingerprint) != Some(ring3))
         {
             silent.push(cpu);
         }
@@ -215,8 +218,7 @@ extern "C" fn ap_main(area: u64) -> ! {
     ARRIVED.fetch_or(1 << area.index(), Ordering::Release);
     // SAFETY: as above.
     unsafe { crate::percpu::init_ap(area) };
-    crate::arch::gdt::init_ap();
-    crate::arch::interrupts::init();
+    crate::arch::init_ap();
     apic::enable();
     // Its number read through its own GS base: an AP that answers has its own state.
     ANSWERED.fetch_or(1 << this_cpu().index(), Ordering::Release);

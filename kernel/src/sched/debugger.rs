@@ -20,7 +20,7 @@
 //! So nothing here allocates or takes a lock: the caller holds the scheduler, or gdb has
 //! stopped the kernel.
 
-use super::{SCHEDULER, Scheduler};
+use super::{SCHED, Scheduler};
 use crate::task::{State, pid_of};
 use core::fmt::{self, Write};
 use sched::debug_layout::{SplitNs, TaskRow, field};
@@ -124,14 +124,15 @@ impl Write for Text {
 }
 
 /// gdb's entry point: writes dump `what` (0 ps, 1 rq of CPU `n`, 2 the last `n` trace events) into
-/// [`CFSLAB_GDB_TEXT`] and returns its length. Called only by gdb, with the CPU stopped and
+/// [`CFSLAB_GDB_TEXT`] and returns its length. Called only by gdb, with every CPU stopped and
 /// interrupts masked.
 #[unsafe(no_mangle)]
 pub extern "C" fn cfslab_gdb_dump(what: u64, n: u64) -> u64 {
-    // SAFETY: gdb calls this while the only CPU is stopped (see the module's docs): no code
-    // runs concurrently, so reading the state behind the lock without taking it races with
-    // nothing. Taking it could deadlock: gdb may have stopped the kernel while it held it.
-    let Some(s) = (unsafe { &*SCHEDULER.as_mut_ptr() }).as_ref() else {
+    // SAFETY: gdb calls this with the kernel stopped and only the calling CPU resumed for
+    // the call (the helpers set gdb's scheduler-locking; see the module's docs): no other
+    // code runs concurrently, so reading the state behind the lock without taking it races
+    // with nothing. Taking it could deadlock: gdb may have stopped the kernel while it held it.
+    let Some(s) = (unsafe { &*SCHED.as_mut_ptr() }).as_ref() else {
         return 0;
     };
     let mut text = Text {

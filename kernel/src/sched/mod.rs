@@ -1,12 +1,12 @@
-//! The scheduler glue: the tasks of the one CPU, the runqueue that schedules them
-//! (`sched::rq::Rq`, from the policy crate), `schedule()`, the wake-up path and the tick. It
+//! The scheduler glue: the tasks, each CPU's runqueue that schedules them (`sched::rq::Rq`,
+//! from the policy crate), `schedule()`, the wake-up path and the tick. It
 //! never decides who runs, and never calls the policy itself: it tells the runqueue what
 //! happened, and the runqueue asks the policy, in Linux's order (docs/scheduler.md §13).
 //!
 //! Locking and interrupts (docs/architecture.md, "Locks and interrupts"). All scheduler state
-//! is behind one IRQ-safe spin lock, the CPU's runqueue (`RUNQUEUES`; interrupts off while it is held: a timer
+//! is behind one IRQ-safe spin lock, `SCHED` (interrupts off while it is held: a timer
 //! interrupt arriving while a task held it would otherwise spin forever in the handler),
-//! taken through `with_sched`. Operations that may wake, block or start a task go through
+//! taken through `with_sched`; every CPU's runqueue is behind it. Operations that may wake, block or start a task go through
 //! `change_then_reschedule`, which switches after the change — at once in task context, at
 //! the interrupt's end in a handler. `schedule()` asserts its rules in every build and
 //! releases the lock *before* switching stacks: the next task may be anywhere, including in
@@ -113,13 +113,13 @@ struct Scheduler {
 /// has one per runqueue: the simplest rule that is right on several CPUs, until per-CPU
 /// runqueue locks and their double-locking come with migration. gdb's helpers read its
 /// data while it is held (see [`debugger`]).
-static SCHEDULER: SpinLock<Option<Scheduler>> = SpinLock::new(Rank::Sched, None);
+static SCHED: SpinLock<Option<Scheduler>> = SpinLock::new(Rank::Sched, None);
 
 /// The scheduler's lock (`runqueue()` in the kernel's vocabulary: `this_rq()`'s lock, which
 /// every CPU shares for now).
 #[inline(always)]
 fn runqueue() -> &'static SpinLock<Option<Scheduler>> {
-    &SCHEDULER
+    &SCHED
 }
 
 /// The one way to the scheduler's state.
@@ -172,9 +172,11 @@ impl Scheduler {
         &mut self.rqs[cpu]
     }
 
-    /// Whether `slot` holds one of the CPUs' idle tasks.
+    /// Whether `slot` holds an idle task (CPU 0's: an AP's has no slot yet, see
+    /// `setup::idle_slot_of`). One lookup whatever the number of CPUs, so that a walk over
+    /// every task costs the same on one CPU as on several.
     fn is_idle(&self, slot: Slot) -> bool {
-        self.rqs.iter().any(|rq| rq.idle() == slot)
+        self.task_rq(slot).idle() == slot
     }
 
     fn task(&mut self, slot: Slot) -> &mut Task {
@@ -221,23 +223,22 @@ impl Scheduler {
     /// Tasks running or waiting for a CPU, the idle tasks aside (Linux's `nr_running()`,
     /// summed over the CPUs: what the load average, `/proc/stat` and `/proc/loadavg` count).
     fn runnable_tasks(&self) -> u64 {
-        (0..self.rqs.len()).map(|cpu| self.runnable_on(cpu)).sum()
+        let tasks = self.slots.iter().flatten();
+        tasks.filter(|t| self.is_runnable(t)).count() as u64
     }
 
     /// CPU `cpu`'s tasks running or waiting for it, its idle task aside (its runqueue's
     /// `nr_running`, as `/proc/sched_debug` shows it).
     fn runnable_on(&self, cpu: usize) -> u64 {
-        let idle = self.rqs[cpu].idle();
-        self.slots
-            .iter()
-            .flatten()
-            .filter(|t| {
-                t.cpu == cpu
-                    && t.slot != idle
-                    && self.alive(t.slot)
-                    && matches!(self.state(t.slot), State::Running | State::Runnable)
-            })
+        let tasks = self.slots.iter().flatten();
+        tasks
+            .filter(|t| t.cpu == cpu && self.is_runnable(t))
             .count() as u64
+    }
+
+    /// `t` runs or waits for its CPU, and is not an idle task.
+    fn is_runnable(&self, t: &Task) -> bool {
+        !self.is_idle(t.slot) && matches!(self.state(t.slot), State::Running | State::Runnable)
     }
 
     /// A user process (or thread) that has not exited: what the process limit counts and

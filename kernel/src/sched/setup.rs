@@ -8,7 +8,7 @@ use super::{trace, with_sched};
 use crate::arch::irq;
 use crate::config::{Config, Policy as ConfigPolicy};
 use crate::mm::stack::KernelStack;
-use crate::task::TaskId;
+use crate::task::Slot;
 use crate::time::{self, clock};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
@@ -100,11 +100,15 @@ pub fn set_policy(config: &Config) -> Result<(), TasksAlive> {
     })
 }
 
-/// An id for CPU `cpu`'s idle task that no other task is given (ids count up from 0, one
-/// per task, and are never reused): the APs' idle tasks take none of the numbers that
-/// become pids, so a run's pids are the same on any number of CPUs.
-fn idle_id(cpu: usize) -> TaskId {
-    TaskId::MAX - cpu
+/// What an AP's runqueue knows its idle task by: a number no slot has (slots count up from
+/// 0, one per task). The idle task is the AP's boot flow, halted in `cpus::ap_main`; it has
+/// no `Task` — no slot, no saved context — until the AP schedules. Were it given a slot now,
+/// every later task's slot would move up by one per AP, and an idle AP would move the
+/// figures of a run: tried, seed003 at `smp=4` then differed from `smp=1` (its maximum
+/// latency by 2 ms; slots index the policy's tables, and how they changed a decision was
+/// not pinned down).
+fn idle_slot_of(cpu: usize) -> Slot {
+    Slot::MAX - cpu
 }
 
 impl Scheduler {
@@ -115,12 +119,8 @@ impl Scheduler {
     fn add_cpus(&mut self, online: &[usize], config: &Config) {
         let last = online.iter().copied().max().unwrap_or(0);
         for cpu in self.rqs.len()..=last {
-            let mut idle = new_task("idle", 0, 0, None, None, None);
-            idle.cpu = cpu;
-            idle.comm = trace::Comm::new(0, "idle", 0, true);
-            let slot = self.add_as(idle_id(cpu), idle);
             let policy = policy_from(config, time::tick_ns());
-            self.rqs.push(Rq::new(cpu, policy, slot));
+            self.rqs.push(Rq::new(cpu, policy, idle_slot_of(cpu)));
         }
         self.online = online.to_vec();
     }

@@ -36,3 +36,34 @@ pub fn init() {
     syscall::init();
     user_state::enable();
 }
+
+/// Brings up an AP as [`init`] brought up the boot CPU — its own GDT and TSS, then the one
+/// IDT, SYSCALL and the FPU state — for each CPU has its own copy of these registers.
+pub fn init_ap() {
+    gdt::init_ap();
+    interrupts::init();
+    syscall::init();
+    user_state::enable();
+}
+
+/// A fingerprint of the registers a program in ring 3 depends on: CR0 and CR4 (the FPU,
+/// SSE, UMIP), EFER (SYSCALL) and SYSCALL's STAR, LSTAR and SFMASK. Each CPU must have the
+/// boot CPU's, or a program would run differently there (`cpus::bring_up` compares them).
+pub fn ring3_fingerprint() -> u64 {
+    use x86_64::registers::control::{Cr0, Cr4};
+    use x86_64::registers::model_specific::{Efer, LStar, SFMask, Star};
+    let (star_sysret, star_syscall) = Star::read_raw();
+    let words = [
+        Cr0::read_raw(),
+        Cr4::read_raw(),
+        Efer::read_raw(),
+        u64::from(star_sysret) << 16 | u64::from(star_syscall),
+        LStar::read().as_u64(),
+        SFMask::read().bits(),
+    ];
+    // FNV-1a over the words: equal registers give equal fingerprints, and one changed bit
+    // changes it.
+    words.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &word| {
+        (hash ^ word).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
