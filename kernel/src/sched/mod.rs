@@ -1,19 +1,19 @@
 //! The scheduler glue: the tasks, each CPU's runqueue that schedules them (`sched::rq::Rq`,
-//! from the policy crate), `schedule()`, the wake-up path and the tick. It
-//! never decides who runs, and never calls the policy itself: it tells the runqueue what
-//! happened, and the runqueue asks the policy, in Linux's order (docs/scheduler.md §13).
+//! from the policy crate), `schedule()`, the wake-up path and the tick. It never decides who
+//! runs, and never calls the policy itself: it tells a runqueue what happened, and the
+//! runqueue asks the policy, in Linux's order (docs/scheduler.md §13).
 //!
-//! Locking and interrupts (docs/architecture.md, "Locks and interrupts"). All scheduler state
-//! is behind one IRQ-safe spin lock, `SCHED` (interrupts off while it is held: a timer
-//! interrupt arriving while a task held it would otherwise spin forever in the handler),
-//! taken through `with_sched`; every CPU's runqueue is behind it. Operations that may wake, block or start a task go through
-//! `change_then_reschedule`, which switches after the change — at once in task context, at
-//! the interrupt's end in a handler. `schedule()` asserts its rules in every build and
-//! releases the lock *before* switching stacks: the next task may be anywhere, including in
-//! its own `schedule()` about to return, and must be able to take the lock. Preemption from
-//! an interrupt happens after its `irq_exit` (`trap.rs`): the handler calls `schedule()` on
-//! the interrupted task's stack; the task resumes there later and returns from the interrupt
-//! as if nothing happened.
+//! Locking and interrupts (docs/architecture.md, "Locks and interrupts"). All scheduler state,
+//! every CPU's runqueue included, is behind one IRQ-safe spin lock, `SCHED` (interrupts off
+//! while it is held: a timer interrupt arriving while a task held it would otherwise spin
+//! forever in the handler), taken through `with_sched`. Operations that may wake, block or
+//! start a task go through `change_then_reschedule`, which switches after the change — at
+//! once in task context, at the interrupt's end in a handler. `schedule()` asserts its rules
+//! in every build and releases the lock *before* switching stacks: the next task may be
+//! anywhere, including in its own `schedule()` about to return, and must be able to take the
+//! lock. Preemption from an interrupt happens after its `irq_exit` (`trap.rs`): the handler
+//! calls `schedule()` on the interrupted task's stack; the task resumes there later and
+//! returns from the interrupt as if nothing happened.
 
 mod credentials;
 mod current;
