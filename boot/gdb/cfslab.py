@@ -23,23 +23,37 @@ PS, RQ, TRACE = 0, 1, 2
 IF_FLAG = 0x200
 
 
+def cpu_of(thread):
+    """The CPU a gdb thread is: QEMU's stub names vCPU n thread n + 1."""
+    return thread.ptid[1] - 1
+
+
 def kernel_dump(what, n=0):
     """Runs the kernel's formatter for dump `what` and returns its text."""
     try:
         function = gdb.parse_and_eval("kernel::sched::debugger::cfslab_gdb_dump")
     except gdb.error:
         raise gdb.GdbError("cfslab: no kernel symbols (is the script's symbol-file loaded?)")
+    selected = gdb.selected_thread()
+    if selected is None:
+        raise gdb.GdbError("cfslab: no thread (has QEMU started?)")
+    # The call runs on CPU 0: an AP sits halted, and would not run it.
+    boot_cpu = [t for t in gdb.selected_inferior().threads() if cpu_of(t) == 0]
+    if boot_cpu and boot_cpu[0] != selected:
+        boot_cpu[0].switch()
     eflags = int(gdb.parse_and_eval("$eflags"))
-    gdb.execute("set $eflags = %d" % (eflags & ~IF_FLAG), to_string=True)
-    # Only the selected vCPU runs the call (gdb would resume them all): the others stay
-    # stopped, so nothing changes the state the kernel reads without its lock.
     locking = gdb.parameter("scheduler-locking")
-    gdb.execute("set scheduler-locking on", to_string=True)
     try:
+        gdb.execute("set $eflags = %d" % (eflags & ~IF_FLAG), to_string=True)
+        # Only CPU 0 runs the call (gdb would resume them all): the others stay stopped,
+        # so nothing changes the state the kernel reads without its lock.
+        gdb.execute("set scheduler-locking on", to_string=True)
         length = int(function(what, n))
     finally:
         gdb.execute("set scheduler-locking %s" % locking, to_string=True)
         gdb.execute("set $eflags = %d" % eflags, to_string=True)
+        if selected.is_valid() and gdb.selected_thread() != selected:
+            selected.switch()
     if length == 0:
         return "cfslab: the scheduler has not started yet (stop later than kernel_main)\n"
     address = int(gdb.parse_and_eval("&kernel::sched::debugger::CFSLAB_GDB_TEXT"))
@@ -89,8 +103,10 @@ class CfslabRq(gdb.Command):
             if cpu < 0:
                 raise gdb.GdbError("cfslab-rq: CPU must be 0 or more")
         else:
-            # QEMU's gdb stub shows vCPU n as thread n + 1.
-            cpu = gdb.selected_thread().num - 1
+            thread = gdb.selected_thread()
+            if thread is None:
+                raise gdb.GdbError("cfslab-rq: no thread (has QEMU started?)")
+            cpu = cpu_of(thread)
         gdb.write(kernel_dump(RQ, cpu))
 
 

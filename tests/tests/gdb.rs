@@ -288,13 +288,22 @@ fn with_two_cpus_gdb_lists_both_and_cfslab_rq_takes_a_cpu() {
             "cfslab-rq 1",
             "echo ---cpu5---\\n",
             "cfslab-rq 5",
+            // The AP's own thread: its runqueue by default, the call still run on CPU 0.
+            "thread 2",
+            "echo ---thread2---\\n",
+            "cfslab-rq",
             "echo ---end---\\n",
             "delete",
             "continue",
         ],
     );
     let _ = session_ended(boot, &console, &text);
-    let threads: Vec<&str> = text.lines().filter(|l| l.contains("Thread 1.")).collect();
+    // `info threads`' rows: "* 1    Thread 1.1 (CPU#0 [running]) ...", "  2    Thread 1.2 ...".
+    let row = |l: &&str| {
+        let l = l.trim_start_matches(['*', ' ']);
+        l.starts_with(|c: char| c.is_ascii_digit()) && l.contains(" Thread 1.")
+    };
+    let threads: Vec<&str> = text.lines().filter(row).collect();
     assert_eq!(threads.len(), 2, "info threads:\n{text}");
     assert!(threads[0].starts_with("* 1 "), "{text}");
     let between = |from: &str, to: &str| -> &str {
@@ -314,10 +323,16 @@ fn with_two_cpus_gdb_lists_both_and_cfslab_rq_takes_a_cpu() {
         "{cpu1}"
     );
     assert!(cpu1.contains("\ncfs_rq[1]:/\n"), "{cpu1}");
-    let cpu5 = between("---cpu5---\n", "---end---");
+    let cpu5 = between("---cpu5---\n", "---thread2---");
     assert_eq!(
-        cpu5.trim(),
-        "cfslab-rq: CPU 5 is not online (online: [0, 1])",
+        cpu5.lines().next(),
+        Some("cfslab-rq: CPU 5 is not online (online: [0, 1])"),
+        "{text}"
+    );
+    // On CPU 1's thread, `cfslab-rq` is CPU 1's, and comes back (the call ran on CPU 0).
+    let thread2 = between("---thread2---\n", "---end---");
+    assert!(
+        thread2.contains("\ncpu#1\n") && !thread2.contains("cpu#0"),
         "{text}"
     );
 }

@@ -10,7 +10,9 @@
 //! Inter-processor interrupts are [`ipi`]'s; the boot checks each AP with one.
 //!
 //! What it does not do yet: schedule on the APs. A started AP takes its own state (its GS
-//! base, `percpu`), GDT, TSS, IDT and local APIC, then idles, halted until an IPI: under
+//! base, `percpu`), GDT, TSS, IDT, SYSCALL's registers, the FPU's set-up and local APIC
+//! (`arch::init_ap`), answers two IPIs — its APIC id, and a fingerprint of its registers
+//! for ring 3, which must be the boot CPU's — then idles, halted until an IPI: under
 //! `-icount` a halted CPU costs no instructions, so the figures of a run are those of the
 //! boot CPU alone, whatever `smp=` says.
 
@@ -42,7 +44,8 @@ pub struct CpuReport {
     /// The local APIC ids of the CPUs, in the MADT's order; CPU `n` is the `n`th (the boot
     /// CPU is CPU 0 whatever its place in the table).
     pub apic_ids: Vec<u8>,
-    /// The CPUs that did not answer, by number.
+    /// The CPUs counted out, by number: they did not answer, or not with the boot CPU's
+    /// registers for ring 3.
     pub silent: Vec<usize>,
     /// With more than one CPU online: the check that they exclude each other.
     pub contention: Option<contention::Contention>,

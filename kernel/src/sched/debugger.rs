@@ -18,7 +18,9 @@
 //! dump reads the state without taking it — and must not allocate, since the heap's lock may
 //! be held too. A stop in the middle of an update (inside `pick`, say) shows it half done.
 //! So nothing here allocates or takes a lock: the caller holds the scheduler, or gdb has
-//! stopped the kernel.
+//! stopped the kernel. With several CPUs the helper runs the call on CPU 0 (an AP sits
+//! halted, and would not run it) with gdb's scheduler-locking on: the other CPUs stay
+//! stopped throughout.
 
 use super::{SCHED, Scheduler};
 use crate::task::{State, pid_of};
@@ -129,8 +131,7 @@ impl Write for Text {
 #[unsafe(no_mangle)]
 pub extern "C" fn cfslab_gdb_dump(what: u64, n: u64) -> u64 {
     // SAFETY: gdb calls this with the kernel stopped and only the calling CPU resumed for
-    // the call (the helpers set gdb's scheduler-locking; see the module's docs): no other
-    // code runs concurrently, so reading the state behind the lock without taking it races
+    // the call (scheduler-locking; see the module's docs): no other code runs concurrently, so reading the state behind the lock without taking it races
     // with nothing. Taking it could deadlock: gdb may have stopped the kernel while it held it.
     let Some(s) = (unsafe { &*SCHED.as_mut_ptr() }).as_ref() else {
         return 0;

@@ -16,6 +16,8 @@ pub fn fair_params() -> Option<FairParams> {
 
 /// Writes a tunable.
 pub fn set_tunable(tunable: Tunable, value: u64) -> Result<(), KnobError> {
+    // Every instance has the same parameters, so a value one refuses the first refuses,
+    // before any has changed.
     with_sched(|s| {
         s.rqs
             .iter_mut()

@@ -80,7 +80,7 @@ pub use sched::ForkKind;
 use sched::{Policy, Rq, Wakeup};
 
 struct Scheduler {
-    /// The runqueues, one per online CPU, indexed by its number (Linux's per-CPU
+    /// The runqueues, one per CPU up to the last online, indexed by its number (Linux's per-CPU
     /// `runqueues`): each has its own policy instance, its current and idle tasks, its
     /// `need_resched`, and the state and statistics of the tasks placed on it (by slot). A
     /// task is on one runqueue at a time, the one its [`Task::cpu`] names. Until the APs
@@ -249,22 +249,17 @@ impl Scheduler {
 
     /// Gives `task` a fresh id and a slot; returns both.
     fn add(&mut self, task: Task) -> (TaskId, Slot) {
-        let id = self.next_id;
-        self.next_id += 1;
-        (id, self.add_as(id, task))
-    }
-
-    /// Gives `task` the id `id` (one no task has) and a slot; returns the slot.
-    fn add_as(&mut self, id: TaskId, task: Task) -> Slot {
         let slot = self.free_slots.pop().unwrap_or(self.slots.len());
         if slot == self.slots.len() {
             self.slots.push(None);
         }
+        let id = self.next_id;
+        self.next_id += 1;
         let mut task = Box::new(Task { id, slot, ..task });
         task.refresh_comm();
         self.slots[slot] = Some(task);
         self.by_id.insert(id, slot);
-        slot
+        (id, slot)
     }
 
     /// The running task stops being runnable: it sleeps at the `schedule()` this asks for.

@@ -89,9 +89,10 @@ pub fn with_policy<R>(f: impl FnOnce(&dyn Policy) -> R) -> R {
 /// The running task's id, without waiting for the scheduler lock (for fault reports, which
 /// may come while it is held).
 pub fn current_if_unlocked() -> Option<TaskId> {
-    super::runqueue()
-        .try_lock()
-        .and_then(|s| s.as_ref().map(|s| s.current_id()))
+    let sched = super::runqueue().try_lock()?;
+    let s = sched.as_ref()?;
+    // An AP's idle task has no slot (`setup::idle_slot_of`): no id to report.
+    s.slots.get(s.current_slot())?.as_ref().map(|t| t.id)
 }
 
 /// CPU time of the running task so far (no allocation: cheap enough for a measuring loop).
@@ -102,11 +103,12 @@ pub fn current_cpu_ns() -> u64 {
     })
 }
 
-/// CPU time the idle task has had so far: the CPU's idle time.
+/// CPU time CPU 0's idle task has had so far: CPU 0's idle time (what the lab and
+/// `/proc/stat`'s `cpu0` line count).
 pub fn idle_cpu_ns() -> u64 {
     with_sched(|s| {
         let now = clock::now();
-        let rq = s.this_rq();
+        let rq = &s.rqs[0];
         let running = rq.current() == rq.idle();
         rq.stats(rq.idle()).cpu_ns_at(now, running)
     })

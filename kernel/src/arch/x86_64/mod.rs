@@ -46,17 +46,41 @@ pub fn init_ap() {
     user_state::enable();
 }
 
-/// A fingerprint of the registers a program in ring 3 depends on: CR0 and CR4 (the FPU,
-/// SSE, UMIP), EFER (SYSCALL) and SYSCALL's STAR, LSTAR and SFMASK. Each CPU must have the
-/// boot CPU's, or a program would run differently there (`cpus::bring_up` compares them).
+/// A fingerprint of the registers a program in ring 3 depends on: the bits of CR0, CR4 and
+/// EFER that change what it may do or how it runs (paging and protection, the FPU and SSE,
+/// UMIP, RDTSC and RDPMC, FSGSBASE, XSAVE, SMEP/SMAP, protection keys; SYSCALL, NX) and
+/// SYSCALL's STAR, LSTAR and SFMASK. Each CPU must have the boot CPU's, or a program would
+/// run differently there (`cpus::bring_up` compares them); the other bits (caching,
+/// machine checks, global pages) may differ from CPU to CPU without a program seeing it.
 pub fn ring3_fingerprint() -> u64 {
-    use x86_64::registers::control::{Cr0, Cr4};
-    use x86_64::registers::model_specific::{Efer, LStar, SFMask, Star};
+    use x86_64::registers::control::{Cr0, Cr0Flags, Cr4, Cr4Flags};
+    use x86_64::registers::model_specific::{Efer, EferFlags, LStar, SFMask, Star};
+    let cr0 = Cr0Flags::PROTECTED_MODE_ENABLE
+        | Cr0Flags::MONITOR_COPROCESSOR
+        | Cr0Flags::EMULATE_COPROCESSOR
+        | Cr0Flags::TASK_SWITCHED
+        | Cr0Flags::NUMERIC_ERROR
+        | Cr0Flags::WRITE_PROTECT
+        | Cr0Flags::ALIGNMENT_MASK
+        | Cr0Flags::PAGING;
+    let cr4 = Cr4Flags::TIMESTAMP_DISABLE
+        | Cr4Flags::PERFORMANCE_MONITOR_COUNTER
+        | Cr4Flags::OSFXSR
+        | Cr4Flags::OSXMMEXCPT_ENABLE
+        | Cr4Flags::USER_MODE_INSTRUCTION_PREVENTION
+        | Cr4Flags::FSGSBASE
+        | Cr4Flags::OSXSAVE
+        | Cr4Flags::SUPERVISOR_MODE_EXECUTION_PROTECTION
+        | Cr4Flags::SUPERVISOR_MODE_ACCESS_PREVENTION
+        | Cr4Flags::PROTECTION_KEY_USER;
+    let efer = EferFlags::SYSTEM_CALL_EXTENSIONS
+        | EferFlags::LONG_MODE_ACTIVE
+        | EferFlags::NO_EXECUTE_ENABLE;
     let (star_sysret, star_syscall) = Star::read_raw();
     let words = [
-        Cr0::read_raw(),
-        Cr4::read_raw(),
-        Efer::read_raw(),
+        Cr0::read_raw() & cr0.bits(),
+        Cr4::read_raw() & cr4.bits(),
+        Efer::read_raw() & efer.bits(),
         u64::from(star_sysret) << 16 | u64::from(star_syscall),
         LStar::read().as_u64(),
         SFMask::read().bits(),

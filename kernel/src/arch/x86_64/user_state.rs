@@ -91,7 +91,8 @@ impl UserCpuState {
 /// The size of the FPU image a signal frame holds (`fxsave`'s).
 pub const FPU_BYTES: usize = 512;
 
-/// MXCSR's writable bits on this CPU (`fxsave`'s MXCSR_MASK, read once by [`enable`]).
+/// MXCSR's writable bits on this CPU (`fxsave`'s MXCSR_MASK, read by [`enable`] on each
+/// CPU: the same on every one, as the bring-up's check of the APs' registers implies).
 static MXCSR_MASK: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0xffbf);
 
 /// Saves the running task's FPU/SSE registers into `out` as `fxsave` lays them out, and

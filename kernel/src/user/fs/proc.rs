@@ -287,7 +287,7 @@ fn cpuinfo() -> String {
 /// `/proc/PID/sched` (kernel/sched/debug.c's `proc_sched_show_task`, 6.1, as with
 /// schedstats on): each key padded to 45 columns, times in ms with six decimals and counts
 /// in 21 columns. The fields are Linux's, in its order, for the values cfslab keeps: no load
-/// tracking, NUMA or migrations to speak of (one CPU: `se.nr_migrations` is 0). The load
+/// tracking, NUMA or migrations to speak of (no task migrates yet: `se.nr_migrations` is 0). The load
 /// weight is on 64-bit Linux's scale (a nice-0 task weighs 1 048 576); under EEVDF cfslab
 /// adds the task's virtual deadline and slice; O(1) has no entity, so no `se.` values
 /// beyond its CPU time.
