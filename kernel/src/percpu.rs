@@ -41,6 +41,10 @@ pub struct PerCpu {
     /// The process the running task is a thread of: its leader's id (its own for a kernel
     /// thread).
     current_process: AtomicUsize,
+    /// The running task's slot (`crate::task::Slot`): a copy of its runqueue's `current`
+    /// that the switch keeps, as Linux keeps `current` per CPU beside `rq->curr`, so that
+    /// the scheduler finds the running task with one instruction at every system call.
+    current_slot: AtomicUsize,
     /// The running task's address space and open files (null for a kernel thread): what its
     /// `Arc`s point at, so that a system call reaches them without the scheduler's lock, as
     /// Linux's `current->mm` and `current->files`. `sched::current` writes them and turns
@@ -68,6 +72,7 @@ impl PerCpu {
             index,
             current: AtomicUsize::new(0),
             current_process: AtomicUsize::new(0),
+            current_slot: AtomicUsize::new(0),
             space: AtomicPtr::new(null_mut()),
             files: AtomicPtr::new(null_mut()),
             preempt_count: AtomicU64::new(0),
@@ -80,6 +85,11 @@ impl PerCpu {
     /// The CPU's number.
     pub fn index(&self) -> usize {
         self.index
+    }
+
+    /// An AP's running task before it schedules: its idle task, known by `slot`.
+    pub fn set_idle_slot(&self, slot: usize) {
+        self.current_slot.store(slot, Relaxed);
     }
 
     /// Scheduler ticks so far on this CPU.
@@ -157,6 +167,7 @@ const HARDIRQ_ONE: u64 = 1 << 16;
 const INDEX: usize = offset_of!(PerCpu, index);
 const CURRENT: usize = offset_of!(PerCpu, current);
 const CURRENT_PROCESS: usize = offset_of!(PerCpu, current_process);
+const CURRENT_SLOT: usize = offset_of!(PerCpu, current_slot);
 const SPACE: usize = offset_of!(PerCpu, space);
 const FILES: usize = offset_of!(PerCpu, files);
 const PREEMPT_COUNT: usize = offset_of!(PerCpu, preempt_count);
@@ -181,6 +192,18 @@ impl ThisCpu {
     #[inline(always)]
     pub fn current(&self) -> usize {
         cpu_local::read::<CURRENT>() as usize
+    }
+
+    /// The running task's slot.
+    #[inline(always)]
+    pub fn current_slot(&self) -> usize {
+        cpu_local::read::<CURRENT_SLOT>() as usize
+    }
+
+    /// The switch chose the task in `slot`.
+    #[inline(always)]
+    pub fn set_current_slot(&self, slot: usize) {
+        cpu_local::write::<CURRENT_SLOT>(slot as u64);
     }
 
     /// The running task's process: its leader's id.

@@ -121,6 +121,9 @@ impl Scheduler {
         for cpu in self.rqs.len()..=last {
             let policy = policy_from(config, time::tick_ns());
             self.rqs.push(Rq::new(cpu, policy, idle_slot_of(cpu)));
+            if let Some(area) = crate::percpu::cpu(cpu) {
+                area.set_idle_slot(idle_slot_of(cpu));
+            }
         }
         self.online = online.to_vec();
     }

@@ -50,6 +50,7 @@ impl Scheduler {
         }
         let n = slots[pick.next].as_deref().expect("live task");
         this_cpu().set_current(n.id, n.group.as_ref().map_or(n.id, |g| g.leader));
+        this_cpu().set_current_slot(pick.next);
         let event = recent.next_slot();
         event.at = pick.now;
         event.flags = trace::Flags {
