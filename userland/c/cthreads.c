@@ -287,8 +287,14 @@ int main(int argc, char **argv)
 
 	struct rusage before, after, child, children;
 	getrusage(RUSAGE_SELF, &before);
-	burn(3000000);
-	getrusage(RUSAGE_SELF, &after);
+	/* Until a tick has sampled the loop: on a busy host Linux's utime, tick-sampled, can
+	 * stay 0 over a few milliseconds of loop. */
+	for (int tries = 0; tries < 100; tries++) {
+		burn(3000000);
+		getrusage(RUSAGE_SELF, &after);
+		if (usec(after.ru_utime) > usec(before.ru_utime))
+			break;
+	}
 	long long user = usec(after.ru_utime) - usec(before.ru_utime);
 	long long sys = usec(after.ru_stime) - usec(before.ru_stime);
 	check(user > 0 && user > sys, "getrusage(RUSAGE_SELF): a loop in ring 3 is mostly user time");
