@@ -61,6 +61,16 @@ pub struct PerCpu {
     /// `/proc/stat`'s user time).
     ticks: AtomicU64,
     user_ticks: AtomicU64,
+    /// The slot of a task that exited on this CPU and whose stack the next task to run
+    /// here frees (`usize::MAX`: none). Per CPU, as each CPU switches away from its own
+    /// exiting tasks.
+    exited_slot: AtomicUsize,
+    /// The slot of a task that left this CPU to move to another, which the next task to
+    /// run here moves (`usize::MAX`: none): its registers are saved by then.
+    moving_slot: AtomicUsize,
+    /// Whether the periodic tick runs on this CPU (1) or is stopped (0): an AP stops it
+    /// while it idles (Linux's NO_HZ_IDLE), so an idle CPU costs no instructions.
+    tick_on: AtomicU64,
 }
 
 impl PerCpu {
@@ -79,6 +89,9 @@ impl PerCpu {
             ranks_held: AtomicU64::new(0),
             ticks: AtomicU64::new(0),
             user_ticks: AtomicU64::new(0),
+            exited_slot: AtomicUsize::new(usize::MAX),
+            moving_slot: AtomicUsize::new(usize::MAX),
+            tick_on: AtomicU64::new(0),
         }
     }
 
@@ -174,6 +187,9 @@ const PREEMPT_COUNT: usize = offset_of!(PerCpu, preempt_count);
 const RANKS_HELD: usize = offset_of!(PerCpu, ranks_held);
 const TICKS: usize = offset_of!(PerCpu, ticks);
 const USER_TICKS: usize = offset_of!(PerCpu, user_ticks);
+const EXITED_SLOT: usize = offset_of!(PerCpu, exited_slot);
+const MOVING_SLOT: usize = offset_of!(PerCpu, moving_slot);
+const TICK_ON: usize = offset_of!(PerCpu, tick_on);
 
 impl ThisCpu {
     /// The running CPU's state, as a reference (for reading several fields at leisure).
@@ -272,6 +288,44 @@ impl ThisCpu {
     /// A scheduler tick found the CPU in ring 3.
     pub fn count_user_tick(&self) {
         cpu_local::increment::<USER_TICKS>();
+    }
+
+    /// The slot of a task that exited on this CPU and is not freed yet (`usize::MAX`:
+    /// none), as left by [`Self::set_exited_slot`].
+    #[inline(always)]
+    pub fn exited_slot(&self) -> usize {
+        cpu_local::read::<EXITED_SLOT>() as usize
+    }
+
+    /// The task in `slot` switches away for the last time (`usize::MAX`: that task was
+    /// freed).
+    #[inline(always)]
+    pub fn set_exited_slot(&self, slot: usize) {
+        cpu_local::write::<EXITED_SLOT>(slot as u64);
+    }
+
+    /// The slot of a task that left this CPU to move to another and has not moved yet
+    /// (`usize::MAX`: none).
+    #[inline(always)]
+    pub fn moving_slot(&self) -> usize {
+        cpu_local::read::<MOVING_SLOT>() as usize
+    }
+
+    /// The task in `slot` leaves this CPU to move (`usize::MAX`: it has moved).
+    #[inline(always)]
+    pub fn set_moving_slot(&self, slot: usize) {
+        cpu_local::write::<MOVING_SLOT>(slot as u64);
+    }
+
+    /// Whether the periodic tick runs on this CPU.
+    #[inline(always)]
+    pub fn tick_on(&self) -> bool {
+        cpu_local::read::<TICK_ON>() != 0
+    }
+
+    /// The periodic tick starts (`true`) or stops on this CPU.
+    pub fn set_tick_on(&self, on: bool) {
+        cpu_local::write::<TICK_ON>(u64::from(on));
     }
 
     /// The preempt count: locks held, and interrupt handlers entered (from bit 16).

@@ -55,13 +55,21 @@ pub fn serial_interrupt(regs: &mut TrapFrame) {
     return_from_interrupt(regs);
 }
 
-/// Another CPU asked this one to run a function (an IPI, after its EOI). Only idle APs
-/// take it so far, which run no task: there is no switch to make and no ring 3 to return
-/// to, so it returns straight to the interrupted idle loop.
+/// Another CPU asked this one to run a function (an IPI, after its EOI). The functions
+/// asked so far wake no task, so there is no switch to make, and it returns straight to
+/// what it interrupted.
 pub fn call_function_interrupt() {
     this_cpu().irq_enter();
     crate::cpus::ipi::run_call();
     this_cpu().irq_exit();
+}
+
+/// Another CPU made a task runnable on this CPU's runqueue and asked it to reschedule (the
+/// IPI, after its EOI; Linux's `scheduler_ipi`), or marked the task running here (a kill):
+/// the interrupt's end does the rest — the switch, and if it came from ring 3 the work
+/// pending before going back.
+pub fn reschedule_interrupt(regs: &mut TrapFrame) {
+    return_from_interrupt(regs);
 }
 
 /// The end of every interrupt: switch if the handler asked, then the pending work of a

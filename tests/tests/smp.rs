@@ -203,8 +203,8 @@ fn every_cpu_comes_up_and_a_parked_cpu_moves_no_figure() {
         assert_eq!(
             run.line_after("cpus: "),
             Some(
-                "4 of 4 online (APIC ids [0, 1, 2, 3]), each answering IPIs; CPU 0 runs \
-                 every task, the others idle"
+                "4 of 4 online (APIC ids [0, 1, 2, 3]), each answering IPIs and scheduling \
+                 tasks of its own"
             ),
             "{}",
             run.stdout
@@ -316,18 +316,27 @@ fn each_cpu_has_a_runqueue_of_its_own() {
     let sections = cpu_sections(&text);
     let numbers: Vec<usize> = sections.iter().map(|&(n, _)| n).collect();
     assert_eq!(numbers, [0, 1, 2], "{text}");
-    // CPU 0 runs every task until the APs schedule: `cat` is its current task, in its table.
-    let (_, cpu0) = sections[0];
-    assert_eq!(field(cpu0, ".curr->pid"), pid, "{cpu0}");
+    // A new task starts on the CPU with the fewest tasks running or waiting, the creating
+    // CPU first among equals, then the lowest: the boot task, running on CPU 0, starts
+    // `cat` on CPU 1, where it is the current task, in its table. CPU 0 has switched (the
+    // boot task now waits for `cat`); CPU 2 has had nothing to do.
+    let (_, cpu1) = sections[1];
+    assert_eq!(field(cpu1, ".curr->pid"), pid, "{cpu1}");
     assert!(
-        cpu0.lines()
+        cpu1.lines()
             .any(|l| l.starts_with(">R") && l.contains(" cat ")),
-        "{cpu0}"
+        "{cpu1}"
     );
-    // Each AP's runqueue holds its idle task alone: nothing runs or waits there, nothing
+    assert_ne!(
+        field(sections[0].1, ".nr_switches"),
+        "0",
+        "{}",
+        sections[0].1
+    );
+    // CPU 2's runqueue holds its idle task alone: nothing runs or waits there, nothing
     // ever switched, and its table lists no task. A fresh cfs_rq's min_vruntime starts
     // 2^20 ns below zero, as Linux's does (so that wrap-around is exercised early).
-    for &(n, ap) in &sections[1..] {
+    for &(n, ap) in &sections[2..] {
         assert_eq!(field(ap, ".nr_running"), "0", "cpu#{n}:\n{ap}");
         assert_eq!(field(ap, ".nr_switches"), "0", "cpu#{n}:\n{ap}");
         assert_eq!(field(ap, ".curr->pid"), "0", "cpu#{n}:\n{ap}");
@@ -340,7 +349,7 @@ fn each_cpu_has_a_runqueue_of_its_own() {
             "cpu#{n} lists tasks:\n{ap}"
         );
     }
-    // /proc/schedstat: a line per CPU, the APs' counters all zero.
+    // /proc/schedstat: a line per CPU; the idle CPU 2's counters are all zero.
     let numbered = |l: &&str| {
         let rest = l.strip_prefix("cpu");
         rest.is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
@@ -352,11 +361,9 @@ fn each_cpu_has_a_runqueue_of_its_own() {
         assert_eq!(words.next(), Some(format!("cpu{n}").as_str()), "{line}");
         let counters: Vec<u64> = words.map(|w| w.parse().unwrap()).collect();
         assert_eq!(counters.len(), 9, "{line}");
-        assert_eq!(counters.iter().all(|&c| c == 0), n != 0, "{line}");
+        assert_eq!(counters.iter().all(|&c| c == 0), n == 2, "{line}");
     }
-    // /proc/self/stat: field 39, the processor, is the CPU whose runqueue holds `cat` —
-    // CPU 0, so far, where every task runs: this checks the field's place more than its
-    // value, until tasks run on the APs.
+    // /proc/self/stat: field 39, the processor, is the CPU whose runqueue holds `cat`.
     let stat = text
         .lines()
         .find(|l| l.starts_with(&format!("{pid} (cat)")));
@@ -365,5 +372,56 @@ fn each_cpu_has_a_runqueue_of_its_own() {
     // Fields from the third (state) on: the 39th is at index 36.
     let fields: Vec<&str> = after_comm.split_whitespace().collect();
     assert_eq!(fields.len(), 50, "{stat}");
-    assert_eq!(fields[36], "0", "{stat}");
+    assert_eq!(fields[36], "1", "{stat}");
+}
+
+/// `csmp`'s lines natively and on cfslab with two CPUs, but for the `hogs:` line, whose
+/// time varies natively with the host's load; cfslab's comes back apart.
+fn csmp_on_both() -> (String, String) {
+    let hogs = |l: &&str| l.starts_with("hogs: ");
+    let without_hogs = |text: &str| -> String {
+        let lines = text.lines().filter(|l| !hogs(l));
+        lines.map(|l| format!("{l}\n")).collect()
+    };
+    let host_cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let expected = if host_cpus >= 2 {
+        let native = std::process::Command::new(systests::user_programs().join("csmp"))
+            .output()
+            .expect("runs natively");
+        let text = String::from_utf8_lossy(&native.stdout).into_owned();
+        assert!(native.status.success(), "natively:\n{text}");
+        without_hogs(&text)
+    } else {
+        eprintln!("csmp: the host has one CPU: cfslab's lines are checked on their own");
+        String::new()
+    };
+    let run = systests::on_cfslab("", "/bin/csmp", &["--smp", "2"]);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    systests::assert_nothing_leaked(&run);
+    let output = systests::program_output(&run);
+    let hog_line = output.lines().find(hogs).expect("a hogs line").to_owned();
+    if !expected.is_empty() {
+        assert_eq!(without_hogs(&output), expected);
+    }
+    assert!(output.ends_with("csmp: all checks passed\n"), "{output}");
+    (output, hog_line)
+}
+
+#[test]
+fn two_cpus_run_two_tasks_at_once_and_pinned_tasks_stay_pinned() {
+    // sched_setaffinity moving the caller, EINVAL for masks of no online CPU, a ping-pong
+    // between processes pinned to two CPUs (each wake-up crosses CPUs: a reschedule IPI),
+    // copy-on-write across CPUs: see userland/c/csmp.c.
+    let (_, hogs) = csmp_on_both();
+    // Two hogs pinned to two CPUs each burn 40 ms of CPU time. Each CPU accounts its
+    // task's time by the virtual clock, which under icount advances with the instructions
+    // of both CPUs together; side by side both reach 40 ms when the clock has advanced
+    // ~40 ms (plus two forks and exits: measured 43 ms). Had the CPUs taken turns — one
+    // CPU running both, or a lost wake-up stalling one — it would take 80 ms or more.
+    let took_us: u64 = hogs
+        .strip_prefix("hogs: 40 ms of CPU each, both done in ")
+        .and_then(|rest| rest.strip_suffix(" us"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("unexpected line: {hogs}"));
+    assert!((40_000..60_000).contains(&took_us), "{hogs}");
 }

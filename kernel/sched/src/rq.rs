@@ -291,6 +291,52 @@ impl<P: ?Sized + Policy> Rq<P> {
         t
     }
 
+    /// Asks the running task to give the CPU up at the next opportunity (Linux's
+    /// `resched_curr`), whatever the policy would say: a task that is to move to another
+    /// CPU leaves this one so.
+    pub fn request_resched(&mut self) {
+        self.need_resched = true;
+    }
+
+    /// Takes `task` off this runqueue to move it to another CPU's (the first half of a
+    /// migration, Linux's `deactivate_task` + `set_task_cpu`): it must have left the CPU
+    /// (not current). The policy forgets it as if it had exited; its scheduling part —
+    /// state and statistics — goes with it to [`Rq::attach`].
+    ///
+    /// Until the policy's multiprocessor half brings each era's own renormalisation, the
+    /// task arrives on its new runqueue as a newcomer does ([`Rq::attach`]).
+    pub fn detach(&mut self, task: TaskId, now: Nanos) -> SchedTask {
+        assert_ne!(task, self.current, "a task leaves its CPU before it moves");
+        assert_ne!(task, self.idle, "the idle task never moves");
+        let t = self.tasks[task].take().expect("a task the runqueue knows");
+        assert_ne!(t.state, State::Exited, "an exited task does not move");
+        self.policy.exit(task, now);
+        t
+    }
+
+    /// The second half of a migration (`activate_task` on the new CPU): `task`, with the
+    /// scheduling part [`Rq::detach`] gave, is runnable here — placed by the policy as a
+    /// newcomer (`uid`, `nice`); a task that slept is woken by the move. The current task
+    /// is asked to give way if the policy says the newcomer should preempt it.
+    pub fn attach(&mut self, task: TaskId, mut t: SchedTask, uid: Uid, nice: Nice, now: Nanos) {
+        assert_ne!(task, self.idle, "the idle task never moves");
+        if task >= self.tasks.len() {
+            self.tasks.resize(task + 1, None);
+        }
+        assert!(self.tasks[task].is_none(), "task {task} attached twice");
+        if let Some(since) = t.stats.asleep_since.take() {
+            t.stats.sleep_ns += now - since;
+        }
+        if t.state == State::Sleeping {
+            t.stats.woken = true;
+        }
+        t.state = State::Runnable;
+        t.stats.runnable_since = Some(now);
+        self.tasks[task] = Some(t);
+        let preempt = self.policy.spawn(task, uid, nice, now);
+        self.resched_if(preempt);
+    }
+
     /// The periodic tick (`scheduler_tick`): charges the tick to user or system time by
     /// `user_mode` (where the tick found the CPU) and lets the policy ask for a preemption.
     pub fn tick(&mut self, now: Nanos, user_mode: bool) {

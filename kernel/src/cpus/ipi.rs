@@ -117,6 +117,14 @@ pub fn run_call() {
     }
 }
 
+/// Sends CPU `cpu` the reschedule IPI (Linux's `smp_send_reschedule`): its runqueue asks
+/// for a switch, or its running task has something to do before it returns to ring 3.
+pub fn send_reschedule(cpu: usize) {
+    if let Some(&Some(apic_id)) = ONLINE.get().and_then(|online| online.get(cpu)) {
+        apic::send_fixed(apic_id, apic::RESCHEDULE_VECTOR);
+    }
+}
+
 /// Stops every other online CPU (a panic's first act, so that one report is printed and
 /// nothing runs on beside it).
 pub fn stop_others() {

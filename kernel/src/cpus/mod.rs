@@ -225,7 +225,5 @@ extern "C" fn ap_main(area: u64) -> ! {
     apic::enable();
     // Its number read through its own GS base: an AP that answers has its own state.
     ANSWERED.fetch_or(1 << this_cpu().index(), Ordering::Release);
-    loop {
-        crate::arch::irq::enable_and_wait();
-    }
+    crate::sched::setup::ap_idle_loop()
 }

@@ -23,6 +23,11 @@ use crate::time::clock;
 /// Runs the scenarios `config.run` names (`lab` = every seed experiment), as
 /// `bootopts::scenarios` defines them.
 pub fn run(config: &Config) {
+    // The seed experiments are uniprocessor ones: the lab and every task it starts run on
+    // CPU 0 whatever `smp=` says, and the other CPUs idle — halted with their tick
+    // stopped, they cost no instructions, and the figures are those of one CPU.
+    let pinned = sched::affinity::set_affinity(sched::current(), 1);
+    debug_assert_eq!(pinned, Ok(()), "CPU 0 is always online");
     crate::user::initramfs::init();
     if !crate::user::initramfs::present() {
         println!(

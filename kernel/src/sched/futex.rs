@@ -41,8 +41,12 @@ pub fn wait(
 ) -> i64 {
     let me = sched::current();
     let slept = irq::without(|| {
-        // Checked and queued with interrupts off: a waker (another thread, on this one CPU)
-        // cannot change the word and wake between the two, so no wake-up is lost.
+        // The word is read and the waiter queued under the waiters' lock (Linux's hash
+        // bucket lock): a waker changes the word first and takes the lock after, so either
+        // this read sees the new value, or the waker finds this waiter queued. A wake-up
+        // that comes after the queueing and before the sleep is not lost either: the sleep
+        // then returns at once (`sched::sleep`).
+        let mut waiters = WAITERS.lock();
         let mut word = [0u8; 4];
         if space.read(addr, &mut word).is_err() {
             return Err(-errno::EFAULT);
@@ -53,12 +57,13 @@ pub fn wait(
         if sched::signal_pending() {
             return Err(-errno::ERESTARTSYS);
         }
-        WAITERS.lock().push(Waiter {
+        waiters.push(Waiter {
             space: key(space),
             addr,
             bitset,
             task: me,
         });
+        drop(waiters);
         sched::sleep_until_woken(deadline, crate::time::TIMER_SLACK_NS);
         Ok(())
     });

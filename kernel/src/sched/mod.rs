@@ -15,6 +15,7 @@
 //! calls `schedule()` on the interrupted task's stack; the task resumes there later and
 //! returns from the interrupt as if nothing happened.
 
+pub mod affinity;
 mod credentials;
 mod current;
 mod debugger;
@@ -83,13 +84,19 @@ struct Scheduler {
     /// The runqueues, one per CPU up to the last online, indexed by its number (Linux's per-CPU
     /// `runqueues`): each has its own policy instance, its current and idle tasks, its
     /// `need_resched`, and the state and statistics of the tasks placed on it (by slot). A
-    /// task is on one runqueue at a time, the one its [`Task::cpu`] names. Until the APs
-    /// schedule, every task is placed on the CPU that creates it — CPU 0 — and the APs'
-    /// runqueues hold their idle tasks alone.
+    /// task is on one runqueue at a time, the one its [`Task::cpu`] names: placed there when
+    /// it is made (`proc::create`), it stays there (balancing comes with the policy's
+    /// multiprocessor half).
     rqs: Vec<Rq<dyn Policy + Send>>,
+    /// Each AP's idle task, by CPU number (`None` for CPU 0, whose idle task has a slot,
+    /// and for CPUs that did not come up): its boot flow, known by a slot no task has
+    /// (`setup::idle_slot_of`), so that the APs move no task's slot.
+    ap_idle: Vec<Option<Box<Task>>>,
     /// The CPUs that came up, by number, in order: those `/proc/sched_debug` and
     /// `/proc/schedstat` list.
     online: Vec<usize>,
+    /// The same CPUs, one bit each.
+    online_mask: u64,
     /// Every task by slot (see [`crate::task`]): the policy knows tasks by slot.
     slots: Vec<Option<Box<Task>>>,
     free_slots: Vec<Slot>,
@@ -158,7 +165,7 @@ impl Scheduler {
 
     /// The CPU whose runqueue holds the task in `slot` (Linux's `task_cpu()`).
     fn cpu_of(&self, slot: Slot) -> usize {
-        self.slots[slot].as_ref().expect("live task").cpu
+        self.task_ref(slot).cpu
     }
 
     /// The runqueue that holds the task in `slot` (Linux's `task_rq()`).
@@ -180,7 +187,20 @@ impl Scheduler {
     }
 
     fn task(&mut self, slot: Slot) -> &mut Task {
-        self.slots[slot].as_mut().expect("live task")
+        if slot < self.slots.len() {
+            return self.slots[slot].as_mut().expect("live task");
+        }
+        let cpu = setup::cpu_of_idle_slot(slot);
+        self.ap_idle[cpu].as_mut().expect("an AP's idle task")
+    }
+
+    /// The task in `slot`, to read (an AP's idle task included).
+    fn task_ref(&self, slot: Slot) -> &Task {
+        if slot < self.slots.len() {
+            return self.slots[slot].as_ref().expect("live task");
+        }
+        let cpu = setup::cpu_of_idle_slot(slot);
+        self.ap_idle[cpu].as_ref().expect("an AP's idle task")
     }
 
     /// The task with id `id`, if it has not exited.
@@ -199,10 +219,7 @@ impl Scheduler {
     }
 
     fn current_id(&self) -> TaskId {
-        self.slots[self.current_slot()]
-            .as_ref()
-            .expect("live task")
-            .id
+        self.task_ref(self.current_slot()).id
     }
 
     /// The running task's slot (on the running CPU): the per-CPU copy the switch keeps of
@@ -277,8 +294,17 @@ impl Scheduler {
         let Some(&slot) = self.by_id.get(&id) else {
             return;
         };
-        if self.state(slot) != State::Sleeping {
-            return;
+        match self.state(slot) {
+            State::Sleeping => {}
+            // It runs, on this CPU or another, and may be about to sleep: it has put itself
+            // on a wait queue and not yet blocked (on one CPU interrupts being off covered
+            // that window; here another CPU may wake it in it). Its next sleep returns at
+            // once (Linux: the waker sets the task's state back to TASK_RUNNING).
+            State::Running => {
+                self.task(slot).wake_pending = true;
+                return;
+            }
+            _ => return,
         }
         // A wake-up from an interrupt handler (a timer, the console) has no waker: the
         // running task was only interrupted (ADAPTIVE_GRAN learns from task wake-ups only).
@@ -294,7 +320,20 @@ impl Scheduler {
             trace::Kind::Waking,
             slot,
         );
-        self.task_rq_mut(slot).wake(slot, wakeup, now);
+        let cpu = self.cpu_of(slot);
+        let asked_before = self.rqs[cpu].need_resched();
+        self.rqs[cpu].wake(slot, wakeup, now);
+        self.kick_if_asked(cpu, asked_before);
+    }
+
+    /// CPU `cpu`'s runqueue was just changed, and `asked_before` says whether it already
+    /// asked for a reschedule: if it asks now and is another CPU, that CPU is sent the
+    /// reschedule IPI, whose interrupt's end switches (Linux's `resched_curr`). Once per
+    /// request: a CPU already asked has its IPI on the way.
+    fn kick_if_asked(&self, cpu: usize, asked_before: bool) {
+        if !asked_before && self.rqs[cpu].need_resched() && cpu != this_cpu().index() {
+            crate::cpus::ipi::send_reschedule(cpu);
+        }
     }
 }
 
@@ -354,7 +393,10 @@ pub extern "C" fn task_entry() -> ! {
 pub fn tick(now: u64, user_mode: bool) {
     with_sched(|s| {
         s.this_rq_mut().tick(now, user_mode);
-        loadavg::tick(now, || s.runnable_tasks());
+        // The load average is the machine's: sampled once, by the boot CPU's tick.
+        if this_cpu().index() == 0 {
+            loadavg::tick(now, || s.runnable_tasks());
+        }
     });
     if user_mode {
         this_cpu().count_user_tick();

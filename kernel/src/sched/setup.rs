@@ -8,7 +8,7 @@ use super::{trace, with_sched};
 use crate::arch::irq;
 use crate::config::{Config, Policy as ConfigPolicy};
 use crate::mm::stack::KernelStack;
-use crate::task::Slot;
+use crate::task::{Slot, TaskId};
 use crate::time::{self, clock};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
@@ -47,7 +47,9 @@ pub fn init(config: &Config, online: &[usize]) {
         let (main, idle) = (0, 1);
         let mut s = Scheduler {
             rqs: alloc::vec![Rq::new(0, policy, idle)],
+            ap_idle: alloc::vec![None],
             online: alloc::vec![0],
+            online_mask: 1,
             slots: Vec::new(),
             free_slots: Vec::new(),
             by_id: BTreeMap::new(),
@@ -101,14 +103,33 @@ pub fn set_policy(config: &Config) -> Result<(), TasksAlive> {
 }
 
 /// What an AP's runqueue knows its idle task by: a number no slot has (slots count up from
-/// 0, one per task). The idle task is the AP's boot flow, halted in `cpus::ap_main`; it has
-/// no `Task` — no slot, no saved context — until the AP schedules. Were it given a slot now,
-/// every later task's slot would move up by one per AP, and an idle AP would move the
-/// figures of a run: tried, seed003 at `smp=4` then differed from `smp=1` (its maximum
-/// latency by 2 ms; slots index the policy's tables, and how they changed a decision was
-/// not pinned down).
+/// 0, one per task). The idle task is the AP's boot flow, idling in [`ap_idle_loop`]; its
+/// `Task` is kept apart (`Scheduler::ap_idle`). Were it given a slot in the table, every
+/// later task's slot would move up by one per AP, and an idle AP would move the figures of
+/// a run: tried, seed003 at `smp=4` then differed from `smp=1` (its maximum latency by
+/// 2 ms; slots index the policy's tables, and how they changed a decision was not pinned
+/// down).
 fn idle_slot_of(cpu: usize) -> Slot {
     Slot::MAX - cpu
+}
+
+/// The CPU whose idle task `slot` names (a slot from [`idle_slot_of`]).
+pub(super) fn cpu_of_idle_slot(slot: Slot) -> usize {
+    Slot::MAX - slot
+}
+
+/// An AP's idle task, once its boot is done (Linux's `cpu_startup_entry`): with nothing
+/// to run it stops its tick and halts; an interrupt wakes it, and if that interrupt made
+/// a task runnable here (the reschedule IPI, a timer), its end switches to it
+/// (`trap::return_from_interrupt`); the idle task resumes here when the CPU has nothing
+/// to run again.
+pub fn ap_idle_loop() -> ! {
+    loop {
+        irq::disable();
+        time::stop_tick();
+        // `sti; hlt` atomically: an interrupt between the two could not be missed.
+        irq::enable_and_wait();
+    }
 }
 
 impl Scheduler {
@@ -121,10 +142,21 @@ impl Scheduler {
         for cpu in self.rqs.len()..=last {
             let policy = policy_from(config, time::tick_ns());
             self.rqs.push(Rq::new(cpu, policy, idle_slot_of(cpu)));
-            if let Some(area) = crate::percpu::cpu(cpu) {
+            self.ap_idle.push(None);
+            if let Some(area) = crate::percpu::cpu(cpu).filter(|_| online.contains(&cpu)) {
                 area.set_idle_slot(idle_slot_of(cpu));
+                // Its context is saved at its first switch; it has no stack of its own
+                // to free (it runs on the one its CPU was started on).
+                let mut idle = new_task("idle", 0, 0, None, None, None);
+                idle.id = TaskId::MAX - cpu;
+                idle.slot = idle_slot_of(cpu);
+                idle.cpu = cpu;
+                idle.affinity = 1 << cpu;
+                idle.comm = trace::Comm::idle(cpu);
+                self.ap_idle[cpu] = Some(Box::new(idle));
             }
         }
         self.online = online.to_vec();
+        self.online_mask = online.iter().fold(0, |mask, &cpu| mask | 1 << cpu);
     }
 }

@@ -1,6 +1,11 @@
 //! Yielding, sleeping and waking: a yield, timed sleeps on hrtimers, parking (sleep until
-//! someone names you), and the one wake-up path, which switches at once from task context and at the interrupt's
-//! end from an interrupt (the CPU's interrupt depth tells which).
+//! someone names you), and the one wake-up path, which switches at once from task context
+//! and at the interrupt's end from an interrupt (the CPU's interrupt depth tells which).
+//!
+//! A sleep may end early, as in Linux, and every caller checks its condition again: a
+//! wake-up that finds the task still running (on several CPUs, another CPU can find it on
+//! a wait queue before it has blocked) is kept, and the task's next sleep returns at once
+//! (`Task::wake_pending`).
 
 use super::{Scheduler, change_then_reschedule};
 use crate::task::TaskId;
@@ -11,7 +16,12 @@ use sched::Wakeup;
 /// until a kill wakes the task early: then the timer is cancelled, so that a process killed
 /// in a sleep of years leaves no timer behind.
 pub fn sleep_until(deadline: u64) {
-    sleep_until_woken(Some(deadline), 0);
+    loop {
+        sleep_until_woken(Some(deadline), 0);
+        if clock::now() >= time::sleep_expiry(deadline) || super::current_killed().is_some() {
+            return;
+        }
+    }
 }
 
 /// Sleeps until a wake-up names the running task or the clock reads `deadline` (`None`: no
@@ -22,6 +32,9 @@ pub fn sleep_until(deadline: u64) {
 /// until here.
 pub fn sleep_until_woken(deadline: Option<u64>, slack: u64) {
     let timer = change_then_reschedule(|s| {
+        if s.take_wake_pending() {
+            return None;
+        }
         s.block_current(clock::now());
         let me = s.current_id();
         let expiry = deadline.map(time::sleep_expiry);
@@ -36,7 +49,9 @@ pub fn sleep_until_woken(deadline: Option<u64>, slack: u64) {
 /// queue, a timer).
 pub(super) fn sleep_current() {
     change_then_reschedule(|s| {
-        s.block_current(clock::now());
+        if !s.take_wake_pending() {
+            s.block_current(clock::now());
+        }
     });
 }
 
@@ -90,6 +105,12 @@ pub fn unpark(task: TaskId) {
 }
 
 impl Scheduler {
+    /// Whether a wake-up came while the running task ran, forgetting it.
+    fn take_wake_pending(&mut self) -> bool {
+        let me = self.current_slot();
+        core::mem::take(&mut self.task(me).wake_pending)
+    }
+
     fn unpark(&mut self, id: TaskId, wakeup: Wakeup, now: u64) {
         let Some(task) = self.task_by_id(id) else {
             return;

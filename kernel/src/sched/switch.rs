@@ -11,8 +11,8 @@ use crate::arch::switch::switch_context;
 use crate::arch::user_state::UserCpuState;
 use crate::percpu::this_cpu;
 use crate::sync::SpinLockGuard;
+use crate::task::{State, Task};
 use crate::time::clock;
-use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// What switching to the picked task needs.
 struct Switch {
@@ -26,6 +26,8 @@ struct Switch {
     /// (null for kernel threads, which have none).
     save_cpu: *mut UserCpuState,
     load_cpu: *const UserCpuState,
+    /// The next task is the CPU's idle task.
+    to_idle: bool,
 }
 
 impl Scheduler {
@@ -38,17 +40,28 @@ impl Scheduler {
         let Scheduler {
             rqs,
             slots,
+            ap_idle,
             recent,
             trace,
             echo,
             ..
         } = self;
         let rq = &mut rqs[this_cpu().index()];
+        let current = task_in(slots, ap_idle, rq.current());
+        let moving = current.move_to.is_some();
+        if moving && rq.state(rq.current()) == State::Running {
+            // It is to move to another CPU: it leaves this one now, as if it slept, and
+            // the next task here moves it (`finish_switch`, once its registers are saved).
+            rq.block_current(clock::now());
+        }
         let pick = rq.pick(clock::now);
         if !pick.switches() {
             return None;
         }
-        let n = slots[pick.next].as_deref().expect("live task");
+        if moving {
+            this_cpu().set_moving_slot(pick.prev);
+        }
+        let n = task_in(slots, ap_idle, pick.next);
         this_cpu().set_current(n.id, n.group.as_ref().map_or(n.id, |g| g.leader));
         this_cpu().set_current_slot(pick.next);
         let event = recent.next_slot();
@@ -69,7 +82,7 @@ impl Scheduler {
             .user_cpu
             .as_deref()
             .map_or(core::ptr::null(), |c| c as *const _);
-        let p = slots[pick.prev].as_deref_mut().expect("live task");
+        let p = task_in(slots, ap_idle, pick.prev);
         event.current = p.comm;
         let save_cpu = p
             .user_cpu
@@ -84,7 +97,24 @@ impl Scheduler {
             address_space,
             save_cpu,
             load_cpu,
+            to_idle: pick.next == rq.idle(),
         })
+    }
+}
+
+/// The task in `slot`, in the table or among the APs' idle tasks (`Scheduler::task`, for
+/// `pick`, which holds the scheduler's fields apart).
+#[inline(always)]
+fn task_in<'a>(
+    slots: &'a mut [Option<alloc::boxed::Box<Task>>],
+    ap_idle: &'a mut [Option<alloc::boxed::Box<Task>>],
+    slot: Slot,
+) -> &'a mut Task {
+    match slots.get_mut(slot) {
+        Some(task) => task.as_deref_mut().expect("live task"),
+        None => ap_idle[super::setup::cpu_of_idle_slot(slot)]
+            .as_deref_mut()
+            .expect("an AP's idle task"),
     }
 }
 
@@ -127,8 +157,13 @@ fn switch_under(mut sched: SpinLockGuard<'_, Option<Scheduler>>) -> bool {
         address_space,
         save_cpu,
         load_cpu,
+        to_idle,
     }) = switch
     {
+        // An AP whose tick stopped as it idled ticks again for the task it runs now.
+        if !to_idle && !this_cpu().tick_on() {
+            crate::time::start_tick();
+        }
         // The next task's address space (a kernel thread keeps the current one, unless it
         // belongs to a process that may be about to be freed) and kernel stack for ring 3.
         crate::arch::switch::prepare(address_space, kernel_stack_top);
@@ -165,27 +200,33 @@ fn not_preemptible(own: u32) -> ! {
     unreachable!("a CPU that is not preemptible holds a lock or is in an interrupt")
 }
 
-/// The slot of an exited task whose stack the next task to run frees (`NO_SLOT`: none).
-/// Outside the scheduler's state so that the switches with nothing to free — nearly all —
-/// need not take the lock again to find that out.
-static EXITED: AtomicUsize = AtomicUsize::new(NO_SLOT);
+/// No exited task waits for its stack to be freed (`PerCpu::exited_slot`, kept per CPU
+/// and outside the scheduler's state so that the switches with nothing to free — nearly
+/// all — need not take the lock again to find that out).
 const NO_SLOT: usize = usize::MAX;
 
 /// The exiting task in `slot` is about to switch away for the last time: the task that
-/// runs next frees it.
+/// runs next on this CPU frees it.
 pub(super) fn leave_for_reaping(slot: Slot) {
     debug_assert!(!irq::enabled(), "an exit with interrupts on");
-    EXITED.store(slot, Ordering::Relaxed);
+    this_cpu().set_exited_slot(slot);
 }
 
-/// Runs in the task that was just switched to: frees the stack of a task that exited —
+/// Runs in the task that was just switched to: moves the task that left this CPU for
+/// another, if one did (`sched::affinity`); frees the stack of a task that exited —
 /// all it still holds: its files and address space went in its own context, before its
 /// last switch (`proc::lifecycle::release_resources`), so nothing here can wake a task or switch.
 pub(super) fn finish_switch() {
-    let slot = EXITED.swap(NO_SLOT, Ordering::Relaxed);
+    let moving = this_cpu().moving_slot();
+    if moving != NO_SLOT {
+        this_cpu().set_moving_slot(NO_SLOT);
+        with_sched(|s| s.finish_move(moving, clock::now()));
+    }
+    let slot = this_cpu().exited_slot();
     if slot == NO_SLOT {
         return;
     }
+    this_cpu().set_exited_slot(NO_SLOT);
     let dead = with_sched(|s| {
         let task = s.slots[slot].take()?;
         s.rqs[task.cpu].remove(slot);

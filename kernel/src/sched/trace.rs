@@ -52,7 +52,31 @@ impl Comm {
         }
     }
 
-    /// Whether this is the idle task (`swapper/0`, pid 0).
+    /// CPU `cpu`'s idle task: pid 0, `swapper/N` (as Linux names each CPU's).
+    pub fn idle(cpu: usize) -> Self {
+        let mut comm = Self::new(0, "swapper/", 0, false);
+        comm.pid = 0;
+        let mut digits = [0u8; 20];
+        let mut n = cpu;
+        let mut at = digits.len();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        for &d in &digits[at..] {
+            if usize::from(comm.len) < NAME_LEN {
+                comm.name[usize::from(comm.len)] = d;
+                comm.len += 1;
+            }
+        }
+        comm
+    }
+
+    /// Whether this is an idle task (`swapper/N`, pid 0).
     pub fn is_idle(&self) -> bool {
         self.pid == 0
     }

@@ -12,6 +12,11 @@
 //! so a sleep with slack ends with the next interrupt inside its range — the tick, another
 //! timer — or at its hard expiry: user sleeps get Linux's 50 µs `timer_slack_ns` this way.
 //!
+//! Each CPU has a queue of its own (Linux's per-CPU `hrtimer_cpu_base`), served by its own
+//! local APIC: a timer fires on the CPU that started it — a task's sleep on the CPU it
+//! sleeps on, each CPU's tick on that CPU — and is cancelled from anywhere by its
+//! [`TimerId`], which names the queue.
+//!
 //! A timer carries an [`Action`], not a function pointer: what expiring means is written in
 //! one place, the timer interrupt's (`trap::timer_interrupt`), where a reader sees every
 //! kind of timer at once. Actions run in interrupt context with interrupts off; they must
@@ -19,6 +24,7 @@
 
 use super::clock;
 use crate::arch::apic;
+use crate::percpu::this_cpu;
 use crate::sync::{Rank, SpinLock};
 use crate::task::TaskId;
 use alloc::collections::BTreeMap;
@@ -43,11 +49,13 @@ pub enum Action {
     Test(fn(u64, u64), u64),
 }
 
-/// A pending timer, for [`cancel`]: the queue's order, by hard expiry.
+/// A pending timer, for [`cancel`]: the queue's order, by hard expiry, and the CPU whose
+/// queue holds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TimerId {
     expiry: u64,
     sequence: u64,
+    cpu: usize,
 }
 
 /// A queued timer: what it does, and its soft expiry (the earliest it may fire).
@@ -73,31 +81,37 @@ struct Queue {
     tick_ns: u64,
 }
 
-static QUEUE: SpinLock<Queue> = SpinLock::new(
-    Rank::Timers,
-    Queue {
-        timers: BTreeMap::new(),
-        sequence: 0,
-        device: None,
-        tick_ns: 1_000_000,
-    },
-);
+/// Every CPU's queue, by CPU number.
+static QUEUES: [SpinLock<Queue>; bootopts::MAX_CPUS as usize] = [const {
+    SpinLock::new(
+        Rank::Timers,
+        Queue {
+            timers: BTreeMap::new(),
+            sequence: 0,
+            device: None,
+            tick_ns: 1_000_000,
+        },
+    )
+}; bootopts::MAX_CPUS as usize];
 
 /// The PIT, not the APIC, drives the tick (read at every timer interrupt, without the lock).
 static PIT_DRIVES_TICK: AtomicBool = AtomicBool::new(false);
 
+/// The running CPU's queue.
 fn with_queue<R>(f: impl FnOnce(&mut Queue) -> R) -> R {
-    f(&mut QUEUE.lock())
+    f(&mut QUEUES[this_cpu().index()].lock())
 }
 
-/// Chooses the device timers are served by, and the tick's period.
+/// Chooses the device timers are served by, and the tick's period, for every CPU (each
+/// CPU's APIC timer counts at the same rate: QEMU's bus clock).
 pub fn set_device(device: Device, tick_ns: u64) {
     PIT_DRIVES_TICK.store(device == Device::PitPeriodic, Ordering::Relaxed);
-    with_queue(|q| {
+    for queue in &QUEUES {
+        let mut q = queue.lock();
         q.device = Some(device);
         q.tick_ns = tick_ns;
-        program(q);
-    });
+    }
+    reprogram();
 }
 
 /// Whether each timer interrupt is itself a tick (`clockevent=pit`).
@@ -141,6 +155,7 @@ impl Queue {
         let id = TimerId {
             expiry: expiry.saturating_add(slack),
             sequence: self.sequence,
+            cpu: this_cpu().index(),
         };
         let timer = Timer {
             action,
@@ -151,13 +166,24 @@ impl Queue {
     }
 }
 
-/// Cancels a timer; false if it already fired (or never existed).
+/// Cancels a timer, on whichever CPU's queue it is; false if it already fired (or never
+/// existed). Only the running CPU's device is re-armed: another CPU's fires as it was
+/// armed, finds nothing expired, and re-arms itself.
 pub fn cancel(id: TimerId) -> bool {
+    let mut q = QUEUES[id.cpu].lock();
+    let was_pending = q.timers.remove(&id).is_some();
+    if id.cpu == this_cpu().index() {
+        program(&q);
+    }
+    was_pending
+}
+
+/// Stops the periodic tick on the running CPU (its queue's tick timer is removed).
+pub fn stop_tick() {
     with_queue(|q| {
-        let was_pending = q.timers.remove(&id).is_some();
+        q.timers.retain(|_, t| !matches!(t.action, Action::Tick));
         program(q);
-        was_pending
-    })
+    });
 }
 
 /// The action of the next expired timer at `now`, taken off the queue (from the timer
@@ -189,7 +215,7 @@ pub fn reprogram() {
     with_queue(|q| program(q));
 }
 
-/// Number of pending timers.
+/// Number of pending timers on the running CPU.
 pub fn pending() -> usize {
     with_queue(|q| q.timers.len())
 }

@@ -142,13 +142,26 @@ pub fn ticks() -> u64 {
     crate::percpu::this_cpu().ticks()
 }
 
-/// Starts the periodic scheduler tick (once; later calls do nothing).
+/// Starts the periodic scheduler tick on the running CPU, on the next multiple of the
+/// period, so that every CPU ticks in phase (later calls do nothing while it runs).
 pub fn start_tick() {
-    static STARTED: Once<()> = Once::new();
-    STARTED.call_once(|| {
+    let cpu = crate::percpu::this_cpu();
+    if !cpu.tick_on() {
+        cpu.set_tick_on(true);
         let first = clock::now().next_multiple_of(tick_ns());
         hrtimer::start(first, hrtimer::Action::Tick);
-    });
+    }
+}
+
+/// Stops the running CPU's periodic tick, as an idle AP does (Linux's
+/// `tick_nohz_idle_stop_tick`): under `-icount` a CPU that halts with no timer armed
+/// costs the machine no instructions. [`start_tick`] starts it again.
+pub fn stop_tick() {
+    let cpu = crate::percpu::this_cpu();
+    if cpu.tick_on() {
+        cpu.set_tick_on(false);
+        hrtimer::stop_tick();
+    }
 }
 
 #[cfg(test)]

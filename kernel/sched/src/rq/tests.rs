@@ -264,3 +264,34 @@ fn a_cpu_with_a_task_keeps_its_policy() {
     rq.spawn(1, 0, 0, MS);
     rq.replace_idle_policy(fresh_policy());
 }
+
+#[test]
+fn a_sleeper_moves_to_another_cpu_and_wakes_there_as_a_newcomer() {
+    let mut from = booted();
+    from.spawn(1, 0, 0, MS);
+    from.block_current(2 * MS);
+    from.pick(|| 2 * MS);
+    assert_eq!(from.current(), 1, "task 0 has left the CPU");
+    from.take_calls();
+    let moved = from.detach(0, 3 * MS);
+    // The old policy forgets it as it forgets an exited task: nothing else.
+    assert_eq!(from.take_calls(), ["exit 0"]);
+    assert!(from.get(0).is_none());
+    let mut to = idle_cpu(1);
+    to.attach(0, moved, 0, 0, 5 * MS);
+    assert_eq!(to.take_calls(), ["spawn 0"]);
+    assert_eq!(to.state(0), State::Runnable);
+    // Its sleep (2 ms to 5 ms) is counted, and the move is its wake-up: the idle CPU
+    // is asked to switch to it.
+    assert_eq!(to.stats(0).sleep_ns, 3 * MS);
+    assert!(to.stats(0).woken && to.need_resched());
+    let pick = to.pick(|| 6 * MS);
+    assert_eq!((pick.prev, pick.next), (IDLE, 0));
+}
+
+#[test]
+#[should_panic(expected = "a task leaves its CPU before it moves")]
+fn the_running_task_is_not_detached() {
+    let mut rq = booted();
+    rq.detach(0, MS);
+}

@@ -16,10 +16,12 @@ pub const TIMER_VECTOR: u8 = 48;
 /// Vector the APIC uses for spurious interrupts (needs no EOI).
 pub const SPURIOUS_VECTOR: u8 = 0xff;
 /// Inter-processor interrupts, at Linux's vectors (arch/x86/include/asm/irq_vectors.h):
-/// run the function another CPU left for this one (CALL_FUNCTION_SINGLE_VECTOR), and stop
-/// for good, as a panic on another CPU asks (REBOOT_VECTOR, which Linux's
-/// `native_stop_other_cpus` sends).
+/// run the function another CPU left for this one (CALL_FUNCTION_SINGLE_VECTOR), switch
+/// because another CPU made a task runnable here (RESCHEDULE_VECTOR), and stop for good, as
+/// a panic on another CPU asks (REBOOT_VECTOR, which Linux's `native_stop_other_cpus`
+/// sends).
 pub const CALL_FUNCTION_VECTOR: u8 = 0xfb;
+pub const RESCHEDULE_VECTOR: u8 = 0xfd;
 pub const STOP_VECTOR: u8 = 0xf8;
 
 const IA32_APIC_BASE: u32 = 0x1b;

@@ -31,12 +31,16 @@ pub struct ArchSlots {
     kernel_rsp: AtomicU64,
     /// This CPU's TSS (`gdt`), whose rsp0 follows `kernel_rsp`.
     tss: AtomicU64,
+    /// The physical address of the level-4 table CR3 holds (0 until the first switch sets
+    /// it): cheaper to compare than CR3 is to read (`switch::prepare`).
+    loaded_cr3: AtomicU64,
 }
 
 /// `ArchSlots`' offsets, for the assembly.
 pub const USER_RSP: usize = core::mem::offset_of!(ArchSlots, user_rsp);
 pub const KERNEL_RSP: usize = core::mem::offset_of!(ArchSlots, kernel_rsp);
 pub const TSS: usize = core::mem::offset_of!(ArchSlots, tss);
+pub const LOADED_CR3: usize = core::mem::offset_of!(ArchSlots, loaded_cr3);
 
 impl ArchSlots {
     /// Slots for an area not yet installed ([`install`] fills in `this`, `gdt` the TSS).
@@ -46,6 +50,7 @@ impl ArchSlots {
             user_rsp: AtomicU64::new(0),
             kernel_rsp: AtomicU64::new(0),
             tss: AtomicU64::new(0),
+            loaded_cr3: AtomicU64::new(0),
         }
     }
 }

@@ -108,6 +108,7 @@ trap_entry!(apic_timer_entry, apic_timer);
 trap_entry!(pit_tick_entry, pit_tick);
 trap_entry!(serial_input_entry, serial_input);
 trap_entry!(call_function_entry, call_function);
+trap_entry!(reschedule_entry, reschedule);
 
 /// The local APIC's timer: end the interrupt first (so that a context switch from the
 /// handler cannot leave it unacknowledged), then let the time code run expired timers.
@@ -135,6 +136,13 @@ extern "C" fn call_function(_frame: &mut TrapFrame) {
     crate::trap::call_function_interrupt();
 }
 
+/// Another CPU made a task runnable on this one's runqueue, or marked the running task
+/// (`cpus::ipi::send_reschedule`).
+extern "C" fn reschedule(frame: &mut TrapFrame) {
+    super::apic::end_of_interrupt();
+    crate::trap::reschedule_interrupt(frame);
+}
+
 /// Another CPU panicked: stop here, interrupts off, for good (it prints the report).
 extern "x86-interrupt" fn stop(_frame: InterruptStackFrame) {
     super::irq::halt_forever()
@@ -156,6 +164,7 @@ static IDT: Lazy<InterruptDescriptorTable> = Lazy::new(|| {
         idt[super::pic::PIT_VECTOR].set_handler_addr(entry_address(pit_tick_entry));
         idt[super::pic::SERIAL_VECTOR].set_handler_addr(entry_address(serial_input_entry));
         idt[super::apic::CALL_FUNCTION_VECTOR].set_handler_addr(entry_address(call_function_entry));
+        idt[super::apic::RESCHEDULE_VECTOR].set_handler_addr(entry_address(reschedule_entry));
     }
     idt[super::apic::STOP_VECTOR].set_handler_fn(stop);
     idt[super::apic::SPURIOUS_VECTOR].set_handler_fn(spurious);

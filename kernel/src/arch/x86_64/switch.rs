@@ -74,8 +74,6 @@ pub unsafe fn initial_stack(top: u64, entry: extern "C" fn() -> !) -> u64 {
 /// The kernel's own level-4 table (the bootloader's), loaded whenever a kernel thread
 /// follows a user process: the process's table may be freed once it has exited.
 static KERNEL_CR3: spin::Once<x86_64::structures::paging::PhysFrame> = spin::Once::new();
-/// What CR3 holds (cheaper to compare than CR3 is to read).
-static mut LOADED_CR3: Option<x86_64::structures::paging::PhysFrame> = None;
 
 /// Before switching to a task: its address space (`None` for a kernel thread, which keeps
 /// the kernel's) and, for a process, the kernel stack its interrupts and system calls from
@@ -87,18 +85,17 @@ pub fn prepare(
     use x86_64::registers::control::Cr3;
     let kernel = *KERNEL_CR3.call_once(|| Cr3::read().0);
     let wanted = address_space.unwrap_or(kernel);
-    // SAFETY: interrupts are off on the one CPU: nothing else reads or writes LOADED_CR3.
-    let loaded = &raw mut LOADED_CR3;
-    // SAFETY: as above.
-    let loaded = unsafe { &mut *loaded };
-    if *loaded != Some(wanted) {
-        if loaded.is_some() || wanted != kernel {
+    // What this CPU's CR3 holds (0: the bootloader's table, not yet switched from).
+    let loaded = super::cpu_local::read::<{ super::cpu_local::LOADED_CR3 }>();
+    let wanted_address = wanted.start_address().as_u64();
+    if loaded != wanted_address {
+        if loaded != 0 || wanted != kernel {
             let (_, flags) = Cr3::read();
             // SAFETY: `wanted` is the kernel's table or a process's, whose upper half is the
             // kernel's: the code and stack running now stay mapped.
             unsafe { Cr3::write(wanted, flags) };
         }
-        *loaded = Some(wanted);
+        super::cpu_local::write::<{ super::cpu_local::LOADED_CR3 }>(wanted_address);
     }
     // Only a task with an address space of its own can be in ring 3: a kernel thread never
     // changes rings, so the stack for ring changes may stay the last process's (a kernel

@@ -13,6 +13,7 @@ use crate::arch::switch::initial_stack;
 use crate::arch::user_mode::TrapFrame;
 use crate::arch::user_state::UserCpuState;
 use crate::mm::stack::KernelStack;
+use crate::percpu::this_cpu;
 use crate::sched::{ForkKind, Scheduler, change_then_reschedule, task_entry, trace};
 use crate::task::{Slot, Task, TaskId};
 use crate::time::clock;
@@ -103,19 +104,34 @@ pub(in crate::sched) fn create(new: NewTask) -> Result<TaskId, SpawnError> {
         };
         let name = new.name.map_or_else(|| p.name.clone(), String::from);
         let inherited = (p.blocked_signals, p.altstack, p.group.clone());
+        let affinity = p.affinity;
+        let shares_memory = new.process.as_ref().is_some_and(|new| {
+            p.address_space
+                .as_ref()
+                .is_some_and(|space| Arc::ptr_eq(space, &new.space))
+        });
         let child_of = new.child.then_some(parent);
         let mut task = new_task(&name, uid, nice, Some(new.entry), Some(stack), child_of);
-        // On the creating CPU's runqueue, as Linux's `sched_fork` starts a child on its
-        // parent's CPU (the balancer's choice of a CPU for it comes later).
-        task.cpu = crate::percpu::this_cpu().index();
+        let (here, cpu) = (
+            this_cpu().index(),
+            s.cpu_for_new_task(affinity, shares_memory),
+        );
+        task.cpu = cpu;
+        task.affinity = affinity;
         let (id, slot) = s.start(task, now);
         if let Some(process) = new.process {
             s.task(slot).attach(process, id, inherited);
         }
+        let asked_before = s.rqs[cpu].need_resched();
         match new.placement {
-            Placement::Spawn { uid, nice } => s.this_rq_mut().spawn(slot, uid, nice, now),
-            Placement::Fork(kind) => s.this_rq_mut().fork(slot, kind, now),
+            Placement::Fork(kind) if cpu == here => s.this_rq_mut().fork(slot, kind, now),
+            // On another CPU a child starts as a newcomer there: Linux's `sched_fork` places
+            // it on the parent's queue and `wake_up_new_task` moves it, renormalising its
+            // vruntime to the new queue's — where it lands about as a newcomer does.
+            Placement::Fork(_) => s.rqs[cpu].spawn(slot, uid, nice, now),
+            Placement::Spawn { uid, nice } => s.rqs[cpu].spawn(slot, uid, nice, now),
         }
+        s.kick_if_asked(cpu, asked_before);
         s.record_new(slot, now);
         if let Placement::Fork(ForkKind::Vfork) = new.placement {
             s.task(slot).vfork_parent = Some(parent);
@@ -172,6 +188,27 @@ impl Task {
 }
 
 impl Scheduler {
+    /// The CPU a new task starts on, among those its `affinity` allows (Linux's
+    /// `select_task_rq` at fork, before the balancer of the policy's multiprocessor half):
+    /// the one with the fewest tasks running or waiting, the creating CPU first among
+    /// equals. A thread or a vfork child (`shares_memory`) stays on its creator's CPU: an
+    /// address space then runs on one CPU at a time, so a change to its page tables needs
+    /// only the local TLB flush, until TLB shootdown exists.
+    ///
+    /// With one CPU allowed there is nothing to weigh, and the choice costs the same few
+    /// instructions on one CPU as on several: the lab's tasks, pinned to CPU 0, then run
+    /// the same instructions whatever `smp=` says, and so give the same figures.
+    fn cpu_for_new_task(&self, affinity: u64, shares_memory: bool) -> usize {
+        if shares_memory {
+            return this_cpu().index();
+        }
+        let allowed = affinity & self.online_mask;
+        if allowed.is_power_of_two() {
+            return allowed.trailing_zeros() as usize;
+        }
+        self.least_loaded(allowed)
+    }
+
     /// Adds `task` (made by [`new_task`]), not yet known to the runqueue (the caller's
     /// `rq.spawn` or `rq.fork` makes it runnable): its id and slot. A task with a parent
     /// (always the running task) counts among its children, whom `wait` reaps; one without
@@ -214,6 +251,8 @@ pub(in crate::sched) fn new_task(
         id: 0,
         slot: 0,
         cpu: 0,
+        affinity: u64::MAX,
+        move_to: None,
         kernel_stack_top: stack.as_ref().map_or(0, KernelStack::top),
         address_space: None,
         user_start: None,
@@ -246,6 +285,7 @@ pub(in crate::sched) fn new_task(
         exit_status: None,
         parked: false,
         unpark_token: false,
+        wake_pending: false,
     }
 }
 

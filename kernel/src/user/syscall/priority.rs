@@ -105,23 +105,25 @@ pub fn getgroups(size: i64) -> i64 {
     if size < 0 { -errno::EINVAL } else { 0 }
 }
 
-/// `sched_getaffinity(pid, len, mask)`: the CPUs `pid` may run on, one 8-byte word (CPU 0,
-/// the only one); EINVAL if `len` cannot hold it or is not a whole number of words.
+/// `sched_getaffinity(pid, len, mask)`: the CPUs `pid` may run on among those online, one
+/// 8-byte word (cfslab has at most 64 CPUs); EINVAL if `len` cannot hold it or is not a
+/// whole number of words.
 pub fn sched_getaffinity(pid: i64, len: u64, mask: u64) -> i64 {
     if len < 8 || !len.is_multiple_of(8) {
         return -errno::EINVAL;
     }
-    if target(pid).is_none() {
+    let Some(cpus) = target(pid).and_then(sched::affinity::affinity_of) else {
         return -errno::ESRCH;
-    }
-    match super::space().write(mask, &1u64.to_le_bytes()) {
+    };
+    match super::space().write(mask, &cpus.to_le_bytes()) {
         Ok(()) => 8,
         Err(_) => -errno::EFAULT,
     }
 }
 
-/// `sched_setaffinity(pid, len, mask)`: accepted if the mask holds CPU 0 (else EINVAL, as
-/// Linux answers a mask of no online CPU), with `setpriority`'s permission rule.
+/// `sched_setaffinity(pid, len, mask)`: `pid` may run only on the CPUs of the mask (its
+/// first 8 bytes: CPUs 0 to 63), and moves if it is on another (`sched::affinity`); EINVAL
+/// for a mask of no online CPU, as Linux, and `setpriority`'s permission rule.
 pub fn sched_setaffinity(pid: i64, len: u64, mask: u64) -> i64 {
     let Some(id) = target(pid) else {
         return -errno::ESRCH;
@@ -135,7 +137,11 @@ pub fn sched_setaffinity(pid: i64, len: u64, mask: u64) -> i64 {
     if caller != 0 && sched::task_uid(id) != Some(caller) {
         return -errno::EPERM;
     }
-    if word[0] & 1 == 0 { -errno::EINVAL } else { 0 }
+    match sched::affinity::set_affinity(id, u64::from_le_bytes(word)) {
+        Ok(()) => 0,
+        Err(sched::affinity::AffinityError::NoOnlineCpu) => -errno::EINVAL,
+        Err(sched::affinity::AffinityError::NoTask) => -errno::ESRCH,
+    }
 }
 
 /// `getcpu(cpu, node, cache)`: the CPU the caller runs on and its NUMA node (0: QEMU's

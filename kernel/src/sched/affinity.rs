@@ -1,0 +1,134 @@
+//! Which CPUs a task may run on (Linux's `sched_setaffinity` and `set_cpus_allowed_ptr`,
+//! kernel/sched/core.c), and how a task moves when its CPU is no longer one of them.
+//!
+//! A task is on one runqueue at a time (`Task::cpu`). Before the policy's multiprocessor
+//! half brings balancing, a task changes CPU only here: when its affinity stops allowing
+//! the CPU it is on. It cannot be taken off a runqueue while its registers are still
+//! being saved on the CPU it is leaving, so it moves in two steps, as Linux's migration
+//! does with its stopper thread:
+//! 1. it is marked ([`Task::move_to`]) and its CPU is asked to reschedule (at once if it
+//!    is the caller, by IPI if it runs on another CPU; a task that is not running is
+//!    marked only, and moves when it next leaves its CPU);
+//! 2. at that switch it leaves as if it slept (`switch`), and the next task on the old CPU
+//!    — its registers saved by then — moves it: [`Scheduler::finish_move`] takes it off
+//!    the old runqueue and wakes it on the new one (a task that slept is woken by the
+//!    move: a sleep may end early, and every sleeper checks its condition again).
+//!
+//! A task that shares its address space with another (a thread, a vfork child) does not
+//! move: its memory would then be in use on two CPUs, and TLB shootdown does not exist
+//! yet. Its new mask still applies to where the tasks it makes start.
+//!
+//! On the new runqueue the task is placed as a newcomer (`sched::rq::Rq::attach`): each
+//! era's renormalisation of a migrating task's vruntime comes with the balancer.
+
+use super::{Scheduler, change_then_reschedule, with_sched};
+use crate::percpu::this_cpu;
+use crate::task::{Slot, State, TaskId};
+
+/// Why an affinity was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AffinityError {
+    /// No such task (or it has exited).
+    NoTask,
+    /// The mask holds no CPU that is online (Linux: EINVAL).
+    NoOnlineCpu,
+}
+
+/// The CPUs online, one bit each.
+pub fn online_mask() -> u64 {
+    with_sched(|s| s.online_mask)
+}
+
+/// The CPUs task `id` may run on, among those online.
+pub fn affinity_of(id: TaskId) -> Option<u64> {
+    with_sched(|s| {
+        let online = s.online_mask;
+        Some(s.live_task_by_id(id)?.affinity & online)
+    })
+}
+
+/// Lets task `id` run only on the CPUs in `mask` (those that are online among them); if it
+/// is on another CPU it moves (see the module's docs). The caller returns from here on a
+/// CPU its new mask allows.
+pub fn set_affinity(id: TaskId, mask: u64) -> Result<(), AffinityError> {
+    change_then_reschedule(|s| {
+        let allowed = mask & s.online_mask;
+        if allowed == 0 {
+            return Err(AffinityError::NoOnlineCpu);
+        }
+        let &slot = s.by_id.get(&id).ok_or(AffinityError::NoTask)?;
+        if !s.alive(slot) {
+            return Err(AffinityError::NoTask);
+        }
+        let to = s.least_loaded(allowed);
+        let task = s.task(slot);
+        task.affinity = mask;
+        if allowed & 1 << task.cpu != 0 {
+            task.move_to = None;
+            return Ok(());
+        }
+        let cpu = task.cpu;
+        if s.shares_memory(slot) {
+            // Its address space would run on two CPUs at once, and a change to its page
+            // tables would need the other CPU's TLB flushed too: it stays, until TLB
+            // shootdown exists (its new CPUs apply to the threads it makes from now on).
+            return Ok(());
+        }
+        s.task(slot).move_to = Some(to);
+        if s.rqs[cpu].current() == slot {
+            let asked_before = s.rqs[cpu].need_resched();
+            s.rqs[cpu].request_resched();
+            s.kick_if_asked(cpu, asked_before);
+        }
+        Ok(())
+    })
+}
+
+impl Scheduler {
+    /// Among the CPUs in `allowed` (one bit each, at least one online), the one with the
+    /// fewest tasks running or waiting, the running CPU first among equals, then the lowest.
+    pub(super) fn least_loaded(&self, allowed: u64) -> usize {
+        let here = this_cpu().index();
+        let candidates = self.online.iter().copied();
+        let load = |cpu: usize| (self.runnable_on(cpu), cpu != here, cpu);
+        candidates
+            .filter(|&cpu| allowed & 1 << cpu != 0)
+            .min_by_key(|&cpu| load(cpu))
+            .unwrap_or(here)
+    }
+
+    /// Whether another live task runs in the address space of the task in `slot` (a thread
+    /// of the same process, a vfork child and its parent).
+    fn shares_memory(&self, slot: Slot) -> bool {
+        let Some(space) = self.task_ref(slot).address_space.as_ref() else {
+            return false;
+        };
+        let mut tasks = self.slots.iter().flatten();
+        tasks.any(|t| {
+            t.slot != slot
+                && self.alive(t.slot)
+                && t.address_space
+                    .as_ref()
+                    .is_some_and(|a| alloc::sync::Arc::ptr_eq(a, space))
+        })
+    }
+
+    /// The task in `slot` has left this CPU to move (step 2 of the module's docs): off this
+    /// runqueue, onto its new CPU's, woken there, and that CPU told if it should switch.
+    pub(super) fn finish_move(&mut self, slot: Slot, now: u64) {
+        let Some(to) = self.task(slot).move_to.take() else {
+            return;
+        };
+        if self.state(slot) == State::Exited {
+            return;
+        }
+        let from = self.cpu_of(slot);
+        let moved = self.rqs[from].detach(slot, now);
+        let task = self.task(slot);
+        task.cpu = to;
+        let (uid, nice) = (task.uid, task.nice);
+        let asked_before = self.rqs[to].need_resched();
+        self.rqs[to].attach(slot, moved, uid, nice, now);
+        self.kick_if_asked(to, asked_before);
+    }
+}
