@@ -68,6 +68,11 @@ pub struct PerCpu {
     /// The slot of a task that left this CPU to move to another, which the next task to
     /// run here moves (`usize::MAX`: none): its registers are saved by then.
     moving_slot: AtomicUsize,
+    /// The `on_cpu` flag (an `AtomicBool` in the task) of the task this CPU is switching
+    /// away from, which the next task clears once the switch is done (0: none).
+    switched_from: AtomicU64,
+    /// How many kernel-stack unmaps this CPU's TLB has caught up with (`mm::stack`).
+    seen_stack_unmaps: AtomicU64,
     /// Whether the periodic tick runs on this CPU (1) or is stopped (0): an AP stops it
     /// while it idles (Linux's NO_HZ_IDLE), so an idle CPU costs no instructions.
     tick_on: AtomicU64,
@@ -92,6 +97,8 @@ impl PerCpu {
             exited_slot: AtomicUsize::new(usize::MAX),
             moving_slot: AtomicUsize::new(usize::MAX),
             tick_on: AtomicU64::new(0),
+            seen_stack_unmaps: AtomicU64::new(0),
+            switched_from: AtomicU64::new(0),
         }
     }
 
@@ -190,6 +197,8 @@ const USER_TICKS: usize = offset_of!(PerCpu, user_ticks);
 const EXITED_SLOT: usize = offset_of!(PerCpu, exited_slot);
 const MOVING_SLOT: usize = offset_of!(PerCpu, moving_slot);
 const TICK_ON: usize = offset_of!(PerCpu, tick_on);
+const SWITCHED_FROM: usize = offset_of!(PerCpu, switched_from);
+const SEEN_STACK_UNMAPS: usize = offset_of!(PerCpu, seen_stack_unmaps);
 
 impl ThisCpu {
     /// The running CPU's state, as a reference (for reading several fields at leisure).
@@ -315,6 +324,30 @@ impl ThisCpu {
     #[inline(always)]
     pub fn set_moving_slot(&self, slot: usize) {
         cpu_local::write::<MOVING_SLOT>(slot as u64);
+    }
+
+    /// The address of the `on_cpu` flag of the task this CPU is switching away from (0:
+    /// none).
+    #[inline(always)]
+    pub fn switched_from(&self) -> u64 {
+        cpu_local::read::<SWITCHED_FROM>()
+    }
+
+    /// This CPU is switching away from the task whose `on_cpu` flag is at `flag`.
+    #[inline(always)]
+    pub fn set_switched_from(&self, flag: u64) {
+        cpu_local::write::<SWITCHED_FROM>(flag);
+    }
+
+    /// How many kernel-stack unmaps this CPU's TLB has caught up with.
+    #[inline(always)]
+    pub fn seen_stack_unmaps(&self) -> u64 {
+        cpu_local::read::<SEEN_STACK_UNMAPS>()
+    }
+
+    /// This CPU's TLB has caught up with `unmaps` kernel-stack unmaps.
+    pub fn set_seen_stack_unmaps(&self, unmaps: u64) {
+        cpu_local::write::<SEEN_STACK_UNMAPS>(unmaps);
     }
 
     /// Whether the periodic tick runs on this CPU.

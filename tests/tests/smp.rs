@@ -425,3 +425,49 @@ fn two_cpus_run_two_tasks_at_once_and_pinned_tasks_stay_pinned() {
         .unwrap_or_else(|| panic!("unexpected line: {hogs}"));
     assert!((40_000..60_000).contains(&took_us), "{hogs}");
 }
+
+#[test]
+fn n_hogs_start_on_n_cpus() {
+    // `csmp spread 4` forks four hogs at once and waits. A new task starts on the CPU with
+    // the fewest tasks running or waiting (the creating CPU first among equals, then the
+    // lowest): the first three find an empty CPU each, the fourth finds every CPU with one
+    // task and stays on its creator's, which then sleeps in `wait`. Four CPUs, one hog each.
+    let run = systests::on_cfslab("", "/bin/csmp spread 4", &["--smp", "4"]);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.line_after("spread: "),
+        Some("4 hogs on 4 CPUs"),
+        "{}",
+        run.stdout
+    );
+    systests::assert_nothing_leaked(&run);
+}
+
+#[test]
+fn a_fork_bomb_and_the_fuzzer_on_four_cpus_harm_no_one() {
+    // The single-CPU tests' hostile programs (tests/userland.rs), now with their processes
+    // started across four CPUs, woken across them, and killed on one CPU by another.
+    let bomb = systests::on_cfslab("", "/bin/forkbomb 3", &["--smp", "4"]);
+    assert_eq!(bomb.status, 0, "{}{}", bomb.stdout, bomb.stderr);
+    assert!(
+        bomb.stdout.contains("the rest met EAGAIN; all reaped"),
+        "{}",
+        bomb.stdout
+    );
+    // Every frame back but the page tables the kernel-stack slots grew (as on one CPU).
+    let m = bomb.result("memory");
+    let frames = |k: &str| m[k].as_i64().unwrap();
+    assert!(
+        frames("frames_after") - frames("frames_before") <= 32,
+        "{m}"
+    );
+    let fuzz = systests::on_cfslab("", "/bin/fuzz 20000 7", &["--smp", "4"]);
+    assert_eq!(fuzz.status, 0, "{}{}", fuzz.stdout, fuzz.stderr);
+    assert!(
+        fuzz.lines()
+            .any(|l| l.starts_with("fuzz: done: ") && l.ends_with("the kernel is still here")),
+        "{}",
+        fuzz.stdout
+    );
+    systests::assert_nothing_leaked(&fuzz);
+}

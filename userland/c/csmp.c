@@ -6,7 +6,8 @@
  * sched_getaffinity reads the mask back; a mask of no online CPU is EINVAL. Two processes
  * pinned to two CPUs play ping-pong over pipes, each waking the other across CPUs, and
  * each stays on its own CPU throughout. A child on the other CPU writes to memory it
- * shares copy-on-write with its parent, which keeps its own value. Two CPU hogs pinned to
+ * shares copy-on-write with its parent, which keeps its own value. A sleeping child whose
+ * parent gives it another CPU wakes there. Two CPU hogs pinned to
  * two CPUs run side by side: the `hogs:` line says how long both took to burn HOG_MS of
  * CPU time each (not a check here: on a loaded host it varies; smp.rs bounds cfslab's).
  */
@@ -102,6 +103,36 @@ static int cow_across_cpus(void)
 	return seen == 2 && value == 1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/* A child asleep on a pipe is given CPU 1 alone by its parent, then woken: it runs on
+ * CPU 1 from its wake-up on. Returns the CPU it found itself on. */
+static int moved_while_asleep(void)
+{
+	int fds[2], back[2];
+	if (pipe(fds) || pipe(back))
+		return -1;
+	pid_t child = fork();
+	if (child == 0) {
+		char c;
+		read(fds[0], &c, 1);
+		int cpu = here();
+		write(back[1], &cpu, sizeof cpu);
+		_exit(0);
+	}
+	/* Long enough for the child to block in read (virtual time under icount). */
+	struct timespec nap = {0, 20 * 1000 * 1000};
+	nanosleep(&nap, NULL);
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(1, &set);
+	if (sched_setaffinity(child, sizeof set, &set))
+		return -1;
+	int cpu = -1;
+	write(fds[1], "x", 1);
+	read(back[0], &cpu, sizeof cpu);
+	waitpid(child, NULL, 0);
+	return cpu;
+}
+
 /* Burns CPU on `cpu` until this process has run HOG_MS ms. */
 static void hog(int cpu)
 {
@@ -111,9 +142,41 @@ static void hog(int cpu)
 	_exit(here() == cpu ? 0 : 1);
 }
 
-int main(void)
+/* `csmp spread N`: N hogs, not pinned, forked at once by a process that then waits; each
+ * says where it ran. Where a new task starts is the kernel's choice, so this mode prints
+ * and checks nothing to compare with Linux (smp.rs checks cfslab's placement). */
+static int spread(int n)
+{
+	int fds[2];
+	if (n < 1 || n > 64 || pipe(fds))
+		return 2;
+	for (int i = 0; i < n; i++) {
+		if (fork() == 0) {
+			while (ns_of(CLOCK_PROCESS_CPUTIME_ID) < HOG_MS * 1000000LL)
+				;
+			int cpu = here();
+			write(fds[1], &cpu, sizeof cpu);
+			_exit(0);
+		}
+	}
+	unsigned long long seen = 0;
+	for (int i = 0; i < n; i++) {
+		int cpu = -1;
+		read(fds[0], &cpu, sizeof cpu);
+		wait(NULL);
+		printf("hog %d ran on CPU %d\n", i, cpu);
+		if (cpu >= 0 && cpu < 64)
+			seen |= 1ULL << cpu;
+	}
+	printf("spread: %d hogs on %d CPUs\n", n, __builtin_popcountll(seen));
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && strcmp(argv[1], "spread") == 0)
+		return spread(atoi(argv[2]));
 	pin(0);
 	cpu_set_t set;
 	CPU_ZERO(&set);
@@ -134,6 +197,7 @@ int main(void)
 	check(here() == 0, "a refused mask leaves the caller where it was");
 	check(ping_pong() == 0, "ping-pong across two pinned CPUs: each side stays on its own");
 	check(cow_across_cpus(), "a child on the other CPU writes its copy of a shared page");
+	check(moved_while_asleep() == 1, "a sleeping child given CPU 1 alone wakes on CPU 1");
 	long long start = ns_of(CLOCK_MONOTONIC);
 	pid_t hogs[2];
 	for (int cpu = 0; cpu < 2; cpu++) {

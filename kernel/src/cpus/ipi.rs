@@ -17,18 +17,9 @@ const CALL_WAIT_NS: u64 = 10_000_000;
 /// The APIC ids of the CPUs that came up, by number (set once, after the APs start).
 static ONLINE: Once<Vec<Option<u8>>> = Once::new();
 
-/// When the APs came up (the clock's ns): from then on they idle.
-static ONLINE_SINCE: AtomicU64 = AtomicU64::new(0);
-
 /// The CPUs that came up: `online[n]` is CPU `n`'s APIC id, `None` if it did not.
 pub(super) fn set_online(online: Vec<Option<u8>>) {
-    ONLINE_SINCE.store(crate::time::clock::now(), Ordering::Relaxed);
     ONLINE.call_once(|| online);
-}
-
-/// When the APs came up (the clock's ns; 0 if there are none).
-pub fn online_since() -> u64 {
-    ONLINE_SINCE.load(Ordering::Relaxed)
 }
 
 /// The CPUs online, by number, with their APIC ids (the boot CPU alone, APIC id 0, until

@@ -18,6 +18,7 @@ use crate::arch::paging::{
 };
 use crate::sync::{Rank, SpinLock};
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 /// Where the stack slots begin (its own level-4 slot, 448, in the kernel's upper half).
 pub const STACKS_BASE: u64 = 0xffff_e000_0000_0000;
@@ -115,6 +116,27 @@ pub fn is_guard(address: u64) -> bool {
         && (address - STACKS_BASE) % SLOT_BYTES < PAGE
 }
 
+/// How many times a stack has been unmapped: each CPU flushes its TLB before it next runs a
+/// task if this moved since it last did ([`catch_up_tlb`]).
+static UNMAPS: AtomicU64 = AtomicU64::new(0);
+
+/// Before this CPU switches to a task: if a kernel stack was unmapped since this CPU last
+/// flushed its TLB, it flushes now (Linux's lazy TLB generations, `flush_tlb_kernel_range`
+/// in spirit). The CPU that unmaps a stack flushes its own TLB; another may still hold a
+/// translation of it — a task that ran there and moved, then exited — and a stack mapped
+/// later in the same slot would reach, through it, the old frames, freed. A CPU touches a
+/// task's stack only by running the task (the CPU that maps a stack flushes those pages
+/// as it maps them), so a flush before each switch that needs one is enough, and no CPU
+/// waits for another. Stack pages are not global: reloading CR3 drops them.
+pub fn catch_up_tlb() {
+    let unmaps = UNMAPS.load(Ordering::Acquire);
+    let cpu = crate::percpu::this_cpu();
+    if cpu.seen_stack_unmaps() != unmaps {
+        crate::arch::paging::flush_tlb_all();
+        cpu.set_seen_stack_unmaps(unmaps);
+    }
+}
+
 impl KernelStack {
     /// Unmaps the stack's pages and frees their frames.
     fn unmap(&self) {
@@ -128,6 +150,13 @@ impl KernelStack {
                     unsafe { memory.frames.deallocate_frame(frame) };
                 }
             }
+        }
+        // This CPU flushed the pages it unmapped: if it had caught up with every unmap
+        // before, it has with this one too (on one CPU, no flush is ever added).
+        let before = UNMAPS.fetch_add(1, Ordering::Release);
+        let cpu = crate::percpu::this_cpu();
+        if cpu.seen_stack_unmaps() == before {
+            cpu.set_seen_stack_unmaps(before + 1);
         }
     }
 }

@@ -6,13 +6,17 @@
 //! the CPU it is on. It cannot be taken off a runqueue while its registers are still
 //! being saved on the CPU it is leaving, so it moves in two steps, as Linux's migration
 //! does with its stopper thread:
-//! 1. it is marked ([`Task::move_to`]) and its CPU is asked to reschedule (at once if it
-//!    is the caller, by IPI if it runs on another CPU; a task that is not running is
-//!    marked only, and moves when it next leaves its CPU);
+//! 1. it is marked ([`Task::move_to`]) and, if it runs, its CPU is asked to reschedule (at
+//!    once if it is the caller, by IPI if it runs on another CPU);
 //! 2. at that switch it leaves as if it slept (`switch`), and the next task on the old CPU
 //!    — its registers saved by then — moves it: [`Scheduler::finish_move`] takes it off
-//!    the old runqueue and wakes it on the new one (a task that slept is woken by the
-//!    move: a sleep may end early, and every sleeper checks its condition again).
+//!    the old runqueue and wakes it on the new one (a sleep may end early, and every
+//!    sleeper checks its condition again).
+//!
+//! A task waiting for its CPU moves at once; a sleeping one stays marked and moves as it
+//! wakes, as Linux's wake-up chooses among the allowed CPUs. Either may still be leaving
+//! the CPU it last ran on: the move waits for its `on_cpu` flag to clear (Linux's
+//! `try_to_wake_up` waits on `p->on_cpu` the same way).
 //!
 //! A task that shares its address space with another (a thread, a vfork child) does not
 //! move: its memory would then be in use on two CPUs, and TLB shootdown does not exist
@@ -24,6 +28,7 @@
 use super::{Scheduler, change_then_reschedule, with_sched};
 use crate::percpu::this_cpu;
 use crate::task::{Slot, State, TaskId};
+use core::sync::atomic::Ordering;
 
 /// Why an affinity was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +84,8 @@ pub fn set_affinity(id: TaskId, mask: u64) -> Result<(), AffinityError> {
             let asked_before = s.rqs[cpu].need_resched();
             s.rqs[cpu].request_resched();
             s.kick_if_asked(cpu, asked_before);
+        } else if s.state(slot) == State::Runnable {
+            s.finish_move(slot, crate::time::clock::now());
         }
         Ok(())
     })
@@ -113,14 +120,20 @@ impl Scheduler {
         })
     }
 
-    /// The task in `slot` has left this CPU to move (step 2 of the module's docs): off this
-    /// runqueue, onto its new CPU's, woken there, and that CPU told if it should switch.
+    /// The task in `slot`, marked to move, is not current on its CPU: off that runqueue,
+    /// onto its new CPU's, woken there if it slept, and that CPU told if it should switch.
+    /// If it is still leaving its CPU (step 2 of the module's docs, or a sleep that has
+    /// not finished switching away), this waits until its registers are saved — a few
+    /// instructions on that CPU, which takes no lock before it says so.
     pub(super) fn finish_move(&mut self, slot: Slot, now: u64) {
         let Some(to) = self.task(slot).move_to.take() else {
             return;
         };
         if self.state(slot) == State::Exited {
             return;
+        }
+        while self.task_ref(slot).on_cpu.load(Ordering::Acquire) {
+            core::hint::spin_loop();
         }
         let from = self.cpu_of(slot);
         let moved = self.rqs[from].detach(slot, now);

@@ -37,7 +37,7 @@ pub use current::{
     with_current_address_space,
 };
 pub use observe::{
-    RECENT_EVENTS, TRACE_EVENTS, current_cpu_ns, current_if_unlocked, idle_cpu_ns,
+    RECENT_EVENTS, TRACE_EVENTS, current_cpu_ns, current_if_unlocked, idle_cpu_ns, idle_ns_by_cpu,
     print_sched_debug, print_trace, switch_count, task_stats, trace_start, trace_stop, with_policy,
 };
 use proc::create::new_task;
@@ -302,6 +302,13 @@ impl Scheduler {
             // once (Linux: the waker sets the task's state back to TASK_RUNNING).
             State::Running => {
                 self.task(slot).wake_pending = true;
+                // Running on another CPU, perhaps in ring 3: the reschedule IPI makes it
+                // pass its way back to ring 3 now, where a kill or a signal that came with
+                // this wake-up is taken (Linux's `kick_process`).
+                let cpu = self.cpu_of(slot);
+                if cpu != this_cpu().index() {
+                    crate::cpus::ipi::send_reschedule(cpu);
+                }
                 return;
             }
             _ => return,
@@ -320,6 +327,12 @@ impl Scheduler {
             trace::Kind::Waking,
             slot,
         );
+        // Its affinity no longer allows its CPU: it wakes on its new one (Linux's
+        // `select_task_rq` at a wake-up chooses among the allowed CPUs).
+        if self.task_ref(slot).move_to.is_some() {
+            self.finish_move(slot, now);
+            return;
+        }
         let cpu = self.cpu_of(slot);
         let asked_before = self.rqs[cpu].need_resched();
         self.rqs[cpu].wake(slot, wakeup, now);
@@ -355,10 +368,13 @@ impl Scheduler {
         about: Slot,
     ) {
         let (current, task) = (self.comm(on_cpu), self.comm(about));
+        let target_cpu = self.cpu_of(about) as u16;
         let flags = self.flags(hardirq);
         let event = self.recent.next_slot();
         *event = trace::Event {
             at: now,
+            cpu: this_cpu().index() as u16,
+            target_cpu,
             flags,
             current,
             kind,

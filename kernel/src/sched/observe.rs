@@ -106,11 +106,22 @@ pub fn current_cpu_ns() -> u64 {
 /// CPU time CPU 0's idle task has had so far: CPU 0's idle time (what the lab and
 /// `/proc/stat`'s `cpu0` line count).
 pub fn idle_cpu_ns() -> u64 {
+    idle_ns_by_cpu()[0].1
+}
+
+/// Each online CPU's idle time so far (its idle task's CPU time; an AP's idle task counts
+/// from the boot, as it has idled since), by CPU number.
+pub fn idle_ns_by_cpu() -> alloc::vec::Vec<(usize, u64)> {
     with_sched(|s| {
         let now = clock::now();
-        let rq = &s.rqs[0];
-        let running = rq.current() == rq.idle();
-        rq.stats(rq.idle()).cpu_ns_at(now, running)
+        let idle_of = |rq: &sched::Rq<dyn sched::Policy + Send>| {
+            let running = rq.current() == rq.idle();
+            rq.stats(rq.idle()).cpu_ns_at(now, running).min(now)
+        };
+        s.online
+            .iter()
+            .map(|&cpu| (cpu, idle_of(&s.rqs[cpu])))
+            .collect()
     })
 }
 

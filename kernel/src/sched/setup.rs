@@ -65,6 +65,7 @@ pub fn init(config: &Config, online: &[usize]) {
         let idle = s.task(idle);
         idle.comm = trace::Comm::new(idle.id, &idle.name, idle.nice, true);
         s.rqs[0].run_boot_task(main, 0, 0, now);
+        s.task(main).on_cpu = core::sync::atomic::AtomicBool::new(true);
         s.add_cpus(online, config);
         *super::runqueue().lock() = Some(s);
     });
@@ -153,6 +154,7 @@ impl Scheduler {
                 idle.cpu = cpu;
                 idle.affinity = 1 << cpu;
                 idle.comm = trace::Comm::idle(cpu);
+                idle.on_cpu = core::sync::atomic::AtomicBool::new(true);
                 self.ap_idle[cpu] = Some(Box::new(idle));
             }
         }

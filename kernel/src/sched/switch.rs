@@ -13,6 +13,7 @@ use crate::percpu::this_cpu;
 use crate::sync::SpinLockGuard;
 use crate::task::{State, Task};
 use crate::time::clock;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 /// What switching to the picked task needs.
 struct Switch {
@@ -28,6 +29,8 @@ struct Switch {
     load_cpu: *const UserCpuState,
     /// The next task is the CPU's idle task.
     to_idle: bool,
+    /// The previous task's `on_cpu` flag, cleared once its registers are saved.
+    leaving: u64,
 }
 
 impl Scheduler {
@@ -62,10 +65,13 @@ impl Scheduler {
             this_cpu().set_moving_slot(pick.prev);
         }
         let n = task_in(slots, ap_idle, pick.next);
+        n.on_cpu.store(true, Ordering::Relaxed);
         this_cpu().set_current(n.id, n.group.as_ref().map_or(n.id, |g| g.leader));
         this_cpu().set_current_slot(pick.next);
         let event = recent.next_slot();
         event.at = pick.now;
+        event.cpu = rq.cpu() as u16;
+        event.target_cpu = event.cpu;
         event.flags = trace::Flags {
             need_resched: rq.need_resched(),
             hardirq: false,
@@ -89,6 +95,7 @@ impl Scheduler {
             .as_deref_mut()
             .map_or(core::ptr::null_mut(), |c| c as *mut _);
         let save = &raw mut p.rsp;
+        let leaving = core::ptr::from_ref(&p.on_cpu) as u64;
         trace::publish(event, trace, *echo);
         Some(Switch {
             save,
@@ -98,6 +105,7 @@ impl Scheduler {
             save_cpu,
             load_cpu,
             to_idle: pick.next == rq.idle(),
+            leaving,
         })
     }
 }
@@ -158,8 +166,11 @@ fn switch_under(mut sched: SpinLockGuard<'_, Option<Scheduler>>) -> bool {
         save_cpu,
         load_cpu,
         to_idle,
+        leaving,
     }) = switch
     {
+        this_cpu().set_switched_from(leaving);
+        crate::mm::stack::catch_up_tlb();
         // An AP whose tick stopped as it idled ticks again for the task it runs now.
         if !to_idle && !this_cpu().tick_on() {
             crate::time::start_tick();
@@ -217,6 +228,14 @@ pub(super) fn leave_for_reaping(slot: Slot) {
 /// all it still holds: its files and address space went in its own context, before its
 /// last switch (`proc::lifecycle::release_resources`), so nothing here can wake a task or switch.
 pub(super) fn finish_switch() {
+    let leaving = this_cpu().switched_from();
+    if leaving != 0 {
+        this_cpu().set_switched_from(0);
+        // SAFETY: the flag is in the previous task's boxed `Task`, which lives at least
+        // until this function frees it, below; its registers are saved, so other CPUs
+        // may run it from now on.
+        unsafe { (*(leaving as *const AtomicBool)).store(false, Ordering::Release) };
+    }
     let moving = this_cpu().moving_slot();
     if moving != NO_SLOT {
         this_cpu().set_moving_slot(NO_SLOT);

@@ -124,6 +124,10 @@ impl fmt::Display for Flags {
 #[derive(Debug, Clone, Copy)]
 pub struct Event {
     pub at: u64,
+    /// The CPU it happened on (the line's `[00N]` column).
+    pub cpu: u16,
+    /// The CPU of the task it is about (`target_cpu` of a wake-up).
+    pub target_cpu: u16,
     pub flags: Flags,
     /// The task on the CPU when the event happened (the line's task column).
     pub current: Comm,
@@ -139,6 +143,8 @@ impl Event {
     /// to be filled).
     const BLANK: Event = Event {
         at: 0,
+        cpu: 0,
+        target_cpu: 0,
         flags: Flags {
             need_resched: false,
             hardirq: false,
@@ -275,6 +281,8 @@ impl Trace {
 pub fn write_event(out: &mut dyn fmt::Write, event: &Event) -> fmt::Result {
     let Event {
         at,
+        cpu,
+        target_cpu,
         flags,
         current: c,
         kind,
@@ -294,7 +302,7 @@ pub fn write_event(out: &mut dyn fmt::Write, event: &Event) -> fmt::Result {
     }
     write!(
         out,
-        "-{:<7} [000] {flags} {:>5}.{:06}: ",
+        "-{:<7} [{cpu:03}] {flags} {:>5}.{:06}: ",
         c.pid,
         at / 1_000_000_000,
         at % 1_000_000_000 / 1_000
@@ -312,14 +320,14 @@ pub fn write_event(out: &mut dyn fmt::Write, event: &Event) -> fmt::Result {
         ),
         Kind::Waking => writeln!(
             out,
-            "sched_waking: comm={} pid={} prio={} target_cpu=000",
+            "sched_waking: comm={} pid={} prio={} target_cpu={target_cpu:03}",
             task.name(),
             task.pid,
             task.prio
         ),
         Kind::WakeupNew => writeln!(
             out,
-            "sched_wakeup_new: comm={} pid={} prio={} target_cpu=000",
+            "sched_wakeup_new: comm={} pid={} prio={} target_cpu={target_cpu:03}",
             task.name(),
             task.pid,
             task.prio

@@ -65,6 +65,10 @@ pub struct Task {
     /// The CPU the task moves to when it next leaves its own (its affinity no longer
     /// allows the one it is on): see `sched::affinity`.
     pub(crate) move_to: Option<usize>,
+    /// The task runs on a CPU, or is still leaving it (Linux's `p->on_cpu`): set when a
+    /// CPU picks it, cleared by the next task on that CPU once the task's registers are
+    /// saved (`sched::switch`). Until then no other CPU may run it, so a move waits.
+    pub(crate) on_cpu: core::sync::atomic::AtomicBool,
     /// Changed only through [`Task::rename`], which keeps `comm` in step.
     pub name: String,
     pub uid: u32,

@@ -253,6 +253,7 @@ pub(in crate::sched) fn new_task(
         cpu: 0,
         affinity: u64::MAX,
         move_to: None,
+        on_cpu: core::sync::atomic::AtomicBool::new(false),
         kernel_stack_top: stack.as_ref().map_or(0, KernelStack::top),
         address_space: None,
         user_start: None,

@@ -81,7 +81,11 @@ impl ProcFile {
             ProcFile::Uptime => {
                 let centis =
                     |ns: u64| format!("{}.{:02}", ns / 1_000_000_000, ns / 10_000_000 % 100);
-                let idle = crate::sched::idle_cpu_ns();
+                // The second figure is the idle time of every CPU, summed (as Linux's).
+                let idle = crate::sched::idle_ns_by_cpu()
+                    .iter()
+                    .map(|&(_, ns)| ns)
+                    .sum();
                 format!("{} {}\n", centis(clock::now()), centis(idle))
             }
             ProcFile::Loadavg => loadavg(),
@@ -213,33 +217,28 @@ fn meminfo() -> String {
 }
 
 /// `/proc/stat`: each CPU's time in USER_HZ ticks — user (the ticks that found it in ring
-/// 3), nice (not told apart: 0), system (the rest of its busy time), idle (the idle task's
-/// exact time; an AP's whole time since it came up, as it runs no task yet), then iowait,
-/// irq, softirq, steal, guest, guest_nice (0) — for the machine (the sum) and for each CPU,
-/// then context switches, the boot time (0: cfslab has no wall clock), processes started,
-/// and the runnable and blocked counts.
+/// 3), nice (not told apart: 0), system (the rest of its busy time), idle (its idle task's
+/// exact time), then iowait, irq, softirq, steal, guest, guest_nice (0) — for the machine
+/// (the sums) and for each CPU, then context switches, the boot time (0: cfslab has no wall
+/// clock), processes started, and the runnable and blocked counts.
 fn system_stat() -> String {
     let now = clock::now();
-    let idle = crate::sched::idle_cpu_ns().min(now);
-    let cpu = crate::percpu::this_cpu().area();
-    let user = (cpu.user_ticks() * crate::time::tick_ns()).min(now - idle);
-    let system = now - idle - user;
     let t = |ns: u64| ns / NS_PER_USER_TICK;
-    let line = |user, system, idle| format!("{} 0 {} {} 0 0 0 0 0 0", t(user), t(system), t(idle));
-    let aps: alloc::vec::Vec<usize> = crate::cpus::ipi::online()
-        .iter()
-        .map(|&(n, _)| n)
-        .filter(|&n| n != 0)
+    let line = |[user, system, idle]: [u64; 3]| {
+        format!("{} 0 {} {} 0 0 0 0 0 0", t(user), t(system), t(idle))
+    };
+    let per_cpu: alloc::vec::Vec<(usize, [u64; 3])> = crate::sched::idle_ns_by_cpu()
+        .into_iter()
+        .map(|(n, idle)| {
+            let ticks = crate::percpu::cpu(n).map_or(0, |c| c.user_ticks());
+            let user = (ticks * crate::time::tick_ns()).min(now - idle);
+            (n, [user, now - idle - user, idle])
+        })
         .collect();
-    let ap_idle = now.saturating_sub(crate::cpus::ipi::online_since());
-    let total_idle = idle + ap_idle * aps.len() as u64;
-    let mut text = format!(
-        "cpu  {}\ncpu0 {}\n",
-        line(user, system, total_idle),
-        line(user, system, idle)
-    );
-    for n in aps {
-        let _ = writeln!(text, "cpu{n} {}", line(0, 0, ap_idle));
+    let sum = |i: usize| per_cpu.iter().map(|(_, times)| times[i]).sum::<u64>();
+    let mut text = format!("cpu  {}\n", line([sum(0), sum(1), sum(2)]));
+    for (n, times) in per_cpu {
+        let _ = writeln!(text, "cpu{n} {}", line(times));
     }
     let tasks = procview::listed_tasks();
     let _ = write!(
