@@ -7,13 +7,18 @@
  * pinned to two CPUs play ping-pong over pipes, each waking the other across CPUs, and
  * each stays on its own CPU throughout. A child on the other CPU writes to memory it
  * shares copy-on-write with its parent, which keeps its own value. A sleeping child whose
- * parent gives it another CPU wakes there. Two CPU hogs pinned to
+ * parent gives it another CPU wakes there. A page one thread takes away faults at once in
+ * a thread reading it on the other CPU (a TLB shootdown). Two CPU hogs pinned to
  * two CPUs run side by side: the `hogs:` line says how long both took to burn HOG_MS of
  * CPU time each (not a check here: on a loaded host it varies; smp.rs bounds cfslab's).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +138,57 @@ static int moved_while_asleep(void)
 	return cpu;
 }
 
+/* A thread pinned to CPU 1 reads a page in a loop; the main thread, on CPU 0, takes the
+ * page away (mprotect PROT_NONE). The reader's next read must fault — on its own CPU,
+ * whose TLB held the page: the kernel flushes it there (a TLB shootdown). */
+static volatile long *shared_page;
+static volatile int reading, faulted, give_up;
+static sigjmp_buf reader_escape;
+
+static void reader_fault(int signal)
+{
+	(void)signal;
+	faulted = 1;
+	siglongjmp(reader_escape, 1);
+}
+
+static void *reader(void *arg)
+{
+	(void)arg;
+	pin(1);
+	if (sigsetjmp(reader_escape, 1) == 0) {
+		while (!give_up) {
+			(void)*shared_page;
+			reading = 1;
+		}
+	}
+	return (void *)(long)here();
+}
+
+static int shootdown(void)
+{
+	shared_page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (shared_page == MAP_FAILED)
+		return 0;
+	*shared_page = 7;
+	struct sigaction action = {.sa_handler = reader_fault};
+	sigaction(SIGSEGV, &action, NULL);
+	pthread_t thread;
+	if (pthread_create(&thread, NULL, reader, NULL))
+		return 0;
+	while (!reading)
+		sched_yield();
+	mprotect((void *)shared_page, 4096, PROT_NONE);
+	/* Its next read faults; a reader still reading after 50 ms never will. */
+	struct timespec wait = {0, 50 * 1000 * 1000};
+	nanosleep(&wait, NULL);
+	give_up = 1;
+	void *cpu;
+	pthread_join(thread, &cpu);
+	signal(SIGSEGV, SIG_DFL);
+	return faulted && (long)cpu == 1 && here() == 0;
+}
+
 /* Burns CPU on `cpu` until this process has run HOG_MS ms. */
 static void hog(int cpu)
 {
@@ -198,6 +254,7 @@ int main(int argc, char **argv)
 	check(ping_pong() == 0, "ping-pong across two pinned CPUs: each side stays on its own");
 	check(cow_across_cpus(), "a child on the other CPU writes its copy of a shared page");
 	check(moved_while_asleep() == 1, "a sleeping child given CPU 1 alone wakes on CPU 1");
+	check(shootdown(), "a page taken away on CPU 0 faults at once in a thread on CPU 1");
 	long long start = ns_of(CLOCK_MONOTONIC);
 	pid_t hogs[2];
 	for (int cpu = 0; cpu < 2; cpu++) {

@@ -7,8 +7,8 @@
 
 use crate::arch::apic;
 use crate::percpu::this_cpu;
+use crate::sync::cross_call;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use spin::Once;
 
 /// How long a CPU has to run a function another asked of it (virtual time).
@@ -20,6 +20,12 @@ static ONLINE: Once<Vec<Option<u8>>> = Once::new();
 /// The CPUs that came up: `online[n]` is CPU `n`'s APIC id, `None` if it did not.
 pub(super) fn set_online(online: Vec<Option<u8>>) {
     ONLINE.call_once(|| online);
+}
+
+/// With more than one CPU: each CPU's APIC id by number (`None` for one that did not come
+/// up). `None` on one CPU, which has no other to ask anything.
+pub fn online_ids() -> Option<&'static [Option<u8>]> {
+    ONLINE.get().map(Vec::as_slice)
 }
 
 /// The CPUs online, by number, with their APIC ids (the boot CPU alone, APIC id 0, until
@@ -35,34 +41,20 @@ pub fn online() -> Vec<(usize, u8)> {
     }
 }
 
-/// A function left for one CPU to run, and its answer (one per CPU: one caller at a time).
-struct Call {
-    function: AtomicUsize,
-    answer: AtomicU64,
-    answered: AtomicBool,
-}
-
-static CALLS: [Call; bootopts::MAX_CPUS as usize] = [const {
-    Call {
-        function: AtomicUsize::new(0),
-        answer: AtomicU64::new(0),
-        answered: AtomicBool::new(false),
-    }
-}; bootopts::MAX_CPUS as usize];
-
-/// Has CPU `cpu` run `function` (from its call-function IPI's handler, interrupts off) and
-/// returns what it answered; `None` if it is not online or did not answer in time. Not for
-/// the running CPU itself. A CPU that did not answer must not be asked again: its late
-/// answer would be taken for the next call's (the bring-up counts it out, and the other
-/// callers end the run).
+/// Has CPU `cpu` run `function` (from its call-function IPI's handler, or wherever it
+/// waits with interrupts off: `sync::cross_call`) and returns what it answered; `None` if
+/// it is not online or did not answer in time. Not for the running CPU itself. A CPU that
+/// did not answer must not be asked again: its late answer would be taken for the next
+/// call's (the bring-up counts it out, and the other callers end the run).
 pub fn call_on(cpu: usize, function: fn() -> u64) -> Option<u64> {
-    start_on(cpu, function)?;
-    answer_of(cpu, CALL_WAIT_NS)
+    let apic_id = (*ONLINE.get()?.get(cpu)?)?;
+    call_at(cpu, apic_id, function)
 }
 
 /// [`call_on`] CPU `cpu` at APIC id `apic_id`, before the CPUs online are known.
 pub(super) fn call_at(cpu: usize, apic_id: u8, function: fn() -> u64) -> Option<u64> {
-    start_at(cpu, apic_id, function);
+    cross_call::post(cpu, function);
+    apic::send_fixed(apic_id, apic::CALL_FUNCTION_VECTOR);
     answer_of(cpu, CALL_WAIT_NS)
 }
 
@@ -70,42 +62,21 @@ pub(super) fn call_at(cpu: usize, apic_id: u8, function: fn() -> u64) -> Option<
 /// waits. `None` if the CPU is not online.
 pub fn start_on(cpu: usize, function: fn() -> u64) -> Option<()> {
     let apic_id = (*ONLINE.get()?.get(cpu)?)?;
-    start_at(cpu, apic_id, function);
-    Some(())
-}
-
-fn start_at(cpu: usize, apic_id: u8, function: fn() -> u64) {
-    let call = &CALLS[cpu];
-    call.answered.store(false, Ordering::Relaxed);
-    call.function.store(function as usize, Ordering::Release);
+    cross_call::post(cpu, function);
     apic::send_fixed(apic_id, apic::CALL_FUNCTION_VECTOR);
+    Some(())
 }
 
 /// Waits up to `wait_ns` (virtual time) for CPU `cpu`'s answer to the function
 /// [`start_on`] left it; `None` if it did not answer, and the function is withdrawn.
 pub fn answer_of(cpu: usize, wait_ns: u64) -> Option<u64> {
-    let call = &CALLS[cpu];
     let deadline = crate::time::clock::now() + wait_ns;
-    while !call.answered.load(Ordering::Acquire) {
-        if crate::time::clock::now() > deadline {
-            call.function.store(0, Ordering::Relaxed);
-            return None;
-        }
-        core::hint::spin_loop();
-    }
-    Some(call.answer.load(Ordering::Relaxed))
+    cross_call::answer_of(cpu, || crate::time::clock::now() > deadline)
 }
 
 /// The call-function IPI's work: runs the function left for this CPU, if any.
 pub fn run_call() {
-    let call = &CALLS[this_cpu().index()];
-    let function = call.function.swap(0, Ordering::Acquire);
-    if function != 0 {
-        // SAFETY: only `call_on` stores here, and it stores a `fn() -> u64`.
-        let function: fn() -> u64 = unsafe { core::mem::transmute(function) };
-        call.answer.store(function(), Ordering::Relaxed);
-        call.answered.store(true, Ordering::Release);
-    }
+    cross_call::serve();
 }
 
 /// Sends CPU `cpu` the reschedule IPI (Linux's `smp_send_reschedule`): its runqueue asks

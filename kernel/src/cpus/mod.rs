@@ -25,6 +25,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 pub mod contention;
 pub mod ipi;
+pub mod tlb;
 
 /// How long an AP has to answer after its STARTUP IPI (virtual time).
 const ANSWER_WAIT_NS: u64 = 100_000_000;

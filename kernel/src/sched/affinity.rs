@@ -18,10 +18,6 @@
 //! the CPU it last ran on: the move waits for its `on_cpu` flag to clear (Linux's
 //! `try_to_wake_up` waits on `p->on_cpu` the same way).
 //!
-//! A task that shares its address space with another (a thread, a vfork child) does not
-//! move: its memory would then be in use on two CPUs, and TLB shootdown does not exist
-//! yet. Its new mask still applies to where the tasks it makes start.
-//!
 //! On the new runqueue the task is placed as a newcomer (`sched::rq::Rq::attach`): each
 //! era's renormalisation of a migrating task's vruntime comes with the balancer.
 
@@ -73,12 +69,6 @@ pub fn set_affinity(id: TaskId, mask: u64) -> Result<(), AffinityError> {
             return Ok(());
         }
         let cpu = task.cpu;
-        if s.shares_memory(slot) {
-            // Its address space would run on two CPUs at once, and a change to its page
-            // tables would need the other CPU's TLB flushed too: it stays, until TLB
-            // shootdown exists (its new CPUs apply to the threads it makes from now on).
-            return Ok(());
-        }
         s.task(slot).move_to = Some(to);
         if s.rqs[cpu].current() == slot {
             let asked_before = s.rqs[cpu].need_resched();
@@ -104,22 +94,6 @@ impl Scheduler {
             .unwrap_or(here)
     }
 
-    /// Whether another live task runs in the address space of the task in `slot` (a thread
-    /// of the same process, a vfork child and its parent).
-    fn shares_memory(&self, slot: Slot) -> bool {
-        let Some(space) = self.task_ref(slot).address_space.as_ref() else {
-            return false;
-        };
-        let mut tasks = self.slots.iter().flatten();
-        tasks.any(|t| {
-            t.slot != slot
-                && self.alive(t.slot)
-                && t.address_space
-                    .as_ref()
-                    .is_some_and(|a| alloc::sync::Arc::ptr_eq(a, space))
-        })
-    }
-
     /// The task in `slot`, marked to move, is not current on its CPU: off that runqueue,
     /// onto its new CPU's, woken there if it slept, and that CPU told if it should switch.
     /// If it is still leaving its CPU (step 2 of the module's docs, or a sleep that has
@@ -133,6 +107,7 @@ impl Scheduler {
             return;
         }
         while self.task_ref(slot).on_cpu.load(Ordering::Acquire) {
+            crate::sync::cross_call::serve();
             core::hint::spin_loop();
         }
         let from = self.cpu_of(slot);

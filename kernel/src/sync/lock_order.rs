@@ -58,6 +58,41 @@ pub enum Rank {
     Leaf,
 }
 
+impl Rank {
+    /// Every rank, outermost first.
+    pub const ALL: [Rank; Rank::Leaf as usize + 1] = [
+        Rank::TestOutermost,
+        Rank::LabWindow,
+        Rank::Futex,
+        Rank::FdTable,
+        Rank::ThreadGroup,
+        Rank::OpenFile,
+        Rank::Pipe,
+        Rank::Terminal,
+        Rank::WaitQueue,
+        Rank::Sched,
+        Rank::Signals,
+        Rank::Timers,
+        Rank::Layout,
+        Rank::Stacks,
+        Rank::Memory,
+        Rank::Chunks,
+        Rank::TestOuter,
+        Rank::TestInner,
+        Rank::Heap,
+        Rank::Leaf,
+    ];
+}
+
+// `ALL` lists each rank at its own number.
+const _: () = {
+    let mut i = 0;
+    while i < Rank::ALL.len() {
+        assert!(Rank::ALL[i] as usize == i);
+        i += 1;
+    }
+};
+
 /// Panics if a lock of `rank` may not be taken while the locks in `held` (one bit per rank)
 /// are held.
 #[inline(always)]

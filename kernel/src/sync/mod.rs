@@ -3,7 +3,9 @@
 //! the same lock can never spin on its own CPU's holder; and it has a [`Rank`], so that a
 //! debug build panics when two locks are taken in the wrong order (see [`lock_order`]).
 
+pub mod cross_call;
 pub mod lock_order;
+pub mod lock_stat;
 mod spin_lock;
 
 pub use lock_order::Rank;

@@ -34,11 +34,33 @@ impl<T> SpinLock<T> {
     pub fn lock(&self) -> SpinLockGuard<'_, T> {
         let irq_were_on = irq::save_and_disable();
         this_cpu().lock_taken(self.rank as u32);
+        let guard = match self.inner.try_lock() {
+            Some(guard) => guard,
+            None => self.wait(),
+        };
         SpinLockGuard {
-            guard: ManuallyDrop::new(self.inner.lock()),
+            guard: ManuallyDrop::new(guard),
             rank: self.rank,
             irq_were_on,
         }
+    }
+
+    /// Spins until the lock is free, serving this CPU's cross-CPU calls meanwhile (a CPU
+    /// that holds it may be waiting for one: a TLB shootdown), and counts the wait
+    /// ([`super::lock_stat`]).
+    #[cold]
+    fn wait(&self) -> spin::mutex::SpinMutexGuard<'_, T> {
+        let mut spins = 0;
+        let guard = loop {
+            if let Some(guard) = self.inner.try_lock() {
+                break guard;
+            }
+            super::cross_call::serve();
+            spins += 1;
+            core::hint::spin_loop();
+        };
+        super::lock_stat::record(self.rank, spins);
+        guard
     }
 
     /// Takes the lock if it is free (a fault report, which may come while it is held).

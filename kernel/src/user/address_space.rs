@@ -260,13 +260,19 @@ impl AddressSpace {
             self.with_mapper(|mapper, m| {
                 let mut pages = Vec::new();
                 self.for_each_page_in(m, from, to, |addr, _| pages.push(addr));
+                let mut frames = Vec::with_capacity(pages.len());
                 for addr in pages {
                     let page = Page::<Size4KiB>::containing_address(VirtAddr::new(addr));
                     if let Ok((frame, flush)) = mapper.unmap(page) {
                         flush.flush();
-                        m.release_user_frame(frame);
+                        frames.push(frame);
                         self.pages.fetch_sub(1, Relaxed);
                     }
+                }
+                // No other CPU may reach a frame through its TLB once it is freed.
+                self.shoot_down();
+                for frame in frames {
+                    m.release_user_frame(frame);
                 }
                 self.free_empty_tables(m, from, to);
             })
@@ -287,9 +293,18 @@ impl AddressSpace {
                 entry.set_flags(flags);
                 crate::arch::paging::flush_tlb(VirtAddr::new(addr));
                 changed += 1;
-            })
+            });
+            // Either way: a CPU that kept an inaccessible translation would fault on a page
+            // the program may use now.
+            self.shoot_down();
         });
         changed
+    }
+
+    /// Flushes the TLB of every other CPU running a thread of this address space, after a
+    /// change to its mappings (`cpus::tlb`).
+    pub(super) fn shoot_down(&self) {
+        crate::cpus::tlb::shoot_down(core::ptr::from_ref(self).cast());
     }
 }
 

@@ -42,6 +42,8 @@ impl AddressSpace {
             })
         });
         crate::arch::paging::flush_tlb_all();
+        // The parent's other threads, on other CPUs, must fault on their next store too.
+        self.shoot_down();
         child.with_mapper(|mapper, m| {
             // The tables the child's mappings make count in its limit, as a parent's do.
             let before = m.frames.frames_in_use();
@@ -77,6 +79,12 @@ impl AddressSpace {
                 return Ok(false);
             };
             if !flags.contains(COW) {
+                // Writable already: another thread broke it, and this CPU faulted on a
+                // translation it had cached before. Dropped, the store runs again.
+                if flags.contains(F::WRITABLE | F::USER_ACCESSIBLE) {
+                    crate::arch::paging::flush_tlb(page.start_address());
+                    return Ok(true);
+                }
                 return Ok(false);
             }
             let flags = (flags - COW) | F::WRITABLE;
@@ -109,6 +117,9 @@ impl AddressSpace {
                 unsafe { mapper.map_to(page, copy, flags, &mut m.frames) }
                     .map_err(|_| MemoryError::Mapping("a copy-on-write page"))?
                     .flush();
+                // This thread's siblings on other CPUs must see the copy, not the frame
+                // its other owners keep (and may free).
+                self.shoot_down();
             } else {
                 // SAFETY: the last owner of the frame gets write access back.
                 unsafe { mapper.update_flags(page, flags) }

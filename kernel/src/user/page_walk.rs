@@ -215,6 +215,7 @@ impl AddressSpace {
             // before a table's frame is reused (Linux's `tlb_remove_table`).
             if !unlinked.is_empty() {
                 crate::arch::paging::flush_tlb_all();
+                self.shoot_down();
             }
             for frame in unlinked {
                 // SAFETY: the table is empty, no entry refers to it, and no TLB holds it.

@@ -105,17 +105,9 @@ pub(in crate::sched) fn create(new: NewTask) -> Result<TaskId, SpawnError> {
         let name = new.name.map_or_else(|| p.name.clone(), String::from);
         let inherited = (p.blocked_signals, p.altstack, p.group.clone());
         let affinity = p.affinity;
-        let shares_memory = new.process.as_ref().is_some_and(|new| {
-            p.address_space
-                .as_ref()
-                .is_some_and(|space| Arc::ptr_eq(space, &new.space))
-        });
         let child_of = new.child.then_some(parent);
         let mut task = new_task(&name, uid, nice, Some(new.entry), Some(stack), child_of);
-        let (here, cpu) = (
-            this_cpu().index(),
-            s.cpu_for_new_task(affinity, shares_memory),
-        );
+        let (here, cpu) = (this_cpu().index(), s.cpu_for_new_task(affinity));
         task.cpu = cpu;
         task.affinity = affinity;
         let (id, slot) = s.start(task, now);
@@ -191,17 +183,13 @@ impl Scheduler {
     /// The CPU a new task starts on, among those its `affinity` allows (Linux's
     /// `select_task_rq` at fork, before the balancer of the policy's multiprocessor half):
     /// the one with the fewest tasks running or waiting, the creating CPU first among
-    /// equals. A thread or a vfork child (`shares_memory`) stays on its creator's CPU: an
-    /// address space then runs on one CPU at a time, so a change to its page tables needs
-    /// only the local TLB flush, until TLB shootdown exists.
+    /// equals. Threads spread as processes do: a change to the page tables of an address
+    /// space in use on several CPUs is flushed from all of them (`cpus::tlb`).
     ///
     /// With one CPU allowed there is nothing to weigh, and the choice costs the same few
     /// instructions on one CPU as on several: the lab's tasks, pinned to CPU 0, then run
     /// the same instructions whatever `smp=` says, and so give the same figures.
-    fn cpu_for_new_task(&self, affinity: u64, shares_memory: bool) -> usize {
-        if shares_memory {
-            return this_cpu().index();
-        }
+    fn cpu_for_new_task(&self, affinity: u64) -> usize {
         let allowed = affinity & self.online_mask;
         if allowed.is_power_of_two() {
             return allowed.trailing_zeros() as usize;
