@@ -82,10 +82,17 @@ pub fn generate() -> Result<String, String> {
         "ratio": ratio_of(&ops)?,
         "switch": switch_of(&switch)?,
         "churn": churn_of(&churn)?,
+        "smp": super::smp_bench::generate()?,
     });
     let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())? + "\n";
     // Check it renders before keeping it.
-    for render in [render_ops, render_ratio, render_switch, render_churn] {
+    for render in [
+        render_ops,
+        render_ratio,
+        render_switch,
+        render_churn,
+        super::smp_bench::render,
+    ] {
         render(&text)?;
     }
     Ok(text)

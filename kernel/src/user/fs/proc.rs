@@ -23,6 +23,7 @@ pub enum ProcFile {
     Schedstat,
     Uptime,
     Loadavg,
+    LockStat,
     Meminfo,
     SystemStat,
     /// `/proc/PID/...`.
@@ -38,9 +39,10 @@ const NS_PER_USER_TICK: u64 = 10_000_000;
 
 impl ProcFile {
     /// The files at the top of `/proc`.
-    pub const SYSTEM: [(&'static str, ProcFile); 7] = [
+    pub const SYSTEM: [(&'static str, ProcFile); 8] = [
         ("cpuinfo", ProcFile::Cpuinfo),
         ("loadavg", ProcFile::Loadavg),
+        ("lock_stat", ProcFile::LockStat),
         ("meminfo", ProcFile::Meminfo),
         ("sched_debug", ProcFile::SchedDebug),
         ("schedstat", ProcFile::Schedstat),
@@ -89,6 +91,7 @@ impl ProcFile {
                 format!("{} {}\n", centis(clock::now()), centis(idle))
             }
             ProcFile::Loadavg => loadavg(),
+            ProcFile::LockStat => lock_stat(),
             ProcFile::Meminfo => meminfo(),
             ProcFile::SystemStat => system_stat(),
             ProcFile::Cmdline(_) => String::new(),
@@ -214,6 +217,22 @@ fn meminfo() -> String {
         0,
         0
     )
+}
+
+/// `/proc/lock_stat`: per rank of lock (`sync::lock_order`), how many acquisitions had to
+/// wait for another CPU and the spins they took (`sync::lock_stat`). Linux's file (with
+/// CONFIG_LOCK_STAT) has a line per lock class with hold and wait times; cfslab counts
+/// only in the slow path, so that a lock taken at once costs nothing more.
+fn lock_stat() -> String {
+    let mut text = String::from(
+        "lock_stat version 0.4 (cfslab: contentions and spins per lock rank)\n\
+         class name                    contentions          spins\n",
+    );
+    for (rank, contentions, spins) in crate::sync::lock_stat::contended() {
+        let name = format!("{rank:?}:");
+        let _ = writeln!(text, "{name:<24} {contentions:>16} {spins:>14}");
+    }
+    text
 }
 
 /// `/proc/stat`: each CPU's time in USER_HZ ticks — user (the ticks that found it in ring

@@ -1,0 +1,158 @@
+/*
+ * smpbench: what a wake-up across CPUs costs, run the same way on cfslab and on Linux 6.1
+ * in the same QEMU with two CPUs (`make bench`). Each figure is a round trip — two
+ * wake-ups, each of a task that sleeps — as the fastest of 5 batches' averages:
+ *   - pipe: two processes pinned to CPUs 0 and 1, one byte back and forth over two pipes
+ *     (each wake-up of a task on the other CPU goes through a reschedule IPI);
+ *   - futex, two CPUs: two threads pinned to CPUs 0 and 1, waking each other with
+ *     FUTEX_WAKE and sleeping with FUTEX_WAIT;
+ *   - futex, one CPU: the same two threads both on CPU 0 (a wake-up and a switch, no IPI).
+ * Under icount virtual time is instructions, so a round trip's nanoseconds are the
+ * instructions both CPUs spent on it, idle CPUs' halts aside.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* <linux/futex.h> is not among musl's headers: FUTEX_WAIT and FUTEX_WAKE, private. */
+enum { FUTEX_WAIT_PRIVATE = 0 | 128, FUTEX_WAKE_PRIVATE = 1 | 128 };
+
+#define ROUNDS 2000
+#define BATCHES 5
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof set, &set);
+}
+
+static long long now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static void report(const char *what, long long best)
+{
+	printf("smpbench: %s: %lld ns per round trip\n", what, best);
+}
+
+/* Pipe ping-pong between processes on CPUs 0 and 1. */
+static long long pipe_batch(void)
+{
+	int there[2], back[2];
+	if (pipe(there) || pipe(back))
+		return -1;
+	pid_t child = fork();
+	if (child == 0) {
+		pin(1);
+		char c;
+		for (int i = 0; i < ROUNDS; i++)
+			if (read(there[0], &c, 1) != 1 || write(back[1], &c, 1) != 1)
+				_exit(1);
+		_exit(0);
+	}
+	char c = 'x';
+	/* One round first, so that the child is on its CPU and asleep in read. */
+	long long start = 0;
+	for (int i = 0; i < ROUNDS; i++) {
+		if (i == 1)
+			start = now_ns();
+		if (write(there[1], &c, 1) != 1 || read(back[0], &c, 1) != 1)
+			return -1;
+	}
+	long long took = now_ns() - start;
+	waitpid(child, NULL, 0);
+	close(there[0]), close(there[1]), close(back[0]), close(back[1]);
+	return took / (ROUNDS - 1);
+}
+
+/* Futex ping-pong: `turn` says whose move it is; each side waits until it is its own. */
+static volatile int turn;
+static int pong_cpu;
+
+static void wait_for(int mine)
+{
+	while (turn != mine)
+		syscall(SYS_futex, &turn, FUTEX_WAIT_PRIVATE, !mine, NULL, NULL, 0);
+}
+
+static void hand_over(int to)
+{
+	turn = to;
+	syscall(SYS_futex, &turn, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void *pong(void *arg)
+{
+	(void)arg;
+	pin(pong_cpu);
+	for (int i = 0; i < ROUNDS; i++) {
+		wait_for(1);
+		hand_over(0);
+	}
+	return NULL;
+}
+
+static long long futex_batch(int cpu_of_pong)
+{
+	pong_cpu = cpu_of_pong;
+	turn = 0;
+	pthread_t thread;
+	if (pthread_create(&thread, NULL, pong, NULL))
+		return -1;
+	long long start = 0;
+	for (int i = 0; i < ROUNDS; i++) {
+		if (i == 1)
+			start = now_ns();
+		hand_over(1);
+		wait_for(0);
+	}
+	long long took = now_ns() - start;
+	pthread_join(thread, NULL);
+	return took / (ROUNDS - 1);
+}
+
+static long long best_of(long long (*batch)(int), int arg)
+{
+	long long best = -1;
+	for (int b = 0; b < BATCHES; b++) {
+		long long ns = batch(arg);
+		if (ns < 0)
+			return -1;
+		if (best < 0 || ns < best)
+			best = ns;
+	}
+	return best;
+}
+
+static long long pipe_of(int unused)
+{
+	(void)unused;
+	return pipe_batch();
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	pin(0);
+	long long pipes = best_of(pipe_of, 0);
+	long long two = best_of(futex_batch, 1);
+	long long one = best_of(futex_batch, 0);
+	if (pipes < 0 || two < 0 || one < 0) {
+		printf("smpbench: a batch failed\n");
+		return 1;
+	}
+	report("pipe, processes on two CPUs", pipes);
+	report("futex, threads on two CPUs", two);
+	report("futex, threads on one CPU", one);
+	return 0;
+}
