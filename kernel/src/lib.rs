@@ -129,15 +129,6 @@ pub fn init(boot_info: &'static mut BootInfo) -> Boot {
     });
     console::set_level(config.log);
     println!("boot options: {config}");
-    // The PIT interrupts CPU 0 alone: the other CPUs would have no tick and no timers.
-    if config.smp > 1 && config.clockevent == config::ClockEvent::Pit {
-        println!(
-            "cfslab: clockevent=pit ticks CPU 0 alone: smp={} needs clockevent=lapic (the \
-             default)",
-            config.smp
-        );
-        exit(ExitCode::BadOptions)
-    }
     let time = time::init(config.clockevent, config.effective_hz(), config.hrtimer);
     let cpus = cpus::bring_up(config.smp, rsdp).unwrap_or_else(|error| match error {
         cpus::BringUpError::Mismatch { asked, found } => {

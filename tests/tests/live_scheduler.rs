@@ -160,7 +160,7 @@ fn writing_cpu_share_changes_the_per_uid_split() {
         .expect("hog 4 in top");
     let percent: f64 = uid7_line
         .split_whitespace()
-        .nth(5)
+        .nth(6)
         .unwrap()
         .parse()
         .unwrap();

@@ -222,7 +222,7 @@ fn cat_ls_and_ps_read_linux_files() {
     let (status, out, err) = run("ps", &[]);
     assert_eq!(status, Some(0), "{err}");
     assert!(
-        out.starts_with("   PID   PPID   UID  NI S  %CPU VRUNTIME(ms)"),
+        out.starts_with("   PID   PPID   UID  NI S  P  %CPU VRUNTIME(ms)"),
         "{out}"
     );
     let me = std::process::id().to_string();
@@ -230,7 +230,7 @@ fn cat_ls_and_ps_read_linux_files() {
         .lines()
         .find(|l| l.split_whitespace().next() == Some(me.as_str()))
         .unwrap_or_else(|| panic!("no line for pid {me}:\n{out}"));
-    assert!(mine.split_whitespace().count() >= 11, "{mine}");
+    assert!(mine.split_whitespace().count() >= 12, "{mine}");
     // top: the same table every interval until a key, or -n frames.
     let (status, out, err) = run("top", &["-n", "2", "-d", "0.1"]);
     assert_eq!(status, Some(0), "{err}");

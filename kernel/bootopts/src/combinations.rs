@@ -1,9 +1,9 @@
 //! Checks between options: each option is fine alone, but not every combination means
 //! something — an era of another policy, a tunable or feature the policy does not have,
-//! groups under O(1), `tasks=` without `run=custom`. Each refusal names the option at fault.
+//! groups under O(1), `tasks=` without `run=custom`, the PIT with several CPUs. Each refusal names the option at fault.
 
 use crate::error::{OptionError, list};
-use crate::{Config, Era, Grouping, Policy};
+use crate::{ClockEvent, Config, Era, Grouping, Policy};
 use alloc::string::String;
 
 /// Checks between options: each is fine alone, but not every combination means something.
@@ -89,6 +89,14 @@ pub(crate) fn check(config: &Config) -> Result<(), OptionError> {
                 "group=none or no group= with policy=o1",
             ));
         }
+    }
+    // The PIT interrupts the boot CPU alone: the others would have no tick and no timers.
+    if config.smp > 1 && config.clockevent == ClockEvent::Pit {
+        return Err(OptionError::new(
+            "clockevent",
+            "clockevent=pit ticks CPU 0 alone",
+            "clockevent=lapic (the default) with smp above 1",
+        ));
     }
     if !config.shares.is_empty() && config.effective_group() != Grouping::Uid {
         return Err(OptionError::new(

@@ -248,6 +248,10 @@ fn lists_reject_unknown_repeated_and_empty_items() {
             .reason
             .contains("bad uid")
     );
+    let pit = error_of("smp=2 clockevent=pit");
+    assert_eq!(pit.option, "clockevent");
+    assert!(pit.reason.contains("CPU 0 alone"), "{pit:?}");
+    assert!(Config::parse("smp=1 clockevent=pit").is_ok());
 }
 
 #[test]

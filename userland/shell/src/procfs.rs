@@ -4,7 +4,7 @@
 //!
 //! | field | from |
 //! |---|---|
-//! | pid, ppid, state, nice, name, CPU ticks, start | `/proc/PID/stat` (utime + stime and starttime in USER_HZ = 100 ticks a second) |
+//! | pid, ppid, state, nice, name, CPU ticks, start, CPU | `/proc/PID/stat` (utime + stime and starttime in USER_HZ = 100 ticks a second; the CPU it is on, field 39, Linux top's `P`) |
 //! | uid | `/proc/PID/status`, its `Uid:` line |
 //! | vruntime, sum_exec (ms), switches | `/proc/PID/sched`: `se.vruntime`, `se.sum_exec_runtime`, `nr_switches` |
 //! | wait (ms) | `/proc/PID/sched`: `wait_sum` (Linux shows it with schedstats on) |
@@ -25,6 +25,8 @@ pub struct Process {
     pub uid: String,
     pub nice: String,
     pub state: String,
+    /// The CPU whose runqueue holds it (Linux's `top` calls the column `P`).
+    pub cpu: String,
     pub name: String,
     /// CPU time so far (user and system), in seconds.
     pub cpu_s: f64,
@@ -67,7 +69,7 @@ pub fn read(pid: u32) -> Option<Process> {
     let (open, close) = (stat.find('(')?, stat.rfind(')')?);
     let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
     // After the name: state (field 3), ppid (4), utime (14), stime (15), nice (19),
-    // starttime (22); fields[0] is field 3.
+    // starttime (22), processor (39); fields[0] is field 3.
     let field = |n: usize| fields.get(n - 3).copied().unwrap_or("0");
     let ticks = |n: usize| field(n).parse::<f64>().unwrap_or(0.0);
     let status = text(&format!("/proc/{pid}/status")).unwrap_or_default();
@@ -83,6 +85,7 @@ pub fn read(pid: u32) -> Option<Process> {
         uid: uid.into(),
         nice: field(19).into(),
         state: field(3).into(),
+        cpu: field(39).into(),
         name: stat[open + 1..close].into(),
         cpu_s: (ticks(14) + ticks(15)) / USER_HZ,
         start_s: ticks(22) / USER_HZ,
@@ -108,16 +111,17 @@ pub fn all() -> Result<Vec<Process>, rt::Errno> {
 pub fn table(processes: &[Process], cpu_percent: impl Fn(&Process) -> f64) -> String {
     let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
     let mut out = String::from(
-        "   PID   PPID   UID  NI S  %CPU VRUNTIME(ms) SUM_EXEC(ms) SWITCHES  WAIT(ms) CMD\n",
+        "   PID   PPID   UID  NI S  P  %CPU VRUNTIME(ms) SUM_EXEC(ms) SWITCHES  WAIT(ms) CMD\n",
     );
     for p in processes {
         out += &format!(
-            "{:>6} {:>6} {:>5} {:>3} {} {:>5.1} {:>12} {:>12} {:>8} {:>9} {}\n",
+            "{:>6} {:>6} {:>5} {:>3} {} {:>2} {:>5.1} {:>12} {:>12} {:>8} {:>9} {}\n",
             p.pid,
             p.ppid,
             p.uid,
             p.nice,
             p.state,
+            p.cpu,
             cpu_percent(p),
             ms(p.vruntime_ms),
             ms(p.sum_exec_ms),
