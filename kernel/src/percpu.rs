@@ -112,12 +112,6 @@ impl PerCpu {
         self.current_slot.store(slot, Relaxed);
     }
 
-    /// The address space of the task this CPU runs (its `Arc`'s pointer; null in a kernel
-    /// thread), as another CPU sees it (`cpus::tlb`).
-    pub fn space_of_task(&self) -> *const () {
-        self.space.load(Relaxed).cast_const()
-    }
-
     /// Scheduler ticks so far on this CPU.
     pub fn ticks(&self) -> u64 {
         self.ticks.load(Relaxed)

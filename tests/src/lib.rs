@@ -210,12 +210,45 @@ pub fn assert_nothing_leaked(run: &Run) {
     assert_eq!(memory["frames_after"], memory["frames_before"], "{memory}");
     let grew = memory["heap_bytes_after"].as_i64().unwrap()
         - memory["heap_bytes_before"].as_i64().unwrap();
+    // The run's own count, or the harness's (`as_on_one_cpu` takes its CPUs' lines out).
     let several = |l: &str| l.starts_with("RESULT {\"kind\":\"cpus\"");
-    let cpus = match run.lines().any(several) {
+    let own = match run.lines().any(several) {
         true => run.result("cpus")["online"].as_i64().unwrap(),
         false => 1,
     };
+    let harness = std::env::var("SYSTESTS_SMP")
+        .ok()
+        .and_then(|n| n.parse().ok());
+    let cpus = own.max(harness.unwrap_or(1));
     assert!((0..8192 * cpus).contains(&grew), "{memory}");
+}
+
+/// A fork bomb's run (`/bin/forkbomb`, userland/programs/src/bin/forkbomb.rs): it ended
+/// normally, the processes beyond the limit met EAGAIN and every one was reaped; returns the
+/// frames in use before and after, and the heap after.
+pub fn fork_bomb_memory(run: &Run) -> (i64, i64, i64) {
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("the rest met EAGAIN; all reaped"),
+        "{}",
+        run.stdout
+    );
+    let m = run.result("memory");
+    let n = |k: &str| m[k].as_i64().unwrap();
+    (n("frames_before"), n("frames_after"), n("heap_bytes_after"))
+}
+
+/// The fuzzer's run (`/bin/fuzz`, userland/programs/src/bin/fuzz.rs) ended normally, said
+/// the kernel is still there, and every frame came back.
+pub fn fuzz_ran_to_its_end(run: &Run) {
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.lines()
+            .any(|l| l.starts_with("fuzz: done: ") && l.ends_with("the kernel is still here")),
+        "{}",
+        run.stdout
+    );
+    assert_nothing_leaked(run);
 }
 
 /// Runs a checking program both ways: `native` on the host, which must pass every check

@@ -83,12 +83,14 @@ fn table<'a>(text: &'a str, header: &str) -> Vec<&'a str> {
         .collect()
 }
 
-/// Boots cfslab with `options` to print both files while a hog waits beside the shell.
+/// Boots cfslab with `options` to print both files while a hog waits beside the shell: on
+/// one CPU, even under `SYSTESTS_SMP`, as Linux's files were captured (and so that the hog
+/// waits on the shell's runqueue rather than running on a CPU of its own).
 fn cfslab_files(options: &str) -> (String, Run) {
     let run = on_cfslab(
         options,
         "/bin/sh -c 'hog & cat /proc/sched_debug; cat /proc/1/sched'",
-        &[],
+        &["--smp", "1"],
     );
     assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
     assert_nothing_leaked(&run);

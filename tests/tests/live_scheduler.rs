@@ -13,7 +13,10 @@ fn sessions() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions")
 }
 
-/// Boots `run=shell OPTIONS` and types tests/sessions/SCRIPT at the console.
+/// Boots `run=shell OPTIONS` and types tests/sessions/SCRIPT at the console. On one CPU,
+/// even under `SYSTESTS_SMP`: the sessions' hogs share a CPU, and what the tests check —
+/// a renice, a weight, a feature changing their split — is how they share it (on two
+/// CPUs each hog would have one to itself).
 fn session(options: &str, script: &str) -> Run {
     let path = sessions().join(script);
     systests::boot_with(
@@ -25,6 +28,8 @@ fn session(options: &str, script: &str) -> Run {
             "2",
             "--timeout",
             "400",
+            "--smp",
+            "1",
         ],
     )
 }

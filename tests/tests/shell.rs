@@ -111,10 +111,11 @@ fn background_jobs_are_listed_waited_for_and_timed() {
 /// boot command line's limit for init's argv.
 #[test]
 fn on_cfslab_jobs_share_the_cpu_and_su_renice_follow_the_uid_rules() {
+    // On one CPU even under `SYSTESTS_SMP`: the hogs' shares are of one CPU they share.
     let run = on_cfslab(
         "",
         "/bin/sh -c hog -t 1 & su 7 hog -t 1 & jobs ; wait ; hog -t 1 & su 7 sh -c renice 5 6 ; wait",
-        &[],
+        &["--smp", "1"],
     );
     let out = &run.stdout;
     assert!(out.contains("[1] Running  4  hog -t 1"), "{out}");

@@ -4,7 +4,16 @@
 
 use serde_json::Value;
 use std::process::Command;
-use systests::{on_cfslab, user_programs};
+use systests::user_programs;
+
+/// The seeds' workloads on cfslab, on one CPU even under `SYSTESTS_SMP`: what these tests
+/// check — a wait for a slice, each hog's share, a wake-up's latency — is how tasks share
+/// one CPU (the seed experiments are uniprocessor ones).
+fn on_cfslab(options: &str, argv: &str, flags: &[&str]) -> systests::Run {
+    let mut all = vec!["--smp", "1"];
+    all.extend_from_slice(flags);
+    systests::on_cfslab(options, argv, &all)
+}
 
 /// The RESULT lines of `kind` for `probe` (or task) of a workload program.
 fn results(run: &systests::Run, kind: &str) -> Vec<Value> {

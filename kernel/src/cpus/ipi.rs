@@ -22,12 +22,6 @@ pub(super) fn set_online(online: Vec<Option<u8>>) {
     ONLINE.call_once(|| online);
 }
 
-/// With more than one CPU: each CPU's APIC id by number (`None` for one that did not come
-/// up). `None` on one CPU, which has no other to ask anything.
-pub fn online_ids() -> Option<&'static [Option<u8>]> {
-    ONLINE.get().map(Vec::as_slice)
-}
-
 /// The CPUs online, by number, with their APIC ids (the boot CPU alone, APIC id 0, until
 /// the APs have started, and with `smp=1`).
 pub fn online() -> Vec<(usize, u8)> {

@@ -6,10 +6,12 @@
 //! frame: a thread on another CPU could otherwise still reach, through a translation it
 //! cached, a page that is gone or has another owner.
 //!
-//! Which CPUs: those whose running task is in the address space (`PerCpu::space`). A CPU
-//! that switches away from it loads another CR3 (a kernel thread loads the kernel's), which
-//! drops its translations, so no other CPU can hold any. One that switches to it after the
-//! change loads the new tables.
+//! Which CPUs: those in the address space's mask (`AddressSpace::set_loaded_on`, Linux's
+//! `mm_cpumask`). A CPU that switches away from it loads another CR3 (a kernel thread
+//! loads the kernel's), which drops its translations; one that switches to it after the
+//! change loads the new tables. When no other CPU runs the space — always, on one CPU —
+//! the shootdown is a look at the mask: the same instructions whatever `smp=` says, so
+//! that a run on CPU 0 alone keeps its figures with idle CPUs beside it.
 //!
 //! The caller may hold locks and have interrupts off: the CPUs asked may be spinning, with
 //! their interrupts off, on one of those locks, and they serve the request while they spin
@@ -17,27 +19,24 @@
 
 use super::ipi;
 use crate::percpu::this_cpu;
-use core::sync::atomic::{Ordering, fence};
+use core::sync::atomic::{AtomicU64, Ordering, fence};
 
-/// Flushes the TLB of every other CPU running in the address space `space` (its `Arc`'s
-/// pointer, as `PerCpu::space` holds it), and waits until each has.
-pub fn shoot_down(space: *const ()) {
-    let Some(online) = ipi::online_ids() else {
-        return;
-    };
-    // The caller's page-table writes before the look at where each CPU runs: a CPU that
-    // is not seen in the space yet will load its CR3 after them.
+/// Flushes the TLB of every other CPU in `loaded_on` (an address space's mask of the CPUs
+/// running it), and waits until each has.
+pub fn shoot_down(loaded_on: &AtomicU64) {
+    // The caller's page-table writes before the look at the mask: a CPU not in it yet
+    // joins it before it loads its CR3, so it will load the new tables.
     fence(Ordering::SeqCst);
     let me = this_cpu().index();
-    for (cpu, apic_id) in online.iter().enumerate() {
-        let runs_there = crate::percpu::cpu(cpu).is_some_and(|c| c.space_of_task() == space);
-        if cpu != me && apic_id.is_some() && runs_there {
-            let flushed = ipi::call_on(cpu, flush_all);
-            assert!(
-                flushed.is_some(),
-                "CPU {cpu} did not flush its TLB when asked"
-            );
-        }
+    let mut others = loaded_on.load(Ordering::SeqCst) & !(1 << me);
+    while others != 0 {
+        let cpu = others.trailing_zeros() as usize;
+        others &= others - 1;
+        let flushed = ipi::call_on(cpu, flush_all);
+        assert!(
+            flushed.is_some(),
+            "CPU {cpu} did not flush its TLB when asked"
+        );
     }
 }
 

@@ -16,7 +16,7 @@ use crate::arch::paging::{
 use crate::mm::{MEMORY, Memory, MemoryError};
 use crate::sync::{Rank, SpinLock};
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 
 /// Programs live below this address (the lower half, less a guard page at its top).
 pub const USER_END: u64 = 0x0000_7fff_ffff_f000;
@@ -42,6 +42,11 @@ pub struct AddressSpace {
     /// The 2 MiB chunks of the lower half that have a level-1 table, and the span of it
     /// ever used (see `page_walk`).
     pub(super) chunks: SpinLock<super::page_walk::Chunks>,
+    /// The CPUs running a task of this address space, one bit each (Linux's
+    /// `mm_cpumask`): those a change to its mappings must flush (`cpus::tlb`). A CPU sets
+    /// its bit as it picks such a task, before it loads CR3, and clears it as it picks
+    /// another, before it loads the next CR3 (`sched::current::set_current_space`).
+    loaded_on: AtomicU64,
 }
 
 pub(super) fn with_memory<R>(f: impl FnOnce(&mut Memory) -> R) -> R {
@@ -72,6 +77,7 @@ impl AddressSpace {
                 level_4: frame,
                 pages: AtomicU64::new(0),
                 tables: AtomicU64::new(0),
+                loaded_on: AtomicU64::new(0),
                 layout: SpinLock::new(Rank::Layout, Layout::default()),
                 chunks: SpinLock::new(Rank::Chunks, super::page_walk::Chunks::default()),
             })
@@ -304,7 +310,16 @@ impl AddressSpace {
     /// Flushes the TLB of every other CPU running a thread of this address space, after a
     /// change to its mappings (`cpus::tlb`).
     pub(super) fn shoot_down(&self) {
-        crate::cpus::tlb::shoot_down(core::ptr::from_ref(self).cast());
+        crate::cpus::tlb::shoot_down(&self.loaded_on);
+    }
+
+    /// CPU `cpu` runs a task of this address space from now on (`running`), or no longer.
+    pub fn set_loaded_on(&self, cpu: usize, running: bool) {
+        if running {
+            self.loaded_on.fetch_or(1 << cpu, SeqCst);
+        } else {
+            self.loaded_on.fetch_and(!(1 << cpu), SeqCst);
+        }
     }
 }
 

@@ -8,12 +8,13 @@
 //! waiting for it) move to the heir's task; and whatever named the heir's old id — its
 //! children, a `join` waiting on it — now names the process. `thread_ends` drives it.
 
-use crate::sched::{Scheduler, change_then_reschedule, with_sched};
-use crate::task::TaskId;
+use crate::sched::{Scheduler, change_then_reschedule};
+use crate::task::{State, TaskId};
 use crate::time::clock;
 
 /// The heir's side: sleeps until the running task has become the process led by `leader`
-/// (the old leader, ending, renames the two tasks and wakes it).
+/// (the old leader, ending, renames the two tasks and wakes it). Each time it goes to sleep
+/// it wakes the leader, which waits for that (see [`hand_over_process`]).
 pub fn wait_to_lead(leader: TaskId) {
     loop {
         let waiting = change_then_reschedule(|s| {
@@ -28,6 +29,7 @@ pub fn wait_to_lead(leader: TaskId) {
                     // leader's: the old leader's exit then wakes the heir.
                     t.waiters.push(me);
                     s.block_current(now);
+                    s.wake(leader, ::sched::Wakeup::default(), now);
                     true
                 }
                 _ => unreachable!("a leader ended without handing its process over"),
@@ -41,13 +43,32 @@ pub fn wait_to_lead(leader: TaskId) {
 
 /// The old leader's side: hands the process over to `heir` (the running task is its
 /// leader). Interrupts must be off: the caller ends right after, as the heir's old id.
+///
+/// The rename waits until the heir sleeps in [`wait_to_lead`]: a task running on another
+/// CPU reads its own id from that CPU's state (`PerCpu::current`, written as the CPU picks
+/// it), which would still say the old one — and the old id names the leader after the
+/// swap, so the heir, still ending the other threads, would take itself for one of them.
+/// Asleep, it runs no code until it wakes, and its CPU reads its new id as it picks it.
 pub fn hand_over_process(heir: TaskId) {
     debug_assert!(!crate::arch::irq::enabled());
-    with_sched(|s| {
-        let leader = s.current_id();
-        s.swap_identities(leader, heir);
-        crate::percpu::this_cpu().set_current(heir, leader);
-    });
+    loop {
+        let handed = change_then_reschedule(|s| {
+            let (leader, me) = (s.current_id(), s.current_slot());
+            let heir_slot = *s.by_id.get(&heir).expect("the heir has not ended");
+            let asleep = s.state(heir_slot) == State::Sleeping;
+            if !asleep || !s.task(me).waiters.contains(&heir) {
+                // The heir wakes this task as it goes to sleep to wait.
+                s.block_current(clock::now());
+                return false;
+            }
+            s.swap_identities(leader, heir);
+            crate::percpu::this_cpu().set_current(heir, leader);
+            true
+        });
+        if handed {
+            return;
+        }
+    }
 }
 
 impl Scheduler {
