@@ -17,6 +17,14 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
+/// How many CPUs a run that names no count of its own gets: `SYSTESTS_SMP`'s, else 1.
+pub fn harness_cpus() -> u32 {
+    let n = std::env::var("SYSTESTS_SMP")
+        .ok()
+        .and_then(|n| n.parse().ok());
+    n.unwrap_or(1)
+}
+
 /// The CPUs a cfslab run of the tests gets: `SYSTESTS_SMP=N`, so that the whole suite can
 /// run on several CPUs (`SYSTESTS_SMP=2 cargo test -p systests`) — for a run (`run`) that
 /// names no CPU count of its own (no `--smp` flag, no `smp=` option).
@@ -216,10 +224,7 @@ pub fn assert_nothing_leaked(run: &Run) {
         true => run.result("cpus")["online"].as_i64().unwrap(),
         false => 1,
     };
-    let harness = std::env::var("SYSTESTS_SMP")
-        .ok()
-        .and_then(|n| n.parse().ok());
-    let cpus = own.max(harness.unwrap_or(1));
+    let cpus = own.max(harness_cpus().into());
     assert!((0..8192 * cpus).contains(&grew), "{memory}");
 }
 

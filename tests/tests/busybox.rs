@@ -145,8 +145,10 @@ fn busybox_ps_top_free_and_proc_read_cfslab_as_linux_would_show_it() {
             .any(|l| l.contains(" up ") && l.contains("load average: 0.00")),
         "{out}"
     );
-    // One CPU; the runnable count and last pid of /proc/loadavg; /proc/stat's cpu line.
-    assert!(lines.contains(&"1"), "{out}");
+    // nproc: the CPUs the run has (its affinity's); the runnable count and last pid of
+    // /proc/loadavg; /proc/stat's cpu line.
+    let cpus = systests::harness_cpus().to_string();
+    assert!(lines.contains(&cpus.as_str()), "{out}");
     assert!(
         lines.iter().any(|l| l.starts_with("0.00 0.00 0.00 ")),
         "{out}"

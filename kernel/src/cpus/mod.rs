@@ -9,12 +9,12 @@
 //!
 //! Inter-processor interrupts are [`ipi`]'s; the boot checks each AP with one.
 //!
-//! What it does not do yet: schedule on the APs. A started AP takes its own state (its GS
-//! base, `percpu`), GDT, TSS, IDT, SYSCALL's registers, the FPU's set-up and local APIC
-//! (`arch::init_ap`), answers two IPIs — its APIC id, and a fingerprint of its registers
-//! for ring 3, which must be the boot CPU's — then idles, halted until an IPI: under
-//! `-icount` a halted CPU costs no instructions, so the figures of a run are those of the
-//! boot CPU alone, whatever `smp=` says.
+//! A started AP takes its own state (its GS base, `percpu`), GDT, TSS, IDT, SYSCALL's
+//! registers, the FPU's set-up and local APIC (`arch::init_ap`), answers two IPIs — its
+//! APIC id, and a fingerprint of its registers for ring 3, which must be the boot CPU's —
+//! then becomes its own idle task (`sched::setup::ap_idle_loop`), halted with its tick
+//! stopped until a task is placed on it: under `-icount` a halted CPU costs no
+//! instructions. The TLB shootdown between CPUs is [`tlb`]'s.
 
 use crate::arch::ap_start::{self, StartParams, TRAMPOLINE};
 use crate::arch::apic;

@@ -44,9 +44,10 @@ impl Window<'_> {
             return None;
         };
         // SAFETY: `len` bytes of a checked user page, reached through the physical-memory
-        // map; the memory lock (held for the window's life) keeps the page mapped, interrupts
-        // are off on the one CPU so nothing else touches it, and `&mut self` makes this the
-        // only slice of the window.
+        // map; the memory lock (held for the window's life) keeps the page mapped and its
+        // frame this program's, and `&mut self` makes this the only slice of the window. A
+        // thread of the program on another CPU may store to the same bytes meanwhile: plain
+        // bytes, a race of the program's own, as when Linux's `copy_to_user` meets one.
         Some(unsafe { core::slice::from_raw_parts_mut(start, len) })
     }
 
