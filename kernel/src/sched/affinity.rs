@@ -35,11 +35,6 @@ pub enum AffinityError {
     NoOnlineCpu,
 }
 
-/// The CPUs online, one bit each.
-pub fn online_mask() -> u64 {
-    with_sched(|s| s.online_mask)
-}
-
 /// The CPUs task `id` may run on, among those online.
 pub fn affinity_of(id: TaskId) -> Option<u64> {
     with_sched(|s| {

@@ -223,10 +223,12 @@ pub(super) fn leave_for_reaping(slot: Slot) {
     this_cpu().set_exited_slot(slot);
 }
 
-/// Runs in the task that was just switched to: moves the task that left this CPU for
-/// another, if one did (`sched::affinity`); frees the stack of a task that exited —
-/// all it still holds: its files and address space went in its own context, before its
-/// last switch (`proc::lifecycle::release_resources`), so nothing here can wake a task or switch.
+/// Runs in the task that was just switched to: says the previous task has left this CPU
+/// (its `on_cpu` flag); moves the task that left this CPU for another, if one did
+/// (`sched::affinity`: it wakes there, on another CPU's runqueue); frees the stack of a
+/// task that exited — all it still holds: its files and address space went in its own
+/// context, before its last switch (`proc::lifecycle::release_resources`). Nothing here
+/// switches this CPU.
 pub(super) fn finish_switch() {
     let leaving = this_cpu().switched_from();
     if leaving != 0 {
