@@ -1,6 +1,6 @@
 /*
  * csmp: several CPUs as a program sees them, unchanged on Linux and on cfslab (booted with
- * --smp 2); tests/tests/smp.rs checks that both print the same lines. It needs two CPUs.
+ * --smp 2); tests/tests/smp_tasks.rs checks that both print the same lines. It needs two CPUs.
  *
  * sched_setaffinity moves the caller to the CPU it names (getcpu says where it runs);
  * sched_getaffinity reads the mask back; a mask of no online CPU is EINVAL. Two processes
@@ -10,7 +10,7 @@
  * parent gives it another CPU wakes there. A page one thread takes away faults at once in
  * a thread reading it on the other CPU (a TLB shootdown). Two CPU hogs pinned to
  * two CPUs run side by side: the `hogs:` line says how long both took to burn HOG_MS of
- * CPU time each (not a check here: on a loaded host it varies; smp.rs bounds cfslab's).
+ * CPU time each (not a check here: on a loaded host it varies; smp_tasks.rs bounds cfslab's).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -200,7 +200,7 @@ static void hog(int cpu)
 
 /* `csmp spread N`: N hogs, not pinned, forked at once by a process that then waits; each
  * says where it ran. Where a new task starts is the kernel's choice, so this mode prints
- * and checks nothing to compare with Linux (smp.rs checks cfslab's placement). */
+ * and checks nothing to compare with Linux (smp_tasks.rs checks cfslab's placement). */
 static int spread(int n)
 {
 	int fds[2];
