@@ -8,7 +8,9 @@
  * each stays on its own CPU throughout. A child on the other CPU writes to memory it
  * shares copy-on-write with its parent, which keeps its own value. A sleeping child whose
  * parent gives it another CPU wakes there. A page one thread takes away faults at once in
- * a thread reading it on the other CPU (a TLB shootdown). Two CPU hogs pinned to
+ * a thread reading it on the other CPU (a TLB shootdown). A signal sent to a thread that
+ * spins in user mode on the other CPU is taken at once, not at that CPU's next tick: the
+ * kernel interrupts it (Linux's kick_process). Two CPU hogs pinned to
  * two CPUs run side by side: the `hogs:` line says how long both took to burn HOG_MS of
  * CPU time each (not a check here: on a loaded host it varies; smp_tasks.rs bounds cfslab's).
  */
@@ -189,6 +191,64 @@ static int shootdown(void)
 	return faulted && (long)cpu == 1 && here() == 0;
 }
 
+/* A thread pinned to CPU 1 spins in user mode until its handler has run; the main thread,
+ * on CPU 0, signals it and notes when. Returns the median of KICKS delays, in ns: a
+ * signal left for CPU 1's next tick (4 ms apart at HZ 250) would wait 2 ms on average. */
+#define KICKS 5
+static volatile int spinning, caught;
+static volatile long long caught_at;
+
+static void on_kick(int signal)
+{
+	(void)signal;
+	caught_at = ns_of(CLOCK_MONOTONIC);
+	caught = 1;
+}
+
+static void *spinner(void *arg)
+{
+	(void)arg;
+	pin(1);
+	for (int i = 0; i < KICKS; i++) {
+		while (!caught)
+			spinning = 1;
+		spinning = 0;
+		while (caught)
+			;
+	}
+	return NULL;
+}
+
+static long long kick_delay(void)
+{
+	signal(SIGUSR1, on_kick);
+	pthread_t thread;
+	if (pthread_create(&thread, NULL, spinner, NULL))
+		return -1;
+	long long delays[KICKS];
+	for (int i = 0; i < KICKS; i++) {
+		while (!spinning)
+			sched_yield();
+		long long sent = ns_of(CLOCK_MONOTONIC);
+		pthread_kill(thread, SIGUSR1);
+		struct timespec wait = {0, 100 * 1000};
+		while (!caught)
+			nanosleep(&wait, NULL);
+		delays[i] = caught_at - sent;
+		caught = 0;
+	}
+	pthread_join(thread, NULL);
+	signal(SIGUSR1, SIG_DFL);
+	for (int i = 0; i < KICKS; i++)
+		for (int j = i + 1; j < KICKS; j++)
+			if (delays[j] < delays[i]) {
+				long long t = delays[i];
+				delays[i] = delays[j];
+				delays[j] = t;
+			}
+	return delays[KICKS / 2];
+}
+
 /* Burns CPU on `cpu` until this process has run HOG_MS ms. */
 static void hog(int cpu)
 {
@@ -255,6 +315,9 @@ int main(int argc, char **argv)
 	check(cow_across_cpus(), "a child on the other CPU writes its copy of a shared page");
 	check(moved_while_asleep() == 1, "a sleeping child given CPU 1 alone wakes on CPU 1");
 	check(shootdown(), "a page taken away on CPU 0 faults at once in a thread on CPU 1");
+	long long delay = kick_delay();
+	check(delay >= 0 && delay < 1000000,
+	      "a signal to a thread spinning on CPU 1 is taken within 1 ms (median of 5)");
 	long long start = ns_of(CLOCK_MONOTONIC);
 	pid_t hogs[2];
 	for (int cpu = 0; cpu < 2; cpu++) {

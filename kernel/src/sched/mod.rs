@@ -28,6 +28,7 @@ pub mod procview;
 pub mod setup;
 mod sleep;
 mod switch;
+mod table;
 pub mod trace;
 pub mod waitqueue;
 
@@ -186,38 +187,6 @@ impl Scheduler {
         self.task_rq(slot).idle() == slot
     }
 
-    fn task(&mut self, slot: Slot) -> &mut Task {
-        if slot < self.slots.len() {
-            return self.slots[slot].as_mut().expect("live task");
-        }
-        let cpu = setup::cpu_of_idle_slot(slot);
-        self.ap_idle[cpu].as_mut().expect("an AP's idle task")
-    }
-
-    /// The task in `slot`, to read (an AP's idle task included).
-    fn task_ref(&self, slot: Slot) -> &Task {
-        if slot < self.slots.len() {
-            return self.slots[slot].as_ref().expect("live task");
-        }
-        let cpu = setup::cpu_of_idle_slot(slot);
-        self.ap_idle[cpu].as_ref().expect("an AP's idle task")
-    }
-
-    /// The task with id `id`, if it has not exited.
-    fn live_task_by_id(&mut self, id: TaskId) -> Option<&mut Task> {
-        let slot = *self.by_id.get(&id)?;
-        if !self.alive(slot) {
-            return None;
-        }
-        self.slots[slot].as_deref_mut()
-    }
-
-    /// The task with id `id`, if it has not exited (or exited but is not freed yet).
-    fn task_by_id(&mut self, id: TaskId) -> Option<&mut Task> {
-        let slot = *self.by_id.get(&id)?;
-        self.slots[slot].as_deref_mut()
-    }
-
     fn current_id(&self) -> TaskId {
         self.task_ref(self.current_slot()).id
     }
@@ -267,21 +236,6 @@ impl Scheduler {
         t.address_space.is_some() && self.alive(t.slot)
     }
 
-    /// Gives `task` a fresh id and a slot; returns both.
-    fn add(&mut self, task: Task) -> (TaskId, Slot) {
-        let slot = self.free_slots.pop().unwrap_or(self.slots.len());
-        if slot == self.slots.len() {
-            self.slots.push(None);
-        }
-        let id = self.next_id;
-        self.next_id += 1;
-        let mut task = Box::new(Task { id, slot, ..task });
-        task.refresh_comm();
-        self.slots[slot] = Some(task);
-        self.by_id.insert(id, slot);
-        (id, slot)
-    }
-
     /// The running task stops being runnable: it sleeps at the `schedule()` this asks for.
     fn block_current(&mut self, now: u64) {
         self.this_rq_mut().block_current(now);
@@ -296,17 +250,18 @@ impl Scheduler {
         };
         match self.state(slot) {
             State::Sleeping => {}
-            // It runs, on this CPU or another, and may be about to sleep: it has put itself
-            // on a wait queue and not yet blocked (on one CPU interrupts being off covered
-            // that window; here another CPU may wake it in it). Its next sleep returns at
-            // once (Linux: the waker sets the task's state back to TASK_RUNNING).
+            // It runs. On another CPU it may be about to sleep: it has put itself on a wait
+            // queue and not yet blocked, a window another CPU's wake-up can fall in. Its next
+            // sleep then returns at once (Linux: the waker sets the task's state back to
+            // TASK_RUNNING). On this CPU it is the task this wake-up interrupted, or its
+            // own waker: not in that window, which it spends with interrupts off.
             State::Running => {
-                self.task(slot).wake_pending = true;
-                // Running on another CPU, perhaps in ring 3: the reschedule IPI makes it
-                // pass its way back to ring 3 now, where a kill or a signal that came with
-                // this wake-up is taken (Linux's `kick_process`).
                 let cpu = self.cpu_of(slot);
                 if cpu != this_cpu().index() {
+                    self.task(slot).wake_pending = true;
+                    // Perhaps in ring 3 there: the reschedule IPI makes it pass its way
+                    // back to ring 3 now, where a kill or a signal that came with this
+                    // wake-up is taken (Linux's `kick_process`).
                     crate::cpus::ipi::send_reschedule(cpu);
                 }
                 return;

@@ -5,13 +5,14 @@
 //! Interrupts are off throughout, asserted at the top of [`schedule`]; the scheduler's lock is
 //! taken once, for `pick`, and released before the stacks change (see `sched`'s module docs).
 
+use super::table::task_in;
 use super::{Scheduler, Slot, trace, with_sched};
 use crate::arch::irq;
 use crate::arch::switch::switch_context;
 use crate::arch::user_state::UserCpuState;
 use crate::percpu::this_cpu;
 use crate::sync::SpinLockGuard;
-use crate::task::{State, Task};
+use crate::task::State;
 use crate::time::clock;
 use core::sync::atomic::{AtomicBool, Ordering};
 
@@ -107,22 +108,6 @@ impl Scheduler {
             to_idle: pick.next == rq.idle(),
             leaving,
         })
-    }
-}
-
-/// The task in `slot`, in the table or among the APs' idle tasks (`Scheduler::task`, for
-/// `pick`, which holds the scheduler's fields apart).
-#[inline(always)]
-fn task_in<'a>(
-    slots: &'a mut [Option<alloc::boxed::Box<Task>>],
-    ap_idle: &'a mut [Option<alloc::boxed::Box<Task>>],
-    slot: Slot,
-) -> &'a mut Task {
-    match slots.get_mut(slot) {
-        Some(task) => task.as_deref_mut().expect("live task"),
-        None => ap_idle[super::setup::cpu_of_idle_slot(slot)]
-            .as_deref_mut()
-            .expect("an AP's idle task"),
     }
 }
 

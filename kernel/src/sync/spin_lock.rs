@@ -1,22 +1,38 @@
-//! A spin lock that keeps interrupts off while held and counts itself on the CPU.
+//! A spin lock that keeps interrupts off while held and counts itself on the CPU (xv6's
+//! `acquire`/`release`, with asterinas's "interrupts off while held" in the type).
+//!
+//! The lock is one atomic flag: taking it is one `lock cmpxchg` when it is free, and only a
+//! CPU that finds it taken leaves the inlined path for [`SpinLock::wait`], which serves
+//! cross-CPU calls while it spins and counts the wait.
 
 use super::Rank;
 use crate::arch::irq;
 use crate::percpu::this_cpu;
-use core::mem::ManuallyDrop;
+use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};
+use core::sync::atomic::{
+    AtomicBool,
+    Ordering::{Acquire, Relaxed, Release},
+};
 
 /// A spin lock around a `T`, IRQ-safe by construction: [`SpinLock::lock`] turns interrupts
 /// off before spinning and the guard turns them back on (if they were) after releasing.
 pub struct SpinLock<T> {
+    locked: AtomicBool,
     rank: Rank,
-    inner: spin::mutex::SpinMutex<T>,
+    value: UnsafeCell<T>,
 }
+
+// SAFETY: the value is reached only through a guard, and one guard exists at a time (the
+// flag is taken with Acquire and released with Release), so a `T` that may move between
+// CPUs may be shared behind the lock.
+unsafe impl<T: Send> Sync for SpinLock<T> {}
+// SAFETY: the lock owns its `T`; moving the lock moves the `T`.
+unsafe impl<T: Send> Send for SpinLock<T> {}
 
 /// Access to a [`SpinLock`]'s value; interrupts are off while it lives.
 pub struct SpinLockGuard<'a, T> {
-    guard: ManuallyDrop<spin::mutex::SpinMutexGuard<'a, T>>,
-    rank: Rank,
+    lock: &'a SpinLock<T>,
     irq_were_on: bool,
 }
 
@@ -24,9 +40,24 @@ impl<T> SpinLock<T> {
     /// A lock of `rank` around `value`.
     pub const fn new(rank: Rank, value: T) -> Self {
         SpinLock {
+            locked: AtomicBool::new(false),
             rank,
-            inner: spin::mutex::SpinMutex::new(value),
+            value: UnsafeCell::new(value),
         }
+    }
+
+    /// Sets the flag if it was clear: whether this call took the lock.
+    #[inline(always)]
+    fn try_acquire(&self) -> bool {
+        self.locked
+            .compare_exchange(false, true, Acquire, Relaxed)
+            .is_ok()
+    }
+
+    /// Clears the flag: the stores made under the lock are seen by its next holder.
+    #[inline(always)]
+    fn release(&self) {
+        self.locked.store(false, Release);
     }
 
     /// Takes the lock, with interrupts off until the guard is dropped.
@@ -34,13 +65,11 @@ impl<T> SpinLock<T> {
     pub fn lock(&self) -> SpinLockGuard<'_, T> {
         let irq_were_on = irq::save_and_disable();
         this_cpu().lock_taken(self.rank as u32);
-        let guard = match self.inner.try_lock() {
-            Some(guard) => guard,
-            None => self.wait(),
-        };
+        if !self.try_acquire() {
+            self.wait();
+        }
         SpinLockGuard {
-            guard: ManuallyDrop::new(guard),
-            rank: self.rank,
+            lock: self,
             irq_were_on,
         }
     }
@@ -49,43 +78,41 @@ impl<T> SpinLock<T> {
     /// that holds it may be waiting for one: a TLB shootdown), and counts the wait
     /// ([`super::lock_stat`]).
     #[cold]
-    fn wait(&self) -> spin::mutex::SpinMutexGuard<'_, T> {
+    #[inline(never)]
+    fn wait(&self) {
         let mut spins = 0;
-        let guard = loop {
-            if let Some(guard) = self.inner.try_lock() {
-                break guard;
+        loop {
+            // Read before trying: a CPU that spins on a plain load leaves the line shared
+            // instead of pulling it back and forth with `cmpxchg` (test-and-test-and-set).
+            if !self.locked.load(Relaxed) && self.try_acquire() {
+                break;
             }
             super::cross_call::serve();
             spins += 1;
             core::hint::spin_loop();
-        };
+        }
         super::lock_stat::record(self.rank, spins);
-        guard
     }
 
     /// Takes the lock if it is free (a fault report, which may come while it is held).
     pub fn try_lock(&self) -> Option<SpinLockGuard<'_, T>> {
         let irq_were_on = irq::save_and_disable();
-        match self.inner.try_lock() {
-            Some(guard) => {
-                this_cpu().lock_taken(self.rank as u32);
-                Some(SpinLockGuard {
-                    guard: ManuallyDrop::new(guard),
-                    rank: self.rank,
-                    irq_were_on,
-                })
-            }
-            None => {
-                irq::restore(irq_were_on);
-                None
-            }
+        if self.try_acquire() {
+            this_cpu().lock_taken(self.rank as u32);
+            Some(SpinLockGuard {
+                lock: self,
+                irq_were_on,
+            })
+        } else {
+            irq::restore(irq_were_on);
+            None
         }
     }
 
     /// The value, without locking: for gdb's helpers, which read it while the machine is
     /// stopped (a pointer into the lock, not a guard).
     pub fn as_mut_ptr(&self) -> *mut T {
-        self.inner.as_mut_ptr()
+        self.value.get()
     }
 }
 
@@ -95,10 +122,9 @@ impl<T> SpinLockGuard<'_, T> {
     /// lock this way before it switches).
     #[inline(always)]
     pub fn unlock_keeping_irqs_off(self) -> bool {
-        let mut this = ManuallyDrop::new(self);
-        // SAFETY: the guard is dropped once, here, and `this` is never dropped.
-        unsafe { ManuallyDrop::drop(&mut this.guard) };
-        this_cpu().lock_released(this.rank as u32);
+        let this = core::mem::ManuallyDrop::new(self);
+        this.lock.release();
+        this_cpu().lock_released(this.lock.rank as u32);
         this.irq_were_on
     }
 }
@@ -106,22 +132,24 @@ impl<T> SpinLockGuard<'_, T> {
 impl<T> Deref for SpinLockGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
-        &self.guard
+        // SAFETY: this guard holds the lock, so no other reference to the value exists.
+        unsafe { &*self.lock.value.get() }
     }
 }
 
 impl<T> DerefMut for SpinLockGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
-        &mut self.guard
+        // SAFETY: this guard holds the lock and is borrowed mutably, so this is the one
+        // reference to the value.
+        unsafe { &mut *self.lock.value.get() }
     }
 }
 
 impl<T> Drop for SpinLockGuard<'_, T> {
     #[inline(always)]
     fn drop(&mut self) {
-        // SAFETY: the guard is dropped once, here, and not used after.
-        unsafe { ManuallyDrop::drop(&mut self.guard) };
-        this_cpu().lock_released(self.rank as u32);
+        self.lock.release();
+        this_cpu().lock_released(self.lock.rank as u32);
         irq::restore(self.irq_were_on);
     }
 }

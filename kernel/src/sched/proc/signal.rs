@@ -280,9 +280,14 @@ impl Scheduler {
         if slot == self.current_slot() {
             return;
         }
-        if self.state(slot) == crate::task::State::Sleeping && !self.is_vfork_parent(taker) {
-            self.wake(taker, ::sched::Wakeup::default(), clock::now());
+        match self.state(slot) {
+            crate::task::State::Sleeping if !self.is_vfork_parent(taker) => {}
+            // Running on another CPU, perhaps in ring 3 for a while yet: `wake` kicks it
+            // there (Linux's `signal_wake_up`, which kicks a running task).
+            crate::task::State::Running => {}
+            _ => return,
         }
+        self.wake(taker, ::sched::Wakeup::default(), clock::now());
     }
 
     /// Whether `id` sleeps until a vfork child execs or exits.
