@@ -294,8 +294,12 @@ fn test_runner(kernel: &Path, extra: &[String]) -> Result<Status, String> {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(TEST_TIMEOUT_SECS);
+    // A test of several CPUs (kernel/tests/smp_*.rs) gets two.
+    let smp = name.starts_with("smp_").then_some(2);
     let args = Args {
         verbose: std::env::var_os("CFSLAB_VERBOSE").is_some(),
+        smp,
+        options: smp.map(|n| format!("smp={n}")).into_iter().collect(),
         ..Args::default()
     };
     let machine = machine_for(&args, kernel)?;

@@ -82,13 +82,13 @@ pub fn send_reschedule(cpu: usize) {
 }
 
 /// Stops every other online CPU (a panic's first act, so that one report is printed and
-/// nothing runs on beside it).
+/// nothing runs on beside it): an NMI each, which a CPU takes even with interrupts off.
 pub fn stop_others() {
     let Some(online) = ONLINE.get() else { return };
     let me = this_cpu().index();
     for (cpu, apic_id) in online.iter().enumerate() {
         if let (true, Some(apic_id)) = (cpu != me, apic_id) {
-            apic::send_fixed(*apic_id, apic::STOP_VECTOR);
+            apic::send_stop(*apic_id);
         }
     }
 }

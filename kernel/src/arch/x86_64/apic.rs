@@ -16,13 +16,11 @@ pub const TIMER_VECTOR: u8 = 48;
 /// Vector the APIC uses for spurious interrupts (needs no EOI).
 pub const SPURIOUS_VECTOR: u8 = 0xff;
 /// Inter-processor interrupts, at Linux's vectors (arch/x86/include/asm/irq_vectors.h):
-/// run the function another CPU left for this one (CALL_FUNCTION_SINGLE_VECTOR), switch
-/// because another CPU made a task runnable here (RESCHEDULE_VECTOR), and stop for good, as
-/// a panic on another CPU asks (REBOOT_VECTOR, which Linux's `native_stop_other_cpus`
-/// sends).
+/// run the function another CPU left for this one (CALL_FUNCTION_SINGLE_VECTOR), and switch
+/// because another CPU made a task runnable here (RESCHEDULE_VECTOR). The stop a panic
+/// sends is an NMI, which has no vector ([`send_stop`]).
 pub const CALL_FUNCTION_VECTOR: u8 = 0xfb;
 pub const RESCHEDULE_VECTOR: u8 = 0xfd;
-pub const STOP_VECTOR: u8 = 0xf8;
 
 const IA32_APIC_BASE: u32 = 0x1b;
 const REG_ID: usize = 0x20;
@@ -143,4 +141,25 @@ pub fn send_startup(to: u8, page: u8) {
 /// An interrupt at `vector` to the CPU of APIC id `to` (an IPI).
 pub fn send_fixed(to: u8, vector: u8) {
     send_ipi(to, ICR_FIXED | u32::from(vector));
+}
+
+/// ICR: the delivery mode "NMI" (0b100), asserted; the vector field is ignored.
+const ICR_NMI: u32 = 1 << 14 | 0b100 << 8;
+
+/// Set before the first stop is sent, never cleared: an NMI that finds it set is a stop.
+static STOPPING: AtomicBool = AtomicBool::new(false);
+
+/// Stops the CPU of APIC id `to` for good (a panic elsewhere): a non-maskable interrupt,
+/// taken even where interrupts are off — a CPU spinning on a lock the panicking CPU holds
+/// has them off, and a maskable stop would never reach it (Linux's panic path falls back to
+/// an NMI for the same reason, `native_stop_other_cpus`). Its handler halts
+/// ([`is_stopping`]).
+pub fn send_stop(to: u8) {
+    STOPPING.store(true, Ordering::SeqCst);
+    send_ipi(to, ICR_NMI);
+}
+
+/// Whether a CPU has asked the others to stop: the NMI handler's question.
+pub fn is_stopping() -> bool {
+    STOPPING.load(Ordering::SeqCst)
 }

@@ -27,6 +27,16 @@ pub const DOUBLE_FAULT_IST_INDEX: u16 = 0;
 
 const DOUBLE_FAULT_STACK_SIZE: usize = 32 * 1024;
 
+/// The IST slot of the NMI's stack. An NMI may come anywhere, even between SYSCALL and the
+/// switch to the kernel stack, while RSP is still the program's: it must bring its own
+/// stack, as on Linux.
+pub const NMI_IST_INDEX: u16 = 1;
+
+const NMI_STACK_SIZE: usize = 16 * 1024;
+
+/// The boot CPU's NMI stack (as [`DOUBLE_FAULT_STACK`], never referenced from Rust).
+static mut NMI_STACK: [u128; NMI_STACK_SIZE / 16] = [0; NMI_STACK_SIZE / 16];
+
 /// The double-fault stack. It lives in .bss, so it exists before the heap does; `u128`
 /// elements give it the 16-byte alignment the x86_64 ABI wants for stacks. Only the CPU
 /// writes it (through the TSS), so it is never referenced from Rust, only its address.
@@ -82,6 +92,8 @@ static GDT: Lazy<(GlobalDescriptorTable, Selectors)> = Lazy::new(|| {
         // Stacks grow down: the IST entry is the *end* of the area.
         (*tss).interrupt_stack_table[DOUBLE_FAULT_IST_INDEX as usize] =
             VirtAddr::new(double_fault_stack().end);
+        (*tss).interrupt_stack_table[NMI_IST_INDEX as usize] =
+            VirtAddr::from_ptr(&raw const NMI_STACK) + NMI_STACK_SIZE as u64;
         &*tss
     };
     table(tss)
@@ -118,18 +130,23 @@ pub fn init() {
     load(gdt, selectors, &raw const TSS as u64);
 }
 
-/// An AP's own TSS (with a double-fault stack of its own) and GDT, loaded as [`init`] loads
-/// the boot CPU's.
+/// An AP's own TSS (with double-fault and NMI stacks of its own) and GDT, loaded as
+/// [`init`] loads the boot CPU's.
 pub fn init_ap() {
-    let stack: &'static mut [u128] =
-        Box::leak(alloc::vec![0u128; DOUBLE_FAULT_STACK_SIZE / 16].into_boxed_slice());
     let mut tss = TaskStateSegment::new();
     tss.interrupt_stack_table[DOUBLE_FAULT_IST_INDEX as usize] =
-        VirtAddr::from_ptr(stack.as_ptr_range().end);
+        leaked_stack_end(DOUBLE_FAULT_STACK_SIZE);
+    tss.interrupt_stack_table[NMI_IST_INDEX as usize] = leaked_stack_end(NMI_STACK_SIZE);
     let tss: &'static TaskStateSegment = Box::leak(Box::new(tss));
     let (gdt, selectors) = table(tss);
     let gdt: &'static GlobalDescriptorTable = Box::leak(Box::new(gdt));
     load(gdt, &selectors, core::ptr::from_ref(tss) as u64);
+}
+
+/// The end (stacks grow down) of a new stack of `bytes` that lives for the rest of the run.
+fn leaked_stack_end(bytes: usize) -> VirtAddr {
+    let stack: &'static mut [u128] = Box::leak(alloc::vec![0u128; bytes / 16].into_boxed_slice());
+    VirtAddr::from_ptr(stack.as_ptr_range().end)
 }
 
 /// Loads `gdt`, its segments and its TSS (at `tss`), and tells the entry code where the TSS

@@ -30,7 +30,7 @@ use super::exceptions::{
 };
 pub use super::exceptions::{breakpoint_count, set_fatal_hook};
 use super::fault::{Fault, PAGE_FAULT_VECTOR};
-use super::gdt::DOUBLE_FAULT_IST_INDEX;
+use super::gdt::{DOUBLE_FAULT_IST_INDEX, NMI_IST_INDEX};
 use super::trap_entry::trap_entry;
 use super::user_mode::TrapFrame;
 
@@ -66,7 +66,17 @@ macro_rules! fatal_handler {
     };
 }
 
-fatal_handler!(non_maskable_interrupt, ("non-maskable interrupt", "NMI", 2));
+/// An NMI: another CPU's panic stopping this one (`apic::send_stop`), which halts here for
+/// good — NMIs stay blocked until an `iretq` that never comes — or else a fault.
+extern "x86-interrupt" fn non_maskable_interrupt(frame: InterruptStackFrame) {
+    if super::apic::is_stopping() {
+        super::irq::halt_forever()
+    }
+    fault_or_fatal(
+        describe(("non-maskable interrupt", "NMI", 2), &frame, None),
+        &frame,
+    )
+}
 fatal_handler!(device_not_available, ("device not available", "#NM", 7));
 fatal_handler!(invalid_tss, ("invalid TSS", "#TS", 10), error_code);
 fatal_handler!(virtualization, ("virtualization exception", "#VE", 20));
@@ -143,11 +153,6 @@ extern "C" fn reschedule(frame: &mut TrapFrame) {
     crate::trap::reschedule_interrupt(frame);
 }
 
-/// Another CPU panicked: stop here, interrupts off, for good (it prints the report).
-extern "x86-interrupt" fn stop(_frame: InterruptStackFrame) {
-    super::irq::halt_forever()
-}
-
 /// Spurious APIC interrupts need no EOI and no action.
 extern "x86-interrupt" fn spurious(_frame: InterruptStackFrame) {}
 
@@ -166,7 +171,6 @@ static IDT: Lazy<InterruptDescriptorTable> = Lazy::new(|| {
         idt[super::apic::CALL_FUNCTION_VECTOR].set_handler_addr(entry_address(call_function_entry));
         idt[super::apic::RESCHEDULE_VECTOR].set_handler_addr(entry_address(reschedule_entry));
     }
-    idt[super::apic::STOP_VECTOR].set_handler_fn(stop);
     idt[super::apic::SPURIOUS_VECTOR].set_handler_fn(spurious);
     // SAFETY: each address is a naked entry that saves every register, and ends with
     // `iretq` after restoring them and dropping the error code (where the CPU pushed one)
@@ -200,8 +204,14 @@ static IDT: Lazy<InterruptDescriptorTable> = Lazy::new(|| {
         idt.simd_floating_point
             .set_handler_addr(entry_address(simd_floating_point_entry));
     }
-    idt.non_maskable_interrupt
-        .set_handler_fn(non_maskable_interrupt);
+    // SAFETY: the IST index names the NMI stack set up in every CPU's TSS by gdt, before
+    // this table is loaded; only the NMI handler uses it, and NMIs do not nest (the CPU
+    // blocks the next until this one's `iretq`).
+    unsafe {
+        idt.non_maskable_interrupt
+            .set_handler_fn(non_maskable_interrupt)
+            .set_stack_index(NMI_IST_INDEX);
+    }
     idt.device_not_available
         .set_handler_fn(device_not_available);
     // SAFETY: the IST index names the double-fault stack set up in the TSS by gdt::init,
