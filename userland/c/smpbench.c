@@ -7,6 +7,14 @@
  *   - futex, two CPUs: two threads pinned to CPUs 0 and 1, waking each other with
  *     FUTEX_WAKE and sleeping with FUTEX_WAIT;
  *   - futex, one CPU: the same two threads both on CPU 0 (a wake-up and a switch, no IPI).
+ * And two paths of one direction:
+ *   - membarrier: the main thread, on CPU 0, has a thread spinning on CPU 1 pass a memory
+ *     barrier (MEMBARRIER_CMD_PRIVATE_EXPEDITED): one inter-processor interrupt and its
+ *     answer, a system call around them; the fastest of 5 batches' averages;
+ *   - wake to running: a thread sleeps in FUTEX_WAIT on CPU 1, idle otherwise; the main
+ *     thread notes the time and wakes it, and the thread notes when it runs: the wake-up,
+ *     the reschedule IPI, the idle CPU's way out of `hlt` and its switch; the median of
+ *     WAKES wake-ups.
  * Under icount virtual time is instructions, so a round trip's nanoseconds are the
  * instructions both CPUs spent on it, idle CPUs' halts aside.
  */
@@ -14,6 +22,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -24,6 +33,10 @@ enum { FUTEX_WAIT_PRIVATE = 0 | 128, FUTEX_WAKE_PRIVATE = 1 | 128 };
 
 #define ROUNDS 2000
 #define BATCHES 5
+#define WAKES 201
+
+/* <linux/membarrier.h>'s commands. */
+enum { MEMBARRIER_PRIVATE_EXPEDITED = 1 << 3, MEMBARRIER_REGISTER_PRIVATE_EXPEDITED = 1 << 4 };
 
 static void pin(int cpu)
 {
@@ -40,9 +53,16 @@ static long long now_ns(void)
 	return t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-static void report(const char *what, long long best)
+static void report(const char *what, long long ns, const char *per)
 {
-	printf("smpbench: %s: %lld ns per round trip\n", what, best);
+	printf("smpbench: %s: %lld ns per %s\n", what, ns, per);
+}
+
+/* Lets the other CPU run: sleeping 10 us (under icount a busy CPU 0 would hold CPU 1 back). */
+static void doze(void)
+{
+	struct timespec t = {0, 10 * 1000};
+	nanosleep(&t, NULL);
 }
 
 /* Pipe ping-pong between processes on CPUs 0 and 1. */
@@ -134,6 +154,96 @@ static long long best_of(long long (*batch)(int), int arg)
 	return best;
 }
 
+/* membarrier: CPU 1 runs a thread of this process, spinning (`pause` in its loop, which
+ * under QEMU lets the other vCPU run); each call interrupts CPU 1 once. */
+static volatile int spin_on, spinning;
+
+static void *spinner(void *arg)
+{
+	(void)arg;
+	pin(1);
+	while (spin_on) {
+		spinning = 1;
+		__builtin_ia32_pause();
+	}
+	return NULL;
+}
+
+static long long membarrier_batch(int unused)
+{
+	(void)unused;
+	spin_on = 1, spinning = 0;
+	pthread_t thread;
+	if (pthread_create(&thread, NULL, spinner, NULL))
+		return -1;
+	while (!spinning)
+		doze();
+	long long start = 0;
+	for (int i = 0; i < ROUNDS; i++) {
+		if (i == 1)
+			start = now_ns();
+		if (syscall(SYS_membarrier, MEMBARRIER_PRIVATE_EXPEDITED, 0, 0) != 0)
+			return -1;
+	}
+	long long took = now_ns() - start;
+	spin_on = 0;
+	pthread_join(thread, NULL);
+	return took / (ROUNDS - 1);
+}
+
+/* Wake to running: `bell` rings (1) to wake the sleeper on CPU 1; `rounds_ready` and
+ * `rounds_done` count its rounds, `woken_at` is when it ran last. */
+static volatile int bell, rounds_ready, rounds_done;
+static volatile long long woken_at;
+
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	pin(1);
+	for (int i = 0; i < WAKES; i++) {
+		rounds_ready = i + 1;
+		while (bell == 0)
+			syscall(SYS_futex, &bell, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+		woken_at = now_ns();
+		bell = 0;
+		rounds_done = i + 1;
+	}
+	return NULL;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+	return (x > y) - (x < y);
+}
+
+static long long wake_to_running(void)
+{
+	static long long delays[WAKES];
+	bell = 0, rounds_ready = 0, rounds_done = 0;
+	pthread_t thread;
+	if (pthread_create(&thread, NULL, sleeper, NULL))
+		return -1;
+	for (int i = 0; i < WAKES; i++) {
+		while (rounds_ready != i + 1)
+			doze();
+		/* Long enough for the sleeper to be in FUTEX_WAIT and CPU 1 to halt. */
+		doze();
+		long long rang = now_ns();
+		bell = 1;
+		syscall(SYS_futex, &bell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		/* Spinning with `pause`, which under QEMU hands the turn to the other vCPU at
+		 * once: CPU 0 adds next to nothing to the one instruction counter meanwhile (a
+		 * sleep would add its own way to idle, which real CPUs would run in parallel). */
+		while (rounds_done != i + 1)
+			__builtin_ia32_pause();
+		delays[i] = woken_at - rang;
+	}
+	pthread_join(thread, NULL);
+	qsort(delays, WAKES, sizeof delays[0], by_value);
+	return delays[WAKES / 2];
+}
+
 static long long pipe_of(int unused)
 {
 	(void)unused;
@@ -147,12 +257,18 @@ int main(void)
 	long long pipes = best_of(pipe_of, 0);
 	long long two = best_of(futex_batch, 1);
 	long long one = best_of(futex_batch, 0);
-	if (pipes < 0 || two < 0 || one < 0) {
+	long long barrier = -1;
+	if (syscall(SYS_membarrier, MEMBARRIER_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
+		barrier = best_of(membarrier_batch, 0);
+	long long wake = wake_to_running();
+	if (pipes < 0 || two < 0 || one < 0 || barrier < 0 || wake < 0) {
 		printf("smpbench: a batch failed\n");
 		return 1;
 	}
-	report("pipe, processes on two CPUs", pipes);
-	report("futex, threads on two CPUs", two);
-	report("futex, threads on one CPU", one);
+	report("pipe, processes on two CPUs", pipes, "round trip");
+	report("futex, threads on two CPUs", two, "round trip");
+	report("futex, threads on one CPU", one, "round trip");
+	report("membarrier, a thread running on CPU 1", barrier, "call");
+	report("futex wake to running, on idle CPU 1", wake, "wake-up");
 	return 0;
 }

@@ -1,27 +1,41 @@
 //! `make bench`'s figures for several CPUs (docs/performance.md, block `bench:smp`): the
 //! `smpbench` program (userland/c/smpbench.c) run on cfslab and on Linux 6.1 in the same
-//! QEMU, with two CPUs and `-icount shift=0` each, its round trips kept in
-//! `docs/data/bench.json` under `smp`.
+//! QEMU, with two CPUs and `-icount shift=0` each, its figures kept in
+//! `docs/data/bench.json` under `smp`. The goal on each path: at most half Linux's figure.
 
 use super::bench::DATA;
 use super::grouped;
 use serde_json::{Value, json};
 
-/// The figures smpbench prints, by their label, and the table's names for them.
-const FIGURES: [(&str, &str); 3] = [
+/// The figures smpbench prints, by their label, and the table's names for them; those
+/// named by the goal ("at most half Linux's": an IPI round trip, a cross-CPU wake-up, the
+/// reschedule-to-running latency) end with `GOAL`, the others are there to compare.
+const GOAL: &str = " (goal)";
+const FIGURES: [(&str, &str); 5] = [
     (
         "pipe, processes on two CPUs",
-        "pipe ping-pong, processes pinned to CPUs 0 and 1",
+        "pipe ping-pong round trip, processes pinned to CPUs 0 and 1",
     ),
     (
         "futex, threads on two CPUs",
-        "futex ping-pong, threads pinned to CPUs 0 and 1",
+        "futex ping-pong round trip, threads pinned to CPUs 0 and 1 (a cross-CPU wake-up each way) (goal)",
     ),
     (
         "futex, threads on one CPU",
-        "futex ping-pong, both threads on CPU 0",
+        "futex ping-pong round trip, both threads on CPU 0",
+    ),
+    (
+        "membarrier, a thread running on CPU 1",
+        "an IPI round trip: `membarrier` (private expedited) with a thread running on CPU 1 (goal)",
+    ),
+    (
+        "futex wake to running, on idle CPU 1",
+        "reschedule to running: a futex wake until the sleeper runs on idle CPU 1, median (goal)",
     ),
 ];
+
+/// The goal on every path: cfslab at most this fraction of Linux's figure.
+const GOAL_RATIO: f64 = 0.5;
 
 /// Runs smpbench on both kernels; returns `{ "cfslab": {label: ns}, "linux": {...} }`.
 pub fn generate() -> Result<Value, String> {
@@ -55,7 +69,7 @@ pub fn generate() -> Result<Value, String> {
     Ok(json!({ "cfslab": figures_of(&cfslab)?, "linux": figures_of(&linux)? }))
 }
 
-/// smpbench's lines: `smpbench: LABEL: N ns per round trip`.
+/// smpbench's lines: `smpbench: LABEL: N ns per WHAT`.
 fn figures_of(output: &str) -> Result<Value, String> {
     let mut out = serde_json::Map::new();
     for (label, _) in FIGURES {
@@ -63,15 +77,15 @@ fn figures_of(output: &str) -> Result<Value, String> {
         let ns: u64 = output
             .lines()
             .find_map(|l| l.trim().strip_prefix(&prefix))
-            .and_then(|rest| rest.strip_suffix(" ns per round trip"))
-            .and_then(|n| n.parse().ok())
+            .and_then(|rest| rest.split_once(" ns per "))
+            .and_then(|(n, _)| n.parse().ok())
             .ok_or_else(|| format!("smpbench printed no figure for {label}"))?;
         out.insert(label.to_string(), json!(ns));
     }
     Ok(Value::Object(out))
 }
 
-/// The round trips side by side.
+/// The figures side by side, with their ratio and whether it meets the goal.
 pub fn render(data: &str) -> Result<String, String> {
     let value: Value = serde_json::from_str(data).map_err(|e| format!("{DATA}: {e}"))?;
     let ns = |kernel: &str, label: &str| {
@@ -79,14 +93,21 @@ pub fn render(data: &str) -> Result<String, String> {
             .as_u64()
             .ok_or_else(|| format!("{DATA} has no smp figure for {kernel}, {label}"))
     };
-    let mut text =
-        String::from("\n| round trip (two wake-ups) | cfslab | Linux 6.1 |\n|---|---|---|\n");
+    let mut text = String::from(
+        "\n| path (two CPUs) | cfslab | Linux 6.1 | cfslab / Linux | goal met (at most 0.5) |\n\
+         |---|---|---|---|---|\n",
+    );
     for (label, name) in FIGURES {
         let (ours, linux) = (ns("cfslab", label)?, ns("linux", label)?);
+        let ratio = ours as f64 / linux.max(1) as f64;
+        let (name, met) = match name.strip_suffix(GOAL) {
+            Some(name) => (name, if ratio <= GOAL_RATIO { "yes" } else { "no" }),
+            None => (name, "–"),
+        };
         text.push_str(&format!(
-            "| {name} | {} ns | {} ns |\n",
+            "| {name} | {} ns | {} ns | {ratio:.2} | {met} |\n",
             grouped(ours),
-            grouped(linux)
+            grouped(linux),
         ));
     }
     Ok(text)
@@ -100,14 +121,26 @@ mod tests {
     fn smpbench_s_lines_are_read_and_rendered() {
         let output = "boot: x\nsmpbench: pipe, processes on two CPUs: 7473 ns per round trip\n\
                       smpbench: futex, threads on two CPUs: 6793 ns per round trip\n\
-                      smpbench: futex, threads on one CPU: 4069 ns per round trip\n";
-        let figures = figures_of(output).unwrap();
-        let data = json!({ "smp": { "cfslab": figures.clone(), "linux": figures } }).to_string();
+                      smpbench: futex, threads on one CPU: 4069 ns per round trip\n\
+                      smpbench: membarrier, a thread running on CPU 1: 383 ns per call\n\
+                      smpbench: futex wake to running, on idle CPU 1: 2518 ns per wake-up\n";
+        let ours = figures_of(output).unwrap();
+        let linux =
+            figures_of(&output.replace("2518", "5000").replace("383 ns", "1515 ns")).unwrap();
+        let data = json!({ "smp": { "cfslab": ours, "linux": linux } }).to_string();
         let table = render(&data).unwrap();
         assert!(
             table.contains(
-                "| pipe ping-pong, processes pinned to CPUs 0 and 1 | 7 473 ns | 7 473 ns |"
+                "| pipe ping-pong round trip, processes pinned to CPUs 0 and 1 | 7 473 ns | 7 473 ns | 1.00 | – |"
             ),
+            "{table}"
+        );
+        assert!(
+            table.contains("| 383 ns | 1 515 ns | 0.25 | yes |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| 2 518 ns | 5 000 ns | 0.50 | no |"),
             "{table}"
         );
         assert!(figures_of("smpbench: a batch failed\n").is_err());

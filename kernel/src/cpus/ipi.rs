@@ -45,6 +45,18 @@ pub fn call_on(cpu: usize, function: fn() -> u64) -> Option<u64> {
     call_at(cpu, apic_id, function)
 }
 
+/// [`call_on`] each CPU of `cpus` (one bit each) in turn, waiting for each answer; the
+/// first CPU that did not answer is the error.
+pub fn call_on_each(cpus: u64, function: fn() -> u64) -> Result<(), usize> {
+    let mut left = cpus;
+    while left != 0 {
+        let cpu = left.trailing_zeros() as usize;
+        left &= left - 1;
+        call_on(cpu, function).ok_or(cpu)?;
+    }
+    Ok(())
+}
+
 /// [`call_on`] CPU `cpu` at APIC id `apic_id`, before the CPUs online are known.
 pub(super) fn call_at(cpu: usize, apic_id: u8, function: fn() -> u64) -> Option<u64> {
     cross_call::post(cpu, function);

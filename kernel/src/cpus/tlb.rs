@@ -27,16 +27,9 @@ pub fn shoot_down(loaded_on: &AtomicU64) {
     // The caller's page-table writes before the look at the mask: a CPU not in it yet
     // joins it before it loads its CR3, so it will load the new tables.
     fence(Ordering::SeqCst);
-    let me = this_cpu().index();
-    let mut others = loaded_on.load(Ordering::SeqCst) & !(1 << me);
-    while others != 0 {
-        let cpu = others.trailing_zeros() as usize;
-        others &= others - 1;
-        let flushed = ipi::call_on(cpu, flush_all);
-        assert!(
-            flushed.is_some(),
-            "CPU {cpu} did not flush its TLB when asked"
-        );
+    let others = loaded_on.load(Ordering::SeqCst) & !(1 << this_cpu().index());
+    if let Err(cpu) = ipi::call_on_each(others, flush_all) {
+        panic!("CPU {cpu} did not flush its TLB when asked");
     }
 }
 

@@ -16,7 +16,7 @@ use crate::arch::paging::{
 use crate::mm::{MEMORY, Memory, MemoryError};
 use crate::sync::{Rank, SpinLock};
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 
 /// Programs live below this address (the lower half, less a guard page at its top).
 pub const USER_END: u64 = 0x0000_7fff_ffff_f000;
@@ -47,6 +47,8 @@ pub struct AddressSpace {
     /// its bit as it picks such a task, before it loads CR3, and clears it as it picks
     /// another, before it loads the next CR3 (`sched::current::set_current_space`).
     loaded_on: AtomicU64,
+    /// The process registered for `membarrier`'s private expedited command.
+    pub membarrier_registered: AtomicBool,
 }
 
 pub(super) fn with_memory<R>(f: impl FnOnce(&mut Memory) -> R) -> R {
@@ -78,6 +80,7 @@ impl AddressSpace {
                 pages: AtomicU64::new(0),
                 tables: AtomicU64::new(0),
                 loaded_on: AtomicU64::new(0),
+                membarrier_registered: AtomicBool::new(false),
                 layout: SpinLock::new(Rank::Layout, Layout::default()),
                 chunks: SpinLock::new(Rank::Chunks, super::page_walk::Chunks::default()),
             })
@@ -311,6 +314,11 @@ impl AddressSpace {
     /// change to its mappings (`cpus::tlb`).
     pub(super) fn shoot_down(&self) {
         crate::cpus::tlb::shoot_down(&self.loaded_on);
+    }
+
+    /// The CPUs running a task of this address space, one bit each.
+    pub fn loaded_on(&self) -> u64 {
+        self.loaded_on.load(SeqCst)
     }
 
     /// CPU `cpu` runs a task of this address space from now on (`running`), or no longer.

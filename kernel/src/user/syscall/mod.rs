@@ -16,6 +16,7 @@ mod io;
 mod itimer;
 mod job;
 mod limits;
+mod membarrier;
 mod memory;
 mod poll;
 mod priority;
@@ -114,6 +115,7 @@ mod nr {
     pub const FACCESSAT: u64 = 269;
     pub const FACCESSAT2: u64 = 439;
     pub const GETRANDOM: u64 = 318;
+    pub const MEMBARRIER: u64 = 324;
     pub const SETUID: u64 = 105;
     pub const GETGID: u64 = 104;
     pub const GETEUID: u64 = 107;
@@ -254,6 +256,7 @@ pub fn dispatch(frame: &mut TrapFrame) -> i64 {
         nr::SETRLIMIT => limits::setrlimit(uint(a[0]), a[1]),
         nr::TIME => info::time(a[0]),
         nr::GETRANDOM => random::getrandom(a[0], a[1], uint(a[2])),
+        nr::MEMBARRIER => membarrier::membarrier(int(a[0]), a[1], int(a[2])),
         nr::EXIT => crate::sched::proc::exit::exit_thread(a[0] as u8),
         nr::EXIT_GROUP => crate::sched::proc::exit::exit(a[0] as u8),
         other => {
