@@ -31,8 +31,6 @@ pub mod tlb;
 const ANSWER_WAIT_NS: u64 = 100_000_000;
 /// The wait between INIT and STARTUP the MP specification asks for.
 const INIT_WAIT_NS: u64 = 10_000_000;
-/// Each AP's first stack, until the scheduler gives it an idle task.
-const AP_STACK_BYTES: usize = 16 * 1024;
 
 /// APs that have reached the kernel, by number (bit `n` for CPU `n`).
 static ANSWERED: AtomicUsize = AtomicUsize::new(0);
@@ -176,12 +174,19 @@ fn start_aps(apic_ids: &[u8]) -> Vec<usize> {
         .as_u64();
     let mut silent = Vec::new();
     for (cpu, &apic_id) in apic_ids.iter().enumerate().skip(1) {
-        let stack: &'static mut [u8] = alloc::vec![0u8; AP_STACK_BYTES].leak();
+        // The AP's stack for good (its boot flow becomes its idle task): a kernel stack
+        // as a task's, with a guard page below it, so that an overflow faults there.
+        let Ok(stack) = crate::mm::stack::KernelStack::new() else {
+            silent.push(cpu);
+            continue;
+        };
+        let stack_top = stack.top();
+        core::mem::forget(stack);
         let params = StartParams {
             cr3,
             // The trampoline jumps to the entry: rsp as after a call (16-byte aligned less
             // the return address), as the ABI wants at a function's first instruction.
-            stack_top: ((stack.as_ptr() as u64 + AP_STACK_BYTES as u64) & !15) - 8,
+            stack_top: stack_top - 8,
             argument: core::ptr::from_ref(crate::percpu::new_area(cpu)) as u64,
             entry: ap_main,
         };
