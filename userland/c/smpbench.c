@@ -244,6 +244,22 @@ static long long wake_to_running(void)
 	return delays[WAKES / 2];
 }
 
+/* cfslab's /proc/lock_stat (Linux has the file only with CONFIG_LOCK_STAT, and another
+ * layout): the waits for the scheduler's one lock over the whole run, printed if found. */
+static void scheduler_lock_waits(void)
+{
+	FILE *f = fopen("/proc/lock_stat", "r");
+	if (!f)
+		return;
+	char line[256];
+	long long contentions = 0, spins = 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Sched: %lld %lld", &contentions, &spins) == 2)
+			break;
+	fclose(f);
+	printf("smpbench: scheduler lock waits: %lld, %lld spins\n", contentions, spins);
+}
+
 static long long pipe_of(int unused)
 {
 	(void)unused;
@@ -270,5 +286,6 @@ int main(void)
 	report("futex, threads on one CPU", one, "round trip");
 	report("membarrier, a thread running on CPU 1", barrier, "call");
 	report("futex wake to running, on idle CPU 1", wake, "wake-up");
+	scheduler_lock_waits();
 	return 0;
 }

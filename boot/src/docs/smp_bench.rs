@@ -66,7 +66,11 @@ pub fn generate() -> Result<Value, String> {
         "--",
         "/bin/smpbench",
     ])?;
-    Ok(json!({ "cfslab": figures_of(&cfslab)?, "linux": figures_of(&linux)? }))
+    Ok(json!({
+        "cfslab": figures_of(&cfslab)?,
+        "linux": figures_of(&linux)?,
+        "cfslab_lock_waits": lock_waits_of(&cfslab)?,
+    }))
 }
 
 /// smpbench's lines: `smpbench: LABEL: N ns per WHAT`.
@@ -83,6 +87,21 @@ fn figures_of(output: &str) -> Result<Value, String> {
         out.insert(label.to_string(), json!(ns));
     }
     Ok(Value::Object(out))
+}
+
+/// The line cfslab's smpbench adds from `/proc/lock_stat`: `[waits, spins]` of the
+/// scheduler's lock over the run.
+fn lock_waits_of(output: &str) -> Result<Value, String> {
+    let rest = output
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("smpbench: scheduler lock waits: "))
+        .ok_or("smpbench printed no scheduler lock waits")?;
+    let (waits, spins) = rest
+        .strip_suffix(" spins")
+        .and_then(|r| r.split_once(", "))
+        .ok_or_else(|| format!("smpbench's lock waits line: {rest}"))?;
+    let number = |n: &str| n.parse::<u64>().map_err(|e| format!("{n}: {e}"));
+    Ok(json!([number(waits)?, number(spins)?]))
 }
 
 /// The figures side by side, with their ratio and whether it meets the goal.
@@ -110,6 +129,16 @@ pub fn render(data: &str) -> Result<String, String> {
             grouped(linux),
         ));
     }
+    let waits = &value["smp"]["cfslab_lock_waits"];
+    let (Some(waits), Some(spins)) = (waits[0].as_u64(), waits[1].as_u64()) else {
+        return Err(format!("{DATA} has no smp lock waits for cfslab"));
+    };
+    text.push_str(&format!(
+        "\nOver cfslab's whole run, a CPU found the scheduler's one lock taken {} times, and \
+         spun {} times in all waiting for it (`/proc/lock_stat`).\n",
+        grouped(waits),
+        grouped(spins)
+    ));
     Ok(text)
 }
 
@@ -123,11 +152,14 @@ mod tests {
                       smpbench: futex, threads on two CPUs: 6793 ns per round trip\n\
                       smpbench: futex, threads on one CPU: 4069 ns per round trip\n\
                       smpbench: membarrier, a thread running on CPU 1: 383 ns per call\n\
-                      smpbench: futex wake to running, on idle CPU 1: 2518 ns per wake-up\n";
+                      smpbench: futex wake to running, on idle CPU 1: 2518 ns per wake-up\n\
+                      smpbench: scheduler lock waits: 1234, 56789 spins\n";
         let ours = figures_of(output).unwrap();
         let linux =
             figures_of(&output.replace("2518", "5000").replace("383 ns", "1515 ns")).unwrap();
-        let data = json!({ "smp": { "cfslab": ours, "linux": linux } }).to_string();
+        let waits = lock_waits_of(output).unwrap();
+        let data = json!({ "smp": { "cfslab": ours, "linux": linux, "cfslab_lock_waits": waits } })
+            .to_string();
         let table = render(&data).unwrap();
         assert!(
             table.contains(
@@ -143,6 +175,11 @@ mod tests {
             table.contains("| 2 518 ns | 5 000 ns | 0.50 | no |"),
             "{table}"
         );
+        assert!(
+            table.contains("taken 1 234 times, and spun 56 789 times"),
+            "{table}"
+        );
         assert!(figures_of("smpbench: a batch failed\n").is_err());
+        assert!(lock_waits_of("smpbench: a batch failed\n").is_err());
     }
 }
