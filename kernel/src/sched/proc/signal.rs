@@ -109,15 +109,19 @@ impl Scheduler {
         sender: Option<u32>,
     ) -> Result<(), SendError> {
         // A signal to oneself (`raise`, `abort`, a shell's `kill $$`) names the running
-        // task: no lookup.
+        // task: no lookup, and it is alive (an exiting task is marked exited and switches
+        // away under this lock, so it sends nothing after).
         let slot = if id == crate::sched::current() {
-            self.current_slot()
+            let slot = self.current_slot();
+            debug_assert!(self.alive(slot), "the running task has exited");
+            slot
         } else {
-            *self.by_id.get(&id).ok_or(SendError::NoSuchProcess)?
+            let slot = *self.by_id.get(&id).ok_or(SendError::NoSuchProcess)?;
+            if !self.alive(slot) {
+                return Err(SendError::NoSuchProcess);
+            }
+            slot
         };
-        if !self.alive(slot) {
-            return Err(SendError::NoSuchProcess);
-        }
         let target = self.slots[slot]
             .as_deref()
             .ok_or(SendError::NoSuchProcess)?;
