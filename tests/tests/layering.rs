@@ -20,8 +20,9 @@ use systests::imports::{Graph, cycles};
 /// until job control added two modules of the kinds the core holds: process groups
 /// (`sched::proc::groups`, the process model's) and the terminal's foreground group
 /// (`user::tty::job`, the terminal's), which signal through the scheduler and which the
-/// terminal, in the cycle already, calls.
-const LARGEST_CYCLE: usize = 31;
+/// terminal, in the cycle already, calls. 32 since the task table's lookups left
+/// `sched/mod.rs` for `sched::table` (code of the core moved, no new dependency).
+const LARGEST_CYCLE: usize = 32;
 
 /// The modules (by path prefix) the core cycle may hold.
 const CORE: [&str; 3] = ["sched", "task", "user"];

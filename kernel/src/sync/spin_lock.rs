@@ -9,6 +9,7 @@ use super::Rank;
 use crate::arch::irq;
 use crate::percpu::this_cpu;
 use core::cell::UnsafeCell;
+use core::marker::PhantomData;
 use core::ops::{Deref, DerefMut};
 use core::sync::atomic::{
     AtomicBool,
@@ -30,10 +31,14 @@ unsafe impl<T: Send> Sync for SpinLock<T> {}
 // SAFETY: the lock owns its `T`; moving the lock moves the `T`.
 unsafe impl<T: Send> Send for SpinLock<T> {}
 
-/// Access to a [`SpinLock`]'s value; interrupts are off while it lives.
+/// Access to a [`SpinLock`]'s value; interrupts are off while it lives. Neither `Send` nor
+/// `Sync` (the raw pointer's marker): it stands for this CPU's holding of the lock (its
+/// preemption count, its interrupts off), which cannot go to another thread, and it lends
+/// the `T` to one thread alone.
 pub struct SpinLockGuard<'a, T> {
     lock: &'a SpinLock<T>,
     irq_were_on: bool,
+    _this_cpu: PhantomData<*const ()>,
 }
 
 impl<T> SpinLock<T> {
@@ -71,6 +76,7 @@ impl<T> SpinLock<T> {
         SpinLockGuard {
             lock: self,
             irq_were_on,
+            _this_cpu: PhantomData,
         }
     }
 
@@ -102,6 +108,7 @@ impl<T> SpinLock<T> {
             Some(SpinLockGuard {
                 lock: self,
                 irq_were_on,
+                _this_cpu: PhantomData,
             })
         } else {
             irq::restore(irq_were_on);
