@@ -196,7 +196,8 @@ static int shootdown(void)
  * (blocked in the main thread, so the spinner alone can take it) and notes when; the
  * handler notes when it runs. Returns the median of KICKS delays, in ns: a signal left
  * for CPU 1's next tick (4 ms apart at HZ 250) waited 1 to 4 ms (measured: 2.0, 3.9 and
- * 0.96 ms); one that interrupts CPU 1 at once, 4 us on cfslab under QEMU. */
+ * 0.96 ms); one that interrupts CPU 1 at once, 4 us on cfslab's optimised kernel at icount
+ * shift 0, about 170 us on the debug kernel at shift 2 (the system tests'). */
 #define KICKS 5
 static volatile int spinning, stop_spinning, caught, spinner_tid;
 static volatile long long caught_at;
@@ -336,8 +337,8 @@ int main(int argc, char **argv)
 	check(syscall(SYS_membarrier, 16, 0, 0) == 0 && syscall(SYS_membarrier, 8, 0, 0) == 0,
 	      "membarrier private expedited once registered");
 	long long delay = kick_delay();
-	check(delay >= 0 && delay < 100000,
-	      "a signal to a thread spinning on CPU 1 is taken within 100 us (median of 5)");
+	check(delay >= 0 && delay < 500000,
+	      "a signal to a thread spinning on CPU 1 is taken within 500 us (median of 5)");
 	long long start = ns_of(CLOCK_MONOTONIC);
 	pid_t hogs[2];
 	for (int cpu = 0; cpu < 2; cpu++) {
