@@ -193,7 +193,7 @@ static int shootdown(void)
 }
 
 /* A thread pinned to CPU 1 spins in user mode; the main thread, on CPU 0, sends it a signal
- * (blocked in the main thread, so the spinner alone can take it) and notes when; the
+ * (with tgkill: the spinner alone may take it) and notes when; the
  * handler notes when it runs. Returns the median of KICKS delays, in ns: a signal left
  * for CPU 1's next tick (4 ms apart at HZ 250) waited 1 to 4 ms (measured: 2.0, 3.9 and
  * 0.96 ms); one that interrupts CPU 1 at once, 4 us on cfslab's optimised kernel at icount
@@ -227,11 +227,6 @@ static long long kick_delay(void)
 		return -1;
 	while (!spinning)
 		sched_yield();
-	/* The caller blocks it: only the spinner can take it. */
-	sigset_t usr1, old;
-	sigemptyset(&usr1);
-	sigaddset(&usr1, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &usr1, &old);
 	long long delays[KICKS];
 	for (int i = 0; i < KICKS; i++) {
 		int before = caught;
@@ -247,7 +242,6 @@ static long long kick_delay(void)
 	}
 	stop_spinning = 1;
 	pthread_join(thread, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	signal(SIGUSR1, SIG_DFL);
 	for (int i = 0; i < KICKS; i++)
 		for (int j = i + 1; j < KICKS; j++)

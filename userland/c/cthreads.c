@@ -10,9 +10,11 @@
  * unblocked; ignored ones are dropped. getrusage and wait4's rusage split CPU time into
  * user and system time. execve in a thread other than the main one replaces the whole
  * process, which keeps its pid (the thread takes it over), even after the main thread has
- * itself ended with pthread_exit.
+ * itself ended with pthread_exit. A signal sent to one thread (pthread_kill: tgkill) is
+ * pending for that thread alone, even while it blocks it, and ends with it.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,6 +201,107 @@ static void ignored(void)
 	_exit(6);
 }
 
+/* Signals sent to one thread: which thread ran the handler, and how far the threads are. */
+static volatile pid_t handled_by;
+static volatile int stage;
+static pid_t directed_tid;
+static int pending_in_thread, taken_code;
+
+static void note_taker(int signo)
+{
+	(void)signo;
+	handled_by = (pid_t)syscall(SYS_gettid);
+}
+
+static void wait_for_stage(int wanted)
+{
+	while (stage < wanted)
+		sched_yield();
+}
+
+static void block_usr2(int how)
+{
+	sigset_t usr2;
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	pthread_sigmask(how, &usr2, NULL);
+}
+
+/* Blocks SIGUSR2, finds one sent to it pending and takes it with sigtimedwait, then
+ * unblocks it to run the handler for a second. */
+static void *blocks_then_takes(void *arg)
+{
+	(void)arg;
+	block_usr2(SIG_BLOCK);
+	directed_tid = (pid_t)syscall(SYS_gettid);
+	stage = 1;
+	wait_for_stage(2);
+	sigset_t usr2, pending;
+	sigpending(&pending);
+	pending_in_thread = sigismember(&pending, SIGUSR2);
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	siginfo_t info;
+	struct timespec now = {0, 0};
+	if (sigtimedwait(&usr2, &info, &now) == SIGUSR2)
+		taken_code = info.si_code;
+	stage = 3;
+	wait_for_stage(4);
+	block_usr2(SIG_UNBLOCK);
+	return NULL;
+}
+
+static void *blocks_and_ends(void *arg)
+{
+	(void)arg;
+	block_usr2(SIG_BLOCK);
+	stage = 1;
+	wait_for_stage(2);
+	return NULL;
+}
+
+/* Whether SIGUSR2 is pending for the calling thread, after a few returns to user space,
+ * at each of which a pending signal it does not block would be taken. */
+static int usr2_pending_here(void)
+{
+	for (int i = 0; i < 10; i++)
+		sched_yield();
+	sigset_t pending;
+	sigpending(&pending);
+	return sigismember(&pending, SIGUSR2);
+}
+
+static void thread_directed(void)
+{
+	signal(SIGUSR2, note_taker);
+	pthread_t t;
+	stage = 0;
+	pthread_create(&t, NULL, blocks_then_takes, NULL);
+	wait_for_stage(1);
+	pthread_kill(t, SIGUSR2);
+	check(!usr2_pending_here() && handled_by == 0,
+	      "pthread_kill to a thread that blocks the signal: no other thread takes it");
+	stage = 2;
+	wait_for_stage(3);
+	check(pending_in_thread && taken_code == SI_TKILL,
+	      "it is pending for that thread, whose sigtimedwait takes it (SI_TKILL)");
+	pthread_kill(t, SIGUSR2);
+	stage = 4;
+	pthread_join(t, NULL);
+	check(handled_by == directed_tid, "unblocked there, its handler runs in that thread");
+
+	handled_by = 0;
+	stage = 0;
+	pthread_create(&t, NULL, blocks_and_ends, NULL);
+	wait_for_stage(1);
+	pthread_kill(t, SIGUSR2);
+	stage = 2;
+	pthread_join(t, NULL);
+	check(!usr2_pending_here() && handled_by == 0,
+	      "a signal pending for a thread that ends goes with it");
+	signal(SIGUSR2, SIG_DFL);
+}
+
 static double burn(long n)
 {
 	volatile double x = 0;
@@ -284,6 +387,7 @@ int main(int argc, char **argv)
 	sigaction(SIGUSR1, NULL, &old);
 	check(old.sa_handler == SIG_IGN, "sigaction reads back the action it set");
 	check(sigaction(SIGKILL, &ign, NULL) == -1, "SIGKILL's action cannot be changed");
+	thread_directed();
 
 	struct rusage before, after, child, children;
 	getrusage(RUSAGE_SELF, &before);

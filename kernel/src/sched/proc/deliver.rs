@@ -55,7 +55,7 @@ pub fn take_signal(sp: u64) -> Option<Taken> {
         // atomic operations on every signal taken.
         let group = t.group.as_ref()?;
         let (signal, info, action) = loop {
-            let (signal, info, action) = match group.sighand.next(!blocked)? {
+            let (signal, info, action) = match group.sighand.next(!blocked, t.id)? {
                 super::sighand::Next::Stopped => return Some(Taken::Stopped),
                 super::sighand::Next::Signal(signal, info, action) => (signal, info, action),
             };

@@ -124,6 +124,7 @@ fn release_resources() {
             s.hang_up_orphaned_groups(g.leader, g.pgid(), g.sid());
         }
         let t = s.current_task();
+        let id = t.id;
         let parts = (
             t.address_space.take(),
             t.group.take(),
@@ -131,7 +132,7 @@ fn release_resources() {
             t.fork_frame.take(),
         );
         if let Some(group) = &parts.1 {
-            group.thread_ended();
+            group.thread_ended(id);
         }
         if parts.0.is_some() {
             // Its place under the process limit is free.

@@ -16,7 +16,8 @@
 //! - [`exit`]: how a process ends (`exit`, `exit_group`, a fatal signal) and its status;
 //! - [`family`]: parents, children, the one zombie list and the one re-parenting;
 //! - [`groups`]: process groups and sessions across the table (a signal to a group);
-//! - [`sighand`], [`signal`], [`deliver`]: a process's signal actions and pending signals,
+//! - [`sighand`], [`sigpending`], [`signal`], [`deliver`]: a process's signal actions and
+//!   the signals pending for it and for each of its threads,
 //!   sending one (its default action, ignored, pending for a handler), and taking one on
 //!   the way back to ring 3 (a fault's at once); [`alarm`], ITIMER_REAL;
 //! - [`thread_group`], [`threads`], [`thread_ends`], [`takeover`]: threads — what they
@@ -35,6 +36,7 @@ pub mod lifecycle;
 pub mod process;
 pub mod sighand;
 pub mod signal;
+pub mod sigpending;
 pub mod takeover;
 pub mod thread_ends;
 pub mod thread_group;

@@ -1,24 +1,26 @@
-//! A process's signal actions and the signals pending for it: Linux's `sighand_struct` and
-//! the shared `sigpending` of its `signal_struct`, with the `siginfo` each pending signal
-//! carries. One lock holds them, ranked inside the scheduler's, so that a signal is sent
+//! A process's signal actions and the signals pending for it and for each of its threads:
+//! Linux's `sighand_struct`, the shared `sigpending` of its `signal_struct` and each
+//! thread's own (`sigpending`'s queues). One lock holds them — as Linux's `siglock` guards
+//! a thread's pending signals too — ranked inside the scheduler's, so that a signal is sent
 //! atomically with finding the thread that takes it and waking it (`signal::send`), even
 //! from the scheduler's own paths (a child's exit sends SIGCHLD there).
 //!
-//! Standard signals do not queue: a second SIGCHLD while one is pending is lost, as on
-//! Linux; the first one's `siginfo` is kept. Real-time signals (32–64) queue: each one sent
-//! is taken once, with its own `siginfo`, the lowest number first and one number in the
-//! order sent (Linux's `sigqueue` list). A process may have [`MAX_QUEUED`] queued at once
-//! (Linux's RLIMIT_SIGPENDING, which it counts per user): beyond it a real-time signal
-//! sent with its own `siginfo` (`sigqueue`) fails with EAGAIN, and any other is pending
-//! without its `siginfo`, as Linux's `__send_signal` does.
+//! A thread takes the signals sent to it alone first, then its process's (Linux's
+//! `dequeue_signal`); a signal sent to one thread (`tgkill`) is never taken by another.
 //!
 //! What it does not hold: which signals a thread blocks (each thread's, in its `Task`), and
 //! what a signal does (`signal`, and `user::signal`, which runs handlers).
 
 use super::alarm::RealTimer;
+pub use super::sigpending::{
+    CLD_CONTINUED, CLD_DUMPED, CLD_EXITED, CLD_KILLED, CLD_STOPPED, MAX_QUEUED, QueueFull,
+    SI_KERNEL, SI_QUEUE, SI_TKILL, SI_USER, SIGRTMIN, SYNCHRONOUS, SigInfo, any_pending, bit,
+};
+use super::sigpending::{PENDING_ANYWHERE, Pending};
 use crate::sync::{Rank, SpinLock};
+use crate::task::TaskId;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::Ordering;
 
 /// What a signal does when it arrives: Linux's `struct sigaction` as `rt_sigaction` sees it
 /// (handler, flags, restorer, mask).
@@ -61,71 +63,12 @@ pub const SIGTSTP: u8 = 20;
 pub const SIGTTIN: u8 = 21;
 pub const SIGTTOU: u8 = 22;
 
-/// What a pending signal tells its handler (`SA_SIGINFO`): the parts of Linux's `siginfo_t`
-/// that cfslab's senders fill in.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SigInfo {
-    /// `si_code`: who sent it (SI_USER, SI_KERNEL, SI_TKILL, CLD_EXITED, SEGV_MAPERR, …).
-    pub code: i32,
-    /// The sender's pid and uid (a `kill`), or the child's (SIGCHLD).
-    pub pid: u32,
-    pub uid: u32,
-    /// SIGCHLD: the exit status or the signal.
-    pub status: i32,
-    /// A fault's address (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP).
-    pub addr: u64,
-    /// `si_value`, which `sigqueue` sends (an int or a pointer).
-    pub value: u64,
-}
-
-/// `si_code` values (Linux's).
-pub const SI_USER: i32 = 0;
-pub const SI_QUEUE: i32 = -1;
-pub const SI_KERNEL: i32 = 0x80;
-pub const SI_TKILL: i32 = -6;
-pub const CLD_EXITED: i32 = 1;
-pub const CLD_KILLED: i32 = 2;
-pub const CLD_DUMPED: i32 = 3;
-pub const CLD_STOPPED: i32 = 5;
-pub const CLD_CONTINUED: i32 = 6;
-
-/// The first real-time signal (Linux's kernel SIGRTMIN; the C libraries keep 32 and 33).
-pub const SIGRTMIN: u8 = 32;
-
-/// How many signals may be queued for a process at once (see the module's docs): what
-/// `getrlimit(RLIMIT_SIGPENDING)` reports. Each costs 40 bytes of the kernel's heap.
-pub const MAX_QUEUED: usize = 1024;
-
-/// A signal that could not be queued: the queue is full (EAGAIN).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct QueueFull;
-
-/// A signal's bit in a mask (signal 1 is bit 0).
-pub fn bit(signal: u8) -> u64 {
-    1 << (signal - 1)
-}
-
 /// The signals whose default action stops the process: SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU.
 pub const STOP_SIGNALS: u64 =
     1 << (SIGSTOP - 1) | 1 << (SIGTSTP - 1) | 1 << (SIGTTIN - 1) | 1 << (SIGTTOU - 1);
 
-/// The signals a fault sends (SIGILL, SIGTRAP, SIGBUS, SIGFPE, SIGSEGV, SIGSYS): taken
-/// before any other pending one (Linux's `SYNCHRONOUS_MASK`).
-pub const SYNCHRONOUS: u64 =
-    1 << (4 - 1) | 1 << (5 - 1) | 1 << (7 - 1) | 1 << (8 - 1) | 1 << (11 - 1) | 1 << (31 - 1);
-
 /// What can never be blocked or caught.
 pub const UNBLOCKABLE: u64 = 1 << (SIGKILL - 1) | 1 << (SIGSTOP - 1);
-
-/// Pending signals in every process, and stopped processes: while there are none (nearly
-/// always), the way back to ring 3 need not look for one, and takes no lock.
-static PENDING_ANYWHERE: AtomicUsize = AtomicUsize::new(0);
-
-/// Whether any process has a signal pending (if not, the running one has none).
-#[inline]
-pub fn any_pending() -> bool {
-    PENDING_ANYWHERE.load(Ordering::Relaxed) != 0
-}
 
 /// A process's actions and pending signals (see the module's docs).
 pub struct SigHand {
@@ -137,15 +80,25 @@ struct State {
     /// always none or a few, so a fork copies and an `execve` resets only those rather than
     /// 64 actions of 32 bytes each (2 KiB, a tenth of a vfork + execve's instructions).
     actions: Vec<(u8, SigAction)>,
-    /// Signals sent and not yet taken, and what each carries.
-    pending: u64,
-    info: Vec<(u8, SigInfo)>,
+    /// Signals sent to the process and not yet taken (`kill`'s).
+    shared: Pending,
+    /// Signals sent to one thread and not yet taken (`tgkill`'s), for each thread that has
+    /// any: nearly always none.
+    threads: Vec<(TaskId, Pending)>,
     /// ITIMER_REAL (`alarm`), which sends SIGALRM.
     alarm: RealTimer,
     /// Job control: stopped (by this signal) until SIGCONT.
     stopped: Option<u8>,
     /// What the parent's `wait4` has not heard yet.
     report: Option<JobReport>,
+}
+
+/// Whom a signal is sent to: the process, whose threads any may take it (`kill`: Linux's
+/// PIDTYPE_TGID), or one thread, which alone may (`tgkill`: PIDTYPE_PID).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SentTo {
+    Process,
+    Thread(TaskId),
 }
 
 /// What a thread is to do next ([`SigHand::next`]).
@@ -171,8 +124,8 @@ impl SigHand {
                 Rank::Signals,
                 State {
                     actions,
-                    pending: 0,
-                    info: Vec::new(),
+                    shared: Pending::default(),
+                    threads: Vec::new(),
                     alarm: RealTimer::default(),
                     stopped: None,
                     report: None,
@@ -218,11 +171,13 @@ impl SigHand {
         state.actions.retain(|(_, a)| a.handler == SIG_IGN);
     }
 
-    /// Queues `signal` with `info` unless its action drops it as it comes (`drops`, given
-    /// the action): the action, and whether it was queued — one look at the state for the
-    /// common case of a caught signal (`signal::send`). Err if the queue is full.
+    /// Queues `signal` with `info` for `to` unless its action drops it as it comes
+    /// (`drops`, given the action): the action, and whether it was queued — one look at the
+    /// state for the common case of a caught signal (`signal::send`). Err if the queue is
+    /// full.
     pub fn queue_unless(
         &self,
+        to: SentTo,
         signal: u8,
         info: SigInfo,
         drops: impl FnOnce(SigAction) -> bool,
@@ -236,26 +191,50 @@ impl SigHand {
         if drops(action) {
             return Ok((action, false));
         }
-        state.enqueue(signal, info)?;
+        state.enqueue(to, signal, info)?;
         Ok((action, true))
     }
 
-    /// Makes `signal` pending with `info` (see [`State::enqueue`]).
-    pub fn add_pending(&self, signal: u8, info: SigInfo) -> Result<(), QueueFull> {
-        self.state.lock().enqueue(signal, info)
+    /// Makes `signal` pending for `to` with `info` (see [`Pending::enqueue`]).
+    pub fn add_pending(&self, to: SentTo, signal: u8, info: SigInfo) -> Result<(), QueueFull> {
+        self.state.lock().enqueue(to, signal, info)
     }
 
-    /// The pending signals.
-    pub fn pending(&self) -> u64 {
-        self.state.lock().pending
+    /// The signals pending for `thread`: its own and its process's.
+    pub fn pending(&self, thread: TaskId) -> u64 {
+        let state = self.state.lock();
+        state.shared.set() | state.own(thread).map_or(0, Pending::set)
     }
 
-    /// What the running thread of this process is to do next: wait, if the process is
+    /// `thread` has ended: the signals sent to it alone are dropped with it (Linux's
+    /// `__exit_signal` flushes a thread's own pending ones).
+    pub fn thread_ended(&self, thread: TaskId) {
+        let gone = {
+            let mut state = self.state.lock();
+            let i = state.threads.iter().position(|(t, _)| *t == thread);
+            i.map(|i| state.threads.swap_remove(i))
+        };
+        drop(gone);
+    }
+
+    /// Threads `a` and `b` swap ids (a thread's `execve` makes it its process's leader):
+    /// the signals sent to each alone follow it.
+    pub fn swap_threads(&self, a: TaskId, b: TaskId) {
+        for (t, _) in &mut self.state.lock().threads {
+            if *t == a {
+                *t = b;
+            } else if *t == b {
+                *t = a;
+            }
+        }
+    }
+
+    /// What `thread`, running, is to do next: wait, if the process is
     /// stopped, or take the next pending signal in `set` (`State::take`) for a
     /// handler or its default action — so a handler with `SA_RESETHAND` is reset to the
     /// default as it is taken (Linux resets it in `get_signal`, which runs handlers, and
     /// not in `dequeue_signal`, which `rt_sigtimedwait` uses too).
-    pub fn next(&self, set: u64) -> Option<Next> {
+    pub fn next(&self, set: u64, thread: TaskId) -> Option<Next> {
         // One look under the lock: this runs on every return to ring 3 with a signal
         // pending somewhere.
         let mut state = self.state.lock();
@@ -263,14 +242,14 @@ impl SigHand {
             return Some(Next::Stopped);
         }
         state
-            .take(set, true)
+            .take(set, thread, true)
             .map(|(signal, info, action)| Next::Signal(signal, info, action))
     }
 
-    /// Takes the next pending signal in `set`, with its info and its action, without
-    /// running it: `rt_sigtimedwait`'s way (an `SA_RESETHAND` action stays).
-    pub fn take_one(&self, set: u64) -> Option<(u8, SigInfo, SigAction)> {
-        self.state.lock().take(set, false)
+    /// Takes the next signal in `set` pending for `thread`, with its info and its action,
+    /// without running it: `rt_sigtimedwait`'s way (an `SA_RESETHAND` action stays).
+    pub fn take_one(&self, set: u64, thread: TaskId) -> Option<(u8, SigInfo, SigAction)> {
+        self.state.lock().take(set, thread, false)
     }
 
     /// Runs `f` on the process's ITIMER_REAL.
@@ -323,37 +302,45 @@ impl SigHand {
         if wanted { state.report.take() } else { None }
     }
 
-    /// Drops the pending signals in `set` (an action changed to ignore them).
+    /// Drops the signals in `set` pending for the process and for each of its threads (an
+    /// action changed to ignore them; SIGCONT and the stop signals cancel each other).
     pub fn discard(&self, set: u64) {
-        while self.take_one(set).is_some() {}
+        let mut state = self.state.lock();
+        while state.shared.take(set).is_some() {}
+        for (_, own) in &mut state.threads {
+            while own.take(set).is_some() {}
+        }
+        state.threads.retain(|(_, own)| own.set() != 0);
     }
 }
 
 impl State {
-    /// Takes the next pending signal in `set` (Linux's `next_signal`: the lowest, but a
-    /// fault's signal before any other), with its info and action; `oneshot`: an
+    /// The signals sent to `thread` alone, if it has any.
+    fn own(&self, thread: TaskId) -> Option<&Pending> {
+        self.threads
+            .iter()
+            .find(|(t, _)| *t == thread)
+            .map(|(_, own)| own)
+    }
+
+    /// Takes the next signal in `set` pending for `thread` — its own first, then its
+    /// process's, as Linux's `dequeue_signal` — with its info and action; `oneshot`: an
     /// `SA_RESETHAND` action is reset as the signal is taken.
-    fn take(&mut self, set: u64, oneshot: bool) -> Option<(u8, SigInfo, SigAction)> {
-        let mut ready = self.pending & set;
-        if ready == 0 {
-            return None;
-        }
-        if ready & SYNCHRONOUS != 0 {
-            ready &= SYNCHRONOUS;
-        }
-        let signal = ready.trailing_zeros() as u8 + 1;
-        // The first sent of this number (most often the only one queued, and the last);
-        // a real-time signal stays pending while more of its number are queued.
-        let info = match self.info.iter().position(|(n, _)| *n == signal) {
-            Some(i) if i + 1 == self.info.len() => self.info.pop().map(|(_, info)| info),
-            Some(i) => Some(self.info.remove(i).1),
-            None => None,
-        };
-        let info = info.unwrap_or_default();
-        if signal < SIGRTMIN || !self.info.iter().any(|(n, _)| *n == signal) {
-            self.pending &= !bit(signal);
-            PENDING_ANYWHERE.fetch_sub(1, Ordering::Relaxed);
-        }
+    fn take(
+        &mut self,
+        set: u64,
+        thread: TaskId,
+        oneshot: bool,
+    ) -> Option<(u8, SigInfo, SigAction)> {
+        let own = self.threads.iter().position(|(t, _)| *t == thread);
+        let from_own = own.and_then(|i| {
+            let taken = self.threads[i].1.take(set);
+            if self.threads[i].1.set() == 0 {
+                self.threads.swap_remove(i);
+            }
+            taken
+        });
+        let (signal, info) = from_own.or_else(|| self.shared.take(set))?;
         let position = self.actions.iter().position(|(n, _)| *n == signal);
         let action = position.map_or_else(SigAction::default, |i| self.actions[i].1);
         if oneshot
@@ -365,25 +352,33 @@ impl State {
         Some((signal, info, action))
     }
 
-    /// Makes `signal` pending with `info`: a standard signal once (a second is lost while
-    /// the first is pending, its `siginfo` kept), a real-time one once more each time. On a
-    /// full queue the signal is pending without its `siginfo` — but a real-time one sent
-    /// with a `siginfo` of its own (not `kill`'s SI_USER) is refused (Err).
-    fn enqueue(&mut self, signal: u8, info: SigInfo) -> Result<(), QueueFull> {
-        let realtime = signal >= SIGRTMIN;
-        if self.pending & bit(signal) != 0 && !realtime {
-            return Ok(());
+    /// Makes `signal` pending for `to` with `info` (see [`Pending::enqueue`]), counting
+    /// the `siginfo`s the process and its threads hold against [`MAX_QUEUED`].
+    fn enqueue(&mut self, to: SentTo, signal: u8, info: SigInfo) -> Result<(), QueueFull> {
+        let queued = self.shared.queued()
+            + self
+                .threads
+                .iter()
+                .map(|(_, own)| own.queued())
+                .sum::<usize>();
+        let room = queued < MAX_QUEUED;
+        match to {
+            SentTo::Process => self.shared.enqueue(signal, info, room),
+            SentTo::Thread(thread) => {
+                let i = match self.threads.iter().position(|(t, _)| *t == thread) {
+                    Some(i) => i,
+                    None => {
+                        self.threads.push((thread, Pending::default()));
+                        self.threads.len() - 1
+                    }
+                };
+                let sent = self.threads[i].1.enqueue(signal, info, room);
+                if self.threads[i].1.set() == 0 {
+                    self.threads.swap_remove(i);
+                }
+                sent
+            }
         }
-        if self.info.len() < MAX_QUEUED {
-            self.info.push((signal, info));
-        } else if realtime && info.code != SI_USER {
-            return Err(QueueFull);
-        }
-        if self.pending & bit(signal) == 0 {
-            self.pending |= bit(signal);
-            PENDING_ANYWHERE.fetch_add(1, Ordering::Relaxed);
-        }
-        Ok(())
     }
 }
 
@@ -391,7 +386,9 @@ impl Drop for SigHand {
     fn drop(&mut self) {
         let mut state = self.state.lock();
         state.alarm.cancel();
-        let counted = state.pending.count_ones() as usize + usize::from(state.stopped.is_some());
-        PENDING_ANYWHERE.fetch_sub(counted, Ordering::Relaxed);
+        // The pending signals' count goes with their queues (`Pending`'s drop).
+        if state.stopped.is_some() {
+            PENDING_ANYWHERE.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 }

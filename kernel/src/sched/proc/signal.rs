@@ -14,14 +14,15 @@
 //!   a stopped process whatever its action; the parent hears of both (SIGCHLD, `wait4`);
 //! - otherwise pending for the process, and one thread that does not block it — the named
 //!   one if it can — is woken from an interruptible sleep to take it: its way back to ring 3
-//!   runs the handler (`user::signal`).
+//!   runs the handler (`user::signal`). A signal sent to one thread (`tgkill`) is pending
+//!   for that thread alone, which takes it when it does not block it.
 //!
 //! The calls that send signals are `user::syscall::signal`'s, the console's Ctrl-C is
 //! `user::tty`'s.
 
 use super::sighand::{
     CLD_CONTINUED, CLD_STOPPED, SA_NOCLDSTOP, SIG_DFL, SIG_IGN, SIGCHLD, SIGCONT, SIGSTOP,
-    STOP_SIGNALS, SigAction, SigInfo, UNBLOCKABLE, any_pending, bit,
+    STOP_SIGNALS, SentTo, SigAction, SigInfo, UNBLOCKABLE, any_pending, bit,
 };
 use super::thread_group::ThreadGroup;
 use crate::sched::{Scheduler, change_then_reschedule, with_sched};
@@ -65,22 +66,23 @@ pub enum SendError {
     QueueFull,
 }
 
-/// [`send`] from the running process, with `info` and the sender's uid, which this fills
-/// in: only root may signal another uid's process. One look under the lock, as `kill` to a
-/// pid is common (a shell's job control, a signal to oneself).
-pub fn send_as(id: TaskId, signal: u8, info: SigInfo) -> Result<(), SendError> {
+/// [`send`] from the running process to task `id`'s process or to that thread alone (`to`),
+/// with `info` and the sender's uid, which this fills in: only root may signal another
+/// uid's process. One look under the lock, as `kill` to a pid is common (a shell's job
+/// control, a signal to oneself).
+pub fn send_as(id: TaskId, to: SentTo, signal: u8, info: SigInfo) -> Result<(), SendError> {
     change_then_reschedule(|s| {
         let uid = s.current_task().uid;
-        s.send_signal_from(id, signal, SigInfo { uid, ..info }, Some(uid))
+        s.send_signal_from(id, to, signal, SigInfo { uid, ..info }, Some(uid))
     })
 }
 
 /// [`send_as`] with `info` as the sender made it (`rt_sigqueueinfo`: the caller's uid is
 /// not filled in, as Linux keeps the `siginfo` it was given).
-pub fn send_info_as(id: TaskId, signal: u8, info: SigInfo) -> Result<(), SendError> {
+pub fn send_info_as(id: TaskId, to: SentTo, signal: u8, info: SigInfo) -> Result<(), SendError> {
     change_then_reschedule(|s| {
         let uid = s.current_task().uid;
-        s.send_signal_from(id, signal, info, Some(uid))
+        s.send_signal_from(id, to, signal, info, Some(uid))
     })
 }
 
@@ -96,14 +98,17 @@ pub fn deliver(id: TaskId, signal: u8) -> bool {
 impl Scheduler {
     /// [`send`], under the lock.
     pub(in crate::sched) fn send_signal(&mut self, id: TaskId, signal: u8, info: SigInfo) -> bool {
-        self.send_signal_from(id, signal, info, None).is_ok()
+        self.send_signal_from(id, SentTo::Process, signal, info, None)
+            .is_ok()
     }
 
-    /// [`send_signal`](Self::send_signal) from a process of uid `sender` (`None`: the
-    /// kernel), which must be root or the target's (EPERM).
+    /// [`send_signal`](Self::send_signal) to task `id`'s process or to that thread alone
+    /// (`to`), from a process of uid `sender` (`None`: the kernel), which must be root or
+    /// the target's (EPERM).
     fn send_signal_from(
         &mut self,
         id: TaskId,
+        to: SentTo,
         signal: u8,
         info: SigInfo,
         sender: Option<u32>,
@@ -148,12 +153,12 @@ impl Scheduler {
         if plain {
             let (action, queued) = group
                 .sighand
-                .queue_unless(signal, info, |action| {
+                .queue_unless(to, signal, info, |action| {
                     !blocked && (action.handler == SIG_DFL || action.handler == SIG_IGN)
                 })
                 .map_err(|_| SendError::QueueFull)?;
             if queued {
-                self.wake_a_taker(slot, signal);
+                self.wake_a_taker(slot, to, signal);
                 return Ok(());
             }
             if ignores(action, signal) {
@@ -175,9 +180,9 @@ impl Scheduler {
             // The common case of a caught signal: pending, and one thread woken to take it.
             group
                 .sighand
-                .add_pending(signal, info)
+                .add_pending(to, signal, info)
                 .map_err(|_| SendError::QueueFull)?;
-            self.wake_a_taker(slot, signal);
+            self.wake_a_taker(slot, to, signal);
             return Ok(());
         }
         let threads: Vec<TaskId> = self.threads_of(&group).map(|t| t.id).collect();
@@ -198,9 +203,9 @@ impl Scheduler {
         if for_a_taker {
             group
                 .sighand
-                .add_pending(signal, info)
+                .add_pending(to, signal, info)
                 .map_err(|_| SendError::QueueFull)?;
-            self.wake_a_taker(slot, signal);
+            self.wake_a_taker(slot, to, signal);
         } else if bit(signal) & STOP_SIGNALS != 0 {
             // An orphaned group's job control stops are dropped: no one would continue it.
             if signal != SIGSTOP && self.orphaned_pgrp(group.pgid(), None) {
@@ -263,19 +268,20 @@ impl Scheduler {
     }
 
     /// Wakes the thread that is to take a pending `signal`: `named` if it does not block
-    /// it, else another thread of its process that does not, else none (it stays
-    /// pending until a thread unblocks it). Only an interruptible sleep ends: a vfork parent
-    /// waits for its child whatever comes (but SIGKILL), as Linux's `wait_for_vfork_done`.
-    fn wake_a_taker(&mut self, named: Slot, signal: u8) {
+    /// it, else — for a signal sent `to` the process — another thread of its process that
+    /// does not, else none (it stays pending until a thread unblocks it; Linux's
+    /// `complete_signal`). Only an interruptible sleep ends: a vfork parent waits for its
+    /// child whatever comes (but SIGKILL), as Linux's `wait_for_vfork_done`.
+    fn wake_a_taker(&mut self, named: Slot, to: SentTo, signal: u8) {
         let takes = |t: &crate::task::Task| (t.blocked_signals & !t.waiting_for) & bit(signal) == 0;
         let taker = match self.slots[named].as_deref() {
             Some(t) if takes(t) => Some((t.id, named)),
-            Some(t) => t.group.as_ref().and_then(|group| {
+            Some(t) if to == SentTo::Process => t.group.as_ref().and_then(|group| {
                 self.threads_of(group)
                     .find(|t| takes(t))
                     .map(|t| (t.id, t.slot))
             }),
-            None => None,
+            _ => None,
         };
         let Some((taker, slot)) = taker else {
             return;
@@ -312,7 +318,7 @@ impl Scheduler {
         let blocked = t.blocked_signals & !t.waiting_for;
         t.group
             .as_ref()
-            .is_some_and(|g| g.sighand.pending() & !blocked != 0 || g.sighand.is_stopped())
+            .is_some_and(|g| g.sighand.pending(t.id) & !blocked != 0 || g.sighand.is_stopped())
     }
 
     /// [`stop_process`](Self::stop_process) for the running thread's process, which took
@@ -368,7 +374,7 @@ pub fn signal_pending() -> bool {
 /// The running thread's pending signals (blocked ones included): `rt_sigpending`'s answer
 /// is these and its mask.
 pub fn pending_for_current() -> u64 {
-    crate::sched::current_group().map_or(0, |g| g.sighand.pending())
+    crate::sched::current_group().map_or(0, |g| g.sighand.pending(crate::sched::current()))
 }
 
 /// Sends SIGCHLD for child `child`, which ended with `status` (a wait status), to its parent

@@ -78,6 +78,11 @@ impl Scheduler {
         self.by_id.insert(heir, old);
         self.task(old).id = heir;
         self.task(new).id = leader;
+        // The signals sent to one of them alone stay that task's (Linux's `de_thread`
+        // keeps the exec'ing thread's own pending signals; the leader's go with it).
+        if let Some(group) = self.task(new).group.clone() {
+            group.sighand.swap_threads(leader, heir);
+        }
         // The process's own links go with its id. (A thread is no one's child and has
         // neither a vfork parent nor children of the process's.)
         let o = self.task(old);

@@ -105,8 +105,10 @@ impl ThreadGroup {
         self.threads.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// A thread has released the process (its last steps, interrupts off).
-    pub fn thread_ended(&self) {
+    /// Thread `thread` has released the process (its last steps, interrupts off); the
+    /// signals sent to it alone go with it.
+    pub fn thread_ended(&self, thread: TaskId) {
+        self.sighand.thread_ended(thread);
         self.threads.fetch_sub(1, Ordering::Relaxed);
     }
 

@@ -7,9 +7,9 @@
 use super::{errno, space};
 use crate::sched;
 use crate::sched::proc::sighand::{
-    SI_TKILL, SI_USER, SIG_IGN, SigAction, SigInfo, UNBLOCKABLE, bit,
+    SI_TKILL, SI_USER, SIG_IGN, SentTo, SigAction, SigInfo, UNBLOCKABLE, bit,
 };
-use crate::sched::proc::signal::{SendError, send};
+use crate::sched::proc::signal::{SendError, send, send_as, send_info_as};
 use crate::task::{id_of_pid, pid_of};
 use alloc::vec::Vec;
 
@@ -32,10 +32,6 @@ const SIGSET_BYTES: u64 = 8;
 /// spares init, which on cfslab is a kernel thread); 0 signals the caller's process group,
 /// and a pid below -1 the group -pid.
 pub fn kill(pid: i64, signal: i64) -> i64 {
-    signal_with(pid, signal, SI_USER)
-}
-
-fn signal_with(pid: i64, signal: i64, code: i32) -> i64 {
     if !(0..=64).contains(&signal) {
         return -errno::EINVAL;
     }
@@ -45,15 +41,15 @@ fn signal_with(pid: i64, signal: i64, code: i32) -> i64 {
             return -errno::ESRCH;
         };
         // The sender's uid is filled in as the permission is checked, in the same look.
-        return match crate::sched::proc::signal::send_as(id, signal, from_caller(code, 0)) {
-            Ok(()) => 0,
-            Err(SendError::NoSuchProcess) => -errno::ESRCH,
-            Err(SendError::NotPermitted) => -errno::EPERM,
-            Err(SendError::QueueFull) => -errno::EAGAIN,
-        };
+        return answer(send_as(
+            id,
+            SentTo::Process,
+            signal,
+            from_caller(SI_USER, 0),
+        ));
     }
     let me = sched::current_uid();
-    let info = from_caller(code, me);
+    let info = from_caller(SI_USER, me);
     if pid == 0 || pid < -1 {
         // A process group: the caller's (0), or -pid.
         let pgid = if pid == 0 {
@@ -84,9 +80,19 @@ fn signal_with(pid: i64, signal: i64, code: i32) -> i64 {
     0
 }
 
+/// The answer of a system call that sent one signal.
+fn answer(sent: Result<(), SendError>) -> i64 {
+    match sent {
+        Ok(()) => 0,
+        Err(SendError::NoSuchProcess) => -errno::ESRCH,
+        Err(SendError::NotPermitted) => -errno::EPERM,
+        Err(SendError::QueueFull) => -errno::EAGAIN,
+    }
+}
+
 /// `tgkill(tgid, tid, signal)`: `signal` to thread `tid` of process `tgid` (ESRCH if it is
-/// not one of its threads), with `kill`'s permission rule. cfslab keeps pending signals per
-/// process: the thread named takes it if it does not block it.
+/// not one of its threads), with `kill`'s permission rule. It is pending for that thread
+/// alone: no other thread of the process takes it, even while `tid` blocks it.
 pub fn tgkill(tgid: i64, tid: i64, signal: i64) -> i64 {
     if tgid <= 0 || tid <= 0 {
         return -errno::EINVAL;
@@ -100,10 +106,18 @@ pub fn tgkill(tgid: i64, tid: i64, signal: i64) -> i64 {
 
 /// `tkill(tid, signal)`: `signal` to thread `tid`, as [`tgkill`] without the check.
 pub fn tkill(tid: i64, signal: i64) -> i64 {
-    if tid <= 0 {
+    if tid <= 0 || !(0..=64).contains(&signal) {
         return -errno::EINVAL;
     }
-    signal_with(tid, signal, SI_TKILL)
+    let Some(id) = id_of_pid(tid) else {
+        return -errno::ESRCH;
+    };
+    answer(send_as(
+        id,
+        SentTo::Thread(id),
+        signal as u8,
+        from_caller(SI_TKILL, 0),
+    ))
 }
 
 /// `rt_sigqueueinfo(tgid, signal, info)`: `signal` to process `tgid` with the `siginfo_t`
@@ -113,7 +127,7 @@ pub fn rt_sigqueueinfo(tgid: i64, signal: i64, info: u64) -> i64 {
     if tgid <= 0 {
         return -errno::ESRCH;
     }
-    queue_info(tgid, tgid, signal, info)
+    queue_info(tgid, false, signal, info)
 }
 
 /// `rt_tgsigqueueinfo(tgid, tid, signal, info)`: as [`rt_sigqueueinfo`], to thread `tid`
@@ -126,14 +140,14 @@ pub fn rt_tgsigqueueinfo(tgid: i64, tid: i64, signal: i64, info: u64) -> i64 {
     if leader.map(crate::task::pid_of) != Some(tgid) {
         return -errno::ESRCH;
     }
-    queue_info(tid, tid, signal, info)
+    queue_info(tid, true, signal, info)
 }
 
-/// Sends `signal` with the caller's `siginfo_t` at `info` to task `pid`. A program may
-/// make up any `siginfo` for itself, but to another (`named` is not the calling thread) not one
-/// that would pass for the kernel's or `kill`'s — si_code >= 0 — or `tkill`'s (EPERM), so
-/// that a receiver can trust those.
-fn queue_info(pid: i64, named: i64, signal: i64, info: u64) -> i64 {
+/// Sends `signal` with the caller's `siginfo_t` at `info` to task `pid`'s process, or to
+/// that thread alone (`to_thread`). A program may make up any `siginfo` for itself, but to
+/// another (`pid` is not the calling thread) not one that would pass for the kernel's or
+/// `kill`'s — si_code >= 0 — or `tkill`'s (EPERM), so that a receiver can trust those.
+fn queue_info(pid: i64, to_thread: bool, signal: i64, info: u64) -> i64 {
     if !(0..=64).contains(&signal) {
         return -errno::EINVAL;
     }
@@ -144,7 +158,7 @@ fn queue_info(pid: i64, named: i64, signal: i64, info: u64) -> i64 {
     let field = |at: usize| u32::from_le_bytes([raw[at], raw[at + 1], raw[at + 2], raw[at + 3]]);
     let code = field(8) as i32;
     // The caller is the thread itself, by its tid, as Linux compares `task_pid_vnr`.
-    let to_myself = named == pid_of(sched::current());
+    let to_myself = pid == pid_of(sched::current());
     if (code >= 0 || code == SI_TKILL) && !to_myself {
         return -errno::EPERM;
     }
@@ -158,12 +172,12 @@ fn queue_info(pid: i64, named: i64, signal: i64, info: u64) -> i64 {
         value: u64::from(field(24)) | u64::from(field(28)) << 32,
         ..SigInfo::default()
     };
-    match crate::sched::proc::signal::send_info_as(id, signal as u8, info) {
-        Ok(()) => 0,
-        Err(SendError::NoSuchProcess) => -errno::ESRCH,
-        Err(SendError::NotPermitted) => -errno::EPERM,
-        Err(SendError::QueueFull) => -errno::EAGAIN,
-    }
+    let to = if to_thread {
+        SentTo::Thread(id)
+    } else {
+        SentTo::Process
+    };
+    answer(send_info_as(id, to, signal as u8, info))
 }
 
 /// `rt_sigaction(signal, act, oldact, sigsetsize)`: keeps the action (Linux's 32-byte

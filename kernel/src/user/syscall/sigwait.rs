@@ -77,7 +77,7 @@ pub fn rt_sigtimedwait(set: u64, info: u64, timeout: u64, sigsetsize: u64) -> i6
     // The set's signals wake this thread while it waits, blocked or not.
     sched::set_waiting_for(set);
     let taken = loop {
-        if let Some(taken) = group.sighand.take_one(set) {
+        if let Some(taken) = group.sighand.take_one(set, sched::current()) {
             break Some(taken);
         }
         if sched::signal_pending() || deadline.is_some_and(|d| clock::now() >= d) {
