@@ -14,7 +14,8 @@
 //! APIC id, and a fingerprint of its registers for ring 3, which must be the boot CPU's —
 //! then becomes its own idle task (`sched::setup::ap_idle_loop`), halted with its tick
 //! stopped until a task is placed on it: under `-icount` a halted CPU costs no
-//! instructions. The TLB shootdown between CPUs is [`tlb`]'s.
+//! instructions. The TLB shootdown between CPUs is [`tlb`]'s, over an address space's
+//! mask of the CPUs running it ([`loaded_on`]).
 
 use crate::arch::ap_start::{self, StartParams, TRAMPOLINE};
 use crate::arch::apic;
@@ -25,6 +26,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 pub mod contention;
 pub mod ipi;
+pub mod loaded_on;
 pub mod tlb;
 
 /// How long an AP has to answer after its STARTUP IPI (virtual time).

@@ -6,10 +6,10 @@
 //! frame: a thread on another CPU could otherwise still reach, through a translation it
 //! cached, a page that is gone or has another owner.
 //!
-//! Which CPUs: those in the address space's mask (`AddressSpace::set_loaded_on`, Linux's
-//! `mm_cpumask`). A CPU that switches away from it loads another CR3 (a kernel thread
-//! loads the kernel's), which drops its translations; one that switches to it after the
-//! change loads the new tables. When no other CPU runs the space — always, on one CPU —
+//! Which CPUs: those in the address space's mask (`loaded_on`, Linux's `mm_cpumask`). A
+//! CPU that switches away from it loads another CR3 (a kernel thread loads the kernel's),
+//! which drops its translations; one that switches to it after the change loads the new
+//! tables. When no other CPU runs the space — always, on one CPU —
 //! the shootdown is a look at the mask: the same instructions whatever `smp=` says, so
 //! that a run on CPU 0 alone keeps its figures with idle CPUs beside it.
 //!
@@ -18,17 +18,14 @@
 //! (`sync::cross_call`).
 
 use super::ipi;
-use crate::percpu::this_cpu;
-use core::sync::atomic::{AtomicU64, Ordering, fence};
+use super::loaded_on::LoadedOn;
 
-/// Flushes the TLB of every other CPU in `loaded_on` (an address space's mask of the CPUs
-/// running it), and waits until each has.
-pub fn shoot_down(loaded_on: &AtomicU64) {
-    // The caller's page-table writes before the look at the mask: a CPU not in it yet
-    // joins it before it loads its CR3, so it will load the new tables.
-    fence(Ordering::SeqCst);
-    let others = loaded_on.load(Ordering::SeqCst) & !(1 << this_cpu().index());
-    if let Err(cpu) = ipi::call_on_each(others, flush_all) {
+/// Flushes the TLB of every other CPU running an address space (`loaded_on`), and waits
+/// until each has.
+pub fn shoot_down(loaded_on: &LoadedOn) {
+    // The caller's page-table writes come before the look at the mask (`others`' fence):
+    // a CPU not in it yet joins it before it loads its CR3, so it will load the new tables.
+    if let Err(cpu) = ipi::call_on_each(loaded_on.others(), flush_all) {
         panic!("CPU {cpu} did not flush its TLB when asked");
     }
 }

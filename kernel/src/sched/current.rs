@@ -30,8 +30,8 @@ pub fn current_process() -> TaskId {
 /// The running task's address space is now `space` (the switch, `execve`, exit). This and
 /// [`set_current_files`] are the only writers of the CPU's untyped pointers, which is what
 /// lets the readers below cast them back.
-/// Each address space knows the CPUs running it (`AddressSpace::set_loaded_on`), for TLB
-/// shootdowns: this CPU leaves the old one's and joins the new one's.
+/// Each address space knows the CPUs running it (`cpus::loaded_on`), for TLB shootdowns:
+/// this CPU leaves the old one's and joins the new one's.
 #[inline(always)]
 pub(in crate::sched) fn set_current_space(space: Option<&Arc<AddressSpace>>) {
     let cpu = this_cpu();
@@ -42,10 +42,10 @@ pub(in crate::sched) fn set_current_space(space: Option<&Arc<AddressSpace>>) {
         // it still holds (a switch's previous task, an execve's old program, an exit's
         // space about to be dropped: each caller drops it only after this).
         if let Some(old) = unsafe { old.as_ref() } {
-            old.set_loaded_on(cpu.index(), false);
+            old.loaded_on.set(cpu.index(), false);
         }
         if let Some(new) = space {
-            new.set_loaded_on(cpu.index(), true);
+            new.loaded_on.set(cpu.index(), true);
         }
     }
     cpu.set_space(new.cast());

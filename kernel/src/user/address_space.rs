@@ -13,10 +13,11 @@ use crate::arch::paging::{
     FrameAllocator, FrameDeallocator, Mapper, OffsetPageTable, Page, PageTable,
     PageTableFlags as F, PhysFrame, Size4KiB,
 };
+use crate::cpus::loaded_on::LoadedOn;
 use crate::mm::{MEMORY, Memory, MemoryError};
 use crate::sync::{Rank, SpinLock};
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 /// Programs live below this address (the lower half, less a guard page at its top).
 pub const USER_END: u64 = 0x0000_7fff_ffff_f000;
@@ -42,11 +43,9 @@ pub struct AddressSpace {
     /// The 2 MiB chunks of the lower half that have a level-1 table, and the span of it
     /// ever used (see `page_walk`).
     pub(super) chunks: SpinLock<super::page_walk::Chunks>,
-    /// The CPUs running a task of this address space, one bit each (Linux's
-    /// `mm_cpumask`): those a change to its mappings must flush (`cpus::tlb`). A CPU sets
-    /// its bit as it picks such a task, before it loads CR3, and clears it as it picks
-    /// another, before it loads the next CR3 (`sched::current::set_current_space`).
-    loaded_on: AtomicU64,
+    /// The CPUs running a task of this address space (Linux's `mm_cpumask`): those a
+    /// change to its mappings must flush (`cpus::tlb`).
+    pub loaded_on: LoadedOn,
     /// The process registered for `membarrier`'s private expedited command.
     pub membarrier_registered: AtomicBool,
 }
@@ -79,7 +78,7 @@ impl AddressSpace {
                 level_4: frame,
                 pages: AtomicU64::new(0),
                 tables: AtomicU64::new(0),
-                loaded_on: AtomicU64::new(0),
+                loaded_on: LoadedOn::default(),
                 membarrier_registered: AtomicBool::new(false),
                 layout: SpinLock::new(Rank::Layout, Layout::default()),
                 chunks: SpinLock::new(Rank::Chunks, super::page_walk::Chunks::default()),
@@ -314,20 +313,6 @@ impl AddressSpace {
     /// change to its mappings (`cpus::tlb`).
     pub(super) fn shoot_down(&self) {
         crate::cpus::tlb::shoot_down(&self.loaded_on);
-    }
-
-    /// The CPUs running a task of this address space, one bit each.
-    pub fn loaded_on(&self) -> u64 {
-        self.loaded_on.load(SeqCst)
-    }
-
-    /// CPU `cpu` runs a task of this address space from now on (`running`), or no longer.
-    pub fn set_loaded_on(&self, cpu: usize, running: bool) {
-        if running {
-            self.loaded_on.fetch_or(1 << cpu, SeqCst);
-        } else {
-            self.loaded_on.fetch_and(!(1 << cpu), SeqCst);
-        }
     }
 }
 

@@ -32,7 +32,7 @@ pub enum Taken {
     /// Ends the process: its default action.
     Fatal(u8),
     /// Stops the process: the default action of a stop signal it had blocked (unless its
-    /// group is orphaned: see `signal::stop_current_process`).
+    /// group is orphaned: see `stop::stop_current_process`).
     Stop(u8),
     /// Its process is stopped: it waits for SIGCONT.
     Stopped,

@@ -17,9 +17,9 @@
 //! - [`family`]: parents, children, the one zombie list and the one re-parenting;
 //! - [`groups`]: process groups and sessions across the table (a signal to a group);
 //! - [`sighand`], [`sigpending`], [`signal`], [`deliver`]: a process's signal actions and
-//!   the signals pending for it and for each of its threads,
-//!   sending one (its default action, ignored, pending for a handler), and taking one on
-//!   the way back to ring 3 (a fault's at once); [`alarm`], ITIMER_REAL;
+//!   the signals pending for it and for each of its threads, sending one (its default
+//!   action, ignored, pending for a handler), and taking one on the way back to ring 3 (a
+//!   fault's at once); [`stop`], job control's stop and continue; [`alarm`], ITIMER_REAL;
 //! - [`thread_group`], [`threads`], [`thread_ends`], [`takeover`]: threads — what they
 //!   share, which tasks they are, how they end together, and `execve` from a thread.
 //!
@@ -37,6 +37,7 @@ pub mod process;
 pub mod sighand;
 pub mod signal;
 pub mod sigpending;
+pub mod stop;
 pub mod takeover;
 pub mod thread_ends;
 pub mod thread_group;

@@ -21,14 +21,12 @@
 //! `user::tty`'s.
 
 use super::sighand::{
-    CLD_CONTINUED, CLD_STOPPED, SA_NOCLDSTOP, SIG_DFL, SIG_IGN, SIGCHLD, SIGCONT, SIGSTOP,
-    STOP_SIGNALS, SentTo, SigAction, SigInfo, UNBLOCKABLE, any_pending, bit,
+    CLD_CONTINUED, SIG_DFL, SIG_IGN, SIGCHLD, SIGCONT, SIGSTOP, STOP_SIGNALS, SentTo, SigAction,
+    SigInfo, UNBLOCKABLE, any_pending, bit,
 };
-use super::thread_group::ThreadGroup;
 use crate::sched::{Scheduler, change_then_reschedule, with_sched};
 use crate::task::{Slot, TaskId};
 use crate::time::clock;
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 /// Signals whose default action is to do nothing: SIGCHLD, SIGCONT, SIGURG, SIGWINCH.
@@ -220,53 +218,6 @@ impl Scheduler {
         Ok(())
     }
 
-    /// Stops the process `group` by `signal` (its default action): each thread stops on
-    /// its way back to ring 3 (woken from any sleep to get there), and the parent hears of
-    /// it (SIGCHLD with CLD_STOPPED, and `wait4` with WUNTRACED).
-    fn stop_process(&mut self, group: &Arc<ThreadGroup>, signal: u8, threads: &[TaskId]) {
-        if group.sighand.stop(signal) {
-            self.wake_all(threads);
-            self.tell_parent_of_job(group, CLD_STOPPED, signal);
-        }
-    }
-
-    /// Wakes each of `threads` that sleeps, but a vfork parent.
-    fn wake_all(&mut self, threads: &[TaskId]) {
-        for &t in threads {
-            if !self.is_vfork_parent(t) {
-                self.wake(t, ::sched::Wakeup::default(), clock::now());
-            }
-        }
-    }
-
-    /// Tells the parent of `group`'s process that it stopped or continued (`code`): it wakes
-    /// if it waits, and gets SIGCHLD unless its action says SA_NOCLDSTOP (Linux's
-    /// `do_notify_parent_cldstop`).
-    fn tell_parent_of_job(&mut self, group: &Arc<ThreadGroup>, code: i32, signal: u8) {
-        let Some(leader) = self.task_by_id(group.leader) else {
-            return;
-        };
-        let (uid, parent) = (leader.uid, leader.parent);
-        let Some(parent) = parent else {
-            return;
-        };
-        super::family::wake_waiting_parent(self, parent, clock::now());
-        let no_stop_signal = self
-            .task_by_id(parent)
-            .and_then(|p| p.group.clone())
-            .is_some_and(|g| g.sighand.action(SIGCHLD).flags & SA_NOCLDSTOP != 0);
-        if !no_stop_signal {
-            let info = SigInfo {
-                code,
-                pid: crate::task::pid_of(group.leader) as u32,
-                uid,
-                status: i32::from(signal),
-                ..SigInfo::default()
-            };
-            self.send_signal(parent, SIGCHLD, info);
-        }
-    }
-
     /// Wakes the thread that is to take a pending `signal`: `named` if it does not block
     /// it, else — for a signal sent `to` the process — another thread of its process that
     /// does not, else none (it stays pending until a thread unblocks it; Linux's
@@ -301,7 +252,7 @@ impl Scheduler {
     }
 
     /// Whether `id` sleeps until a vfork child execs or exits.
-    fn is_vfork_parent(&self, id: TaskId) -> bool {
+    pub(super) fn is_vfork_parent(&self, id: TaskId) -> bool {
         self.slots
             .iter()
             .flatten()
@@ -319,46 +270,6 @@ impl Scheduler {
         t.group
             .as_ref()
             .is_some_and(|g| g.sighand.pending(t.id) & !blocked != 0 || g.sighand.is_stopped())
-    }
-
-    /// [`stop_process`](Self::stop_process) for the running thread's process, which took
-    /// `signal`. An orphaned group's job control stops are dropped: no one would continue
-    /// it (see `groups`); SIGSTOP is not.
-    fn stop_current_process(&mut self, signal: u8) {
-        let Some(group) = self.current_task().group.clone() else {
-            return;
-        };
-        if signal != SIGSTOP && self.orphaned_pgrp(group.pgid(), None) {
-            return;
-        }
-        let threads: Vec<TaskId> = self.threads_of(&group).map(|t| t.id).collect();
-        self.stop_process(&group, signal, &threads);
-    }
-}
-
-/// Stops the running thread's process by `signal`, a stop signal it had blocked and whose
-/// default action it takes now.
-pub fn stop_current_process(signal: u8) {
-    change_then_reschedule(|s| s.stop_current_process(signal));
-}
-
-/// Sleeps while the running thread's process is stopped (on its way back to ring 3), until
-/// SIGCONT or SIGKILL wakes it.
-pub fn wait_while_stopped() {
-    loop {
-        let stopped = change_then_reschedule(|s| {
-            let now = clock::now();
-            let t = s.current_task();
-            let stopped =
-                t.killed.is_none() && t.group.as_ref().is_some_and(|g| g.sighand.is_stopped());
-            if stopped {
-                s.block_current(now);
-            }
-            stopped
-        });
-        if !stopped {
-            return;
-        }
     }
 }
 

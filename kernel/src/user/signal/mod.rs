@@ -71,9 +71,9 @@ fn exit_to_user_work(regs: &mut TrapFrame) {
         match sched::proc::deliver::take_signal(regs.rsp) {
             // Stopped: wait here for SIGCONT (or SIGKILL), then look again.
             Some(Taken::Stopped) => {
-                sched::proc::signal::wait_while_stopped();
+                sched::proc::stop::wait_while_stopped();
             }
-            Some(Taken::Stop(signal)) => sched::proc::signal::stop_current_process(signal),
+            Some(Taken::Stop(signal)) => sched::proc::stop::stop_current_process(signal),
             Some(Taken::Fatal(signal)) => sched::proc::exit::die(signal),
             Some(Taken::Handler(handling)) => {
                 match code {

@@ -12,7 +12,6 @@
 //! its earlier stores visible.
 
 use super::{errno, space};
-use crate::percpu::this_cpu;
 use core::sync::atomic::{Ordering::SeqCst, fence};
 
 /// Linux's command bits (include/uapi/linux/membarrier.h).
@@ -38,11 +37,10 @@ pub fn membarrier(cmd: i64, flags: u64, _cpu_id: i64) -> i64 {
             if !space.membarrier_registered.load(SeqCst) {
                 return -errno::EPERM;
             }
-            // This CPU's own barrier, then each other's, answered before the call returns.
-            fence(SeqCst);
-            let others = space.loaded_on() & !(1 << this_cpu().index());
-            // A CPU that does not answer is a kernel's failure, not the program's: the run
-            // ends, as for a TLB shootdown (`cpus::ipi::call_on`).
+            // This CPU's own barrier (`others`' fence), then each other's, answered before
+            // the call returns. A CPU that does not answer is a kernel's failure, not the
+            // program's: the run ends, as for a TLB shootdown (`cpus::ipi::call_on`).
+            let others = space.loaded_on.others();
             if let Err(cpu) = crate::cpus::ipi::call_on_each(others, barrier) {
                 panic!("CPU {cpu} did not answer membarrier's interrupt");
             }
