@@ -86,7 +86,10 @@ fn the_low_layers_are_in_no_cycle_and_the_core_cycle_does_not_grow() {
     let docs = std::fs::read_to_string(docs).expect("docs/architecture.md");
     let stated = format!("its size, {LARGEST_CYCLE} modules");
     assert!(
-        docs.split_whitespace().collect::<Vec<_>>().join(" ").contains(&stated),
+        docs.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .contains(&stated),
         "docs/architecture.md does not say \"{stated}\""
     );
 }

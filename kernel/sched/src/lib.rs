@@ -35,5 +35,7 @@ pub use fair::Fair;
 pub use knobs::{KnobError, Tunable};
 pub use o1::O1;
 pub use params::{Era, FairParams, Feature, Features, Grouping, Tunables};
-pub use policy::{ForkKind, Nanos, Policy, RunqueueInfo, TaskId, TaskInfo, Uid, Wakeup};
-pub use rq::{Pick, PrevState, Rq, SchedTask, State, TaskStats, Waited};
+pub use policy::{
+    Carried, ForkKind, Migrant, Nanos, Policy, RunqueueInfo, TaskId, TaskInfo, Uid, Wakeup,
+};
+pub use rq::{Moving, Pick, PrevState, Rq, SchedTask, State, TaskStats, Waited};

@@ -8,6 +8,11 @@
 //! *current* task; to switch, the kernel calls [`Policy::dequeue`] first if the current task
 //! is going to sleep (or [`Policy::exit`] if it ends), then [`Policy::put_prev`], then
 //! [`Policy::pick_next`], which makes the picked task current.
+//!
+//! Each CPU has its own instance of the policy (Linux's per-CPU `struct rq`). A task that
+//! moves between CPUs leaves one instance with [`Policy::migrate_out`] and joins another with
+//! [`Policy::migrate_in`], carrying a [`Migrant`]: what the policy knew of it, expressed so
+//! that the other CPU's instance can place it as the era did.
 
 use crate::debug_layout::TaskRow;
 use crate::knobs::{KnobError, Tunable};
@@ -46,6 +51,29 @@ pub struct Wakeup {
     /// The wake-up comes from an interrupt (a timer), not from the running task: the running
     /// task is then not the waker (2.6.32's ADAPTIVE_GRAN learns only from task wake-ups).
     pub from_interrupt: bool,
+}
+
+/// A task on its way from one CPU's policy to another's (Linux moves the whole
+/// `task_struct`; `set_task_cpu` and the enqueue that follows fit its scheduling entity to
+/// the new CPU's runqueue).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Migrant {
+    /// The task's uid and nice level, which place it in the new CPU's groups and give its
+    /// weight there.
+    pub uid: Uid,
+    /// See `uid`.
+    pub nice: Nice,
+    /// The policy's own record of the task.
+    pub carried: Carried,
+}
+
+/// A moving task's record, by policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Carried {
+    /// The fair class's ([`crate::fair::migrate`]).
+    Fair(crate::fair::migrate::FairMigrant),
+    /// O(1)'s ([`crate::o1::O1Migrant`]).
+    O1(crate::o1::O1Migrant),
 }
 
 /// What the policy says about one task, for reports and debugging.
@@ -104,6 +132,30 @@ pub trait Policy {
 
     /// A task ends. If it is current, it stays so until [`Policy::put_prev`].
     fn exit(&mut self, task: TaskId, now: Nanos);
+
+    /// `task`, which is not current, leaves this CPU for another (Linux's `deactivate_task`
+    /// without a sleep, then `set_task_cpu`): taken off the queue if it is queued, and
+    /// forgotten here. What it carries goes to the other CPU's [`Policy::migrate_in`].
+    fn migrate_out(&mut self, task: TaskId, now: Nanos) -> Migrant;
+
+    /// `task` arrives from another CPU with `migrant` and is queued here, placed as the era
+    /// placed a migrated task: woken by the move if `woken` (`try_to_wake_up` onto another
+    /// CPU), else still runnable (the balancer's `pull_task`, a forced move). Returns
+    /// whether the current task should be preempted (`check_preempt_curr`).
+    fn migrate_in(
+        &mut self,
+        task: TaskId,
+        migrant: Migrant,
+        woken: Option<Wakeup>,
+        now: Nanos,
+    ) -> bool;
+
+    /// `parent` (the current task) forked `child`, which is to start on another CPU (the
+    /// fork's CPU choice, `select_task_rq` with SD_BALANCE_FORK): the child is set up as
+    /// this CPU's fork sets it up, but not queued here; it joins the other CPU with
+    /// [`Policy::migrate_in`]. Also returns whether the parent should be preempted (a
+    /// child-runs-first swap of the two tasks' places).
+    fn fork_away(&mut self, parent: TaskId, child: TaskId, now: Nanos) -> (Migrant, bool);
 
     /// Should the current task give way to `woken`, which just woke up?
     fn check_preempt_wakeup(&mut self, woken: TaskId, now: Nanos) -> bool;

@@ -22,11 +22,14 @@
 //! - the idle task is never given to the policy, and gives way to any runnable task;
 //! - the task [`Rq::pick`] chooses must be runnable: asserted in every build.
 
+mod migration;
 mod sched_task;
+
+pub use migration::Moving;
 
 pub use sched_task::{PrevState, SchedTask, State, TaskStats, Waited};
 
-use crate::policy::{ForkKind, Nanos, Policy, TaskId, Uid, Wakeup};
+use crate::policy::{ForkKind, Migrant, Nanos, Policy, TaskId, Uid, Wakeup};
 use crate::weights::Nice;
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -67,6 +70,10 @@ pub struct Rq<P: ?Sized + Policy> {
     yielded_at: Option<Nanos>,
     /// Picks that changed the task.
     nr_switches: u64,
+    /// The current task is to move to another CPU at its switch out ([`Rq::leave_to_move`]).
+    moving_current: bool,
+    /// The task that left this CPU for another at its last switch, until [`Rq::detach`].
+    departing: Option<(TaskId, Migrant)>,
     idle_task: SchedTask,
     tasks: Vec<Option<SchedTask>>,
     policy: Box<P>,
@@ -84,6 +91,8 @@ impl<P: ?Sized + Policy> Rq<P> {
             need_resched: false,
             yielded_at: None,
             nr_switches: 0,
+            moving_current: false,
+            departing: None,
             // Runnable, not Running: until a first pick switches to it, the boot flow (or
             // nothing, in the simulator) is on the CPU.
             idle_task: SchedTask {
@@ -298,45 +307,6 @@ impl<P: ?Sized + Policy> Rq<P> {
         self.need_resched = true;
     }
 
-    /// Takes `task` off this runqueue to move it to another CPU's (the first half of a
-    /// migration, Linux's `deactivate_task` + `set_task_cpu`): it must have left the CPU
-    /// (not current). The policy forgets it as if it had exited; its scheduling part —
-    /// state and statistics — goes with it to [`Rq::attach`].
-    ///
-    /// Until the policy's multiprocessor half brings each era's own renormalisation, the
-    /// task arrives on its new runqueue as a newcomer does ([`Rq::attach`]).
-    pub fn detach(&mut self, task: TaskId, now: Nanos) -> SchedTask {
-        assert_ne!(task, self.current, "a task leaves its CPU before it moves");
-        assert_ne!(task, self.idle, "the idle task never moves");
-        let t = self.tasks[task].take().expect("a task the runqueue knows");
-        assert_ne!(t.state, State::Exited, "an exited task does not move");
-        self.policy.exit(task, now);
-        t
-    }
-
-    /// The second half of a migration (`activate_task` on the new CPU): `task`, with the
-    /// scheduling part [`Rq::detach`] gave, is runnable here — placed by the policy as a
-    /// newcomer (`uid`, `nice`); a task that slept is woken by the move. The current task
-    /// is asked to give way if the policy says the newcomer should preempt it.
-    pub fn attach(&mut self, task: TaskId, mut t: SchedTask, uid: Uid, nice: Nice, now: Nanos) {
-        assert_ne!(task, self.idle, "the idle task never moves");
-        if task >= self.tasks.len() {
-            self.tasks.resize(task + 1, None);
-        }
-        assert!(self.tasks[task].is_none(), "task {task} attached twice");
-        if let Some(since) = t.stats.asleep_since.take() {
-            t.stats.sleep_ns += now - since;
-        }
-        if t.state == State::Sleeping {
-            t.stats.woken = true;
-        }
-        t.state = State::Runnable;
-        t.stats.runnable_since = Some(now);
-        self.tasks[task] = Some(t);
-        let preempt = self.policy.spawn(task, uid, nice, now);
-        self.resched_if(preempt);
-    }
-
     /// The periodic tick (`scheduler_tick`): charges the tick to user or system time by
     /// `user_mode` (where the tick found the CPU) and lets the policy ask for a preemption.
     pub fn tick(&mut self, now: Nanos, user_mode: bool) {
@@ -376,6 +346,9 @@ impl<P: ?Sized + Policy> Rq<P> {
             self.policy.put_prev(prev, now);
         }
         let prev_state = switch_out(self.task_mut(prev), now, yielded_at.is_some(), prev_is_idle);
+        if self.moving_current {
+            self.hand_over(prev, now);
+        }
         let next = self.policy.pick_next(now).unwrap_or(self.idle);
         self.current = next;
         let n = self.task_mut(next);
@@ -397,14 +370,21 @@ impl<P: ?Sized + Policy> Rq<P> {
         }
     }
 
-    /// Changes a task's nice value.
+    /// Changes a task's nice value (carried along if it is between two CPUs).
     pub fn set_nice(&mut self, task: TaskId, nice: Nice, now: Nanos) {
-        self.policy.set_nice(task, nice, now);
+        match &mut self.departing {
+            Some((t, migrant)) if *t == task => migrant.nice = nice,
+            _ => self.policy.set_nice(task, nice, now),
+        }
     }
 
-    /// Changes a task's uid (and so, with per-uid groups, its group).
+    /// Changes a task's uid (and so, with per-uid groups, its group; carried along if it
+    /// is between two CPUs).
     pub fn set_uid(&mut self, task: TaskId, uid: Uid, now: Nanos) {
-        self.policy.set_uid(task, uid, now);
+        match &mut self.departing {
+            Some((t, migrant)) if *t == task => migrant.uid = uid,
+            _ => self.policy.set_uid(task, uid, now),
+        }
     }
 
     /// Writes a tunable (a sysctl); it applies from the next decision.

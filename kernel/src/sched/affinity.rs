@@ -8,18 +8,20 @@
 //! does with its stopper thread:
 //! 1. it is marked ([`Task::move_to`]) and, if it runs, its CPU is asked to reschedule (at
 //!    once if it is the caller, by IPI if it runs on another CPU);
-//! 2. at that switch it leaves as if it slept (`switch`), and the next task on the old CPU
-//!    — its registers saved by then — moves it: [`Scheduler::finish_move`] takes it off
-//!    the old runqueue and wakes it on the new one (a sleep may end early, and every
-//!    sleeper checks its condition again).
+//! 2. at that switch it leaves the old runqueue still runnable (`sched::rq::Rq::leave_to_move`:
+//!    the stopper's part), and the next task on the old CPU — its registers saved by then
+//!    — hands it over: [`Scheduler::finish_move`] attaches it to the new runqueue, where
+//!    it waits for that CPU.
 //!
 //! A task waiting for its CPU moves at once; a sleeping one stays marked and moves as it
-//! wakes, as Linux's wake-up chooses among the allowed CPUs. Either may still be leaving
-//! the CPU it last ran on: the move waits for its `on_cpu` flag to clear (Linux's
-//! `try_to_wake_up` waits on `p->on_cpu` the same way).
+//! wakes, as Linux's wake-up chooses among the allowed CPUs (a sleep the move finds
+//! unfinished ends early, and every sleeper checks its condition again). Either may still
+//! be leaving the CPU it last ran on: the move waits for its `on_cpu` flag to clear
+//! (Linux's `try_to_wake_up` waits on `p->on_cpu` the same way).
 //!
-//! On the new runqueue the task is placed as a newcomer (`sched::rq::Rq::attach`): each
-//! era's renormalisation of a migrating task's vruntime comes with the balancer.
+//! On the new runqueue the policy places the task as its era placed a migrated one
+//! (`sched::rq::Rq::attach`; the CFS eras keep its distance from the runqueue's
+//! `min_vruntime`, EEVDF its lag).
 
 use super::{Scheduler, change_then_reschedule, with_sched};
 use crate::percpu::this_cpu;
@@ -70,7 +72,7 @@ pub fn set_affinity(id: TaskId, mask: u64) -> Result<(), AffinityError> {
             s.rqs[cpu].request_resched();
             s.kick_if_asked(cpu, asked_before);
         } else if s.state(slot) == State::Runnable {
-            s.finish_move(slot, crate::time::clock::now());
+            s.finish_move(slot, ::sched::Wakeup::default(), crate::time::clock::now());
         }
         Ok(())
     })
@@ -90,11 +92,12 @@ impl Scheduler {
     }
 
     /// The task in `slot`, marked to move, is not current on its CPU: off that runqueue,
-    /// onto its new CPU's, woken there if it slept, and that CPU told if it should switch.
+    /// onto its new CPU's, woken there (with `wakeup`) if it slept, and that CPU told if it
+    /// should switch.
     /// If it is still leaving its CPU (step 2 of the module's docs, or a sleep that has
     /// not finished switching away), this waits until its registers are saved — a few
     /// instructions on that CPU, which takes no lock before it says so.
-    pub(super) fn finish_move(&mut self, slot: Slot, now: u64) {
+    pub(super) fn finish_move(&mut self, slot: Slot, wakeup: ::sched::Wakeup, now: u64) {
         let Some(to) = self.task(slot).move_to.take() else {
             return;
         };
@@ -107,11 +110,9 @@ impl Scheduler {
         }
         let from = self.cpu_of(slot);
         let moved = self.rqs[from].detach(slot, now);
-        let task = self.task(slot);
-        task.cpu = to;
-        let (uid, nice) = (task.uid, task.nice);
+        self.task(slot).cpu = to;
         let asked_before = self.rqs[to].need_resched();
-        self.rqs[to].attach(slot, moved, uid, nice, now);
+        self.rqs[to].attach(slot, moved, wakeup, now);
         self.kick_if_asked(to, asked_before);
     }
 }

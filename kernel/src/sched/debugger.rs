@@ -57,6 +57,7 @@ pub(super) fn write_ps(s: &Scheduler, out: &mut dyn Write) -> fmt::Result {
             _ if s.is_idle(t.slot) => "idle",
             State::Running => "running",
             State::Runnable => "runnable",
+            State::Migrating => "migrating",
             State::Sleeping => "sleeping",
             State::Exited => "exited",
         };
@@ -236,7 +237,7 @@ fn write_tasks(s: &Scheduler, cpu: usize, out: &mut dyn Write) -> fmt::Result {
         let row = TaskRow {
             running: slot == rq.current(),
             state: match s.state(slot) {
-                State::Running | State::Runnable => 'R',
+                State::Running | State::Runnable | State::Migrating => 'R',
                 State::Sleeping => 'S',
                 State::Exited => 'Z',
             },

@@ -285,7 +285,7 @@ impl Scheduler {
         // Its affinity no longer allows its CPU: it wakes on its new one (Linux's
         // `select_task_rq` at a wake-up chooses among the allowed CPUs).
         if self.task_ref(slot).move_to.is_some() {
-            self.finish_move(slot, now);
+            self.finish_move(slot, wakeup, now);
             return;
         }
         let cpu = self.cpu_of(slot);

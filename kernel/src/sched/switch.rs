@@ -54,9 +54,10 @@ impl Scheduler {
         let current = task_in(slots, ap_idle, rq.current());
         let moving = current.move_to.is_some();
         if moving && rq.state(rq.current()) == State::Running {
-            // It is to move to another CPU: it leaves this one now, as if it slept, and
-            // the next task here moves it (`finish_switch`, once its registers are saved).
-            rq.block_current(clock::now());
+            // It is to move to another CPU: it leaves this one at this pick, still
+            // runnable, and the next task here hands it over (`finish_switch`, once its
+            // registers are saved).
+            rq.leave_to_move();
         }
         let pick = rq.pick(clock::now);
         if !pick.switches() {
@@ -226,7 +227,7 @@ pub(super) fn finish_switch() {
     let moving = this_cpu().moving_slot();
     if moving != NO_SLOT {
         this_cpu().set_moving_slot(NO_SLOT);
-        with_sched(|s| s.finish_move(moving, clock::now()));
+        with_sched(|s| s.finish_move(moving, ::sched::Wakeup::default(), clock::now()));
     }
     let slot = this_cpu().exited_slot();
     if slot == NO_SLOT {

@@ -148,8 +148,20 @@ impl Fair {
     }
 
     /// Fork placement (`task_new_fair` in 2.6.24, `task_fork_fair` from 2.6.32) and the
-    /// child-runs-first swap. Returns whether the parent must be rescheduled now.
+    /// child-runs-first swap, then the child queued. Returns whether the parent must be
+    /// rescheduled now.
     pub(super) fn fork_cfs(&mut self, child: EntityId, now: Nanos) -> bool {
+        let mut resched = self.place_child_cfs(child, now);
+        // 2.6.24 rescheduled the parent after every fork.
+        resched |= self.params.era <= Era::V2_6_25;
+        self.enqueue_task(self.se(child).task.unwrap(), Enqueue::Initial, now);
+        resched
+    }
+
+    /// The child's place on its parent's runqueue: from the parent's vruntime since 2.6.32,
+    /// with START_DEBIT, and swapped with the parent's under child-runs-first. Returns
+    /// whether the swap asks the parent to give way.
+    pub(super) fn place_child_cfs(&mut self, child: EntityId, now: Nanos) -> bool {
         let era = self.params.era;
         let rq = self.se(child).rq;
         self.update_curr(rq, now);
@@ -160,8 +172,7 @@ impl Fair {
             self.se_mut(child).vruntime = self.se(parent).vruntime;
         }
         self.place_entity_cfs(rq, child, true, false);
-        // 2.6.24 rescheduled the parent after every fork.
-        let mut resched = era <= Era::V2_6_25;
+        let mut resched = false;
         if self.params.tunables.child_runs_first
             && let Some(parent) = curr
             && before(self.se(parent).vruntime, self.se(child).vruntime)
@@ -171,7 +182,6 @@ impl Fair {
             self.se_mut(child).vruntime = p;
             resched = true;
         }
-        self.enqueue_task(self.se(child).task.unwrap(), Enqueue::Initial, now);
         resched
     }
 

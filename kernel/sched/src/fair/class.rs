@@ -5,7 +5,9 @@ use super::{Enqueue, Fair, ROOT};
 use crate::debug_layout::TaskRow;
 use crate::knobs::{KnobError, Tunable};
 use crate::params::{FairParams, Feature, Grouping};
-use crate::policy::{ForkKind, Nanos, Policy, RunqueueInfo, TaskId, TaskInfo, Uid, Wakeup};
+use crate::policy::{
+    ForkKind, Migrant, Nanos, Policy, RunqueueInfo, TaskId, TaskInfo, Uid, Wakeup,
+};
 use crate::weights::{Nice, calc_delta_fair, nice_to_weight};
 use alloc::vec::Vec;
 use core::fmt;
@@ -41,7 +43,7 @@ impl Fair {
 impl Fair {
     /// Wake-up preemption check; `fork` for a new child (`check_preempt_curr(.., WF_FORK)`).
     /// Returns whether the current task must go, for this wake-up or an earlier reason.
-    fn check_preempt(&mut self, woken: TaskId, now: Nanos, fork: bool) -> bool {
+    pub(super) fn check_preempt(&mut self, woken: TaskId, now: Nanos, fork: bool) -> bool {
         let Some(curr) = self.current else {
             return true;
         };
@@ -137,6 +139,24 @@ impl Policy for Fair {
         if self.current != Some(task) {
             self.free_task_entity(task);
         }
+    }
+
+    fn migrate_out(&mut self, task: TaskId, now: Nanos) -> Migrant {
+        self.migrate_out_fair(task, now)
+    }
+
+    fn migrate_in(
+        &mut self,
+        task: TaskId,
+        migrant: Migrant,
+        woken: Option<Wakeup>,
+        now: Nanos,
+    ) -> bool {
+        self.migrate_in_fair(task, migrant, woken, now)
+    }
+
+    fn fork_away(&mut self, parent: TaskId, child: TaskId, now: Nanos) -> (Migrant, bool) {
+        self.fork_away_fair(parent, child, now)
     }
 
     fn check_preempt_wakeup(&mut self, woken: TaskId, now: Nanos) -> bool {

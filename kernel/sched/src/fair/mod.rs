@@ -18,6 +18,7 @@ mod debug;
 mod eevdf;
 pub mod entity;
 mod knobs;
+pub mod migrate;
 pub mod runqueue;
 mod timeline;
 
@@ -383,5 +384,7 @@ enum Enqueue {
 }
 #[cfg(test)]
 mod fidelity_tests;
+#[cfg(test)]
+mod migrate_tests;
 #[cfg(test)]
 mod tests;

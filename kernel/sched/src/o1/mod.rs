@@ -20,18 +20,23 @@
 
 mod arrays;
 mod debug;
+mod migrate;
 mod priority;
 mod task;
 #[cfg(test)]
 mod tests;
 
 use crate::debug_layout::TaskRow;
-use crate::policy::{ForkKind, Nanos, Policy, RunqueueInfo, TaskId, TaskInfo, Uid, Wakeup};
+use crate::policy::{
+    ForkKind, Migrant, Nanos, Policy, RunqueueInfo, TaskId, TaskInfo, Uid, Wakeup,
+};
 use crate::weights::Nice;
 use alloc::vec::Vec;
 use arrays::PrioArray;
 use core::fmt;
 use task::Task;
+
+pub use migrate::O1Migrant;
 
 /// The tick rate of 2.6.11 on x86 (include/asm-i386/param.h): the O(1) era's default.
 pub const HZ: u32 = 1000;
@@ -144,6 +149,22 @@ impl O1 {
         (self.arrays[0].len() + self.arrays[1].len()) as u64
     }
 
+    /// `sched_fork`'s half of a fork: the child takes half the parent's remaining slice and
+    /// 95% of its bonus (not queued yet).
+    fn forked_child(&mut self, parent: TaskId, child: TaskId, now: Nanos) {
+        let (nice, parent_slice, parent_bonus) = {
+            let p = self.t(parent);
+            (p.static_prio as i64 - 120, p.time_slice, Self::bonus(p))
+        };
+        self.new_task(child, nice as Nice, now, Some(parent));
+        let child_sleep_avg = parent_bonus * CHILD_PENALTY / 100 * MAX_SLEEP_AVG_NS / MAX_BONUS;
+        let c = self.t_mut(child);
+        c.time_slice = parent_slice.div_ceil(2).max(1);
+        c.sleep_avg = child_sleep_avg;
+        c.prio = Self::effective_prio(c);
+        self.t_mut(parent).time_slice = (parent_slice / 2).max(1);
+    }
+
     fn preempts_current(&self, id: TaskId) -> bool {
         self.current
             .is_none_or(|c| self.t(id).prio < self.t(c).prio)
@@ -166,17 +187,7 @@ impl Policy for O1 {
     /// `sched_fork` + `wake_up_new_task`: the child takes half the parent's remaining slice
     /// and 95% of its bonus; a plain fork's child runs first (queued just before the parent).
     fn fork(&mut self, parent: TaskId, child: TaskId, kind: ForkKind, now: Nanos) -> bool {
-        let (nice, parent_slice, parent_bonus) = {
-            let p = self.t(parent);
-            (p.static_prio as i64 - 120, p.time_slice, Self::bonus(p))
-        };
-        self.new_task(child, nice as Nice, now, Some(parent));
-        let child_sleep_avg = parent_bonus * CHILD_PENALTY / 100 * MAX_SLEEP_AVG_NS / MAX_BONUS;
-        let c = self.t_mut(child);
-        c.time_slice = parent_slice.div_ceil(2).max(1);
-        c.sleep_avg = child_sleep_avg;
-        c.prio = Self::effective_prio(c);
-        self.t_mut(parent).time_slice = (parent_slice / 2).max(1);
+        self.forked_child(parent, child, now);
         match (kind, self.t(parent).in_active) {
             (ForkKind::Fork, Some(active)) => {
                 let prio = self.t(parent).prio;
@@ -224,6 +235,18 @@ impl Policy for O1 {
         } else {
             self.tasks[task] = None;
         }
+    }
+
+    fn migrate_out(&mut self, task: TaskId, _now: Nanos) -> Migrant {
+        self.migrate_out_o1(task)
+    }
+
+    fn migrate_in(&mut self, task: TaskId, m: Migrant, woken: Option<Wakeup>, now: Nanos) -> bool {
+        self.migrate_in_o1(task, m, woken, now)
+    }
+
+    fn fork_away(&mut self, parent: TaskId, child: TaskId, now: Nanos) -> (Migrant, bool) {
+        (self.fork_away_o1(parent, child, now), false)
     }
 
     fn check_preempt_wakeup(&mut self, woken: TaskId, _now: Nanos) -> bool {

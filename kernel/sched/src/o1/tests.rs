@@ -177,3 +177,37 @@ fn going_idle_resets_the_starvation_clock() {
     assert_eq!(o1.pick_next(MS), None);
     assert_eq!(o1.expired_timestamp, None);
 }
+
+#[test]
+fn a_pulled_task_keeps_its_array_its_slice_and_its_sleep_avg() {
+    // 2.6.11's `pull_task`: an expired task goes into the new CPU's expired array, with
+    // what is left of its slice and the sleep_avg its priority comes from.
+    let mut a = O1::new(MS);
+    a.spawn(0, 1, 0, 0);
+    a.spawn(1, 1, 0, 0);
+    assert_eq!(a.pick_next(0), Some(0));
+    // Task 0, a hog, uses its 100-tick slice up and expires (task 1 is not interactive).
+    let mut now = 0;
+    while !a.tick(now + MS) {
+        now += MS;
+    }
+    a.put_prev(0, now + MS);
+    assert_eq!(a.pick_next(now + MS), Some(1));
+    assert_eq!(a.t(0).in_active, Some(false), "task 0 expired");
+    let (slice, sleep_avg, prio) = (a.t(0).time_slice, a.t(0).sleep_avg, a.t(0).prio);
+    let m = a.migrate_out(0, now + MS);
+    assert!(a.task_info(0).is_none());
+    let mut b = O1::new(MS);
+    b.spawn(2, 1, 0, 0);
+    assert_eq!(b.pick_next(0), Some(2));
+    assert!(
+        !b.migrate_in(0, m, None, now + MS),
+        "it does not preempt an equal task"
+    );
+    let t = b.t(0);
+    assert_eq!(t.in_active, Some(false), "expired on B too");
+    assert_eq!(
+        (t.time_slice, t.sleep_avg, t.prio),
+        (slice, sleep_avg, prio)
+    );
+}

@@ -44,6 +44,18 @@ impl Policy for Recorder {
         self.log(format_args!("exit {task}"));
         self.inner.exit(task, now)
     }
+    fn migrate_out(&mut self, task: TaskId, now: Nanos) -> Migrant {
+        self.log(format_args!("migrate_out {task}"));
+        self.inner.migrate_out(task, now)
+    }
+    fn migrate_in(&mut self, task: TaskId, m: Migrant, woken: Option<Wakeup>, now: Nanos) -> bool {
+        self.log(format_args!("migrate_in {task} woken={}", woken.is_some()));
+        self.inner.migrate_in(task, m, woken, now)
+    }
+    fn fork_away(&mut self, parent: TaskId, child: TaskId, now: Nanos) -> (Migrant, bool) {
+        self.log(format_args!("fork_away {parent} {child}"));
+        self.inner.fork_away(parent, child, now)
+    }
     fn check_preempt_wakeup(&mut self, woken: TaskId, now: Nanos) -> bool {
         self.log(format_args!("check_preempt {woken}"));
         self.inner.check_preempt_wakeup(woken, now)
@@ -266,7 +278,7 @@ fn a_cpu_with_a_task_keeps_its_policy() {
 }
 
 #[test]
-fn a_sleeper_moves_to_another_cpu_and_wakes_there_as_a_newcomer() {
+fn a_sleeper_moves_to_another_cpu_and_wakes_there() {
     let mut from = booted();
     from.spawn(1, 0, 0, MS);
     from.block_current(2 * MS);
@@ -274,12 +286,12 @@ fn a_sleeper_moves_to_another_cpu_and_wakes_there_as_a_newcomer() {
     assert_eq!(from.current(), 1, "task 0 has left the CPU");
     from.take_calls();
     let moved = from.detach(0, 3 * MS);
-    // The old policy forgets it as it forgets an exited task: nothing else.
-    assert_eq!(from.take_calls(), ["exit 0"]);
+    // The old policy lets it go: nothing else.
+    assert_eq!(from.take_calls(), ["migrate_out 0"]);
     assert!(from.get(0).is_none());
     let mut to = idle_cpu(1);
-    to.attach(0, moved, 0, 0, 5 * MS);
-    assert_eq!(to.take_calls(), ["spawn 0"]);
+    to.attach(0, moved, Wakeup::default(), 5 * MS);
+    assert_eq!(to.take_calls(), ["migrate_in 0 woken=true"]);
     assert_eq!(to.state(0), State::Runnable);
     // Its sleep (2 ms to 5 ms) is counted, and the move is its wake-up: the idle CPU
     // is asked to switch to it.
@@ -287,6 +299,51 @@ fn a_sleeper_moves_to_another_cpu_and_wakes_there_as_a_newcomer() {
     assert!(to.stats(0).woken && to.need_resched());
     let pick = to.pick(|| 6 * MS);
     assert_eq!((pick.prev, pick.next), (IDLE, 0));
+}
+
+#[test]
+fn the_running_task_leaves_runnable_at_its_switch_and_waits_on_the_other_cpu() {
+    // The stopper's order: put back, taken off this CPU's policy, then the pick — which
+    // cannot choose it again.
+    let mut from = booted();
+    from.leave_to_move();
+    from.take_calls();
+    let pick = from.pick(|| 2 * MS);
+    assert_eq!(
+        from.take_calls(),
+        ["put_prev 0", "migrate_out 0", "pick None"]
+    );
+    assert_eq!((pick.prev, pick.next), (0, IDLE));
+    assert_eq!(pick.prev_state, PrevState::Preempted);
+    assert_eq!(from.state(0), State::Migrating);
+    // A wake-up finds it runnable: nothing to do.
+    assert!(!from.wake(0, Wakeup::default(), 3 * MS));
+    let moved = from.detach(0, 3 * MS);
+    assert!(from.get(0).is_none());
+    let mut to = idle_cpu(1);
+    to.attach(0, moved, Wakeup::default(), 4 * MS);
+    assert_eq!(to.take_calls(), ["migrate_in 0 woken=false"]);
+    // Not a wake-up: its wait since the switch (2 ms) goes on, and ends at the pick.
+    assert!(!to.stats(0).woken);
+    let pick = to.pick(|| 5 * MS);
+    assert_eq!(pick.next, 0);
+    assert_eq!(pick.waited.map(|w| (w.ns, w.woken)), Some((3 * MS, false)));
+}
+
+#[test]
+fn a_child_forked_away_waits_on_its_own_cpu() {
+    let mut parent_cpu = booted();
+    let moved = parent_cpu.fork_away(1, MS);
+    assert!(
+        parent_cpu.get(1).is_none(),
+        "the parent's CPU never queued it"
+    );
+    let mut to = idle_cpu(1);
+    to.take_calls();
+    to.attach(1, moved, Wakeup::default(), 2 * MS);
+    assert_eq!(to.take_calls(), ["migrate_in 1 woken=false"]);
+    assert!(to.need_resched(), "the idle CPU switches to it");
+    assert_eq!(to.pick(|| 3 * MS).next, 1);
 }
 
 #[test]

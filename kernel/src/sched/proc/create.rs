@@ -117,10 +117,12 @@ pub(in crate::sched) fn create(new: NewTask) -> Result<TaskId, SpawnError> {
         let asked_before = s.rqs[cpu].need_resched();
         match new.placement {
             Placement::Fork(kind) if cpu == here => s.this_rq_mut().fork(slot, kind, now),
-            // On another CPU a child starts as a newcomer there: Linux's `sched_fork` places
-            // it on the parent's queue and `wake_up_new_task` moves it, renormalising its
-            // vruntime to the new queue's — where it lands about as a newcomer does.
-            Placement::Fork(_) => s.rqs[cpu].spawn(slot, uid, nice, now),
+            // On another CPU the parent's policy sets the child up and the other CPU's
+            // queues it, as its era did (`sched::rq::Rq::fork_away`).
+            Placement::Fork(_) => {
+                let moving = s.this_rq_mut().fork_away(slot, now);
+                s.rqs[cpu].attach(slot, moving, ::sched::Wakeup::default(), now);
+            }
             Placement::Spawn { uid, nice } => s.rqs[cpu].spawn(slot, uid, nice, now),
         }
         s.kick_if_asked(cpu, asked_before);
