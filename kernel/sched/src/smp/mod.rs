@@ -9,7 +9,9 @@
 //! - [`cpu_load`]: 2.6.24's per-CPU load history (`cpu_load[]`) and the low and high
 //!   guesses the balancer takes of a CPU's load;
 //! - [`busiest`]: 2.6.24's `find_busiest_group` and `find_busiest_queue`: which CPU, if
-//!   any, a balancing CPU should pull from, and how much load.
+//!   any, a balancing CPU should pull from, and how much load;
+//! - [`move_tasks`]: which of that CPU's tasks it pulls (`balance_tasks`,
+//!   `can_migrate_task`, `load_balance_fair` with groups).
 //!
 //! What it does not do: move tasks (the runqueues do, `rq::migration`), read a clock, or
 //! know the kernel. Its inputs are snapshots of the CPUs' loads; its outputs are decisions
@@ -19,6 +21,7 @@ pub mod busiest;
 pub mod cpu_load;
 pub mod cpuset;
 pub mod domains;
+pub mod move_tasks;
 pub mod topology;
 
 pub use cpuset::CpuSet;
