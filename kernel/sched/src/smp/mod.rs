@@ -11,12 +11,15 @@
 //! - [`busiest`]: 2.6.24's `find_busiest_group` and `find_busiest_queue`: which CPU, if
 //!   any, a balancing CPU should pull from, and how much load;
 //! - [`move_tasks`]: which of that CPU's tasks it pulls (`balance_tasks`,
-//!   `can_migrate_task`, `load_balance_fair` with groups).
+//!   `can_migrate_task`, `load_balance_fair` with groups);
+//! - [`balancer`]: the passes themselves — when a domain is balanced, the interval that
+//!   grows and shrinks, failures and active balancing (`load_balance`).
 //!
 //! What it does not do: move tasks (the runqueues do, `rq::migration`), read a clock, or
 //! know the kernel. Its inputs are snapshots of the CPUs' loads; its outputs are decisions
 //! the kernel and the simulator carry out.
 
+pub mod balancer;
 pub mod busiest;
 pub mod cpu_load;
 pub mod cpuset;

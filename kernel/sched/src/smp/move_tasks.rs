@@ -12,6 +12,7 @@
 //!   ago — unless the domain has failed to balance more than `cache_nice_tries` times;
 //! - it is not heavier than twice what is left to move plus a task's slack — unless it
 //!   would be the best-priority task on the balancing CPU.
+//!
 //! Pulling stops once the load moved reaches the imbalance (it may pass it by one task).
 //!
 //! With groups (per-uid, 2.6.24's FAIR_USER_SCHED) the same is done group by group: each
