@@ -13,7 +13,9 @@
 //! - [`move_tasks`]: which of that CPU's tasks it pulls (`balance_tasks`,
 //!   `can_migrate_task`, `load_balance_fair` with groups);
 //! - [`balancer`]: the passes themselves — when a domain is balanced, the interval that
-//!   grows and shrinks, failures and active balancing (`load_balance`).
+//!   grows and shrinks, failures and active balancing (`load_balance`);
+//! - [`invariant`]: the Wasted Cores paper's check that no CPU idles while a task waits
+//!   too long elsewhere, with the time cores were wasted.
 //!
 //! What it does not do: move tasks (the runqueues do, `rq::migration`), read a clock, or
 //! know the kernel. Its inputs are snapshots of the CPUs' loads; its outputs are decisions
@@ -24,6 +26,7 @@ pub mod busiest;
 pub mod cpu_load;
 pub mod cpuset;
 pub mod domains;
+pub mod invariant;
 pub mod move_tasks;
 pub mod topology;
 
