@@ -11,6 +11,7 @@
 //! Built with the `sim` feature (and for the crate's own tests); the kernel does not use it.
 
 mod behavior;
+pub mod smp;
 pub mod workload;
 
 pub use behavior::{Action, Behavior, Ctx};
@@ -62,6 +63,27 @@ pub struct SimTask {
     pub samples: Vec<Nanos>,
     /// Events counted by the behaviour.
     pub missed: u64,
+}
+
+impl SimTask {
+    /// A task of `behavior`, uid `uid`, child of `parent`, that has done nothing yet.
+    fn new(behavior: Box<dyn Behavior>, uid: Uid, parent: Option<TaskId>) -> SimTask {
+        SimTask {
+            name: behavior.name().into(),
+            uid,
+            parent,
+            behavior,
+            waiting: None,
+            run_left: 0,
+            spin_until: 0,
+            unreaped_children: 0,
+            cpu_ns: 0,
+            wake_latencies: Vec::new(),
+            waits: Vec::new(),
+            samples: Vec::new(),
+            missed: 0,
+        }
+    }
 }
 
 /// Simulation settings.
@@ -136,21 +158,7 @@ impl<P: Policy> Sim<P> {
         uid: Uid,
         parent: Option<TaskId>,
     ) -> TaskId {
-        self.tasks.push(SimTask {
-            name: behavior.name().into(),
-            uid,
-            parent,
-            behavior,
-            waiting: None,
-            run_left: 0,
-            spin_until: 0,
-            unreaped_children: 0,
-            cpu_ns: 0,
-            wake_latencies: Vec::new(),
-            waits: Vec::new(),
-            samples: Vec::new(),
-            missed: 0,
-        });
+        self.tasks.push(SimTask::new(behavior, uid, parent));
         self.tasks.len() - 1
     }
 
