@@ -86,6 +86,17 @@ impl SimTask {
     }
 }
 
+impl SimTask {
+    /// Forgets what was measured so far.
+    fn reset_measurements(&mut self) {
+        self.cpu_ns = 0;
+        self.wake_latencies.clear();
+        self.waits.clear();
+        self.samples.clear();
+        self.missed = 0;
+    }
+}
+
 /// Simulation settings.
 #[derive(Debug, Clone, Copy)]
 pub struct SimConfig {
@@ -323,13 +334,7 @@ impl<P: Policy> Sim<P> {
     /// Forgets every measurement so far (CPU time, latencies, waits, samples): what follows
     /// is measured alone, after a warm-up.
     pub fn reset_measurements(&mut self) {
-        for t in &mut self.tasks {
-            t.cpu_ns = 0;
-            t.wake_latencies.clear();
-            t.waits.clear();
-            t.samples.clear();
-            t.missed = 0;
-        }
+        self.tasks.iter_mut().for_each(SimTask::reset_measurements);
     }
 
     /// Runs the machine until the clock reads `end`.

@@ -117,6 +117,11 @@ impl<P: Policy> SmpSim<P> {
         self.cpu_of[task]
     }
 
+    /// Forgets every task's measurements so far: what follows is measured alone.
+    pub fn reset_measurements(&mut self) {
+        self.tasks.iter_mut().for_each(SimTask::reset_measurements);
+    }
+
     /// The invariant's figures up to now.
     pub fn invariant(&self) -> Report {
         self.checker.report(self.now)

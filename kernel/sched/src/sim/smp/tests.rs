@@ -85,3 +85,36 @@ fn two_hogs_on_one_package_move_to_the_idle_package_by_active_balancing() {
     // No task ever waited: the invariant never broke.
     assert_eq!(sim.invariant().violations, 0);
 }
+
+#[test]
+fn in_2_6_24_a_user_spread_over_two_cpus_gets_its_full_share_on_each() {
+    // uid 1 runs one hog, uid 2 four, on two CPUs, with 2.6.24's per-uid groups (each
+    // group its full 1024 of shares on every CPU). The balancer evens out task weight —
+    // 3 tasks on one CPU, 2 on the other — so uid 1's hog always shares its CPU with uid
+    // 2's group: half of one CPU, a quarter of the machine, and uid 2 three quarters,
+    // where per-user fairness would give each half (uid 1's hog alone on a CPU).
+    let t = Topology::flat(2);
+    let preset = || Fair::new(FairParams::preset(Era::V2_6_24));
+    let mut sim = SmpSim::new(&t, preset, config(), true, DEFAULT_THRESHOLD_NS);
+    sim.spawn(Box::new(Hog), 1, 0, 0, t.all());
+    for _ in 0..4 {
+        sim.spawn(Box::new(Hog), 2, 0, 0, t.all());
+    }
+    sim.run_until(1000 * MS);
+    sim.reset_measurements();
+    sim.run_until(3000 * MS);
+    let uid1: u64 = sim.tasks()[0].cpu_ns;
+    let uid2: u64 = sim.tasks()[1..].iter().map(|t| t.cpu_ns).sum();
+    let machine = 2 * 2000 * MS;
+    let share = |ns: u64| ns as f64 / machine as f64;
+    assert!(
+        (share(uid1) - 0.25).abs() < 0.02,
+        "uid 1: {:.3}",
+        share(uid1)
+    );
+    assert!(
+        (share(uid2) - 0.75).abs() < 0.02,
+        "uid 2: {:.3}",
+        share(uid2)
+    );
+}
