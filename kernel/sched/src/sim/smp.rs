@@ -13,7 +13,8 @@
 //!
 //! Deterministic: the same inputs give the same schedule, bit for bit.
 
-use super::{Action, Behavior, Ctx, IDLE, SimConfig, SimTask, Waiting};
+use super::timers::Timers;
+use super::{Action, Behavior, IDLE, SimConfig, SimTask, Waiting};
 use crate::policy::{Nanos, Policy, TaskId, Uid, Wakeup};
 use crate::programs::Rng;
 use crate::rq::{Rq, State};
@@ -27,7 +28,6 @@ use crate::smp::move_tasks::{Candidate, GroupQueues, MAX_PRIO};
 use crate::smp::topology::Topology;
 use crate::weights::Nice;
 use alloc::boxed::Box;
-use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 /// `NR_CPUS` as 2.6.24's x86 configuration set it: the cap of a balancing interval is
@@ -54,8 +54,7 @@ pub struct SmpSim<P: Policy> {
     tasks: Vec<SimTask>,
     cpu_of: Vec<usize>,
     allowed: Vec<CpuSet>,
-    timers: BTreeMap<(Nanos, u64), TaskId>,
-    sequence: u64,
+    timers: Timers,
     rng: Rng,
     checker: Checker,
     /// Tasks moved from one CPU to another by the balancer.
@@ -94,8 +93,7 @@ impl<P: Policy> SmpSim<P> {
             tasks: Vec::new(),
             cpu_of: Vec::new(),
             allowed: Vec::new(),
-            timers: BTreeMap::new(),
-            sequence: 0,
+            timers: Timers::new(),
             rng: Rng::new(config.seed),
             checker: Checker::new(threshold),
             migrations: 0,
@@ -149,8 +147,7 @@ impl<P: Policy> SmpSim<P> {
     }
 
     fn work_left(&self, task: TaskId) -> Nanos {
-        let t = &self.tasks[task];
-        t.run_left.max(t.spin_until.saturating_sub(self.now))
+        self.tasks[task].work_left(self.now)
     }
 
     /// Whether `cpu` has nothing runnable (its policy's queues are empty).
@@ -178,13 +175,7 @@ impl<P: Policy> SmpSim<P> {
         if pick.next == IDLE {
             return;
         }
-        let t = &mut self.tasks[pick.next];
-        if let Some(waited) = pick.waited {
-            t.waits.push(waited.ns);
-            if waited.woken {
-                t.wake_latencies.push(waited.ns);
-            }
-        }
+        self.tasks[pick.next].record_wait(pick.waited);
     }
 
     fn move_task(&mut self, task: TaskId, from: usize, to: usize) {
@@ -250,15 +241,7 @@ impl<P: Policy> SmpSim<P> {
             }
             decisions += 1;
             assert!(decisions < 100_000, "task {task} makes no progress");
-            let t = &mut self.tasks[task];
-            let mut ctx = Ctx {
-                now: self.now,
-                task,
-                rng: &mut self.rng,
-                samples: &mut t.samples,
-                missed: &mut t.missed,
-            };
-            let action = t.behavior.next(&mut ctx);
+            let action = self.tasks[task].next_action(task, self.now, &mut self.rng);
             self.perform(cpu, task, action);
         }
     }
@@ -280,13 +263,7 @@ impl<P: Policy> SmpSim<P> {
     }
 
     fn sleep_until(&mut self, cpu: usize, task: TaskId, at: Nanos) {
-        let at = if self.config.hrtimer {
-            at
-        } else {
-            at.next_multiple_of(self.config.tick_ns)
-        };
-        self.sequence += 1;
-        self.timers.insert((at.max(self.now), self.sequence), task);
+        self.timers.arm(task, at, self.now, &self.config);
         self.cpus[cpu].rq.block_current(self.now);
         self.tasks[task].waiting = Some(Waiting::Timer);
     }
@@ -324,7 +301,7 @@ impl<P: Policy> SmpSim<P> {
             self.checker.observe(self.now, &snapshot);
             let tick = self.config.tick_ns;
             let next_tick = (self.now / tick + 1) * tick;
-            let next_timer = self.timers.keys().next().map_or(Nanos::MAX, |&(t, _)| t);
+            let next_timer = self.timers.next();
             let work_done = (0..n)
                 .filter_map(|c| self.current(c))
                 .map(|t| self.now + self.work_left(t))
@@ -332,11 +309,7 @@ impl<P: Policy> SmpSim<P> {
                 .unwrap_or(Nanos::MAX);
             let t = next_tick.min(next_timer).min(work_done).min(end);
             self.advance(t);
-            while let Some((&(at, seq), &task)) = self.timers.iter().next() {
-                if at > self.now {
-                    break;
-                }
-                self.timers.remove(&(at, seq));
+            while let Some(task) = self.timers.pop_due(self.now) {
                 let cpu = self.cpu_of[task];
                 let timer = Wakeup {
                     from_interrupt: true,
@@ -365,8 +338,7 @@ impl<P: Policy> SmpSim<P> {
             if let Some(task) = self.current(cpu) {
                 let ran = t - self.now;
                 let task = &mut self.tasks[task];
-                task.cpu_ns += ran;
-                task.run_left = task.run_left.saturating_sub(ran);
+                task.charge(ran);
             }
         }
         self.now = t;
