@@ -28,6 +28,7 @@ pub mod programs;
 pub mod rq;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim;
+pub mod smp;
 pub mod stats;
 pub mod weights;
 
@@ -36,6 +37,7 @@ pub use knobs::{KnobError, Tunable};
 pub use o1::O1;
 pub use params::{Era, FairParams, Feature, Features, Grouping, Tunables};
 pub use policy::{
-    Carried, ForkKind, Migrant, Nanos, Policy, RunqueueInfo, TaskId, TaskInfo, Uid, Wakeup,
+    BalanceQueue, Carried, ForkKind, Migrant, Nanos, Policy, QueuedTask, RunqueueInfo, TaskId,
+    TaskInfo, Uid, Wakeup,
 };
 pub use rq::{Moving, Pick, PrevState, Rq, SchedTask, State, TaskStats, Waited};

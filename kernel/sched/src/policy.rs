@@ -96,6 +96,32 @@ pub struct TaskInfo {
     pub exec_start: u64,
 }
 
+/// One queue of tasks a balancer may pull from (2.6.24's leaf `cfs_rq`: a group's
+/// runqueue on this CPU, or the root's without groups).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BalanceQueue {
+    /// The group's uid (`None`: no groups).
+    pub uid: Option<Uid>,
+    /// The weight of its tasks, the running one included.
+    pub load: u64,
+    /// Its waiting tasks in the order a balancer looks at them (the timeline's: the most
+    /// owed first).
+    pub waiting: Vec<QueuedTask>,
+    /// The best priority among its tasks (100–139 from nice; 140 if it has none).
+    pub best_prio: u32,
+}
+
+/// A waiting task as a balancer sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueuedTask {
+    /// Its id.
+    pub task: TaskId,
+    /// Its load weight.
+    pub weight: u64,
+    /// Its priority (100–139 from nice; O(1): its dynamic priority).
+    pub prio: u32,
+}
+
 /// What the policy says about one runqueue (the root, or a group's).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunqueueInfo {
@@ -187,6 +213,10 @@ pub trait Policy {
 
     /// Every runqueue, the root first.
     fn runqueues(&self) -> Vec<RunqueueInfo>;
+
+    /// The queues a load balancer pulls from (`load_balance_fair`'s walk of the leaf
+    /// runqueues, the newest group first).
+    fn balance_queues(&self) -> Vec<BalanceQueue>;
 
     /// `/proc/sched_debug`'s sections for the policy's runqueues on CPU `cpu` (Linux's
     /// `print_cfs_rq`), each in the layout of the Linux the policy mirrors

@@ -329,6 +329,10 @@ impl Policy for Fair {
             .collect()
     }
 
+    fn balance_queues(&self) -> Vec<crate::policy::BalanceQueue> {
+        self.balance_queues_fair()
+    }
+
     fn write_debug_runqueues(&self, cpu: usize, out: &mut dyn fmt::Write) -> fmt::Result {
         self.write_runqueues(cpu, out)
     }

@@ -20,9 +20,10 @@
 //!   the queue — at its sleep, or at the move), and `place_entity` puts it at the new
 //!   runqueue's weighted average minus that lag, with a deadline a full slice away.
 
-use super::{Enqueue, Fair};
-use crate::params::Era;
-use crate::policy::{Carried, Migrant, Nanos, TaskId, Wakeup};
+use super::{Enqueue, Fair, ROOT};
+use crate::params::{Era, Grouping};
+use crate::policy::{BalanceQueue, Carried, Migrant, Nanos, QueuedTask, TaskId, Wakeup};
+use alloc::vec::Vec;
 
 /// Where a moving fair task is to be placed on its new runqueue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,5 +164,41 @@ impl Fair {
             self.note_wakeup(task, w);
         }
         self.check_preempt(task, now, f.forked)
+    }
+
+    /// [`crate::Policy::balance_queues`]: the runqueues whose entities are tasks — each
+    /// uid's, newest first, with groups; the root's without — with their waiting tasks in
+    /// timeline order.
+    pub(super) fn balance_queues_fair(&self) -> Vec<BalanceQueue> {
+        let grouped = self.params.grouping != Grouping::None;
+        let leaves: Vec<usize> = if grouped {
+            (ROOT + 1..self.runqueues.len()).rev().collect()
+        } else {
+            alloc::vec![ROOT]
+        };
+        leaves
+            .into_iter()
+            .map(|rq| {
+                let q = self.rq(rq);
+                let tasks = q.iter().chain(q.curr.filter(|&c| self.se(c).on_rq));
+                let best_nice = tasks.map(|id| self.se(id).nice).min();
+                BalanceQueue {
+                    uid: q.owner.map(|g| self.se(g).uid),
+                    load: q.load,
+                    waiting: q
+                        .iter()
+                        .map(|id| {
+                            let se = self.se(id);
+                            QueuedTask {
+                                task: se.task.expect("a leaf queues tasks"),
+                                weight: se.weight,
+                                prio: (120 + i32::from(se.nice)) as u32,
+                            }
+                        })
+                        .collect(),
+                    best_prio: best_nice.map_or(140, |n| (120 + i32::from(n)) as u32),
+                }
+            })
+            .collect()
     }
 }

@@ -115,6 +115,19 @@ impl PrioArray {
         self.mark(p);
     }
 
+    /// Every queued task, the best level first, each level in its order.
+    pub fn tasks(&self) -> Vec<TaskId> {
+        let mut out = Vec::with_capacity(self.nr_active);
+        for head in self.heads.iter() {
+            let mut at = *head;
+            while let Some(id) = at {
+                out.push(id);
+                at = self.links.get(id).and_then(|l| l.next);
+            }
+        }
+        out
+    }
+
     /// The first task of the best (lowest-numbered) non-empty level (`sched_find_first_bit`).
     pub fn first(&self) -> Option<TaskId> {
         let (word, bits) = self.bitmap.iter().enumerate().find(|(_, b)| **b != 0)?;

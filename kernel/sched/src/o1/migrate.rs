@@ -14,7 +14,8 @@
 
 use super::O1;
 use super::task::Task;
-use crate::policy::{Carried, Migrant, Nanos, TaskId, Wakeup};
+use crate::policy::{BalanceQueue, Carried, Migrant, Nanos, QueuedTask, TaskId, Wakeup};
+use alloc::vec::Vec;
 
 /// What an O(1) task takes to another CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,5 +99,37 @@ impl O1 {
     pub(super) fn fork_away_o1(&mut self, parent: TaskId, child: TaskId, now: Nanos) -> Migrant {
         self.forked_child(parent, child, now);
         self.migrate_out_o1(child)
+    }
+
+    /// [`crate::Policy::balance_queues`]: one queue — O(1) has no groups — whose waiting
+    /// tasks come expired array first, each array best priority first (2.6.11's
+    /// `move_tasks` order), weighted as CFS would weigh their nice levels.
+    pub(super) fn balance_queues_o1(&self) -> Vec<BalanceQueue> {
+        let expired = self.arrays[1 - self.active].tasks();
+        let active = self.arrays[self.active].tasks();
+        let weight = |id: TaskId| {
+            crate::weights::nice_to_weight(
+                (self.t(id).static_prio as i64 - 120) as crate::weights::Nice,
+            )
+        };
+        let all: Vec<TaskId> = expired.into_iter().chain(active).collect();
+        alloc::vec![BalanceQueue {
+            uid: None,
+            load: all.iter().map(|&id| weight(id)).sum(),
+            waiting: all
+                .iter()
+                .filter(|&&id| self.current != Some(id))
+                .map(|&id| QueuedTask {
+                    task: id,
+                    weight: weight(id),
+                    prio: self.t(id).prio as u32,
+                })
+                .collect(),
+            best_prio: all
+                .iter()
+                .map(|&id| self.t(id).prio as u32)
+                .min()
+                .unwrap_or(140),
+        }]
     }
 }

@@ -249,6 +249,10 @@ impl Policy for O1 {
         (self.fork_away_o1(parent, child, now), false)
     }
 
+    fn balance_queues(&self) -> Vec<crate::policy::BalanceQueue> {
+        self.balance_queues_o1()
+    }
+
     fn check_preempt_wakeup(&mut self, woken: TaskId, _now: Nanos) -> bool {
         self.current != Some(woken) && self.preempts_current(woken)
     }

@@ -89,6 +89,9 @@ impl Policy for Recorder {
     fn task_info(&self, task: TaskId) -> Option<TaskInfo> {
         self.inner.task_info(task)
     }
+    fn balance_queues(&self) -> Vec<crate::policy::BalanceQueue> {
+        self.inner.balance_queues()
+    }
     fn runqueues(&self) -> Vec<RunqueueInfo> {
         self.inner.runqueues()
     }

@@ -11,6 +11,8 @@
 //! Built with the `sim` feature (and for the crate's own tests); the kernel does not use it.
 
 mod behavior;
+pub mod smp;
+mod timers;
 pub mod workload;
 
 pub use behavior::{Action, Behavior, Ctx};
@@ -19,9 +21,9 @@ use crate::policy::{ForkKind, Nanos, Policy, TaskId, Uid, Wakeup};
 use crate::rq::Rq;
 use crate::weights::Nice;
 use alloc::boxed::Box;
-use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
+use timers::Timers;
 
 pub use crate::programs::Rng;
 
@@ -64,6 +66,71 @@ pub struct SimTask {
     pub missed: u64,
 }
 
+impl SimTask {
+    /// A task of `behavior`, uid `uid`, child of `parent`, that has done nothing yet.
+    fn new(behavior: Box<dyn Behavior>, uid: Uid, parent: Option<TaskId>) -> SimTask {
+        SimTask {
+            name: behavior.name().into(),
+            uid,
+            parent,
+            behavior,
+            waiting: None,
+            run_left: 0,
+            spin_until: 0,
+            unreaped_children: 0,
+            cpu_ns: 0,
+            wake_latencies: Vec::new(),
+            waits: Vec::new(),
+            samples: Vec::new(),
+            missed: 0,
+        }
+    }
+}
+
+impl SimTask {
+    /// CPU time it still wants at `now` before its next decision.
+    fn work_left(&self, now: Nanos) -> Nanos {
+        self.run_left.max(self.spin_until.saturating_sub(now))
+    }
+
+    /// It ran `ran` ns.
+    fn charge(&mut self, ran: Nanos) {
+        self.cpu_ns += ran;
+        self.run_left = self.run_left.saturating_sub(ran);
+    }
+
+    /// Its behaviour's next step, task `task` at `now`.
+    fn next_action(&mut self, task: TaskId, now: Nanos, rng: &mut Rng) -> Action {
+        let mut ctx = Ctx {
+            now,
+            task,
+            rng,
+            samples: &mut self.samples,
+            missed: &mut self.missed,
+        };
+        self.behavior.next(&mut ctx)
+    }
+
+    /// It got the CPU after `waited` (a wait, and a wake-up latency if it woke).
+    fn record_wait(&mut self, waited: Option<crate::rq::Waited>) {
+        if let Some(waited) = waited {
+            self.waits.push(waited.ns);
+            if waited.woken {
+                self.wake_latencies.push(waited.ns);
+            }
+        }
+    }
+
+    /// Forgets what was measured so far.
+    fn reset_measurements(&mut self) {
+        self.cpu_ns = 0;
+        self.wake_latencies.clear();
+        self.waits.clear();
+        self.samples.clear();
+        self.missed = 0;
+    }
+}
+
 /// Simulation settings.
 #[derive(Debug, Clone, Copy)]
 pub struct SimConfig {
@@ -92,9 +159,8 @@ pub struct Sim<P: Policy> {
     config: SimConfig,
     now: Nanos,
     tasks: Vec<SimTask>,
-    /// Timer wake-ups, by (time, sequence).
-    timers: BTreeMap<(Nanos, u64), TaskId>,
-    sequence: u64,
+    /// Timer wake-ups.
+    timers: Timers,
     rng: Rng,
     /// Context switches so far.
     pub switches: u64,
@@ -108,8 +174,7 @@ impl<P: Policy> Sim<P> {
             config,
             now: 0,
             tasks: Vec::new(),
-            timers: BTreeMap::new(),
-            sequence: 0,
+            timers: Timers::new(),
             rng: Rng::new(config.seed),
             switches: 0,
         }
@@ -136,21 +201,7 @@ impl<P: Policy> Sim<P> {
         uid: Uid,
         parent: Option<TaskId>,
     ) -> TaskId {
-        self.tasks.push(SimTask {
-            name: behavior.name().into(),
-            uid,
-            parent,
-            behavior,
-            waiting: None,
-            run_left: 0,
-            spin_until: 0,
-            unreaped_children: 0,
-            cpu_ns: 0,
-            wake_latencies: Vec::new(),
-            waits: Vec::new(),
-            samples: Vec::new(),
-            missed: 0,
-        });
+        self.tasks.push(SimTask::new(behavior, uid, parent));
         self.tasks.len() - 1
     }
 
@@ -162,13 +213,7 @@ impl<P: Policy> Sim<P> {
     }
 
     fn arm_timer(&mut self, task: TaskId, at: Nanos) {
-        let at = if self.config.hrtimer {
-            at
-        } else {
-            at.next_multiple_of(self.config.tick_ns)
-        };
-        self.sequence += 1;
-        self.timers.insert((at.max(self.now), self.sequence), task);
+        self.timers.arm(task, at, self.now, &self.config);
     }
 
     fn wake(&mut self, task: TaskId, wakeup: Wakeup) {
@@ -192,13 +237,7 @@ impl<P: Policy> Sim<P> {
         if pick.next == IDLE {
             return;
         }
-        let t = &mut self.tasks[pick.next];
-        if let Some(waited) = pick.waited {
-            t.waits.push(waited.ns);
-            if waited.woken {
-                t.wake_latencies.push(waited.ns);
-            }
-        }
+        self.tasks[pick.next].record_wait(pick.waited);
         self.switches += 1;
     }
 
@@ -209,8 +248,7 @@ impl<P: Policy> Sim<P> {
 
     /// CPU time the current task still wants before its next decision.
     fn work_left(&self, task: TaskId) -> Nanos {
-        let t = &self.tasks[task];
-        t.run_left.max(t.spin_until.saturating_sub(self.now))
+        self.tasks[task].work_left(self.now)
     }
 
     /// Lets the running task make its zero-time decisions until it has CPU work or blocks.
@@ -230,15 +268,7 @@ impl<P: Policy> Sim<P> {
                 "task {task} makes no progress at {}",
                 self.now
             );
-            let t = &mut self.tasks[task];
-            let mut ctx = Ctx {
-                now: self.now,
-                task,
-                rng: &mut self.rng,
-                samples: &mut t.samples,
-                missed: &mut t.missed,
-            };
-            let action = t.behavior.next(&mut ctx);
+            let action = self.tasks[task].next_action(task, self.now, &mut self.rng);
             self.perform(task, action);
         }
     }
@@ -306,8 +336,7 @@ impl<P: Policy> Sim<P> {
         if let Some(task) = self.current() {
             let ran = t - self.now;
             let task = &mut self.tasks[task];
-            task.cpu_ns += ran;
-            task.run_left = task.run_left.saturating_sub(ran);
+            task.charge(ran);
         }
         self.now = t;
     }
@@ -315,13 +344,7 @@ impl<P: Policy> Sim<P> {
     /// Forgets every measurement so far (CPU time, latencies, waits, samples): what follows
     /// is measured alone, after a warm-up.
     pub fn reset_measurements(&mut self) {
-        for t in &mut self.tasks {
-            t.cpu_ns = 0;
-            t.wake_latencies.clear();
-            t.waits.clear();
-            t.samples.clear();
-            t.missed = 0;
-        }
+        self.tasks.iter_mut().for_each(SimTask::reset_measurements);
     }
 
     /// Runs the machine until the clock reads `end`.
@@ -332,17 +355,13 @@ impl<P: Policy> Sim<P> {
             }
             self.drive_current();
             let next_tick = (self.now / self.config.tick_ns + 1) * self.config.tick_ns;
-            let next_timer = self.timers.keys().next().map_or(Nanos::MAX, |&(t, _)| t);
+            let next_timer = self.timers.next();
             let work_done = self
                 .current()
                 .map_or(Nanos::MAX, |c| self.now + self.work_left(c));
             let t = next_tick.min(next_timer).min(work_done).min(end);
             self.advance(t);
-            while let Some((&(at, seq), &task)) = self.timers.iter().next() {
-                if at > self.now {
-                    break;
-                }
-                self.timers.remove(&(at, seq));
+            while let Some(task) = self.timers.pop_due(self.now) {
                 let timer = Wakeup {
                     from_interrupt: true,
                     ..Wakeup::default()

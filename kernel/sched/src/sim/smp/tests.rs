@@ -1,0 +1,120 @@
+//! The SMP simulator with 2.6.24's balancer: hogs spreading, and the invariant it keeps.
+
+use super::*;
+use crate::Fair;
+use crate::params::{Era, FairParams, Grouping};
+use crate::sim::workload::Hog;
+use crate::smp::invariant::DEFAULT_THRESHOLD_NS;
+
+const MS: u64 = 1_000_000;
+
+fn config() -> SimConfig {
+    SimConfig {
+        tick_ns: 4 * MS, // HZ 250, 2.6.24's default
+        ..SimConfig::default()
+    }
+}
+
+fn cfs_2_6_24() -> Fair {
+    let mut p = FairParams::preset(Era::V2_6_24);
+    p.grouping = Grouping::None;
+    Fair::new(p)
+}
+
+/// Four hogs started on CPU 0 of a 4-CPU machine, run for a second.
+fn four_hogs_on_cpu_0(balancing: bool) -> SmpSim<Fair> {
+    let t = Topology::flat(4);
+    let mut sim = SmpSim::new(&t, cfs_2_6_24, config(), balancing, DEFAULT_THRESHOLD_NS);
+    for _ in 0..4 {
+        sim.spawn(Box::new(Hog), 1, 0, 0, t.all());
+    }
+    sim.run_until(1000 * MS);
+    sim
+}
+
+#[test]
+fn hogs_started_on_one_cpu_spread_one_per_cpu() {
+    // At the first tick each idle CPU finds CPU 0 four tasks over its power and pulls one
+    // (the imbalance is one task: CPU 0 down to the average of 1024 per CPU); after that
+    // every CPU runs one hog, and no CPU ever idles beside a long wait.
+    let sim = four_hogs_on_cpu_0(true);
+    let mut cpus: Vec<usize> = (0..4).map(|t| sim.cpu_of(t)).collect();
+    cpus.sort_unstable();
+    assert_eq!(cpus, [0, 1, 2, 3]);
+    assert_eq!(sim.migrations, 3, "three moves, none back");
+    // Each ran nearly the whole second (all but the first tick's share of CPU 0).
+    for t in sim.tasks() {
+        assert!(t.cpu_ns >= 990 * MS, "{} ms", t.cpu_ns / MS);
+    }
+    let r = sim.invariant();
+    assert_eq!((r.violations, r.total_ns), (0, 0));
+}
+
+#[test]
+fn without_a_balancer_the_invariant_breaks_for_good() {
+    // The same machine without balancing: three CPUs idle the whole second while the
+    // hogs take turns on CPU 0 — one violation, the whole second.
+    let sim = four_hogs_on_cpu_0(false);
+    assert!((0..4).all(|t| sim.cpu_of(t) == 0));
+    let r = sim.invariant();
+    assert_eq!((r.violations, r.total_ns), (1, 1000 * MS));
+    // Together the hogs had one CPU: a quarter of a second each, about.
+    let total: u64 = sim.tasks().iter().map(|t| t.cpu_ns).sum();
+    assert_eq!(total, 1000 * MS);
+}
+
+#[test]
+fn two_hogs_on_one_package_move_to_the_idle_package_by_active_balancing() {
+    // -smp 4,sockets=2,cores=2, both hogs on package 0 (CPUs 0 and 1, one each): neither
+    // CPU has a waiting task, so nothing can be pulled; CPU 2's failures lead it to ask
+    // CPU 0 to push its running hog, and the two packages end with one hog each.
+    let t = Topology::smp(2, 2, 1);
+    let mut sim = SmpSim::new(&t, cfs_2_6_24, config(), true, DEFAULT_THRESHOLD_NS);
+    sim.spawn(Box::new(Hog), 1, 0, 0, t.all());
+    sim.spawn(Box::new(Hog), 1, 0, 1, t.all());
+    sim.run_until(1000 * MS);
+    let packages: Vec<usize> = (0..2).map(|h| sim.cpu_of(h) / 2).collect();
+    assert_ne!(
+        packages[0],
+        packages[1],
+        "hogs on CPUs {:?}",
+        [sim.cpu_of(0), sim.cpu_of(1)]
+    );
+    // One move: the push.
+    assert_eq!(sim.migrations, 1);
+    // No task ever waited: the invariant never broke.
+    assert_eq!(sim.invariant().violations, 0);
+}
+
+#[test]
+fn in_2_6_24_a_user_spread_over_two_cpus_gets_its_full_share_on_each() {
+    // uid 1 runs one hog, uid 2 four, on two CPUs, with 2.6.24's per-uid groups (each
+    // group its full 1024 of shares on every CPU). The balancer evens out task weight —
+    // 3 tasks on one CPU, 2 on the other — so uid 1's hog always shares its CPU with uid
+    // 2's group: half of one CPU, a quarter of the machine, and uid 2 three quarters,
+    // where per-user fairness would give each half (uid 1's hog alone on a CPU).
+    let t = Topology::flat(2);
+    let preset = || Fair::new(FairParams::preset(Era::V2_6_24));
+    let mut sim = SmpSim::new(&t, preset, config(), true, DEFAULT_THRESHOLD_NS);
+    sim.spawn(Box::new(Hog), 1, 0, 0, t.all());
+    for _ in 0..4 {
+        sim.spawn(Box::new(Hog), 2, 0, 0, t.all());
+    }
+    sim.run_until(1000 * MS);
+    sim.reset_measurements();
+    sim.run_until(3000 * MS);
+    let uid1: u64 = sim.tasks()[0].cpu_ns;
+    let uid2: u64 = sim.tasks()[1..].iter().map(|t| t.cpu_ns).sum();
+    let machine = 2 * 2000 * MS;
+    let share = |ns: u64| ns as f64 / machine as f64;
+    assert!(
+        (share(uid1) - 0.25).abs() < 0.02,
+        "uid 1: {:.3}",
+        share(uid1)
+    );
+    assert!(
+        (share(uid2) - 0.75).abs() < 0.02,
+        "uid 2: {:.3}",
+        share(uid2)
+    );
+}

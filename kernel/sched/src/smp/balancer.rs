@@ -1,0 +1,278 @@
+//! 2.6.24's balancing passes (`load_balance`, `load_balance_newidle`, `rebalance_domains`,
+//! `idle_balance`, kernel/sched.c): when each of a CPU's domains is balanced, what a pass
+//! does with [`busiest`](super::busiest)'s verdict and [`move_tasks`](super::move_tasks)'
+//! choice, and how it adapts its interval.
+//!
+//! - **When.** At each tick a CPU walks its domains bottom up and balances each one whose
+//!   interval has passed: `balance_interval` milliseconds, times the domain's `busy_factor`
+//!   (64 below NUMA) when the CPU was busy at the tick — a busy CPU balances rarely, an idle
+//!   one at once. A CPU about to go idle balances the domains with SD_BALANCE_NEWIDLE
+//!   first, until one gives it a task.
+//! - **The interval** goes back to its minimum when a pass finds an imbalance (whether or
+//!   not it moved anything), and doubles, up to its maximum, when it finds none.
+//! - **Failures.** A pass that finds an imbalance and moves nothing counts a failure. After
+//!   more than `cache_nice_tries` of them cache-hot tasks may move; after more than
+//!   `cache_nice_tries + 2` the balancing CPU asks the busiest one to *push* its running
+//!   task (active balancing, by its migration thread: the caller's part), and the count
+//!   is set back to `cache_nice_tries + 1`.
+//! - **All pinned.** If every task looked at on the busiest CPU is kept there by its
+//!   affinity, the pass tries the other CPUs of the busiest group, and if none is left it
+//!   doubles its interval up to 512 ms.
+//!
+//! The machine is the caller's ([`Machine`]): the CPUs' loads, the busiest CPU's tasks, the
+//! moves. The pass decides; it never touches a runqueue.
+
+use super::busiest::{CpuStat, IdleType, Verdict, find_busiest_group, find_busiest_queue};
+use super::cpuset::CpuSet;
+use super::domains::{Domain, Flags};
+use super::move_tasks::{Env, GroupQueues, load_balance_fair};
+use alloc::vec::Vec;
+
+/// `MAX_PINNED_INTERVAL`: how far an all-pinned domain's interval may grow, in ms.
+pub const MAX_PINNED_INTERVAL_MS: u64 = 512;
+
+/// What a balancing pass needs of the machine.
+pub trait Machine {
+    /// Every CPU's load, indexed by CPU.
+    fn stats(&self) -> Vec<CpuStat>;
+    /// `busiest`'s fair tasks, group by group, beside `this_cpu`'s loads in the same
+    /// groups (see [`GroupQueues`]), for `this_cpu` to pull from.
+    fn queues(&self, busiest: usize, this_cpu: usize) -> Vec<GroupQueues>;
+    /// `cpu`'s clock (what `task_hot` compares with).
+    fn clock(&self, cpu: usize) -> u64;
+    /// The CPUs the task running on `cpu` may run on (none if it runs its idle task).
+    fn running_allowed(&self, cpu: usize) -> CpuSet;
+    /// Moves `tasks` from `from` to `to` (`pull_task`).
+    fn pull(&mut self, from: usize, to: usize, tasks: &[usize]);
+}
+
+/// What one CPU keeps of one of its domains between passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DomainState {
+    /// The interval now, in milliseconds.
+    pub balance_interval_ms: u64,
+    /// When it was last balanced, in jiffies.
+    pub last_balance: u64,
+    /// Consecutive passes that found an imbalance and moved nothing.
+    pub nr_balance_failed: u64,
+}
+
+impl DomainState {
+    /// A domain's state as it is built at `jiffies`.
+    pub fn new(domain: &Domain, jiffies: u64) -> DomainState {
+        DomainState {
+            balance_interval_ms: domain.params.balance_interval_ms,
+            last_balance: jiffies,
+            nr_balance_failed: 0,
+        }
+    }
+}
+
+/// What a pass did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The tasks pulled, and from which CPU.
+    pub pulled: Option<(usize, Vec<usize>)>,
+    /// The busiest CPU asked to push its running task here (active balancing).
+    pub push_from: Option<usize>,
+    /// Another CPU of this CPU's group balances this level and the ones above.
+    pub not_the_balancer: bool,
+}
+
+/// `load_balance` (periodic, `why` Idle or NotIdle) or `load_balance_newidle` (NewlyIdle)
+/// of `domain` by `this_cpu`.
+pub fn load_balance(
+    state: &mut DomainState,
+    domain: &Domain,
+    this_cpu: usize,
+    why: IdleType,
+    m: &mut impl Machine,
+) -> Outcome {
+    let p = domain.params;
+    let periodic = why != IdleType::NewlyIdle;
+    let mut outcome = Outcome {
+        pulled: None,
+        push_from: None,
+        not_the_balancer: false,
+    };
+    let stats = m.stats();
+    let mut cpus = domain.span;
+    let mut all_pinned = false;
+    loop {
+        let (group, imbalance) = match find_busiest_group(domain, this_cpu, &stats, why, cpus) {
+            Verdict::Pull { group, imbalance } => (group, imbalance),
+            Verdict::NotTheBalancer => {
+                outcome.not_the_balancer = true;
+                return balanced(state, domain, all_pinned, outcome);
+            }
+            Verdict::Balanced => return balanced(state, domain, false, outcome),
+        };
+        let Some(busiest) = find_busiest_queue(&domain.groups[group], &stats, imbalance, cpus)
+        else {
+            return balanced(state, domain, all_pinned, outcome);
+        };
+        if stats[busiest].nr_running > 1 {
+            let env = Env {
+                this_cpu,
+                now: m.clock(busiest),
+                nr_balance_failed: state.nr_balance_failed,
+                cache_nice_tries: p.cache_nice_tries,
+            };
+            let pulled = load_balance_fair(&m.queues(busiest, this_cpu), imbalance, &env);
+            if !pulled.tasks.is_empty() {
+                m.pull(busiest, this_cpu, &pulled.tasks);
+                outcome.pulled = Some((busiest, pulled.tasks));
+                state.nr_balance_failed = 0;
+                if periodic {
+                    state.balance_interval_ms = p.min_interval_ms;
+                }
+                return outcome;
+            }
+            if pulled.all_pinned {
+                all_pinned = true;
+                cpus = cpus.without(busiest);
+                if !cpus.is_empty() {
+                    continue;
+                }
+                return balanced(state, domain, true, outcome);
+            }
+        }
+        // An imbalance, and nothing moved.
+        if !periodic {
+            return outcome;
+        }
+        state.nr_balance_failed += 1;
+        if state.nr_balance_failed > p.cache_nice_tries + 2 {
+            if !m.running_allowed(busiest).contains(this_cpu) {
+                // Its running task may not come here either: as if all pinned (the
+                // failure count stays).
+                return pinned(state, domain, outcome);
+            }
+            outcome.push_from = Some(busiest);
+            state.nr_balance_failed = p.cache_nice_tries + 1;
+            if state.balance_interval_ms < p.max_interval_ms {
+                state.balance_interval_ms *= 2;
+            }
+        } else {
+            state.balance_interval_ms = p.min_interval_ms;
+        }
+        return outcome;
+    }
+}
+
+/// `out_balanced`: nothing to do, no failure counted; the interval doubles.
+fn balanced(
+    state: &mut DomainState,
+    domain: &Domain,
+    all_pinned: bool,
+    outcome: Outcome,
+) -> Outcome {
+    state.nr_balance_failed = 0;
+    grow(state, domain, all_pinned);
+    outcome
+}
+
+/// `out_one_pinned`: as balanced, but the failure count is kept.
+fn pinned(state: &mut DomainState, domain: &Domain, outcome: Outcome) -> Outcome {
+    grow(state, domain, true);
+    outcome
+}
+
+fn grow(state: &mut DomainState, domain: &Domain, all_pinned: bool) {
+    let i = state.balance_interval_ms;
+    if (all_pinned && i < MAX_PINNED_INTERVAL_MS) || i < domain.params.max_interval_ms {
+        state.balance_interval_ms = i * 2;
+    }
+}
+
+/// The jiffies of a domain's interval (`rebalance_domains`): `balance_interval`, times its
+/// `busy_factor` for a busy CPU, in jiffies of `hz` rounded up, at least one, at most
+/// `hz × nr_cpus / 10` (`NR_CPUS`, the kernel's configured count).
+pub fn interval_jiffies(
+    state: &DomainState,
+    domain: &Domain,
+    busy: bool,
+    hz: u64,
+    nr_cpus: u64,
+) -> u64 {
+    let mut ms = state.balance_interval_ms;
+    if busy {
+        ms *= domain.params.busy_factor;
+    }
+    let jiffies = (ms * hz).div_ceil(1000).max(1);
+    jiffies.min(hz * nr_cpus / 10)
+}
+
+/// `rebalance_domains`: `cpu`'s periodic pass at tick `jiffies`, idle at the tick or not.
+/// Each domain whose interval has passed is balanced, bottom up; once a pass pulls
+/// something the CPU counts as busy for the levels above, and once another CPU of its
+/// group is the balancer the walk stops. Returns the passes' outcomes and the jiffy at
+/// which the next domain is due (`rq->next_balance`).
+#[allow(clippy::too_many_arguments)]
+pub fn rebalance_domains(
+    cpu: usize,
+    idle_at_tick: bool,
+    jiffies: u64,
+    domains: &[Domain],
+    states: &mut [DomainState],
+    hz: u64,
+    nr_cpus: u64,
+    m: &mut impl Machine,
+) -> (Vec<Outcome>, u64) {
+    let mut why = if idle_at_tick {
+        IdleType::Idle
+    } else {
+        IdleType::NotIdle
+    };
+    let mut next_balance = jiffies + 60 * hz;
+    let mut outcomes = Vec::new();
+    for (d, st) in domains.iter().zip(states.iter_mut()) {
+        if !d.params.flags.has(Flags::LOAD_BALANCE) {
+            continue;
+        }
+        let interval = interval_jiffies(st, d, why != IdleType::Idle, hz, nr_cpus);
+        let mut stop = false;
+        if jiffies >= st.last_balance + interval {
+            let o = load_balance(st, d, cpu, why, m);
+            if o.pulled.is_some() {
+                why = IdleType::NotIdle;
+            }
+            st.last_balance = jiffies;
+            stop = o.not_the_balancer;
+            outcomes.push(o);
+        }
+        next_balance = next_balance.min(st.last_balance + interval);
+        if stop {
+            break;
+        }
+    }
+    (outcomes, next_balance)
+}
+
+/// `idle_balance`: `cpu` is about to go idle; it balances its domains with
+/// SD_BALANCE_NEWIDLE, bottom up, until one gives it a task. As in 2.6.24, a lowest
+/// balancing domain without the flag ends the walk at once. Returns what was pulled.
+pub fn idle_balance(
+    cpu: usize,
+    domains: &[Domain],
+    states: &mut [DomainState],
+    m: &mut impl Machine,
+) -> Option<(usize, Vec<usize>)> {
+    for (d, st) in domains.iter().zip(states.iter_mut()) {
+        if !d.params.flags.has(Flags::LOAD_BALANCE) {
+            continue;
+        }
+        if !d.params.flags.has(Flags::BALANCE_NEWIDLE) {
+            // 2.6.24 starts with "pulled = −1", which ends the walk here.
+            return None;
+        }
+        let o = load_balance(st, d, cpu, IdleType::NewlyIdle, m);
+        if o.pulled.is_some() {
+            return o.pulled;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,365 @@
+//! Scheduling domains and groups (Linux's `struct sched_domain` and `struct sched_group`),
+//! built from a [`Topology`] as 2.6.24 built them on x86_64 (`build_sched_domains`,
+//! `cpu_attach_domain`).
+//!
+//! Each CPU balances over a stack of domains, bottom up, each wider than the one below:
+//! - **SMT**: the hyperthreads of its core, each a group;
+//! - **MC**: the cores sharing its last-level cache (its package), each core a group;
+//! - **CPU** (Linux's "phys" level): the CPUs of its NUMA node, each package a group;
+//! - **NODE** (NUMA only): its node and up to 15 nearest others (`SD_NODES_PER_DOMAIN`),
+//!   each node a group;
+//! - **ALLNODES**: every CPU, each node a group — built only when the machine has more than
+//!   16 nodes' worth of CPUs.
+//!
+//! A level that adds nothing is dropped (`sd_degenerate`, `sd_parent_degenerate`): one
+//! that spans one CPU, or its child's span with no flag the child lacks. On QEMU's plain
+//! `-smp 2` only MC is left: both CPUs, each a group.
+//!
+//! A group's *power* says how many tasks it can run at once, in units of 1024
+//! (`SCHED_LOAD_SCALE`). 2.6.24 gives every group of SMT, MC and CPU a power of 1024 — a
+//! whole package, or a whole core, counts as room for one task, so that tasks spread over
+//! packages and cores before they double up — unless power-savings balancing is on, which
+//! cfslab does not model. A node's group has 1024 per package in it
+//! (`init_numa_sched_groups_power`).
+
+use super::cpuset::CpuSet;
+use super::topology::Topology;
+use alloc::vec::Vec;
+
+/// `SCHED_LOAD_SCALE`: the power of one CPU, and the weight of a nice-0 task.
+pub const SCHED_LOAD_SCALE: u64 = 1024;
+
+/// A domain level, bottom up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// The hyperthreads of a core.
+    Smt,
+    /// The cores of a package (sharing its last-level cache).
+    Mc,
+    /// The packages of a NUMA node (Linux's "phys" domain).
+    Cpu,
+    /// A node and its nearest nodes.
+    Node,
+    /// Every node.
+    AllNodes,
+}
+
+/// A domain's flags (`SD_*`, 2.6.24's values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Flags(pub u32);
+
+impl Flags {
+    /// Balance periodically and when idle within this domain.
+    pub const LOAD_BALANCE: u32 = 1;
+    /// Balance when the CPU is about to go idle.
+    pub const BALANCE_NEWIDLE: u32 = 2;
+    /// Choose the least loaded CPU at exec.
+    pub const BALANCE_EXEC: u32 = 4;
+    /// Choose the least loaded CPU at fork.
+    pub const BALANCE_FORK: u32 = 8;
+    /// At a wake-up, prefer an idle CPU of this span.
+    pub const WAKE_IDLE: u32 = 16;
+    /// At a wake-up, consider the waking CPU.
+    pub const WAKE_AFFINE: u32 = 32;
+    /// At a wake-up, balance passively.
+    pub const WAKE_BALANCE: u32 = 64;
+    /// The members share execution units (hyperthreads).
+    pub const SHARE_CPUPOWER: u32 = 128;
+    /// Power-savings balancing (never set: cfslab does not model it).
+    pub const POWERSAVINGS_BALANCE: u32 = 256;
+    /// The members share a package's resources (its cache).
+    pub const SHARE_PKG_RESOURCES: u32 = 512;
+    /// One CPU of the machine at a time balances such a domain.
+    pub const SERIALIZE: u32 = 1024;
+
+    /// Whether any of `flags` is set.
+    pub fn has(self, flags: u32) -> bool {
+        self.0 & flags != 0
+    }
+}
+
+/// A domain's fixed parameters (`SD_*_INIT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Params {
+    /// The balancing interval's floor and ceiling, in milliseconds.
+    pub min_interval_ms: u64,
+    /// See `min_interval_ms`.
+    pub max_interval_ms: u64,
+    /// A busy CPU balances this many times less often.
+    pub busy_factor: u64,
+    /// The busiest group must exceed this one by this percentage to be pulled from.
+    pub imbalance_pct: u64,
+    /// Failed attempts before a cache-hot task may be moved.
+    pub cache_nice_tries: u64,
+    /// Which `cpu_load[]` history each kind of balancing reads (0: the load now).
+    pub busy_idx: usize,
+    /// See `busy_idx`.
+    pub idle_idx: usize,
+    /// See `busy_idx`.
+    pub newidle_idx: usize,
+    /// See `busy_idx`.
+    pub wake_idx: usize,
+    /// See `busy_idx`.
+    pub forkexec_idx: usize,
+    /// The interval a domain starts with, in milliseconds.
+    pub balance_interval_ms: u64,
+    /// `SD_*`.
+    pub flags: Flags,
+}
+
+/// A group of a domain: some of its CPUs, and their power.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    /// Its CPUs.
+    pub cpus: CpuSet,
+    /// How many tasks it can run at once, in units of [`SCHED_LOAD_SCALE`].
+    pub power: u64,
+}
+
+/// One level of one CPU's domains.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Domain {
+    /// Which level.
+    pub level: Level,
+    /// The CPUs it spans.
+    pub span: CpuSet,
+    /// Its groups, the CPU's own first, then around the span (Linux's circular list).
+    pub groups: Vec<Group>,
+    /// Its parameters.
+    pub params: Params,
+}
+
+/// 2.6.24's parameters for `level` on x86_64 (`include/linux/topology.h`; NODE from
+/// `include/asm-x86/topology_64.h`). `cpus` is the machine's CPU count (ALLNODES' ceiling
+/// scales with it).
+pub fn params_2_6_24(level: Level, cpus: usize) -> Params {
+    use Flags as F;
+    let p = |min, max, busy, pct, tries, [b, i, n, w, f]: [usize; 5], initial, flags| Params {
+        min_interval_ms: min,
+        max_interval_ms: max,
+        busy_factor: busy,
+        imbalance_pct: pct,
+        cache_nice_tries: tries,
+        busy_idx: b,
+        idle_idx: i,
+        newidle_idx: n,
+        wake_idx: w,
+        forkexec_idx: f,
+        balance_interval_ms: initial,
+        flags: Flags(flags),
+    };
+    let balance = F::LOAD_BALANCE | F::BALANCE_NEWIDLE | F::BALANCE_EXEC | F::WAKE_AFFINE;
+    match level {
+        Level::Smt => p(
+            1,
+            2,
+            64,
+            110,
+            0,
+            [0; 5],
+            1,
+            balance | F::WAKE_IDLE | F::SHARE_CPUPOWER,
+        ),
+        Level::Mc => p(
+            1,
+            4,
+            64,
+            125,
+            1,
+            [2, 0, 0, 1, 1],
+            1,
+            balance | F::WAKE_IDLE | F::SHARE_PKG_RESOURCES,
+        ),
+        Level::Cpu => p(1, 4, 64, 125, 1, [2, 1, 2, 1, 1], 1, balance),
+        Level::Node => p(
+            8,
+            32,
+            32,
+            125,
+            2,
+            [3, 2, 0, 1, 1],
+            1,
+            F::LOAD_BALANCE | F::BALANCE_FORK | F::BALANCE_EXEC | F::SERIALIZE | F::WAKE_BALANCE,
+        ),
+        Level::AllNodes => p(
+            64,
+            64 * cpus as u64,
+            128,
+            133,
+            1,
+            [3, 3, 0, 0, 0],
+            64,
+            F::LOAD_BALANCE | F::SERIALIZE,
+        ),
+    }
+}
+
+/// `SD_NODES_PER_DOMAIN`: how many nodes a NODE domain spans at most.
+const NODES_PER_DOMAIN: usize = 16;
+
+/// The nodes of `node`'s NODE domain: itself, then the nearest others, up to
+/// [`NODES_PER_DOMAIN`] (`sched_domain_node_span`; of equal distances, the first after
+/// `node` in numbering order, wrapping, as `find_next_best_node` scans).
+fn node_span_nodes(t: &Topology, node: usize) -> Vec<usize> {
+    let mut chosen = alloc::vec![node];
+    while chosen.len() < NODES_PER_DOMAIN.min(t.nodes()) {
+        let best = (1..t.nodes())
+            .map(|i| (node + i) % t.nodes())
+            .filter(|n| !chosen.contains(n))
+            .min_by_key(|&n| t.distance(node, n));
+        match best {
+            Some(n) => chosen.push(n),
+            None => break,
+        }
+    }
+    chosen
+}
+
+/// The groups of a domain over `span`, each of `group_of(cpu)` for its CPUs, `cpu`'s first
+/// and then around the span by lowest CPU, wrapping.
+fn groups_around(cpu: usize, span: CpuSet, group_of: impl Fn(usize) -> CpuSet) -> Vec<CpuSet> {
+    let mut groups: Vec<CpuSet> = Vec::new();
+    for c in span.iter() {
+        let g = group_of(c) & span;
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    let own = groups.iter().position(|g| g.contains(cpu)).unwrap_or(0);
+    groups.rotate_left(own);
+    groups
+}
+
+/// `cpu`'s domains on `t`, bottom up, as 2.6.24 attaches them (degenerate levels dropped).
+pub fn build_2_6_24(t: &Topology, cpu: usize) -> Vec<Domain> {
+    let node = t.place(cpu).node;
+    let numa = t.nodes() > 1;
+    let package_groups = |span: CpuSet| groups_around(cpu, span, |c| t.package_cpus(c));
+    let mut built: Vec<(Level, CpuSet, Vec<CpuSet>)> = Vec::new();
+    let siblings = t.smt_siblings(cpu);
+    if siblings.len() > 1 {
+        built.push((
+            Level::Smt,
+            siblings,
+            groups_around(cpu, siblings, CpuSet::one),
+        ));
+    }
+    let package = t.package_cpus(cpu);
+    let smt = t.smt_siblings(0).len() > 1;
+    let core_group = |c: usize| {
+        if smt {
+            t.smt_siblings(c)
+        } else {
+            CpuSet::one(c)
+        }
+    };
+    built.push((Level::Mc, package, groups_around(cpu, package, core_group)));
+    let node_cpus = t.node_cpus(node);
+    built.push((Level::Cpu, node_cpus, package_groups(node_cpus)));
+    if numa {
+        let nodes = node_span_nodes(t, node);
+        let span = nodes
+            .iter()
+            .fold(CpuSet::EMPTY, |acc, &n| acc | t.node_cpus(n));
+        let groups = nodes.iter().map(|&n| t.node_cpus(n)).collect();
+        built.push((Level::Node, span, groups));
+        if t.len() > NODES_PER_DOMAIN * node_cpus.len() {
+            let mut groups: Vec<CpuSet> = (0..t.nodes()).map(|n| t.node_cpus(n)).collect();
+            groups.rotate_left(node);
+            built.push((Level::AllNodes, t.all(), groups));
+        }
+    }
+    let mut domains: Vec<Domain> = Vec::new();
+    for (level, span, groups) in built {
+        let params = params_2_6_24(level, t.len());
+        let groups = groups
+            .into_iter()
+            .map(|cpus| Group {
+                cpus,
+                power: group_power(t, level, cpus),
+            })
+            .collect();
+        domains.push(Domain {
+            level,
+            span,
+            groups,
+            params,
+        });
+    }
+    attach(domains)
+}
+
+/// A group's power in 2.6.24 without power savings (see the module's docs).
+fn group_power(t: &Topology, level: Level, cpus: CpuSet) -> u64 {
+    match level {
+        Level::Smt | Level::Mc | Level::Cpu => SCHED_LOAD_SCALE,
+        // One package's worth per package with a CPU in it.
+        Level::Node | Level::AllNodes => {
+            let mut packages: Vec<usize> = cpus.iter().map(|c| t.place(c).package).collect();
+            packages.dedup();
+            SCHED_LOAD_SCALE * packages.len() as u64
+        }
+    }
+}
+
+/// The flags that only mean something with more than one group.
+const NEEDS_GROUPS: u32 = Flags::LOAD_BALANCE
+    | Flags::BALANCE_NEWIDLE
+    | Flags::BALANCE_FORK
+    | Flags::BALANCE_EXEC
+    | Flags::SHARE_CPUPOWER
+    | Flags::SHARE_PKG_RESOURCES;
+
+/// `sd_degenerate`: a domain of one CPU, or of one group without a wake-up flag.
+fn degenerate(d: &Domain) -> bool {
+    if d.span.len() == 1 {
+        return true;
+    }
+    let flags = d.params.flags;
+    if flags.has(NEEDS_GROUPS) && d.groups.len() > 1 {
+        return false;
+    }
+    !flags.has(Flags::WAKE_IDLE | Flags::WAKE_AFFINE | Flags::WAKE_BALANCE)
+}
+
+/// `sd_parent_degenerate`: `parent` adds nothing to `child` — it is degenerate itself, or
+/// spans the same CPUs with no flag the child lacks (with one group, the group flags do
+/// not count; WAKE_BALANCE does not beside the child's WAKE_AFFINE). (Linux also ignores
+/// SERIALIZE on a machine of one node, where no level has it.)
+fn parent_degenerate(child: &Domain, parent: &Domain) -> bool {
+    if degenerate(parent) {
+        return true;
+    }
+    if child.span != parent.span {
+        return false;
+    }
+    let mut pflags = parent.params.flags.0;
+    let cflags = child.params.flags.0;
+    if parent.groups.len() == 1 {
+        pflags &= !NEEDS_GROUPS;
+    }
+    if cflags & Flags::WAKE_AFFINE != 0 {
+        pflags &= !Flags::WAKE_BALANCE;
+    }
+    !cflags & pflags == 0
+}
+
+/// `cpu_attach_domain`'s pruning: each parent that adds nothing is dropped, then the
+/// bottom domain if it is degenerate.
+fn attach(mut domains: Vec<Domain>) -> Vec<Domain> {
+    let mut i = 0;
+    while i + 1 < domains.len() {
+        if parent_degenerate(&domains[i], &domains[i + 1]) {
+            domains.remove(i + 1);
+        } else {
+            i += 1;
+        }
+    }
+    if domains.first().is_some_and(degenerate) {
+        domains.remove(0);
+    }
+    domains
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,124 @@
+//! The domains 2.6.24 builds for QEMU's machines: plain CPUs, packages, hyperthreads, NUMA
+//! nodes.
+
+use super::*;
+use alloc::vec;
+
+fn shape(domains: &[Domain]) -> Vec<(Level, CpuSet, Vec<CpuSet>)> {
+    domains
+        .iter()
+        .map(|d| (d.level, d.span, d.groups.iter().map(|g| g.cpus).collect()))
+        .collect()
+}
+
+fn set(cpus: &[usize]) -> CpuSet {
+    cpus.iter().copied().collect()
+}
+
+#[test]
+fn two_plain_cpus_keep_one_level_each_cpu_a_group() {
+    // QEMU's -smp 2: MC and CPU span the same two CPUs, and CPU (one group) adds
+    // nothing.
+    let t = Topology::flat(2);
+    assert_eq!(
+        shape(&build_2_6_24(&t, 0)),
+        [(Level::Mc, set(&[0, 1]), vec![set(&[0]), set(&[1])])]
+    );
+    // CPU 1's list starts at its own group.
+    assert_eq!(
+        shape(&build_2_6_24(&t, 1)),
+        [(Level::Mc, set(&[0, 1]), vec![set(&[1]), set(&[0])])]
+    );
+}
+
+#[test]
+fn packages_are_the_groups_of_the_cpu_level() {
+    // -smp 4,sockets=2,cores=2: cores within a package, then the packages, each with
+    // the power of one task (1024): tasks spread over packages first.
+    let t = Topology::smp(2, 2, 1);
+    let d = build_2_6_24(&t, 2);
+    assert_eq!(
+        shape(&d),
+        [
+            (Level::Mc, set(&[2, 3]), vec![set(&[2]), set(&[3])]),
+            (
+                Level::Cpu,
+                set(&[0, 1, 2, 3]),
+                vec![set(&[2, 3]), set(&[0, 1])]
+            ),
+        ]
+    );
+    assert!(d[1].groups.iter().all(|g| g.power == SCHED_LOAD_SCALE));
+    assert_eq!(d[1].params.imbalance_pct, 125);
+    assert_eq!(d[0].params.busy_idx, 2);
+}
+
+#[test]
+fn hyperthreads_make_an_smt_level_and_cores_the_mc_groups() {
+    let t = Topology::smp(1, 2, 2);
+    let d = build_2_6_24(&t, 1);
+    assert_eq!(
+        shape(&d),
+        [
+            (Level::Smt, set(&[0, 1]), vec![set(&[1]), set(&[0])]),
+            (
+                Level::Mc,
+                set(&[0, 1, 2, 3]),
+                vec![set(&[0, 1]), set(&[2, 3])]
+            ),
+        ]
+    );
+    assert_eq!(d[0].params.imbalance_pct, 110);
+    assert!(d[0].params.flags.has(Flags::SHARE_CPUPOWER));
+}
+
+#[test]
+fn numa_nodes_are_the_groups_of_the_node_level() {
+    // The QEMU machine: 8 vCPUs in 4 nodes (one package each), nodes 1 and 2
+    // two hops apart. A node is one package, so CPU adds nothing to MC; NODE spans
+    // every node (fewer than 16), nearest first, each node one package's power.
+    let nodes: Vec<CpuSet> = (0..4).map(|n| set(&[2 * n, 2 * n + 1])).collect();
+    let t = Topology::smp(4, 2, 1).with_nodes(
+        &nodes,
+        vec![
+            vec![10, 20, 20, 20],
+            vec![20, 10, 30, 20],
+            vec![20, 30, 10, 20],
+            vec![20, 20, 20, 10],
+        ],
+    );
+    let d = build_2_6_24(&t, 2);
+    assert_eq!(
+        shape(&d),
+        [
+            (Level::Mc, set(&[2, 3]), vec![set(&[2]), set(&[3])]),
+            (
+                Level::Node,
+                t.all(),
+                vec![nodes[1], nodes[3], nodes[0], nodes[2]]
+            ),
+        ]
+    );
+    assert!(d[1].groups.iter().all(|g| g.power == SCHED_LOAD_SCALE));
+    assert!(
+        d[1].params
+            .flags
+            .has(Flags::BALANCE_FORK | Flags::SERIALIZE)
+    );
+}
+
+#[test]
+fn a_machine_of_many_small_nodes_gets_an_allnodes_level() {
+    // 20 single-CPU packages, each its own node: more than 16 nodes' worth of CPUs.
+    // The levels of one CPU (MC, CPU) are dropped.
+    let nodes: Vec<CpuSet> = (0..20).map(CpuSet::one).collect();
+    let distance = (0..20)
+        .map(|a| (0..20).map(|b| if a == b { 10 } else { 20 }).collect())
+        .collect();
+    let t = Topology::smp(20, 1, 1).with_nodes(&nodes, distance);
+    let d = build_2_6_24(&t, 0);
+    let levels: Vec<Level> = d.iter().map(|d| d.level).collect();
+    assert_eq!(levels, [Level::Node, Level::AllNodes]);
+    assert_eq!(d[0].span.len(), 16, "NODE spans 16 nodes at most");
+    assert_eq!(d[1].groups.len(), 20);
+}

@@ -1,0 +1,33 @@
+//! The multiprocessor half of the policy: the machine's shape and what Linux's load
+//! balancer computes from it, era by era (docs/scheduler.md §15).
+//!
+//! - [`cpuset`]: a set of CPUs (Linux's `cpumask_t`), up to 64;
+//! - [`topology`]: which CPUs are hyperthreads of one core, cores of one package, CPUs of
+//!   one NUMA node, and how far apart the nodes are;
+//! - [`domains`]: the scheduling domains and groups each CPU balances over, built from a
+//!   topology as 2.6.24 built them (`build_sched_domains`), with each level's parameters;
+//! - [`cpu_load`]: 2.6.24's per-CPU load history (`cpu_load[]`) and the low and high
+//!   guesses the balancer takes of a CPU's load;
+//! - [`busiest`]: 2.6.24's `find_busiest_group` and `find_busiest_queue`: which CPU, if
+//!   any, a balancing CPU should pull from, and how much load;
+//! - [`move_tasks`]: which of that CPU's tasks it pulls (`balance_tasks`,
+//!   `can_migrate_task`, `load_balance_fair` with groups);
+//! - [`balancer`]: the passes themselves — when a domain is balanced, the interval that
+//!   grows and shrinks, failures and active balancing (`load_balance`);
+//! - [`invariant`]: the Wasted Cores paper's check that no CPU idles while a task waits
+//!   too long elsewhere, with the time cores were wasted.
+//!
+//! What it does not do: move tasks (the runqueues do, `rq::migration`), read a clock, or
+//! know the kernel. Its inputs are snapshots of the CPUs' loads; its outputs are decisions
+//! the kernel and the simulator carry out.
+
+pub mod balancer;
+pub mod busiest;
+pub mod cpu_load;
+pub mod cpuset;
+pub mod domains;
+pub mod invariant;
+pub mod move_tasks;
+pub mod topology;
+
+pub use cpuset::CpuSet;

@@ -1,0 +1,206 @@
+//! The machine's shape, as the scheduler sees it: which CPUs are hyperthreads of one core
+//! (SMT), cores of one package sharing its last-level cache (MC), CPUs of one NUMA node,
+//! and the distance between nodes (ACPI's SLIT, as Linux's `node_distance`: 10 within a
+//! node, more across).
+//!
+//! CPUs are numbered as QEMU numbers them for `-smp sockets=S,cores=C,threads=T`: threads
+//! of a core first, then cores of a package, then packages — CPU
+//! `(socket × C + core) × T + thread`. A package is taken to share one last-level cache, as
+//! QEMU's x86 models describe it, so the cores of a package form the MC level (Linux 2.6.24
+//! spans MC by `llc_shared_map`). NUMA nodes are sets of CPUs, as `-numa node,cpus=`.
+
+use super::cpuset::{CpuSet, MAX_CPUS};
+use alloc::vec;
+use alloc::vec::Vec;
+
+/// Where one CPU sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuPlace {
+    /// Its core (unique across the machine): CPUs of one core are SMT siblings.
+    pub core: usize,
+    /// Its package (socket).
+    pub package: usize,
+    /// Its NUMA node.
+    pub node: usize,
+}
+
+/// The distance Linux gives a node from itself (`LOCAL_DISTANCE`).
+pub const LOCAL_DISTANCE: u32 = 10;
+/// The distance it gives two nodes when the firmware says nothing (`REMOTE_DISTANCE`).
+pub const REMOTE_DISTANCE: u32 = 20;
+
+/// A machine's CPUs, cores, packages and nodes (see the module's docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Topology {
+    cpus: Vec<CpuPlace>,
+    /// `distance[a][b]`, from node `a` to node `b`.
+    distance: Vec<Vec<u32>>,
+}
+
+impl Topology {
+    /// `sockets` packages of `cores` cores of `threads` threads each, in one NUMA node
+    /// (QEMU's `-smp sockets=,cores=,threads=`).
+    pub fn smp(sockets: usize, cores: usize, threads: usize) -> Topology {
+        let n = sockets * cores * threads;
+        assert!(n > 0 && n <= MAX_CPUS, "{n} CPUs: 1 to {MAX_CPUS}");
+        let cpus = (0..n)
+            .map(|cpu| CpuPlace {
+                core: cpu / threads,
+                package: cpu / (cores * threads),
+                node: 0,
+            })
+            .collect();
+        Topology {
+            cpus,
+            distance: vec![vec![LOCAL_DISTANCE]],
+        }
+    }
+
+    /// `n` CPUs, each a core of its own, in one package: QEMU's plain `-smp N`.
+    pub fn flat(n: usize) -> Topology {
+        Topology::smp(1, n, 1)
+    }
+
+    /// The same CPUs in the NUMA nodes `nodes` (node `i` holds `nodes[i]`; together they
+    /// hold every CPU once), `distance[a][b]` apart (QEMU's `-numa node,cpus=` and `-numa
+    /// dist`). A node must not split a core.
+    pub fn with_nodes(mut self, nodes: &[CpuSet], distance: Vec<Vec<u32>>) -> Topology {
+        assert_eq!(distance.len(), nodes.len(), "a distance row per node");
+        for (a, row) in distance.iter().enumerate() {
+            assert_eq!(row.len(), nodes.len(), "a distance per node pair");
+            assert_eq!(
+                row[a], LOCAL_DISTANCE,
+                "a node is {LOCAL_DISTANCE} from itself"
+            );
+        }
+        let all = nodes.iter().fold(CpuSet::EMPTY, |acc, &n| acc | n);
+        assert_eq!(all, self.all(), "the nodes hold every CPU");
+        assert_eq!(
+            nodes.iter().map(|n| n.len()).sum::<usize>(),
+            self.cpus.len(),
+            "no CPU in two nodes"
+        );
+        for (node, set) in nodes.iter().enumerate() {
+            for cpu in set.iter() {
+                self.cpus[cpu].node = node;
+            }
+        }
+        for cpu in 0..self.cpus.len() {
+            let node = self.cpus[cpu].node;
+            assert!(
+                self.smt_siblings(cpu)
+                    .iter()
+                    .all(|s| self.cpus[s].node == node),
+                "node {node} splits CPU {cpu}'s core"
+            );
+        }
+        self.distance = distance;
+        self
+    }
+
+    /// How many CPUs.
+    pub fn len(&self) -> usize {
+        self.cpus.len()
+    }
+
+    /// Whether the machine has no CPU (never: every constructor asks for one).
+    pub fn is_empty(&self) -> bool {
+        self.cpus.is_empty()
+    }
+
+    /// Every CPU.
+    pub fn all(&self) -> CpuSet {
+        CpuSet::first(self.cpus.len())
+    }
+
+    /// Where `cpu` sits.
+    pub fn place(&self, cpu: usize) -> CpuPlace {
+        self.cpus[cpu]
+    }
+
+    fn cpus_where(&self, same: impl Fn(&CpuPlace) -> bool) -> CpuSet {
+        (0..self.cpus.len())
+            .filter(|&c| same(&self.cpus[c]))
+            .collect()
+    }
+
+    /// The hyperthreads of `cpu`'s core, itself included (Linux's `cpu_sibling_map`).
+    pub fn smt_siblings(&self, cpu: usize) -> CpuSet {
+        let core = self.cpus[cpu].core;
+        self.cpus_where(|p| p.core == core)
+    }
+
+    /// The CPUs sharing `cpu`'s last-level cache: its package's (`cpu_coregroup_map`).
+    pub fn package_cpus(&self, cpu: usize) -> CpuSet {
+        let package = self.cpus[cpu].package;
+        self.cpus_where(|p| p.package == package)
+    }
+
+    /// How many NUMA nodes.
+    pub fn nodes(&self) -> usize {
+        self.distance.len()
+    }
+
+    /// The CPUs of node `node` (`node_to_cpumask`).
+    pub fn node_cpus(&self, node: usize) -> CpuSet {
+        self.cpus_where(|p| p.node == node)
+    }
+
+    /// The distance from node `a` to node `b` (`node_distance`).
+    pub fn distance(&self, a: usize, b: usize) -> u32 {
+        self.distance[a][b]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qemu_numbers_threads_then_cores_then_packages() {
+        // -smp 8,sockets=2,cores=2,threads=2
+        let t = Topology::smp(2, 2, 2);
+        assert_eq!(t.len(), 8);
+        assert_eq!(t.smt_siblings(5), CpuSet::from_bits(0b0011_0000));
+        assert_eq!(t.package_cpus(5), CpuSet::from_bits(0b1111_0000));
+        assert_eq!(t.node_cpus(0), t.all());
+        assert_eq!(
+            t.place(6),
+            CpuPlace {
+                core: 3,
+                package: 1,
+                node: 0
+            }
+        );
+    }
+
+    #[test]
+    fn nodes_take_their_cpus_and_distances() {
+        let t = Topology::smp(4, 2, 1).with_nodes(
+            &[
+                CpuSet::from_bits(0b0000_0011),
+                CpuSet::from_bits(0b0000_1100),
+                CpuSet::from_bits(0b0011_0000),
+                CpuSet::from_bits(0b1100_0000),
+            ],
+            vec![
+                vec![10, 20, 20, 30],
+                vec![20, 10, 30, 20],
+                vec![20, 30, 10, 20],
+                vec![30, 20, 20, 10],
+            ],
+        );
+        assert_eq!(t.nodes(), 4);
+        assert_eq!(t.place(5).node, 2);
+        assert_eq!(t.distance(1, 2), 30);
+    }
+
+    #[test]
+    #[should_panic(expected = "splits")]
+    fn a_node_may_not_split_a_core() {
+        Topology::smp(1, 2, 2).with_nodes(
+            &[CpuSet::from_bits(0b0001), CpuSet::from_bits(0b1110)],
+            vec![vec![10, 20], vec![20, 10]],
+        );
+    }
+}
