@@ -13,11 +13,12 @@
 //!    — hands it over: [`Scheduler::finish_move`] attaches it to the new runqueue, where
 //!    it waits for that CPU.
 //!
-//! A task waiting for its CPU moves at once; a sleeping one stays marked and moves as it
-//! wakes, as Linux's wake-up chooses among the allowed CPUs (a sleep the move finds
-//! unfinished ends early, and every sleeper checks its condition again). Either may still
-//! be leaving the CPU it last ran on: the move waits for its `on_cpu` flag to clear
-//! (Linux's `try_to_wake_up` waits on `p->on_cpu` the same way).
+//! A task waiting for its CPU moves at once; a sleeping one — or a running one that goes
+//! to sleep before its switch — stays marked and moves as it wakes, as Linux's wake-up
+//! chooses among the allowed CPUs: a move never ends a sleep (a vfork parent waits for its
+//! child whatever its affinity does). Either may still be leaving the CPU it last ran on:
+//! the move waits for its `on_cpu` flag to clear (Linux's `try_to_wake_up` waits on
+//! `p->on_cpu` the same way).
 //!
 //! On the new runqueue the policy places the task as its era placed a migrated one
 //! (`sched::rq::Rq::attach`; the CFS eras keep its distance from the runqueue's
@@ -93,15 +94,21 @@ impl Scheduler {
 
     /// The task in `slot`, marked to move, is not current on its CPU: off that runqueue,
     /// onto its new CPU's, woken there (with `wakeup`) if it slept, and that CPU told if it
-    /// should switch.
+    /// should switch. A task that left its CPU to move but whose mark was taken back
+    /// meanwhile (a new affinity that allows its CPU again) goes back onto its own
+    /// runqueue.
+    ///
     /// If it is still leaving its CPU (step 2 of the module's docs, or a sleep that has
     /// not finished switching away), this waits until its registers are saved — a few
     /// instructions on that CPU, which takes no lock before it says so.
     pub(super) fn finish_move(&mut self, slot: Slot, wakeup: ::sched::Wakeup, now: u64) {
-        let Some(to) = self.task(slot).move_to.take() else {
-            return;
+        let state = self.state(slot);
+        let to = match self.task(slot).move_to.take() {
+            Some(to) => to,
+            None if state == State::Migrating => self.cpu_of(slot),
+            None => return,
         };
-        if self.state(slot) == State::Exited {
+        if state == State::Exited {
             return;
         }
         while self.task_ref(slot).on_cpu.load(Ordering::Acquire) {

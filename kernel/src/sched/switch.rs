@@ -63,7 +63,10 @@ impl Scheduler {
         if !pick.switches() {
             return None;
         }
-        if moving {
+        // Only a task that left runnable is handed over now; one that went to sleep before
+        // its switch stays marked and moves as it wakes (`Scheduler::wake`), with its
+        // wake-up's own flags — a vfork parent is not woken by a move.
+        if moving && rq.state(pick.prev) == State::Migrating {
             this_cpu().set_moving_slot(pick.prev);
         }
         let n = task_in(slots, ap_idle, pick.next);

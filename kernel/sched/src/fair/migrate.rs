@@ -163,6 +163,10 @@ impl Fair {
         if let Some(w) = woken {
             self.note_wakeup(task, w);
         }
+        // 2.6.24's `task_new_fair` ends by rescheduling the child's CPU, whichever it is.
+        if f.place == Place::Newcomer {
+            self.resched();
+        }
         self.check_preempt(task, now, f.forked)
     }
 

@@ -149,7 +149,8 @@ fn a_child_forked_onto_another_cpu_lands_as_its_era_placed_it() {
     assert!(a.task_info(1).is_none(), "A never queues it");
     assert_eq!(fair_part(&m).place, Place::Newcomer);
     let mut b = busy_cpu(Era::V2_6_24, 50 * MS);
-    b.migrate_in(1, m, None, 50 * MS);
+    // Behind B's hog, it would not preempt it; but `task_new_fair` reschedules B anyway.
+    assert!(b.migrate_in(1, m, None, 50 * MS));
     assert_eq!(distance(vruntime(&b, 1), floor(&b)), 10 * MS as i64);
     // 2.6.36: `task_fork_fair` placed it on A — from the parent's vruntime (A's floor),
     // plus one virtual slice of two tasks in 6 ms: 3 ms — and it keeps that distance.

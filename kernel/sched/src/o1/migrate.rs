@@ -87,6 +87,14 @@ impl O1 {
             picked_at: now,
             dead: false,
         });
+        // A nice level changed while it moved (`Rq::set_nice` writes the migrant's): as
+        // this policy's `set_nice` would have.
+        let static_prio = (120 + i64::from(migrant.nice.clamp(-20, 19))) as u64;
+        if static_prio != m.static_prio {
+            let t = self.t_mut(task);
+            t.static_prio = static_prio;
+            t.prio = Self::effective_prio(t);
+        }
         match woken {
             Some(wakeup) => crate::Policy::enqueue(self, task, wakeup, now),
             None => self.enqueue_in(task, m.in_active.unwrap_or(true)),

@@ -211,3 +211,18 @@ fn a_pulled_task_keeps_its_array_its_slice_and_its_sleep_avg() {
         (slice, sleep_avg, prio)
     );
 }
+
+#[test]
+fn a_nice_change_on_the_way_is_kept() {
+    // `renice` while the task is between two CPUs writes the migrant's nice: it arrives
+    // with the static priority of its new nice (+10: 130).
+    let mut a = O1::new(MS);
+    a.spawn(0, 1, 0, 0);
+    a.spawn(1, 1, 0, 0);
+    let mut m = a.migrate_out(1, 0);
+    m.nice = 10;
+    let mut b = O1::new(MS);
+    b.migrate_in(1, m, None, 0);
+    assert_eq!(b.t(1).static_prio, 130);
+    assert_eq!(b.t(1).prio, O1::effective_prio(b.t(1)));
+}
