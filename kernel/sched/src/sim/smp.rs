@@ -6,8 +6,9 @@
 //!
 //! The machine is a [`Topology`]; the balancer is 2.6.24's ([`crate::smp::balancer`]),
 //! run at each CPU's tick when its domains are due and when a CPU is about to go idle; the
-//! Wasted Cores invariant ([`crate::smp::invariant`]) watches every change. A task wakes on
-//! the CPU it last ran on (wake-up placement by domain is still to come). An active
+//! Wasted Cores invariant ([`crate::smp::invariant`]) watches every change. A timer wakes a
+//! task from the CPU it slept on, which keeps it — or, with hyperthreads, hands it to an
+//! idle sibling ([`crate::smp::placement`]). An active
 //! balance pushes the busiest CPU's running task at once (its migration thread preempts
 //! it), where 2.6.24 would push the first movable task.
 //!
@@ -18,11 +19,12 @@ use super::{Action, Behavior, IDLE, SimConfig, SimTask, Waiting};
 use crate::policy::{Nanos, Policy, TaskId, Uid, Wakeup};
 use crate::programs::Rng;
 use crate::rq::{Rq, State};
-use crate::smp::balancer::{DomainState, idle_balance, rebalance_domains};
+use crate::smp::balancer::{DomainState, Machine, idle_balance, rebalance_domains};
 use crate::smp::cpu_load::CpuLoad;
 use crate::smp::cpuset::CpuSet;
 use crate::smp::domains::{Domain, build_2_6_24};
 use crate::smp::invariant::{Checker, Report, Snapshot, Waiting as Waiter};
+use crate::smp::placement::{Wake, select_wake_cpu};
 use crate::smp::topology::Topology;
 use crate::weights::Nice;
 use alloc::boxed::Box;
@@ -52,6 +54,8 @@ pub struct SmpSim<P: Policy> {
     now: Nanos,
     tasks: Vec<SimTask>,
     cpu_of: Vec<usize>,
+    /// The machine has hyperthreads (2.6.24's `wake_idle` exists only then).
+    smt: bool,
     allowed: Vec<CpuSet>,
     timers: Timers,
     rng: Rng,
@@ -91,6 +95,7 @@ impl<P: Policy> SmpSim<P> {
             now: 0,
             tasks: Vec::new(),
             cpu_of: Vec::new(),
+            smt: topology.smt_siblings(0).len() > 1,
             allowed: Vec::new(),
             timers: Timers::new(),
             rng: Rng::new(config.seed),
@@ -267,6 +272,38 @@ impl<P: Policy> SmpSim<P> {
         self.tasks[task].waiting = Some(Waiting::Timer);
     }
 
+    /// `task`'s timer expires, on the CPU it slept on (where it armed it): a wake-up from
+    /// that CPU, which places it there — or, with hyperthreads, on an idle sibling if that
+    /// CPU runs exactly one task (`wake_idle`).
+    fn timer_wake(&mut self, task: TaskId) {
+        let prev = self.cpu_of[task];
+        let timer = Wakeup {
+            from_interrupt: true,
+            ..Wakeup::default()
+        };
+        let wake = Wake {
+            prev,
+            this_cpu: prev,
+            allowed: self.allowed[task],
+            weight: crate::weights::NICE_0_LOAD,
+            sync_waker_weight: None,
+            hot: false,
+        };
+        let stats = View { sim: self }.stats();
+        let cpu = select_wake_cpu(&wake, &stats, self.smt, |c| &self.cpus[c].domains);
+        if self.cpus[prev].rq.state(task) != State::Sleeping {
+            return;
+        }
+        if cpu == prev {
+            self.cpus[cpu].rq.wake(task, timer, self.now);
+        } else {
+            let moving = self.cpus[prev].rq.detach(task, self.now);
+            self.cpus[cpu].rq.attach(task, moving, timer, self.now);
+            self.cpu_of[task] = cpu;
+        }
+        self.tasks[task].waiting = None;
+    }
+
     /// What the invariant sees now.
     fn snapshot(&self) -> Snapshot {
         let mut snap = Snapshot::default();
@@ -309,14 +346,7 @@ impl<P: Policy> SmpSim<P> {
             let t = next_tick.min(next_timer).min(work_done).min(end);
             self.advance(t);
             while let Some(task) = self.timers.pop_due(self.now) {
-                let cpu = self.cpu_of[task];
-                let timer = Wakeup {
-                    from_interrupt: true,
-                    ..Wakeup::default()
-                };
-                if self.cpus[cpu].rq.wake(task, timer, self.now) {
-                    self.tasks[task].waiting = None;
-                }
+                self.timer_wake(task);
             }
             if self.now == next_tick {
                 for cpu in 0..n {

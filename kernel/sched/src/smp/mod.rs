@@ -14,6 +14,8 @@
 //!   `can_migrate_task`, `load_balance_fair` with groups);
 //! - [`balancer`]: the passes themselves — when a domain is balanced, the interval that
 //!   grows and shrinks, failures and active balancing (`load_balance`);
+//! - [`placement`]: where a task that forks, execs or wakes is put (`sched_balance_self`,
+//!   the affine wake-up, `wake_idle`);
 //! - [`invariant`]: the Wasted Cores paper's check that no CPU idles while a task waits
 //!   too long elsewhere, with the time cores were wasted.
 //!
@@ -28,6 +30,7 @@ pub mod cpuset;
 pub mod domains;
 pub mod invariant;
 pub mod move_tasks;
+pub mod placement;
 pub mod topology;
 
 pub use cpuset::CpuSet;

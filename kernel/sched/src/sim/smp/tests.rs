@@ -3,7 +3,7 @@
 use super::*;
 use crate::Fair;
 use crate::params::{Era, FairParams, Grouping};
-use crate::sim::workload::Hog;
+use crate::sim::workload::{Hog, Lat3};
 use crate::smp::invariant::DEFAULT_THRESHOLD_NS;
 
 const MS: u64 = 1_000_000;
@@ -117,4 +117,23 @@ fn in_2_6_24_a_user_spread_over_two_cpus_gets_its_full_share_on_each() {
         "uid 2: {:.3}",
         share(uid2)
     );
+}
+
+#[test]
+fn with_hyperthreads_a_sleeper_wakes_on_an_idle_sibling_not_behind_a_hog() {
+    // One core of two threads (-smp 2,cores=1,threads=2), no balancer: a hog and lat3
+    // (1 ms of spin, 1 ms of sleep) both start on CPU 0. lat3's timer fires on the CPU it
+    // slept on; that CPU runs one task (the hog), so `wake_idle` hands lat3 to the idle
+    // sibling, where it never queues behind the hog. (Without hyperthreads both would
+    // stay on CPU 0.)
+    let t = Topology::smp(1, 1, 2);
+    let mut sim = SmpSim::new(&t, cfs_2_6_24, config(), false, DEFAULT_THRESHOLD_NS);
+    let hog = sim.spawn(Box::new(Hog), 1, 0, 0, t.all());
+    let lat3 = sim.spawn(Box::new(Lat3::new(MS)), 1, 0, 0, t.all());
+    sim.run_until(500 * MS);
+    assert_eq!((sim.cpu_of(hog), sim.cpu_of(lat3)), (0, 1));
+    // After its first wake-up it never waits: the longest wait is its first, behind the
+    // hog on CPU 0 (up to a slice).
+    let waits = &sim.tasks()[lat3].waits;
+    assert!(waits.iter().skip(1).all(|&w| w == 0), "{waits:?}");
 }
