@@ -87,7 +87,39 @@ impl SimTask {
     }
 }
 
+/// The wake-up of a vfork parent whose child exec'd or exited.
+const VFORK_RELEASE: Wakeup = Wakeup {
+    vfork_parent: true,
+    from_interrupt: false,
+};
+
+/// The vfork parent waiting for `child`, if one is.
+fn vfork_waiter(tasks: &[SimTask], child: TaskId) -> Option<TaskId> {
+    let parent = tasks[child].parent?;
+    (tasks[parent].waiting == Some(Waiting::VforkChild(child))).then_some(parent)
+}
+
+/// `child` exits: its parent, if it waits for a child, is to be woken; otherwise the exit
+/// waits for the parent's next wait (a child to reap).
+fn exit_wakes(tasks: &mut [SimTask], child: TaskId) -> Option<TaskId> {
+    let parent = tasks[child].parent?;
+    if tasks[parent].waiting == Some(Waiting::Child) {
+        return Some(parent);
+    }
+    tasks[parent].unreaped_children += 1;
+    None
+}
+
 impl SimTask {
+    /// Reaps an exited child if there is one (`wait` without sleeping).
+    fn reap_one(&mut self) -> bool {
+        let reaped = self.unreaped_children > 0;
+        if reaped {
+            self.unreaped_children -= 1;
+        }
+        reaped
+    }
+
     /// CPU time it still wants at `now` before its next decision.
     fn work_left(&self, now: Nanos) -> Nanos {
         self.run_left.max(self.spin_until.saturating_sub(now))
@@ -296,38 +328,23 @@ impl<P: Policy> Sim<P> {
             }
             Action::Exec => self.release_vfork_parent(task),
             Action::WaitChild => {
-                let t = &mut self.tasks[task];
-                if t.unreaped_children > 0 {
-                    t.unreaped_children -= 1;
-                } else {
+                if !self.tasks[task].reap_one() {
                     self.block(task, Waiting::Child);
                 }
             }
             Action::Exit => {
                 self.rq.exit_current(now);
                 self.release_vfork_parent(task);
-                if let Some(parent) = self.tasks[task].parent {
-                    if self.tasks[parent].waiting == Some(Waiting::Child) {
-                        self.wake(parent, Wakeup::default());
-                    } else {
-                        self.tasks[parent].unreaped_children += 1;
-                    }
+                if let Some(parent) = exit_wakes(&mut self.tasks, task) {
+                    self.wake(parent, Wakeup::default());
                 }
             }
         }
     }
 
     fn release_vfork_parent(&mut self, child: TaskId) {
-        if let Some(parent) = self.tasks[child].parent
-            && self.tasks[parent].waiting == Some(Waiting::VforkChild(child))
-        {
-            self.wake(
-                parent,
-                Wakeup {
-                    vfork_parent: true,
-                    ..Wakeup::default()
-                },
-            );
+        if let Some(parent) = vfork_waiter(&self.tasks, child) {
+            self.wake(parent, VFORK_RELEASE);
         }
     }
 

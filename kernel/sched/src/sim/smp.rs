@@ -15,16 +15,15 @@
 //! Deterministic: the same inputs give the same schedule, bit for bit.
 
 use super::timers::Timers;
-use super::{Action, Behavior, IDLE, SimConfig, SimTask, Waiting};
+use super::{Action, Behavior, IDLE, SimConfig, SimTask, Waiting, exit_wakes};
 use crate::policy::{Nanos, Policy, TaskId, Uid, Wakeup};
 use crate::programs::Rng;
 use crate::rq::{Rq, State};
-use crate::smp::balancer::{DomainState, Machine, idle_balance, rebalance_domains};
+use crate::smp::balancer::{DomainState, idle_balance, rebalance_domains};
 use crate::smp::cpu_load::CpuLoad;
 use crate::smp::cpuset::CpuSet;
 use crate::smp::domains::{Domain, build_2_6_24};
 use crate::smp::invariant::{Checker, Report, Snapshot, Waiting as Waiter};
-use crate::smp::placement::{Wake, select_wake_cpu};
 use crate::smp::topology::Topology;
 use crate::weights::Nice;
 use alloc::boxed::Box;
@@ -257,11 +256,23 @@ impl<P: Policy> SmpSim<P> {
             Action::SpinUntil(t) => self.tasks[task].spin_until = t,
             Action::Sleep(ns) => self.sleep_until(cpu, task, now.saturating_add(ns)),
             Action::SleepUntil(t) => self.sleep_until(cpu, task, t),
+            Action::Spawn(behavior, kind) => self.fork(cpu, task, behavior, kind),
+            Action::Exec => {
+                self.release_vfork_parent(cpu, task);
+                self.exec_balance(cpu, task);
+            }
+            Action::WaitChild => {
+                if !self.tasks[task].reap_one() {
+                    self.cpus[cpu].rq.block_current(now);
+                    self.tasks[task].waiting = Some(Waiting::Child);
+                }
+            }
             Action::Exit => {
                 self.cpus[cpu].rq.exit_current(now);
-            }
-            Action::Spawn(..) | Action::Exec | Action::WaitChild => {
-                unimplemented!("the SMP simulator runs tasks without children yet")
+                self.release_vfork_parent(cpu, task);
+                if let Some(parent) = exit_wakes(&mut self.tasks, task) {
+                    self.wake_from(parent, cpu, Wakeup::default());
+                }
             }
         }
     }
@@ -270,38 +281,6 @@ impl<P: Policy> SmpSim<P> {
         self.timers.arm(task, at, self.now, &self.config);
         self.cpus[cpu].rq.block_current(self.now);
         self.tasks[task].waiting = Some(Waiting::Timer);
-    }
-
-    /// `task`'s timer expires, on the CPU it slept on (where it armed it): a wake-up from
-    /// that CPU, which places it there — or, with hyperthreads, on an idle sibling if that
-    /// CPU runs exactly one task (`wake_idle`).
-    fn timer_wake(&mut self, task: TaskId) {
-        let prev = self.cpu_of[task];
-        let timer = Wakeup {
-            from_interrupt: true,
-            ..Wakeup::default()
-        };
-        let wake = Wake {
-            prev,
-            this_cpu: prev,
-            allowed: self.allowed[task],
-            weight: crate::weights::NICE_0_LOAD,
-            sync_waker_weight: None,
-            hot: false,
-        };
-        let stats = View { sim: self }.stats();
-        let cpu = select_wake_cpu(&wake, &stats, self.smt, |c| &self.cpus[c].domains);
-        if self.cpus[prev].rq.state(task) != State::Sleeping {
-            return;
-        }
-        if cpu == prev {
-            self.cpus[cpu].rq.wake(task, timer, self.now);
-        } else {
-            let moving = self.cpus[prev].rq.detach(task, self.now);
-            self.cpus[cpu].rq.attach(task, moving, timer, self.now);
-            self.cpu_of[task] = cpu;
-        }
-        self.tasks[task].waiting = None;
     }
 
     /// What the invariant sees now.
@@ -380,6 +359,7 @@ impl<P: Policy> SmpSim<P> {
     }
 }
 
+mod placing;
 mod view;
 
 #[cfg(test)]

@@ -276,5 +276,23 @@ pub fn find_busiest_queue(
     best.map(|(cpu, _)| cpu)
 }
 
+/// CPUs with `tasks[i]` nice-0 tasks each, steady (every history at the load now): the
+/// tests' machines.
+#[cfg(test)]
+pub(crate) fn steady(tasks: &[u32]) -> alloc::vec::Vec<CpuStat> {
+    tasks
+        .iter()
+        .map(|&n| {
+            let load = u64::from(n) * SCHED_LOAD_SCALE;
+            CpuStat {
+                load,
+                nr_running: n,
+                cpu_load: CpuLoad::steady(load),
+                idle: n == 0,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests;

@@ -3,7 +3,7 @@
 use super::*;
 use crate::Fair;
 use crate::params::{Era, FairParams, Grouping};
-use crate::sim::workload::{Hog, Lat3};
+use crate::sim::workload::{Hog, Lat3, MakeJ};
 use crate::smp::invariant::DEFAULT_THRESHOLD_NS;
 
 const MS: u64 = 1_000_000;
@@ -136,4 +136,30 @@ fn with_hyperthreads_a_sleeper_wakes_on_an_idle_sibling_not_behind_a_hog() {
     // hog on CPU 0 (up to a slice).
     let waits = &sim.tasks()[lat3].waits;
     assert!(waits.iter().skip(1).all(|&w| w == 0), "{waits:?}");
+}
+
+/// `make -j jobs` on `cpus` plain CPUs for 2 s: the CPU time its jobs got.
+fn makej_cpu_time(cpus: usize, jobs: u32) -> u64 {
+    let t = Topology::flat(cpus);
+    let mut sim = SmpSim::new(&t, cfs_2_6_24, config(), true, DEFAULT_THRESHOLD_NS);
+    sim.spawn(Box::new(MakeJ::new(jobs, false)), 1, 0, 0, t.all());
+    sim.run_until(2000 * MS);
+    sim.tasks().iter().map(|t| t.cpu_ns).sum()
+}
+
+#[test]
+fn make_j4_on_four_cpus_gets_about_four_cpus() {
+    // The simulator's CPUs run at once: `make -j4` on four CPUs gets nearly four CPUs' time,
+    // where under QEMU's `-icount` it would share one instruction counter. Its jobs
+    // start on make's CPU (2.6.24 balances at fork only across NUMA nodes) and move at
+    // exec to the least loaded CPU (exec balancing is on at every level).
+    let one = makej_cpu_time(1, 4);
+    let four = makej_cpu_time(4, 4);
+    assert!(one >= 1990 * MS, "one CPU, busy: {} ms", one / MS);
+    assert!(
+        four >= 3 * one + one / 2,
+        "four CPUs: {} ms, one: {} ms",
+        four / MS,
+        one / MS
+    );
 }

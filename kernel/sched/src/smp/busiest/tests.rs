@@ -2,25 +2,9 @@
 //! arithmetic (docs/scheduler.md §15).
 
 use super::*;
+use crate::smp::busiest::steady;
 use crate::smp::domains::build_2_6_24;
 use crate::smp::topology::Topology;
-use alloc::vec::Vec;
-
-/// CPUs with `tasks[i]` nice-0 tasks each, steady (history = load now).
-fn steady(tasks: &[u32]) -> Vec<CpuStat> {
-    tasks
-        .iter()
-        .map(|&n| {
-            let load = u64::from(n) * SCHED_LOAD_SCALE;
-            CpuStat {
-                load,
-                nr_running: n,
-                cpu_load: CpuLoad::steady(load),
-                idle: n == 0,
-            }
-        })
-        .collect()
-}
 
 fn verdict(t: &Topology, level: usize, cpu: usize, tasks: &[u32], why: IdleType) -> Verdict {
     let d = &build_2_6_24(t, cpu)[level];

@@ -1,26 +1,11 @@
 //! Placement at fork, exec and wake-up on QEMU-shaped machines.
 
 use super::*;
-use crate::smp::cpu_load::CpuLoad;
+use crate::smp::busiest::steady;
 use crate::smp::domains::{Domain, build_2_6_24};
 use crate::smp::topology::Topology;
 use alloc::vec;
 use alloc::vec::Vec;
-
-fn steady(tasks: &[u32]) -> Vec<CpuStat> {
-    tasks
-        .iter()
-        .map(|&n| {
-            let load = u64::from(n) * SCHED_LOAD_SCALE;
-            CpuStat {
-                load,
-                nr_running: n,
-                cpu_load: CpuLoad::steady(load),
-                idle: n == 0,
-            }
-        })
-        .collect()
-}
 
 fn all_domains(t: &Topology) -> Vec<Vec<Domain>> {
     (0..t.len()).map(|c| build_2_6_24(t, c)).collect()
