@@ -28,6 +28,7 @@ pub mod programs;
 pub mod rq;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim;
+#[cfg(feature = "smp")]
 pub mod smp;
 pub mod stats;
 pub mod weights;
