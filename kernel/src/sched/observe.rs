@@ -15,8 +15,10 @@ pub const TRACE_EVENTS: usize = 65_536;
 pub const RECENT_EVENTS: usize = 256;
 
 /// Starts (or restarts, emptied) tracing into a ring of `capacity` events. Returns the
-/// [`switch_count`] at that moment.
+/// [`switch_count`] at that moment. A ring already there is let go first: two rings of
+/// 5 MB at once would need room the heap may not have beside the initramfs.
 pub fn trace_start(capacity: usize) -> u64 {
+    drop(with_sched(|s| s.trace.take()));
     let ring = trace::Trace::new(capacity);
     with_sched(|s| {
         s.trace = Some(ring);
