@@ -306,12 +306,7 @@ impl<P: Policy> SmpSim<P> {
     pub fn run_until(&mut self, end: Nanos) {
         let n = self.cpus.len();
         while self.now < end {
-            for cpu in 0..n {
-                if self.cpus[cpu].rq.need_resched() {
-                    self.schedule(cpu);
-                }
-                self.drive(cpu);
-            }
+            self.settle_cpus();
             let snapshot = self.snapshot();
             self.checker.observe(self.now, &snapshot);
             let tick = self.config.tick_ns;
@@ -336,6 +331,24 @@ impl<P: Policy> SmpSim<P> {
                         self.rebalance(cpu);
                     }
                 }
+            }
+        }
+    }
+
+    /// Lets every CPU switch and its task decide until none asks to switch: a wake-up,
+    /// fork or push onto a CPU already visited in a pass is seen in the next pass, at the
+    /// same instant, not at the next event.
+    fn settle_cpus(&mut self) {
+        for pass in 0.. {
+            assert!(pass < 10_000, "the CPUs never settle at {}", self.now);
+            for cpu in 0..self.cpus.len() {
+                if self.cpus[cpu].rq.need_resched() {
+                    self.schedule(cpu);
+                }
+                self.drive(cpu);
+            }
+            if !self.cpus.iter().any(|c| c.rq.need_resched()) {
+                return;
             }
         }
     }

@@ -103,13 +103,13 @@ pub fn load_balance(
             Verdict::Pull { group, imbalance } => (group, imbalance),
             Verdict::NotTheBalancer => {
                 outcome.not_the_balancer = true;
-                return balanced(state, domain, all_pinned, outcome);
+                return balanced(state, domain, why, all_pinned, outcome);
             }
-            Verdict::Balanced => return balanced(state, domain, false, outcome),
+            Verdict::Balanced => return balanced(state, domain, why, all_pinned, outcome),
         };
         let Some(busiest) = find_busiest_queue(&domain.groups[group], &stats, imbalance, cpus)
         else {
-            return balanced(state, domain, all_pinned, outcome);
+            return balanced(state, domain, why, all_pinned, outcome);
         };
         if stats[busiest].nr_running > 1 {
             let env = Env {
@@ -134,7 +134,11 @@ pub fn load_balance(
                 if !cpus.is_empty() {
                     continue;
                 }
-                return balanced(state, domain, true, outcome);
+                if !periodic {
+                    // Newly idle, every CPU tried: nothing moved, nothing counted.
+                    return outcome;
+                }
+                return balanced(state, domain, why, true, outcome);
             }
         }
         // An imbalance, and nothing moved.
@@ -160,15 +164,19 @@ pub fn load_balance(
     }
 }
 
-/// `out_balanced`: nothing to do, no failure counted; the interval doubles.
+/// `out_balanced`: nothing to do, no failure counted; a periodic pass doubles its interval
+/// (a newly-idle pass leaves the interval alone).
 fn balanced(
     state: &mut DomainState,
     domain: &Domain,
+    why: IdleType,
     all_pinned: bool,
     outcome: Outcome,
 ) -> Outcome {
     state.nr_balance_failed = 0;
-    grow(state, domain, all_pinned);
+    if why != IdleType::NewlyIdle {
+        grow(state, domain, all_pinned);
+    }
     outcome
 }
 

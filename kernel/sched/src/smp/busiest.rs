@@ -255,8 +255,8 @@ impl Small {
 }
 
 /// `find_busiest_queue`: the CPU of `group` (among `cpus`) with the most load now — but
-/// not one whose only task weighs more than `imbalance` (moving it would overshoot). Of
-/// equal loads, the first.
+/// not one whose only task weighs more than `imbalance` (moving it would overshoot), nor
+/// one with no load. Of equal loads, the first.
 pub fn find_busiest_queue(
     group: &Group,
     stats: &[CpuStat],
@@ -269,7 +269,9 @@ pub fn find_busiest_queue(
         if st.nr_running == 1 && st.load > imbalance {
             continue;
         }
-        if best.is_none_or(|(_, load)| st.load > load) {
+        // Above the best so far, which starts at nothing: a CPU with no load is never
+        // the busiest.
+        if st.load > best.map_or(0, |(_, load)| load) {
             best = Some((i, st.load));
         }
     }

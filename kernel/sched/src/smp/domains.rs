@@ -7,7 +7,7 @@
 //! - **MC**: the cores sharing its last-level cache (its package), each core a group;
 //! - **CPU** (Linux's "phys" level): the CPUs of its NUMA node, each package a group;
 //! - **NODE** (NUMA only): its node and up to 15 nearest others (`SD_NODES_PER_DOMAIN`),
-//!   each node a group;
+//!   each node a group (listed from its own node on, by number);
 //! - **ALLNODES**: every CPU, each node a group — built only when the machine has more than
 //!   16 nodes' worth of CPUs.
 //!
@@ -261,7 +261,13 @@ pub fn build_2_6_24(t: &Topology, cpu: usize) -> Vec<Domain> {
         let span = nodes
             .iter()
             .fold(CpuSet::EMPTY, |acc, &n| acc | t.node_cpus(n));
-        let groups = nodes.iter().map(|&n| t.node_cpus(n)).collect();
+        // The span takes the nearest nodes; its groups are listed from this node on by
+        // number, wrapping (`build_sched_domains`' node groups).
+        let groups = (0..t.nodes())
+            .map(|i| (node + i) % t.nodes())
+            .filter(|n| nodes.contains(n))
+            .map(|n| t.node_cpus(n))
+            .collect();
         built.push((Level::Node, span, groups));
         if t.len() > NODES_PER_DOMAIN * node_cpus.len() {
             let mut groups: Vec<CpuSet> = (0..t.nodes()).map(|n| t.node_cpus(n)).collect();
@@ -324,8 +330,7 @@ fn degenerate(d: &Domain) -> bool {
 
 /// `sd_parent_degenerate`: `parent` adds nothing to `child` — it is degenerate itself, or
 /// spans the same CPUs with no flag the child lacks (with one group, the group flags do
-/// not count; WAKE_BALANCE does not beside the child's WAKE_AFFINE). (Linux also ignores
-/// SERIALIZE on a machine of one node, where no level has it.)
+/// not count; WAKE_BALANCE does not beside the child's WAKE_AFFINE).
 fn parent_degenerate(child: &Domain, parent: &Domain) -> bool {
     if degenerate(parent) {
         return true;

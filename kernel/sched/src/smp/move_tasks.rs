@@ -67,7 +67,8 @@ pub struct Pulled {
     pub tasks: Vec<usize>,
     /// The weight they carry.
     pub load: u64,
-    /// Every task looked at was kept away by its affinity (or there was none to look at).
+    /// Every task the last look examined was kept away by its affinity (or it had none to
+    /// look at); a look for no load clears it, as does no look at all.
     pub all_pinned: bool,
 }
 
@@ -100,6 +101,7 @@ pub fn balance_tasks(
     pulled: &mut Pulled,
 ) -> u64 {
     if max_load == 0 {
+        pulled.all_pinned = false;
         return 0;
     }
     let mut rem = max_load as i64;
@@ -121,7 +123,8 @@ pub fn balance_tasks(
         }
         *best_prio = (*best_prio).min(c.prio);
     }
-    pulled.all_pinned &= pinned;
+    // Each look overwrites it (2.6.24's `*all_pinned = pinned`): the last one decides.
+    pulled.all_pinned = pinned;
     (max_load as i64 - rem) as u64
 }
 
@@ -143,10 +146,7 @@ pub struct GroupQueues {
 /// half the difference, until `max_load` has moved. Groups are taken in the order given
 /// (2.6.24's list of a CPU's group queues, newest first).
 pub fn load_balance_fair(groups: &[GroupQueues], max_load: u64, env: &Env) -> Pulled {
-    let mut pulled = Pulled {
-        all_pinned: true,
-        ..Pulled::default()
-    };
+    let mut pulled = Pulled::default();
     let mut rem = max_load as i64;
     for g in groups {
         let imb = g.busiest_load as i64 - g.this_load as i64;
@@ -242,6 +242,24 @@ mod tests {
             p.tasks.is_empty() && p.all_pinned,
             "every task looked at is pinned"
         );
+    }
+
+    #[test]
+    fn no_load_to_move_is_not_all_pinned() {
+        // An imbalance of 0 (find_busiest_group's "moving a task would not help"), or no
+        // group heavier on the busiest CPU: nothing looked at, nothing pinned — the caller
+        // counts a failure, not a pinned CPU.
+        let mut pinned = nice0(3, 0);
+        pinned.allowed = CpuSet::one(0);
+        let p = flat(&[pinned], 0, &env(0));
+        assert!(p.tasks.is_empty() && !p.all_pinned);
+        let even = GroupQueues {
+            busiest: alloc::vec![pinned],
+            busiest_load: 1024,
+            this_load: 1024,
+            this_best_prio: 120,
+        };
+        assert!(!load_balance_fair(&[even], 1024, &env(0)).all_pinned);
     }
 
     #[test]

@@ -73,6 +73,10 @@ impl Topology {
                 "a node is {LOCAL_DISTANCE} from itself"
             );
         }
+        assert!(
+            nodes.iter().all(|n| !n.is_empty()),
+            "every node has a CPU (cfslab models no CPU-less node)"
+        );
         let all = nodes.iter().fold(CpuSet::EMPTY, |acc, &n| acc | n);
         assert_eq!(all, self.all(), "the nodes hold every CPU");
         assert_eq!(

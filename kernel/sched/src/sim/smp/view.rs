@@ -3,6 +3,7 @@
 
 use super::SmpSim;
 use crate::policy::Policy;
+use crate::rq::State;
 use crate::sim::IDLE;
 use crate::smp::balancer::Machine;
 use crate::smp::busiest::CpuStat;
@@ -21,13 +22,16 @@ impl<P: Policy> Machine for View<'_, P> {
             .map(|cpu| {
                 let c = &self.sim.cpus[cpu];
                 let queues = c.rq.policy().balance_queues();
-                let running = u32::from(c.rq.current() != IDLE);
+                let current = c.rq.current();
+                // The current task counts while it is still queued: one about to sleep
+                // (a newly-idle pass) has left the queue already, as in Linux.
+                let queued = current != IDLE && c.rq.state(current) == State::Running;
                 CpuStat {
                     load: queues.iter().map(|q| q.load).sum(),
                     nr_running: queues.iter().map(|q| q.waiting.len() as u32).sum::<u32>()
-                        + running,
+                        + u32::from(queued),
                     cpu_load: c.cpu_load,
-                    idle: running == 0,
+                    idle: current == IDLE,
                 }
             })
             .collect()

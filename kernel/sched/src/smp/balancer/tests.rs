@@ -200,3 +200,12 @@ fn a_newly_idle_cpu_pulls_before_it_sleeps() {
     // Newly idle passes leave the interval as it was.
     assert_eq!(st[0].balance_interval_ms, 1);
 }
+
+#[test]
+fn a_newly_idle_pass_that_finds_nothing_leaves_the_interval() {
+    // 2.6.24's `load_balance_newidle` never touches `balance_interval`.
+    let (d, mut st) = two_cpus();
+    let mut m = Toy::new(&[1, 0]);
+    assert_eq!(idle_balance(1, &d, &mut st, &mut m), None);
+    assert_eq!(st[0].balance_interval_ms, 1);
+}

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::smp::busiest::steady;
+use crate::smp::domains::Group;
 use crate::smp::domains::build_2_6_24;
 use crate::smp::topology::Topology;
 
@@ -140,4 +141,18 @@ fn dividing_by_a_power_is_exact_for_powers_of_two_and_close_otherwise() {
     assert_eq!(div_power(3072 * 1024, 2048), 1536);
     // ⌈2^32 / 3072⌉ = 1398102: 2^21 / 3072 (682.67) comes out as 682.
     assert_eq!(div_power(1 << 21, 3072), 682);
+}
+
+#[test]
+fn a_cpu_with_no_load_is_never_the_busiest_queue() {
+    // A group of CPU 0 (one task of nice −10, 9548, heavier than the imbalance) and an
+    // empty CPU 1: neither is pulled from (2.6.24 starts its maximum at 0).
+    let t = Topology::flat(2);
+    let mut stats = steady(&[1, 0]);
+    stats[0].load = 9548;
+    let group = Group {
+        cpus: t.all(),
+        power: SCHED_LOAD_SCALE,
+    };
+    assert_eq!(find_busiest_queue(&group, &stats, 1024, t.all()), None);
 }

@@ -76,7 +76,8 @@ fn hyperthreads_make_an_smt_level_and_cores_the_mc_groups() {
 fn numa_nodes_are_the_groups_of_the_node_level() {
     // The QEMU machine: 8 vCPUs in 4 nodes (one package each), nodes 1 and 2
     // two hops apart. A node is one package, so CPU adds nothing to MC; NODE spans
-    // every node (fewer than 16), nearest first, each node one package's power.
+    // every node (fewer than 16), its groups listed from CPU 2's node on by number, each
+    // node one package's power.
     let nodes: Vec<CpuSet> = (0..4).map(|n| set(&[2 * n, 2 * n + 1])).collect();
     let t = Topology::smp(4, 2, 1).with_nodes(
         &nodes,
@@ -95,7 +96,7 @@ fn numa_nodes_are_the_groups_of_the_node_level() {
             (
                 Level::Node,
                 t.all(),
-                vec![nodes[1], nodes[3], nodes[0], nodes[2]]
+                vec![nodes[1], nodes[2], nodes[3], nodes[0]]
             ),
         ]
     );
