@@ -25,7 +25,7 @@
 use super::busiest::{CpuStat, IdleType, Verdict, find_busiest_group, find_busiest_queue};
 use super::cpuset::CpuSet;
 use super::domains::{Domain, Flags};
-use super::move_tasks::{Env, GroupQueues, load_balance_fair};
+use super::move_tasks::{Env, Queues, move_tasks};
 use alloc::vec::Vec;
 
 /// `MAX_PINNED_INTERVAL`: how far an all-pinned domain's interval may grow, in ms.
@@ -35,9 +35,9 @@ pub const MAX_PINNED_INTERVAL_MS: u64 = 512;
 pub trait Machine {
     /// Every CPU's load, indexed by CPU.
     fn stats(&self) -> Vec<CpuStat>;
-    /// `busiest`'s fair tasks, group by group, beside `this_cpu`'s loads in the same
-    /// groups (see [`GroupQueues`]), for `this_cpu` to pull from.
-    fn queues(&self, busiest: usize, this_cpu: usize) -> Vec<GroupQueues>;
+    /// `busiest`'s fair tasks — group by group, with groups — beside `this_cpu`'s loads in
+    /// the same groups (see [`Queues`]), for `this_cpu` to pull from.
+    fn queues(&self, busiest: usize, this_cpu: usize) -> Queues;
     /// `cpu`'s clock (what `task_hot` compares with).
     fn clock(&self, cpu: usize) -> u64;
     /// The CPUs the task running on `cpu` may run on (none if it runs its idle task).
@@ -118,7 +118,7 @@ pub fn load_balance(
                 nr_balance_failed: state.nr_balance_failed,
                 cache_nice_tries: p.cache_nice_tries,
             };
-            let pulled = load_balance_fair(&m.queues(busiest, this_cpu), imbalance, &env);
+            let pulled = move_tasks(&m.queues(busiest, this_cpu), imbalance, &env);
             if !pulled.tasks.is_empty() {
                 m.pull(busiest, this_cpu, &pulled.tasks);
                 outcome.pulled = Some((busiest, pulled.tasks));

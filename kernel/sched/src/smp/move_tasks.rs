@@ -15,6 +15,7 @@
 //!
 //! Pulling stops once the load moved reaches the imbalance (it may pass it by one task).
 //!
+//! Without groups (a kernel without FAIR_GROUP_SCHED) one look seeks the whole imbalance.
 //! With groups (per-uid, 2.6.24's FAIR_USER_SCHED) the same is done group by group: each
 //! group whose tasks weigh more on the busiest CPU than here gives up to half the
 //! difference, so that each group's weight evens out between the two CPUs — weight of
@@ -140,6 +141,29 @@ pub struct GroupQueues {
     pub this_load: u64,
     /// The best priority of its tasks on the balancing CPU (`MAX_PRIO` if none).
     pub this_best_prio: u32,
+}
+
+/// The busiest CPU's fair tasks as a pass walks them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Queues {
+    /// Without group scheduling: its one runqueue, with the balancing CPU's best priority.
+    Flat(GroupQueues),
+    /// With per-uid groups: each group's runqueues, newest group first.
+    Groups(Vec<GroupQueues>),
+}
+
+/// `move_tasks` of the fair class: without groups, one look over the runqueue for the
+/// whole imbalance; with groups, [`load_balance_fair`].
+pub fn move_tasks(queues: &Queues, max_load: u64, env: &Env) -> Pulled {
+    match queues {
+        Queues::Flat(q) => {
+            let mut pulled = Pulled::default();
+            let mut best = q.this_best_prio;
+            balance_tasks(&q.busiest, max_load, &mut best, env, &mut pulled);
+            pulled
+        }
+        Queues::Groups(groups) => load_balance_fair(groups, max_load, env),
+    }
 }
 
 /// `load_balance_fair` with groups: each group more loaded on the busiest CPU gives up to
@@ -287,6 +311,25 @@ mod tests {
                 .tasks
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn without_groups_the_whole_imbalance_is_looked_for_at_once() {
+        // The same tasks as one group's: that group weighs as much here as there, and
+        // gives nothing; without group scheduling the pass looks for the imbalance in the
+        // one runqueue and pulls a task.
+        let q = GroupQueues {
+            busiest: alloc::vec![nice0(3, 0), nice0(4, 0)],
+            busiest_load: 2048,
+            this_load: 2048,
+            this_best_prio: 120,
+        };
+        assert!(
+            move_tasks(&Queues::Groups(alloc::vec![q.clone()]), 1024, &env(0))
+                .tasks
+                .is_empty()
+        );
+        assert_eq!(move_tasks(&Queues::Flat(q), 1024, &env(0)).tasks, [3]);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::sim::IDLE;
 use crate::smp::balancer::Machine;
 use crate::smp::busiest::CpuStat;
 use crate::smp::cpuset::CpuSet;
-use crate::smp::move_tasks::{Candidate, GroupQueues, MAX_PRIO};
+use crate::smp::move_tasks::{Candidate, GroupQueues, MAX_PRIO, Queues};
 use alloc::vec::Vec;
 
 /// The machine as the balancer sees it.
@@ -37,11 +37,13 @@ impl<P: Policy> Machine for View<'_, P> {
             .collect()
     }
 
-    fn queues(&self, busiest: usize, this_cpu: usize) -> Vec<GroupQueues> {
+    fn queues(&self, busiest: usize, this_cpu: usize) -> Queues {
         let (b, t) = (&self.sim.cpus[busiest].rq, &self.sim.cpus[this_cpu].rq);
         let here = t.policy().balance_queues();
-        b.policy()
-            .balance_queues()
+        let busy = b.policy().balance_queues();
+        // Without groups the policy has one queue, the root's (uid `None`).
+        let grouped = busy.len() != 1 || busy[0].uid.is_some();
+        let queues: Vec<GroupQueues> = busy
             .into_iter()
             .map(|q| {
                 let mine = here.iter().find(|h| h.uid == q.uid);
@@ -63,7 +65,12 @@ impl<P: Policy> Machine for View<'_, P> {
                     this_best_prio: mine.map_or(MAX_PRIO, |h| h.best_prio),
                 }
             })
-            .collect()
+            .collect();
+        if grouped {
+            Queues::Groups(queues)
+        } else {
+            Queues::Flat(queues.into_iter().next().expect("one queue"))
+        }
     }
 
     fn clock(&self, _cpu: usize) -> u64 {

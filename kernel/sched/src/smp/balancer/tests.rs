@@ -3,7 +3,7 @@
 use super::*;
 use crate::smp::cpu_load::CpuLoad;
 use crate::smp::domains::build_2_6_24;
-use crate::smp::move_tasks::{Candidate, MAX_PRIO};
+use crate::smp::move_tasks::{Candidate, GroupQueues, MAX_PRIO};
 use crate::smp::topology::Topology;
 use alloc::vec;
 
@@ -64,9 +64,9 @@ impl Machine for Toy {
             .collect()
     }
 
-    fn queues(&self, busiest: usize, this_cpu: usize) -> Vec<GroupQueues> {
+    fn queues(&self, busiest: usize, this_cpu: usize) -> Queues {
         let here = &self.cpus[this_cpu];
-        vec![GroupQueues {
+        Queues::Flat(GroupQueues {
             busiest: self.cpus[busiest]
                 .iter()
                 .filter(|c| !c.running)
@@ -75,7 +75,7 @@ impl Machine for Toy {
             busiest_load: self.cpus[busiest].iter().map(|c| c.weight).sum(),
             this_load: here.iter().map(|c| c.weight).sum(),
             this_best_prio: here.iter().map(|c| c.prio).min().unwrap_or(MAX_PRIO),
-        }]
+        })
     }
 
     fn clock(&self, _cpu: usize) -> u64 {
