@@ -7,7 +7,12 @@
 //! same code runs in the kernel and in host tests and simulations.
 //!
 //! Start with [`policy`] (the interface) and [`rq`] (the protocol the kernel and the simulator
-//! both drive), then [`weights`] and [`params`], then [`fair`].
+//! both drive), then [`weights`] and [`params`], then [`fair`]. The multiprocessor half —
+//! topology, scheduling domains, the load balancer, the Wasted Cores invariant — is `smp`,
+//! built with the `smp` feature (the simulator's `sim` feature brings it).
+//!
+//! What it does not do: switch stacks, take locks, or know processes, files or memory; it
+//! decides, and the kernel (under its scheduler lock) or the simulator carries it out.
 
 #![no_std]
 #![forbid(unsafe_code)]
