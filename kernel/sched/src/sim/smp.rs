@@ -30,9 +30,9 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use view::View;
 
-/// `NR_CPUS` as 2.6.24's x86 configuration set it: the cap of a balancing interval is
-/// `HZ × NR_CPUS / 10` jiffies.
-const NR_CPUS_CONFIG: u64 = 8;
+/// `NR_CPUS` as 2.6.24's x86 configuration set it by default (the cap of a balancing
+/// interval is `HZ × NR_CPUS / 10` jiffies); a larger machine needs at least its CPU count.
+const NR_CPUS_DEFAULT: u64 = 8;
 
 /// One simulated CPU.
 struct Cpu<P: Policy> {
@@ -214,7 +214,7 @@ impl<P: Policy> SmpSim<P> {
             &domains,
             &mut states,
             hz,
-            NR_CPUS_CONFIG,
+            NR_CPUS_DEFAULT.max(self.cpus.len() as u64),
             &mut View { sim: self },
         );
         core::mem::swap(&mut self.cpus[cpu].domains, &mut domains);
@@ -268,11 +268,15 @@ impl<P: Policy> SmpSim<P> {
                 }
             }
             Action::Exit => {
-                self.cpus[cpu].rq.exit_current(now);
+                // As `do_exit`: the vfork parent released (`exit_mm`), the parent told
+                // (`exit_notify`, a synchronous wake-up: the child is about to go), while
+                // the child still counts on its CPU; then its last switch.
                 self.release_vfork_parent(cpu, task);
                 if let Some(parent) = exit_wakes(&mut self.tasks, task) {
-                    self.wake_from(parent, cpu, Wakeup::default());
+                    let weight = self.cpus[cpu].rq.policy().task_info(task).map(|i| i.weight);
+                    self.wake_from(parent, cpu, Wakeup::default(), weight);
                 }
+                self.cpus[cpu].rq.exit_current(now);
             }
         }
     }

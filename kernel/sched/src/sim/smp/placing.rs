@@ -61,7 +61,7 @@ impl<P: Policy> SmpSim<P> {
 
     pub(super) fn release_vfork_parent(&mut self, cpu: usize, child: TaskId) {
         if let Some(parent) = vfork_waiter(&self.tasks, child) {
-            self.wake_from(parent, cpu, VFORK_RELEASE);
+            self.wake_from(parent, cpu, VFORK_RELEASE, None);
         }
     }
 
@@ -71,12 +71,19 @@ impl<P: Policy> SmpSim<P> {
             from_interrupt: true,
             ..Wakeup::default()
         };
-        self.wake_from(task, self.cpu_of[task], timer);
+        self.wake_from(task, self.cpu_of[task], timer, None);
     }
 
-    /// `try_to_wake_up` of `task` from `waker_cpu`, placed as 2.6.24 places a wake-up
+    /// `try_to_wake_up` of `task` from `waker_cpu` (synchronous if the waker, of that weight,
+    /// is about to sleep or go), placed as 2.6.24 places a wake-up
     /// (`crate::smp::placement`): the waker's CPU or the task's, or an idle sibling.
-    pub(super) fn wake_from(&mut self, task: TaskId, waker_cpu: usize, wakeup: Wakeup) {
+    pub(super) fn wake_from(
+        &mut self,
+        task: TaskId,
+        waker_cpu: usize,
+        wakeup: Wakeup,
+        sync_waker_weight: Option<u64>,
+    ) {
         let prev = self.cpu_of[task];
         if self.cpus[prev].rq.state(task) != State::Sleeping {
             return;
@@ -87,7 +94,7 @@ impl<P: Policy> SmpSim<P> {
             this_cpu: waker_cpu,
             allowed: self.allowed[task],
             weight: info.map_or(crate::weights::NICE_0_LOAD, |i| i.weight),
-            sync_waker_weight: None,
+            sync_waker_weight,
             hot: info.is_some_and(|i| {
                 self.now.saturating_sub(i.exec_start) < crate::smp::move_tasks::MIGRATION_COST_NS
             }),
