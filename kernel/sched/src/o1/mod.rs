@@ -120,49 +120,10 @@ impl O1 {
         starving || current.static_prio > self.best_expired_prio
     }
 
-    fn new_task(&mut self, id: TaskId, nice: Nice, now: Nanos, parent: Option<TaskId>) {
-        let static_prio = (120 + i64::from(nice.clamp(-20, 19))) as u64;
-        let task = Task {
-            static_prio,
-            prio: static_prio,
-            time_slice: self.task_timeslice(static_prio),
-            first_time_slice: true,
-            sleep_avg: 0,
-            timestamp: now,
-            in_active: None,
-            activated: 0,
-            parent,
-            sum_exec_runtime: 0,
-            picked_at: now,
-            dead: false,
-        };
-        if self.tasks.len() <= id {
-            self.tasks.resize(id + 1, None);
-        }
-        assert!(self.tasks[id].is_none(), "task {id} already exists");
-        self.tasks[id] = Some(task);
-    }
-
     /// `rq->nr_running`: every queued task, the running one included (it stays on its array
     /// while it runs).
     fn nr_running(&self) -> u64 {
         (self.arrays[0].len() + self.arrays[1].len()) as u64
-    }
-
-    /// `sched_fork`'s half of a fork: the child takes half the parent's remaining slice and
-    /// 95% of its bonus (not queued yet).
-    fn forked_child(&mut self, parent: TaskId, child: TaskId, now: Nanos) {
-        let (nice, parent_slice, parent_bonus) = {
-            let p = self.t(parent);
-            (p.static_prio as i64 - 120, p.time_slice, Self::bonus(p))
-        };
-        self.new_task(child, nice as Nice, now, Some(parent));
-        let child_sleep_avg = parent_bonus * CHILD_PENALTY / 100 * MAX_SLEEP_AVG_NS / MAX_BONUS;
-        let c = self.t_mut(child);
-        c.time_slice = parent_slice.div_ceil(2).max(1);
-        c.sleep_avg = child_sleep_avg;
-        c.prio = Self::effective_prio(c);
-        self.t_mut(parent).time_slice = (parent_slice / 2).max(1);
     }
 
     fn preempts_current(&self, id: TaskId) -> bool {
