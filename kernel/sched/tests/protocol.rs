@@ -1,8 +1,9 @@
-//! The scheduling protocol is written once, in `src/rq.rs` (and `src/rq/migration.rs`, a
-//! task's move between two runqueues): the kernel and the simulator both
-//! drive an `Rq`, and neither calls a policy's state-changing methods itself. If either took
-//! a step of its own (an `enqueue` the other does not make, a pick without `put_prev`), it
-//! would have to call the policy directly, and this test finds the call.
+//! The scheduling protocol is written once, in `src/rq.rs` and its submodules (`src/rq/`: a
+//! task's move between two runqueues, the changes applied through the runqueue): the kernel
+//! and the simulator both drive an `Rq`, and neither calls a policy's state-changing methods
+//! itself. If either took a step of its own (an `enqueue` the other does not make, a pick
+//! without `put_prev`), it would have to call the policy directly, and this test finds the
+//! call.
 //!
 //! `Rq` keeps its policy private and lends it out only as `&P`, so outside `rq.rs` the
 //! compiler already refuses such calls through an `Rq`; what is left to check is that no
@@ -76,7 +77,7 @@ fn only_the_runqueue_drives_the_policy() {
 
 #[test]
 fn the_check_finds_a_direct_call() {
-    // The rule above must be able to fail: rq.rs itself makes every call.
+    // The rule above must be able to fail: rq.rs and its submodules make every call.
     let rq = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let calls = direct_policy_calls(&rq);
     assert!(
@@ -85,8 +86,9 @@ fn the_check_finds_a_direct_call() {
             .any(|c| c.contains("rq.rs") && c.contains("policy.put_prev("))
     );
     assert!(
-        calls.iter().all(|c| c.contains("rq.rs")
-            || c.contains("rq/migration.rs")
-            || c.contains("/tests.rs"))
+        calls
+            .iter()
+            .all(|c| c.contains("/rq.rs") || c.contains("/rq/") || c.contains("/tests.rs")),
+        "{calls:?}"
     );
 }

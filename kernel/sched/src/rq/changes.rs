@@ -1,0 +1,55 @@
+//! What changes a task or the policy while tasks run — a nice level, a uid, a tunable, a
+//! feature, a group's shares — through the runqueue, which owns the policy. Each applies
+//! from the policy's next decision. A task between two CPUs ([`super::Moving`]) takes a
+//! new nice level or uid with it.
+
+use super::Rq;
+use crate::policy::{Nanos, Policy, TaskId, Uid};
+use crate::weights::Nice;
+
+impl<P: ?Sized + Policy> Rq<P> {
+    /// Changes a task's nice value (carried along if it is between two CPUs).
+    pub fn set_nice(&mut self, task: TaskId, nice: Nice, now: Nanos) {
+        match &mut self.departing {
+            Some((t, migrant)) if *t == task => migrant.nice = nice,
+            _ => self.policy.set_nice(task, nice, now),
+        }
+    }
+
+    /// Changes a task's uid (and so, with per-uid groups, its group; carried along if it
+    /// is between two CPUs).
+    pub fn set_uid(&mut self, task: TaskId, uid: Uid, now: Nanos) {
+        match &mut self.departing {
+            Some((t, migrant)) if *t == task => migrant.uid = uid,
+            _ => self.policy.set_uid(task, uid, now),
+        }
+    }
+
+    /// Writes a tunable (a sysctl); it applies from the next decision.
+    pub fn set_tunable(
+        &mut self,
+        tunable: crate::Tunable,
+        value: u64,
+    ) -> Result<(), crate::KnobError> {
+        self.policy.set_tunable(tunable, value)
+    }
+
+    /// Turns a feature on or off (a write to `sched_features`).
+    pub fn set_feature(
+        &mut self,
+        feature: crate::Feature,
+        on: bool,
+    ) -> Result<(), crate::KnobError> {
+        self.policy.set_feature(feature, on)
+    }
+
+    /// Gives uid `uid`'s group weight `shares`; returns the weight given.
+    pub fn set_group_shares(
+        &mut self,
+        uid: Uid,
+        shares: u64,
+        now: Nanos,
+    ) -> Result<u64, crate::KnobError> {
+        self.policy.set_group_shares(uid, shares, now)
+    }
+}
