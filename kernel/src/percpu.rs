@@ -171,6 +171,12 @@ pub fn cpu(index: usize) -> Option<&'static PerCpu> {
     (!area.is_null()).then(|| unsafe { &*area })
 }
 
+/// Ticks taken so far by every started CPU but the boot CPU: what the APs cost a run that
+/// leaves them idle (halted with the tick stopped, they take none).
+pub fn ap_ticks() -> u64 {
+    (1..CPUS.len()).filter_map(cpu).map(PerCpu::ticks).sum()
+}
+
 /// The running CPU's state: a handle whose every operation is one GS-relative instruction.
 #[inline(always)]
 pub fn this_cpu() -> ThisCpu {

@@ -135,14 +135,14 @@ fn seed003_figures(run: &Run) -> Vec<Value> {
     let records: Vec<Value> = run
         .results()
         .into_iter()
-        .filter(|r| r["scenario"] == "seed003")
+        .filter(|r| r["scenario"] == "seed003" && r["kind"] != "other_cpus")
         .collect();
     assert!(records.len() >= 4, "seed003's RESULTs:\n{}", run.stdout);
     records
 }
 
 /// How far apart a figure of two runs may be, in µs, and why (see the test below).
-const SPREAD_US: f64 = 10.0;
+const SPREAD_US: f64 = 250.0;
 
 /// One figure that differs between two runs: where it is, and its two values.
 struct Difference {
@@ -196,6 +196,7 @@ fn every_cpu_comes_up_and_a_parked_cpu_moves_no_figure() {
     assert_eq!(alone.status, 0, "{}", alone.stdout);
     // One CPU says nothing about CPUs: the uniprocessor console stays as it was.
     assert!(!alone.stdout.contains("cpus:"), "{}", alone.stdout);
+    assert!(!alone.stdout.contains("other_cpus"), "{}", alone.stdout);
     let expected = seed003_figures(&alone);
     for round in 0..2 {
         let run = boot_with(options, &["--smp", "4"]);
@@ -224,17 +225,23 @@ fn every_cpu_comes_up_and_a_parked_cpu_moves_no_figure() {
         // Each AP answered a call-function IPI with its own APIC id (`cpus::bring_up`), and
         // said it runs with its number read through its own GS base.
         // Under icount the machine has one instruction counter, and a halted CPU spends
-        // none of it: CPU 0 runs the uniprocessor run's instructions, so its figures are
-        // that run's, give or take where QEMU stops it. They are not quite equal, and not
-        // always the same: QEMU's round-robin also switches vCPUs on a kick timed by the
-        // host (every 100 ms of host time), and the boot's waits for the APs spin for as
-        // long as that switching makes them, so the experiment may start a little later
-        // and an interrupt land a few instructions off (our reading; not pinned down).
-        // Measured (300 ms seed003, smp=4, 50 runs, idle and loaded hosts): 3 figures move
-        // by 1 µs, once 23 by at most 2; a loaded CI host moved one further. The bound,
-        // SPREAD_US, is a few times that and far below what a CPU that did not stay parked
-        // would do: it would spend the counter beside CPU 0 and stretch the tasks' 5 ms of
-        // CPU time and every latency by its share, milliseconds. Each difference is printed.
+        // none of it. The APs stayed parked (halted, their tick stopped) through the whole
+        // window: they took no tick in it (`lab::report::window`). One that did not would
+        // take HZ 250's ticks, 75 in 300 ms, or more if it ran anything.
+        let others = run.result("other_cpus");
+        assert_eq!(others["scenario"], "seed003", "{others}");
+        assert_eq!(others["ticks"], 0, "{others}");
+        // So CPU 0 runs the uniprocessor run's instructions, and its figures are that
+        // run's, give or take where QEMU stops it. They are not quite equal, and not always
+        // the same: QEMU's round-robin also switches vCPUs on a kick timed by the host
+        // (every 100 ms of host time), and the boot's waits for the APs spin for as long
+        // as that switching makes them; the heap the APs' state was taken from is laid out
+        // differently, and the programs' own bytes (their debug paths) differ between
+        // checkouts. A start a few instructions off mostly moves a figure by 1 µs
+        // (measured: 50 runs, idle and loaded hosts), but now and then it moves a tick or
+        // a wake-up across a decision — which task a tick finds running — and the tasks'
+        // CPU times move by tens of µs (seen once on CI: 44 µs). SPREAD_US bounds that:
+        // well under one tick (4 ms) of any figure. Each difference is printed.
         let got = seed003_figures(&run);
         assert_eq!(got.len(), expected.len(), "{}", run.stdout);
         let mut found = Vec::new();

@@ -35,6 +35,11 @@ pub fn online() -> Vec<(usize, u8)> {
     }
 }
 
+/// How many CPUs are online ([`online`]'s length, without its list).
+pub fn online_count() -> usize {
+    ONLINE.get().map_or(1, |all| all.iter().flatten().count())
+}
+
 /// Has CPU `cpu` run `function` (from its call-function IPI's handler, or wherever it
 /// waits with interrupts off: `sync::cross_call`) and returns what it answered; `None` if
 /// it is not online or did not answer in time. Not for the running CPU itself. A CPU that

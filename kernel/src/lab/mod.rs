@@ -61,6 +61,7 @@ fn run_scenario(s: &Scenario, user: &Config) {
     let trace_from = config
         .trace
         .then(|| sched::trace_start(sched::TRACE_EVENTS));
+    let ap_ticks_before = crate::percpu::ap_ticks();
     let (start, idle_before) = (clock::now(), sched::idle_cpu_ns());
     let end = start + duration;
     let mut tasks = programs::start(s, &config, user.seed, end);
@@ -70,6 +71,8 @@ fn run_scenario(s: &Scenario, user: &Config) {
     let window = report::Window {
         ns: clock::now() - start,
         idle_ns: sched::idle_cpu_ns() - idle_before,
+        ap_ticks: (crate::cpus::ipi::online_count() > 1)
+            .then(|| crate::percpu::ap_ticks() - ap_ticks_before),
     };
     if log::log_enabled!(log::Level::Debug) {
         sched::print_sched_debug();

@@ -18,6 +18,8 @@ pub struct Window {
     pub ns: u64,
     /// CPU time the idle task had in it.
     pub idle_ns: u64,
+    /// Ticks the other CPUs took in it (`None` on one CPU).
+    pub ap_ticks: Option<u64>,
 }
 
 /// Says what the scenario measures and how to read the lines that follow.
@@ -66,4 +68,11 @@ pub fn window(scenario: &str, window: &Window, tasks_ns: u64) {
         us(other_ns),
         us(window.idle_ns)
     );
+    // On several CPUs, what the others did meanwhile: a seed experiment runs on CPU 0, and
+    // an AP that stayed parked took no tick (the SMP system test asserts it).
+    if let Some(ticks) = window.ap_ticks {
+        println!(
+            "RESULT {{\"kind\":\"other_cpus\",\"scenario\":\"{scenario}\",\"ticks\":{ticks}}}"
+        );
+    }
 }
