@@ -109,6 +109,8 @@ pub struct BalanceQueue {
     pub waiting: Vec<QueuedTask>,
     /// The best priority among its tasks (100–139 from nice; 140 if it has none).
     pub best_prio: u32,
+    /// The weight of the group's entity on this CPU (`None`: no groups).
+    pub entity_weight: Option<u64>,
 }
 
 /// A waiting task as a balancer sees it.
@@ -262,4 +264,8 @@ pub trait Policy {
     fn set_group_shares(&mut self, _uid: Uid, _shares: u64, _now: Nanos) -> Result<u64, KnobError> {
         Err(KnobError::NotThisPolicy)
     }
+
+    /// Gives uid `uid`'s group entity on this CPU `weight`, its part of the group's shares
+    /// split across CPUs (2.6.27–2.6.37, `crate::smp::shares`); the shares as set stay.
+    fn set_group_weight_here(&mut self, _uid: Uid, _weight: u64, _now: Nanos) {}
 }

@@ -369,4 +369,8 @@ impl Policy for Fair {
     fn set_group_shares(&mut self, uid: Uid, shares: u64, now: Nanos) -> Result<u64, KnobError> {
         self.reweight_group(uid, shares, now)
     }
+
+    fn set_group_weight_here(&mut self, uid: Uid, weight: u64, now: Nanos) {
+        self.set_group_weight_here(uid, weight, now);
+    }
 }

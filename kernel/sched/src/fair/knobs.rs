@@ -44,9 +44,24 @@ impl Fair {
             return Err(KnobError::NotThisPolicy);
         }
         let shares = self.params.set_shares(uid, shares);
-        let Some(&group) = self.groups.get(&uid) else {
-            return Ok(shares);
-        };
+        if let Some(&group) = self.groups.get(&uid) {
+            self.reweight_group_entity(group, shares, now);
+        }
+        Ok(shares)
+    }
+
+    /// `update_group_shares_cpu` → `__set_se_shares` (2.6.27–2.6.37): uid `uid`'s group
+    /// entity on this CPU takes `weight`, its part of the group's shares (`smp::shares`);
+    /// the shares as set stay. Nothing if the uid has no group here.
+    pub(super) fn set_group_weight_here(&mut self, uid: Uid, weight: u64, now: Nanos) {
+        if let Some(&group) = self.groups.get(&uid) {
+            self.reweight_group_entity(group, weight, now);
+        }
+    }
+
+    /// A group entity takes `weight`: a queued one leaves the root runqueue's load (and
+    /// timeline, unless it is running) and comes back with its vruntime unchanged.
+    fn reweight_group_entity(&mut self, group: usize, weight: u64, now: Nanos) {
         let on_rq = self.se(group).on_rq;
         let running = self.rq(ROOT).curr == Some(group);
         if on_rq {
@@ -57,14 +72,13 @@ impl Fair {
             let old = self.se(group).weight;
             self.rq_mut(ROOT).load -= old;
         }
-        self.se_mut(group).weight = shares;
+        self.se_mut(group).weight = weight;
         if on_rq {
-            self.rq_mut(ROOT).load += shares;
+            self.rq_mut(ROOT).load += weight;
             if !running {
                 self.timeline_insert(ROOT, group);
             }
         }
-        Ok(shares)
     }
 }
 

@@ -201,6 +201,7 @@ impl Fair {
                         })
                         .collect(),
                     best_prio: best_nice.map_or(140, |n| (120 + i32::from(n)) as u32),
+                    entity_weight: q.owner.map(|g| self.se(g).weight),
                 }
             })
             .collect()

@@ -138,6 +138,7 @@ impl O1 {
                 .map(|&id| self.t(id).prio as u32)
                 .min()
                 .unwrap_or(140),
+            entity_weight: None,
         }]
     }
 }

@@ -52,4 +52,10 @@ impl<P: ?Sized + Policy> Rq<P> {
     ) -> Result<u64, crate::KnobError> {
         self.policy.set_group_shares(uid, shares, now)
     }
+
+    /// Gives uid `uid`'s group entity on this CPU `weight`, its part of the group's shares
+    /// (`crate::smp::shares`).
+    pub fn set_group_weight_here(&mut self, uid: Uid, weight: u64, now: Nanos) {
+        self.policy.set_group_weight_here(uid, weight, now);
+    }
 }

@@ -24,6 +24,7 @@ use crate::smp::cpu_load::CpuLoad;
 use crate::smp::cpuset::CpuSet;
 use crate::smp::domains::{Domain, build_2_6_24};
 use crate::smp::invariant::{Checker, Report, Snapshot, Waiting as Waiter};
+use crate::smp::shares::SharesSplit;
 use crate::smp::topology::Topology;
 use crate::weights::Nice;
 use alloc::boxed::Box;
@@ -43,6 +44,8 @@ struct Cpu<P: Policy> {
     next_balance: u64,
     /// Its running task is to be pushed to this CPU (active balancing).
     push_to: Option<usize>,
+    /// Each group's part of its shares held here (`cfs_rq->shares`, 2.6.27–2.6.37).
+    held_shares: Vec<(Uid, u64)>,
 }
 
 /// The simulated machine of several CPUs (see the module's docs).
@@ -61,6 +64,9 @@ pub struct SmpSim<P: Policy> {
     checker: Checker,
     /// Tasks moved from one CPU to another by the balancer.
     pub migrations: u64,
+    /// How the era splits a group's shares across CPUs. 6.6 splits them by PELT's load,
+    /// not modelled yet: the simulator gives a 6.6 group its full shares on every CPU.
+    split: SharesSplit,
 }
 
 impl<P: Policy> SmpSim<P> {
@@ -73,6 +79,8 @@ impl<P: Policy> SmpSim<P> {
         balancing: bool,
         threshold: Nanos,
     ) -> Self {
+        let era = policy().fair_params().map(|p| p.era);
+        let split = era.and_then(SharesSplit::of).unwrap_or(SharesSplit::Full);
         let cpus = (0..topology.len())
             .map(|cpu| {
                 let domains = build_2_6_24(topology, cpu);
@@ -84,6 +92,7 @@ impl<P: Policy> SmpSim<P> {
                     states,
                     next_balance: 0,
                     push_to: None,
+                    held_shares: Vec::new(),
                 }
             })
             .collect();
@@ -100,6 +109,7 @@ impl<P: Policy> SmpSim<P> {
             rng: Rng::new(config.seed),
             checker: Checker::new(threshold),
             migrations: 0,
+            split,
         }
     }
 
@@ -370,9 +380,15 @@ impl<P: Policy> SmpSim<P> {
     }
 
     /// The weight of `cpu`'s runnable tasks (`weighted_cpuload`).
+    /// `weighted_cpuload`: 2.6.24–2.6.26 count the tasks' weight; later eras the top-level
+    /// entities', a group's with its share here.
     fn load(&self, cpu: usize) -> u64 {
-        let queues = self.cpus[cpu].rq.policy().balance_queues();
-        queues.iter().map(|q| q.load).sum()
+        let policy = self.cpus[cpu].rq.policy();
+        if self.split.load_is_tasks() {
+            policy.balance_queues().iter().map(|q| q.load).sum()
+        } else {
+            policy.runqueues()[0].load
+        }
     }
 }
 

@@ -26,6 +26,7 @@ use super::busiest::{CpuStat, IdleType, Verdict, find_busiest_group, find_busies
 use super::cpuset::CpuSet;
 use super::domains::{Domain, Flags};
 use super::move_tasks::{Env, Queues, move_tasks};
+use super::shares::{GroupSpan, Share, SharesSplit, ratelimit_ns, split};
 use alloc::vec::Vec;
 
 /// `MAX_PINNED_INTERVAL`: how far an all-pinned domain's interval may grow, in ms.
@@ -44,6 +45,17 @@ pub trait Machine {
     fn running_allowed(&self, cpu: usize) -> CpuSet;
     /// Moves `tasks` from `from` to `to` (`pull_task`).
     fn pull(&mut self, from: usize, to: usize, tasks: &[usize]);
+    /// How the era splits a group's shares across CPUs (2.6.24's full shares everywhere
+    /// unless said otherwise).
+    fn shares_split(&self) -> SharesSplit {
+        SharesSplit::Full
+    }
+    /// Every group with tasks on `span`'s CPUs, each CPU's part of it.
+    fn groups_on(&self, _span: CpuSet) -> Vec<GroupSpan> {
+        Vec::new()
+    }
+    /// Gives group `uid`'s entity on `share.cpu` its new share.
+    fn reweight_group(&mut self, _uid: u32, _share: Share) {}
 }
 
 /// What one CPU keeps of one of its domains between passes.
@@ -55,6 +67,8 @@ pub struct DomainState {
     pub last_balance: u64,
     /// Consecutive passes that found an imbalance and moved nothing.
     pub nr_balance_failed: u64,
+    /// When its groups' shares were last split, in ns (`sd->last_update`, 2.6.27–2.6.37).
+    pub shares_updated: u64,
 }
 
 impl DomainState {
@@ -64,6 +78,7 @@ impl DomainState {
             balance_interval_ms: domain.params.balance_interval_ms,
             last_balance: jiffies,
             nr_balance_failed: 0,
+            shares_updated: 0,
         }
     }
 }
@@ -79,11 +94,37 @@ pub struct Outcome {
     pub not_the_balancer: bool,
 }
 
+/// `update_shares` (2.6.27–2.6.37): at most once per ratelimit, each group's shares are
+/// split again between `domain`'s CPUs (`smp::shares`); `top_level` when the domain has
+/// no balancing parent, where the whole of each group's shares is split.
+fn update_shares(
+    state: &mut DomainState,
+    domain: &Domain,
+    top_level: bool,
+    cpus: usize,
+    now: u64,
+    m: &mut impl Machine,
+) {
+    let era = m.shares_split();
+    if era == SharesSplit::Full
+        || now.saturating_sub(state.shares_updated) < ratelimit_ns(era, cpus)
+    {
+        return;
+    }
+    state.shares_updated = now;
+    for group in m.groups_on(domain.span) {
+        for share in split(era, group.shares, top_level, &group.on) {
+            m.reweight_group(group.uid, share);
+        }
+    }
+}
+
 /// `load_balance` (periodic, `why` Idle or NotIdle) or `load_balance_newidle` (NewlyIdle)
-/// of `domain` by `this_cpu`.
+/// of `domain` by `this_cpu`; `top_level` when the domain has no balancing parent.
 pub fn load_balance(
     state: &mut DomainState,
     domain: &Domain,
+    top_level: bool,
     this_cpu: usize,
     why: IdleType,
     m: &mut impl Machine,
@@ -95,10 +136,14 @@ pub fn load_balance(
         push_from: None,
         not_the_balancer: false,
     };
-    let stats = m.stats();
     let mut cpus = domain.span;
     let mut all_pinned = false;
     loop {
+        // From 2.6.27 the shares are split first (`redo:`), and again after a move.
+        let now = m.clock(this_cpu);
+        let ncpus = m.stats().len();
+        update_shares(state, domain, top_level, ncpus, now, m);
+        let stats = m.stats();
         let (group, imbalance) = match find_busiest_group(domain, this_cpu, &stats, why, cpus) {
             Verdict::Pull { group, imbalance } => (group, imbalance),
             Verdict::NotTheBalancer => {
@@ -117,10 +162,12 @@ pub fn load_balance(
                 now: m.clock(busiest),
                 nr_balance_failed: state.nr_balance_failed,
                 cache_nice_tries: p.cache_nice_tries,
+                favour_best_prio: m.shares_split() == SharesSplit::Full,
             };
             let pulled = move_tasks(&m.queues(busiest, this_cpu), imbalance, &env);
             if !pulled.tasks.is_empty() {
                 m.pull(busiest, this_cpu, &pulled.tasks);
+                update_shares(state, domain, top_level, ncpus, now, m);
                 outcome.pulled = Some((busiest, pulled.tasks));
                 state.nr_balance_failed = 0;
                 if periodic {
@@ -234,14 +281,15 @@ pub fn rebalance_domains(
     };
     let mut next_balance = jiffies + 60 * hz;
     let mut outcomes = Vec::new();
-    for (d, st) in domains.iter().zip(states.iter_mut()) {
+    for (i, (d, st)) in domains.iter().zip(states.iter_mut()).enumerate() {
         if !d.params.flags.has(Flags::LOAD_BALANCE) {
             continue;
         }
+        let top = is_top(domains, i);
         let interval = interval_jiffies(st, d, why != IdleType::Idle, hz, nr_cpus);
         let mut stop = false;
         if jiffies >= st.last_balance + interval {
-            let o = load_balance(st, d, cpu, why, m);
+            let o = load_balance(st, d, top, cpu, why, m);
             if o.pulled.is_some() {
                 why = IdleType::NotIdle;
             }
@@ -266,7 +314,7 @@ pub fn idle_balance(
     states: &mut [DomainState],
     m: &mut impl Machine,
 ) -> Option<(usize, Vec<usize>)> {
-    for (d, st) in domains.iter().zip(states.iter_mut()) {
+    for (i, (d, st)) in domains.iter().zip(states.iter_mut()).enumerate() {
         if !d.params.flags.has(Flags::LOAD_BALANCE) {
             continue;
         }
@@ -274,12 +322,19 @@ pub fn idle_balance(
             // 2.6.24 starts with "pulled = −1", which ends the walk here.
             return None;
         }
-        let o = load_balance(st, d, cpu, IdleType::NewlyIdle, m);
+        let o = load_balance(st, d, is_top(domains, i), cpu, IdleType::NewlyIdle, m);
         if o.pulled.is_some() {
             return o.pulled;
         }
     }
     None
+}
+
+/// Whether `domains[i]` (bottom up) has no balancing parent.
+fn is_top(domains: &[Domain], i: usize) -> bool {
+    domains
+        .get(i + 1)
+        .is_none_or(|parent| !parent.params.flags.has(Flags::LOAD_BALANCE))
 }
 
 #[cfg(test)]

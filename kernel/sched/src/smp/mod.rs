@@ -14,6 +14,8 @@
 //!   `can_migrate_task`, `load_balance_fair` with groups);
 //! - [`balancer`]: the passes themselves — when a domain is balanced, the interval that
 //!   grows and shrinks, failures and active balancing (`load_balance`);
+//! - [`shares`]: a group's shares split between CPUs by its tasks' weight on each (2.6.27–
+//!   2.6.37's `update_shares`), and the load the balancer sees of a group through it;
 //! - [`placement`]: where a task that forks, execs or wakes is put (`sched_balance_self`,
 //!   the affine wake-up, `wake_idle`);
 //! - [`invariant`]: the Wasted Cores paper's check that no CPU idles while a task waits
@@ -31,6 +33,7 @@ pub mod domains;
 pub mod invariant;
 pub mod move_tasks;
 pub mod placement;
+pub mod shares;
 pub mod topology;
 
 pub use cpuset::CpuSet;

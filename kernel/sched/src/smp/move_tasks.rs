@@ -59,6 +59,10 @@ pub struct Env {
     pub nr_balance_failed: u64,
     /// See `nr_balance_failed`.
     pub cache_nice_tries: u64,
+    /// 2.6.24–2.6.26: a task heavier than twice what is left (plus a nice-0 task's slack)
+    /// may still move if it would be the best-priority task here. 2.6.27 dropped both
+    /// ("remove prio preference from balance decisions"): from then on such a task stays.
+    pub favour_best_prio: bool,
 }
 
 /// What a pass pulled.
@@ -66,7 +70,8 @@ pub struct Env {
 pub struct Pulled {
     /// The tasks to move, in the order chosen.
     pub tasks: Vec<usize>,
-    /// The weight they carry.
+    /// The load they carry, in the imbalance's units: their weight, or with split shares
+    /// the part of the busiest CPU's load it stands for.
     pub load: u64,
     /// Every task the last look examined was kept away by its affinity (or it had none to
     /// look at); a look for no load clears it, as does no look at all.
@@ -111,9 +116,13 @@ pub fn balance_tasks(
         if looked > NR_MIGRATE {
             break;
         }
-        // SCHED_LOAD_SCALE_FUZZ: a nice-0 task's slack.
-        let too_heavy = (c.weight >> 1) as i64 > rem + 1024;
-        if (too_heavy && c.prio >= *best_prio) || !can_migrate(c, env, &mut pinned) {
+        let too_heavy = if env.favour_best_prio {
+            // SCHED_LOAD_SCALE_FUZZ: a nice-0 task's slack.
+            (c.weight >> 1) as i64 > rem + 1024 && c.prio >= *best_prio
+        } else {
+            (c.weight >> 1) as i64 > rem
+        };
+        if too_heavy || !can_migrate(c, env, &mut pinned) {
             continue;
         }
         pulled.tasks.push(c.task);
@@ -150,27 +159,101 @@ pub enum Queues {
     Flat(GroupQueues),
     /// With per-uid groups: each group's runqueues, newest group first.
     Groups(Vec<GroupQueues>),
+    /// With per-uid groups whose shares are split across CPUs (2.6.27–2.6.37): as
+    /// `Groups`, each with the busiest CPU's load and the group's share there, through
+    /// which a group's pull is scaled ([`load_balance_fair_split`]).
+    Split {
+        /// The groups.
+        groups: Vec<GroupQueues>,
+        /// For each group: its share of the busiest CPU (`cfs_rq->shares`).
+        shares: Vec<u64>,
+        /// The busiest CPU's load (its top-level entities' weight).
+        root_load: u64,
+    },
 }
 
 /// `move_tasks` of the fair class: without groups, one look over the runqueue for the
-/// whole imbalance; with groups, [`load_balance_fair`].
+/// whole imbalance; with groups, [`load_balance_fair`] or, with split shares,
+/// [`load_balance_fair_split`]. From 2.6.27 (`favour_best_prio` off) the look is taken
+/// again, over the tasks still there, while it moves something and the imbalance is not
+/// yet met.
 pub fn move_tasks(queues: &Queues, max_load: u64, env: &Env) -> Pulled {
-    match queues {
-        Queues::Flat(q) => {
-            let mut pulled = Pulled::default();
-            let mut best = q.this_best_prio;
-            balance_tasks(&q.busiest, max_load, &mut best, env, &mut pulled);
-            pulled
+    let mut pulled = Pulled::default();
+    loop {
+        let before = pulled.load;
+        let rem = max_load.saturating_sub(pulled.load);
+        match queues {
+            Queues::Flat(q) => {
+                let left = still_there(&q.busiest, &pulled);
+                let mut best = q.this_best_prio;
+                balance_tasks(&left, rem, &mut best, env, &mut pulled);
+            }
+            Queues::Groups(groups) => load_balance_fair(groups, rem, env, &mut pulled),
+            Queues::Split {
+                groups,
+                shares,
+                root_load,
+            } => {
+                let moved =
+                    load_balance_fair_split(groups, shares, *root_load, rem, env, &mut pulled);
+                // Counted in the root's units, as Linux's `total_load_moved`.
+                pulled.load = before + moved;
+            }
         }
-        Queues::Groups(groups) => load_balance_fair(groups, max_load, env),
+        let moved = pulled.load > before;
+        if env.favour_best_prio || !moved || pulled.load >= max_load {
+            return pulled;
+        }
     }
+}
+
+/// `candidates` less those already pulled (a pulled task has left the busiest CPU).
+fn still_there(candidates: &[Candidate], pulled: &Pulled) -> Vec<Candidate> {
+    candidates
+        .iter()
+        .filter(|c| !pulled.tasks.contains(&c.task))
+        .copied()
+        .collect()
+}
+
+/// `load_balance_fair` with split shares (2.6.27–2.6.37): the imbalance is in the root's
+/// units, a group's tasks in the group's. Each group's part of the busiest CPU's load is
+/// its `h_load` (`smp::shares::h_load`); the load left to move is converted into the
+/// group's units (× its tasks' weight / its h_load), its tasks pulled for that, and what
+/// moved converted back. Returns the load moved in the root's units.
+pub fn load_balance_fair_split(
+    groups: &[GroupQueues],
+    shares: &[u64],
+    root_load: u64,
+    max_load: u64,
+    env: &Env,
+    pulled: &mut Pulled,
+) -> u64 {
+    let mut rem = max_load as i64;
+    for (g, &share) in groups.iter().zip(shares) {
+        if g.busiest_load == 0 {
+            continue;
+        }
+        let h_load = super::shares::h_load(root_load, share);
+        let rem_load = rem as u64 * g.busiest_load / (h_load + 1);
+        let left = still_there(&g.busiest, pulled);
+        let mut best = g.this_best_prio;
+        let moved = balance_tasks(&left, rem_load, &mut best, env, pulled);
+        if moved == 0 {
+            continue;
+        }
+        rem -= (moved * h_load / (g.busiest_load + 1)) as i64;
+        if rem < 0 {
+            break;
+        }
+    }
+    (max_load as i64 - rem) as u64
 }
 
 /// `load_balance_fair` with groups: each group more loaded on the busiest CPU gives up to
 /// half the difference, until `max_load` has moved. Groups are taken in the order given
 /// (2.6.24's list of a CPU's group queues, newest first).
-pub fn load_balance_fair(groups: &[GroupQueues], max_load: u64, env: &Env) -> Pulled {
-    let mut pulled = Pulled::default();
+pub fn load_balance_fair(groups: &[GroupQueues], max_load: u64, env: &Env, pulled: &mut Pulled) {
     let mut rem = max_load as i64;
     for g in groups {
         let imb = g.busiest_load as i64 - g.this_load as i64;
@@ -179,12 +262,11 @@ pub fn load_balance_fair(groups: &[GroupQueues], max_load: u64, env: &Env) -> Pu
         }
         let max_for_group = rem.min(imb / 2) as u64;
         let mut best = g.this_best_prio;
-        rem -= balance_tasks(&g.busiest, max_for_group, &mut best, env, &mut pulled) as i64;
+        rem -= balance_tasks(&g.busiest, max_for_group, &mut best, env, pulled) as i64;
         if rem <= 0 {
             break;
         }
     }
-    pulled
 }
 
 #[cfg(test)]
@@ -210,7 +292,14 @@ mod tests {
             now: 100 * MS,
             nr_balance_failed: failed,
             cache_nice_tries: 1,
+            favour_best_prio: true,
         }
+    }
+
+    fn fair(groups: &[GroupQueues], max_load: u64, env: &Env) -> Pulled {
+        let mut pulled = Pulled::default();
+        load_balance_fair(groups, max_load, env, &mut pulled);
+        pulled
     }
 
     fn flat(tasks: &[Candidate], max_load: u64, env: &Env) -> Pulled {
@@ -221,7 +310,7 @@ mod tests {
             this_load: 0,
             this_best_prio: MAX_PRIO,
         };
-        load_balance_fair(&[group], max_load, env)
+        fair(&[group], max_load, env)
     }
 
     #[test]
@@ -283,7 +372,7 @@ mod tests {
             this_load: 1024,
             this_best_prio: 120,
         };
-        assert!(!load_balance_fair(&[even], 1024, &env(0)).all_pinned);
+        assert!(!fair(&[even], 1024, &env(0)).all_pinned);
     }
 
     #[test]
@@ -301,16 +390,9 @@ mod tests {
             this_load: 0,
             this_best_prio: best,
         };
-        assert_eq!(
-            load_balance_fair(&[group(MAX_PRIO)], 1024, &env(0)).tasks,
-            [3]
-        );
+        assert_eq!(fair(&[group(MAX_PRIO)], 1024, &env(0)).tasks, [3]);
         // Beside a task of priority 100 here it would not lead: it stays.
-        assert!(
-            load_balance_fair(&[group(100)], 1024, &env(0))
-                .tasks
-                .is_empty()
-        );
+        assert!(fair(&[group(100)], 1024, &env(0)).tasks.is_empty());
     }
 
     #[test]
@@ -348,7 +430,38 @@ mod tests {
             this_load: 1024,
             this_best_prio: 120,
         };
-        let p = load_balance_fair(&[uid2, uid1], 4096, &env(0));
+        let p = fair(&[uid2, uid1], 4096, &env(0));
         assert_eq!(p.tasks, [3]);
+    }
+
+    #[test]
+    fn with_split_shares_a_pull_is_scaled_by_the_groups_part_of_the_cpu() {
+        // The busiest CPU weighs 1280: uid 1's running hog (its group's share 1024) and
+        // one waiting hog of uid 2, whose group holds 256 here. uid 2 stands for
+        // 1280 × 256 / 1281 = 255 of the CPU, so an imbalance of 256 is
+        // 256 × 1024 / 256 = 1024 in its units: its hog goes, which is
+        // 1024 × 255 / 1025 = 254 of the root's load.
+        let mut running = nice0(3, 0);
+        running.running = true;
+        let group = |tasks: &[Candidate]| GroupQueues {
+            busiest: tasks.to_vec(),
+            busiest_load: 1024,
+            this_load: 0,
+            this_best_prio: MAX_PRIO,
+        };
+        let queues = Queues::Split {
+            groups: alloc::vec![group(&[nice0(4, 0)]), group(&[running])],
+            shares: alloc::vec![256, 1024],
+            root_load: 1280,
+        };
+        let env = Env {
+            favour_best_prio: false,
+            ..env(0)
+        };
+        let p = move_tasks(&queues, 256, &env);
+        assert_eq!((p.tasks.as_slice(), p.load), ([4].as_slice(), 254));
+        // An imbalance of 100 is 400 in uid 2's units: a 1024 task is more than twice
+        // that, and from 2.6.27 no slack or priority lets it go.
+        assert!(move_tasks(&queues, 100, &env).tasks.is_empty());
     }
 }

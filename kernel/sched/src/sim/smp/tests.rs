@@ -120,6 +120,65 @@ fn in_2_6_24_a_user_spread_over_two_cpus_gets_its_full_share_on_each() {
 }
 
 #[test]
+fn from_2_6_27_split_shares_even_the_users_out_from_2_6_33_fully() {
+    // The same five hogs, all started on CPU 0, under the eras whose balancer first splits
+    // each group's shares between the CPUs by its tasks' weight (`smp::shares`) and sees
+    // a CPU's load as its groups' shares there.
+    //
+    // 2.6.35 and 2.6.36: at the first tick CPU 1 is idle and CPU 0 weighs 2048, uid 1's
+    // 1024 and uid 2's whole 1024 (all of its tasks are there). The imbalance is 1024, the
+    // distance to the average; uid 2 stands for 1023 of CPU 0 (2048 × 1024 / 2049), so in
+    // its own units that is 1024 × 4096 / 1024 = 4096: all four of its hogs go (uid 1's
+    // runs). Then each CPU weighs 1024, balanced, and each user has half the machine —
+    // where 2.6.24 gave uid 1 a quarter (the test above).
+    //
+    // 2.6.32 counts an empty CPU's boost (1024) in the sum. At the first tick uid 1 gets
+    // 1024 × 1024 / 2048 = 512 on CPU 0 and uid 2 1024 × 4096 / 5120 = 819: CPU 0 weighs
+    // 1331, the imbalance is 665, 665 × 4096 / 819 = 3325 in uid 2's units: three hogs go
+    // (the fourth, 1024, is more than twice the 253 left). Then uid 2 splits 256 / 768 and
+    // uid 1, still boosted on CPU 1, keeps 512 on CPU 0: each CPU weighs 768, balanced,
+    // and uid 1's hog has 512 / 768 of CPU 0 — a third of the machine. (Mainline 2.6.33
+    // left the boost out of the sum, as did the later 2.6.32 stable releases.)
+    //
+    // (Groups per uid, as `groups=uid` gives them: these eras group by cgroup, and per-uid
+    // grouping is no longer their default.)
+    let cases = [
+        (Era::V2_6_32, [0, 0, 1, 1, 1], 1.0 / 3.0),
+        (Era::V2_6_35, [0, 1, 1, 1, 1], 0.5),
+        (Era::V2_6_36, [0, 1, 1, 1, 1], 0.5),
+    ];
+    for (era, placed, uid1_share) in cases {
+        let t = Topology::flat(2);
+        let preset = || {
+            let mut params = FairParams::preset(era);
+            params.grouping = Grouping::Uid;
+            Fair::new(params)
+        };
+        let mut sim = SmpSim::new(&t, preset, config(), true, DEFAULT_THRESHOLD_NS);
+        sim.spawn(Box::new(Hog), 1, 0, 0, t.all());
+        for _ in 0..4 {
+            sim.spawn(Box::new(Hog), 2, 0, 0, t.all());
+        }
+        sim.run_until(1000 * MS);
+        let cpus: Vec<usize> = (0..5).map(|t| sim.cpu_of(t)).collect();
+        assert_eq!(cpus, placed, "{era:?}");
+        sim.reset_measurements();
+        sim.run_until(3000 * MS);
+        let uid1: u64 = sim.tasks()[0].cpu_ns;
+        let uid2: u64 = sim.tasks()[1..].iter().map(|t| t.cpu_ns).sum();
+        let machine = 2 * 2000 * MS;
+        let share = |ns: u64| ns as f64 / machine as f64;
+        std::println!(
+            "{era:?}: uid 1 {:.3}, uid 2 {:.3}",
+            share(uid1),
+            share(uid2)
+        );
+        assert!((share(uid1) - uid1_share).abs() < 0.02, "{era:?}");
+        assert!((share(uid2) - (1.0 - uid1_share)).abs() < 0.02, "{era:?}");
+    }
+}
+
+#[test]
 fn with_hyperthreads_a_sleeper_wakes_on_an_idle_sibling_not_behind_a_hog() {
     // One core of two threads (-smp 2,cores=1,threads=2), no balancer: a hog and lat3
     // (1 ms of spin, 1 ms of sleep) both start on CPU 0. lat3's timer fires on the CPU it
