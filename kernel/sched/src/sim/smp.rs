@@ -22,7 +22,7 @@ use crate::rq::{Rq, State};
 use crate::smp::balancer::{DomainState, idle_balance, rebalance_domains};
 use crate::smp::cpu_load::CpuLoad;
 use crate::smp::cpuset::CpuSet;
-use crate::smp::domains::{Domain, build_2_6_24};
+use crate::smp::domains::{Domain, Rules, build};
 use crate::smp::invariant::{Checker, Report, Snapshot, Waiting as Waiter};
 use crate::smp::shares::SharesSplit;
 use crate::smp::topology::Topology;
@@ -81,9 +81,10 @@ impl<P: Policy> SmpSim<P> {
     ) -> Self {
         let era = policy().fair_params().map(|p| p.era);
         let split = era.and_then(SharesSplit::of).unwrap_or(SharesSplit::Full);
+        let rules = era.map_or(Rules::V2_6_24, Rules::of);
         let cpus = (0..topology.len())
             .map(|cpu| {
-                let domains = build_2_6_24(topology, cpu);
+                let domains = build(topology, cpu, rules);
                 let states = domains.iter().map(|d| DomainState::new(d, 0)).collect();
                 Cpu {
                     rq: Rq::new(cpu, Box::new(policy()), IDLE),

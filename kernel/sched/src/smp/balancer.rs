@@ -22,9 +22,9 @@
 //! The machine is the caller's ([`Machine`]): the CPUs' loads, the busiest CPU's tasks, the
 //! moves. The pass decides; it never touches a runqueue.
 
-use super::busiest::{CpuStat, IdleType, Verdict, find_busiest_group, find_busiest_queue};
+use super::busiest::{CpuStat, IdleType, Verdict, find_busiest_group, find_busiest_queue, v2_6_36};
 use super::cpuset::CpuSet;
-use super::domains::{Domain, Flags};
+use super::domains::{Domain, Flags, Rules};
 use super::move_tasks::{Env, Queues, move_tasks};
 use super::shares::{GroupSpan, Share, SharesSplit, ratelimit_ns, split};
 use alloc::vec::Vec;
@@ -144,7 +144,11 @@ pub fn load_balance(
         let ncpus = m.stats().len();
         update_shares(state, domain, top_level, ncpus, now, m);
         let stats = m.stats();
-        let (group, imbalance) = match find_busiest_group(domain, this_cpu, &stats, why, cpus) {
+        let verdict = match domain.rules {
+            Rules::V2_6_24 => find_busiest_group(domain, this_cpu, &stats, why, cpus),
+            Rules::V2_6_36 => v2_6_36::find_busiest_group(domain, this_cpu, &stats, why, cpus),
+        };
+        let (group, imbalance) = match verdict {
             Verdict::Pull { group, imbalance } => (group, imbalance),
             Verdict::NotTheBalancer => {
                 outcome.not_the_balancer = true;
@@ -152,8 +156,11 @@ pub fn load_balance(
             }
             Verdict::Balanced => return balanced(state, domain, why, all_pinned, outcome),
         };
-        let Some(busiest) = find_busiest_queue(&domain.groups[group], &stats, imbalance, cpus)
-        else {
+        let busiest = match domain.rules {
+            Rules::V2_6_24 => find_busiest_queue(&domain.groups[group], &stats, imbalance, cpus),
+            Rules::V2_6_36 => v2_6_36::find_busiest_queue(domain, group, &stats, imbalance, cpus),
+        };
+        let Some(busiest) = busiest else {
             return balanced(state, domain, why, all_pinned, outcome);
         };
         if stats[busiest].nr_running > 1 {

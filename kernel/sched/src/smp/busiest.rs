@@ -69,19 +69,25 @@ pub fn div_power(x: u64, power: u64) -> u64 {
 }
 
 /// One group's sums (the loop over its CPUs).
-struct GroupSums {
+pub(super) struct GroupSums {
     /// The sum of its CPUs' loads (low guesses for another group, high for this CPU's).
     load: u64,
     nr_running: u64,
     /// The sum of its CPUs' loads now.
     weighted: u64,
     /// Its CPUs differ by more than a nice-0 task (`__group_imb`).
-    imbalanced: bool,
+    pub(super) imbalanced: bool,
     /// The CPU that balances for it: its first idle one, else its first.
     balancer: Option<usize>,
 }
 
-fn sum_group(g: &Group, local: bool, stats: &[CpuStat], cpus: CpuSet, index: usize) -> GroupSums {
+pub(super) fn sum_group(
+    g: &Group,
+    local: bool,
+    stats: &[CpuStat],
+    cpus: CpuSet,
+    index: usize,
+) -> GroupSums {
     let mut s = GroupSums {
         load: 0,
         nr_running: 0,
@@ -295,6 +301,8 @@ pub(crate) fn steady(tasks: &[u32]) -> alloc::vec::Vec<CpuStat> {
         })
         .collect()
 }
+
+pub mod v2_6_36;
 
 #[cfg(test)]
 mod tests;

@@ -71,6 +71,10 @@ impl Flags {
     pub const SHARE_PKG_RESOURCES: u32 = 512;
     /// One CPU of the machine at a time balances such a domain.
     pub const SERIALIZE: u32 = 1024;
+    /// Spread tasks over this domain's child groups first: a child group counts as able
+    /// to run one task (2.6.31–, MC and CPU; `SD_PREFER_SIBLING`, whose value here is
+    /// cfslab's own).
+    pub const PREFER_SIBLING: u32 = 4096;
 
     /// Whether any of `flags` is set.
     pub fn has(self, flags: u32) -> bool {
@@ -127,6 +131,78 @@ pub struct Domain {
     pub groups: Vec<Group>,
     /// Its parameters.
     pub params: Params,
+    /// Which era's rules balance it.
+    pub rules: Rules,
+    /// The power of each of its CPUs (`cpu_power`; 2.6.36: less than 1024 for a
+    /// hyperthread, which shares its core).
+    pub cpu_power: u64,
+    /// The domain below it has `SD_PREFER_SIBLING` (2.6.36 then counts each of this
+    /// domain's groups as able to run one task).
+    pub child_prefers_siblings: bool,
+}
+
+/// The era whose balancer rules a domain follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rules {
+    /// 2.6.24's (`build_2_6_24`): a group's power counts whole packages or cores.
+    V2_6_24,
+    /// 2.6.36's (`build_2_6_36`): `sd_lb_stats`, group power summed from its CPUs.
+    V2_6_36,
+}
+
+impl Rules {
+    /// The rules the simulator balances `era` by: 2.6.24's for 2.6.24 and 2.6.25, 2.6.36's
+    /// for the eras after — checked against 2.6.36's source only (2.6.32 and 2.6.35 differ
+    /// in details) — and, until 6.6's own balancer (PELT loads, group types) is modelled,
+    /// for 6.6 too.
+    pub fn of(era: crate::params::Era) -> Rules {
+        use crate::params::Era;
+        match era {
+            Era::V2_6_24 | Era::V2_6_25 => Rules::V2_6_24,
+            Era::V2_6_32 | Era::V2_6_35 | Era::V2_6_36 | Era::V6_6 => Rules::V2_6_36,
+        }
+    }
+}
+
+/// `smt_gain`: a core of two hyperthreads is worth 1178/1024 of one CPU (2.6.31–).
+pub const SMT_GAIN: u64 = 1178;
+
+/// 2.6.36's parameters for `level` on x86_64 (`include/linux/topology.h`,
+/// `arch/x86/include/asm/topology.h`), without power savings: as 2.6.24's but for the
+/// flags — every level below NUMA balances at fork and exec, MC and CPU prefer siblings,
+/// NODE balances when newly idle — and the load histories read.
+pub fn params_2_6_36(level: Level, cpus: usize) -> Params {
+    use Flags as F;
+    let mut p = params_2_6_24(level, cpus);
+    let balance = F::LOAD_BALANCE | F::BALANCE_NEWIDLE | F::BALANCE_EXEC | F::BALANCE_FORK;
+    let (flags, idx): (u32, [usize; 5]) = match level {
+        Level::Smt => (
+            balance | F::WAKE_AFFINE | F::SHARE_CPUPOWER | F::SHARE_PKG_RESOURCES,
+            [0; 5],
+        ),
+        Level::Mc => (
+            balance | F::WAKE_AFFINE | F::SHARE_PKG_RESOURCES | F::PREFER_SIBLING,
+            [2, 0, 0, 0, 0],
+        ),
+        Level::Cpu => (
+            balance | F::WAKE_AFFINE | F::PREFER_SIBLING,
+            [2, 1, 0, 0, 0],
+        ),
+        Level::Node => (balance | F::WAKE_AFFINE | F::SERIALIZE, [3, 2, 0, 0, 0]),
+        Level::AllNodes => (
+            F::LOAD_BALANCE | F::BALANCE_NEWIDLE | F::SERIALIZE,
+            [3, 3, 0, 0, 0],
+        ),
+    };
+    p.flags = Flags(flags);
+    [
+        p.busy_idx,
+        p.idle_idx,
+        p.newidle_idx,
+        p.wake_idx,
+        p.forkexec_idx,
+    ] = idx;
+    p
 }
 
 /// 2.6.24's parameters for `level` on x86_64 (`include/linux/topology.h`; NODE from
@@ -232,6 +308,18 @@ fn groups_around(cpu: usize, span: CpuSet, group_of: impl Fn(usize) -> CpuSet) -
 
 /// `cpu`'s domains on `t`, bottom up, as 2.6.24 attaches them (degenerate levels dropped).
 pub fn build_2_6_24(t: &Topology, cpu: usize) -> Vec<Domain> {
+    build(t, cpu, Rules::V2_6_24)
+}
+
+/// `cpu`'s domains on `t`, bottom up, as 2.6.36 builds them: the same levels, spans and
+/// groups as 2.6.24 (degenerate levels dropped), with 2.6.36's parameters and a group's
+/// power the sum of its CPUs' (`init_sched_groups_power`).
+pub fn build_2_6_36(t: &Topology, cpu: usize) -> Vec<Domain> {
+    build(t, cpu, Rules::V2_6_36)
+}
+
+/// `cpu`'s domains on `t` under `rules`.
+pub fn build(t: &Topology, cpu: usize, rules: Rules) -> Vec<Domain> {
     let node = t.place(cpu).node;
     let numa = t.nodes() > 1;
     let package_groups = |span: CpuSet| groups_around(cpu, span, |c| t.package_cpus(c));
@@ -275,14 +363,27 @@ pub fn build_2_6_24(t: &Topology, cpu: usize) -> Vec<Domain> {
             built.push((Level::AllNodes, t.all(), groups));
         }
     }
+    let threads = t.smt_siblings(0).len() as u64;
+    let cpu_power = match rules {
+        Rules::V2_6_24 => SCHED_LOAD_SCALE,
+        // `update_cpu_power` on a machine without RT load: a thread's share of the gain.
+        Rules::V2_6_36 if threads > 1 => SMT_GAIN / threads,
+        Rules::V2_6_36 => SCHED_LOAD_SCALE,
+    };
     let mut domains: Vec<Domain> = Vec::new();
     for (level, span, groups) in built {
-        let params = params_2_6_24(level, t.len());
+        let params = match rules {
+            Rules::V2_6_24 => params_2_6_24(level, t.len()),
+            Rules::V2_6_36 => params_2_6_36(level, t.len()),
+        };
         let groups = groups
             .into_iter()
             .map(|cpus| Group {
                 cpus,
-                power: group_power(t, level, cpus),
+                power: match rules {
+                    Rules::V2_6_24 => group_power(t, level, cpus),
+                    Rules::V2_6_36 => cpu_power * cpus.len() as u64,
+                },
             })
             .collect();
         domains.push(Domain {
@@ -290,9 +391,17 @@ pub fn build_2_6_24(t: &Topology, cpu: usize) -> Vec<Domain> {
             span,
             groups,
             params,
+            rules,
+            cpu_power,
+            child_prefers_siblings: false,
         });
     }
-    attach(domains)
+    let mut domains = attach(domains);
+    for i in 1..domains.len() {
+        let below = domains[i - 1].params.flags;
+        domains[i].child_prefers_siblings = below.has(Flags::PREFER_SIBLING);
+    }
+    domains
 }
 
 /// A group's power in 2.6.24 without power savings (see the module's docs).

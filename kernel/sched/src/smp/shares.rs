@@ -176,7 +176,9 @@ pub fn calc_group_shares(
 ) -> u64 {
     let load = weight.max(load_avg);
     let tg_weight = (tg_load_avg + load).saturating_sub(contrib);
-    let shares = (tg_shares * load).checked_div(tg_weight).unwrap_or(tg_shares);
+    let shares = (tg_shares * load)
+        .checked_div(tg_weight)
+        .unwrap_or(tg_shares);
     shares.clamp(MIN_SHARES, tg_shares)
 }
 
