@@ -205,15 +205,10 @@ impl Pair {
     fn small(&self, busy: &GroupStats, this: &GroupStats, per_task: u64, imbalance: u64) -> u64 {
         let (bp, tp) = (self.busy_power, self.this_power);
         let (max, this_load) = (busy.avg_load, this.avg_load);
-        let mut imbn = 2;
-        let this_per_task = if this.nr_running > 0 {
-            let t = this.weighted / this.nr_running;
-            if per_task > t {
-                imbn = 1;
-            }
-            t
-        } else {
-            self.this_cpu_per_task
+        // A busier task there than here needs only one task's gap (`imbn` 1), else two.
+        let (this_per_task, imbn) = match this.weighted.checked_div(this.nr_running) {
+            Some(t) => (t, if per_task > t { 1 } else { 2 }),
+            None => (self.this_cpu_per_task, 2),
         };
         let scaled = per_task * SCHED_LOAD_SCALE / bp;
         if max - this_load + scaled >= scaled * imbn {
