@@ -24,7 +24,7 @@ use crate::smp::cpu_load::CpuLoad;
 use crate::smp::cpuset::CpuSet;
 use crate::smp::domains::{Domain, Rules, build};
 use crate::smp::invariant::{Checker, Report, Snapshot, Waiting as Waiter};
-use crate::smp::shares::SharesSplit;
+use crate::smp::shares::{Share, SharesSplit};
 use crate::smp::topology::Topology;
 use crate::weights::Nice;
 use alloc::boxed::Box;
@@ -44,8 +44,9 @@ struct Cpu<P: Policy> {
     next_balance: u64,
     /// Its running task is to be pushed to this CPU (active balancing).
     push_to: Option<usize>,
-    /// Each group's part of its shares held here (`cfs_rq->shares`, 2.6.27–2.6.37).
-    held_shares: Vec<(Uid, u64)>,
+    /// Each group's part of its shares held here, as the last split gave it
+    /// (`cfs_rq->shares` and `rq_weight`, 2.6.27–2.6.37).
+    held_shares: Vec<(Uid, Share)>,
 }
 
 /// The simulated machine of several CPUs (see the module's docs).
@@ -67,6 +68,8 @@ pub struct SmpSim<P: Policy> {
     /// How the era splits a group's shares across CPUs. 6.6 splits them by PELT's load,
     /// not modelled yet: the simulator gives a 6.6 group its full shares on every CPU.
     split: SharesSplit,
+    /// Which era's balancer and wake-up placement run.
+    rules: Rules,
 }
 
 impl<P: Policy> SmpSim<P> {
@@ -111,6 +114,7 @@ impl<P: Policy> SmpSim<P> {
             checker: Checker::new(threshold),
             migrations: 0,
             split,
+            rules,
         }
     }
 
@@ -284,8 +288,9 @@ impl<P: Policy> SmpSim<P> {
                 // the child still counts on its CPU; then its last switch.
                 self.release_vfork_parent(cpu, task);
                 if let Some(parent) = exit_wakes(&mut self.tasks, task) {
-                    let weight = self.cpus[cpu].rq.policy().task_info(task).map(|i| i.weight);
-                    self.wake_from(parent, cpu, Wakeup::default(), weight);
+                    let info = self.cpus[cpu].rq.policy().task_info(task);
+                    let waker = info.map(|i| (i.weight, self.tasks[task].uid));
+                    self.wake_from(parent, cpu, Wakeup::default(), waker);
                 }
                 self.cpus[cpu].rq.exit_current(now);
             }

@@ -218,5 +218,7 @@ pub fn wake_idle(cpu: usize, allowed: CpuSet, stats: &[CpuStat], domains: &[Doma
     cpu
 }
 
+pub mod v2_6_36;
+
 #[cfg(test)]
 mod tests;

@@ -128,6 +128,8 @@ pub struct Share {
     pub entity_weight: u64,
     /// The part of the pool it holds (0 when boosted).
     pub shares: u64,
+    /// The weight the group had queued there (`cfs_rq->rq_weight`; 0 when boosted).
+    pub rq_weight: u64,
 }
 
 /// `tg_shares_up` for one group of `tg_shares` over a domain's CPUs `on`; `top_level` when
@@ -158,6 +160,7 @@ pub fn split(split: SharesSplit, tg_shares: u64, top_level: bool, on: &[GroupOnC
                 cpu: g.cpu,
                 entity_weight: s,
                 shares: if g.weight == 0 { 0 } else { s },
+                rq_weight: g.weight,
             })
         })
         .collect()

@@ -197,6 +197,50 @@ fn with_hyperthreads_a_sleeper_wakes_on_an_idle_sibling_not_behind_a_hog() {
     assert!(waits.iter().skip(1).all(|&w| w == 0), "{waits:?}");
 }
 
+#[test]
+fn from_2_6_36_a_sleeper_wakes_on_an_idle_core_of_its_cache_not_only_a_sibling() {
+    // Two plain cores sharing a cache, no balancer: a hog and lat3 (1 ms of spin, 1 ms
+    // asleep) start on CPU 0. In 2.6.24 only a hyperthread is searched at a wake-up
+    // (`wake_idle`), so lat3 stays on CPU 0 and takes its half of it from the hog (which
+    // gets 255 of the 500 ms) while CPU 1 idles. 2.6.36's `select_idle_sibling` searches
+    // the cache-sharing domain (MC): lat3's timer wakes it on CPU 0, busy with the hog,
+    // and it goes to idle CPU 1, where it never waits again; the hog keeps CPU 0 (all
+    // but lat3's first millisecond).
+    let t = Topology::flat(2);
+    let preset = |era| {
+        move || {
+            let mut p = FairParams::preset(era);
+            p.grouping = Grouping::None;
+            Fair::new(p)
+        }
+    };
+    let mut old = SmpSim::new(
+        &t,
+        preset(Era::V2_6_24),
+        config(),
+        false,
+        DEFAULT_THRESHOLD_NS,
+    );
+    let mut new = SmpSim::new(
+        &t,
+        preset(Era::V2_6_36),
+        config(),
+        false,
+        DEFAULT_THRESHOLD_NS,
+    );
+    for sim in [&mut old, &mut new] {
+        sim.spawn(Box::new(Hog), 1, 0, 0, t.all());
+        sim.spawn(Box::new(Lat3::new(MS)), 1, 0, 0, t.all());
+        sim.run_until(500 * MS);
+    }
+    assert_eq!(old.cpu_of(1), 0);
+    assert_eq!(old.tasks()[0].cpu_ns, 255 * MS);
+    assert_eq!(new.tasks()[0].cpu_ns, 499 * MS);
+    assert_eq!(new.cpu_of(1), 1);
+    let waits = &new.tasks()[1].waits;
+    assert!(waits.iter().skip(1).all(|&w| w == 0), "{waits:?}");
+}
+
 /// `make -j jobs` on `cpus` plain CPUs for 2 s: the CPU time its jobs got.
 fn makej_cpu_time(cpus: usize, jobs: u32) -> u64 {
     let t = Topology::flat(cpus);

@@ -165,14 +165,19 @@ impl<P: Policy> Machine for View<'_, P> {
         let cpu = &mut self.sim.cpus[share.cpu];
         cpu.rq.set_group_weight_here(uid, share.entity_weight, now);
         cpu.held_shares.retain(|&(u, _)| u != uid);
-        cpu.held_shares.push((uid, share.shares));
+        cpu.held_shares.push((uid, share));
     }
 }
 
 impl<P: Policy> SmpSim<P> {
     /// The part of uid `uid`'s shares `cpu` holds (none until a split gives it some).
-    fn held(&self, cpu: usize, uid: u32) -> u64 {
+    pub(super) fn held(&self, cpu: usize, uid: u32) -> u64 {
+        self.last_share(cpu, uid).map_or(0, |s| s.shares)
+    }
+
+    /// What the last split gave uid `uid`'s group on `cpu`.
+    pub(super) fn last_share(&self, cpu: usize, uid: u32) -> Option<Share> {
         let held = &self.cpus[cpu].held_shares;
-        held.iter().find(|&&(u, _)| u == uid).map_or(0, |&(_, s)| s)
+        held.iter().find(|&&(u, _)| u == uid).map(|&(_, s)| s)
     }
 }
