@@ -86,3 +86,24 @@ fn a_fork_bomb_and_the_fuzzer_on_four_cpus_harm_no_one() {
         &["--smp", "4"],
     ));
 }
+
+#[test]
+fn a_move_between_cpus_is_traced_as_linux_traces_it() {
+    // busybox's `taskset 1` starts on CPU 1 (CPU 0 runs the boot task), then allows
+    // itself CPU 0 alone: it leaves CPU 1 at its next switch and goes to CPU 0. The move
+    // is recorded in Linux's `sched_migrate_task` format (`log=trace` echoes each event).
+    let flags = ["--icount-shift", "2", "--smp", "2", "--busybox"];
+    let run = systests::boot_with("log=trace -- /bin/taskset 1 /bin/true", &flags);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    let moves: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter_map(|l| l.split(": sched_migrate_task: ").nth(1))
+        .collect();
+    assert_eq!(
+        moves,
+        ["comm=taskset pid=3 prio=120 orig_cpu=1 dest_cpu=0"],
+        "{}",
+        run.stdout
+    );
+}

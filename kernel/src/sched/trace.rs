@@ -167,6 +167,9 @@ pub enum Kind {
     WakeupNew,
     /// `current` exited (`sched_process_exit`).
     Exit,
+    /// `task` moved from CPU `orig_cpu` to `target_cpu` (`sched_migrate_task`, which
+    /// Linux's `set_task_cpu` records: a move, not a new task's first CPU).
+    Migrate { orig_cpu: u16 },
 }
 
 /// An event just written to the flight recorder (the recent-events ring) goes on: into the
@@ -346,6 +349,13 @@ pub fn write_event(out: &mut dyn fmt::Write, event: &Event) -> fmt::Result {
             c.name(),
             c.pid,
             c.prio
+        ),
+        Kind::Migrate { orig_cpu } => writeln!(
+            out,
+            "sched_migrate_task: comm={} pid={} prio={} orig_cpu={orig_cpu} dest_cpu={target_cpu}",
+            task.name(),
+            task.pid,
+            task.prio
         ),
     }
 }

@@ -88,6 +88,8 @@ impl DomainState {
 pub struct Outcome {
     /// The tasks pulled, and from which CPU.
     pub pulled: Option<(usize, Vec<usize>)>,
+    /// Load moved (Linux's `ld_moved`): the pass balanced something.
+    pub moved: bool,
     /// The busiest CPU asked to push its running task here (active balancing).
     pub push_from: Option<usize>,
     /// Another CPU of this CPU's group balances this level and the ones above.
@@ -133,6 +135,7 @@ pub fn load_balance(
     let periodic = why != IdleType::NewlyIdle;
     let mut outcome = Outcome {
         pulled: None,
+        moved: false,
         push_from: None,
         not_the_balancer: false,
     };
@@ -172,16 +175,15 @@ pub fn load_balance(
                 favour_best_prio: m.shares_split() == SharesSplit::Full,
             };
             let pulled = move_tasks(&m.queues(busiest, this_cpu), imbalance, &env);
+            // Linux's `ld_moved`: load moved, in the imbalance's units. With split shares
+            // tasks can move and count for nothing (their group holds no share there yet,
+            // its `h_load` is 0): the pass then counts as a failure, as in Linux.
+            let moved = pulled.load > 0;
             if !pulled.tasks.is_empty() {
                 m.pull(busiest, this_cpu, &pulled.tasks);
-                update_shares(state, domain, top_level, ncpus, now, m);
                 outcome.pulled = Some((busiest, pulled.tasks));
-                state.nr_balance_failed = 0;
-                if periodic {
-                    state.balance_interval_ms = p.min_interval_ms;
-                }
-                return outcome;
             }
+            // As Linux, whatever moved: the last look found every task pinned.
             if pulled.all_pinned {
                 all_pinned = true;
                 cpus = cpus.without(busiest);
@@ -189,10 +191,20 @@ pub fn load_balance(
                     continue;
                 }
                 if !periodic {
-                    // Newly idle, every CPU tried: nothing moved, nothing counted.
+                    // Newly idle, every CPU tried: nothing counted.
                     return outcome;
                 }
                 return balanced(state, domain, why, true, outcome);
+            }
+            if moved {
+                // (`update_shares` again: rate-limited, it does nothing at the same time.)
+                update_shares(state, domain, top_level, ncpus, now, m);
+                outcome.moved = true;
+                state.nr_balance_failed = 0;
+                if periodic {
+                    state.balance_interval_ms = p.min_interval_ms;
+                }
+                return outcome;
             }
         }
         // An imbalance, and nothing moved.
@@ -297,7 +309,7 @@ pub fn rebalance_domains(
         let mut stop = false;
         if jiffies >= st.last_balance + interval {
             let o = load_balance(st, d, top, cpu, why, m);
-            if o.pulled.is_some() {
+            if o.moved {
                 why = IdleType::NotIdle;
             }
             st.last_balance = jiffies;
@@ -330,7 +342,7 @@ pub fn idle_balance(
             return None;
         }
         let o = load_balance(st, d, is_top(domains, i), cpu, IdleType::NewlyIdle, m);
-        if o.pulled.is_some() {
+        if o.moved {
             return o.pulled;
         }
     }

@@ -1,6 +1,6 @@
 //! Per-entity load tracking (PELT), as Linux 6.6 keeps it (kernel/sched/pelt.c): how much
 //! of the recent past an entity was runnable and running, in a geometric average whose
-//! weight halves every 32 periods of 1024 µs — about 33 ms. 6.6's balancer reads a CPU's
+//! weight halves every 32 periods of 1024 × 1024 ns (about 1.05 ms each) — about 33.5 ms. 6.6's balancer reads a CPU's
 //! load as its root runqueue's `load_avg`, and splits a group's shares by its runqueues'
 //! `load_avg` on each CPU ([`super::shares`]).
 //!

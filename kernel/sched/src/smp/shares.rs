@@ -177,12 +177,13 @@ pub fn calc_group_shares(
     tg_load_avg: u64,
     contrib: u64,
 ) -> u64 {
-    let load = weight.max(load_avg);
-    let tg_weight = (tg_load_avg + load).saturating_sub(contrib);
-    let shares = (tg_shares * load)
+    let load = weight.max(load_avg) as i64;
+    let tg_weight = tg_load_avg as i64 - contrib as i64 + load;
+    // Linux skips a division by nothing, leaving the shares × load.
+    let shares = (tg_shares as i64 * load)
         .checked_div(tg_weight)
-        .unwrap_or(tg_shares);
-    shares.clamp(MIN_SHARES, tg_shares)
+        .unwrap_or(tg_shares as i64 * load);
+    (shares.max(0) as u64).clamp(MIN_SHARES, tg_shares)
 }
 
 /// `update_tg_load_avg` (6.6): a CPU publishes its runqueue's new `load_avg` into the
@@ -287,6 +288,7 @@ mod tests {
         assert_eq!(calc_group_shares(1024, 1024, 0, 2048, 0), 341);
         // Never more than the group's shares, never less than 2.
         assert_eq!(calc_group_shares(1024, 1024, 1024, 0, 0), 1024);
+        assert_eq!(calc_group_shares(1024, 0, 0, 0, 0), MIN_SHARES);
         assert_eq!(calc_group_shares(1024, 0, 0, 1 << 20, 0), MIN_SHARES);
     }
 

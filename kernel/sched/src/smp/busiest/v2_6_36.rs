@@ -97,7 +97,7 @@ fn group_stats(
         nr_running,
         weighted,
         avg_load: load * SCHED_LOAD_SCALE / g.power,
-        // For this CPU's group max stays 0 and min ~0: the difference wraps to 1.
+        // For this CPU's group max stays 0 and min u64::MAX: the difference wraps to 1.
         imbalanced: max_cpu.wrapping_sub(min_cpu) > 2 * per_task,
         capacity,
         balancer,

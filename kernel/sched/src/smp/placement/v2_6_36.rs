@@ -5,7 +5,7 @@
 //! - **Affine or not.** In the lowest domain of the waker's CPU that allows affine
 //!   wake-ups and holds the task's previous CPU, the task may go to the waker's CPU if
 //!   that CPU, with the task added, stays within half the domain's `imbalance_pct` of the
-//!   previous one (each side weighed by the other's power), or if it is no busier and the
+//!   previous one (each side weighed by the other's power: the same on QEMU's symmetric CPUs), or if it is no busier and the
 //!   two hold less than a task's worth of its load. A synchronous waker (about to sleep)
 //!   first takes its own weight away. With groups, a weight added to a CPU counts as what
 //!   it changes at the root (`effective_load`): the group's share there grows by less than
@@ -87,8 +87,9 @@ fn wake_affine(sd: &Domain, w: &Wake, stats: &[CpuStat]) -> bool {
     }
     let power = sd.cpu_power;
     let balanced = this_load == 0 || {
-        let this_eff = 100 * power * this_load.wrapping_add(w.task_effect as u64);
-        let prev_eff = half_pct(sd) * power * load;
+        // Unsigned and wrapping, as Linux's: a negative effect may take the sum below 0.
+        let this_eff = (100 * power).wrapping_mul(this_load.wrapping_add(w.task_effect as u64));
+        let prev_eff = (half_pct(sd) * power).wrapping_mul(load);
         this_eff <= prev_eff
     };
     if w.sync_waker_effect.is_some() && balanced {
