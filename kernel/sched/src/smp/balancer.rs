@@ -50,7 +50,7 @@ pub trait Machine {
     fn shares_split(&self) -> SharesSplit {
         SharesSplit::Full
     }
-    /// Every group with tasks on `span`'s CPUs, each CPU's part of it.
+    /// Every group with a runqueue on `span`'s CPUs, each CPU's part of it.
     fn groups_on(&self, _span: CpuSet) -> Vec<GroupSpan> {
         Vec::new()
     }
@@ -173,6 +173,13 @@ pub fn load_balance(
                 nr_balance_failed: state.nr_balance_failed,
                 cache_nice_tries: p.cache_nice_tries,
                 favour_best_prio: m.shares_split() == SharesSplit::Full,
+                // 2.6.34's loop; of the eras with split shares, all but 2.6.32.
+                repeat_look: matches!(
+                    m.shares_split(),
+                    SharesSplit::AtBalance {
+                        boost_in_sum: false
+                    }
+                ),
             };
             let pulled = move_tasks(&m.queues(busiest, this_cpu), imbalance, &env);
             // Linux's `ld_moved`: load moved, in the imbalance's units. With split shares

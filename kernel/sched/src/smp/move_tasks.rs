@@ -63,6 +63,10 @@ pub struct Env {
     /// may still move if it would be the best-priority task here. 2.6.27 dropped both
     /// ("remove prio preference from balance decisions"): from then on such a task stays.
     pub favour_best_prio: bool,
+    /// 2.6.34–: the look is taken again while it moves something and the imbalance is not
+    /// met (`move_tasks` calling `load_balance_fair` in a loop, "Remove the sched_class
+    /// load_balance methods"); before, once.
+    pub repeat_look: bool,
 }
 
 /// What a pass pulled.
@@ -174,9 +178,8 @@ pub enum Queues {
 
 /// `move_tasks` of the fair class: without groups, one look over the runqueue for the
 /// whole imbalance; with groups, [`load_balance_fair`] or, with split shares,
-/// [`load_balance_fair_split`]. From 2.6.27 (`favour_best_prio` off) the look is taken
-/// again, over the tasks still there, while it moves something and the imbalance is not
-/// yet met.
+/// [`load_balance_fair_split`]. From 2.6.34 (`repeat_look`) the look is taken again, over
+/// the tasks still there, while it moves something and the imbalance is not yet met.
 pub fn move_tasks(queues: &Queues, max_load: u64, env: &Env) -> Pulled {
     let mut pulled = Pulled::default();
     loop {
@@ -194,17 +197,51 @@ pub fn move_tasks(queues: &Queues, max_load: u64, env: &Env) -> Pulled {
                 shares,
                 root_load,
             } => {
+                let (groups, root_load) = still_split(groups, shares, *root_load, &pulled);
                 let moved =
-                    load_balance_fair_split(groups, shares, *root_load, rem, env, &mut pulled);
+                    load_balance_fair_split(&groups, shares, root_load, rem, env, &mut pulled);
                 // Counted in the root's units, as Linux's `total_load_moved`.
                 pulled.load = before + moved;
             }
         }
         let moved = pulled.load > before;
-        if env.favour_best_prio || !moved || pulled.load >= max_load {
+        if !env.repeat_look || !moved || pulled.load >= max_load {
             return pulled;
         }
     }
+}
+
+/// The groups as a repeated look finds them: each group's weight there less its tasks
+/// already pulled, and the busiest CPU's load less the shares of groups left empty (their
+/// entities leave its root runqueue).
+fn still_split(
+    groups: &[GroupQueues],
+    shares: &[u64],
+    root_load: u64,
+    pulled: &Pulled,
+) -> (Vec<GroupQueues>, u64) {
+    let mut root_load = root_load;
+    let groups = groups
+        .iter()
+        .zip(shares)
+        .map(|(g, &share)| {
+            let gone: u64 = g
+                .busiest
+                .iter()
+                .filter(|c| pulled.tasks.contains(&c.task))
+                .map(|c| c.weight)
+                .sum();
+            let mut g = g.clone();
+            if gone > 0 {
+                g.busiest_load = g.busiest_load.saturating_sub(gone);
+                if g.busiest_load == 0 {
+                    root_load = root_load.saturating_sub(share);
+                }
+            }
+            g
+        })
+        .collect();
+    (groups, root_load)
 }
 
 /// `candidates` less those already pulled (a pulled task has left the busiest CPU).
@@ -293,6 +330,7 @@ mod tests {
             nr_balance_failed: failed,
             cache_nice_tries: 1,
             favour_best_prio: true,
+            repeat_look: false,
         }
     }
 
@@ -456,6 +494,7 @@ mod tests {
         };
         let env = Env {
             favour_best_prio: false,
+            repeat_look: true,
             ..env(0)
         };
         let p = move_tasks(&queues, 256, &env);

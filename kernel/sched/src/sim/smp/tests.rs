@@ -127,10 +127,13 @@ fn from_2_6_27_split_shares_even_the_users_out_from_2_6_33_fully() {
     //
     // 2.6.35 and 2.6.36: at the first tick CPU 1 is idle and CPU 0 weighs 2048, uid 1's
     // 1024 and uid 2's whole 1024 (all of its tasks are there). The imbalance is 1024, the
-    // distance to the average; uid 2 stands for 1023 of CPU 0 (2048 × 1024 / 2049), so in
-    // its own units that is 1024 × 4096 / 1024 = 4096: all four of its hogs go (uid 1's
-    // runs). Then each CPU weighs 1024, balanced, and each user has half the machine —
-    // where 2.6.24 gave uid 1 a quarter (the test above).
+    // distance to the average. The split gives each group all of its 1024 on CPU 0 — within
+    // 4 of its weight there, so nothing is written, and CPU 0 holds no recorded share yet
+    // (Linux's `cfs_rq->shares` starts at 0): uid 2's `h_load` is 0, the imbalance is
+    // unbounded in its units, and all four of its hogs go (uid 1's runs) — for a load of 0
+    // in the root's units, so the pass counts as a failure, as Linux's would. Each CPU then
+    // weighs 1024, balanced, and each user has half the machine — where 2.6.24 gave uid 1 a
+    // quarter (the test above).
     //
     // 2.6.32 counts an empty CPU's boost (1024) in the sum. At the first tick uid 1 gets
     // 1024 × 1024 / 2048 = 512 on CPU 0 and uid 2 1024 × 4096 / 5120 = 819: CPU 0 weighs

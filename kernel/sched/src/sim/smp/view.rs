@@ -129,7 +129,6 @@ impl<P: Policy> Machine for View<'_, P> {
         let mut uids: Vec<u32> = span
             .iter()
             .flat_map(|cpu| self.sim.cpus[cpu].rq.policy().balance_queues())
-            .filter(|q| q.load > 0)
             .filter_map(|q| q.uid)
             .collect();
         uids.sort_unstable();

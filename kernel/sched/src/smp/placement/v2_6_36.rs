@@ -17,7 +17,8 @@
 //! No x86 domain balances at wake-up (`SD_BALANCE_WAKE`), so a task whose CPU shares no
 //! affine domain with the waker's simply stays. 2.6.24's `wake_idle` and passive
 //! `SD_WAKE_BALANCE` are gone. The split of shares that `select_task_rq_fair` runs first
-//! is the caller's (`super::super::shares`).
+//! (`update_shares`, `super::super::shares`) is left out here: the split of the last
+//! balancing pass is read.
 
 use super::super::busiest::CpuStat;
 use super::super::cpuset::CpuSet;
