@@ -68,17 +68,34 @@ pub fn div_power(x: u64, power: u64) -> u64 {
     (u64::from(x as u32) * reciprocal) >> 32
 }
 
-/// One group's sums (the loop over its CPUs).
+/// One group's sums (the loop over its CPUs, the same in 2.6.24 and 2.6.36).
 pub(super) struct GroupSums {
     /// The sum of its CPUs' loads (low guesses for another group, high for this CPU's).
-    load: u64,
-    nr_running: u64,
+    pub(super) load: u64,
+    pub(super) nr_running: u64,
     /// The sum of its CPUs' loads now.
-    weighted: u64,
-    /// Its CPUs differ by more than a nice-0 task (`__group_imb`).
-    pub(super) imbalanced: bool,
+    pub(super) weighted: u64,
+    /// How far apart its CPUs' loads are, most less least (for this CPU's group, whose
+    /// loads are not compared, 0 less `u64::MAX`, which wraps to 1).
+    pub(super) spread: u64,
     /// The CPU that balances for it: its first idle one, else its first.
-    balancer: Option<usize>,
+    pub(super) balancer: Option<usize>,
+}
+
+/// 2.6.24's "imbalanced inside" (`__group_imb`): its CPUs differ by more than a nice-0
+/// task.
+pub(super) fn imbalanced(s: &GroupSums) -> bool {
+    s.spread > SCHED_LOAD_SCALE
+}
+
+/// Which load history a pass reads (`get_sd_load_idx`).
+pub(super) fn load_index(domain: &Domain, why: IdleType) -> usize {
+    let p = &domain.params;
+    match why {
+        IdleType::NotIdle => p.busy_idx,
+        IdleType::NewlyIdle => p.newidle_idx,
+        IdleType::Idle => p.idle_idx,
+    }
 }
 
 pub(super) fn sum_group(
@@ -92,7 +109,7 @@ pub(super) fn sum_group(
         load: 0,
         nr_running: 0,
         weighted: 0,
-        imbalanced: false,
+        spread: 0,
         balancer: g.cpus.lowest(),
     };
     let (mut max_cpu, mut min_cpu) = (0u64, u64::MAX);
@@ -115,8 +132,7 @@ pub(super) fn sum_group(
         s.nr_running += u64::from(st.nr_running);
         s.weighted += st.load;
     }
-    // For this CPU's group max stays 0 and min ~0: the difference wraps to 1, not more.
-    s.imbalanced = max_cpu.wrapping_sub(min_cpu) > SCHED_LOAD_SCALE;
+    s.spread = max_cpu.wrapping_sub(min_cpu);
     s
 }
 
@@ -130,11 +146,7 @@ pub fn find_busiest_group(
     cpus: CpuSet,
 ) -> Verdict {
     let p = &domain.params;
-    let index = match why {
-        IdleType::NotIdle => p.busy_idx,
-        IdleType::NewlyIdle => p.newidle_idx,
-        IdleType::Idle => p.idle_idx,
-    };
+    let index = load_index(domain, why);
     let (mut total_load, mut total_power) = (0u64, 0u64);
     let mut this: Option<(usize, u64, u64, u64)> = None; // group, load, nr, weighted
     let mut busiest: Option<(usize, u64, u64, bool)> = None; // group, nr, weighted, imb
@@ -151,9 +163,9 @@ pub fn find_busiest_group(
         let capacity = g.power / SCHED_LOAD_SCALE;
         if local {
             this = Some((gi, avg_load, s.nr_running, s.weighted));
-        } else if avg_load > max_load && (s.nr_running > capacity || s.imbalanced) {
+        } else if avg_load > max_load && (s.nr_running > capacity || imbalanced(&s)) {
             max_load = avg_load;
-            busiest = Some((gi, s.nr_running, s.weighted, s.imbalanced));
+            busiest = Some((gi, s.nr_running, s.weighted, imbalanced(&s)));
         }
     }
     let (

@@ -86,6 +86,30 @@ fn two_hogs_on_one_package_move_to_the_idle_package_by_active_balancing() {
     assert_eq!(sim.invariant().violations, 0);
 }
 
+/// uid 1 runs one hog and uid 2 four, all started on CPU 0 of two, with per-uid groups
+/// under `era`: where each task is after a second, and each uid's share of the machine
+/// over the two seconds after.
+fn one_hog_beside_four(era: Era) -> (Vec<usize>, f64, f64) {
+    let t = Topology::flat(2);
+    let preset = || {
+        let mut params = FairParams::preset(era);
+        params.grouping = Grouping::Uid;
+        Fair::new(params)
+    };
+    let mut sim = SmpSim::new(&t, preset, config(), true, DEFAULT_THRESHOLD_NS);
+    sim.spawn(Box::new(Hog), 1, 0, 0, t.all());
+    for _ in 0..4 {
+        sim.spawn(Box::new(Hog), 2, 0, 0, t.all());
+    }
+    sim.run_until(1000 * MS);
+    let cpus = (0..5).map(|t| sim.cpu_of(t)).collect();
+    sim.reset_measurements();
+    sim.run_until(3000 * MS);
+    let share = |ns: u64| ns as f64 / (2 * 2000 * MS) as f64;
+    let uid2: u64 = sim.tasks()[1..].iter().map(|t| t.cpu_ns).sum();
+    (cpus, share(sim.tasks()[0].cpu_ns), share(uid2))
+}
+
 #[test]
 fn in_2_6_24_a_user_spread_over_two_cpus_gets_its_full_share_on_each() {
     // uid 1 runs one hog, uid 2 four, on two CPUs, with 2.6.24's per-uid groups (each
@@ -93,30 +117,13 @@ fn in_2_6_24_a_user_spread_over_two_cpus_gets_its_full_share_on_each() {
     // 3 tasks on one CPU, 2 on the other — so uid 1's hog always shares its CPU with uid
     // 2's group: half of one CPU, a quarter of the machine, and uid 2 three quarters,
     // where per-user fairness would give each half (uid 1's hog alone on a CPU).
-    let t = Topology::flat(2);
-    let preset = || Fair::new(FairParams::preset(Era::V2_6_24));
-    let mut sim = SmpSim::new(&t, preset, config(), true, DEFAULT_THRESHOLD_NS);
-    sim.spawn(Box::new(Hog), 1, 0, 0, t.all());
-    for _ in 0..4 {
-        sim.spawn(Box::new(Hog), 2, 0, 0, t.all());
-    }
-    sim.run_until(1000 * MS);
-    sim.reset_measurements();
-    sim.run_until(3000 * MS);
-    let uid1: u64 = sim.tasks()[0].cpu_ns;
-    let uid2: u64 = sim.tasks()[1..].iter().map(|t| t.cpu_ns).sum();
-    let machine = 2 * 2000 * MS;
-    let share = |ns: u64| ns as f64 / machine as f64;
+    let (cpus, uid1, uid2) = one_hog_beside_four(Era::V2_6_24);
     assert!(
-        (share(uid1) - 0.25).abs() < 0.02,
-        "uid 1: {:.3}",
-        share(uid1)
+        cpus[1..].contains(&cpus[0]),
+        "uid 1's hog never alone: {cpus:?}"
     );
-    assert!(
-        (share(uid2) - 0.75).abs() < 0.02,
-        "uid 2: {:.3}",
-        share(uid2)
-    );
+    assert!((uid1 - 0.25).abs() < 0.02, "uid 1: {uid1:.3}");
+    assert!((uid2 - 0.75).abs() < 0.02, "uid 2: {uid2:.3}");
 }
 
 #[test]
@@ -151,33 +158,11 @@ fn from_2_6_27_split_shares_even_the_users_out_from_2_6_33_fully() {
         (Era::V2_6_36, [0, 1, 1, 1, 1], 0.5),
     ];
     for (era, placed, uid1_share) in cases {
-        let t = Topology::flat(2);
-        let preset = || {
-            let mut params = FairParams::preset(era);
-            params.grouping = Grouping::Uid;
-            Fair::new(params)
-        };
-        let mut sim = SmpSim::new(&t, preset, config(), true, DEFAULT_THRESHOLD_NS);
-        sim.spawn(Box::new(Hog), 1, 0, 0, t.all());
-        for _ in 0..4 {
-            sim.spawn(Box::new(Hog), 2, 0, 0, t.all());
-        }
-        sim.run_until(1000 * MS);
-        let cpus: Vec<usize> = (0..5).map(|t| sim.cpu_of(t)).collect();
+        let (cpus, uid1, uid2) = one_hog_beside_four(era);
         assert_eq!(cpus, placed, "{era:?}");
-        sim.reset_measurements();
-        sim.run_until(3000 * MS);
-        let uid1: u64 = sim.tasks()[0].cpu_ns;
-        let uid2: u64 = sim.tasks()[1..].iter().map(|t| t.cpu_ns).sum();
-        let machine = 2 * 2000 * MS;
-        let share = |ns: u64| ns as f64 / machine as f64;
-        std::println!(
-            "{era:?}: uid 1 {:.3}, uid 2 {:.3}",
-            share(uid1),
-            share(uid2)
-        );
-        assert!((share(uid1) - uid1_share).abs() < 0.02, "{era:?}");
-        assert!((share(uid2) - (1.0 - uid1_share)).abs() < 0.02, "{era:?}");
+        std::println!("{era:?}: uid 1 {uid1:.3}, uid 2 {uid2:.3}");
+        assert!((uid1 - uid1_share).abs() < 0.02, "{era:?}");
+        assert!((uid2 - (1.0 - uid1_share)).abs() < 0.02, "{era:?}");
     }
 }
 

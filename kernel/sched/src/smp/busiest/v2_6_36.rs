@@ -24,7 +24,7 @@
 //! Everything is unsigned, as Linux's `unsigned long`s. Left out, as in 2.6.24's: power
 //! savings, and `SD_ASYM_PACKING` (POWER7 only).
 
-use super::{CpuStat, IdleType, Verdict};
+use super::{CpuStat, IdleType, Verdict, load_index, sum_group};
 use crate::smp::cpuset::CpuSet;
 use crate::smp::domains::{Domain, Group, Level, SCHED_LOAD_SCALE};
 
@@ -56,7 +56,7 @@ struct GroupStats {
     balancer: Option<usize>,
 }
 
-/// `update_sg_lb_stats`.
+/// `update_sg_lb_stats`: the loop over the group's CPUs is 2.6.24's ([`sum_group`]).
 fn group_stats(
     domain: &Domain,
     g: &Group,
@@ -65,42 +65,20 @@ fn group_stats(
     cpus: CpuSet,
     index: usize,
 ) -> GroupStats {
-    let (mut load, mut nr_running, mut weighted) = (0, 0, 0);
-    let (mut max_cpu, mut min_cpu) = (0u64, u64::MAX);
-    let mut balancer = g.cpus.lowest();
-    let mut idle_seen = false;
-    for i in (g.cpus & cpus).iter() {
-        let st = &stats[i];
-        let l = if local {
-            if st.idle && !idle_seen {
-                idle_seen = true;
-                balancer = Some(i);
-            }
-            st.cpu_load.target(st.load, index)
-        } else {
-            let l = st.cpu_load.source(st.load, index);
-            max_cpu = max_cpu.max(l);
-            min_cpu = min_cpu.min(l);
-            l
-        };
-        load += l;
-        nr_running += u64::from(st.nr_running);
-        weighted += st.load;
-    }
-    let per_task = weighted.checked_div(nr_running).unwrap_or(0);
+    let sums = sum_group(g, local, stats, cpus, index);
+    let per_task = sums.weighted.checked_div(sums.nr_running).unwrap_or(0);
     let mut capacity = capacity(g.power, domain.level);
     if domain.child_prefers_siblings {
         capacity = capacity.min(1);
     }
     GroupStats {
-        load,
-        nr_running,
-        weighted,
-        avg_load: load * SCHED_LOAD_SCALE / g.power,
-        // For this CPU's group max stays 0 and min u64::MAX: the difference wraps to 1.
-        imbalanced: max_cpu.wrapping_sub(min_cpu) > 2 * per_task,
+        load: sums.load,
+        nr_running: sums.nr_running,
+        weighted: sums.weighted,
+        avg_load: sums.load * SCHED_LOAD_SCALE / g.power,
+        imbalanced: sums.spread > 2 * per_task,
         capacity,
-        balancer,
+        balancer: sums.balancer,
     }
 }
 
@@ -113,11 +91,7 @@ pub fn find_busiest_group(
     cpus: CpuSet,
 ) -> Verdict {
     let p = &domain.params;
-    let index = match why {
-        IdleType::NotIdle => p.busy_idx,
-        IdleType::NewlyIdle => p.newidle_idx,
-        IdleType::Idle => p.idle_idx,
-    };
+    let index = load_index(domain, why);
     let (mut total_load, mut total_power) = (0u64, 0u64);
     let mut this: Option<(usize, GroupStats)> = None;
     let mut busiest: Option<(usize, GroupStats)> = None;
