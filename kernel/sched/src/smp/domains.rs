@@ -167,109 +167,6 @@ impl Rules {
 /// `smt_gain`: a core of two hyperthreads is worth 1178/1024 of one CPU (2.6.31–).
 pub const SMT_GAIN: u64 = 1178;
 
-/// 2.6.36's parameters for `level` on x86_64 (`include/linux/topology.h`,
-/// `arch/x86/include/asm/topology.h`), without power savings: as 2.6.24's but for the
-/// flags — every level below NUMA balances at fork and exec, MC and CPU prefer siblings,
-/// NODE balances when newly idle — and the load histories read.
-pub fn params_2_6_36(level: Level, cpus: usize) -> Params {
-    use Flags as F;
-    let mut p = params_2_6_24(level, cpus);
-    let balance = F::LOAD_BALANCE | F::BALANCE_NEWIDLE | F::BALANCE_EXEC | F::BALANCE_FORK;
-    let (flags, idx): (u32, [usize; 5]) = match level {
-        Level::Smt => (
-            balance | F::WAKE_AFFINE | F::SHARE_CPUPOWER | F::SHARE_PKG_RESOURCES,
-            [0; 5],
-        ),
-        Level::Mc => (
-            balance | F::WAKE_AFFINE | F::SHARE_PKG_RESOURCES | F::PREFER_SIBLING,
-            [2, 0, 0, 0, 0],
-        ),
-        Level::Cpu => (
-            balance | F::WAKE_AFFINE | F::PREFER_SIBLING,
-            [2, 1, 0, 0, 0],
-        ),
-        Level::Node => (balance | F::WAKE_AFFINE | F::SERIALIZE, [3, 2, 0, 0, 0]),
-        Level::AllNodes => (
-            F::LOAD_BALANCE | F::BALANCE_NEWIDLE | F::SERIALIZE,
-            [3, 3, 0, 0, 0],
-        ),
-    };
-    p.flags = Flags(flags);
-    [
-        p.busy_idx,
-        p.idle_idx,
-        p.newidle_idx,
-        p.wake_idx,
-        p.forkexec_idx,
-    ] = idx;
-    p
-}
-
-/// 2.6.24's parameters for `level` on x86_64 (`include/linux/topology.h`; NODE from
-/// `include/asm-x86/topology_64.h`). `cpus` is the machine's CPU count (ALLNODES' ceiling
-/// scales with it).
-pub fn params_2_6_24(level: Level, cpus: usize) -> Params {
-    use Flags as F;
-    let p = |min, max, busy, pct, tries, [b, i, n, w, f]: [usize; 5], initial, flags| Params {
-        min_interval_ms: min,
-        max_interval_ms: max,
-        busy_factor: busy,
-        imbalance_pct: pct,
-        cache_nice_tries: tries,
-        busy_idx: b,
-        idle_idx: i,
-        newidle_idx: n,
-        wake_idx: w,
-        forkexec_idx: f,
-        balance_interval_ms: initial,
-        flags: Flags(flags),
-    };
-    let balance = F::LOAD_BALANCE | F::BALANCE_NEWIDLE | F::BALANCE_EXEC | F::WAKE_AFFINE;
-    match level {
-        Level::Smt => p(
-            1,
-            2,
-            64,
-            110,
-            0,
-            [0; 5],
-            1,
-            balance | F::WAKE_IDLE | F::SHARE_CPUPOWER,
-        ),
-        Level::Mc => p(
-            1,
-            4,
-            64,
-            125,
-            1,
-            [2, 0, 0, 1, 1],
-            1,
-            balance | F::WAKE_IDLE | F::SHARE_PKG_RESOURCES,
-        ),
-        Level::Cpu => p(1, 4, 64, 125, 1, [2, 1, 2, 1, 1], 1, balance),
-        Level::Node => p(
-            8,
-            32,
-            32,
-            125,
-            2,
-            [3, 2, 0, 1, 1],
-            1,
-            F::LOAD_BALANCE | F::BALANCE_FORK | F::BALANCE_EXEC | F::SERIALIZE | F::WAKE_BALANCE,
-        ),
-        Level::AllNodes => p(
-            64,
-            64 * cpus as u64,
-            128,
-            133,
-            1,
-            [3, 3, 0, 0, 0],
-            64,
-            F::LOAD_BALANCE | F::SERIALIZE,
-        ),
-    }
-}
-
 /// `SD_NODES_PER_DOMAIN`: how many nodes a NODE domain spans at most.
 const NODES_PER_DOMAIN: usize = 16;
 
@@ -474,6 +371,9 @@ fn attach(mut domains: Vec<Domain>) -> Vec<Domain> {
     }
     domains
 }
+
+mod params;
+pub use params::{params_2_6_24, params_2_6_36};
 
 #[cfg(test)]
 mod tests;
