@@ -384,18 +384,6 @@ impl<P: Policy> SmpSim<P> {
         }
         self.now = t;
     }
-
-    /// The weight of `cpu`'s runnable tasks (`weighted_cpuload`).
-    /// `weighted_cpuload`: 2.6.24–2.6.26 count the tasks' weight; later eras the top-level
-    /// entities', a group's with its share here.
-    fn load(&self, cpu: usize) -> u64 {
-        let policy = self.cpus[cpu].rq.policy();
-        if self.split.load_is_tasks() {
-            policy.balance_queues().iter().map(|q| q.load).sum()
-        } else {
-            policy.runqueues()[0].load
-        }
-    }
 }
 
 mod placing;

@@ -36,6 +36,10 @@ pub const MAX_PINNED_INTERVAL_MS: u64 = 512;
 pub trait Machine {
     /// Every CPU's load, indexed by CPU.
     fn stats(&self) -> Vec<CpuStat>;
+    /// How many CPUs are online.
+    fn cpus(&self) -> usize {
+        self.stats().len()
+    }
     /// `busiest`'s fair tasks — group by group, with groups — beside `this_cpu`'s loads in
     /// the same groups (see [`Queues`]), for `this_cpu` to pull from.
     fn queues(&self, busiest: usize, this_cpu: usize) -> Queues;
@@ -103,13 +107,12 @@ fn update_shares(
     state: &mut DomainState,
     domain: &Domain,
     top_level: bool,
-    cpus: usize,
     now: u64,
     m: &mut impl Machine,
 ) {
     let era = m.shares_split();
     if era == SharesSplit::Full
-        || now.saturating_sub(state.shares_updated) < ratelimit_ns(era, cpus)
+        || now.saturating_sub(state.shares_updated) < ratelimit_ns(era, m.cpus())
     {
         return;
     }
@@ -144,8 +147,7 @@ pub fn load_balance(
     loop {
         // From 2.6.27 the shares are split first (`redo:`), and again after a move.
         let now = m.clock(this_cpu);
-        let ncpus = m.stats().len();
-        update_shares(state, domain, top_level, ncpus, now, m);
+        update_shares(state, domain, top_level, now, m);
         let stats = m.stats();
         let verdict = match domain.rules {
             Rules::V2_6_24 => find_busiest_group(domain, this_cpu, &stats, why, cpus),
@@ -205,7 +207,7 @@ pub fn load_balance(
             }
             if moved {
                 // (`update_shares` again: rate-limited, it does nothing at the same time.)
-                update_shares(state, domain, top_level, ncpus, now, m);
+                update_shares(state, domain, top_level, now, m);
                 outcome.moved = true;
                 state.nr_balance_failed = 0;
                 if periodic {

@@ -39,6 +39,10 @@ impl<P: Policy> Machine for View<'_, P> {
             .collect()
     }
 
+    fn cpus(&self) -> usize {
+        self.sim.cpus.len()
+    }
+
     fn queues(&self, busiest: usize, this_cpu: usize) -> Queues {
         let (b, t) = (&self.sim.cpus[busiest].rq, &self.sim.cpus[this_cpu].rq);
         let here = t.policy().balance_queues();
@@ -169,6 +173,16 @@ impl<P: Policy> Machine for View<'_, P> {
 }
 
 impl<P: Policy> SmpSim<P> {
+    /// `weighted_cpuload`: 2.6.24–2.6.26 count the tasks' weight; later eras the top-level
+    /// entities', a group's with its share here.
+    pub(super) fn load(&self, cpu: usize) -> u64 {
+        let policy = self.cpus[cpu].rq.policy();
+        if self.split.load_is_tasks() {
+            policy.balance_queues().iter().map(|q| q.load).sum()
+        } else {
+            policy.runqueues()[0].load
+        }
+    }
     /// The part of uid `uid`'s shares `cpu` holds (none until a split gives it some).
     pub(super) fn held(&self, cpu: usize, uid: u32) -> u64 {
         self.last_share(cpu, uid).map_or(0, |s| s.shares)
