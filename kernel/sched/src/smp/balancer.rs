@@ -175,13 +175,7 @@ pub fn load_balance(
                 nr_balance_failed: state.nr_balance_failed,
                 cache_nice_tries: p.cache_nice_tries,
                 favour_best_prio: m.shares_split() == SharesSplit::Full,
-                // 2.6.34's loop; of the eras with split shares, all but 2.6.32.
-                repeat_look: matches!(
-                    m.shares_split(),
-                    SharesSplit::AtBalance {
-                        boost_in_sum: false
-                    }
-                ),
+                repeat_look: m.shares_split().repeats_look(),
             };
             let pulled = move_tasks(&m.queues(busiest, this_cpu), imbalance, &env);
             // Linux's `ld_moved`: load moved, in the imbalance's units. With split shares

@@ -75,6 +75,15 @@ impl SharesSplit {
         }
     }
 
+    /// Whether the balancer looks again over the busiest CPU's tasks while it moves
+    /// something (2.6.34's loop in `move_tasks`): of the eras with split shares, all but
+    /// 2.6.32's — the one that counts the boost in the sum.
+    pub fn repeats_look(self) -> bool {
+        self == SharesSplit::AtBalance {
+            boost_in_sum: false,
+        }
+    }
+
     /// Whether a CPU's load is its tasks' weight (2.6.24–2.6.26's `rq->load`, bumped per
     /// task) rather than its top-level entities' (from 2.6.27, where a group counts with
     /// its share).

@@ -190,7 +190,7 @@ fn from_2_6_36_a_sleeper_wakes_on_an_idle_core_of_its_cache_not_only_a_sibling()
     // Two plain cores sharing a cache, no balancer: a hog and lat3 (1 ms of spin, 1 ms
     // asleep) start on CPU 0. In 2.6.24 only a hyperthread is searched at a wake-up
     // (`wake_idle`), so lat3 stays on CPU 0 and takes its half of it from the hog (which
-    // gets 255 of the 500 ms) while CPU 1 idles. 2.6.36's `select_idle_sibling` searches
+    // gets about half of the 500 ms: 255 measured) while CPU 1 idles. 2.6.36's `select_idle_sibling` searches
     // the cache-sharing domain (MC): lat3's timer wakes it on CPU 0, busy with the hog,
     // and it goes to idle CPU 1, where it never waits again; the hog keeps CPU 0 (all
     // but lat3's first millisecond).
@@ -222,8 +222,10 @@ fn from_2_6_36_a_sleeper_wakes_on_an_idle_core_of_its_cache_not_only_a_sibling()
         sim.run_until(500 * MS);
     }
     assert_eq!(old.cpu_of(1), 0);
-    assert_eq!(old.tasks()[0].cpu_ns, 255 * MS);
-    assert_eq!(new.tasks()[0].cpu_ns, 499 * MS);
+    // Half of 500 ms, give or take lat3's start and a slice at the end.
+    assert!((240 * MS..=260 * MS).contains(&old.tasks()[0].cpu_ns));
+    // All of it but lat3's first millisecond on CPU 0 (and a tick's accounting).
+    assert!(new.tasks()[0].cpu_ns >= 495 * MS);
     assert_eq!(new.cpu_of(1), 1);
     let waits = &new.tasks()[1].waits;
     assert!(waits.iter().skip(1).all(|&w| w == 0), "{waits:?}");
