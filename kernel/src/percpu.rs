@@ -121,6 +121,11 @@ impl PerCpu {
     pub fn user_ticks(&self) -> u64 {
         self.user_ticks.load(Relaxed)
     }
+
+    /// Whether this CPU's periodic tick runs (an idle AP stops it).
+    pub fn ticking(&self) -> bool {
+        self.tick_on.load(Relaxed) != 0
+    }
 }
 
 static BOOT_CPU: PerCpu = PerCpu::new(0);

@@ -24,7 +24,7 @@
 //! (`sched::rq::Rq::attach`; the CFS eras keep its distance from the runqueue's
 //! `min_vruntime`, EEVDF its lag).
 
-use super::{Scheduler, change_then_reschedule, trace, with_sched};
+use super::{Scheduler, change_then_reschedule, with_sched};
 use crate::percpu::this_cpu;
 use crate::task::{Slot, State, TaskId};
 use core::sync::atomic::Ordering;
@@ -116,21 +116,6 @@ impl Scheduler {
             core::hint::spin_loop();
         }
         let from = self.cpu_of(slot);
-        let moved = self.rqs[from].detach(slot, now);
-        self.task(slot).cpu = to;
-        if to != from {
-            let (current, hardirq) = (self.current_slot(), this_cpu().in_interrupt());
-            let orig_cpu = from as u16;
-            self.record(
-                now,
-                current,
-                hardirq,
-                trace::Kind::Migrate { orig_cpu },
-                slot,
-            );
-        }
-        let asked_before = self.rqs[to].need_resched();
-        self.rqs[to].attach(slot, moved, wakeup, now);
-        self.kick_if_asked(to, asked_before);
+        self.move_between(slot, from, to, wakeup, now);
     }
 }

@@ -16,6 +16,7 @@
 //! returns from the interrupt as if nothing happened.
 
 pub mod affinity;
+mod balance;
 mod credentials;
 mod current;
 mod debugger;
@@ -78,6 +79,7 @@ use crate::task::{Slot, State, Task, TaskId};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
+use core::sync::atomic::Ordering;
 pub use sched::ForkKind;
 use sched::{Policy, Rq, Wakeup};
 
@@ -93,6 +95,8 @@ struct Scheduler {
     /// and for CPUs that did not come up): its boot flow, known by a slot no task has
     /// (`setup::idle_slot_of`), so that the APs move no task's slot.
     ap_idle: Vec<Option<Box<Task>>>,
+    /// The load balancer, with a fair policy on two CPUs or more (`balance`).
+    balancer: Option<balance::Balancer>,
     /// The CPUs that came up, by number, in order: those `/proc/sched_debug` and
     /// `/proc/schedstat` list.
     online: Vec<usize>,
@@ -288,7 +292,18 @@ impl Scheduler {
             self.finish_move(slot, wakeup, now);
             return;
         }
-        let cpu = self.cpu_of(slot);
+        // Where the era wakes it (a task still leaving its CPU stays there, as Linux's
+        // `try_to_wake_up` keeps a `task_running` one).
+        let prev = self.cpu_of(slot);
+        let cpu = if self.task_ref(slot).on_cpu.load(Ordering::Acquire) {
+            prev
+        } else {
+            self.wake_cpu(slot, prev)
+        };
+        if cpu != prev {
+            self.move_between(slot, prev, cpu, wakeup, now);
+            return;
+        }
         let asked_before = self.rqs[cpu].need_resched();
         self.rqs[cpu].wake(slot, wakeup, now);
         self.kick_if_asked(cpu, asked_before);
@@ -364,6 +379,7 @@ pub extern "C" fn task_entry() -> ! {
 pub fn tick(now: u64, user_mode: bool) {
     with_sched(|s| {
         s.this_rq_mut().tick(now, user_mode);
+        s.balance_tick(now);
         // The load average is the machine's: sampled once, by the boot CPU's tick.
         if this_cpu().index() == 0 {
             loadavg::tick(now, || s.runnable_tasks());

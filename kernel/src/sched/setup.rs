@@ -48,6 +48,7 @@ pub fn init(config: &Config, online: &[usize]) {
         let mut s = Scheduler {
             rqs: alloc::vec![Rq::new(0, policy, idle)],
             ap_idle: alloc::vec![None],
+            balancer: None,
             online: alloc::vec![0],
             online_mask: 1,
             slots: Vec::new(),
@@ -67,6 +68,7 @@ pub fn init(config: &Config, online: &[usize]) {
         s.rqs[0].run_boot_task(main, 0, 0, now);
         s.task(main).on_cpu = core::sync::atomic::AtomicBool::new(true);
         s.add_cpus(online, config);
+        s.build_balancer();
         *super::runqueue().lock() = Some(s);
     });
     // Nothing in the kernel calls gdb's entry point; naming it here keeps the linker from
@@ -99,6 +101,7 @@ pub fn set_policy(config: &Config) -> Result<(), TasksAlive> {
         for rq in &mut s.rqs[1..] {
             rq.replace_idle_policy(policy_from(config, time::tick_ns()));
         }
+        s.build_balancer();
         Ok(())
     })
 }

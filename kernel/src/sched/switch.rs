@@ -41,6 +41,7 @@ impl Scheduler {
     /// from the task itself.
     #[inline(always)]
     fn pick(&mut self) -> Option<Switch> {
+        self.balance_newly_idle();
         let Scheduler {
             rqs,
             slots,

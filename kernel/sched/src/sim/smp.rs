@@ -19,34 +19,22 @@ use super::{Action, Behavior, IDLE, SimConfig, SimTask, Waiting, exit_wakes};
 use crate::policy::{Nanos, Policy, TaskId, Uid, Wakeup};
 use crate::programs::Rng;
 use crate::rq::{Rq, State};
-use crate::smp::balancer::{DomainState, idle_balance, rebalance_domains};
-use crate::smp::cpu_load::CpuLoad;
 use crate::smp::cpuset::CpuSet;
-use crate::smp::domains::{Domain, Rules, build};
+use crate::smp::domains::Rules;
 use crate::smp::invariant::{Checker, Report, Snapshot, Waiting as Waiter};
-use crate::smp::shares::{Share, SharesSplit};
+use crate::smp::runqueues::{self, CpuBalance, Runqueues};
+use crate::smp::shares::SharesSplit;
 use crate::smp::topology::Topology;
 use crate::weights::Nice;
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use view::View;
-
-/// `NR_CPUS` as 2.6.24's x86 configuration set it by default (the cap of a balancing
-/// interval is `HZ × NR_CPUS / 10` jiffies); a larger machine needs at least its CPU count.
-const NR_CPUS_DEFAULT: u64 = 8;
 
 /// One simulated CPU.
 struct Cpu<P: Policy> {
     rq: Rq<P>,
-    cpu_load: CpuLoad,
-    domains: Vec<Domain>,
-    states: Vec<DomainState>,
-    next_balance: u64,
+    balance: CpuBalance,
     /// Its running task is to be pushed to this CPU (active balancing).
     push_to: Option<usize>,
-    /// Each group's part of its shares held here, as the last split gave it
-    /// (`cfs_rq->shares` and `rq_weight`, 2.6.27–2.6.37).
-    held_shares: Vec<(Uid, Share)>,
 }
 
 /// The simulated machine of several CPUs (see the module's docs).
@@ -57,8 +45,6 @@ pub struct SmpSim<P: Policy> {
     now: Nanos,
     tasks: Vec<SimTask>,
     cpu_of: Vec<usize>,
-    /// The machine has hyperthreads (2.6.24's `wake_idle` exists only then).
-    smt: bool,
     allowed: Vec<CpuSet>,
     timers: Timers,
     rng: Rng,
@@ -86,18 +72,10 @@ impl<P: Policy> SmpSim<P> {
         let split = era.and_then(SharesSplit::of).unwrap_or(SharesSplit::Full);
         let rules = era.map_or(Rules::V2_6_24, Rules::of);
         let cpus = (0..topology.len())
-            .map(|cpu| {
-                let domains = build(topology, cpu, rules);
-                let states = domains.iter().map(|d| DomainState::new(d, 0)).collect();
-                Cpu {
-                    rq: Rq::new(cpu, Box::new(policy()), IDLE),
-                    cpu_load: CpuLoad::default(),
-                    domains,
-                    states,
-                    next_balance: 0,
-                    push_to: None,
-                    held_shares: Vec::new(),
-                }
+            .map(|cpu| Cpu {
+                rq: Rq::new(cpu, Box::new(policy()), IDLE),
+                balance: CpuBalance::new(topology, cpu, rules),
+                push_to: None,
             })
             .collect();
         SmpSim {
@@ -107,7 +85,6 @@ impl<P: Policy> SmpSim<P> {
             now: 0,
             tasks: Vec::new(),
             cpu_of: Vec::new(),
-            smt: topology.smt_siblings(0).len() > 1,
             allowed: Vec::new(),
             timers: Timers::new(),
             rng: Rng::new(config.seed),
@@ -168,17 +145,11 @@ impl<P: Policy> SmpSim<P> {
         self.tasks[task].work_left(self.now)
     }
 
-    /// Whether `cpu` has nothing runnable (its policy's queues are empty).
-    fn nothing_runnable(&self, cpu: usize) -> bool {
-        let rq = &self.cpus[cpu].rq;
-        rq.policy().balance_queues().iter().all(|q| q.load == 0)
-    }
-
     /// `schedule()` on `cpu`: a CPU about to go idle balances first (2.6.24's
     /// `idle_balance`), then the pick; a task marked to be pushed goes to its new CPU.
     fn schedule(&mut self, cpu: usize) {
-        if self.balancing && self.nothing_runnable(cpu) {
-            self.idle_balance(cpu);
+        if self.balancing && runqueues::nothing_runnable(self, cpu) {
+            runqueues::idle_balance(self, cpu);
         }
         let now = self.now;
         let pick = self.cpus[cpu].rq.pick(|| now);
@@ -205,40 +176,18 @@ impl<P: Policy> SmpSim<P> {
         self.migrations += 1;
     }
 
-    fn idle_balance(&mut self, cpu: usize) {
-        let mut domains = core::mem::take(&mut self.cpus[cpu].domains);
-        let mut states = core::mem::take(&mut self.cpus[cpu].states);
-        idle_balance(cpu, &domains, &mut states, &mut View { sim: self });
-        core::mem::swap(&mut self.cpus[cpu].domains, &mut domains);
-        core::mem::swap(&mut self.cpus[cpu].states, &mut states);
-    }
-
-    fn rebalance(&mut self, cpu: usize) {
+    /// The balancing part of `cpu`'s tick; an active balance marks the busiest CPU's
+    /// running task to be pushed at once.
+    fn balance_tick(&mut self, cpu: usize) {
         let jiffies = self.now / self.config.tick_ns;
-        if jiffies < self.cpus[cpu].next_balance {
+        let hz = 1_000_000_000 / self.config.tick_ns;
+        if !self.balancing {
+            let load = runqueues::weighted_cpuload(self, cpu);
+            self.cpus[cpu].balance.cpu_load.tick(load);
             return;
         }
-        let idle = self.current(cpu).is_none();
-        let hz = 1_000_000_000 / self.config.tick_ns;
-        let mut domains = core::mem::take(&mut self.cpus[cpu].domains);
-        let mut states = core::mem::take(&mut self.cpus[cpu].states);
-        let (outcomes, next) = rebalance_domains(
-            cpu,
-            idle,
-            jiffies,
-            &domains,
-            &mut states,
-            hz,
-            NR_CPUS_DEFAULT.max(self.cpus.len() as u64),
-            &mut View { sim: self },
-        );
-        core::mem::swap(&mut self.cpus[cpu].domains, &mut domains);
-        core::mem::swap(&mut self.cpus[cpu].states, &mut states);
-        self.cpus[cpu].next_balance = next;
-        for o in outcomes {
-            if let Some(from) = o.push_from
-                && self.cpus[from].push_to.is_none()
-            {
+        for from in runqueues::tick(self, cpu, jiffies, hz) {
+            if self.cpus[from].push_to.is_none() {
                 self.cpus[from].push_to = Some(cpu);
                 self.cpus[from].rq.leave_to_move();
             }
@@ -345,11 +294,7 @@ impl<P: Policy> SmpSim<P> {
             if self.now == next_tick {
                 for cpu in 0..n {
                     self.cpus[cpu].rq.tick(self.now, true);
-                    let load = self.load(cpu);
-                    self.cpus[cpu].cpu_load.tick(load);
-                    if self.balancing {
-                        self.rebalance(cpu);
-                    }
+                    self.balance_tick(cpu);
                 }
             }
         }
@@ -386,8 +331,55 @@ impl<P: Policy> SmpSim<P> {
     }
 }
 
+impl<P: Policy> Runqueues for SmpSim<P> {
+    type Policy = P;
+
+    fn len(&self) -> usize {
+        self.cpus.len()
+    }
+
+    fn rq(&self, cpu: usize) -> &Rq<P> {
+        &self.cpus[cpu].rq
+    }
+
+    fn rq_mut(&mut self, cpu: usize) -> &mut Rq<P> {
+        &mut self.cpus[cpu].rq
+    }
+
+    fn balance(&self, cpu: usize) -> &CpuBalance {
+        &self.cpus[cpu].balance
+    }
+
+    fn balance_mut(&mut self, cpu: usize) -> &mut CpuBalance {
+        &mut self.cpus[cpu].balance
+    }
+
+    fn allowed(&self, task: TaskId) -> CpuSet {
+        self.allowed[task]
+    }
+
+    fn uid(&self, task: TaskId) -> Uid {
+        self.tasks[task].uid
+    }
+
+    fn now(&self) -> Nanos {
+        self.now
+    }
+
+    fn split(&self) -> SharesSplit {
+        self.split
+    }
+
+    fn rules(&self) -> Rules {
+        self.rules
+    }
+
+    fn migrate(&mut self, task: TaskId, from: usize, to: usize) {
+        self.move_task(task, from, to);
+    }
+}
+
 mod placing;
-mod view;
 
 #[cfg(test)]
 mod tests;

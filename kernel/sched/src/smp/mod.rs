@@ -20,10 +20,14 @@
 //!   waited, which its balancer and group shares read;
 //! - [`placement`]: where a task that forks, execs or wakes is put (`sched_balance_self`,
 //!   the affine wake-up, `wake_idle`);
+//! - [`runqueues`]: the glue the kernel and the simulator share — each CPU's balancing
+//!   state, and a tick, an idle CPU or a wake-up turned into the era's decisions over the
+//!   runqueues their holder lends;
 //! - [`invariant`]: the Wasted Cores paper's check that no CPU idles while a task waits
 //!   too long elsewhere, with the time cores were wasted.
 //!
-//! What it does not do: move tasks (the runqueues do, `rq::migration`), read a clock, or
+//! What it does not do: move tasks itself (the runqueues do, `rq::migration`, when their
+//! holder is asked to), read a clock, or
 //! know the kernel. Its inputs are snapshots of the CPUs' loads; its outputs are decisions
 //! the kernel and the simulator carry out.
 
@@ -36,6 +40,7 @@ pub mod invariant;
 pub mod move_tasks;
 pub mod pelt;
 pub mod placement;
+pub mod runqueues;
 pub mod shares;
 pub mod topology;
 

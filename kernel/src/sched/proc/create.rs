@@ -24,6 +24,7 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
+use sched::smp::domains::Flags;
 
 /// How many user processes (and threads) may be alive at once: a fork bomb meets EAGAIN
 /// here, as Linux's meets RLIMIT_NPROC and threads-max, long before memory runs out
@@ -196,7 +197,9 @@ impl Scheduler {
         if allowed.is_power_of_two() {
             return allowed.trailing_zeros() as usize;
         }
-        self.least_loaded(allowed)
+        let here = this_cpu().index();
+        self.balance_self(here, Flags::BALANCE_FORK, affinity)
+            .unwrap_or_else(|| self.least_loaded(allowed))
     }
 
     /// Adds `task` (made by [`new_task`]), not yet known to the runqueue (the caller's

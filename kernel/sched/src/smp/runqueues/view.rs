@@ -1,11 +1,9 @@
-//! The SMP simulator as the balancer sees it ([`Machine`]): each CPU's load and load
-//! history, the busiest CPU's waiting tasks group by group, the moves, and — from 2.6.27 —
-//! each group's shares split across CPUs.
+//! The runqueues as the balancer sees them ([`Machine`]): each CPU's load and load history,
+//! the busiest CPU's waiting tasks group by group, the moves, and — from 2.6.27 — each
+//! group's shares split across CPUs.
 
-use super::SmpSim;
+use super::{Runqueues, stats};
 use crate::policy::Policy;
-use crate::rq::State;
-use crate::sim::IDLE;
 use crate::smp::balancer::Machine;
 use crate::smp::busiest::CpuStat;
 use crate::smp::cpuset::CpuSet;
@@ -13,38 +11,29 @@ use crate::smp::move_tasks::{Candidate, GroupQueues, MAX_PRIO, Queues};
 use crate::smp::shares::{GroupOnCpu, GroupSpan, Share, SharesSplit};
 use alloc::vec::Vec;
 
-/// The machine as the balancer sees it.
-pub(super) struct View<'a, P: Policy> {
-    pub(super) sim: &'a mut SmpSim<P>,
+/// Runqueues lent to a balancing pass.
+pub struct Balancing<'a, R: Runqueues + ?Sized>(pub &'a mut R);
+
+impl<R: Runqueues + ?Sized> Balancing<'_, R> {
+    /// The task `cpu` runs, unless it runs its idle task.
+    fn running(&self, cpu: usize) -> Option<usize> {
+        let rq = self.0.rq(cpu);
+        Some(rq.current()).filter(|&t| t != rq.idle())
+    }
 }
 
-impl<P: Policy> Machine for View<'_, P> {
+impl<R: Runqueues + ?Sized> Machine for Balancing<'_, R> {
     fn stats(&self) -> Vec<CpuStat> {
-        (0..self.sim.cpus.len())
-            .map(|cpu| {
-                let c = &self.sim.cpus[cpu];
-                let queues = c.rq.policy().balance_queues();
-                let current = c.rq.current();
-                // The current task counts while it is still queued: one about to sleep
-                // (a newly-idle pass) has left the queue already, as in Linux.
-                let queued = current != IDLE && c.rq.state(current) == State::Running;
-                CpuStat {
-                    load: self.sim.load(cpu),
-                    nr_running: queues.iter().map(|q| q.waiting.len() as u32).sum::<u32>()
-                        + u32::from(queued),
-                    cpu_load: c.cpu_load,
-                    idle: current == IDLE,
-                }
-            })
-            .collect()
+        stats(self.0)
     }
 
     fn cpus(&self) -> usize {
-        self.sim.cpus.len()
+        self.0.len()
     }
 
     fn queues(&self, busiest: usize, this_cpu: usize) -> Queues {
-        let (b, t) = (&self.sim.cpus[busiest].rq, &self.sim.cpus[this_cpu].rq);
+        let r = &*self.0;
+        let (b, t) = (r.rq(busiest), r.rq(this_cpu));
         let here = t.policy().balance_queues();
         let busy = b.policy().balance_queues();
         // Without groups the policy has one queue, the root's (uid `None`).
@@ -54,19 +43,17 @@ impl<P: Policy> Machine for View<'_, P> {
             task,
             weight,
             prio,
-            allowed: self.sim.allowed[task],
+            allowed: r.allowed(task),
             last_ran: b.policy().task_info(task).map_or(0, |i| i.exec_start),
-            running,
+            // A task still leaving the CPU it was preempted on stays, as a running one.
+            running: running || r.leaving(task),
         };
         // From 2.6.27 the balancer walks a list of the group's tasks that holds the
         // running one too (`cfs_rq->tasks`): it stays, but as a task whose affinity
         // allows the balancing CPU it keeps the pass from counting as "all pinned".
         // (That list is in enqueue order; the waiting tasks are taken here in the
         // timeline's, the running one last.)
-        let running = self
-            .sim
-            .current(busiest)
-            .filter(|_| !self.sim.split.load_is_tasks());
+        let running = self.running(busiest).filter(|_| !r.split().load_is_tasks());
         let queues: Vec<GroupQueues> = busy
             .into_iter()
             .map(|q| {
@@ -78,7 +65,7 @@ impl<P: Policy> Machine for View<'_, P> {
                     .collect();
                 if let Some(task) = running
                     && let Some(info) = b.policy().task_info(task)
-                    && (q.uid.is_none() || q.uid == Some(self.sim.tasks[task].uid))
+                    && (q.uid.is_none() || q.uid == Some(r.uid(task)))
                 {
                     // Its priority does not count: it cannot move.
                     tasks.push(candidate(task, info.weight, MAX_PRIO, true));
@@ -91,10 +78,11 @@ impl<P: Policy> Machine for View<'_, P> {
                 }
             })
             .collect();
-        if grouped && !self.sim.split.load_is_tasks() {
+        if grouped && !r.split().load_is_tasks() {
+            let held = r.balance(busiest);
             let shares = busy_uids
                 .iter()
-                .map(|&uid| uid.map_or(0, |uid| self.sim.held(busiest, uid)))
+                .map(|&uid| uid.map_or(0, |uid| held.held(uid)))
                 .collect();
             let root_load = b.policy().runqueues()[0].load;
             Queues::Split {
@@ -110,34 +98,37 @@ impl<P: Policy> Machine for View<'_, P> {
     }
 
     fn clock(&self, _cpu: usize) -> u64 {
-        self.sim.now
+        self.0.now()
     }
 
     fn running_allowed(&self, cpu: usize) -> CpuSet {
-        self.sim
-            .current(cpu)
-            .map_or(CpuSet::EMPTY, |t| self.sim.allowed[t])
+        self.running(cpu)
+            .map_or(CpuSet::EMPTY, |t| self.0.allowed(t))
     }
 
     fn pull(&mut self, from: usize, to: usize, tasks: &[usize]) {
         for &task in tasks {
-            self.sim.move_task(task, from, to);
+            self.0.migrate(task, from, to);
         }
     }
 
     fn shares_split(&self) -> SharesSplit {
-        self.sim.split
+        self.0.split()
     }
 
     fn groups_on(&self, span: CpuSet) -> Vec<GroupSpan> {
+        let r = &*self.0;
         let mut uids: Vec<u32> = span
             .iter()
-            .flat_map(|cpu| self.sim.cpus[cpu].rq.policy().balance_queues())
+            .flat_map(|cpu| r.rq(cpu).policy().balance_queues())
             .filter_map(|q| q.uid)
             .collect();
         uids.sort_unstable();
         uids.dedup();
-        let Some(params) = self.sim.cpus[0].rq.policy().fair_params() else {
+        let Some(cpu) = span.lowest() else {
+            return Vec::new();
+        };
+        let Some(params) = r.rq(cpu).policy().fair_params() else {
             return Vec::new();
         };
         uids.into_iter()
@@ -146,12 +137,12 @@ impl<P: Policy> Machine for View<'_, P> {
                 let on = span
                     .iter()
                     .map(|cpu| {
-                        let queues = self.sim.cpus[cpu].rq.policy().balance_queues();
+                        let queues = r.rq(cpu).policy().balance_queues();
                         let q = queues.iter().find(|q| q.uid == Some(uid));
                         GroupOnCpu {
                             cpu,
                             weight: q.map_or(0, |q| q.load),
-                            shares: self.sim.held(cpu, uid),
+                            shares: r.balance(cpu).held(uid),
                             // A CPU without the group's entity yet makes it with the
                             // whole shares.
                             entity_weight: q.and_then(|q| q.entity_weight).unwrap_or(shares),
@@ -164,33 +155,12 @@ impl<P: Policy> Machine for View<'_, P> {
     }
 
     fn reweight_group(&mut self, uid: u32, share: Share) {
-        let now = self.sim.now;
-        let cpu = &mut self.sim.cpus[share.cpu];
-        cpu.rq.set_group_weight_here(uid, share.entity_weight, now);
-        cpu.held_shares.retain(|&(u, _)| u != uid);
-        cpu.held_shares.push((uid, share));
-    }
-}
-
-impl<P: Policy> SmpSim<P> {
-    /// `weighted_cpuload`: 2.6.24–2.6.26 count the tasks' weight; later eras the top-level
-    /// entities', a group's with its share here.
-    pub(super) fn load(&self, cpu: usize) -> u64 {
-        let policy = self.cpus[cpu].rq.policy();
-        if self.split.load_is_tasks() {
-            policy.balance_queues().iter().map(|q| q.load).sum()
-        } else {
-            policy.runqueues()[0].load
-        }
-    }
-    /// The part of uid `uid`'s shares `cpu` holds (none until a split gives it some).
-    pub(super) fn held(&self, cpu: usize, uid: u32) -> u64 {
-        self.last_share(cpu, uid).map_or(0, |s| s.shares)
-    }
-
-    /// What the last split gave uid `uid`'s group on `cpu`.
-    pub(super) fn last_share(&self, cpu: usize, uid: u32) -> Option<Share> {
-        let held = &self.cpus[cpu].held_shares;
-        held.iter().find(|&&(u, _)| u == uid).map(|&(_, s)| s)
+        let now = self.0.now();
+        self.0
+            .rq_mut(share.cpu)
+            .set_group_weight_here(uid, share.entity_weight, now);
+        let held = &mut self.0.balance_mut(share.cpu).held_shares;
+        held.retain(|&(u, _)| u != uid);
+        held.push((uid, share));
     }
 }

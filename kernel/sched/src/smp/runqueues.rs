@@ -1,0 +1,214 @@
+//! The CPUs' runqueues under the balancer: what each CPU keeps for balancing
+//! ([`CpuBalance`]), what the balancer asks of whoever holds the runqueues ([`Runqueues`]),
+//! and the steps that glue a tick, an idle CPU, a wake-up and a fork to the era's
+//! decisions (`scheduler_tick`'s `update_cpu_load` and `trigger_load_balance`,
+//! `idle_balance`, `select_task_rq`; kernel/sched.c in 2.6.24 and 2.6.36).
+//!
+//! One implementation for the kernel and the simulator: each holds its runqueues its own
+//! way — the kernel under its scheduler lock, the simulator in its machine — and answers
+//! [`Runqueues`]; the steps here read the runqueues through it, ask the balancer and the
+//! placement modules, and carry out their decisions through [`Runqueues::migrate`]. A
+//! push (active balancing) is returned to the caller: only it can make a running task
+//! leave its CPU.
+
+use super::balancer::{self, DomainState};
+use super::busiest::CpuStat;
+use super::cpu_load::CpuLoad;
+use super::cpuset::CpuSet;
+use super::domains::{Domain, Rules, build};
+use super::shares::{Share, SharesSplit};
+use super::topology::Topology;
+use crate::policy::{Nanos, Policy, TaskId, Uid};
+use crate::rq::{Rq, State};
+use alloc::vec::Vec;
+
+pub use view::Balancing;
+
+/// What one CPU keeps for balancing: its load history, its domains bottom up with each
+/// one's state, when it is next due, and the shares its groups hold here.
+#[derive(Debug, Clone)]
+pub struct CpuBalance {
+    /// `rq->cpu_load[]`.
+    pub cpu_load: CpuLoad,
+    /// Its scheduling domains, bottom up.
+    pub domains: Vec<Domain>,
+    /// Each domain's interval, last balance and failures.
+    pub states: Vec<DomainState>,
+    /// `rq->next_balance`, in jiffies.
+    pub next_balance: u64,
+    /// Each group's part of its shares held here, as the last split gave it
+    /// (`cfs_rq->shares` and `rq_weight`, 2.6.27–2.6.37).
+    pub held_shares: Vec<(Uid, Share)>,
+    /// The machine has hyperthreads (2.6.24's `wake_idle` exists only then).
+    pub smt: bool,
+}
+
+impl CpuBalance {
+    /// CPU `cpu` of `topology`, its domains built by `rules`.
+    pub fn new(topology: &Topology, cpu: usize, rules: Rules) -> CpuBalance {
+        let domains = build(topology, cpu, rules);
+        let states = domains.iter().map(|d| DomainState::new(d, 0)).collect();
+        CpuBalance {
+            cpu_load: CpuLoad::default(),
+            domains,
+            states,
+            next_balance: 0,
+            held_shares: Vec::new(),
+            smt: topology.smt_siblings(cpu).len() > 1,
+        }
+    }
+
+    /// What the last split gave uid `uid`'s group here.
+    pub fn last_share(&self, uid: Uid) -> Option<Share> {
+        let held = self.held_shares.iter();
+        held.clone().find(|&&(u, _)| u == uid).map(|&(_, s)| s)
+    }
+
+    /// The part of uid `uid`'s shares held here (none until a split gives it some).
+    pub fn held(&self, uid: Uid) -> u64 {
+        self.last_share(uid).map_or(0, |s| s.shares)
+    }
+}
+
+/// The runqueues, as their holder lets the balancer read and change them.
+pub trait Runqueues {
+    /// The policy each runqueue drives.
+    type Policy: Policy + ?Sized;
+    /// How many CPUs (runqueues), online or not: a CPU is in a domain only once it is.
+    fn len(&self) -> usize;
+    /// Whether there is no runqueue.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// CPU `cpu`'s runqueue.
+    fn rq(&self, cpu: usize) -> &Rq<Self::Policy>;
+    /// CPU `cpu`'s runqueue, to change.
+    fn rq_mut(&mut self, cpu: usize) -> &mut Rq<Self::Policy>;
+    /// CPU `cpu`'s balancing state.
+    fn balance(&self, cpu: usize) -> &CpuBalance;
+    /// CPU `cpu`'s balancing state, to change.
+    fn balance_mut(&mut self, cpu: usize) -> &mut CpuBalance;
+    /// The CPUs task `task` may run on.
+    fn allowed(&self, task: TaskId) -> CpuSet;
+    /// Task `task`'s user (its group, with per-uid groups).
+    fn uid(&self, task: TaskId) -> Uid;
+    /// Task `task` is still leaving the CPU it was preempted on (its registers not yet
+    /// saved): Linux's `task_running`, which keeps a task where it is.
+    fn leaving(&self, _task: TaskId) -> bool {
+        false
+    }
+    /// The clock, in ns.
+    fn now(&self) -> Nanos;
+    /// How the era splits a group's shares across CPUs.
+    fn split(&self) -> SharesSplit;
+    /// Which era's balancer and wake-up placement run.
+    fn rules(&self) -> Rules;
+    /// Moves waiting task `task` from `from`'s runqueue to `to`'s (`pull_task`: detach,
+    /// `set_task_cpu`, attach), telling `to` to reschedule if it should.
+    fn migrate(&mut self, task: TaskId, from: usize, to: usize);
+}
+
+/// `weighted_cpuload`: 2.6.24–2.6.26 count the tasks' weight; later eras the top-level
+/// entities', a group's with its share here.
+pub fn weighted_cpuload<R: Runqueues + ?Sized>(r: &R, cpu: usize) -> u64 {
+    let policy = r.rq(cpu).policy();
+    if r.split().load_is_tasks() {
+        policy.balance_queues().iter().map(|q| q.load).sum()
+    } else {
+        policy.runqueues()[0].load
+    }
+}
+
+/// What `scheduler_tick` does for balancing on `cpu` at tick `jiffies` (`hz` a second):
+/// `update_cpu_load`, then — if a domain is due — `rebalance_domains`. Returns the CPUs
+/// asked to push their running task to `cpu` (active balancing: the caller's part).
+pub fn tick<R: Runqueues + ?Sized>(r: &mut R, cpu: usize, jiffies: u64, hz: u64) -> Vec<usize> {
+    let load = weighted_cpuload(r, cpu);
+    r.balance_mut(cpu).cpu_load.tick(load);
+    if jiffies < r.balance(cpu).next_balance {
+        return Vec::new();
+    }
+    rebalance(r, cpu, jiffies, hz)
+}
+
+/// `NR_CPUS` as 2.6.24's x86 configuration set it by default (the cap of a balancing
+/// interval is `HZ × NR_CPUS / 10` jiffies); a larger machine needs at least its CPU count.
+const NR_CPUS_DEFAULT: u64 = 8;
+
+/// `rebalance_domains` for `cpu` at tick `jiffies`, whether it is idle or not; also what a
+/// nohz idle load balancer runs on an idle CPU's behalf. Returns the CPUs asked to push.
+pub fn rebalance<R: Runqueues + ?Sized>(
+    r: &mut R,
+    cpu: usize,
+    jiffies: u64,
+    hz: u64,
+) -> Vec<usize> {
+    let idle = r.rq(cpu).current() == r.rq(cpu).idle();
+    let nr_cpus = NR_CPUS_DEFAULT.max(r.len() as u64);
+    let b = r.balance_mut(cpu);
+    let (domains, mut states) = (
+        core::mem::take(&mut b.domains),
+        core::mem::take(&mut b.states),
+    );
+    let (outcomes, next) = balancer::rebalance_domains(
+        cpu,
+        idle,
+        jiffies,
+        &domains,
+        &mut states,
+        hz,
+        nr_cpus,
+        &mut Balancing(r),
+    );
+    let b = r.balance_mut(cpu);
+    (b.domains, b.states, b.next_balance) = (domains, states, next);
+    outcomes.into_iter().filter_map(|o| o.push_from).collect()
+}
+
+/// `idle_balance`: `cpu`'s runqueue is empty as it schedules; it pulls from its domains
+/// with SD_BALANCE_NEWIDLE. Returns whether it pulled anything.
+pub fn idle_balance<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) -> bool {
+    let b = r.balance_mut(cpu);
+    let (domains, mut states) = (
+        core::mem::take(&mut b.domains),
+        core::mem::take(&mut b.states),
+    );
+    let pulled = balancer::idle_balance(cpu, &domains, &mut states, &mut Balancing(r));
+    let b = r.balance_mut(cpu);
+    (b.domains, b.states) = (domains, states);
+    pulled.is_some()
+}
+
+/// Whether `cpu`'s policy has nothing runnable (its queues are empty): what makes a CPU
+/// about to schedule balance first.
+pub fn nothing_runnable<R: Runqueues + ?Sized>(r: &R, cpu: usize) -> bool {
+    let queues = r.rq(cpu).policy().balance_queues();
+    queues.iter().all(|q| q.load == 0)
+}
+
+/// Every CPU's load as the balancer reads it.
+pub fn stats<R: Runqueues + ?Sized>(r: &R) -> Vec<CpuStat> {
+    (0..r.len())
+        .map(|cpu| {
+            let rq = r.rq(cpu);
+            let queues = rq.policy().balance_queues();
+            let current = rq.current();
+            let idle = current == rq.idle();
+            // The current task counts while it is still queued: one about to sleep (a
+            // newly-idle pass) has left the queue already, as in Linux.
+            let queued = !idle && rq.state(current) == State::Running;
+            CpuStat {
+                load: weighted_cpuload(r, cpu),
+                nr_running: queues.iter().map(|q| q.waiting.len() as u32).sum::<u32>()
+                    + u32::from(queued),
+                cpu_load: r.balance(cpu).cpu_load,
+                idle,
+            }
+        })
+        .collect()
+}
+
+mod placing;
+mod view;
+
+pub use placing::{balance_self, wake_cpu};

@@ -1,0 +1,88 @@
+//! Where a task that forks, execs or wakes goes, read off the runqueues: the era's
+//! `sched_balance_self` (2.6.24) and `select_task_rq_fair` (2.6.24's affine wake-up and
+//! `wake_idle`, 2.6.36's `wake_affine` and `select_idle_sibling`), from
+//! [`crate::smp::placement`]. The caller moves the task.
+
+use super::{Runqueues, stats};
+use crate::policy::{Policy, TaskId, Uid};
+use crate::smp::cpuset::CpuSet;
+use crate::smp::domains::Rules;
+use crate::smp::move_tasks::MIGRATION_COST_NS;
+use crate::smp::placement::v2_6_36::{self, GroupHere, effective_load};
+use crate::smp::placement::{self, Wake};
+use crate::weights::NICE_0_LOAD;
+
+/// `sched_balance_self`: the CPU a task on `cpu` that may run on `allowed` goes to as it
+/// forks (`flag` SD_BALANCE_FORK) or execs (SD_BALANCE_EXEC).
+pub fn balance_self<R: Runqueues + ?Sized>(r: &R, cpu: usize, flag: u32, allowed: CpuSet) -> usize {
+    let stats = stats(r);
+    placement::balance_self(cpu, flag, allowed, &stats, |c| &r.balance(c).domains)
+}
+
+/// `select_task_rq` at a wake-up: the CPU sleeping task `task`, last on `prev`, wakes on,
+/// woken from `waker_cpu` (synchronously if the waker, of that weight and uid, is about to
+/// sleep or go).
+pub fn wake_cpu<R: Runqueues + ?Sized>(
+    r: &R,
+    task: TaskId,
+    prev: usize,
+    waker_cpu: usize,
+    sync_waker: Option<(u64, Uid)>,
+) -> usize {
+    let now = r.now();
+    let info = r.rq(prev).policy().task_info(task);
+    let wake = Wake {
+        prev,
+        this_cpu: waker_cpu,
+        allowed: r.allowed(task),
+        weight: info.map_or(NICE_0_LOAD, |i| i.weight),
+        sync_waker_weight: sync_waker.map(|(weight, _)| weight),
+        hot: info.is_some_and(|i| now.saturating_sub(i.exec_start) < MIGRATION_COST_NS),
+    };
+    let stats = stats(r);
+    let domains_of = |c: usize| r.balance(c).domains.as_slice();
+    match r.rules() {
+        Rules::V2_6_24 => {
+            let smt = r.balance(prev).smt;
+            placement::select_wake_cpu(&wake, &stats, smt, domains_of)
+        }
+        Rules::V2_6_36 => {
+            // What the waker and the task would change at the root of the waker's CPU.
+            let effect =
+                |uid: Uid, w: i64| effective_load(group_here(r, waker_cpu, uid).as_ref(), w, w);
+            let weight = wake.weight as i64;
+            let w = v2_6_36::Wake {
+                prev,
+                this_cpu: waker_cpu,
+                allowed: wake.allowed,
+                sync_waker_effect: sync_waker.map(|(ww, uid)| effect(uid, -(ww as i64))),
+                task_effect: effect(r.uid(task), weight),
+            };
+            v2_6_36::select_wake_cpu(&w, &stats, domains_of)
+        }
+    }
+}
+
+/// Uid `uid`'s group on `cpu` as `effective_load` reads it; `None` without split shares or
+/// groups (the task's weight counts whole).
+pub fn group_here<R: Runqueues + ?Sized>(r: &R, cpu: usize, uid: Uid) -> Option<GroupHere> {
+    if r.split().load_is_tasks() {
+        return None;
+    }
+    let policy = r.rq(cpu).policy();
+    let queues = policy.balance_queues();
+    if queues.iter().all(|q| q.uid.is_none()) {
+        return None;
+    }
+    let weight = queues
+        .iter()
+        .find(|q| q.uid == Some(uid))
+        .map_or(0, |q| q.load);
+    let last = r.balance(cpu).last_share(uid);
+    Some(GroupHere {
+        tg_shares: policy.fair_params()?.shares_of(uid),
+        shares: last.map_or(0, |s| s.shares),
+        rq_weight: last.map_or(0, |s| s.rq_weight),
+        weight,
+    })
+}

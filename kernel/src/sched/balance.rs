@@ -1,0 +1,232 @@
+//! Load balancing on the kernel's CPUs: the policy crate's multiprocessor half
+//! (`sched::smp::runqueues`, shared with the simulator) driven by the tick
+//! (`scheduler_tick` → `rebalance_domains`), by a CPU about to idle (`idle_balance`), and by
+//! a fork, an exec or a wake-up (`select_task_rq`), in the era the policy runs.
+//!
+//! The scheduler lends its runqueues through [`Runqueues`]: every CPU's runqueue is behind
+//! the one scheduler lock, so a pass reads and moves tasks on any CPU while it holds it (no
+//! double runqueue locking, as Linux needs). A pull moves a waiting task at once; a push
+//! (active balancing) marks the busiest CPU's running task to move, and that CPU hands it
+//! over at its next switch (`affinity`'s two steps, the stopper thread's part).
+//!
+//! **Idle CPUs and their stopped tick.** An idle AP stops its tick (under `-icount` a CPU
+//! halted with no timer costs the machine no instructions). 2.6.24 keeps one idle CPU
+//! ticking as the *idle load balancer*, which runs `rebalance_domains` on behalf of every
+//! tickless idle CPU whose balance is due. cfslab runs those same passes from a busy CPU's
+//! tick instead — the decisions are the idle CPUs' own, only the CPU that computes them
+//! differs — so that no idle CPU ticks: a pass that pulls a task wakes its CPU with the
+//! reschedule IPI. The lab's tasks, pinned to CPU 0, are never pulled, and the other CPUs
+//! stay parked (tests/smp.rs).
+//!
+//! Balancing runs with a fair policy on two CPUs or more. O(1) (2.6.11) places a new task
+//! on the least loaded CPU and does not balance (its own `load_balance` is not built).
+
+use super::{Scheduler, trace};
+use crate::percpu::this_cpu;
+use crate::task::Slot;
+use crate::time::clock;
+use alloc::vec::Vec;
+use sched::smp::cpuset::CpuSet;
+use sched::smp::domains::{Flags, Rules};
+use sched::smp::runqueues::{self, CpuBalance, Runqueues};
+use sched::smp::shares::SharesSplit;
+use sched::smp::topology::Topology;
+use sched::{Policy, Rq, Uid, Wakeup};
+
+/// The balancer's state, with a fair policy on two CPUs or more.
+pub(super) struct Balancer {
+    /// Each CPU's balancing state, by CPU number (a CPU that did not come up has one that
+    /// no domain names).
+    cpus: Vec<CpuBalance>,
+    /// How the era splits a group's shares across CPUs.
+    split: SharesSplit,
+    /// Which era's balancer and wake-up placement run.
+    rules: Rules,
+}
+
+impl Scheduler {
+    /// (Re)builds the balancer for the policy now in place: at boot once the APs are up,
+    /// and when the lab changes the policy. The machine is QEMU's plain `-smp N`: each CPU a
+    /// core of one package, in one node.
+    pub(super) fn build_balancer(&mut self) {
+        let era = self.rqs[0].policy().fair_params().map(|p| p.era);
+        self.balancer = match era {
+            Some(era) if self.online.len() > 1 => {
+                let rules = Rules::of(era);
+                let topology = Topology::flat(self.rqs.len());
+                let cpus = (0..self.rqs.len())
+                    .map(|cpu| CpuBalance::new(&topology, cpu, rules))
+                    .collect();
+                Some(Balancer {
+                    cpus,
+                    split: SharesSplit::of(era).unwrap_or(SharesSplit::Full),
+                    rules,
+                })
+            }
+            _ => None,
+        };
+    }
+
+    /// The balancing part of the running CPU's tick (interrupts off, under the lock): its
+    /// own periodic pass when due, then the passes due for the idle CPUs whose tick has
+    /// stopped (see the module's docs), and the pushes they ask for.
+    pub(super) fn balance_tick(&mut self, now: u64) {
+        if self.balancer.is_none() {
+            return;
+        }
+        let tick_ns = crate::time::tick_ns();
+        let (jiffies, hz) = (now / tick_ns, 1_000_000_000 / tick_ns);
+        let cpu = this_cpu().index();
+        let pushes = runqueues::tick(self, cpu, jiffies, hz);
+        self.push_to(cpu, &pushes);
+        if self.rqs[cpu].current() == self.rqs[cpu].idle() {
+            return;
+        }
+        for idle in self.online.clone() {
+            let tickless = crate::percpu::cpu(idle).is_some_and(|c| !c.ticking());
+            if idle == cpu || !tickless || self.rqs[idle].current() != self.rqs[idle].idle() {
+                continue;
+            }
+            if jiffies >= self.balance(idle).next_balance {
+                let pushes = runqueues::rebalance(self, idle, jiffies, hz);
+                self.push_to(idle, &pushes);
+            }
+        }
+    }
+
+    /// Active balancing: each CPU in `from` was asked to push its running task to `to`.
+    fn push_to(&mut self, to: usize, from: &[usize]) {
+        for &cpu in from {
+            let running = self.rqs[cpu].current();
+            if running == self.rqs[cpu].idle() || self.task_ref(running).move_to.is_some() {
+                continue;
+            }
+            self.task(running).move_to = Some(to);
+            let asked_before = self.rqs[cpu].need_resched();
+            self.rqs[cpu].request_resched();
+            self.kick_if_asked(cpu, asked_before);
+        }
+    }
+
+    /// `idle_balance`: the running CPU is about to pick with nothing runnable here; it
+    /// pulls from its domains first (under the lock, at `schedule`).
+    pub(super) fn balance_newly_idle(&mut self) {
+        let cpu = this_cpu().index();
+        if self.balancer.is_some() && runqueues::nothing_runnable(self, cpu) {
+            runqueues::idle_balance(self, cpu);
+        }
+    }
+
+    /// The CPU a task on `cpu` allowed on `affinity` goes to as it forks or execs
+    /// (`flag`: SD_BALANCE_FORK or SD_BALANCE_EXEC), by the era's `sched_balance_self`;
+    /// `None` without a balancer.
+    pub(super) fn balance_self(&self, cpu: usize, flag: u32, affinity: u64) -> Option<usize> {
+        self.balancer.as_ref()?;
+        let allowed = CpuSet::from_bits(affinity & self.online_mask);
+        Some(runqueues::balance_self(self, cpu, flag, allowed))
+    }
+
+    /// `sched_exec`: the running task execs; if the era's exec balancing picks another CPU
+    /// it moves there at its next switch.
+    pub(super) fn balance_exec(&mut self) {
+        let (slot, cpu) = (self.current_slot(), this_cpu().index());
+        let affinity = self.task_ref(slot).affinity;
+        if let Some(to) = self.balance_self(cpu, Flags::BALANCE_EXEC, affinity)
+            && to != cpu
+            && self.task_ref(slot).move_to.is_none()
+        {
+            self.task(slot).move_to = Some(to);
+            self.this_rq_mut().request_resched();
+        }
+    }
+
+    /// The CPU sleeping task `slot`, last on `prev`, wakes on: the era's wake-up placement
+    /// when balancing, else its own.
+    pub(super) fn wake_cpu(&self, slot: Slot, prev: usize) -> usize {
+        if self.balancer.is_none() {
+            return prev;
+        }
+        runqueues::wake_cpu(self, slot, prev, this_cpu().index(), None)
+    }
+
+    /// Moves task `slot`, waiting or woken, from `from`'s runqueue to `to`'s: detached,
+    /// its CPU changed, attached with `wakeup` — traced as Linux's `sched_migrate_task`
+    /// when the CPU changes — and `to` told if it should switch.
+    pub(super) fn move_between(
+        &mut self,
+        slot: Slot,
+        from: usize,
+        to: usize,
+        wakeup: Wakeup,
+        now: u64,
+    ) {
+        let moved = self.rqs[from].detach(slot, now);
+        self.task(slot).cpu = to;
+        if to != from {
+            let (current, hardirq) = (self.current_slot(), this_cpu().in_interrupt());
+            let orig_cpu = from as u16;
+            let kind = trace::Kind::Migrate { orig_cpu };
+            self.record(now, current, hardirq, kind, slot);
+        }
+        let asked_before = self.rqs[to].need_resched();
+        self.rqs[to].attach(slot, moved, wakeup, now);
+        self.kick_if_asked(to, asked_before);
+    }
+
+    fn balancer(&self) -> &Balancer {
+        self.balancer.as_ref().expect("balancing on one CPU")
+    }
+}
+
+impl Runqueues for Scheduler {
+    type Policy = dyn Policy + Send;
+
+    fn len(&self) -> usize {
+        self.rqs.len()
+    }
+
+    fn rq(&self, cpu: usize) -> &Rq<dyn Policy + Send> {
+        &self.rqs[cpu]
+    }
+
+    fn rq_mut(&mut self, cpu: usize) -> &mut Rq<dyn Policy + Send> {
+        &mut self.rqs[cpu]
+    }
+
+    fn balance(&self, cpu: usize) -> &CpuBalance {
+        &self.balancer().cpus[cpu]
+    }
+
+    fn balance_mut(&mut self, cpu: usize) -> &mut CpuBalance {
+        &mut self.balancer.as_mut().expect("balancing on one CPU").cpus[cpu]
+    }
+
+    fn allowed(&self, task: usize) -> CpuSet {
+        CpuSet::from_bits(self.task_ref(task).affinity & self.online_mask)
+    }
+
+    fn uid(&self, task: usize) -> Uid {
+        self.task_ref(task).uid
+    }
+
+    fn leaving(&self, task: usize) -> bool {
+        let on_cpu = &self.task_ref(task).on_cpu;
+        on_cpu.load(core::sync::atomic::Ordering::Acquire)
+    }
+
+    fn now(&self) -> u64 {
+        clock::now()
+    }
+
+    fn split(&self) -> SharesSplit {
+        self.balancer().split
+    }
+
+    fn rules(&self) -> Rules {
+        self.balancer().rules
+    }
+
+    fn migrate(&mut self, task: usize, from: usize, to: usize) {
+        self.move_between(task, from, to, Wakeup::default(), clock::now());
+    }
+}
