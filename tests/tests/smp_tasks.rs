@@ -56,20 +56,32 @@ fn two_cpus_run_two_tasks_at_once_and_pinned_tasks_stay_pinned() {
 }
 
 #[test]
-fn n_hogs_start_on_n_cpus() {
-    // `csmp spread 4` forks four hogs at once and waits. A new task starts on the CPU with
-    // the fewest tasks running or waiting (the creating CPU first among equals, then the
-    // lowest): the first three find an empty CPU each, the fourth finds every CPU with one
-    // task and stays on its creator's, which then sleeps in `wait`. Four CPUs, one hog each.
-    let run = systests::on_cfslab("", "/bin/csmp spread 4", &["--smp", "4"]);
-    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
-    assert_eq!(
-        run.line_after("spread: "),
-        Some("4 hogs on 4 CPUs"),
-        "{}",
-        run.stdout
-    );
-    systests::assert_nothing_leaked(&run);
+fn hogs_spread_one_per_cpu_at_fork_or_by_the_balancer() {
+    // `csmp spread N` forks N hogs at once and waits; each hog says where it was halfway
+    // through its 40 ms of CPU time, before any exit leaves a CPU idle to pull the others.
+    // - 2.6.36 (the default era) balances a fork across the CPUs of the package
+    //   (SD_BALANCE_FORK at QEMU's one `-smp N` level): each child starts on the idlest
+    //   CPU, and the parent's own CPU takes the last.
+    // - 2.6.24 balances a fork only across NUMA nodes (there are none): every child
+    //   starts on its parent's CPU. The idle CPUs' domains are due at once (their state
+    //   starts at jiffy 0, and an idle CPU's interval is one tick), and the busy CPU's
+    //   tick runs their passes (the idle load balancer's part): each finds that CPU the
+    //   busiest and pulls one task. So the hogs are one per CPU within a few ticks —
+    //   well before halfway, which a hog sharing its CPU reaches no sooner than 20 ms of
+    //   its CPU's time, five ticks at HZ 250.
+    for (era, cpus) in [("2.6.36", 4), ("2.6.24", 2), ("2.6.24", 4)] {
+        let argv = format!("/bin/csmp spread {cpus}");
+        let smp = cpus.to_string();
+        let run = systests::on_cfslab(&format!("era={era}"), &argv, &["--smp", &smp]);
+        assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+        assert_eq!(
+            run.line_after("spread: "),
+            Some(format!("{cpus} hogs on {cpus} CPUs").as_str()),
+            "era {era}, {cpus} CPUs:\n{}",
+            run.stdout
+        );
+        systests::assert_nothing_leaked(&run);
+    }
 }
 
 #[test]
@@ -89,9 +101,14 @@ fn a_fork_bomb_and_the_fuzzer_on_four_cpus_harm_no_one() {
 
 #[test]
 fn a_move_between_cpus_is_traced_as_linux_traces_it() {
-    // busybox's `taskset 1` starts on CPU 1 (CPU 0 runs the boot task), then allows
-    // itself CPU 0 alone: it leaves CPU 1 at its next switch and goes to CPU 0. The move
-    // is recorded in Linux's `sched_migrate_task` format (`log=trace` echoes each event).
+    // Two moves, each recorded in Linux's `sched_migrate_task` format (`log=trace` echoes
+    // each event), in 2.6.36, the default era:
+    // - busybox's `taskset 1` starts on CPU 1 (2.6.36 balances a fork: CPU 0 runs the boot
+    //   task), then allows itself CPU 0 alone: it leaves CPU 1 at its next switch and goes
+    //   to CPU 0 (a new task's first CPU is no move: its fork is not traced as one);
+    // - as `true` (taskset exec'd it) exits on CPU 0 it wakes the boot task waiting for it
+    //   there; 2.6.36's `select_idle_sibling` finds CPU 0 busy (the child is still on it)
+    //   and CPU 1, which shares its cache, idle: the boot task wakes on CPU 1.
     let flags = ["--icount-shift", "2", "--smp", "2", "--busybox"];
     let run = systests::boot_with("log=trace -- /bin/taskset 1 /bin/true", &flags);
     assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
@@ -102,7 +119,10 @@ fn a_move_between_cpus_is_traced_as_linux_traces_it() {
         .collect();
     assert_eq!(
         moves,
-        ["comm=taskset pid=3 prio=120 orig_cpu=1 dest_cpu=0"],
+        [
+            "comm=taskset pid=3 prio=120 orig_cpu=1 dest_cpu=0",
+            "comm=main pid=1 prio=120 orig_cpu=0 dest_cpu=1"
+        ],
         "{}",
         run.stdout
     );

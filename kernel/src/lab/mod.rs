@@ -24,10 +24,12 @@ use crate::time::clock;
 /// `bootopts::scenarios` defines them.
 pub fn run(config: &Config) {
     // The seed experiments are uniprocessor ones: the lab and every task it starts run on
-    // CPU 0 whatever `smp=` says, and the other CPUs idle — halted with their tick
-    // stopped, they cost no instructions, and the figures are those of one CPU.
+    // CPU 0 whatever `smp=` says, in a partition of its own (no balancing domain spans
+    // it), and the other CPUs idle — halted with their tick stopped, they cost no
+    // instructions, and the figures are those of one CPU.
     let pinned = sched::affinity::set_affinity(sched::current(), 1);
     debug_assert_eq!(pinned, Ok(()), "CPU 0 is always online");
+    sched::balance::isolate_boot_cpu();
     crate::user::initramfs::init();
     if !crate::user::initramfs::present() {
         println!(

@@ -21,7 +21,7 @@
 //! Balancing runs with a fair policy on two CPUs or more. O(1) (2.6.11) places a new task
 //! on the least loaded CPU and does not balance (its own `load_balance` is not built).
 
-use super::{Scheduler, trace};
+use super::{Scheduler, trace, with_sched};
 use crate::percpu::this_cpu;
 use crate::task::Slot;
 use crate::time::clock;
@@ -44,6 +44,20 @@ pub(super) struct Balancer {
     rules: Rules,
 }
 
+/// Takes CPU 0 out of balancing for the rest of the boot, as a cpuset partition of CPU 0
+/// alone with load balancing off does in Linux (or `isolcpus=`): no domain spans it, so no
+/// task is pulled to or from it, no group's shares are split between it and the others,
+/// and a fork or a wake-up stays where its task is. The lab runs its uniprocessor
+/// experiments so: with several CPUs, 2.6.27–2.6.37 would otherwise give a group asleep
+/// on CPU 0 a part of its shares on each idle CPU, and the figures would be those of a
+/// machine of several CPUs.
+pub fn isolate_boot_cpu() {
+    with_sched(|s| {
+        s.boot_cpu_isolated = true;
+        s.build_balancer();
+    });
+}
+
 impl Scheduler {
     /// (Re)builds the balancer for the policy now in place: at boot once the APs are up,
     /// and when the lab changes the policy. The machine is QEMU's plain `-smp N`: each CPU a
@@ -51,7 +65,7 @@ impl Scheduler {
     pub(super) fn build_balancer(&mut self) {
         let era = self.rqs[0].policy().fair_params().map(|p| p.era);
         self.balancer = match era {
-            Some(era) if self.online.len() > 1 => {
+            Some(era) if self.online.len() > 1 && !self.boot_cpu_isolated => {
                 let rules = Rules::of(era);
                 let topology = Topology::flat(self.rqs.len());
                 let cpus = (0..self.rqs.len())

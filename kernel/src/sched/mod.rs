@@ -16,7 +16,7 @@
 //! returns from the interrupt as if nothing happened.
 
 pub mod affinity;
-mod balance;
+pub mod balance;
 mod credentials;
 mod current;
 mod debugger;
@@ -97,6 +97,8 @@ struct Scheduler {
     ap_idle: Vec<Option<Box<Task>>>,
     /// The load balancer, with a fair policy on two CPUs or more (`balance`).
     balancer: Option<balance::Balancer>,
+    /// CPU 0 is out of balancing ([`balance::isolate_boot_cpu`]).
+    boot_cpu_isolated: bool,
     /// The CPUs that came up, by number, in order: those `/proc/sched_debug` and
     /// `/proc/schedstat` list.
     online: Vec<usize>,

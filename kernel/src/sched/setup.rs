@@ -49,6 +49,7 @@ pub fn init(config: &Config, online: &[usize]) {
             rqs: alloc::vec![Rq::new(0, policy, idle)],
             ap_idle: alloc::vec![None],
             balancer: None,
+            boot_cpu_isolated: false,
             online: alloc::vec![0],
             online_mask: 1,
             slots: Vec::new(),
