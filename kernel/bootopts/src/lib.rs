@@ -118,6 +118,10 @@ pub enum LogLevel {
     Trace,
 }
 
+/// The Wasted Cores paper's threshold (§4.1): a core idle beside a waiting task for longer
+/// than this is a violation.
+pub const DEFAULT_INVARIANT_MS: u32 = 100;
+
 /// The validated boot options. Fields left `None` or empty mean "the default", which may
 /// depend on other options (see the `effective_*` methods).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,6 +152,10 @@ pub struct Config {
     /// The CPUs to run on (`smp=`, 1 to [`MAX_CPUS`]); the kernel refuses a count the
     /// machine's ACPI MADT does not list.
     pub smp: u32,
+    /// The Wasted Cores invariant is checked (`invariant=`).
+    pub invariant: bool,
+    /// Its threshold, in ms (`invariant_ms=`, the paper's 100 by default).
+    pub invariant_ms: u32,
 }
 
 impl Default for Config {
@@ -170,6 +178,8 @@ impl Default for Config {
             log: LogLevel::Info,
             program: Vec::new(),
             smp: 1,
+            invariant: false,
+            invariant_ms: DEFAULT_INVARIANT_MS,
         }
     }
 }
@@ -348,6 +358,14 @@ impl fmt::Display for Config {
         // recorded figure and document shows.
         if self.smp != 1 {
             write!(f, " smp={}", self.smp)?;
+        }
+        // Echoed only when asked for, like `smp=`: the line every recorded figure shows
+        // stays as it was.
+        if self.invariant {
+            f.write_str(" invariant=on")?;
+        }
+        if self.invariant || self.invariant_ms != DEFAULT_INVARIANT_MS {
+            write!(f, " invariant_ms={}", self.invariant_ms)?;
         }
         if !self.program.is_empty() && self.run != [parse::SHELL] {
             let argv: Vec<String> = self.program.iter().map(|w| program::quoted(w)).collect();

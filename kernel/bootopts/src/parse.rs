@@ -14,7 +14,7 @@ use alloc::vec::Vec;
 pub const MAX_CMDLINE_BYTES: usize = 4096;
 
 /// Every key, in DESIGN.md's table order.
-pub const KEYS: [&str; 19] = [
+pub const KEYS: [&str; 21] = [
     "run",
     "tasks",
     "policy",
@@ -34,6 +34,8 @@ pub const KEYS: [&str; 19] = [
     "trace",
     "log",
     "smp",
+    "invariant",
+    "invariant_ms",
 ];
 
 /// `run=shell`: no scenario, but the shell, `/bin/sh`, as the console's session (`make
@@ -302,6 +304,8 @@ fn apply(config: &mut Config, key: &str, value: &str) -> Result<(), OptionError>
         // Only the count: whether the machine has that many CPUs is the kernel's to check
         // (against the ACPI MADT), since this crate knows nothing of the hardware.
         "smp" => config.smp = parse_in_range(key, value, 1, u64::from(MAX_CPUS))? as u32,
+        "invariant" => config.invariant = parse_on_off(key, value)?,
+        "invariant_ms" => config.invariant_ms = parse_in_range(key, value, 1, 3_600_000)? as u32,
         _ => unreachable!("apply is only called with keys from KEYS"),
     }
     Ok(())

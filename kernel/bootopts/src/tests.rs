@@ -403,3 +403,43 @@ fn smp_takes_a_cpu_count_and_is_echoed_past_one() {
     );
     assert_eq!(error_of("smp=2 smp=2").reason, "given twice");
 }
+
+#[test]
+fn the_invariant_is_off_unless_asked_and_its_threshold_is_the_paper_s() {
+    let c = Config::default();
+    assert_eq!((c.invariant, c.invariant_ms), (false, 100));
+    let c = Config::parse("invariant=on").unwrap();
+    assert_eq!((c.invariant, c.invariant_ms), (true, 100));
+    // The threshold, before or after, is the one used; alone it does not turn it on.
+    for cmdline in [
+        "invariant_ms=250 invariant=on",
+        "invariant=on invariant_ms=250",
+    ] {
+        let c = Config::parse(cmdline).unwrap();
+        assert_eq!((c.invariant, c.invariant_ms), (true, 250), "{cmdline}");
+    }
+    assert!(!Config::parse("invariant_ms=250").unwrap().invariant);
+    // Off leaves the echo as it was; on is named, and parses back.
+    assert_eq!(
+        Config::parse("invariant=off").unwrap().to_string(),
+        Config::default().to_string()
+    );
+    let echo = Config::parse("smp=4 invariant=on").unwrap().to_string();
+    assert!(
+        echo.ends_with(" smp=4 invariant=on invariant_ms=100"),
+        "{echo}"
+    );
+    let again = Config::parse(&echo).unwrap();
+    assert_eq!(
+        (again.invariant, again.invariant_ms, again.to_string()),
+        (true, 100, echo)
+    );
+    assert_eq!(error_of("invariant=yes").option, "invariant");
+    assert!(error_of("invariant_ms=0").reason.contains("out of range"));
+    assert!(
+        error_of("invariant_ms=3600001")
+            .reason
+            .contains("out of range")
+    );
+    assert!(error_of("invariant_ms=1s").reason.contains("not a number"));
+}

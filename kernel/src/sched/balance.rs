@@ -28,6 +28,7 @@ use crate::time::clock;
 use alloc::vec::Vec;
 use sched::smp::cpuset::CpuSet;
 use sched::smp::domains::{Flags, Rules};
+use sched::smp::invariant::Report;
 use sched::smp::runqueues::{self, CpuBalance, Runqueues};
 use sched::smp::shares::SharesSplit;
 use sched::smp::topology::Topology;
@@ -58,7 +59,26 @@ pub fn isolate_boot_cpu() {
     });
 }
 
+/// What the Wasted Cores invariant's checker found since the boot (`invariant=on`).
+pub fn invariant_report() -> Option<Report> {
+    with_sched(|s| Some(s.invariant.as_ref()?.report(clock::now())))
+}
+
 impl Scheduler {
+    /// The invariant's look at the machine, at each of the boot CPU's ticks (`invariant=on`;
+    /// CPU 0 never stops its tick). The simulator tells its checker of every change; here
+    /// a stretch is measured to within a tick at each end — the paper's checker looked
+    /// once a second.
+    pub(super) fn check_invariant(&mut self, now: u64) {
+        if self.invariant.is_some() {
+            let online = CpuSet::from_bits(self.online_mask);
+            let snapshot = runqueues::snapshot(self, online);
+            if let Some(checker) = &mut self.invariant {
+                checker.observe(now, &snapshot);
+            }
+        }
+    }
+
     /// (Re)builds the balancer for the policy now in place: at boot once the APs are up,
     /// and when the lab changes the policy. The machine is QEMU's plain `-smp N`: each CPU a
     /// core of one package, in one node.

@@ -97,6 +97,8 @@ struct Scheduler {
     ap_idle: Vec<Option<Box<Task>>>,
     /// The load balancer, with a fair policy on two CPUs or more (`balance`).
     balancer: Option<balance::Balancer>,
+    /// The Wasted Cores invariant's checker, with `invariant=on` (`balance`).
+    invariant: Option<::sched::smp::invariant::Checker>,
     /// CPU 0 is out of balancing ([`balance::isolate_boot_cpu`]).
     boot_cpu_isolated: bool,
     /// The CPUs that came up, by number, in order: those `/proc/sched_debug` and
@@ -385,6 +387,7 @@ pub fn tick(now: u64, user_mode: bool) {
         // The load average is the machine's: sampled once, by the boot CPU's tick.
         if this_cpu().index() == 0 {
             loadavg::tick(now, || s.runnable_tasks());
+            s.check_invariant(now);
         }
     });
     if user_mode {

@@ -50,6 +50,10 @@ pub fn init(config: &Config, online: &[usize]) {
             ap_idle: alloc::vec![None],
             balancer: None,
             boot_cpu_isolated: false,
+            invariant: config.invariant.then(|| {
+                let threshold_ns = u64::from(config.invariant_ms) * 1_000_000;
+                sched::smp::invariant::Checker::new(threshold_ns)
+            }),
             online: alloc::vec![0],
             online_mask: 1,
             slots: Vec::new(),

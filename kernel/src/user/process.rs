@@ -193,5 +193,8 @@ fn run_first_program(argv: &[String]) -> bool {
         quoted.join(","),
         crate::task::pid_of(child)
     );
+    if let Some(invariant) = sched::balance::invariant_report() {
+        println!("{}", invariant.result_line());
+    }
     exit == Some(Exit::Status(0))
 }

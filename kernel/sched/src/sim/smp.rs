@@ -21,7 +21,7 @@ use crate::programs::Rng;
 use crate::rq::{Rq, State};
 use crate::smp::cpuset::CpuSet;
 use crate::smp::domains::Rules;
-use crate::smp::invariant::{Checker, Report, Snapshot, Waiting as Waiter};
+use crate::smp::invariant::{Checker, Report};
 use crate::smp::runqueues::{self, CpuBalance, Runqueues};
 use crate::smp::shares::SharesSplit;
 use crate::smp::topology::Topology;
@@ -252,31 +252,12 @@ impl<P: Policy> SmpSim<P> {
         self.tasks[task].waiting = Some(Waiting::Timer);
     }
 
-    /// What the invariant sees now.
-    fn snapshot(&self) -> Snapshot {
-        let mut snap = Snapshot::default();
-        for (cpu, c) in self.cpus.iter().enumerate() {
-            if c.rq.current() == IDLE {
-                snap.idle = snap.idle.with(cpu);
-            }
-            for q in c.rq.policy().balance_queues() {
-                for w in q.waiting {
-                    snap.waiting.push(Waiter {
-                        cpu,
-                        allowed: self.allowed[w.task],
-                    });
-                }
-            }
-        }
-        snap
-    }
-
     /// Runs the machine until the clock reads `end`.
     pub fn run_until(&mut self, end: Nanos) {
         let n = self.cpus.len();
         while self.now < end {
             self.settle_cpus();
-            let snapshot = self.snapshot();
+            let snapshot = runqueues::snapshot(self, CpuSet::first(n));
             self.checker.observe(self.now, &snapshot);
             let tick = self.config.tick_ns;
             let next_tick = (self.now / tick + 1) * tick;

@@ -16,6 +16,7 @@ use super::busiest::CpuStat;
 use super::cpu_load::CpuLoad;
 use super::cpuset::CpuSet;
 use super::domains::{Domain, Rules, build};
+use super::invariant::{Snapshot, Waiting};
 use super::shares::{Share, SharesSplit};
 use super::topology::Topology;
 use crate::policy::{Nanos, Policy, TaskId, Uid};
@@ -206,6 +207,25 @@ pub fn stats<R: Runqueues + ?Sized>(r: &R) -> Vec<CpuStat> {
             }
         })
         .collect()
+}
+
+/// What the Wasted Cores invariant sees of the CPUs in `cpus` now: which run their idle
+/// task, and every task waiting, where, and where it may run.
+pub fn snapshot<R: Runqueues + ?Sized>(r: &R, cpus: CpuSet) -> Snapshot {
+    let mut snap = Snapshot::default();
+    for cpu in cpus.iter() {
+        let rq = r.rq(cpu);
+        if rq.current() == rq.idle() {
+            snap.idle = snap.idle.with(cpu);
+        }
+        for q in rq.policy().balance_queues() {
+            for w in q.waiting {
+                let allowed = r.allowed(w.task);
+                snap.waiting.push(Waiting { cpu, allowed });
+            }
+        }
+    }
+    snap
 }
 
 mod placing;
