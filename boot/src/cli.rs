@@ -17,6 +17,8 @@ pub struct Args {
     pub memory_mib: u32,
     /// `--smp N`: QEMU's `-smp N`; `None` passes no `-smp`, and QEMU's machine has one CPU.
     pub smp: Option<u32>,
+    /// `--smp N,sockets=..` or `--numa NODES`: the CPUs' arrangement and nodes.
+    pub shape: Option<crate::shape::Shape>,
     pub release: bool,
     pub kernel: Option<PathBuf>,
     pub gdb_port: u16,
@@ -46,6 +48,7 @@ impl Default for Args {
             timeout_secs: None,
             memory_mib: qemu::DEFAULT_MEMORY_MIB,
             smp: None,
+            shape: None,
             release: false,
             kernel: None,
             gdb_port: gdb::DEFAULT_PORT,
@@ -122,6 +125,7 @@ where
 
 fn parse_args(rest: &[String], gdb_mode: bool) -> Result<Args, String> {
     let mut args = Args::default();
+    let mut numa = None;
     let mut it = rest.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -136,7 +140,13 @@ fn parse_args(rest: &[String], gdb_mode: bool) -> Result<Args, String> {
             }
             "--timeout" => args.timeout_secs = Some(number(arg, it.next(), 1..=86_400)?),
             "--memory" => args.memory_mib = number(arg, it.next(), 32..=65_536)?,
-            "--smp" => args.smp = Some(number(arg, it.next(), 1..=bootopts::MAX_CPUS)?),
+            "--smp" => {
+                let value = it.next().ok_or("--smp needs a value")?;
+                let shape = crate::shape::Shape::parse_smp(value)?;
+                args.smp = Some(shape.cpus);
+                args.shape = value.contains(',').then_some(shape);
+            }
+            "--numa" => numa = Some(number(arg, it.next(), 1..=crate::shape::MAX_NODES)?),
             "--release" => args.release = true,
             "--kernel" => args.kernel = Some(it.next().ok_or("--kernel needs a path")?.into()),
             "--verbose" | "-v" => args.verbose = true,
@@ -170,6 +180,13 @@ fn parse_args(rest: &[String], gdb_mode: bool) -> Result<Args, String> {
             option => args.options.push(option.to_string()),
         }
     }
+    if let Some(nodes) = numa {
+        let cpus = args.smp.ok_or("--numa needs --smp")?;
+        let shape = args
+            .shape
+            .unwrap_or_else(|| crate::shape::Shape::flat(cpus));
+        args.shape = Some(shape.with_nodes(nodes)?);
+    }
     Ok(args)
 }
 
@@ -191,7 +208,7 @@ fn with_smp_option(mut args: Args) -> Args {
 
 /// Refuses `--smp` where it would be ignored: the lab's and compare's machines are theirs.
 fn without_smp(mode: &str, args: Args) -> Result<Args, String> {
-    match args.smp {
+    match args.smp.or(args.shape.map(|s| s.cpus)) {
         Some(_) => Err(format!(
             "{mode} takes no --smp (it is for run, gdb and linux)"
         )),

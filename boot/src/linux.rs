@@ -101,6 +101,8 @@ pub struct Hardware {
     pub memory_mib: u32,
     /// `Some(N)`: `-smp N` (Linux finds the CPUs in the ACPI tables, as cfslab does).
     pub smp: Option<u32>,
+    /// `Some`: sockets, cores, threads and NUMA nodes, as for cfslab.
+    pub shape: Option<crate::shape::Shape>,
 }
 
 /// Boots Linux with `program` (argv) and returns its status (from linuxinit's RESULT line:
@@ -120,6 +122,7 @@ pub fn run(
     machine.icount_shift = hardware.icount_shift;
     machine.memory_mib = hardware.memory_mib;
     machine.smp = hardware.smp;
+    machine.shape = hardware.shape;
     machine.linux = Some(qemu::LinuxBoot {
         kernel: kernel.vmlinuz,
         initrd: archive,

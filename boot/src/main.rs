@@ -29,6 +29,7 @@ mod perfetto;
 mod profile;
 mod qemu;
 mod serial_output;
+mod shape;
 mod status;
 mod timeout;
 mod usage;
@@ -116,6 +117,7 @@ fn machine_for(args: &Args, kernel: &Path) -> Result<qemu::Machine, String> {
     };
     machine.memory_mib = args.memory_mib;
     machine.smp = args.smp;
+    machine.shape = args.shape;
     // Every run has the initramfs: the lab's scenarios run its workload programs, and
     // ` -- ` runs any program in it.
     machine.initramfs = Some(if args.busybox {
@@ -260,6 +262,7 @@ fn run_linux(args: &Args) -> Result<Status, String> {
         icount_shift: (!args.realtime).then_some(args.icount_shift),
         memory_mib: args.memory_mib,
         smp: args.smp,
+        shape: args.shape,
     };
     let timeout = Duration::from_secs(args.timeout_secs.unwrap_or(300));
     let (status, _, _) = linux::run(

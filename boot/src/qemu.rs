@@ -38,6 +38,9 @@ pub struct Machine {
     /// `Some(n)`: `-smp n`; `None` leaves QEMU's default of one CPU, with no flag at all, so
     /// that the command lines (and the figures) of uniprocessor runs stay what they were.
     pub smp: Option<u32>,
+    /// `Some`: the CPUs' sockets, cores and threads, and NUMA nodes (`-smp` with its
+    /// sub-options instead of `-smp n`, and `-numa`).
+    pub shape: Option<crate::shape::Shape>,
     /// `Some(port)`: start paused with a gdb stub on that port.
     pub gdb_port: Option<u16>,
     /// The initramfs (fw_cfg `opt/cfslab/initramfs`): the user programs, the lab's workloads among them.
@@ -75,6 +78,7 @@ impl Machine {
             icount_shift: Some(DEFAULT_ICOUNT_SHIFT),
             memory_mib: DEFAULT_MEMORY_MIB,
             smp: None,
+            shape: None,
             gdb_port: None,
             initramfs: None,
             icount_sleep: false,
@@ -127,7 +131,9 @@ impl Machine {
             "-m".into(),
             format!("{}M", self.memory_mib),
         ]);
-        if let Some(n) = self.smp {
+        if let Some(shape) = self.shape {
+            args.extend(shape.qemu_args(self.memory_mib));
+        } else if let Some(n) = self.smp {
             args.extend(["-smp".into(), n.to_string()]);
         }
         if let Some(shift) = self.icount_shift {

@@ -38,7 +38,9 @@ options:
   --memory MIB         guest RAM (default 256)
   --smp N              N CPUs (1 to 64): QEMU's -smp N, and for run and gdb the boot
                        option smp=N unless the options give one (default: QEMU's one
-                       CPU, no -smp)
+                       CPU, no -smp); N,sockets=S,cores=C,threads=T arranges them
+  --numa NODES         with --smp: NODES NUMA nodes of consecutive CPUs, the memory split
+                       evenly, on a ring (10 apart per hop, 10 from itself)
   --release            build the kernel with optimisations
   --kernel ELF         boot this kernel ELF instead of building one
   --port N             gdb stub port (gdb; default 1234)

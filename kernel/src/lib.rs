@@ -147,10 +147,18 @@ pub fn init(boot_info: &'static mut BootInfo) -> Boot {
             exit(ExitCode::Failure)
         }
     });
-    if cpus.apic_ids.len() > 1 {
+    let topology = if cpus.apic_ids.len() > 1 {
         print_cpus(&cpus);
-    }
-    sched::init(&config, &cpus.online_cpus());
+        let topology = cpus::topology::discover(&cpus.apic_ids, rsdp).unwrap_or_else(|why| {
+            println!("cfslab: the machine's topology cannot be built: {why}");
+            exit(ExitCode::BadOptions)
+        });
+        println!("{}", cpus::topology::result_line(&topology));
+        topology
+    } else {
+        ::sched::smp::topology::Topology::flat(1)
+    };
+    sched::init(&config, &cpus.online_cpus(), topology);
     Boot {
         config,
         memory,

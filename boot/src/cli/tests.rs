@@ -146,6 +146,15 @@ fn a_bad_cpu_count_is_refused() {
         ),
         ("gdb --smp", "--smp needs a value"),
         (
+            "run --smp 8,sockets=3",
+            "--smp: 3 sockets x 2 cores x 1 threads is not 8 CPUs",
+        ),
+        ("run --numa 2", "--numa needs --smp"),
+        (
+            "run --smp 6 --numa 4",
+            "--numa: 6 CPUs (1 threads a core) do not split into 4 nodes of whole cores",
+        ),
+        (
             "lab --smp 2",
             "lab takes no --smp (it is for run, gdb and linux)",
         ),

@@ -165,6 +165,7 @@ fn paths(image: &std::path::Path, memory_mib: u32, verbose: bool) -> Result<Stri
             icount_shift: Some(ICOUNT_SHIFT),
             memory_mib,
             smp: None,
+            shape: None,
         },
         TIMEOUT,
         verbose,

@@ -240,6 +240,7 @@ pub fn run(
             icount_shift: Some(ICOUNT_SHIFT),
             memory_mib,
             smp: None,
+            shape: None,
         },
         TIMEOUT,
         false,

@@ -28,6 +28,7 @@ pub mod contention;
 pub mod ipi;
 pub mod loaded_on;
 pub mod tlb;
+pub mod topology;
 
 /// How long an AP has to answer after its STARTUP IPI (virtual time).
 const ANSWER_WAIT_NS: u64 = 100_000_000;

@@ -30,8 +30,8 @@ use sched::smp::cpuset::CpuSet;
 use sched::smp::domains::{Flags, Rules};
 use sched::smp::invariant::Report;
 use sched::smp::runqueues::{self, CpuBalance, Runqueues};
+use sched::smp::schedstat::DomainStats;
 use sched::smp::shares::SharesSplit;
-use sched::smp::topology::Topology;
 use sched::{Policy, Rq, Uid, Wakeup};
 
 /// The balancer's state, with a fair policy on two CPUs or more.
@@ -80,16 +80,21 @@ impl Scheduler {
     }
 
     /// (Re)builds the balancer for the policy now in place: at boot once the APs are up,
-    /// and when the lab changes the policy. The machine is QEMU's plain `-smp N`: each CPU a
-    /// core of one package, in one node.
+    /// and when the lab changes the policy; its domains are built from the machine's
+    /// topology, as the era built them.
     pub(super) fn build_balancer(&mut self) {
         let era = self.rqs[0].policy().fair_params().map(|p| p.era);
         self.balancer = match era {
-            Some(era) if self.online.len() > 1 && !self.boot_cpu_isolated => {
+            // A CPU that did not come up would be in the domains, idle for ever: then
+            // there is no balancing (its absence is reported at boot).
+            Some(era)
+                if self.online.len() > 1
+                    && self.online.len() == self.topology.len()
+                    && !self.boot_cpu_isolated =>
+            {
                 let rules = Rules::of(era);
-                let topology = Topology::flat(self.rqs.len());
                 let cpus = (0..self.rqs.len())
-                    .map(|cpu| CpuBalance::new(&topology, cpu, rules))
+                    .map(|cpu| CpuBalance::new(&self.topology, cpu, rules))
                     .collect();
                 Some(Balancer {
                     cpus,
@@ -205,6 +210,16 @@ impl Scheduler {
         let asked_before = self.rqs[to].need_resched();
         self.rqs[to].attach(slot, moved, wakeup, now);
         self.kick_if_asked(to, asked_before);
+    }
+
+    /// CPU `cpu`'s domains, bottom up: each one's CPUs (one bit each) and counters.
+    pub(super) fn domain_schedstats(&self, cpu: usize) -> Vec<(u64, DomainStats)> {
+        let Some(b) = &self.balancer else {
+            return Vec::new();
+        };
+        let c = &b.cpus[cpu];
+        let spans = c.domains.iter().map(|d| d.span.bits());
+        spans.zip(c.states.iter().map(|s| s.stats)).collect()
     }
 
     fn balancer(&self) -> &Balancer {

@@ -99,6 +99,8 @@ struct Scheduler {
     balancer: Option<balance::Balancer>,
     /// The Wasted Cores invariant's checker, with `invariant=on` (`balance`).
     invariant: Option<::sched::smp::invariant::Checker>,
+    /// The machine's shape (`cpus::topology`), which the balancer's domains are built from.
+    topology: ::sched::smp::topology::Topology,
     /// CPU 0 is out of balancing ([`balance::isolate_boot_cpu`]).
     boot_cpu_isolated: bool,
     /// The CPUs that came up, by number, in order: those `/proc/sched_debug` and

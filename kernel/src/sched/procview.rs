@@ -166,6 +166,12 @@ pub fn cpu_schedstats() -> Vec<(usize, CpuSchedstat)> {
     with_sched(|s| s.online.iter().map(|&n| (n, s.cpu_schedstat(n))).collect())
 }
 
+/// CPU `cpu`'s scheduling domains, bottom up: each one's CPUs and its passes' counters
+/// (none without a balancer).
+pub fn domain_schedstats(cpu: usize) -> Vec<(u64, ::sched::smp::schedstat::DomainStats)> {
+    with_sched(|s| s.domain_schedstats(cpu))
+}
+
 impl Scheduler {
     /// CPU `cpu`'s counters of [`CpuSchedstat`] (also in `/proc/sched_debug`'s CPU
     /// sections).

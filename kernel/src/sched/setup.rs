@@ -13,6 +13,7 @@ use crate::time::{self, clock};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
+use sched::smp::topology::Topology;
 use sched::{Fair, O1, Policy, Rq};
 
 /// The policy `config` asks for, ticking every `tick_ns`.
@@ -38,7 +39,7 @@ fn idle_loop(_: u64) {
 /// `online` (by number) gets a runqueue of its own, with its own policy instance, whose
 /// idle task is that CPU's boot flow — now halted in `cpus::ap_main`, as Linux's
 /// `swapper/N` is each AP's first thread.
-pub fn init(config: &Config, online: &[usize]) {
+pub fn init(config: &Config, online: &[usize], topology: Topology) {
     let policy = policy_from(config, time::tick_ns());
     let idle_stack = KernelStack::new().expect("no memory for the idle task's stack");
     irq::without(|| {
@@ -50,6 +51,7 @@ pub fn init(config: &Config, online: &[usize]) {
             ap_idle: alloc::vec![None],
             balancer: None,
             boot_cpu_isolated: false,
+            topology,
             invariant: config.invariant.then(|| {
                 let threshold_ns = u64::from(config.invariant_ms) * 1_000_000;
                 sched::smp::invariant::Checker::new(threshold_ns)

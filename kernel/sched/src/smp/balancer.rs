@@ -26,6 +26,7 @@ use super::busiest::{CpuStat, IdleType, Verdict, find_busiest_group, find_busies
 use super::cpuset::CpuSet;
 use super::domains::{Domain, Flags, Rules};
 use super::move_tasks::{Env, Queues, move_tasks};
+use super::schedstat::{DomainStats, index};
 use super::shares::{GroupSpan, Share, SharesSplit, ratelimit_ns, split};
 use alloc::vec::Vec;
 
@@ -73,6 +74,8 @@ pub struct DomainState {
     pub nr_balance_failed: u64,
     /// When its groups' shares were last split, in ns (`sd->last_update`, 2.6.27–2.6.37).
     pub shares_updated: u64,
+    /// Its passes' counters (schedstats).
+    pub stats: DomainStats,
 }
 
 impl DomainState {
@@ -83,6 +86,7 @@ impl DomainState {
             last_balance: jiffies,
             nr_balance_failed: 0,
             shares_updated: 0,
+            stats: DomainStats::default(),
         }
     }
 }
@@ -144,6 +148,8 @@ pub fn load_balance(
     };
     let mut cpus = domain.span;
     let mut all_pinned = false;
+    let kind = index(why);
+    state.stats.count[kind] += 1;
     loop {
         // From 2.6.27 the shares are split first (`redo:`), and again after a move.
         let now = m.clock(this_cpu);
@@ -159,15 +165,20 @@ pub fn load_balance(
                 outcome.not_the_balancer = true;
                 return balanced(state, domain, why, all_pinned, outcome);
             }
-            Verdict::Balanced => return balanced(state, domain, why, all_pinned, outcome),
+            Verdict::Balanced => {
+                state.stats.no_busy_group[kind] += 1;
+                return balanced(state, domain, why, all_pinned, outcome);
+            }
         };
         let busiest = match domain.rules {
             Rules::V2_6_24 => find_busiest_queue(&domain.groups[group], &stats, imbalance, cpus),
             Rules::V2_6_36 => v2_6_36::find_busiest_queue(domain, group, &stats, imbalance, cpus),
         };
         let Some(busiest) = busiest else {
+            state.stats.no_busy_queue[kind] += 1;
             return balanced(state, domain, why, all_pinned, outcome);
         };
+        state.stats.imbalance[kind] += imbalance;
         if stats[busiest].nr_running > 1 {
             let env = Env {
                 this_cpu,
@@ -183,6 +194,7 @@ pub fn load_balance(
             // its `h_load` is 0): the pass then counts as a failure, as in Linux.
             let moved = pulled.load > 0;
             if !pulled.tasks.is_empty() {
+                state.stats.gained[kind] += pulled.tasks.len() as u64;
                 m.pull(busiest, this_cpu, &pulled.tasks);
                 outcome.pulled = Some((busiest, pulled.tasks));
             }
@@ -194,7 +206,8 @@ pub fn load_balance(
                     continue;
                 }
                 if !periodic {
-                    // Newly idle, every CPU tried: nothing counted.
+                    // Newly idle, every CPU tried: a failure, nothing else counted.
+                    state.stats.failed[kind] += 1;
                     return outcome;
                 }
                 return balanced(state, domain, why, true, outcome);
@@ -211,6 +224,7 @@ pub fn load_balance(
             }
         }
         // An imbalance, and nothing moved.
+        state.stats.failed[kind] += 1;
         if !periodic {
             return outcome;
         }
@@ -219,9 +233,10 @@ pub fn load_balance(
             if !m.running_allowed(busiest).contains(this_cpu) {
                 // Its running task may not come here either: as if all pinned (the
                 // failure count stays).
-                return pinned(state, domain, outcome);
+                return pinned(state, domain, why, outcome);
             }
             outcome.push_from = Some(busiest);
+            state.stats.active += 1;
             state.nr_balance_failed = p.cache_nice_tries + 1;
             if state.balance_interval_ms < p.max_interval_ms {
                 state.balance_interval_ms *= 2;
@@ -242,6 +257,7 @@ fn balanced(
     all_pinned: bool,
     outcome: Outcome,
 ) -> Outcome {
+    state.stats.balanced[index(why)] += 1;
     state.nr_balance_failed = 0;
     if why != IdleType::NewlyIdle {
         grow(state, domain, all_pinned);
@@ -250,7 +266,8 @@ fn balanced(
 }
 
 /// `out_one_pinned`: as balanced, but the failure count is kept.
-fn pinned(state: &mut DomainState, domain: &Domain, outcome: Outcome) -> Outcome {
+fn pinned(state: &mut DomainState, domain: &Domain, why: IdleType, outcome: Outcome) -> Outcome {
+    state.stats.balanced[index(why)] += 1;
     grow(state, domain, true);
     outcome
 }

@@ -23,6 +23,7 @@
 //! - [`runqueues`]: the glue the kernel and the simulator share — each CPU's balancing
 //!   state, and a tick, an idle CPU or a wake-up turned into the era's decisions over the
 //!   runqueues their holder lends;
+//! - [`schedstat`]: what each domain's passes count, for `/proc/schedstat`;
 //! - [`invariant`]: the Wasted Cores paper's check that no CPU idles while a task waits
 //!   too long elsewhere, with the time cores were wasted.
 //!
@@ -41,6 +42,7 @@ pub mod move_tasks;
 pub mod pelt;
 pub mod placement;
 pub mod runqueues;
+pub mod schedstat;
 pub mod shares;
 pub mod topology;
 

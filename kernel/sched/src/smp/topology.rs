@@ -102,6 +102,41 @@ impl Topology {
         self
     }
 
+    /// The machine the firmware describes: each CPU's place (its core and package numbered
+    /// as the firmware numbers them, its node counted from 0), and the nodes' distances
+    /// (none: one node). Unlike the constructors above, which assert their inputs, this
+    /// refuses a shape no scheduler could balance over, with the reason.
+    pub fn from_places(
+        cpus: Vec<CpuPlace>,
+        distance: Vec<Vec<u32>>,
+    ) -> Result<Topology, &'static str> {
+        if cpus.is_empty() || cpus.len() > MAX_CPUS {
+            return Err("no CPU, or more than cfslab schedules");
+        }
+        let nodes = cpus.iter().map(|c| c.node).max().unwrap_or(0) + 1;
+        let distance = if distance.is_empty() && nodes == 1 {
+            vec![vec![LOCAL_DISTANCE]]
+        } else {
+            distance
+        };
+        if distance.len() != nodes || distance.iter().any(|row| row.len() != nodes) {
+            return Err("the node distances do not cover the CPUs' nodes");
+        }
+        if (0..nodes).any(|a| (0..nodes).any(|b| (distance[a][b] == LOCAL_DISTANCE) != (a == b))) {
+            return Err("a node is not 10 from itself alone");
+        }
+        if (0..nodes).any(|n| cpus.iter().all(|c| c.node != n)) {
+            return Err("a node has no CPU");
+        }
+        let splits = |a: &CpuPlace, b: &CpuPlace| {
+            a.core == b.core && (a.node != b.node || a.package != b.package)
+        };
+        if cpus.iter().any(|a| cpus.iter().any(|b| splits(a, b))) {
+            return Err("a core's threads are in two nodes or packages");
+        }
+        Ok(Topology { cpus, distance })
+    }
+
     /// How many CPUs.
     pub fn len(&self) -> usize {
         self.cpus.len()
@@ -206,5 +241,39 @@ mod tests {
             &[CpuSet::from_bits(0b0001), CpuSet::from_bits(0b1110)],
             vec![vec![10, 20], vec![20, 10]],
         );
+    }
+
+    #[test]
+    fn the_firmware_s_places_build_the_same_machine_or_are_refused() {
+        // QEMU's `-smp 4,sockets=2,cores=1,threads=2` in two nodes, as CPUID and the SRAT
+        // and SLIT give it: APIC ids 0–3, one bit of thread, the rest the core's.
+        let place = |apic: usize| CpuPlace {
+            core: apic >> 1,
+            package: apic >> 1,
+            node: apic >> 1,
+        };
+        let two = vec![vec![10, 20], vec![20, 10]];
+        let t = Topology::from_places((0..4).map(place).collect(), two.clone()).unwrap();
+        let expected = Topology::smp(2, 1, 2).with_nodes(
+            &[CpuSet::from_bits(0b0011), CpuSet::from_bits(0b1100)],
+            two.clone(),
+        );
+        assert_eq!(t, expected);
+        // One node needs no distances.
+        let one = |cpu| CpuPlace {
+            core: cpu,
+            package: 0,
+            node: 0,
+        };
+        let flat = Topology::from_places((0..3).map(one).collect(), Vec::new());
+        assert_eq!(flat, Ok(Topology::flat(3)));
+        // A core split between nodes, a node without its distances, a node farther than
+        // itself from itself: refused, not asserted.
+        let mut split: Vec<CpuPlace> = (0..4).map(place).collect();
+        split[1].node = 1;
+        assert!(Topology::from_places(split, two.clone()).is_err());
+        assert!(Topology::from_places((0..4).map(place).collect(), Vec::new()).is_err());
+        let far = vec![vec![10, 20], vec![20, 20]];
+        assert!(Topology::from_places((0..4).map(place).collect(), far).is_err());
     }
 }

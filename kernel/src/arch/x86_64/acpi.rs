@@ -12,6 +12,9 @@
 use alloc::vec::Vec;
 use core::fmt;
 
+mod numa;
+pub use numa::{Numa, numa};
+
 /// Why the CPUs could not be read from the firmware's tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AcpiError {
@@ -90,6 +93,35 @@ impl Physical<'_> {
     }
 }
 
+impl Physical<'_> {
+    /// The address of the table signed `signature` among those the root table lists
+    /// (`rsdp`: the RSDP's physical address), if there is one.
+    fn find(&self, rsdp: Option<u64>, signature: [u8; 4]) -> Result<Option<u64>, AcpiError> {
+        let rsdp = rsdp.ok_or(AcpiError::NoRsdp)?;
+        let head = self.bytes(rsdp, 20, "RSDP")?;
+        if &head[..8] != b"RSD PTR " || head.iter().fold(0u8, |s, b| s.wrapping_add(*b)) != 0 {
+            return Err(AcpiError::BadTable("RSDP"));
+        }
+        // Revision 2 and later point at the XSDT (64-bit entries); the first, at the RSDT.
+        let (root, name, entry_size) = if head[15] >= 2 {
+            let xsdt = self.bytes(rsdp + 24, 8, "RSDP")?;
+            let xsdt = u64::from_le_bytes(xsdt.try_into().expect("8 bytes"));
+            (xsdt, "XSDT", 8)
+        } else {
+            (u64::from(self.u32_at(rsdp + 16, "RSDP")?), "RSDT", 4)
+        };
+        let root = self.table(root, name)?;
+        Ok(root[36..]
+            .chunks_exact(entry_size)
+            .map(|entry| {
+                let mut address = [0u8; 8];
+                address[..entry_size].copy_from_slice(entry);
+                u64::from_le_bytes(address)
+            })
+            .find(|&address| self.bytes(address, 4, name) == Ok(&signature[..])))
+    }
+}
+
 /// The local APIC ids of the enabled processors the MADT lists, in its order (the boot
 /// processor among them). `rsdp` is the RSDP's physical address, as the bootloader found it.
 ///
@@ -105,29 +137,7 @@ pub unsafe fn processors(
         offset: physical_offset,
         mapped,
     };
-    let rsdp = rsdp.ok_or(AcpiError::NoRsdp)?;
-    let head = memory.bytes(rsdp, 20, "RSDP")?;
-    if &head[..8] != b"RSD PTR " || head.iter().fold(0u8, |s, b| s.wrapping_add(*b)) != 0 {
-        return Err(AcpiError::BadTable("RSDP"));
-    }
-    // Revision 2 and later point at the XSDT (64-bit entries); the first, at the RSDT.
-    let (root, signature, entry_size) = if head[15] >= 2 {
-        let xsdt = memory.bytes(rsdp + 24, 8, "RSDP")?;
-        let xsdt = u64::from_le_bytes(xsdt.try_into().expect("8 bytes"));
-        (xsdt, "XSDT", 8)
-    } else {
-        (u64::from(memory.u32_at(rsdp + 16, "RSDP")?), "RSDT", 4)
-    };
-    let root = memory.table(root, signature)?;
-    let madt = root[36..]
-        .chunks_exact(entry_size)
-        .map(|entry| {
-            let mut address = [0u8; 8];
-            address[..entry_size].copy_from_slice(entry);
-            u64::from_le_bytes(address)
-        })
-        .find(|&address| memory.bytes(address, 4, signature) == Ok(b"APIC"))
-        .ok_or(AcpiError::NoMadt)?;
+    let madt = memory.find(rsdp, *b"APIC")?.ok_or(AcpiError::NoMadt)?;
     let madt = memory.table(madt, "APIC")?;
     // After the header (36 bytes), the local APIC's address and flags (8), the entries:
     // type, length, then the entry's own fields.

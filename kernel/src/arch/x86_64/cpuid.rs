@@ -66,3 +66,39 @@ pub fn identity() -> Identity {
         max_leaf: basic.eax,
     }
 }
+
+/// How an APIC id splits into thread, core and package (CPUID leaf 0xB, the extended
+/// topology enumeration): shifted right by `smt_shift` it numbers the core, by
+/// `package_shift` the package (Linux's `detect_extended_topology`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApicSplit {
+    pub smt_shift: u32,
+    pub package_shift: u32,
+}
+
+/// The running CPU's [`ApicSplit`], if it has leaf 0xB (each sub-leaf gives a level's type
+/// in ECX bits 8–15 — 1 SMT, 2 core — and in EAX bits 0–4 the shift past that level).
+pub fn apic_split() -> Option<ApicSplit> {
+    if leaf(0).eax < 0xb {
+        return None;
+    }
+    let level = |n: u32| {
+        // SAFETY: as `leaf`; the leaf exists (checked above).
+        #[allow(unused_unsafe)]
+        let r = unsafe { core::arch::x86_64::__cpuid_count(0xb, n) };
+        (r.ecx >> 8 & 0xff, r.eax & 0x1f)
+    };
+    let (mut smt_shift, mut package_shift) = (None, None);
+    for n in 0..8 {
+        match level(n) {
+            (0, _) => break,
+            (1, shift) => smt_shift = Some(shift),
+            (_, shift) => package_shift = Some(shift),
+        }
+    }
+    let smt_shift = smt_shift.unwrap_or(0);
+    Some(ApicSplit {
+        smt_shift,
+        package_shift: package_shift.unwrap_or(smt_shift),
+    })
+}

@@ -353,8 +353,10 @@ fn sched(v: &TaskView) -> String {
 }
 
 /// `/proc/schedstat`, version 15: the timestamp in ticks, then a line per CPU — yield count
-/// (not counted: 0), a legacy 0, switches, switches to idle, wake-ups, local wake-ups (all,
-/// while tasks stay on their CPU), run time and wait time in ns, and time slices run.
+/// (not counted: 0), a legacy 0, switches, switches to idle, wake-ups, local wake-ups (all
+/// counted local), run time and wait time in ns, and time slices run — each followed, with
+/// a balancer, by a line per scheduling domain, bottom up: its CPUs as a hexadecimal mask
+/// (Linux's `%*pb`) and its 36 counters (`sched::smp::schedstat`).
 fn schedstat() -> String {
     let mut text = format!(
         "version 15\ntimestamp {}\n",
@@ -366,6 +368,28 @@ fn schedstat() -> String {
             "cpu{cpu} 0 0 {} {} {} {} {} {} {}",
             c.switches, c.idle_switches, c.wakeups, c.wakeups, c.run_ns, c.wait_ns, c.switches
         );
+        for (level, (span, stats)) in procview::domain_schedstats(cpu).iter().enumerate() {
+            let mask = cpu_mask(*span, crate::cpus::ipi::online_count());
+            let _ = write!(text, "domain{level} {mask}");
+            for field in stats.v15_fields() {
+                let _ = write!(text, " {field}");
+            }
+            text.push('\n');
+        }
     }
     text
+}
+
+/// A CPU mask as Linux prints one (`%*pb` over `cpus` CPUs): hexadecimal, 32 CPUs a group,
+/// groups apart by commas, the highest first with as many digits as its CPUs need.
+fn cpu_mask(bits: u64, cpus: usize) -> String {
+    let groups = cpus.div_ceil(32).max(1);
+    let mut out = String::new();
+    for g in (0..groups).rev() {
+        let word = (bits >> (32 * g)) & 0xffff_ffff;
+        let width = (cpus - 32 * g).min(32).div_ceil(4);
+        let sep = if out.is_empty() { "" } else { "," };
+        let _ = write!(out, "{sep}{word:0width$x}");
+    }
+    out
 }

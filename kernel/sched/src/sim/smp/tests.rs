@@ -51,6 +51,41 @@ fn hogs_started_on_one_cpu_spread_one_per_cpu() {
 }
 
 #[test]
+fn each_domain_counts_its_passes_as_proc_schedstat_shows_them() {
+    use crate::smp::busiest::IdleType;
+    use crate::smp::runqueues::Runqueues;
+    use crate::smp::schedstat::index;
+    // The same run: CPUs 1–3 pulled one task each (`lb_gained`) in a pass found
+    // imbalanced, CPU 0 none; every pass either found the domain balanced, failed, or
+    // pulled, and the gains add up to the moves.
+    let sim = four_hogs_on_cpu_0(true);
+    let gained = |cpu: usize| -> u64 {
+        let states = &sim.balance(cpu).states;
+        states
+            .iter()
+            .map(|s| s.stats.gained.iter().sum::<u64>())
+            .sum()
+    };
+    assert_eq!((0..4).map(gained).collect::<Vec<_>>(), [0, 1, 1, 1]);
+    for cpu in 0..4 {
+        for st in &sim.balance(cpu).states {
+            let s = st.stats;
+            for kind in 0..3 {
+                let pulled = u64::from(s.gained[kind] > 0);
+                assert!(s.balanced[kind] + s.failed[kind] + pulled <= s.count[kind]);
+                assert!(s.count[kind] <= s.balanced[kind] + s.failed[kind] + s.gained[kind]);
+            }
+            let f = s.v15_fields();
+            assert_eq!(f[index(IdleType::NotIdle) * 8], s.count[1]);
+        }
+    }
+    // CPU 0, busy the whole second, balanced as a busy CPU only, and found nothing to pull.
+    let busy = sim.balance(0).states[0].stats;
+    assert!(busy.count[index(IdleType::NotIdle)] > 0);
+    assert_eq!(busy.gained, [0, 0, 0]);
+}
+
+#[test]
 fn without_a_balancer_the_invariant_breaks_for_good() {
     // The same machine without balancing: three CPUs idle the whole second while the
     // hogs take turns on CPU 0 — one violation, the whole second.
