@@ -18,7 +18,7 @@ fn the_domains_are_built_from_the_topology_qemu_describes() {
         "4",
         "--busybox",
     ];
-    let run = boot_with("era=2.6.24 -- /bin/cat /proc/schedstat", &flags);
+    let run = boot_with("era=2.6.24 -- /bin/cat /proc/schedstat /proc/sched_debug", &flags);
     assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
     let t = run.result("topology");
     assert_eq!(t["nodes"].to_string(), "[[0,1],[2,3],[4,5],[6,7]]");
@@ -51,5 +51,19 @@ fn the_domains_are_built_from_the_topology_qemu_describes() {
             assert!(words[2..].iter().all(|w| w.parse::<u64>().is_ok()));
         }
         assert!(!lines.get(at + 3).is_some_and(|l| l.starts_with("domain")));
+    }
+    // `/proc/sched_debug`'s CPU sections add the balancer's state: when the CPU next
+    // balances, and its five load histories, as 2.6.24 printed them.
+    let sections: Vec<&str> = text.split("\ncpu#").skip(1).collect();
+    assert_eq!(sections.len(), 8, "{text}");
+    for section in sections {
+        let names: Vec<&str> = section
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix('.'))
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        let expected = ["next_balance", "cpu_load[0]", "cpu_load[1]", "cpu_load[2]"];
+        assert!(names.windows(4).any(|w| w == expected), "{section}");
+        assert!(names.contains(&"cpu_load[4]"), "{section}");
     }
 }

@@ -222,6 +222,11 @@ impl Scheduler {
         spans.zip(c.states.iter().map(|s| s.stats)).collect()
     }
 
+    /// CPU `cpu`'s balancing state, if there is a balancer.
+    pub(super) fn cpu_balance(&self, cpu: usize) -> Option<&CpuBalance> {
+        Some(&self.balancer.as_ref()?.cpus[cpu])
+    }
+
     fn balancer(&self) -> &Balancer {
         self.balancer.as_ref().expect("balancing on one CPU")
     }

@@ -206,6 +206,14 @@ fn write_cpu(s: &Scheduler, cpu: usize, now: u64, out: &mut dyn Write) -> fmt::R
     writeln!(out, "\ncpu#{cpu}")?;
     field(out, "nr_running", s.runnable_on(cpu))?;
     field(out, "nr_switches", rq.nr_switches())?;
+    // With a balancer: when the CPU next balances (in jiffies, as 6.1), and its load
+    // history as 2.6.24 printed it.
+    if let Some(b) = s.cpu_balance(cpu) {
+        field(out, "next_balance", b.next_balance)?;
+        for (i, load) in b.cpu_load.history.iter().enumerate() {
+            field(out, &alloc::format!("cpu_load[{i}]"), load)?;
+        }
+    }
     field(out, "curr->pid", current_pid)?;
     field(out, "clock", SplitNs::of(now))?;
     field(out, "clock_task", SplitNs::of(now))?;
