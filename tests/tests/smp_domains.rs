@@ -18,7 +18,10 @@ fn the_domains_are_built_from_the_topology_qemu_describes() {
         "4",
         "--busybox",
     ];
-    let run = boot_with("era=2.6.24 -- /bin/cat /proc/schedstat /proc/sched_debug", &flags);
+    let run = boot_with(
+        "era=2.6.24 -- /bin/cat /proc/schedstat /proc/sched_debug",
+        &flags,
+    );
     assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
     let t = run.result("topology");
     assert_eq!(t["nodes"].to_string(), "[[0,1],[2,3],[4,5],[6,7]]");

@@ -127,3 +127,45 @@ fn a_move_between_cpus_is_traced_as_linux_traces_it() {
         run.stdout
     );
 }
+
+#[test]
+fn a_wake_up_is_placed_as_the_era_places_it() {
+    // `csmp affine` on three CPUs: a hog on CPU 1; the wakee asleep on a pipe there,
+    // allowed every CPU; the waker on CPU 0 (pid 3, hog 4, wakee 5). Where the wake-up
+    // puts the wakee is read off the trace: a `sched_migrate_task` recorded with its
+    // `sched_waking`, at the same instant, is the wake-up's own choice (a later move is
+    // a balancing pass's).
+    // - 2.6.24 (`try_to_wake_up`): the waker's CPU carries the waker (1024) and the
+    //   wakee's the hog (1024): not "affine" — the waker's load is not below the other's
+    //   with room for the wakee (2048 > 1024 a task), nor 100 × (1024 + 1024) within 112 %
+    //   of 1024 — and without hyperthreads there is no `wake_idle`: it wakes where it
+    //   slept, behind the hog.
+    // - 2.6.36 (`select_task_rq_fair`): `wake_affine` says no for the same reason, so the
+    //   target is its own CPU; `select_idle_sibling` finds it busy and takes the first
+    //   idle CPU sharing its cache: CPU 2.
+    for (era, at_wake) in [("2.6.24", None), ("2.6.36", Some("orig_cpu=1 dest_cpu=2"))] {
+        let flags = ["--icount-shift", "2", "--smp", "3"];
+        let run = systests::boot_with(&format!("era={era} log=trace -- /bin/csmp affine"), &flags);
+        assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+        let events: Vec<&str> = run
+            .stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("[TRACE]"))
+            .collect();
+        let waking = events
+            .iter()
+            .rposition(|e| e.contains("sched_waking: comm=csmp pid=5 "))
+            .unwrap_or_else(|| panic!("no wake-up of the wakee:\n{}", run.stdout));
+        let instant = |e: &str| {
+            e.split(": ")
+                .next()
+                .map(|h| h.rsplit(' ').next().map(String::from))
+        };
+        let moved = events.get(waking + 1).filter(|next| {
+            next.contains("sched_migrate_task: comm=csmp pid=5 ")
+                && instant(next) == instant(events[waking])
+        });
+        let moved = moved.map(|e| e.split("prio=120 ").nth(1).unwrap_or(""));
+        assert_eq!(moved, at_wake, "era {era}:\n{}", run.stdout);
+    }
+}

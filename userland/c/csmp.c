@@ -296,11 +296,58 @@ static int spread(int n)
 	return 0;
 }
 
+/* `csmp affine`, on three CPUs: where a wake-up puts a task whose CPU is busy. A hog runs
+ * on CPU 1; the wakee sleeps there on a pipe, allowed every CPU; the waker, on CPU 0,
+ * writes to the pipe, and the wakee says where it woke. 2.6.36's `select_idle_sibling`
+ * moves it to the idle CPU 2; 2.6.24 wakes it where it slept (smp_tasks.rs). */
+static int affine(void)
+{
+	int to_wakee[2], to_waker[2];
+	if (pin(0) || pipe(to_wakee) || pipe(to_waker))
+		return 2;
+	pid_t hogger = fork();
+	if (hogger == 0) {
+		pin(1);
+		for (;;)
+			;
+	}
+	pid_t wakee = fork();
+	if (wakee == 0) {
+		pin(1);
+		cpu_set_t all;
+		CPU_ZERO(&all);
+		for (int cpu = 0; cpu < 3; cpu++)
+			CPU_SET(cpu, &all);
+		sched_setaffinity(0, sizeof all, &all);
+		int cpu = here();
+		write(to_waker[1], &cpu, sizeof cpu);
+		char byte;
+		read(to_wakee[0], &byte, 1);
+		cpu = here();
+		write(to_waker[1], &cpu, sizeof cpu);
+		_exit(0);
+	}
+	int slept = -1, woke = -1;
+	read(to_waker[0], &slept, sizeof slept);
+	/* Long enough for the wakee to be asleep in its read. */
+	struct timespec pause = {0, 20 * 1000 * 1000};
+	nanosleep(&pause, NULL);
+	write(to_wakee[1], "x", 1);
+	read(to_waker[0], &woke, sizeof woke);
+	kill(hogger, SIGKILL);
+	waitpid(hogger, NULL, 0);
+	waitpid(wakee, NULL, 0);
+	printf("affine: the wakee slept on CPU %d behind a hog and woke on CPU %d\n", slept, woke);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 3 && strcmp(argv[1], "spread") == 0)
 		return spread(atoi(argv[2]));
+	if (argc == 2 && strcmp(argv[1], "affine") == 0)
+		return affine();
 	pin(0);
 	cpu_set_t set;
 	CPU_ZERO(&set);
