@@ -83,6 +83,7 @@ pub fn generate() -> Result<String, String> {
         "switch": switch_of(&switch)?,
         "churn": churn_of(&churn)?,
         "smp": super::smp_bench::generate()?,
+        "sim": super::sim_bench::generate()?,
     });
     let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())? + "\n";
     // Check it renders before keeping it.
@@ -92,6 +93,7 @@ pub fn generate() -> Result<String, String> {
         render_switch,
         render_churn,
         super::smp_bench::render,
+        super::sim_bench::render,
     ] {
         render(&text)?;
     }

@@ -18,7 +18,7 @@ pub const SEEDS_DATA: &str = "docs/data/seeds.txt";
 const SESSION_DATA: &str = "docs/data/session.txt";
 
 /// Every block but the lab's and compare's scenario tables, which their own modules check.
-pub const BLOCKS: [Block; 12] = [
+pub const BLOCKS: [Block; 13] = [
     Block {
         tag: "run",
         data: run_output::DATA,
@@ -71,6 +71,12 @@ pub const BLOCKS: [Block; 12] = [
         tag: "bench:churn",
         data: bench::DATA,
         render: bench::render_churn,
+        made_by: "boot docs bench (make bench)",
+    },
+    Block {
+        tag: "bench:sim",
+        data: bench::DATA,
+        render: super::sim_bench::render,
         made_by: "boot docs bench (make bench)",
     },
     Block {

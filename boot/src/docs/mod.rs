@@ -9,7 +9,7 @@
 //! | `paths` | docs/data/paths.json | `boot compare --paths` (`make bench`, `make compare`) |
 //! | `run`, `run:short` | docs/data/make-run.txt | `boot docs run` |
 //! | `gdb:scheduler`, `gdb:hello` | docs/data/gdb-*.txt | `boot docs gdb` |
-//! | `bench:ops`, `bench:ratio`, `bench:switch`, `bench:churn`, `bench:smp` | docs/data/bench.json | `boot docs bench` (`make bench`) |
+//! | `bench:ops`, `bench:ratio`, `bench:switch`, `bench:churn`, `bench:smp`, `bench:sim` | docs/data/bench.json | `boot docs bench` (`make bench`) |
 //! | `seeds` | docs/data/seeds.txt | `boot docs seeds` |
 //! | `session` | docs/data/session.txt | `CFSLAB_BLESS=1 cargo test -p systests --test live_scheduler` |
 //!
@@ -22,6 +22,7 @@ mod bench;
 mod blocks;
 mod gdb;
 mod run_output;
+mod sim_bench;
 mod smp_bench;
 
 use blocks::{BLOCKS, SEEDS_DATA};
