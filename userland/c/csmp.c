@@ -265,15 +265,23 @@ static void hog(int cpu)
 /* `csmp spread N`: N hogs, not pinned, forked at once by a process that then waits; each
  * says where it was halfway through its work — placed by the kernel at fork, or moved by
  * its balancer by then, and before any hog's exit leaves a CPU idle to pull the others.
- * That is the kernel's choice, so this mode prints and checks nothing to compare with
- * Linux (smp_tasks.rs checks cfslab's placement). */
-static int spread(int n)
+ * `csmp unpin N`: the same hogs pin themselves to CPU 0 as they start, their parent to
+ * CPU 1 (so that it wakes on time, not behind them); after 20 ms the parent lets each hog
+ * run anywhere, so the balancer alone spreads them from CPU 0 — the start the simulator's
+ * own test of the balancer has. Where they go is the kernel's choice, so
+ * these modes print and check nothing to compare with Linux (smp_tasks.rs checks cfslab's
+ * placement, and that the simulator agrees). */
+static int spread(int n, int pinned_first)
 {
 	int fds[2];
-	if (n < 1 || n > 64 || pipe(fds))
+	pid_t hogs[64];
+	if (n < 1 || n > 64 || pipe(fds) || (pinned_first && pin(1)))
 		return 2;
 	for (int i = 0; i < n; i++) {
-		if (fork() == 0) {
+		hogs[i] = fork();
+		if (hogs[i] == 0) {
+			if (pinned_first)
+				pin(0);
 			while (ns_of(CLOCK_PROCESS_CPUTIME_ID) < HOG_MS * 500000LL)
 				;
 			int cpu = here();
@@ -282,6 +290,16 @@ static int spread(int n)
 			write(fds[1], &cpu, sizeof cpu);
 			_exit(0);
 		}
+	}
+	if (pinned_first) {
+		struct timespec pause = {0, 20 * 1000 * 1000};
+		nanosleep(&pause, NULL);
+		cpu_set_t all;
+		CPU_ZERO(&all);
+		for (int cpu = 0; cpu < 64; cpu++)
+			CPU_SET(cpu, &all);
+		for (int i = 0; i < n; i++)
+			sched_setaffinity(hogs[i], sizeof all, &all);
 	}
 	unsigned long long seen = 0;
 	for (int i = 0; i < n; i++) {
@@ -345,7 +363,9 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 3 && strcmp(argv[1], "spread") == 0)
-		return spread(atoi(argv[2]));
+		return spread(atoi(argv[2]), 0);
+	if (argc == 3 && strcmp(argv[1], "unpin") == 0)
+		return spread(atoi(argv[2]), 1);
 	if (argc == 2 && strcmp(argv[1], "affine") == 0)
 		return affine();
 	pin(0);

@@ -95,6 +95,13 @@ impl<P: Policy> SmpSim<P> {
         }
     }
 
+    /// Lets task `task` run on `allowed` from now on (`sched_setaffinity` of a task whose
+    /// CPU stays allowed: it moves only if a balancer moves it).
+    pub fn set_allowed(&mut self, task: TaskId, allowed: CpuSet) {
+        assert!(allowed.contains(self.cpu_of[task]), "its CPU stays allowed");
+        self.allowed[task] = allowed;
+    }
+
     /// The simulated clock.
     pub fn now(&self) -> Nanos {
         self.now
