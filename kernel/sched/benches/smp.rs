@@ -11,7 +11,6 @@ use sched::sim::workload::{Hog, MakeJ};
 use sched::sim::{SimConfig, smp::SmpSim};
 use sched::smp::balancer::{DomainState, load_balance};
 use sched::smp::busiest::IdleType;
-use sched::smp::cpuset::CpuSet;
 use sched::smp::invariant::DEFAULT_THRESHOLD_NS;
 use sched::smp::runqueues::{Balancing, Runqueues};
 use sched::smp::topology::Topology;
@@ -33,23 +32,9 @@ fn cfs_2_6_24() -> Fair {
     Fair::new(p)
 }
 
-/// The paper's machine: 8 nodes of 8 CPUs on a ring (neighbours 16 apart, others 22).
-fn paper_machine() -> Topology {
-    let nodes: Vec<CpuSet> = (0..8).map(|n| CpuSet::from_bits(0xff << (8 * n))).collect();
-    let ring = |a: usize, b: usize| match a.abs_diff(b) {
-        0 => 10,
-        1 | 7 => 16,
-        _ => 22,
-    };
-    let distance = (0..8)
-        .map(|a| (0..8).map(|b| ring(a, b)).collect())
-        .collect();
-    Topology::smp(8, 8, 1).with_nodes(&nodes, distance)
-}
-
 /// 640 jobs at once on the paper's machine for 10 simulated seconds: the host seconds.
 fn make_on_64_cpus() -> f64 {
-    let t = paper_machine();
+    let t = Topology::eight_nodes_of_eight();
     let mut sim = SmpSim::new(&t, cfs_2_6_24, config(), true, DEFAULT_THRESHOLD_NS);
     sim.spawn(Box::new(MakeJ::new(640, false)), 1, 0, 0, t.all());
     let start = Instant::now();

@@ -137,6 +137,22 @@ impl Topology {
         Ok(Topology { cpus, distance })
     }
 
+    /// The Wasted Cores paper's machine size: 64 CPUs in 8 NUMA nodes of 8 (one package
+    /// each), the nodes on a ring — neighbours 16 apart, the others 22 (a simple stand-in:
+    /// the Opteron's own distances are the lab's).
+    pub fn eight_nodes_of_eight() -> Topology {
+        let nodes: Vec<CpuSet> = (0..8).map(|n| CpuSet::from_bits(0xff << (8 * n))).collect();
+        let ring = |a: usize, b: usize| match a.abs_diff(b) {
+            0 => LOCAL_DISTANCE,
+            1 | 7 => 16,
+            _ => 22,
+        };
+        let distance = (0..8)
+            .map(|a| (0..8).map(|b| ring(a, b)).collect())
+            .collect();
+        Topology::smp(8, 8, 1).with_nodes(&nodes, distance)
+    }
+
     /// How many CPUs.
     pub fn len(&self) -> usize {
         self.cpus.len()

@@ -301,16 +301,7 @@ fn at_the_papers_scale_hogs_started_on_one_node_spread_over_all_eight() {
     // `imbalance_pct` (125 %) above the balancing one: with 8 hogs per CPU on average, a
     // CPU ends between 6 and 10 (10 = 8 × 1.25; measured 7 to 10), and no CPU ever idles
     // for long beside waiting hogs.
-    let nodes: Vec<CpuSet> = (0..8).map(|n| CpuSet::from_bits(0xff << (8 * n))).collect();
-    let ring = |a: usize, b: usize| match a.abs_diff(b) {
-        0 => 10,
-        1 | 7 => 16,
-        _ => 22,
-    };
-    let distance = (0..8)
-        .map(|a| (0..8).map(|b| ring(a, b)).collect())
-        .collect();
-    let t = Topology::smp(8, 8, 1).with_nodes(&nodes, distance);
+    let t = Topology::eight_nodes_of_eight();
     let mut sim = SmpSim::new(&t, cfs_2_6_24, config(), true, DEFAULT_THRESHOLD_NS);
     for i in 0..512 {
         sim.spawn(Box::new(Hog), 1, 0, i % 8, t.all());
