@@ -4,7 +4,7 @@
 //! "itself" (Linux's `acpi_numa_init`, drivers/acpi/numa/srat.c, and `acpi_parse_slit`).
 //! QEMU builds both from `-numa node,cpus=` and `-numa dist`.
 
-use super::{AcpiError, Physical};
+use super::tables::{AcpiError, Physical};
 use alloc::vec::Vec;
 
 /// The nodes as the firmware gave them.
