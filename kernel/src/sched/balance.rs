@@ -22,20 +22,48 @@
 //! on the least loaded CPU and does not balance (its own `load_balance` is not built).
 
 use super::{Scheduler, trace, with_sched};
+use crate::config::Config;
 use crate::percpu::this_cpu;
 use crate::task::Slot;
 use crate::time::clock;
 use alloc::vec::Vec;
 use sched::smp::cpuset::CpuSet;
 use sched::smp::domains::{Flags, Rules};
-use sched::smp::invariant::Report;
+use sched::smp::invariant::{Checker, Report};
 use sched::smp::runqueues::{self, CpuBalance, Runqueues};
 use sched::smp::schedstat::DomainStats;
 use sched::smp::shares::SharesSplit;
+use sched::smp::topology::Topology;
 use sched::{Policy, Rq, Uid, Wakeup};
 
+/// What the scheduler keeps for balancing.
+pub(super) struct Balancing {
+    /// The load balancer, with a fair policy on two CPUs or more.
+    balancer: Option<Balancer>,
+    /// The Wasted Cores invariant's checker, with `invariant=on`.
+    invariant: Option<Checker>,
+    /// The machine's shape (`cpus::topology`), which the balancer's domains are built from.
+    topology: Topology,
+    /// CPU 0 is out of balancing ([`isolate_boot_cpu`]).
+    boot_cpu_isolated: bool,
+}
+
+impl Balancing {
+    /// Nothing balanced yet (the scheduler builds the balancer once its CPUs are up), on
+    /// the machine `topology`, the invariant checked if `config` asks.
+    pub(super) fn new(config: &Config, topology: Topology) -> Balancing {
+        let threshold_ns = u64::from(config.invariant_ms) * 1_000_000;
+        Balancing {
+            balancer: None,
+            invariant: config.invariant.then(|| Checker::new(threshold_ns)),
+            topology,
+            boot_cpu_isolated: false,
+        }
+    }
+}
+
 /// The balancer's state, with a fair policy on two CPUs or more.
-pub(super) struct Balancer {
+struct Balancer {
     /// Each CPU's balancing state, by CPU number (a CPU that did not come up has one that
     /// no domain names).
     cpus: Vec<CpuBalance>,
@@ -54,14 +82,14 @@ pub(super) struct Balancer {
 /// machine of several CPUs.
 pub fn isolate_boot_cpu() {
     with_sched(|s| {
-        s.boot_cpu_isolated = true;
+        s.balancing.boot_cpu_isolated = true;
         s.build_balancer();
     });
 }
 
 /// What the Wasted Cores invariant's checker found since the boot (`invariant=on`).
 pub fn invariant_report() -> Option<Report> {
-    with_sched(|s| Some(s.invariant.as_ref()?.report(clock::now())))
+    with_sched(|s| Some(s.balancing.invariant.as_ref()?.report(clock::now())))
 }
 
 impl Scheduler {
@@ -70,10 +98,10 @@ impl Scheduler {
     /// a stretch is measured to within a tick at each end — the paper's checker looked
     /// once a second.
     pub(super) fn check_invariant(&mut self, now: u64) {
-        if self.invariant.is_some() {
+        if self.balancing.invariant.is_some() {
             let online = CpuSet::from_bits(self.online_mask);
             let snapshot = runqueues::snapshot(self, online);
-            if let Some(checker) = &mut self.invariant {
+            if let Some(checker) = &mut self.balancing.invariant {
                 checker.observe(now, &snapshot);
             }
         }
@@ -84,17 +112,17 @@ impl Scheduler {
     /// topology, as the era built them.
     pub(super) fn build_balancer(&mut self) {
         let era = self.rqs[0].policy().fair_params().map(|p| p.era);
-        self.balancer = match era {
+        self.balancing.balancer = match era {
             // A CPU that did not come up would be in the domains, idle for ever: then
             // there is no balancing (its absence is reported at boot).
             Some(era)
                 if self.online.len() > 1
-                    && self.online.len() == self.topology.len()
-                    && !self.boot_cpu_isolated =>
+                    && self.online.len() == self.balancing.topology.len()
+                    && !self.balancing.boot_cpu_isolated =>
             {
                 let rules = Rules::of(era);
                 let cpus = (0..self.rqs.len())
-                    .map(|cpu| CpuBalance::new(&self.topology, cpu, rules))
+                    .map(|cpu| CpuBalance::new(&self.balancing.topology, cpu, rules))
                     .collect();
                 Some(Balancer {
                     cpus,
@@ -110,7 +138,7 @@ impl Scheduler {
     /// own periodic pass when due, then the passes due for the idle CPUs whose tick has
     /// stopped (see the module's docs), and the pushes they ask for.
     pub(super) fn balance_tick(&mut self, now: u64) {
-        if self.balancer.is_none() {
+        if self.balancing.balancer.is_none() {
             return;
         }
         let tick_ns = crate::time::tick_ns();
@@ -151,7 +179,7 @@ impl Scheduler {
     /// pulls from its domains first (under the lock, at `schedule`).
     pub(super) fn balance_newly_idle(&mut self) {
         let cpu = this_cpu().index();
-        if self.balancer.is_some() && runqueues::nothing_runnable(self, cpu) {
+        if self.balancing.balancer.is_some() && runqueues::nothing_runnable(self, cpu) {
             runqueues::idle_balance(self, cpu);
         }
     }
@@ -160,7 +188,7 @@ impl Scheduler {
     /// (`flag`: SD_BALANCE_FORK or SD_BALANCE_EXEC), by the era's `sched_balance_self`;
     /// `None` without a balancer.
     pub(super) fn balance_self(&self, cpu: usize, flag: u32, affinity: u64) -> Option<usize> {
-        self.balancer.as_ref()?;
+        self.balancing.balancer.as_ref()?;
         let allowed = CpuSet::from_bits(affinity & self.online_mask);
         Some(runqueues::balance_self(self, cpu, flag, allowed))
     }
@@ -182,7 +210,7 @@ impl Scheduler {
     /// The CPU sleeping task `slot`, last on `prev`, wakes on: the era's wake-up placement
     /// when balancing, else its own.
     pub(super) fn wake_cpu(&self, slot: Slot, prev: usize) -> usize {
-        if self.balancer.is_none() {
+        if self.balancing.balancer.is_none() {
             return prev;
         }
         runqueues::wake_cpu(self, slot, prev, this_cpu().index(), None)
@@ -214,7 +242,7 @@ impl Scheduler {
 
     /// CPU `cpu`'s domains, bottom up: each one's CPUs (one bit each) and counters.
     pub(super) fn domain_schedstats(&self, cpu: usize) -> Vec<(u64, DomainStats)> {
-        let Some(b) = &self.balancer else {
+        let Some(b) = &self.balancing.balancer else {
             return Vec::new();
         };
         let c = &b.cpus[cpu];
@@ -224,11 +252,14 @@ impl Scheduler {
 
     /// CPU `cpu`'s balancing state, if there is a balancer.
     pub(super) fn cpu_balance(&self, cpu: usize) -> Option<&CpuBalance> {
-        Some(&self.balancer.as_ref()?.cpus[cpu])
+        Some(&self.balancing.balancer.as_ref()?.cpus[cpu])
     }
 
     fn balancer(&self) -> &Balancer {
-        self.balancer.as_ref().expect("balancing on one CPU")
+        self.balancing
+            .balancer
+            .as_ref()
+            .expect("balancing on one CPU")
     }
 }
 
@@ -252,7 +283,12 @@ impl Runqueues for Scheduler {
     }
 
     fn balance_mut(&mut self, cpu: usize) -> &mut CpuBalance {
-        &mut self.balancer.as_mut().expect("balancing on one CPU").cpus[cpu]
+        &mut self
+            .balancing
+            .balancer
+            .as_mut()
+            .expect("balancing on one CPU")
+            .cpus[cpu]
     }
 
     fn allowed(&self, task: usize) -> CpuSet {

@@ -95,14 +95,8 @@ struct Scheduler {
     /// and for CPUs that did not come up): its boot flow, known by a slot no task has
     /// (`setup::idle_slot_of`), so that the APs move no task's slot.
     ap_idle: Vec<Option<Box<Task>>>,
-    /// The load balancer, with a fair policy on two CPUs or more (`balance`).
-    balancer: Option<balance::Balancer>,
-    /// The Wasted Cores invariant's checker, with `invariant=on` (`balance`).
-    invariant: Option<::sched::smp::invariant::Checker>,
-    /// The machine's shape (`cpus::topology`), which the balancer's domains are built from.
-    topology: ::sched::smp::topology::Topology,
-    /// CPU 0 is out of balancing ([`balance::isolate_boot_cpu`]).
-    boot_cpu_isolated: bool,
+    /// The machine's shape, the load balancer and the invariant's checker (`balance`).
+    balancing: balance::Balancing,
     /// The CPUs that came up, by number, in order: those `/proc/sched_debug` and
     /// `/proc/schedstat` list.
     online: Vec<usize>,

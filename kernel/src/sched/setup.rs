@@ -49,13 +49,7 @@ pub fn init(config: &Config, online: &[usize], topology: Topology) {
         let mut s = Scheduler {
             rqs: alloc::vec![Rq::new(0, policy, idle)],
             ap_idle: alloc::vec![None],
-            balancer: None,
-            boot_cpu_isolated: false,
-            topology,
-            invariant: config.invariant.then(|| {
-                let threshold_ns = u64::from(config.invariant_ms) * 1_000_000;
-                sched::smp::invariant::Checker::new(threshold_ns)
-            }),
+            balancing: super::balance::Balancing::new(config, topology),
             online: alloc::vec![0],
             online_mask: 1,
             slots: Vec::new(),
