@@ -22,56 +22,21 @@
 //! on the least loaded CPU and does not balance (its own `load_balance` is not built).
 
 use super::{Scheduler, trace, with_sched};
-use crate::config::Config;
 use crate::percpu::this_cpu;
 use crate::task::Slot;
 use crate::time::clock;
 use alloc::vec::Vec;
 use sched::smp::cpuset::CpuSet;
 use sched::smp::domains::{Flags, Rules};
-use sched::smp::invariant::{Checker, Report};
+use sched::smp::invariant::Report;
 use sched::smp::runqueues::{self, CpuBalance, Runqueues};
 use sched::smp::schedstat::DomainStats;
 use sched::smp::shares::SharesSplit;
-use sched::smp::topology::Topology;
 use sched::{Policy, Rq, Uid, Wakeup};
+use state::Balancer;
 
-/// What the scheduler keeps for balancing.
-pub(super) struct Balancing {
-    /// The load balancer, with a fair policy on two CPUs or more.
-    balancer: Option<Balancer>,
-    /// The Wasted Cores invariant's checker, with `invariant=on`.
-    invariant: Option<Checker>,
-    /// The machine's shape (`cpus::topology`), which the balancer's domains are built from.
-    topology: Topology,
-    /// CPU 0 is out of balancing ([`isolate_boot_cpu`]).
-    boot_cpu_isolated: bool,
-}
-
-impl Balancing {
-    /// Nothing balanced yet (the scheduler builds the balancer once its CPUs are up), on
-    /// the machine `topology`, the invariant checked if `config` asks.
-    pub(super) fn new(config: &Config, topology: Topology) -> Balancing {
-        let threshold_ns = u64::from(config.invariant_ms) * 1_000_000;
-        Balancing {
-            balancer: None,
-            invariant: config.invariant.then(|| Checker::new(threshold_ns)),
-            topology,
-            boot_cpu_isolated: false,
-        }
-    }
-}
-
-/// The balancer's state, with a fair policy on two CPUs or more.
-struct Balancer {
-    /// Each CPU's balancing state, by CPU number (a CPU that did not come up has one that
-    /// no domain names).
-    cpus: Vec<CpuBalance>,
-    /// How the era splits a group's shares across CPUs.
-    split: SharesSplit,
-    /// Which era's balancer and wake-up placement run.
-    rules: Rules,
-}
+mod state;
+pub(super) use state::Balancing;
 
 /// Takes CPU 0 out of balancing for the rest of the boot, as a cpuset partition of CPU 0
 /// alone with load balancing off does in Linux (or `isolcpus=`): no domain spans it, so no
