@@ -126,6 +126,7 @@ where
 fn parse_args(rest: &[String], gdb_mode: bool) -> Result<Args, String> {
     let mut args = Args::default();
     let mut numa = None;
+    let mut sockets_given = false;
     let mut it = rest.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -145,6 +146,7 @@ fn parse_args(rest: &[String], gdb_mode: bool) -> Result<Args, String> {
                 let shape = crate::shape::Shape::parse_smp(value)?;
                 args.smp = Some(shape.cpus);
                 args.shape = value.contains(',').then_some(shape);
+                sockets_given = value.contains("sockets=");
             }
             "--numa" => numa = Some(number(arg, it.next(), 1..=crate::shape::MAX_NODES)?),
             "--release" => args.release = true,
@@ -185,7 +187,7 @@ fn parse_args(rest: &[String], gdb_mode: bool) -> Result<Args, String> {
         let shape = args
             .shape
             .unwrap_or_else(|| crate::shape::Shape::flat(cpus));
-        args.shape = Some(shape.with_nodes(nodes)?);
+        args.shape = Some(shape.with_nodes(nodes, sockets_given)?);
     }
     Ok(args)
 }

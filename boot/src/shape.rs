@@ -81,19 +81,32 @@ impl Shape {
         })
     }
 
-    /// The same CPUs in `nodes` NUMA nodes (`--numa`): each must hold whole cores.
-    pub fn with_nodes(self, nodes: u32) -> Result<Shape, String> {
+    /// The same CPUs in `nodes` NUMA nodes (`--numa`): each must hold whole sockets, as
+    /// on the machines 2.6.24 built its domains for (a package's cores share a cache, and
+    /// a node groups packages). Plain `--smp N` gives a socket per node.
+    pub fn with_nodes(self, nodes: u32, sockets_given: bool) -> Result<Shape, String> {
         if !(1..=MAX_NODES).contains(&nodes) {
             return Err(format!("--numa: {nodes} nodes: from 1 to {MAX_NODES}"));
         }
-        let per_node = self.cpus / nodes;
-        if !self.cpus.is_multiple_of(nodes) || !per_node.is_multiple_of(self.threads) {
+        let shape = if sockets_given {
+            self
+        } else {
+            Shape {
+                sockets: nodes,
+                cores: self.cpus / (nodes * self.threads).max(1),
+                ..self
+            }
+        };
+        if !shape.cpus.is_multiple_of(nodes)
+            || shape.sockets * shape.cores * shape.threads != shape.cpus
+            || !shape.sockets.is_multiple_of(nodes)
+        {
             return Err(format!(
-                "--numa: {} CPUs ({} threads a core) do not split into {nodes} nodes of whole cores",
-                self.cpus, self.threads
+                "--numa: {} CPUs in {} sockets do not split into {nodes} nodes of whole sockets",
+                shape.cpus, shape.sockets
             ));
         }
-        Ok(Shape { nodes, ..self })
+        Ok(Shape { nodes, ..shape })
     }
 
     /// The distance between nodes `a` and `b`: 10, and 10 more per hop on the ring.
@@ -168,7 +181,7 @@ mod tests {
     fn four_nodes_make_a_ring_with_two_hop_pairs() {
         let s = Shape::parse_smp("8,sockets=4")
             .unwrap()
-            .with_nodes(4)
+            .with_nodes(4, true)
             .unwrap();
         let row: Vec<u32> = (0..4).map(|b| s.distance(0, b)).collect();
         assert_eq!(row, [10, 20, 30, 20]);
@@ -187,10 +200,18 @@ mod tests {
         );
         assert!(args.contains("-numa dist,src=0,dst=2,val=30"), "{args}");
         assert_eq!(args.matches("-numa dist").count(), 6);
-        // A node must hold whole cores, and the nodes must divide the CPUs.
+        // Plain `--smp 8 --numa 4` is the same machine: a socket per node.
+        assert_eq!(Shape::flat(8).with_nodes(4, false), Ok(s));
+        // A node must hold whole sockets, and the nodes must divide the CPUs.
         let ht = Shape::parse_smp("4,threads=2").unwrap();
-        assert!(ht.with_nodes(4).is_err());
-        assert!(Shape::flat(6).with_nodes(4).is_err());
-        assert!(Shape::flat(8).with_nodes(9).is_err());
+        assert!(ht.with_nodes(4, false).is_err());
+        assert!(
+            Shape::parse_smp("8,sockets=2")
+                .unwrap()
+                .with_nodes(4, true)
+                .is_err()
+        );
+        assert!(Shape::flat(6).with_nodes(4, false).is_err());
+        assert!(Shape::flat(8).with_nodes(9, false).is_err());
     }
 }

@@ -123,7 +123,7 @@ impl PerCpu {
     }
 
     /// Whether this CPU's periodic tick runs (an idle AP stops it).
-    pub fn ticking(&self) -> bool {
+    pub fn tick_on(&self) -> bool {
         self.tick_on.load(Relaxed) != 0
     }
 }

@@ -152,7 +152,7 @@ fn a_bad_cpu_count_is_refused() {
         ("run --numa 2", "--numa needs --smp"),
         (
             "run --smp 6 --numa 4",
-            "--numa: 6 CPUs (1 threads a core) do not split into 4 nodes of whole cores",
+            "--numa: 6 CPUs in 4 sockets do not split into 4 nodes of whole sockets",
         ),
         (
             "lab --smp 2",

@@ -38,18 +38,25 @@ use state::Balancer;
 mod state;
 pub(super) use state::Balancing;
 
-/// Takes CPU 0 out of balancing for the rest of the boot, as a cpuset partition of CPU 0
-/// alone with load balancing off does in Linux (or `isolcpus=`): no domain spans it, so no
-/// task is pulled to or from it, no group's shares are split between it and the others,
-/// and a fork or a wake-up stays where its task is. The lab runs its uniprocessor
-/// experiments so: with several CPUs, 2.6.27–2.6.37 would otherwise give a group asleep
-/// on CPU 0 a part of its shares on each idle CPU, and the figures would be those of a
-/// machine of several CPUs.
+/// Takes CPU 0 out of balancing for the rest of the boot, as `isolcpus=0` (or a cpuset of
+/// CPU 0 alone with load balancing off) does in Linux: no domain spans it, so no task is
+/// pulled to or from it, no group's shares are split between it and the others, and its
+/// forks and wake-ups stay on it. The lab runs its uniprocessor experiments so: with
+/// several CPUs, 2.6.27–2.6.37 would otherwise give a group asleep on CPU 0 a part of its
+/// shares on each idle CPU, and the figures would be those of a machine of several CPUs.
+/// (cfslab turns the balancer off altogether, where Linux would still balance the other
+/// CPUs among themselves: the lab starts nothing on them.)
 pub fn isolate_boot_cpu() {
     with_sched(|s| {
         s.balancing.boot_cpu_isolated = true;
         s.build_balancer();
     });
+}
+
+/// `sched_exec`: the running task is about to load a new program; if the era's exec
+/// balancing picks another CPU, it moves there now (at the switch this asks for).
+pub fn exec_balance() {
+    super::change_then_reschedule(Scheduler::balance_exec);
 }
 
 /// What the Wasted Cores invariant's checker found since the boot (`invariant=on`).
@@ -86,8 +93,10 @@ impl Scheduler {
                     && !self.balancing.boot_cpu_isolated =>
             {
                 let rules = Rules::of(era);
+                let jiffies = clock::now() / crate::time::tick_ns();
+                let topology = &self.balancing.topology;
                 let cpus = (0..self.rqs.len())
-                    .map(|cpu| CpuBalance::new(&self.balancing.topology, cpu, rules))
+                    .map(|cpu| CpuBalance::new(topology, cpu, rules, jiffies))
                     .collect();
                 Some(Balancer {
                     cpus,
@@ -114,8 +123,9 @@ impl Scheduler {
         if self.rqs[cpu].current() == self.rqs[cpu].idle() {
             return;
         }
-        for idle in self.online.clone() {
-            let tickless = crate::percpu::cpu(idle).is_some_and(|c| !c.ticking());
+        for i in 0..self.online.len() {
+            let idle = self.online[i];
+            let tickless = crate::percpu::cpu(idle).is_some_and(|c| !c.tick_on());
             if idle == cpu || !tickless || self.rqs[idle].current() != self.rqs[idle].idle() {
                 continue;
             }
@@ -155,12 +165,14 @@ impl Scheduler {
     pub(super) fn balance_self(&self, cpu: usize, flag: u32, affinity: u64) -> Option<usize> {
         self.balancing.balancer.as_ref()?;
         let allowed = CpuSet::from_bits(affinity & self.online_mask);
-        Some(runqueues::balance_self(self, cpu, flag, allowed))
+        // `sched_balance_self` starts from `cpu`, which the task may no longer be allowed
+        // (its move is pending): then the caller chooses among the allowed CPUs.
+        Some(runqueues::balance_self(self, cpu, flag, allowed)).filter(|&to| allowed.contains(to))
     }
 
-    /// `sched_exec`: the running task execs; if the era's exec balancing picks another CPU
-    /// it moves there at its next switch.
-    pub(super) fn balance_exec(&mut self) {
+    /// `sched_exec`'s choice: the running task is marked to move to the CPU the era's
+    /// exec balancing picks, if not its own, and asks for the switch that moves it.
+    fn balance_exec(&mut self) {
         let (slot, cpu) = (self.current_slot(), this_cpu().index());
         let affinity = self.task_ref(slot).affinity;
         if let Some(to) = self.balance_self(cpu, Flags::BALANCE_EXEC, affinity)

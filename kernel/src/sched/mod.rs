@@ -242,6 +242,13 @@ impl Scheduler {
 
     /// The running task stops being runnable: it sleeps at the `schedule()` this asks for.
     fn block_current(&mut self, now: u64) {
+        // A push (active or exec balancing) is for a task that stays runnable, as Linux's
+        // stopper moves only a queued one: a task that sleeps first keeps its CPU. (A move
+        // its affinity asks for — its CPU no longer allowed — stays marked.)
+        let t = self.task(self.current_slot());
+        if t.move_to.is_some() && t.affinity & 1 << t.cpu != 0 {
+            t.move_to = None;
+        }
         self.this_rq_mut().block_current(now);
     }
 

@@ -74,7 +74,7 @@ impl<P: Policy> SmpSim<P> {
         let cpus = (0..topology.len())
             .map(|cpu| Cpu {
                 rq: Rq::new(cpu, Box::new(policy()), IDLE),
-                balance: CpuBalance::new(topology, cpu, rules),
+                balance: CpuBalance::new(topology, cpu, rules, 0),
                 push_to: None,
             })
             .collect();
@@ -189,8 +189,7 @@ impl<P: Policy> SmpSim<P> {
         let jiffies = self.now / self.config.tick_ns;
         let hz = 1_000_000_000 / self.config.tick_ns;
         if !self.balancing {
-            let load = runqueues::weighted_cpuload(self, cpu);
-            self.cpus[cpu].balance.cpu_load.tick(load);
+            runqueues::update_cpu_load(self, cpu);
             return;
         }
         for from in runqueues::tick(self, cpu, jiffies, hz) {
@@ -228,9 +227,10 @@ impl<P: Policy> SmpSim<P> {
             Action::Sleep(ns) => self.sleep_until(cpu, task, now.saturating_add(ns)),
             Action::SleepUntil(t) => self.sleep_until(cpu, task, t),
             Action::Spawn(behavior, kind) => self.fork(cpu, task, behavior, kind),
+            // `sched_exec` comes first in `do_execve`, before the vfork parent is let go.
             Action::Exec => {
-                self.release_vfork_parent(cpu, task);
                 self.exec_balance(cpu, task);
+                self.release_vfork_parent(cpu, task);
             }
             Action::WaitChild => {
                 if !self.tasks[task].reap_one() {

@@ -206,8 +206,12 @@ pub fn load_balance(
                     continue;
                 }
                 if !periodic {
-                    // Newly idle, every CPU tried: a failure, nothing else counted.
-                    state.stats.failed[kind] += 1;
+                    // Newly idle, every CPU tried: 2.6.24 counts a failure; 2.6.36 goes
+                    // to `out_balanced`, and counts the pass balanced.
+                    match domain.rules {
+                        Rules::V2_6_24 => state.stats.failed[kind] += 1,
+                        Rules::V2_6_36 => state.stats.balanced[kind] += 1,
+                    }
                     return outcome;
                 }
                 return balanced(state, domain, why, true, outcome);
@@ -233,7 +237,7 @@ pub fn load_balance(
             if !m.running_allowed(busiest).contains(this_cpu) {
                 // Its running task may not come here either: as if all pinned (the
                 // failure count stays).
-                return pinned(state, domain, why, outcome);
+                return pinned(state, domain, outcome);
             }
             outcome.push_from = Some(busiest);
             state.stats.active += 1;
@@ -266,8 +270,9 @@ fn balanced(
 }
 
 /// `out_one_pinned`: as balanced, but the failure count is kept.
-fn pinned(state: &mut DomainState, domain: &Domain, why: IdleType, outcome: Outcome) -> Outcome {
-    state.stats.balanced[index(why)] += 1;
+fn pinned(state: &mut DomainState, domain: &Domain, outcome: Outcome) -> Outcome {
+    // Linux's `out_one_pinned` label is past `out_balanced`'s count: the pass stays a
+    // failure only.
     grow(state, domain, true);
     outcome
 }

@@ -45,15 +45,19 @@ pub struct CpuBalance {
 }
 
 impl CpuBalance {
-    /// CPU `cpu` of `topology`, its domains built by `rules`.
-    pub fn new(topology: &Topology, cpu: usize, rules: Rules) -> CpuBalance {
+    /// CPU `cpu` of `topology`, its domains built by `rules` at tick `jiffies` (each first
+    /// due one interval later, as Linux's built domains start from `jiffies`).
+    pub fn new(topology: &Topology, cpu: usize, rules: Rules, jiffies: u64) -> CpuBalance {
         let domains = build(topology, cpu, rules);
-        let states = domains.iter().map(|d| DomainState::new(d, 0)).collect();
+        let states = domains
+            .iter()
+            .map(|d| DomainState::new(d, jiffies))
+            .collect();
         CpuBalance {
             cpu_load: CpuLoad::default(),
             domains,
             states,
-            next_balance: 0,
+            next_balance: jiffies,
             held_shares: Vec::new(),
             smt: topology.smt_siblings(cpu).len() > 1,
         }
@@ -61,8 +65,8 @@ impl CpuBalance {
 
     /// What the last split gave uid `uid`'s group here.
     pub fn last_share(&self, uid: Uid) -> Option<Share> {
-        let held = self.held_shares.iter();
-        held.clone().find(|&&(u, _)| u == uid).map(|&(_, s)| s)
+        let mut held = self.held_shares.iter();
+        held.find(|&&(u, _)| u == uid).map(|&(_, s)| s)
     }
 
     /// The part of uid `uid`'s shares held here (none until a split gives it some).
@@ -124,12 +128,35 @@ pub fn weighted_cpuload<R: Runqueues + ?Sized>(r: &R, cpu: usize) -> u64 {
 /// `update_cpu_load`, then — if a domain is due — `rebalance_domains`. Returns the CPUs
 /// asked to push their running task to `cpu` (active balancing: the caller's part).
 pub fn tick<R: Runqueues + ?Sized>(r: &mut R, cpu: usize, jiffies: u64, hz: u64) -> Vec<usize> {
-    let load = weighted_cpuload(r, cpu);
-    r.balance_mut(cpu).cpu_load.tick(load);
+    update_cpu_load(r, cpu);
     if jiffies < r.balance(cpu).next_balance {
         return Vec::new();
     }
     rebalance(r, cpu, jiffies, hz)
+}
+
+/// `update_cpu_load`: `cpu`'s load history takes in its load now (at each of its ticks).
+pub fn update_cpu_load<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) {
+    let load = weighted_cpuload(r, cpu);
+    r.balance_mut(cpu).cpu_load.tick(load);
+}
+
+/// Runs `pass` on `cpu`'s domains and their states, taken out of its balancing state for
+/// the pass (which reads and changes the runqueues through `r`) and put back after.
+fn with_domains<R: Runqueues + ?Sized, T>(
+    r: &mut R,
+    cpu: usize,
+    pass: impl FnOnce(&mut R, &[Domain], &mut [DomainState]) -> T,
+) -> T {
+    let b = r.balance_mut(cpu);
+    let (domains, mut states) = (
+        core::mem::take(&mut b.domains),
+        core::mem::take(&mut b.states),
+    );
+    let result = pass(r, &domains, &mut states);
+    let b = r.balance_mut(cpu);
+    (b.domains, b.states) = (domains, states);
+    result
 }
 
 /// `NR_CPUS` as 2.6.24's x86 configuration set it by default (the cap of a balancing
@@ -146,38 +173,20 @@ pub fn rebalance<R: Runqueues + ?Sized>(
 ) -> Vec<usize> {
     let idle = r.rq(cpu).current() == r.rq(cpu).idle();
     let nr_cpus = NR_CPUS_DEFAULT.max(r.len() as u64);
-    let b = r.balance_mut(cpu);
-    let (domains, mut states) = (
-        core::mem::take(&mut b.domains),
-        core::mem::take(&mut b.states),
-    );
-    let (outcomes, next) = balancer::rebalance_domains(
-        cpu,
-        idle,
-        jiffies,
-        &domains,
-        &mut states,
-        hz,
-        nr_cpus,
-        &mut Balancing(r),
-    );
-    let b = r.balance_mut(cpu);
-    (b.domains, b.states, b.next_balance) = (domains, states, next);
+    let (outcomes, next) = with_domains(r, cpu, |r, domains, states| {
+        let m = &mut Balancing(r);
+        balancer::rebalance_domains(cpu, idle, jiffies, domains, states, hz, nr_cpus, m)
+    });
+    r.balance_mut(cpu).next_balance = next;
     outcomes.into_iter().filter_map(|o| o.push_from).collect()
 }
 
 /// `idle_balance`: `cpu`'s runqueue is empty as it schedules; it pulls from its domains
 /// with SD_BALANCE_NEWIDLE. Returns whether it pulled anything.
 pub fn idle_balance<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) -> bool {
-    let b = r.balance_mut(cpu);
-    let (domains, mut states) = (
-        core::mem::take(&mut b.domains),
-        core::mem::take(&mut b.states),
-    );
-    let pulled = balancer::idle_balance(cpu, &domains, &mut states, &mut Balancing(r));
-    let b = r.balance_mut(cpu);
-    (b.domains, b.states) = (domains, states);
-    pulled.is_some()
+    with_domains(r, cpu, |r, domains, states| {
+        balancer::idle_balance(cpu, domains, states, &mut Balancing(r)).is_some()
+    })
 }
 
 /// Whether `cpu`'s policy has nothing runnable (its queues are empty): what makes a CPU

@@ -134,6 +134,12 @@ impl Topology {
         if cpus.iter().any(|a| cpus.iter().any(|b| splits(a, b))) {
             return Err("a core's threads are in two nodes or packages");
         }
+        // The domains nest — a package's cores, then a node's packages — as on the
+        // machines 2.6.24 built them for; a package across nodes would not.
+        let across = |a: &CpuPlace, b: &CpuPlace| a.package == b.package && a.node != b.node;
+        if cpus.iter().any(|a| cpus.iter().any(|b| across(a, b))) {
+            return Err("a package's cores are in two nodes");
+        }
         Ok(Topology { cpus, distance })
     }
 
@@ -289,6 +295,9 @@ mod tests {
         split[1].node = 1;
         assert!(Topology::from_places(split, two.clone()).is_err());
         assert!(Topology::from_places((0..4).map(place).collect(), Vec::new()).is_err());
+        let mut one_package: Vec<CpuPlace> = (0..4).map(place).collect();
+        one_package.iter_mut().for_each(|p| p.package = 0);
+        assert!(Topology::from_places(one_package, two.clone()).is_err());
         let far = vec![vec![10, 20], vec![20, 20]];
         assert!(Topology::from_places((0..4).map(place).collect(), far).is_err());
     }

@@ -82,6 +82,13 @@ pub fn apic_split() -> Option<ApicSplit> {
     if leaf(0).eax < 0xb {
         return None;
     }
+    // As Linux's `detect_extended_topology`: a leaf whose first level reports no logical
+    // processors (EBX bits 0–15) is not implemented, whatever it returns.
+    // SAFETY: as `leaf`; the leaf exists (checked above).
+    #[allow(unused_unsafe)]
+    if unsafe { core::arch::x86_64::__cpuid_count(0xb, 0) }.ebx & 0xffff == 0 {
+        return None;
+    }
     let level = |n: u32| {
         // SAFETY: as `leaf`; the leaf exists (checked above).
         #[allow(unused_unsafe)]

@@ -184,10 +184,11 @@ impl Task {
 
 impl Scheduler {
     /// The CPU a new task starts on, among those its `affinity` allows (Linux's
-    /// `select_task_rq` at fork, before the balancer of the policy's multiprocessor half):
-    /// the one with the fewest tasks running or waiting, the creating CPU first among
-    /// equals. Threads spread as processes do: a change to the page tables of an address
-    /// space in use on several CPUs is flushed from all of them (`cpus::tlb`).
+    /// `select_task_rq` at fork): the era's fork balancing (`sched::balance`); without a
+    /// balancer (O(1), the lab's isolated CPU 0), or when that choice is not allowed, the
+    /// CPU with the fewest tasks running or waiting, the creating CPU first among equals.
+    /// Threads spread as processes do: a change to the page tables of an address space in
+    /// use on several CPUs is flushed from all of them (`cpus::tlb`).
     ///
     /// With one CPU allowed there is nothing to weigh, and the choice costs the same few
     /// instructions on one CPU as on several: the lab's tasks, pinned to CPU 0, then run

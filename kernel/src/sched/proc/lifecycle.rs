@@ -62,7 +62,6 @@ pub fn exec_done() {
         if let Some(parent) = s.task(me).vfork_parent.take() {
             s.wake(parent, VFORK_PARENT, clock::now());
         }
-        s.balance_exec();
     });
 }
 

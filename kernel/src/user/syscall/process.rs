@@ -178,6 +178,9 @@ fn exec(path: u64, argv: u64, envp: u64) -> Result<(u64, u64), i64> {
     let env = copy.strings(envp)?;
     let (argv, envp) = (args.as_slices(), env.as_slices());
     let group = sched::current_group().expect("a process");
+    // `sched_exec`: before the new program is loaded (and before a vfork parent is let
+    // go), the era's exec balancing may move the task to another CPU.
+    sched::balance::exec_balance();
     let loaded = process::load(&path, &argv, &envp, sched::current_uid()).map_err(|e| match e {
         ExecError::NotFound => -errno::ENOENT,
         ExecError::NotExecutable(_) => -errno::ENOEXEC,

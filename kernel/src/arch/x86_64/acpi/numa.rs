@@ -34,8 +34,10 @@ pub unsafe fn numa(
         return Ok(None);
     };
     let node_of_apic = affinities(memory.table(srat, "SRAT")?)?;
+    // A SLIT that is not a distance matrix is ignored, as Linux's `slit_valid` does: the
+    // nodes are then 10 from themselves and 20 from each other.
     let distance = match memory.find(rsdp, *b"SLIT")? {
-        Some(slit) => distances(memory.table(slit, "SLIT")?)?,
+        Some(slit) => distances(memory.table(slit, "SLIT")?).unwrap_or_default(),
         None => Vec::new(),
     };
     Ok(Some(Numa {
@@ -46,8 +48,9 @@ pub unsafe fn numa(
 
 /// The SRAT's processor entries: after the header (36 bytes) and 12 reserved bytes, entries
 /// of a type and a length. Type 0 is a local APIC's affinity (domain bits 0–7 at 2, APIC
-/// id at 3, flags at 4 with bit 0 "enabled", domain bits 8–31 at 9); type 2 an x2APIC's
-/// (domain at 4, x2APIC id at 8, flags at 12). Memory's (type 1) are not needed here.
+/// id at 3, flags at 4 with bit 0 "enabled", domain bits 8–31 at 9 — read only from the
+/// table's revision 2 on, as Linux does); type 2 an x2APIC's (domain at 4, x2APIC id at 8,
+/// flags at 12). Memory's (type 1) are not needed here.
 fn affinities(srat: &[u8]) -> Result<Vec<(u32, u32)>, AcpiError> {
     let bad = AcpiError::BadTable("SRAT");
     let u32_at = |at: usize| u32::from_le_bytes(srat[at..at + 4].try_into().expect("4 bytes"));
@@ -60,7 +63,8 @@ fn affinities(srat: &[u8]) -> Result<Vec<(u32, u32)>, AcpiError> {
         }
         match kind {
             0 if length >= 16 && u32_at(at + 4) & 1 != 0 => {
-                let high = u32_at(at + 8) >> 8; // bytes 9..12, read as the top of a u32
+                // Bytes 9..12, read as the top of a u32, from revision 2 (header byte 8).
+                let high = if srat[8] >= 2 { u32_at(at + 8) >> 8 } else { 0 };
                 let domain = u32::from(srat[at + 2]) | high << 8;
                 found.push((u32::from(srat[at + 3]), domain));
             }
@@ -75,8 +79,8 @@ fn affinities(srat: &[u8]) -> Result<Vec<(u32, u32)>, AcpiError> {
 }
 
 /// The SLIT's matrix: after the header, the number of localities N (8 bytes), then N × N
-/// bytes, row by row. Each node is 10 from itself, and no farther from another than 254
-/// (255: unreachable), or the table is wrong.
+/// bytes, row by row. Each node is 10 from itself and more than 10 from another, or the
+/// table is wrong (Linux's `slit_valid`).
 fn distances(slit: &[u8]) -> Result<Vec<Vec<u32>>, AcpiError> {
     let bad = AcpiError::BadTable("SLIT");
     let n = u64::from_le_bytes(slit.get(36..44).ok_or(bad)?.try_into().expect("8 bytes"));
