@@ -232,24 +232,40 @@ pub fn load_balance(
         if !periodic {
             return outcome;
         }
-        state.nr_balance_failed += 1;
-        if state.nr_balance_failed > p.cache_nice_tries + 2 {
-            if !m.running_allowed(busiest).contains(this_cpu) {
-                // Its running task may not come here either: as if all pinned (the
-                // failure count stays).
-                return pinned(state, domain, outcome);
-            }
-            outcome.push_from = Some(busiest);
-            state.stats.active += 1;
-            state.nr_balance_failed = p.cache_nice_tries + 1;
-            if state.balance_interval_ms < p.max_interval_ms {
-                state.balance_interval_ms *= 2;
-            }
-        } else {
-            state.balance_interval_ms = p.min_interval_ms;
-        }
+        return failed(state, domain, busiest, this_cpu, m, outcome);
+    }
+}
+
+/// A periodic pass found an imbalance and moved nothing: one more failure. After more than
+/// `cache_nice_tries + 2` in a row the busiest CPU is asked to push its running task here
+/// (active balancing), unless its affinity forbids this CPU; the interval goes back to its
+/// minimum, or doubles once a push is asked for.
+fn failed(
+    state: &mut DomainState,
+    domain: &Domain,
+    busiest: usize,
+    this_cpu: usize,
+    m: &impl Machine,
+    mut outcome: Outcome,
+) -> Outcome {
+    let p = domain.params;
+    state.nr_balance_failed += 1;
+    if state.nr_balance_failed <= p.cache_nice_tries + 2 {
+        state.balance_interval_ms = p.min_interval_ms;
         return outcome;
     }
+    if !m.running_allowed(busiest).contains(this_cpu) {
+        // Its running task may not come here either: as if all pinned (the failure count
+        // stays).
+        return pinned(state, domain, outcome);
+    }
+    outcome.push_from = Some(busiest);
+    state.stats.active += 1;
+    state.nr_balance_failed = p.cache_nice_tries + 1;
+    if state.balance_interval_ms < p.max_interval_ms {
+        state.balance_interval_ms *= 2;
+    }
+    outcome
 }
 
 /// `out_balanced`: nothing to do, no failure counted; a periodic pass doubles its interval
