@@ -57,20 +57,22 @@ fn two_cpus_run_two_tasks_at_once_and_pinned_tasks_stay_pinned() {
 
 #[test]
 fn hogs_spread_one_per_cpu_at_fork_or_by_the_balancer() {
-    // `csmp spread N` forks N hogs at once and waits; each hog says where it was halfway
-    // through its 40 ms of CPU time, before any exit leaves a CPU idle to pull the others.
+    // `csmp spread N 200` forks N hogs at once and waits; each hog says where it was
+    // halfway through its 200 ms of CPU time — after the last fork (2.6.24 moves the
+    // parent between its forks, which then take up to ~30 ms) and before the first exit,
+    // which leaves a CPU idle to pull the others.
     // - 2.6.36 (the default era) balances a fork across the CPUs of the package
     //   (SD_BALANCE_FORK at QEMU's one `-smp N` level): each child starts on the idlest
     //   CPU, and the parent's own CPU takes the last.
     // - 2.6.24 balances a fork only across NUMA nodes (there are none): every child
-    //   starts on its parent's CPU. The idle CPUs' domains are due at once (their state
-    //   starts at jiffy 0, and an idle CPU's interval is one tick), and the busy CPU's
-    //   tick runs their passes (the idle load balancer's part): each finds that CPU the
-    //   busiest and pulls one task. So the hogs are one per CPU within a few ticks —
-    //   well before halfway, which a hog sharing its CPU reaches no sooner than 20 ms of
-    //   its CPU's time, five ticks at HZ 250.
+    //   starts on its parent's CPU. The busy CPU's tick runs the idle CPUs' passes (the
+    //   idle load balancer's part), due every tick or two while they find nothing: each
+    //   pulls a waiting task — often the parent itself (its new child runs first), which
+    //   then forks the next child on its new CPU. So the hogs are one per CPU within a
+    //   few ticks of the last fork, well before halfway, which a hog sharing its CPU
+    //   reaches no sooner than 200 ms of the machine's time.
     for (era, cpus) in [("2.6.36", 4), ("2.6.24", 2), ("2.6.24", 4)] {
-        let argv = format!("/bin/csmp spread {cpus}");
+        let argv = format!("/bin/csmp spread {cpus} 200");
         let smp = cpus.to_string();
         let options = format!("era={era} invariant=on");
         let run = systests::on_cfslab(&options, &argv, &["--smp", &smp]);
@@ -176,8 +178,8 @@ fn a_wake_up_is_placed_as_the_era_places_it() {
     }
 }
 
-/// The simulator's side of `csmp unpin 4` (see below): the CPU each hog was on as it
-/// reached 20 ms of CPU time, and the moves from CPU 0 after the unpinning.
+/// The simulator's side of `csmp unpin 4 200` (see below): the CPU each hog was on as it
+/// reached 100 ms of CPU time, and the moves from CPU 0 after the unpinning.
 fn unpin_in_the_simulator() -> (Vec<usize>, u64) {
     use sched::sim::smp::SmpSim;
     use sched::sim::workload::Hog;
@@ -226,11 +228,11 @@ fn unpin_in_the_simulator() -> (Vec<usize>, u64) {
     while halfway.contains(&None) {
         sim.run_until(sim.now() + MS / 10);
         for (i, &hog) in hogs.iter().enumerate() {
-            if halfway[i].is_none() && sim.tasks()[hog].cpu_ns >= 20 * MS {
+            if halfway[i].is_none() && sim.tasks()[hog].cpu_ns >= 100 * MS {
                 halfway[i] = Some(sim.cpu_of(hog));
             }
         }
-        assert!(sim.now() < 1000 * MS, "the hogs never got 20 ms each");
+        assert!(sim.now() < 1000 * MS, "the hogs never got 100 ms each");
     }
     let cpus = halfway.into_iter().map(Option::unwrap).collect();
     (cpus, sim.migrations - moves_before)
@@ -238,8 +240,8 @@ fn unpin_in_the_simulator() -> (Vec<usize>, u64) {
 
 #[test]
 fn the_kernel_and_the_simulator_spread_pinned_hogs_alike() {
-    // `csmp unpin 4` on four CPUs in 2.6.24 without groups: four hogs pinned to CPU 0 for
-    // 20 ms, then allowed every CPU; the parent, pinned to CPU 1, sleeps. The simulator
+    // `csmp unpin 4 200` on four CPUs in 2.6.24 without groups: four hogs of 200 ms pinned
+    // to CPU 0 for 20 ms, then allowed every CPU; the parent, pinned to CPU 1, sleeps. The simulator
     // runs the same machine, policy and tick from the same start.
     // - Both end one hog per CPU by halfway: each idle CPU pulls one.
     // - Both move exactly three hogs off CPU 0, and nothing else, from the unpinning on.
@@ -251,7 +253,7 @@ fn the_kernel_and_the_simulator_spread_pinned_hogs_alike() {
     let (sim_cpus, sim_moves) = unpin_in_the_simulator();
     let flags = ["--icount-shift", "2", "--smp", "4"];
     let run = systests::boot_with(
-        "era=2.6.24 group=none log=trace -- /bin/csmp unpin 4",
+        "era=2.6.24 group=none log=trace -- /bin/csmp unpin 4 200",
         &flags,
     );
     assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);

@@ -262,30 +262,32 @@ static void hog(int cpu)
 	_exit(here() == cpu ? 0 : 1);
 }
 
-/* `csmp spread N`: N hogs, not pinned, forked at once by a process that then waits; each
- * says where it was halfway through its work — placed by the kernel at fork, or moved by
- * its balancer by then, and before any hog's exit leaves a CPU idle to pull the others.
- * `csmp unpin N`: the same hogs pin themselves to CPU 0 as they start, their parent to
+/* `csmp spread N [MS]`: N hogs of MS ms of CPU each (40 by default), not pinned, forked at
+ * once by a process that then waits; each says where it was halfway through its work —
+ * placed by the kernel at fork, or moved by its balancer by then. The forks take a few
+ * ms each (more if the parent is moved between them), so MS must leave the last hog's
+ * halfway before the first hog's exit, which leaves a CPU idle to pull the others.
+ * `csmp unpin N [MS]`: the same hogs pin themselves to CPU 0 as they start, their parent to
  * CPU 1 (so that it wakes on time, not behind them); after 20 ms the parent lets each hog
  * run anywhere, so the balancer alone spreads them from CPU 0 — the start the simulator's
  * own test of the balancer has. Where they go is the kernel's choice, so
  * these modes print and check nothing to compare with Linux (smp_tasks.rs checks cfslab's
  * placement, and that the simulator agrees). */
-static int spread(int n, int pinned_first)
+static int spread(int n, int pinned_first, long long ms)
 {
 	int fds[2];
 	pid_t hogs[64];
-	if (n < 1 || n > 64 || pipe(fds) || (pinned_first && pin(1)))
+	if (n < 1 || n > 64 || ms < 2 || pipe(fds) || (pinned_first && pin(1)))
 		return 2;
 	for (int i = 0; i < n; i++) {
 		hogs[i] = fork();
 		if (hogs[i] == 0) {
 			if (pinned_first)
 				pin(0);
-			while (ns_of(CLOCK_PROCESS_CPUTIME_ID) < HOG_MS * 500000LL)
+			while (ns_of(CLOCK_PROCESS_CPUTIME_ID) < ms * 500000LL)
 				;
 			int cpu = here();
-			while (ns_of(CLOCK_PROCESS_CPUTIME_ID) < HOG_MS * 1000000LL)
+			while (ns_of(CLOCK_PROCESS_CPUTIME_ID) < ms * 1000000LL)
 				;
 			write(fds[1], &cpu, sizeof cpu);
 			_exit(0);
@@ -362,10 +364,12 @@ static int affine(void)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc == 3 && strcmp(argv[1], "spread") == 0)
-		return spread(atoi(argv[2]), 0);
-	if (argc == 3 && strcmp(argv[1], "unpin") == 0)
-		return spread(atoi(argv[2]), 1);
+	/* The hogs' CPU time: HOG_MS unless a third argument gives it, in ms. */
+	long long ms = argc == 4 ? atoll(argv[3]) : HOG_MS;
+	if ((argc == 3 || argc == 4) && strcmp(argv[1], "spread") == 0)
+		return spread(atoi(argv[2]), 0, ms);
+	if ((argc == 3 || argc == 4) && strcmp(argv[1], "unpin") == 0)
+		return spread(atoi(argv[2]), 1, ms);
 	if (argc == 2 && strcmp(argv[1], "affine") == 0)
 		return affine();
 	pin(0);
