@@ -1,9 +1,11 @@
 # cfslab — the commands of README.md (docs/ says more). The host tool behind them is the
 # `boot` crate.
 #
-#   make run [OPTS="key=value ..."] [REALTIME=1] [TIMEOUT=SECS] [SMP=N]
+#   make run [OPTS="key=value ..."] [REALTIME=1] [TIMEOUT=SECS] [SMP=N] [NUMA=NODES]
 #                                                  boot the kernel with boot options
-#                                                  (SMP=N: N CPUs, here and for shell and gdb)
+#                                                  (SMP=N: N CPUs, here and for shell and gdb;
+#                                                  SMP=N,sockets=S,cores=C,threads=T arranges
+#                                                  them, NUMA=NODES puts them in NUMA nodes)
 #   make shell [OPTS="key=value ..."] [SH=busybox] the shell on this terminal (run=shell;
 #                                                  SH=busybox: Debian's busybox ash)
 #   make test                                      every test (host, in-QEMU, system)
@@ -27,9 +29,10 @@ SH ?=
 REALTIME ?=
 TIMEOUT ?=
 SMP ?=
+NUMA ?=
 
 BOOT := cargo run -q -p boot --
-BOOT_FLAGS := $(if $(REALTIME),--realtime) $(if $(SMP),--smp $(SMP))
+BOOT_FLAGS := $(if $(REALTIME),--realtime) $(if $(SMP),--smp $(SMP)) $(if $(NUMA),--numa $(NUMA))
 RUN_FLAGS := $(if $(TIMEOUT),--timeout $(TIMEOUT))
 
 .PHONY: run shell test lint lab bench compare docs gdb qemu-gdb clean deps
