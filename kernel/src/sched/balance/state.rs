@@ -24,14 +24,17 @@ pub struct Balancing {
 
 impl Balancing {
     /// Nothing balanced yet (the scheduler builds the balancer once its CPUs are up), on
-    /// the machine `topology`, the invariant checked if `config` asks.
+    /// the machine `topology`, the invariant checked if `config` asks. A boot that runs the
+    /// lab (no program after ` -- `) isolates CPU 0 from the start (`isolate_boot_cpu`),
+    /// so that no balancing moves the boot's own tasks either: the lab then starts from
+    /// the state a machine of one CPU has.
     pub fn new(config: &Config, topology: Topology) -> Balancing {
         let threshold_ns = u64::from(config.invariant_ms) * 1_000_000;
         Balancing {
             balancer: None,
             invariant: config.invariant.then(|| Checker::new(threshold_ns)),
             topology,
-            boot_cpu_isolated: false,
+            boot_cpu_isolated: config.program.is_empty(),
         }
     }
 }
