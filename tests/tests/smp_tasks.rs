@@ -243,7 +243,7 @@ fn the_kernel_and_the_simulator_spread_pinned_hogs_alike() {
     // `csmp unpin 4 200` on four CPUs in 2.6.24 without groups: four hogs of 200 ms pinned
     // to CPU 0 for 20 ms, then allowed every CPU; the parent, pinned to CPU 1, sleeps. The simulator
     // runs the same machine, policy and tick from the same start.
-    // - Both end one hog per CPU by halfway: each idle CPU pulls one.
+    // - Both have one hog per CPU by halfway: each idle CPU pulls one.
     // - Both move exactly three hogs off CPU 0, and nothing else, from the unpinning on.
     // They cannot agree to the instant: the kernel's hogs start one fork at a time on
     // CPU 1 and move to CPU 0 as they pin themselves (in the simulator they start there
@@ -257,12 +257,13 @@ fn the_kernel_and_the_simulator_spread_pinned_hogs_alike() {
         &flags,
     );
     assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
-    let mut kernel_cpus: Vec<usize> = run
+    // The kernel's hogs, one per CPU by halfway: `csmp`'s own count of the CPUs they were
+    // on (its per-hog lines may be cut by trace lines echoed from other CPUs; the last
+    // line comes when the other CPUs are idle).
+    let kernel_spread = run
         .stdout
         .lines()
-        .filter_map(|l| l.split(" was on CPU ").nth(1))
-        .filter_map(|rest| rest.split(' ').next()?.parse().ok())
-        .collect();
+        .any(|l| l.contains("spread: 4 hogs on 4 CPUs"));
     // A hog leaves CPU 0 only by a balancer's move once it may: `orig_cpu=0` (the moves
     // onto CPU 0 and the parent's to CPU 1 are the pinning's).
     let kernel_moves = run
@@ -273,8 +274,7 @@ fn the_kernel_and_the_simulator_spread_pinned_hogs_alike() {
         .count() as u64;
     let mut sim_sorted = sim_cpus.clone();
     sim_sorted.sort_unstable();
-    kernel_cpus.sort_unstable();
     assert_eq!(sim_sorted, [0, 1, 2, 3], "the simulator: {sim_cpus:?}");
-    assert_eq!(kernel_cpus, sim_sorted, "{}", run.stdout);
+    assert!(kernel_spread, "{}", run.stdout);
     assert_eq!((sim_moves, kernel_moves), (3, 3), "{}", run.stdout);
 }
