@@ -36,7 +36,7 @@ use sched::{Policy, Rq, Uid, Wakeup};
 use state::Balancer;
 
 mod state;
-pub(super) use state::Balancing;
+pub(super) use state::BalanceState;
 
 /// Takes CPU 0 out of balancing for the rest of the boot, as `isolcpus=0` (or a cpuset of
 /// CPU 0 alone with load balancing off) does in Linux: no domain spans it, so no task is

@@ -96,7 +96,7 @@ struct Scheduler {
     /// (`setup::idle_slot_of`), so that the APs move no task's slot.
     ap_idle: Vec<Option<Box<Task>>>,
     /// The machine's shape, the load balancer and the invariant's checker (`balance`).
-    balancing: balance::Balancing,
+    balancing: balance::BalanceState,
     /// The CPUs that came up, by number, in order: those `/proc/sched_debug` and
     /// `/proc/schedstat` list.
     online: Vec<usize>,

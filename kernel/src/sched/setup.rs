@@ -49,7 +49,7 @@ pub fn init(config: &Config, online: &[usize], topology: Topology) {
         let mut s = Scheduler {
             rqs: alloc::vec![Rq::new(0, policy, idle)],
             ap_idle: alloc::vec![None],
-            balancing: super::balance::Balancing::new(config, topology),
+            balancing: super::balance::BalanceState::new(config, topology),
             online: alloc::vec![0],
             online_mask: 1,
             slots: Vec::new(),

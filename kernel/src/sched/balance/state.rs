@@ -11,7 +11,7 @@ use ::sched::smp::topology::Topology;
 use alloc::vec::Vec;
 
 /// What the scheduler keeps for balancing.
-pub struct Balancing {
+pub struct BalanceState {
     /// The load balancer, with a fair policy on two CPUs or more.
     pub(super) balancer: Option<Balancer>,
     /// The Wasted Cores invariant's checker, with `invariant=on`.
@@ -22,15 +22,15 @@ pub struct Balancing {
     pub(super) boot_cpu_isolated: bool,
 }
 
-impl Balancing {
+impl BalanceState {
     /// Nothing balanced yet (the scheduler builds the balancer once its CPUs are up), on
     /// the machine `topology`, the invariant checked if `config` asks. A boot that runs the
     /// lab (no program after ` -- `) isolates CPU 0 from the start (`isolate_boot_cpu`),
     /// so that no balancing moves the boot's own tasks either: the lab then starts from
     /// the state a machine of one CPU has.
-    pub fn new(config: &Config, topology: Topology) -> Balancing {
+    pub fn new(config: &Config, topology: Topology) -> BalanceState {
         let threshold_ns = u64::from(config.invariant_ms) * 1_000_000;
-        Balancing {
+        BalanceState {
             balancer: None,
             invariant: config.invariant.then(|| Checker::new(threshold_ns)),
             topology,
