@@ -28,6 +28,7 @@ pub mod features;
 pub mod knobs;
 pub mod o1;
 pub mod params;
+pub mod pelt;
 pub mod policy;
 pub mod programs;
 pub mod rq;

@@ -122,6 +122,21 @@ pub struct QueuedTask {
     pub weight: u64,
     /// Its priority (100–139 from nice; O(1): its dynamic priority).
     pub prio: u32,
+    /// 6.6: its load as its CPU's root runqueue sees it (`task_h_load`); its weight in
+    /// eras that do not track load.
+    pub h_load: u64,
+}
+
+/// 6.6: a CPU's root runqueue's load-tracking averages, what its balancer reads
+/// (`cpu_load`, `cpu_runnable`, `cpu_util_cfs` without `util_est`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoadAvg {
+    /// `load_avg`: weight × time runnable, blocked tasks' decaying part included.
+    pub load: u64,
+    /// `runnable_avg`: 1024 × tasks runnable, on average.
+    pub runnable: u64,
+    /// `util_avg`: 1024 × the part of the time something ran.
+    pub util: u64,
 }
 
 /// What the policy says about one runqueue (the root, or a group's).
@@ -268,4 +283,22 @@ pub trait Policy {
     /// Gives uid `uid`'s group entity on this CPU `weight`, its part of the group's shares
     /// split across CPUs (2.6.27–2.6.37, `crate::smp::shares`); the shares as set stay.
     fn set_group_weight_here(&mut self, _uid: Uid, _weight: u64, _now: Nanos) {}
+
+    /// 6.6: this CPU's load-tracking averages (`None` in an era that does not track load).
+    fn load_avg(&self) -> Option<LoadAvg> {
+        None
+    }
+
+    /// 6.6's `update_blocked_averages`: every queue's averages brought to `now`, so that the
+    /// load of tasks asleep decays.
+    fn update_blocked_averages(&mut self, _now: Nanos) {}
+
+    /// 6.6: each group's load on this CPU as last published (`tg_load_avg_contrib`).
+    fn group_load_contribs(&self) -> Vec<(Uid, u64)> {
+        Vec::new()
+    }
+
+    /// 6.6: group `uid`'s published load on all other CPUs, which its shares here are
+    /// split against (`calc_group_shares`).
+    fn set_group_load_elsewhere(&mut self, _uid: Uid, _load: u64) {}
 }

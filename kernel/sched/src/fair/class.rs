@@ -1,14 +1,15 @@
 //! The fair class as a [`Policy`]: the kernel-facing operations, each a short walk over the
 //! machinery of the parent module (Linux's `fair_sched_class` table of functions).
 
+use super::load_avg::Track;
 use super::{Enqueue, Fair, ROOT};
 use crate::debug_layout::TaskRow;
 use crate::knobs::{KnobError, Tunable};
-use crate::params::{FairParams, Feature, Grouping};
+use crate::params::{FairParams, Feature};
 use crate::policy::{
-    ForkKind, Migrant, Nanos, Policy, RunqueueInfo, TaskId, TaskInfo, Uid, Wakeup,
+    ForkKind, LoadAvg, Migrant, Nanos, Policy, RunqueueInfo, TaskId, TaskInfo, Uid, Wakeup,
 };
-use crate::weights::{Nice, calc_delta_fair, nice_to_weight};
+use crate::weights::{Nice, calc_delta_fair};
 use alloc::vec::Vec;
 use core::fmt;
 
@@ -81,6 +82,7 @@ impl Policy for Fair {
         let id = self.new_task_entity(task, uid, nice);
         self.init_avg_wakeup(id);
         if self.eevdf() {
+            self.init_task_load(id);
             self.fork_eevdf(id, now);
         } else {
             let rq = self.se(id).rq;
@@ -101,6 +103,7 @@ impl Policy for Fair {
         let id = self.new_task_entity(child, uid, nice);
         self.init_avg_wakeup(id);
         if self.eevdf() {
+            self.init_task_load(id);
             self.fork_eevdf(id, now);
             self.enqueue_task(child, Enqueue::Initial, now);
             return self.check_preempt(child, now, true);
@@ -126,14 +129,18 @@ impl Policy for Fair {
     }
 
     fn dequeue(&mut self, task: TaskId, now: Nanos) {
-        self.dequeue_task(task, now);
+        self.dequeue_task(task, false, now);
         self.note_sleep(task);
     }
 
     fn exit(&mut self, task: TaskId, now: Nanos) {
         let id = self.task_se(task);
         if self.se(id).on_rq {
-            self.dequeue_task(task, now);
+            self.dequeue_task(task, false, now);
+        }
+        if self.tracks_load() {
+            // `task_dead_fair`: its load leaves its queue.
+            self.detach_from(self.se(id).rq, id, now);
         }
         self.se_mut(id).dead = true;
         if self.current != Some(task) {
@@ -205,8 +212,12 @@ impl Policy for Fair {
     }
 
     fn tick(&mut self, now: Nanos) -> bool {
-        let cfs = !self.eevdf();
+        let (cfs, tracks_load) = (!self.eevdf(), self.tracks_load());
         self.for_each_running_level(now, |s, rq, id| {
+            if tracks_load {
+                s.update_load_avg(rq, id, now, Track::Update);
+                s.update_cfs_group(id, now);
+            }
             if cfs {
                 s.entity_tick_cfs(rq, id);
             }
@@ -241,58 +252,11 @@ impl Policy for Fair {
     }
 
     fn set_nice(&mut self, task: TaskId, nice: Nice, now: Nanos) {
-        let id = self.task_se(task);
-        let on_rq = self.se(id).on_rq;
-        if on_rq {
-            self.dequeue_task(task, now);
-        }
-        let se = self.se_mut(id);
-        se.nice = nice;
-        se.weight = nice_to_weight(nice);
-        if on_rq {
-            self.enqueue_task(task, Enqueue::Requeue, now);
-        }
+        self.renice(task, nice, now);
     }
 
-    /// Linux's `sched_move_task`: out of the old group, into the new one. 2.6.24 and 2.6.25
-    /// dequeue and re-enqueue the task with its vruntime untouched — an absolute value from
-    /// the old queue's clock, however far the new queue's `min_vruntime` is. Later eras keep
-    /// the task's position relative to `min_vruntime` (EEVDF keeps its lag instead).
     fn set_uid(&mut self, task: TaskId, uid: Uid, now: Nanos) {
-        let id = self.task_se(task);
-        if self.params.grouping == Grouping::None {
-            self.se_mut(id).uid = uid;
-            return;
-        }
-        let running = self.current == Some(task);
-        let on_rq = self.se(id).on_rq;
-        if on_rq {
-            self.dequeue_task(task, now);
-        }
-        if running {
-            for level in self.hierarchy(id) {
-                self.put_prev_entity(self.se(level).rq, level, now);
-            }
-        }
-        let old_min = self.rq(self.se(id).rq).min_vruntime;
-        let (rq, parent) = self.rq_for_uid(uid);
-        let new_min = self.rq(rq).min_vruntime;
-        let renormalise = self.params.era > crate::params::Era::V2_6_25;
-        let se = self.se_mut(id);
-        if renormalise {
-            se.vruntime = se.vruntime.wrapping_sub(old_min).wrapping_add(new_min);
-        }
-        se.rq = rq;
-        se.parent = parent;
-        se.uid = uid;
-        if running {
-            for level in self.hierarchy(id) {
-                self.set_next_entity(self.se(level).rq, level, now);
-            }
-        }
-        if on_rq {
-            self.enqueue_task(task, Enqueue::Requeue, now);
-        }
+        self.move_to_group(task, uid, now);
     }
 
     fn current(&self) -> Option<TaskId> {
@@ -372,5 +336,34 @@ impl Policy for Fair {
 
     fn set_group_weight_here(&mut self, uid: Uid, weight: u64, now: Nanos) {
         self.set_group_weight_here(uid, weight, now);
+    }
+
+    fn load_avg(&self) -> Option<LoadAvg> {
+        self.tracks_load().then(|| {
+            let a = self.rq(ROOT).avg;
+            LoadAvg {
+                load: a.load_avg,
+                runnable: a.runnable_avg,
+                util: a.util_avg,
+            }
+        })
+    }
+
+    fn update_blocked_averages(&mut self, now: Nanos) {
+        if self.tracks_load() {
+            self.update_blocked_fair(now);
+        }
+    }
+
+    fn group_load_contribs(&self) -> Vec<(Uid, u64)> {
+        if self.tracks_load() {
+            self.group_load_contribs()
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn set_group_load_elsewhere(&mut self, uid: Uid, load: u64) {
+        self.set_group_load_elsewhere(uid, load);
     }
 }

@@ -2,6 +2,7 @@
 //! parent's runqueue for all the tasks of the group.
 
 use super::runqueue::RqId;
+use crate::pelt::Avg;
 use crate::policy::{TaskId, Uid};
 use crate::weights::Nice;
 
@@ -54,6 +55,14 @@ pub struct Entity {
     pub last_wakeup: u64,
     /// `sum_exec_runtime` when the task last woke up itself.
     pub start_runtime: u64,
+    /// 6.6: its load-tracking averages (`se->avg`, [`super::load_avg`]).
+    pub avg: Avg,
+    /// 6.6: its averages are part of its runqueue's (Linux marks the opposite with
+    /// `last_update_time == 0`, which a clock starting at 0 cannot).
+    pub avg_attached: bool,
+    /// 6.6: for a group's entity, the tasks its queue held at its last update
+    /// (`runnable_weight`); a task counts 1.
+    pub runnable_weight: u32,
 }
 
 impl Entity {
@@ -80,6 +89,9 @@ impl Entity {
             avg_wakeup: 0,
             last_wakeup: 0,
             start_runtime: 0,
+            avg: Avg::default(),
+            avg_attached: false,
+            runnable_weight: 1,
         }
     }
 

@@ -59,9 +59,12 @@ impl Fair {
         }
     }
 
-    /// A group entity takes `weight`: a queued one leaves the root runqueue's load (and
-    /// timeline, unless it is running) and comes back with its vruntime unchanged.
-    fn reweight_group_entity(&mut self, group: usize, weight: u64, now: Nanos) {
+    /// A group entity takes `weight` (`reweight_entity`): a queued one leaves the root
+    /// runqueue's load (and timeline, unless it is running) and comes back with its
+    /// vruntime unchanged. 6.6 (as v6.6 released it) also keeps the entity's deadline the
+    /// same *weighted* distance away — a slice of `weight` is longer or shorter in virtual
+    /// time — and scales a sleeping entity's lag, and its load average follows the weight.
+    pub(super) fn reweight_group_entity(&mut self, group: usize, weight: u64, now: Nanos) {
         let on_rq = self.se(group).on_rq;
         let running = self.rq(ROOT).curr == Some(group);
         if on_rq {
@@ -71,6 +74,21 @@ impl Fair {
             }
             let old = self.se(group).weight;
             self.rq_mut(ROOT).load -= old;
+        }
+        if self.tracks_load() {
+            self.reweight_load_avg(ROOT, group, weight);
+        }
+        if self.eevdf() {
+            let se = self.se_mut(group);
+            let old = i128::from(se.weight);
+            if on_rq {
+                let rel = i128::from(se.deadline.wrapping_sub(se.vruntime) as i64);
+                se.deadline = se
+                    .vruntime
+                    .wrapping_add((rel * old / i128::from(weight)) as i64 as u64);
+            } else {
+                se.vlag = (i128::from(se.vlag) * old / i128::from(weight)) as i64;
+            }
         }
         self.se_mut(group).weight = weight;
         if on_rq {

@@ -22,6 +22,7 @@
 
 use super::{Enqueue, Fair, ROOT};
 use crate::params::{Era, Grouping};
+use crate::pelt::Avg;
 use crate::policy::{BalanceQueue, Carried, Migrant, Nanos, QueuedTask, TaskId, Wakeup};
 use alloc::vec::Vec;
 
@@ -45,6 +46,9 @@ pub struct FairMigrant {
     pub forked: bool,
     /// Its CPU time so far.
     pub sum_exec_runtime: u64,
+    /// 6.6: its load-tracking averages, detached from the old CPU's queue and attached to
+    /// the new one's at its enqueue there.
+    pub avg: Avg,
     /// 2.6.32's ADAPTIVE_GRAN record (see `adaptive_gran`).
     pub avg_wakeup: u64,
     /// See `avg_wakeup`.
@@ -57,8 +61,13 @@ impl Fair {
     /// [`crate::Policy::migrate_out`]: off the queue if queued (not a sleep), and forgotten.
     pub(super) fn migrate_out_fair(&mut self, task: TaskId, now: Nanos) -> Migrant {
         assert_ne!(self.current, Some(task), "the running task does not move");
-        if self.se(self.task_se(task)).on_rq {
-            self.dequeue_task(task, now);
+        let id = self.task_se(task);
+        if self.se(id).on_rq {
+            self.dequeue_task(task, true, now);
+        } else if self.tracks_load() {
+            // A sleeping task's averages stay in its queue until it moves (Linux's
+            // `remove_entity_load_avg`, done at once: see `load_avg`).
+            self.detach_from(self.se(id).rq, id, now);
         }
         self.carry_away(task, false)
     }
@@ -80,6 +89,7 @@ impl Fair {
                 place,
                 forked,
                 sum_exec_runtime: se.sum_exec_runtime,
+                avg: se.avg,
                 avg_wakeup: se.avg_wakeup,
                 last_wakeup: se.last_wakeup,
                 start_runtime: se.start_runtime,
@@ -103,6 +113,9 @@ impl Fair {
         };
         let id = self.new_task_entity(child, uid, nice);
         self.init_avg_wakeup(id);
+        if self.tracks_load() {
+            self.init_task_load(id);
+        }
         let mut resched = false;
         if self.eevdf() {
             // 6.6's enqueue on the new CPU places the child again, with lag 0: what
@@ -144,6 +157,12 @@ impl Fair {
         se.avg_wakeup = f.avg_wakeup;
         se.last_wakeup = f.last_wakeup;
         se.start_runtime = f.start_runtime;
+        se.avg = f.avg;
+        if f.forked && self.tracks_load() {
+            // `post_init_entity_util_avg` runs where the child lands.
+            self.init_task_load(id);
+        }
+        let se = self.se_mut(id);
         match f.place {
             Place::FromFloor(distance) => se.vruntime = floor.wrapping_add(distance as u64),
             Place::Lag(lag) => se.vlag = lag,
@@ -197,6 +216,11 @@ impl Fair {
                                 task: se.task.expect("a leaf queues tasks"),
                                 weight: se.weight,
                                 prio: (120 + i32::from(se.nice)) as u32,
+                                h_load: if self.tracks_load() {
+                                    self.task_h_load(se.task.expect("a leaf queues tasks"))
+                                } else {
+                                    se.weight
+                                },
                             }
                         })
                         .collect(),

@@ -11,6 +11,7 @@
 //! grouping, tasks sit directly on the root runqueue.
 
 mod adaptive_gran;
+mod attributes;
 mod buddies;
 mod cfs;
 mod class;
@@ -18,7 +19,9 @@ mod debug;
 mod eevdf;
 pub mod entity;
 mod knobs;
+mod load_avg;
 pub mod migrate;
+mod queueing;
 pub mod runqueue;
 mod timeline;
 
@@ -29,6 +32,7 @@ use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::vec::Vec;
 use entity::{Entity, EntityId, Hierarchy};
+use load_avg::Track;
 use runqueue::{FairRq, RqId};
 
 const ROOT: RqId = 0;
@@ -156,6 +160,11 @@ impl Fair {
             self.eevdf(),
         ));
         self.groups.insert(uid, group_id);
+        if self.tracks_load() {
+            // `online_fair_sched_group`: a new group's entity is attached at once, empty,
+            // so that its first task's arrival propagates into it and is not added twice.
+            self.attach_group_entity(group_id);
+        }
         (rq_id, Some(group_id))
     }
 
@@ -240,82 +249,14 @@ impl Fair {
         self.rq_mut(rq).advance_min_vruntime(floor);
     }
 
-    // --- entity-level enqueue and dequeue -----------------------------------------------
-
-    fn enqueue_entity(&mut self, rq: RqId, id: EntityId, how: Enqueue, now: Nanos) {
-        self.update_curr(rq, now);
-        if self.eevdf() {
-            // 6.6 places on every enqueue, never with ENQUEUE_INITIAL here: a new task's
-            // `wake_up_new_task` enqueue re-places what `task_fork_fair` placed.
-            self.place_entity_eevdf(rq, id, false);
-        } else if let Enqueue::Wakeup { vfork_parent } = how {
-            self.place_entity_cfs(rq, id, false, vfork_parent);
-        }
-        let weight = self.se(id).weight;
-        let q = self.rq_mut(rq);
-        q.load += weight;
-        q.nr_running += 1;
-        if q.curr != Some(id) {
-            self.timeline_insert(rq, id);
-        }
-        self.se_mut(id).on_rq = true;
-    }
-
-    fn dequeue_entity(&mut self, rq: RqId, id: EntityId, now: Nanos) {
-        self.update_curr(rq, now);
-        if self.eevdf() {
-            self.save_lag(rq, id);
-        }
-        self.clear_buddies(rq, id);
-        if self.rq(rq).curr != Some(id) {
-            self.timeline_remove(rq, id);
-        }
-        let weight = self.se(id).weight;
-        let q = self.rq_mut(rq);
-        q.load -= weight;
-        q.nr_running -= 1;
-        self.se_mut(id).on_rq = false;
-        // 2.6.24/25 only moved min_vruntime while charging the running entity.
-        if !self.params.era.flat_slices() {
-            self.update_min_vruntime(rq);
-        }
-    }
-
-    // --- task-level walks ---------------------------------------------------------------
-
-    /// `enqueue_task_fair`: queue the task's entity, then each ancestor that is not queued
-    /// yet; an ancestor joining its parent's queue does so as a wake-up (its group was empty).
-    fn enqueue_task(&mut self, task: TaskId, how: Enqueue, now: Nanos) {
-        let mut how = how;
-        for id in self.hierarchy(self.task_se(task)) {
-            if self.se(id).on_rq {
-                break;
-            }
-            self.enqueue_entity(self.se(id).rq, id, how, now);
-            how = match how {
-                Enqueue::Wakeup { .. } => how,
-                _ => Enqueue::Wakeup {
-                    vfork_parent: false,
-                },
-            };
-        }
-    }
-
-    /// `dequeue_task_fair`: dequeue the task's entity, and each ancestor whose queue it left
-    /// empty.
-    fn dequeue_task(&mut self, task: TaskId, now: Nanos) {
-        for id in self.hierarchy(self.task_se(task)) {
-            let rq = self.se(id).rq;
-            self.dequeue_entity(rq, id, now);
-            if self.rq(rq).load != 0 {
-                break;
-            }
-        }
-    }
+    // --- enqueue and dequeue: `queueing` ------------------------------------------------
 
     /// `set_next_entity`: `id` becomes the running entity of `rq`.
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn set_next_entity(&mut self, rq: RqId, id: EntityId, now: Nanos) {
+        if self.tracks_load() && self.se(id).on_rq {
+            self.update_load_avg(rq, id, now, Track::Update);
+        }
         let se = self.se_mut(id);
         se.exec_start = now;
         se.prev_sum_exec_runtime = se.sum_exec_runtime;
@@ -334,6 +275,9 @@ impl Fair {
         if self.se(id).on_rq {
             self.update_curr(rq, now);
             self.timeline_insert(rq, id);
+            if self.tracks_load() {
+                self.update_load_avg(rq, id, now, Track::Update);
+            }
         }
         self.rq_mut(rq).curr = None;
     }

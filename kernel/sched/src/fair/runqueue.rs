@@ -13,6 +13,7 @@
 
 use super::entity::EntityId;
 use super::timeline::Timeline;
+use crate::pelt::Avg;
 use crate::weights::vdiff;
 use alloc::string::String;
 
@@ -54,6 +55,20 @@ pub struct FairRq {
     pub avg_vruntime: i128,
     /// EEVDF: Σ weight over the timeline (not `curr`).
     pub avg_load: u64,
+    /// 6.6: tasks queued here and in the groups below (`h_nr_running`).
+    pub h_nr_running: u32,
+    /// 6.6: the queue's load-tracking averages (`cfs_rq->avg`, `super::load_avg`).
+    pub avg: Avg,
+    /// 6.6: runnable time attached (+) or detached (−) here since the group's entity
+    /// last took it (`prop_runnable_sum`), and whether there is any (`propagate`).
+    pub prop_runnable_sum: i64,
+    /// See `prop_runnable_sum`.
+    pub propagate: bool,
+    /// 6.6: the load this group's queue last published to the group's sum over CPUs.
+    pub tg_load_avg_contrib: u64,
+    /// 6.6: the group's published load on every other CPU (`tg->load_avg` less
+    /// `tg_load_avg_contrib`), as the caller last summed it.
+    pub tg_load_avg_elsewhere: u64,
 }
 
 impl FairRq {
@@ -72,6 +87,12 @@ impl FairRq {
             last_buddy: None,
             avg_vruntime: 0,
             avg_load: 0,
+            h_nr_running: 0,
+            avg: Avg::default(),
+            prop_runnable_sum: 0,
+            propagate: false,
+            tg_load_avg_contrib: 0,
+            tg_load_avg_elsewhere: 0,
         }
     }
 

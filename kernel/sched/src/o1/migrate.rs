@@ -131,6 +131,7 @@ impl O1 {
                     task: id,
                     weight: weight(id),
                     prio: self.t(id).prio as u32,
+                    h_load: weight(id),
                 })
                 .collect(),
             best_prio: all

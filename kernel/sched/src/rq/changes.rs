@@ -58,4 +58,14 @@ impl<P: ?Sized + Policy> Rq<P> {
     pub fn set_group_weight_here(&mut self, uid: Uid, weight: u64, now: Nanos) {
         self.policy.set_group_weight_here(uid, weight, now);
     }
+
+    /// 6.6: every queue's load averages decay to `now` (`update_blocked_averages`).
+    pub fn update_blocked_averages(&mut self, now: Nanos) {
+        self.policy.update_blocked_averages(now);
+    }
+
+    /// 6.6: group `uid`'s load on every other CPU, which its shares here are split against.
+    pub fn set_group_load_elsewhere(&mut self, uid: Uid, load: u64) {
+        self.policy.set_group_load_elsewhere(uid, load);
+    }
 }

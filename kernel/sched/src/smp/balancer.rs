@@ -115,7 +115,7 @@ fn update_shares(
     m: &mut impl Machine,
 ) {
     let era = m.shares_split();
-    if era == SharesSplit::Full
+    if !matches!(era, SharesSplit::AtBalance { .. })
         || now.saturating_sub(state.shares_updated) < ratelimit_ns(era, m.cpus())
     {
         return;
@@ -186,6 +186,7 @@ pub fn load_balance(
                 nr_balance_failed: state.nr_balance_failed,
                 cache_nice_tries: p.cache_nice_tries,
                 favour_best_prio: m.shares_split() == SharesSplit::Full,
+                halve_per_failure: m.shares_split() == SharesSplit::FromLoadAvg,
                 repeat_look: m.shares_split().repeats_look(),
             };
             let pulled = move_tasks(&m.queues(busiest, this_cpu), imbalance, &env);

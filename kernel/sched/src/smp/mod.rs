@@ -16,8 +16,6 @@
 //!   grows and shrinks, failures and active balancing (`load_balance`);
 //! - [`shares`]: a group's shares split between CPUs by its tasks' weight on each (2.6.27–
 //!   2.6.37's `update_shares`), and the load the balancer sees of a group through it;
-//! - [`pelt`]: per-entity load tracking, 6.6's averages of how much an entity ran and
-//!   waited, which its balancer and group shares read;
 //! - [`placement`]: where a task that forks, execs or wakes is put (`sched_balance_self`,
 //!   the affine wake-up, `wake_idle`);
 //! - [`runqueues`]: the glue the kernel and the simulator share — each CPU's balancing
@@ -39,7 +37,6 @@ pub mod cpuset;
 pub mod domains;
 pub mod invariant;
 pub mod move_tasks;
-pub mod pelt;
 pub mod placement;
 pub mod runqueues;
 pub mod schedstat;

@@ -63,6 +63,10 @@ pub struct Env {
     /// may still move if it would be the best-priority task here. 2.6.27 dropped both
     /// ("remove prio preference from balance decisions"): from then on such a task stays.
     pub favour_best_prio: bool,
+    /// 6.6 (`detach_tasks` moving load): a task is too heavy when its load, halved once per
+    /// failed pass (`shr_bound`), is more than what is left to move — not half of it, and
+    /// with no slack; failures let ever heavier tasks go.
+    pub halve_per_failure: bool,
     /// 2.6.34–: the look is taken again while it moves something and the imbalance is not
     /// met (`move_tasks` calling `load_balance_fair` in a loop, "Remove the sched_class
     /// load_balance methods"); before, once.
@@ -120,7 +124,9 @@ pub fn balance_tasks(
         if looked > NR_MIGRATE {
             break;
         }
-        let too_heavy = if env.favour_best_prio {
+        let too_heavy = if env.halve_per_failure {
+            (c.weight >> env.nr_balance_failed.min(63)) as i64 > rem
+        } else if env.favour_best_prio {
             // SCHED_LOAD_SCALE_FUZZ: a nice-0 task's slack.
             (c.weight >> 1) as i64 > rem + 1024 && c.prio >= *best_prio
         } else {

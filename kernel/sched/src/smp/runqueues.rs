@@ -117,7 +117,10 @@ pub trait Runqueues {
 /// entities', a group's with its share here.
 pub fn weighted_cpuload<R: Runqueues + ?Sized>(r: &R, cpu: usize) -> u64 {
     let policy = r.rq(cpu).policy();
-    if r.split().load_is_tasks() {
+    if let Some(avg) = policy.load_avg() {
+        // 6.6's `cpu_load`: the root runqueue's load average.
+        avg.load
+    } else if r.split().load_is_tasks() {
         policy.balance_queues().iter().map(|q| q.load).sum()
     } else {
         policy.runqueues()[0].load
@@ -128,11 +131,48 @@ pub fn weighted_cpuload<R: Runqueues + ?Sized>(r: &R, cpu: usize) -> u64 {
 /// `update_cpu_load`, then — if a domain is due — `rebalance_domains`. Returns the CPUs
 /// asked to push their running task to `cpu` (active balancing: the caller's part).
 pub fn tick<R: Runqueues + ?Sized>(r: &mut R, cpu: usize, jiffies: u64, hz: u64) -> Vec<usize> {
+    sync_group_loads(r, cpu);
     update_cpu_load(r, cpu);
     if jiffies < r.balance(cpu).next_balance {
         return Vec::new();
     }
     rebalance(r, cpu, jiffies, hz)
+}
+
+/// 6.6: each group's load over every CPU (`tg->load_avg`, the sum of what each CPU's queue
+/// of the group published) handed to `cpu`'s queues as the other CPUs' part, which
+/// `calc_group_shares` splits the group's shares against. Linux adds each change to the
+/// sum as it is published; here `cpu` reads the sum at its tick, a tick late at most.
+fn sync_group_loads<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) {
+    if r.split() != SharesSplit::FromLoadAvg {
+        return;
+    }
+    let mut totals: Vec<(Uid, u64, u64)> = Vec::new();
+    for c in 0..r.len() {
+        for (uid, load) in r.rq(c).policy().group_load_contribs() {
+            let at = match totals.iter().position(|t| t.0 == uid) {
+                Some(at) => at,
+                None => {
+                    totals.push((uid, 0, 0));
+                    totals.len() - 1
+                }
+            };
+            totals[at].1 += load;
+            if c == cpu {
+                totals[at].2 = load;
+            }
+        }
+    }
+    for (uid, total, here) in totals {
+        r.rq_mut(cpu).set_group_load_elsewhere(uid, total - here);
+    }
+}
+
+/// 6.6's `update_blocked_averages`, which a balancing pass starts with: `cpu`'s queues
+/// decay to now, so that the load of its sleeping tasks fades.
+fn update_blocked_averages<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) {
+    let now = r.now();
+    r.rq_mut(cpu).update_blocked_averages(now);
 }
 
 /// `update_cpu_load`: `cpu`'s load history takes in its load now (at each of its ticks).
@@ -171,6 +211,7 @@ pub fn rebalance<R: Runqueues + ?Sized>(
     jiffies: u64,
     hz: u64,
 ) -> Vec<usize> {
+    update_blocked_averages(r, cpu);
     let idle = r.rq(cpu).current() == r.rq(cpu).idle();
     let nr_cpus = NR_CPUS_DEFAULT.max(r.len() as u64);
     let (outcomes, next) = with_domains(r, cpu, |r, domains, states| {
@@ -184,6 +225,7 @@ pub fn rebalance<R: Runqueues + ?Sized>(
 /// `idle_balance`: `cpu`'s runqueue is empty as it schedules; it pulls from its domains
 /// with SD_BALANCE_NEWIDLE. Returns whether it pulled anything.
 pub fn idle_balance<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) -> bool {
+    update_blocked_averages(r, cpu);
     with_domains(r, cpu, |r, domains, states| {
         balancer::idle_balance(cpu, domains, states, &mut Balancing(r)).is_some()
     })

@@ -29,18 +29,18 @@
 //! 2.6.38 replaced the split at balancing by one at every enqueue and tick from windowed
 //! load averages, and 3.8 by one from PELT. 6.6 reweights a group's entity on a CPU
 //! whenever its runqueue there is enqueued to, dequeued from or ticked
-//! ([`calc_group_shares`]): the CPU's part is its runqueue's load over the group's total,
-//! each read as PELT's average (`smp::pelt`) — or the weight queued now, if that is more,
-//! so that a CPU the group just reached is not starved while its average grows. (The
-//! simulator does not drive 6.6's split yet.)
+//! (`calc_group_shares`, in `fair::load_avg`): the CPU's part is its runqueue's load over
+//! the group's total, each read as PELT's average (`pelt`) — or the weight queued now, if
+//! that is more, so that a CPU the group just reached is not starved while its average
+//! grows.
 
 use crate::params::Era;
 use alloc::vec::Vec;
 
 /// `MIN_SHARES`: the least weight a group's entity takes on a CPU.
-pub const MIN_SHARES: u64 = 2;
+pub const MIN_SHARES: u64 = *crate::knobs::SHARES.start();
 /// `MAX_SHARES`.
-pub const MAX_SHARES: u64 = 1 << 18;
+pub const MAX_SHARES: u64 = *crate::knobs::SHARES.end();
 /// `sysctl_sched_shares_thresh`: a CPU's entity is reweighted only when its share moves by
 /// more than this.
 pub const SHARES_THRESH: u64 = 4;
@@ -60,10 +60,14 @@ pub enum SharesSplit {
         /// The boost counts in the sum.
         boost_in_sum: bool,
     },
+    /// 6.6: each CPU's queues weigh their group's entity themselves at every update, from
+    /// their load average against the group's over every CPU (`calc_group_shares`,
+    /// `fair::load_avg`); the balancer reads loads as those averages.
+    FromLoadAvg,
 }
 
 impl SharesSplit {
-    /// The split of `era`, if the simulator models it (6.6's, from PELT, it does not yet).
+    /// The split of `era` (`None`: an era without a fair class's groups to split).
     pub fn of(era: Era) -> Option<SharesSplit> {
         match era {
             Era::V2_6_24 | Era::V2_6_25 => Some(SharesSplit::Full),
@@ -71,7 +75,7 @@ impl SharesSplit {
             Era::V2_6_35 | Era::V2_6_36 => Some(SharesSplit::AtBalance {
                 boost_in_sum: false,
             }),
-            Era::V6_6 => None,
+            Era::V6_6 => Some(SharesSplit::FromLoadAvg),
         }
     }
 
@@ -175,35 +179,6 @@ pub fn split(split: SharesSplit, tg_shares: u64, top_level: bool, on: &[GroupOnC
         .collect()
 }
 
-/// `calc_group_shares` (6.6): the weight of a group of `tg_shares` on a CPU where its
-/// runqueue has `weight` queued now and a PELT average `load_avg`; `tg_load_avg` is the
-/// group's total over the CPUs as last published (`tg->load_avg`), which holds this CPU's
-/// `contrib` (its `tg_load_avg_contrib`) — replaced here by the fresher figure.
-pub fn calc_group_shares(
-    tg_shares: u64,
-    weight: u64,
-    load_avg: u64,
-    tg_load_avg: u64,
-    contrib: u64,
-) -> u64 {
-    let load = weight.max(load_avg) as i64;
-    let tg_weight = tg_load_avg as i64 - contrib as i64 + load;
-    // Linux skips a division by nothing, leaving the shares × load.
-    let shares = (tg_shares as i64 * load)
-        .checked_div(tg_weight)
-        .unwrap_or(tg_shares as i64 * load);
-    (shares.max(0) as u64).clamp(MIN_SHARES, tg_shares)
-}
-
-/// `update_tg_load_avg` (6.6): a CPU publishes its runqueue's new `load_avg` into the
-/// group's total only when it moved by more than 1/64 of what it published last (the
-/// total is shared by every CPU, and written rarely). Returns the change to add to the
-/// total, if any.
-pub fn tg_load_avg_change(load_avg: u64, contrib: u64) -> Option<i64> {
-    let delta = load_avg as i64 - contrib as i64;
-    (delta.unsigned_abs() > contrib / 64).then_some(delta)
-}
-
 /// `update_h_load` for a group on one CPU: its load as the root sees it — the CPU's load
 /// (`root_load`, its top-level entities) in the proportion the group's share is of it.
 pub fn h_load(root_load: u64, shares: u64) -> u64 {
@@ -281,31 +256,6 @@ mod tests {
         assert_eq!(ratelimit_ns(LATE, 2), 500_000);
         assert_eq!(ratelimit_ns(LATE, 64), 1_000_000);
         assert_eq!(ratelimit_ns(early, 64), 1_750_000);
-    }
-
-    #[test]
-    fn in_6_6_two_busy_cpus_hold_half_each_and_a_lone_one_the_whole() {
-        // One always-busy nice-0 task of a 1024 group on each of two CPUs: each runqueue
-        // averages 1024, the total 2048, so each CPU's entity weighs
-        // 1024 × 1024 / 2048 = 512.
-        assert_eq!(calc_group_shares(1024, 1024, 1024, 2048, 1024), 512);
-        // When CPU 1's task has left, its average decays, and CPU 0's part climbs back:
-        // with CPU 1 down to 256 (two half-lives), 1024 × 1024 / 1280 = 819.
-        assert_eq!(calc_group_shares(1024, 1024, 1024, 1280, 1024), 819);
-        // A CPU the group has just reached: its average is still 0, but the weight queued
-        // counts — 1024 / (2048 + 1024) of the shares, not nothing.
-        assert_eq!(calc_group_shares(1024, 1024, 0, 2048, 0), 341);
-        // Never more than the group's shares, never less than 2.
-        assert_eq!(calc_group_shares(1024, 1024, 1024, 0, 0), 1024);
-        assert_eq!(calc_group_shares(1024, 0, 0, 0, 0), MIN_SHARES);
-        assert_eq!(calc_group_shares(1024, 0, 0, 1 << 20, 0), MIN_SHARES);
-    }
-
-    #[test]
-    fn in_6_6_a_cpu_publishes_only_a_change_over_a_64th() {
-        assert_eq!(tg_load_avg_change(1040, 1024), None, "16 = 1024 / 64");
-        assert_eq!(tg_load_avg_change(1041, 1024), Some(17));
-        assert_eq!(tg_load_avg_change(0, 1024), Some(-1024));
     }
 
     #[test]

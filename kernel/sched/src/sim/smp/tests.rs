@@ -314,3 +314,35 @@ fn at_the_papers_scale_hogs_started_on_one_node_spread_over_all_eight() {
     assert!(per_cpu.iter().all(|n| (6..=10).contains(n)), "{per_cpu:?}");
     assert_eq!(sim.invariant().violations, 0);
 }
+
+#[test]
+fn in_6_6_a_group_on_two_cpus_splits_its_shares_by_load_average() {
+    use crate::smp::runqueues::Runqueues;
+    // uid 1 runs a hog pinned to each of two CPUs, with 6.6's per-uid groups. Each CPU's
+    // queue of the group averages 1024 (a task runnable all the time), so the group's
+    // load over the machine, `tg->load_avg`, is 2048, and each CPU's entity weighs
+    // `calc_group_shares` = 1024 × 1024 / 2048 = 512: half the group's shares on each,
+    // where 2.6.24 gave it all 1024 on both. A CPU's load is its entity's average, 512.
+    let t = Topology::flat(2);
+    let preset = || {
+        let mut params = FairParams::preset(Era::V6_6);
+        params.grouping = Grouping::Uid;
+        Fair::new(params)
+    };
+    let mut sim = SmpSim::new(&t, preset, config(), true, DEFAULT_THRESHOLD_NS);
+    for cpu in 0..2 {
+        sim.spawn(Box::new(Hog), 1, 0, cpu, CpuSet::one(cpu));
+    }
+    sim.run_until(1000 * MS);
+    for cpu in 0..2 {
+        let policy = sim.rq(cpu).policy();
+        let weight = policy.group_shares()[0];
+        assert!(
+            weight.0 == 1 && weight.1.abs_diff(512) <= 2,
+            "CPU {cpu}: {weight:?}"
+        );
+        let load = policy.load_avg().unwrap().load;
+        assert!(load.abs_diff(512) <= 2, "CPU {cpu}: {load}");
+    }
+    assert_eq!(sim.migrations, 0, "pinned");
+}

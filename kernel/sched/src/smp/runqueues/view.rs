@@ -22,6 +22,47 @@ impl<R: Runqueues + ?Sized> Balancing<'_, R> {
     }
 }
 
+impl<R: Runqueues + ?Sized> Balancing<'_, R> {
+    /// A task of `busiest` as a pass may take it.
+    fn candidate(&self, busiest: usize, task: usize, weight: u64, prio: u32) -> Candidate {
+        let r = &*self.0;
+        let running = r.rq(busiest).current() == task;
+        let policy = r.rq(busiest).policy();
+        Candidate {
+            task,
+            weight,
+            prio,
+            allowed: r.allowed(task),
+            last_ran: policy.task_info(task).map_or(0, |i| i.exec_start),
+            // A task still leaving the CPU it was preempted on stays, as a running one.
+            running: running || r.leaving(task),
+        }
+    }
+
+    /// 6.6: `busiest`'s fair tasks in one list whatever their group (`rq->cfs_tasks`), each
+    /// weighing its `task_h_load`, the least recently run first — the list's tail, which
+    /// `detach_tasks` starts from (a task goes to the head when it is queued or picked).
+    /// The running task is in the list too: it stays, but keeps a pass from being "all
+    /// pinned" if its affinity allows the balancing CPU.
+    fn load_avg_queue(&self, busiest: usize, busy: &[crate::policy::BalanceQueue]) -> Queues {
+        let mut tasks: Vec<Candidate> = busy
+            .iter()
+            .flat_map(|q| &q.waiting)
+            .map(|w| self.candidate(busiest, w.task, w.h_load, w.prio))
+            .collect();
+        tasks.sort_by_key(|c| c.last_ran);
+        if let Some(task) = self.running(busiest) {
+            tasks.push(self.candidate(busiest, task, 0, MAX_PRIO));
+        }
+        Queues::Flat(GroupQueues {
+            busiest: tasks,
+            busiest_load: busy.iter().map(|q| q.load).sum(),
+            this_load: 0,
+            this_best_prio: MAX_PRIO,
+        })
+    }
+}
+
 impl<R: Runqueues + ?Sized> Machine for Balancing<'_, R> {
     fn stats(&self) -> Vec<CpuStat> {
         stats(self.0)
@@ -34,8 +75,11 @@ impl<R: Runqueues + ?Sized> Machine for Balancing<'_, R> {
     fn queues(&self, busiest: usize, this_cpu: usize) -> Queues {
         let r = &*self.0;
         let (b, t) = (r.rq(busiest), r.rq(this_cpu));
-        let here = t.policy().balance_queues();
         let busy = b.policy().balance_queues();
+        if r.split() == SharesSplit::FromLoadAvg {
+            return self.load_avg_queue(busiest, &busy);
+        }
+        let here = t.policy().balance_queues();
         // Without groups the policy has one queue, the root's (uid `None`).
         let grouped = busy.len() != 1 || busy[0].uid.is_some();
         let busy_uids: Vec<Option<u32>> = busy.iter().map(|q| q.uid).collect();

@@ -1,8 +1,9 @@
 //! Per-entity load tracking (PELT), as Linux 6.6 keeps it (kernel/sched/pelt.c): how much
 //! of the recent past an entity was runnable and running, in a geometric average whose
-//! weight halves every 32 periods of 1024 × 1024 ns (about 1.05 ms each) — about 33.5 ms. 6.6's balancer reads a CPU's
-//! load as its root runqueue's `load_avg`, and splits a group's shares by its runqueues'
-//! `load_avg` on each CPU ([`super::shares`]).
+//! weight halves every 32 periods of 1024 × 1024 ns (about 1.05 ms each) — about 33.5 ms.
+//! This is the arithmetic of one average; when the fair class's entities and runqueues
+//! update theirs is `fair::load_avg`'s. 6.6's balancer reads a CPU's load as its root
+//! runqueue's `load_avg`, and a group's entity weighs its part of the group's load.
 //!
 //! Time is counted in units of 1024 ns, a *period* is 1024 of them. Each past period's
 //! contribution is multiplied by y for every period since, where y³² = ½. Three sums are
