@@ -144,6 +144,9 @@ fn seed003_figures(run: &Run) -> Vec<Value> {
 /// How far apart a figure of two runs may be, in µs, and why (see the test below).
 const SPREAD_US: f64 = 250.0;
 
+/// One tick at HZ 250, in µs: how far a wake-up latency may move besides (see below).
+const TICK_US: f64 = 4000.0;
+
 /// One figure that differs between two runs: where it is, and its two values.
 struct Difference {
     at: String,
@@ -154,12 +157,18 @@ struct Difference {
 impl Difference {
     /// Whether the difference is within the spread the test allows: a latency count may
     /// gain or lose the sample that lands on the window's edge, a share moves in its third
-    /// decimal, and every other figure (µs) moves by at most [`SPREAD_US`].
+    /// decimal, a latency statistic by at most a tick more than [`SPREAD_US`] — a wake-up
+    /// a few instructions later can fall past the tick that would have run it, and that
+    /// sample moves by a tick, the percentiles with it (measured: a change that only
+    /// resized the kernel's runqueue records moved seed003's p99 and max by 4002 µs and its
+    /// p50 by 1340 at `smp=4`, not at `smp=1`) — and every other figure (µs, the tasks' CPU
+    /// times) by at most [`SPREAD_US`].
     fn within_spread(&self) -> bool {
         let by = (self.alone - self.here).abs();
         match self.at.rsplit('.').next() {
             Some("n" | "missed") => by <= 1.0,
             Some("share") => by <= 0.001,
+            Some("avg_us" | "p50_us" | "p90_us" | "p99_us" | "max_us") => by <= TICK_US + SPREAD_US,
             _ => by <= SPREAD_US,
         }
     }
@@ -240,8 +249,9 @@ fn every_cpu_comes_up_and_a_parked_cpu_moves_no_figure() {
         // checkouts. A start a few instructions off mostly moves a figure by 1 µs
         // (measured: 50 runs, idle and loaded hosts), but now and then it moves a tick or
         // a wake-up across a decision — which task a tick finds running — and the tasks'
-        // CPU times move by tens of µs (seen once on CI: 44 µs). SPREAD_US bounds that:
-        // well under one tick (4 ms) of any figure. Each difference is printed.
+        // CPU times move by tens of µs (seen once on CI: 44 µs), a latency by a tick.
+        // SPREAD_US bounds the first, well under one tick (4 ms); a latency statistic may
+        // move by a tick more (`Difference::within_spread`). Each difference is printed.
         let got = seed003_figures(&run);
         assert_eq!(got.len(), expected.len(), "{}", run.stdout);
         let mut found = Vec::new();

@@ -125,6 +125,8 @@ pub struct QueuedTask {
     /// 6.6: its load as its CPU's root runqueue sees it (`task_h_load`); its weight in
     /// eras that do not track load.
     pub h_load: u64,
+    /// 6.6: its utilisation (`util_avg`, 0–1024); 0 in eras that do not track load.
+    pub util: u64,
 }
 
 /// 6.6: a CPU's root runqueue's load-tracking averages, what its balancer reads

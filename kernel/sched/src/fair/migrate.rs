@@ -221,6 +221,7 @@ impl Fair {
                                 } else {
                                     se.weight
                                 },
+                                util: se.avg.util_avg,
                             }
                         })
                         .collect(),

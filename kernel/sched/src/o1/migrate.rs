@@ -132,6 +132,7 @@ impl O1 {
                     weight: weight(id),
                     prio: self.t(id).prio as u32,
                     h_load: weight(id),
+                    util: 0,
                 })
                 .collect(),
             best_prio: all

@@ -22,9 +22,12 @@
 //! The machine is the caller's ([`Machine`]): the CPUs' loads, the busiest CPU's tasks, the
 //! moves. The pass decides; it never touches a runqueue.
 
-use super::busiest::{CpuStat, IdleType, Verdict, find_busiest_group, find_busiest_queue, v2_6_36};
+use super::busiest::{
+    CpuStat, IdleType, Migration, Verdict, find_busiest_group, find_busiest_queue, v2_6_36, v6_6,
+};
 use super::cpuset::CpuSet;
 use super::domains::{Domain, Flags, Rules};
+use super::move_tasks::v6_6::detach_tasks;
 use super::move_tasks::{Env, Queues, move_tasks};
 use super::schedstat::{DomainStats, index};
 use super::shares::{GroupSpan, Share, SharesSplit, ratelimit_ns, split};
@@ -158,9 +161,14 @@ pub fn load_balance(
         let verdict = match domain.rules {
             Rules::V2_6_24 => find_busiest_group(domain, this_cpu, &stats, why, cpus),
             Rules::V2_6_36 => v2_6_36::find_busiest_group(domain, this_cpu, &stats, why, cpus),
+            Rules::V6_6 => v6_6::find_busiest_group(domain, this_cpu, &stats, why, cpus),
         };
-        let (group, imbalance) = match verdict {
-            Verdict::Pull { group, imbalance } => (group, imbalance),
+        let (group, migration, imbalance) = match verdict {
+            Verdict::Pull {
+                group,
+                migration,
+                imbalance,
+            } => (group, migration, imbalance),
             Verdict::NotTheBalancer => {
                 outcome.not_the_balancer = true;
                 return balanced(state, domain, why, all_pinned, outcome);
@@ -173,6 +181,9 @@ pub fn load_balance(
         let busiest = match domain.rules {
             Rules::V2_6_24 => find_busiest_queue(&domain.groups[group], &stats, imbalance, cpus),
             Rules::V2_6_36 => v2_6_36::find_busiest_queue(domain, group, &stats, imbalance, cpus),
+            Rules::V6_6 => {
+                v6_6::find_busiest_queue(domain, group, &stats, migration, imbalance, cpus)
+            }
         };
         let Some(busiest) = busiest else {
             state.stats.no_busy_queue[kind] += 1;
@@ -186,10 +197,17 @@ pub fn load_balance(
                 nr_balance_failed: state.nr_balance_failed,
                 cache_nice_tries: p.cache_nice_tries,
                 favour_best_prio: m.shares_split() == SharesSplit::Full,
-                halve_per_failure: m.shares_split() == SharesSplit::FromLoadAvg,
                 repeat_look: m.shares_split().repeats_look(),
             };
-            let pulled = move_tasks(&m.queues(busiest, this_cpu), imbalance, &env);
+            let queues = m.queues(busiest, this_cpu);
+            let pulled = match domain.rules {
+                Rules::V6_6 => {
+                    let nr_running = stats[busiest].nr_running as usize;
+                    let tasks = queues.candidates();
+                    detach_tasks(&tasks, migration, imbalance, nr_running, why, &env)
+                }
+                _ => move_tasks(&queues, imbalance, &env),
+            };
             // Linux's `ld_moved`: load moved, in the imbalance's units. With split shares
             // tasks can move and count for nothing (their group holds no share there yet,
             // its `h_load` is 0): the pass then counts as a failure, as in Linux.
@@ -211,7 +229,7 @@ pub fn load_balance(
                     // to `out_balanced`, and counts the pass balanced.
                     match domain.rules {
                         Rules::V2_6_24 => state.stats.failed[kind] += 1,
-                        Rules::V2_6_36 => state.stats.balanced[kind] += 1,
+                        Rules::V2_6_36 | Rules::V6_6 => state.stats.balanced[kind] += 1,
                     }
                     return outcome;
                 }
@@ -233,71 +251,11 @@ pub fn load_balance(
         if !periodic {
             return outcome;
         }
-        return failed(state, domain, busiest, this_cpu, m, outcome);
-    }
-}
-
-/// A periodic pass found an imbalance and moved nothing: one more failure. After more than
-/// `cache_nice_tries + 2` in a row the busiest CPU is asked to push its running task here
-/// (active balancing), unless its affinity forbids this CPU; the interval goes back to its
-/// minimum, or doubles once a push is asked for.
-fn failed(
-    state: &mut DomainState,
-    domain: &Domain,
-    busiest: usize,
-    this_cpu: usize,
-    m: &impl Machine,
-    mut outcome: Outcome,
-) -> Outcome {
-    let p = domain.params;
-    state.nr_balance_failed += 1;
-    if state.nr_balance_failed <= p.cache_nice_tries + 2 {
-        state.balance_interval_ms = p.min_interval_ms;
-        return outcome;
-    }
-    if !m.running_allowed(busiest).contains(this_cpu) {
-        // Its running task may not come here either: as if all pinned (the failure count
-        // stays).
-        return pinned(state, domain, outcome);
-    }
-    outcome.push_from = Some(busiest);
-    state.stats.active += 1;
-    state.nr_balance_failed = p.cache_nice_tries + 1;
-    if state.balance_interval_ms < p.max_interval_ms {
-        state.balance_interval_ms *= 2;
-    }
-    outcome
-}
-
-/// `out_balanced`: nothing to do, no failure counted; a periodic pass doubles its interval
-/// (a newly-idle pass leaves the interval alone).
-fn balanced(
-    state: &mut DomainState,
-    domain: &Domain,
-    why: IdleType,
-    all_pinned: bool,
-    outcome: Outcome,
-) -> Outcome {
-    state.stats.balanced[index(why)] += 1;
-    state.nr_balance_failed = 0;
-    if why != IdleType::NewlyIdle {
-        grow(state, domain, all_pinned);
-    }
-    outcome
-}
-
-/// `out_one_pinned`: as balanced, but the failure count is kept.
-fn pinned(state: &mut DomainState, domain: &Domain, outcome: Outcome) -> Outcome {
-    // Linux's `out_one_pinned` label is past `out_balanced`'s count: the pass stays a
-    // failure only.
-    grow(state, domain, true);
-    outcome
-}
-
-fn grow(state: &mut DomainState, domain: &Domain, all_pinned: bool) {
-    let i = state.balance_interval_ms;
-    if (all_pinned && i < MAX_PINNED_INTERVAL_MS) || i < domain.params.max_interval_ms {
-        state.balance_interval_ms = i * 2;
+        // 6.6 pushes a running task only when it is tasks that are to move
+        // (`imbalanced_active_balance`): a load or utilisation imbalance never does on CPUs
+        // of equal capacity.
+        let may_push = domain.rules != Rules::V6_6 || migration == Migration::Task;
+        return failed(state, domain, busiest, this_cpu, may_push, m, outcome);
     }
 }
 
@@ -397,6 +355,9 @@ fn is_top(domains: &[Domain], i: usize) -> bool {
         .get(i + 1)
         .is_none_or(|parent| !parent.params.flags.has(Flags::LOAD_BALANCE))
 }
+
+mod outcome;
+use outcome::{balanced, failed};
 
 #[cfg(test)]
 mod tests;

@@ -31,6 +31,22 @@ pub struct CpuStat {
     pub cpu_load: CpuLoad,
     /// Whether it runs its idle task (`idle_cpu`).
     pub idle: bool,
+    /// 6.6: its root runqueue's utilisation (`cpu_util_cfs`, 0–1024; 0 in earlier eras).
+    pub util: u64,
+    /// 6.6: its root runqueue's runnable average (`cpu_runnable`; 0 in earlier eras).
+    pub runnable: u64,
+}
+
+/// What a pass moves, and so what its imbalance counts (6.6's `enum migration_type`;
+/// earlier eras always move load).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Migration {
+    /// Load: the imbalance is in the root runqueue's load units.
+    Load,
+    /// Utilisation: the imbalance is spare capacity to fill.
+    Util,
+    /// Tasks: the imbalance is a number of tasks.
+    Task,
 }
 
 /// Why a CPU balances (`enum cpu_idle_type`): it picks the load history read.
@@ -56,6 +72,8 @@ pub enum Verdict {
     Pull {
         /// The busiest group, by its index among the domain's groups.
         group: usize,
+        /// What to move (load before 6.6).
+        migration: Migration,
         /// How much weighted load to move.
         imbalance: u64,
     },
@@ -199,6 +217,7 @@ pub fn find_busiest_group(
             (max_pull * busy_power).min((avg_load - this_load) * this_power) / SCHED_LOAD_SCALE;
         if imbalance >= busy_per_task {
             return Verdict::Pull {
+                migration: Migration::Load,
                 group: busy_g,
                 imbalance,
             };
@@ -218,6 +237,7 @@ pub fn find_busiest_group(
     }
     Verdict::Pull {
         group: busy_g,
+        migration: Migration::Load,
         imbalance,
     }
 }
@@ -309,12 +329,14 @@ pub(crate) fn steady(tasks: &[u32]) -> alloc::vec::Vec<CpuStat> {
                 nr_running: n,
                 cpu_load: CpuLoad::steady(load),
                 idle: n == 0,
+                ..CpuStat::default()
             }
         })
         .collect()
 }
 
 pub mod v2_6_36;
+pub mod v6_6;
 
 #[cfg(test)]
 mod tests;

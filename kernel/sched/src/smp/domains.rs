@@ -75,6 +75,8 @@ impl Flags {
     /// to run one task (2.6.31–, MC and CPU; `SD_PREFER_SIBLING`, whose value here is
     /// cfslab's own).
     pub const PREFER_SIBLING: u32 = 4096;
+    /// A level that spans NUMA nodes (6.6's `SD_NUMA`; the value here is cfslab's own).
+    pub const NUMA: u32 = 8192;
 
     /// Whether any of `flags` is set.
     pub fn has(self, flags: u32) -> bool {
@@ -139,6 +141,12 @@ pub struct Domain {
     /// The domain below it has `SD_PREFER_SIBLING` (2.6.36 then counts each of this
     /// domain's groups as able to run one task).
     pub child_prefers_siblings: bool,
+    /// The domain below it is a core's hyperthreads (its groups are SMT cores: 6.6's
+    /// `SD_SHARE_CPUCAPACITY` in a group's flags).
+    pub child_shares_cpu_capacity: bool,
+    /// 6.6: how many tasks a NUMA level lets a node run before a small imbalance towards
+    /// it counts (`imb_numa_nr`; 0 at and below the last-level cache).
+    pub imb_numa_nr: u64,
 }
 
 /// The era whose balancer rules a domain follows.
@@ -148,18 +156,22 @@ pub enum Rules {
     V2_6_24,
     /// 2.6.36's (`build_2_6_36`): `sd_lb_stats`, group power summed from its CPUs.
     V2_6_36,
+    /// 6.6's: `sd_init`'s parameters, capacity 1024 a CPU, groups classified by type
+    /// (`busiest::v6_6`) over PELT loads. The levels are still 2.6.36's (6.6 builds a NUMA
+    /// level per distance; not yet modelled).
+    V6_6,
 }
 
 impl Rules {
-    /// The rules the simulator balances `era` by: 2.6.24's for 2.6.24 and 2.6.25, 2.6.36's
-    /// for the eras after — checked against 2.6.36's source only (2.6.32 and 2.6.35 differ
-    /// in details) — and, until 6.6's own balancer (PELT loads, group types) is modelled,
-    /// for 6.6 too.
+    /// The rules `era` balances by: 2.6.24's for 2.6.24 and 2.6.25, 2.6.36's for the CFS
+    /// eras after — checked against 2.6.36's source only (2.6.32 and 2.6.35 differ in
+    /// details) — and 6.6's for 6.6.
     pub fn of(era: crate::params::Era) -> Rules {
         use crate::params::Era;
         match era {
             Era::V2_6_24 | Era::V2_6_25 => Rules::V2_6_24,
-            Era::V2_6_32 | Era::V2_6_35 | Era::V2_6_36 | Era::V6_6 => Rules::V2_6_36,
+            Era::V2_6_32 | Era::V2_6_35 | Era::V2_6_36 => Rules::V2_6_36,
+            Era::V6_6 => Rules::V6_6,
         }
     }
 }
@@ -265,13 +277,14 @@ pub fn build(t: &Topology, cpu: usize, rules: Rules) -> Vec<Domain> {
         Rules::V2_6_24 => SCHED_LOAD_SCALE,
         // `update_cpu_power` on a machine without RT load: a thread's share of the gain.
         Rules::V2_6_36 if threads > 1 => SMT_GAIN / threads,
-        Rules::V2_6_36 => SCHED_LOAD_SCALE,
+        Rules::V2_6_36 | Rules::V6_6 => SCHED_LOAD_SCALE,
     };
     let mut domains: Vec<Domain> = Vec::new();
     for (level, span, groups) in built {
         let params = match rules {
             Rules::V2_6_24 => params_2_6_24(level, t.len()),
             Rules::V2_6_36 => params_2_6_36(level, t.len()),
+            Rules::V6_6 => params_6_6(level, span.len() as u64, max_distance(t, node, span)),
         };
         let groups = groups
             .into_iter()
@@ -279,7 +292,7 @@ pub fn build(t: &Topology, cpu: usize, rules: Rules) -> Vec<Domain> {
                 cpus,
                 power: match rules {
                     Rules::V2_6_24 => group_power(t, level, cpus),
-                    Rules::V2_6_36 => cpu_power * cpus.len() as u64,
+                    Rules::V2_6_36 | Rules::V6_6 => cpu_power * cpus.len() as u64,
                 },
             })
             .collect();
@@ -291,14 +304,54 @@ pub fn build(t: &Topology, cpu: usize, rules: Rules) -> Vec<Domain> {
             rules,
             cpu_power,
             child_prefers_siblings: false,
+            child_shares_cpu_capacity: false,
+            imb_numa_nr: 0,
         });
     }
     let mut domains = attach(domains);
     for i in 1..domains.len() {
         let below = domains[i - 1].params.flags;
         domains[i].child_prefers_siblings = below.has(Flags::PREFER_SIBLING);
+        domains[i].child_shares_cpu_capacity = below.has(Flags::SHARE_CPUPOWER);
+    }
+    if rules == Rules::V6_6 {
+        set_imb_numa_nr(&mut domains);
     }
     domains
+}
+
+/// The farthest node of `span` from `node` (10 on one node).
+fn max_distance(t: &Topology, node: usize, span: CpuSet) -> u64 {
+    let distances = span.iter().map(|c| t.distance(node, t.place(c).node));
+    u64::from(distances.max().unwrap_or(10))
+}
+
+/// 6.6's `imb_numa_nr` (`build_sched_domains`): at the first level above the last-level
+/// cache, the number of caches it spans (or an eighth of its CPUs if one), at least 1;
+/// each level above multiplies it by how many of that first NUMA span it covers.
+fn set_imb_numa_nr(domains: &mut [Domain]) {
+    let llc = |d: &Domain| d.params.flags.has(Flags::SHARE_PKG_RESOURCES);
+    let mut first: Option<(u64, u64)> = None;
+    for i in 1..domains.len() {
+        if llc(&domains[i]) {
+            continue;
+        }
+        let span = domains[i].span.len() as u64;
+        domains[i].imb_numa_nr = match first {
+            None if llc(&domains[i - 1]) => {
+                let nr_llcs = span / domains[i - 1].span.len() as u64;
+                let imb = if nr_llcs == 1 { span >> 3 } else { nr_llcs }.max(1);
+                let numa_span = domains[i..]
+                    .iter()
+                    .find(|d| d.params.flags.has(Flags::NUMA))
+                    .map_or(span, |d| d.span.len() as u64);
+                first = Some((imb, numa_span));
+                imb
+            }
+            None => 0,
+            Some((imb, numa_span)) => imb * (span / numa_span).max(1),
+        };
+    }
 }
 
 /// A group's power in 2.6.24 without power savings (see the module's docs).
@@ -373,7 +426,7 @@ fn attach(mut domains: Vec<Domain>) -> Vec<Domain> {
 }
 
 mod params;
-pub use params::{params_2_6_24, params_2_6_36};
+pub use params::{params_2_6_24, params_2_6_36, params_6_6};
 
 #[cfg(test)]
 mod tests;

@@ -8,10 +8,10 @@
 //!   topology as 2.6.24 built them (`build_sched_domains`), with each level's parameters;
 //! - [`cpu_load`]: 2.6.24's per-CPU load history (`cpu_load[]`) and the low and high
 //!   guesses the balancer takes of a CPU's load;
-//! - [`busiest`]: 2.6.24's `find_busiest_group` and `find_busiest_queue`: which CPU, if
-//!   any, a balancing CPU should pull from, and how much load;
+//! - [`busiest`]: `find_busiest_group` and `find_busiest_queue` of 2.6.24, 2.6.36 and 6.6:
+//!   which CPU, if any, a balancing CPU should pull from, and how much (6.6: of what);
 //! - [`move_tasks`]: which of that CPU's tasks it pulls (`balance_tasks`,
-//!   `can_migrate_task`, `load_balance_fair` with groups);
+//!   `can_migrate_task`, `load_balance_fair` with groups; 6.6's `detach_tasks`);
 //! - [`balancer`]: the passes themselves — when a domain is balanced, the interval that
 //!   grows and shrinks, failures and active balancing (`load_balance`);
 //! - [`shares`]: a group's shares split between CPUs by its tasks' weight on each (2.6.27–

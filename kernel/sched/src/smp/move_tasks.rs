@@ -46,6 +46,8 @@ pub struct Candidate {
     pub last_ran: u64,
     /// Whether it runs now on the busiest CPU.
     pub running: bool,
+    /// 6.6: its utilisation (`task_util_est`, here its `util_avg`); 0 before.
+    pub util: u64,
 }
 
 /// What the pass knows of the domain and the time.
@@ -63,10 +65,6 @@ pub struct Env {
     /// may still move if it would be the best-priority task here. 2.6.27 dropped both
     /// ("remove prio preference from balance decisions"): from then on such a task stays.
     pub favour_best_prio: bool,
-    /// 6.6 (`detach_tasks` moving load): a task is too heavy when its load, halved once per
-    /// failed pass (`shr_bound`), is more than what is left to move — not half of it, and
-    /// with no slack; failures let ever heavier tasks go.
-    pub halve_per_failure: bool,
     /// 2.6.34–: the look is taken again while it moves something and the imbalance is not
     /// met (`move_tasks` calling `load_balance_fair` in a loop, "Remove the sched_class
     /// load_balance methods"); before, once.
@@ -93,7 +91,7 @@ fn task_hot(c: &Candidate, now: u64) -> bool {
 
 /// `can_migrate_task`: may `c` move to the balancing CPU? `pinned` is cleared once a task's
 /// affinity allows it.
-fn can_migrate(c: &Candidate, env: &Env, pinned: &mut bool) -> bool {
+pub(super) fn can_migrate(c: &Candidate, env: &Env, pinned: &mut bool) -> bool {
     if !c.allowed.contains(env.this_cpu) {
         return false;
     }
@@ -124,9 +122,7 @@ pub fn balance_tasks(
         if looked > NR_MIGRATE {
             break;
         }
-        let too_heavy = if env.halve_per_failure {
-            (c.weight >> env.nr_balance_failed.min(63)) as i64 > rem
-        } else if env.favour_best_prio {
+        let too_heavy = if env.favour_best_prio {
             // SCHED_LOAD_SCALE_FUZZ: a nice-0 task's slack.
             (c.weight >> 1) as i64 > rem + 1024 && c.prio >= *best_prio
         } else {
@@ -180,6 +176,19 @@ pub enum Queues {
         /// The busiest CPU's load (its top-level entities' weight).
         root_load: u64,
     },
+}
+
+impl Queues {
+    /// Every candidate, group after group in the order given.
+    pub fn candidates(&self) -> Vec<Candidate> {
+        match self {
+            Queues::Flat(q) => q.busiest.clone(),
+            Queues::Groups(groups) | Queues::Split { groups, .. } => groups
+                .iter()
+                .flat_map(|g| g.busiest.iter().copied())
+                .collect(),
+        }
+    }
 }
 
 /// `move_tasks` of the fair class: without groups, one look over the runqueue for the
@@ -311,6 +320,8 @@ pub fn load_balance_fair(groups: &[GroupQueues], max_load: u64, env: &Env, pulle
         }
     }
 }
+
+pub mod v6_6;
 
 #[cfg(test)]
 mod tests;

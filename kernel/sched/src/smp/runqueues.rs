@@ -249,12 +249,15 @@ pub fn stats<R: Runqueues + ?Sized>(r: &R) -> Vec<CpuStat> {
             // The current task counts while it is still queued: one about to sleep (a
             // newly-idle pass) has left the queue already, as in Linux.
             let queued = !idle && rq.state(current) == State::Running;
+            let avg = rq.policy().load_avg();
             CpuStat {
                 load: weighted_cpuload(r, cpu),
                 nr_running: queues.iter().map(|q| q.waiting.len() as u32).sum::<u32>()
                     + u32::from(queued),
                 cpu_load: r.balance(cpu).cpu_load,
                 idle,
+                util: avg.map_or(0, |a| a.util.min(1024)),
+                runnable: avg.map_or(0, |a| a.runnable),
             }
         })
         .collect()

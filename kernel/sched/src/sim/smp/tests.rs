@@ -346,3 +346,41 @@ fn in_6_6_a_group_on_two_cpus_splits_its_shares_by_load_average() {
     }
     assert_eq!(sim.migrations, 0, "pinned");
 }
+
+#[test]
+fn in_6_6_tasks_move_by_count_first_then_by_load() {
+    // The same five hogs under 6.6 (groups per uid, shares from PELT). At the first tick
+    // CPU 1 is idle beside five tasks: its group has spare capacity and CPU 0's is
+    // overloaded, so *tasks* move — half the difference, 5 / 2 = 2 (the two least recently
+    // run, both uid 2's). Then both CPUs are busy and overloaded and *load* moves, at CPU 1's
+    // busy interval (2 ms × `busy_factor` 16 = 32 ms): uid 2's share on CPU 0 follows its
+    // load average there (1024 × 1024 / 3072 = 341 at first), CPU 0 stays heavier, and a
+    // uid 2 task goes at 36 ms and the last at 68 ms. uid 1's hog ends alone: each user has
+    // half the machine, as from 2.6.33 — by another road.
+    let t = Topology::flat(2);
+    let preset = || {
+        let mut params = FairParams::preset(Era::V6_6);
+        params.grouping = Grouping::Uid;
+        Fair::new(params)
+    };
+    let mut sim = SmpSim::new(&t, preset, config(), true, DEFAULT_THRESHOLD_NS);
+    sim.spawn(Box::new(Hog), 1, 0, 0, t.all());
+    for _ in 0..4 {
+        sim.spawn(Box::new(Hog), 2, 0, 0, t.all());
+    }
+    let mut moves = Vec::new();
+    for ms in 1..=200 {
+        let before = sim.migrations;
+        sim.run_until(ms * MS);
+        if sim.migrations != before {
+            moves.push((ms, sim.migrations));
+        }
+    }
+    assert_eq!(moves, [(4, 2), (36, 3), (68, 4)]);
+    let (cpus, uid1, uid2) = one_hog_beside_four(Era::V6_6);
+    assert_eq!(cpus, [0, 1, 1, 1, 1]);
+    assert!(
+        (uid1 - 0.5).abs() < 0.02 && (uid2 - 0.5).abs() < 0.02,
+        "{uid1} {uid2}"
+    );
+}

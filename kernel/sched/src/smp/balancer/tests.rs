@@ -32,6 +32,7 @@ impl Toy {
                             allowed: CpuSet::first(tasks_per_cpu.len()),
                             last_ran: 0,
                             running: i == 0,
+                            util: 0,
                         }
                     })
                     .collect()
@@ -59,6 +60,7 @@ impl Machine for Toy {
                     nr_running: tasks.len() as u32,
                     cpu_load: CpuLoad::steady(load),
                     idle: tasks.is_empty(),
+                    ..CpuStat::default()
                 }
             })
             .collect()

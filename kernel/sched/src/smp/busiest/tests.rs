@@ -21,6 +21,7 @@ fn three_tasks_against_one_pull_one_task() {
     assert_eq!(
         v,
         Verdict::Pull {
+            migration: Migration::Load,
             group: 1,
             imbalance: 1024
         }
@@ -38,6 +39,7 @@ fn two_against_one_still_pulls_a_task_by_the_small_imbalance_rule() {
     assert_eq!(
         v,
         Verdict::Pull {
+            migration: Migration::Load,
             group: 1,
             imbalance: 1024
         }
@@ -75,6 +77,7 @@ fn a_package_running_two_tasks_gives_one_to_an_idle_package() {
     assert_eq!(
         v,
         Verdict::Pull {
+            migration: Migration::Load,
             group: 1,
             imbalance: 1024
         }
@@ -129,6 +132,7 @@ fn the_load_history_the_domain_names_is_read() {
     assert_eq!(
         find_busiest_group(d, 1, &stats, IdleType::Idle, t.all()),
         Verdict::Pull {
+            migration: Migration::Load,
             group: 1,
             imbalance: 1536
         }

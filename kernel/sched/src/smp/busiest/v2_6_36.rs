@@ -24,7 +24,7 @@
 //! Everything is unsigned, as Linux's `unsigned long`s. Left out, as in 2.6.24's: power
 //! savings, and `SD_ASYM_PACKING` (POWER7 only).
 
-use super::{CpuStat, IdleType, Verdict, load_index, sum_group};
+use super::{CpuStat, IdleType, Migration, Verdict, load_index, sum_group};
 use crate::smp::cpuset::CpuSet;
 use crate::smp::domains::{Domain, Group, Level, SCHED_LOAD_SCALE};
 
@@ -131,6 +131,7 @@ pub fn find_busiest_group(
     };
     Verdict::Pull {
         group: busy_g,
+        migration: Migration::Load,
         imbalance: groups.imbalance(&busy, &this),
     }
 }

@@ -1,4 +1,5 @@
-//! Each level's parameters as x86_64 set them (`SD_*_INIT`): 2.6.24's and 2.6.36's.
+//! Each level's parameters as x86_64 set them: 2.6.24's and 2.6.36's (`SD_*_INIT`), and
+//! 6.6's (`sd_init`, one rule for every level).
 
 use super::{Flags, Level, Params};
 
@@ -102,5 +103,52 @@ pub fn params_2_6_24(level: Level, cpus: usize) -> Params {
             64,
             F::LOAD_BALANCE | F::SERIALIZE,
         ),
+    }
+}
+
+/// `RECLAIM_DISTANCE`: a NUMA level whose farthest node is more than this far stops
+/// placing forks, execs and affine wake-ups across it (6.6's `node_reclaim_distance`).
+const RECLAIM_DISTANCE: u64 = 30;
+
+/// 6.6's parameters for `level` spanning `weight` CPUs whose farthest node is `distance`
+/// away (`sd_init`, kernel/sched/topology.c): intervals of `weight` to 2 × `weight` ms, a
+/// busy CPU balancing 16 times less often, a 17 % margin (10 % between hyperthreads), and
+/// cache-hot tasks kept for 1 failed pass (2 across nodes, none between hyperthreads).
+/// Every level balances at fork, exec and newly idle and prefers siblings, but NUMA levels,
+/// which are serialised; beyond `RECLAIM_DISTANCE` a NUMA level no longer places forks,
+/// execs or wake-ups. (6.6 has no `cpu_load[]`: the history indexes are 0.)
+pub fn params_6_6(level: Level, weight: u64, distance: u64) -> Params {
+    use Flags as F;
+    let base = F::LOAD_BALANCE
+        | F::BALANCE_NEWIDLE
+        | F::BALANCE_EXEC
+        | F::BALANCE_FORK
+        | F::WAKE_AFFINE
+        | F::PREFER_SIBLING;
+    let (pct, tries, flags) = match level {
+        Level::Smt => (110, 0, base | F::SHARE_CPUPOWER | F::SHARE_PKG_RESOURCES),
+        Level::Mc => (117, 1, base | F::SHARE_PKG_RESOURCES),
+        Level::Cpu => (117, 1, base),
+        Level::Node | Level::AllNodes => {
+            let mut flags = (base & !F::PREFER_SIBLING) | F::NUMA | F::SERIALIZE;
+            if distance > RECLAIM_DISTANCE {
+                flags &= !(F::BALANCE_EXEC | F::BALANCE_FORK | F::WAKE_AFFINE);
+            }
+            (117, 2, flags)
+        }
+    };
+    Params {
+        min_interval_ms: weight,
+        max_interval_ms: 2 * weight,
+        busy_factor: 16,
+        imbalance_pct: pct,
+        cache_nice_tries: tries,
+        busy_idx: 0,
+        idle_idx: 0,
+        newidle_idx: 0,
+        wake_idx: 0,
+        forkexec_idx: 0,
+        balance_interval_ms: weight,
+        flags: Flags(flags),
     }
 }

@@ -12,6 +12,7 @@ fn nice0(task: usize, last_ran: u64) -> Candidate {
         allowed: CpuSet::first(2),
         last_ran,
         running: false,
+        util: 0,
     }
 }
 
@@ -22,7 +23,6 @@ fn env(failed: u64) -> Env {
         nr_balance_failed: failed,
         cache_nice_tries: 1,
         favour_best_prio: true,
-        halve_per_failure: false,
         repeat_look: false,
     }
 }
@@ -187,7 +187,6 @@ fn with_split_shares_a_pull_is_scaled_by_the_groups_part_of_the_cpu() {
     };
     let env = Env {
         favour_best_prio: false,
-        halve_per_failure: false,
         repeat_look: true,
         ..env(0)
     };

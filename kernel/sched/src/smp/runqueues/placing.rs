@@ -46,7 +46,8 @@ pub fn wake_cpu<R: Runqueues + ?Sized>(
             let smt = r.balance(prev).smt;
             placement::select_wake_cpu(&wake, &stats, smt, domains_of)
         }
-        Rules::V2_6_36 => {
+        // (6.6's own `select_idle_sibling` and `find_idlest_group` are not modelled yet.)
+        Rules::V2_6_36 | Rules::V6_6 => {
             // What the waker and the task would change at the root of the waker's CPU.
             let effect =
                 |uid: Uid, w: i64| effective_load(group_here(r, waker_cpu, uid).as_ref(), w, w);

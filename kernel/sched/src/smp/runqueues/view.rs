@@ -3,7 +3,7 @@
 //! group's shares split across CPUs.
 
 use super::{Runqueues, stats};
-use crate::policy::Policy;
+use crate::policy::{BalanceQueue, Policy, QueuedTask};
 use crate::smp::balancer::Machine;
 use crate::smp::busiest::CpuStat;
 use crate::smp::cpuset::CpuSet;
@@ -24,36 +24,50 @@ impl<R: Runqueues + ?Sized> Balancing<'_, R> {
 
 impl<R: Runqueues + ?Sized> Balancing<'_, R> {
     /// A task of `busiest` as a pass may take it.
-    fn candidate(&self, busiest: usize, task: usize, weight: u64, prio: u32) -> Candidate {
+    fn candidate(&self, busiest: usize, w: &QueuedTask) -> Candidate {
         let r = &*self.0;
-        let running = r.rq(busiest).current() == task;
+        let running = r.rq(busiest).current() == w.task;
         let policy = r.rq(busiest).policy();
         Candidate {
-            task,
-            weight,
-            prio,
-            allowed: r.allowed(task),
-            last_ran: policy.task_info(task).map_or(0, |i| i.exec_start),
+            task: w.task,
+            weight: w.h_load,
+            prio: w.prio,
+            allowed: r.allowed(w.task),
+            last_ran: policy.task_info(w.task).map_or(0, |i| i.exec_start),
             // A task still leaving the CPU it was preempted on stays, as a running one.
-            running: running || r.leaving(task),
+            running: running || r.leaving(w.task),
+            util: w.util,
         }
+    }
+
+    /// `busiest`'s running task as a candidate that cannot move (its priority does not
+    /// count), if it runs one.
+    fn running_candidate(&self, busiest: usize) -> Option<Candidate> {
+        let task = self.running(busiest)?;
+        let info = self.0.rq(busiest).policy().task_info(task)?;
+        let queued = QueuedTask {
+            task,
+            weight: info.weight,
+            prio: MAX_PRIO,
+            h_load: info.weight,
+            util: 0,
+        };
+        Some(self.candidate(busiest, &queued))
     }
 
     /// 6.6: `busiest`'s fair tasks in one list whatever their group (`rq->cfs_tasks`), each
     /// weighing its `task_h_load`, the least recently run first — the list's tail, which
     /// `detach_tasks` starts from (a task goes to the head when it is queued or picked).
-    /// The running task is in the list too: it stays, but keeps a pass from being "all
-    /// pinned" if its affinity allows the balancing CPU.
-    fn load_avg_queue(&self, busiest: usize, busy: &[crate::policy::BalanceQueue]) -> Queues {
+    /// The running task is in the list too, last: it stays, but keeps a pass from being
+    /// "all pinned" if its affinity allows the balancing CPU.
+    fn load_avg_queue(&self, busiest: usize, busy: &[BalanceQueue]) -> Queues {
         let mut tasks: Vec<Candidate> = busy
             .iter()
             .flat_map(|q| &q.waiting)
-            .map(|w| self.candidate(busiest, w.task, w.h_load, w.prio))
+            .map(|w| self.candidate(busiest, w))
             .collect();
         tasks.sort_by_key(|c| c.last_ran);
-        if let Some(task) = self.running(busiest) {
-            tasks.push(self.candidate(busiest, task, 0, MAX_PRIO));
-        }
+        tasks.extend(self.running_candidate(busiest));
         Queues::Flat(GroupQueues {
             busiest: tasks,
             busiest_load: busy.iter().map(|q| q.load).sum(),
@@ -83,21 +97,14 @@ impl<R: Runqueues + ?Sized> Machine for Balancing<'_, R> {
         // Without groups the policy has one queue, the root's (uid `None`).
         let grouped = busy.len() != 1 || busy[0].uid.is_some();
         let busy_uids: Vec<Option<u32>> = busy.iter().map(|q| q.uid).collect();
-        let candidate = |task: usize, weight: u64, prio: u32, running: bool| Candidate {
-            task,
-            weight,
-            prio,
-            allowed: r.allowed(task),
-            last_ran: b.policy().task_info(task).map_or(0, |i| i.exec_start),
-            // A task still leaving the CPU it was preempted on stays, as a running one.
-            running: running || r.leaving(task),
-        };
         // From 2.6.27 the balancer walks a list of the group's tasks that holds the
         // running one too (`cfs_rq->tasks`): it stays, but as a task whose affinity
         // allows the balancing CPU it keeps the pass from counting as "all pinned".
         // (That list is in enqueue order; the waiting tasks are taken here in the
         // timeline's, the running one last.)
-        let running = self.running(busiest).filter(|_| !r.split().load_is_tasks());
+        let running = self
+            .running_candidate(busiest)
+            .filter(|_| !r.split().load_is_tasks());
         let queues: Vec<GroupQueues> = busy
             .into_iter()
             .map(|q| {
@@ -105,14 +112,12 @@ impl<R: Runqueues + ?Sized> Machine for Balancing<'_, R> {
                 let mut tasks: Vec<Candidate> = q
                     .waiting
                     .iter()
-                    .map(|w| candidate(w.task, w.weight, w.prio, false))
+                    .map(|w| self.candidate(busiest, w))
                     .collect();
-                if let Some(task) = running
-                    && let Some(info) = b.policy().task_info(task)
-                    && (q.uid.is_none() || q.uid == Some(r.uid(task)))
+                if let Some(c) = running
+                    && (q.uid.is_none() || q.uid == Some(r.uid(c.task)))
                 {
-                    // Its priority does not count: it cannot move.
-                    tasks.push(candidate(task, info.weight, MAX_PRIO, true));
+                    tasks.push(c);
                 }
                 GroupQueues {
                     busiest: tasks,

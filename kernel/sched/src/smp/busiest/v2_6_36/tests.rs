@@ -1,6 +1,7 @@
 //! 2.6.36's `find_busiest_group` and `find_busiest_queue` against worked numbers.
 
 use super::*;
+use crate::smp::busiest::Migration;
 use crate::smp::busiest::steady;
 use crate::smp::domains::{Flags, build_2_6_24, build_2_6_36};
 use crate::smp::topology::Topology;
@@ -22,6 +23,7 @@ fn an_idle_core_pulls_one_of_two_tasks_from_a_busy_core_of_hyperthreads() {
     assert_eq!(
         verdict,
         Verdict::Pull {
+            migration: Migration::Load,
             group: 1,
             imbalance: 1024
         }
@@ -48,6 +50,7 @@ fn a_package_below_preferring_siblings_counts_as_able_to_run_one_task() {
     assert_eq!(
         verdict,
         Verdict::Pull {
+            migration: Migration::Load,
             group: 1,
             imbalance: 1024
         }

@@ -1,0 +1,73 @@
+//! How a pass ends, and what it leaves for the next (`load_balance`'s exits: a move, a
+//! failure and perhaps a push, `out_balanced`, `out_one_pinned`): the failure count and
+//! the interval.
+
+use super::{DomainState, MAX_PINNED_INTERVAL_MS, Machine, Outcome};
+use crate::smp::busiest::IdleType;
+use crate::smp::domains::Domain;
+use crate::smp::schedstat::index;
+
+/// A periodic pass found an imbalance and moved nothing: one more failure. After more than
+/// `cache_nice_tries + 2` in a row the busiest CPU is asked to push its running task here
+/// (active balancing) — if `may_push` — unless its affinity forbids this CPU; the interval
+/// goes back to its minimum, or doubles once a push is asked for.
+pub(super) fn failed(
+    state: &mut DomainState,
+    domain: &Domain,
+    busiest: usize,
+    this_cpu: usize,
+    may_push: bool,
+    m: &impl Machine,
+    mut outcome: Outcome,
+) -> Outcome {
+    let p = domain.params;
+    state.nr_balance_failed += 1;
+    if state.nr_balance_failed <= p.cache_nice_tries + 2 || !may_push {
+        state.balance_interval_ms = p.min_interval_ms;
+        return outcome;
+    }
+    if !m.running_allowed(busiest).contains(this_cpu) {
+        // Its running task may not come here either: as if all pinned (the failure count
+        // stays).
+        return pinned(state, domain, outcome);
+    }
+    outcome.push_from = Some(busiest);
+    state.stats.active += 1;
+    state.nr_balance_failed = p.cache_nice_tries + 1;
+    if state.balance_interval_ms < p.max_interval_ms {
+        state.balance_interval_ms *= 2;
+    }
+    outcome
+}
+
+/// `out_balanced`: nothing to do, no failure counted; a periodic pass doubles its interval
+/// (a newly-idle pass leaves the interval alone).
+pub(super) fn balanced(
+    state: &mut DomainState,
+    domain: &Domain,
+    why: IdleType,
+    all_pinned: bool,
+    outcome: Outcome,
+) -> Outcome {
+    state.stats.balanced[index(why)] += 1;
+    state.nr_balance_failed = 0;
+    if why != IdleType::NewlyIdle {
+        grow(state, domain, all_pinned);
+    }
+    outcome
+}
+
+/// `out_one_pinned`: as balanced, but the failure count is kept.
+fn pinned(state: &mut DomainState, domain: &Domain, outcome: Outcome) -> Outcome {
+    // Linux's `out_one_pinned` label is past `out_balanced`'s count: the pass stays a
+    // failure only.
+    grow(state, domain, true);
+    outcome
+}
+
+fn grow(state: &mut DomainState, domain: &Domain, all_pinned: bool) {
+    let i = state.balance_interval_ms;
+    if (all_pinned && i < MAX_PINNED_INTERVAL_MS) || i < domain.params.max_interval_ms {
+        state.balance_interval_ms = i * 2;
+    }
+}

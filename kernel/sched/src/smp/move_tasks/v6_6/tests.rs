@@ -1,0 +1,99 @@
+//! 6.6's `detach_tasks` against worked numbers.
+
+use super::*;
+use crate::smp::cpuset::CpuSet;
+
+/// A task of `h_load` and `util`, cold, allowed on CPUs 0 and 1.
+fn task(task: usize, h_load: u64, util: u64) -> Candidate {
+    Candidate {
+        task,
+        weight: h_load,
+        prio: 120,
+        allowed: CpuSet::first(2),
+        last_ran: 0,
+        running: false,
+        util,
+    }
+}
+
+fn env(failed: u64) -> Env {
+    Env {
+        this_cpu: 1,
+        now: 10_000_000,
+        nr_balance_failed: failed,
+        cache_nice_tries: 1,
+        favour_best_prio: false,
+        repeat_look: false,
+    }
+}
+
+#[test]
+fn load_moves_while_a_task_fits_and_each_failure_halves_a_task_s_weight() {
+    // 1500 to move; tasks of 2048, 1024 and 1024 (the tail first). 2048 is more than is
+    // left: it stays; 1024 goes, leaving 476; the next 1024 is too much. After one failed
+    // pass a task is compared at half its load: 2048 → 1024 fits, and goes — counted
+    // whole, 1500 − 2048 < 0, so nothing is left and the walk stops.
+    let tasks = [
+        task(1, 2048, 1024),
+        task(2, 1024, 1024),
+        task(3, 1024, 1024),
+    ];
+    let pulled = detach_tasks(&tasks, Migration::Load, 1500, 4, IdleType::NotIdle, &env(0));
+    assert_eq!(pulled.tasks, [2]);
+    let pulled = detach_tasks(&tasks, Migration::Load, 1500, 4, IdleType::NotIdle, &env(1));
+    assert_eq!(
+        pulled.tasks,
+        [1],
+        "2048 halved is 1024 ≤ 1500; then nothing is left"
+    );
+}
+
+#[test]
+fn tasks_move_by_count_and_utilisation_by_spare_capacity() {
+    let tasks = [task(1, 1024, 900), task(2, 1024, 300), task(3, 1024, 200)];
+    let pulled = detach_tasks(&tasks, Migration::Task, 2, 4, IdleType::Idle, &env(0));
+    assert_eq!(pulled.tasks, [1, 2]);
+    // 600 of spare capacity: 900 does not fit, 300 and 200 do.
+    let pulled = detach_tasks(&tasks, Migration::Util, 600, 4, IdleType::Idle, &env(0));
+    assert_eq!(pulled.tasks, [2, 3]);
+}
+
+#[test]
+fn an_idle_cpu_never_empties_the_busiest_and_a_newly_idle_one_takes_one() {
+    let tasks = [task(1, 1024, 0), task(2, 1024, 0), task(3, 1024, 0)];
+    // Three tasks to move from a CPU running three: an idle balancer stops at one left.
+    let pulled = detach_tasks(&tasks, Migration::Task, 3, 3, IdleType::Idle, &env(0));
+    assert_eq!(pulled.tasks, [1, 2]);
+    // A busy one may take them all.
+    let pulled = detach_tasks(&tasks, Migration::Task, 3, 3, IdleType::NotIdle, &env(0));
+    assert_eq!(pulled.tasks, [1, 2, 3]);
+    // A CPU about to go idle takes one.
+    let pulled = detach_tasks(&tasks, Migration::Task, 3, 3, IdleType::NewlyIdle, &env(0));
+    assert_eq!(pulled.tasks, [1]);
+}
+
+#[test]
+fn pinned_and_running_tasks_stay() {
+    let pinned = Candidate {
+        allowed: CpuSet::one(0),
+        ..task(1, 1024, 0)
+    };
+    let running = Candidate {
+        running: true,
+        ..task(2, 1024, 0)
+    };
+    let pulled = detach_tasks(&[pinned], Migration::Task, 1, 2, IdleType::Idle, &env(0));
+    assert!(pulled.tasks.is_empty() && pulled.all_pinned);
+    let pulled = detach_tasks(
+        &[pinned, running],
+        Migration::Task,
+        1,
+        2,
+        IdleType::Idle,
+        &env(0),
+    );
+    assert!(
+        pulled.tasks.is_empty() && !pulled.all_pinned,
+        "the running one could come"
+    );
+}
