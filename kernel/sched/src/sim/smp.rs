@@ -51,15 +51,14 @@ pub struct SmpSim<P: Policy> {
     checker: Checker,
     /// Tasks moved from one CPU to another by the balancer.
     pub migrations: u64,
-    /// How the era splits a group's shares across CPUs. 6.6 splits them by PELT's load,
-    /// not modelled yet: the simulator gives a 6.6 group its full shares on every CPU.
+    /// How the era splits a group's shares across CPUs.
     split: SharesSplit,
     /// Which era's balancer and wake-up placement run.
     rules: Rules,
 }
 
 impl<P: Policy> SmpSim<P> {
-    /// The machine `topology`, each CPU with a policy from `policy`, balancing (2.6.24's
+    /// The machine `topology`, each CPU with a policy from `policy`, balancing (the era's
     /// balancer) or not, the invariant checked with `threshold` ns.
     pub fn new(
         topology: &Topology,
