@@ -94,6 +94,11 @@ pub struct TaskInfo {
     /// When the policy last accounted the task's running (`se.exec_start`); for O(1), when
     /// it was last picked.
     pub exec_start: u64,
+    /// 6.6: its load as its CPU's root sees it (`task_h_load`); its weight in eras that do
+    /// not track load.
+    pub h_load: u64,
+    /// 6.6: its utilisation (`util_avg`); 0 in eras that do not track load.
+    pub util: u64,
 }
 
 /// One queue of tasks a balancer may pull from (2.6.24's leaf `cfs_rq`: a group's

@@ -278,6 +278,8 @@ impl Policy for Fair {
             on_rq: se.on_rq,
             sum_exec_runtime: se.sum_exec_runtime,
             exec_start: se.exec_start,
+            h_load: self.h_load_of(id),
+            util: se.avg.util_avg,
         })
     }
 

@@ -216,11 +216,7 @@ impl Fair {
                                 task: se.task.expect("a leaf queues tasks"),
                                 weight: se.weight,
                                 prio: (120 + i32::from(se.nice)) as u32,
-                                h_load: if self.tracks_load() {
-                                    self.task_h_load(se.task.expect("a leaf queues tasks"))
-                                } else {
-                                    se.weight
-                                },
+                                h_load: self.h_load_of(id),
                                 util: se.avg.util_avg,
                             }
                         })

@@ -353,6 +353,8 @@ impl Policy for O1 {
             on_rq: t.in_active.is_some(),
             sum_exec_runtime: t.sum_exec_runtime,
             exec_start: t.picked_at,
+            h_load: t.static_prio,
+            util: 0,
         })
     }
 

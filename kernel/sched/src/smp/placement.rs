@@ -219,6 +219,7 @@ pub fn wake_idle(cpu: usize, allowed: CpuSet, stats: &[CpuStat], domains: &[Doma
 }
 
 pub mod v2_6_36;
+pub mod v6_6;
 
 #[cfg(test)]
 mod tests;

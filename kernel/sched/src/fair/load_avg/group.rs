@@ -153,6 +153,16 @@ impl Fair {
         }
     }
 
+    /// A task entity's load as the balancer reads it: `task_h_load` in 6.6, its weight in
+    /// the eras that do not track load.
+    pub(in crate::fair) fn h_load_of(&self, id: EntityId) -> u64 {
+        let se = self.se(id);
+        match se.task {
+            Some(task) if self.tracks_load() => self.task_h_load(task),
+            _ => se.weight,
+        }
+    }
+
     /// `task_h_load`: `task`'s load as its CPU's root sees it — its average times its
     /// queue's part of the root's (`h_load`), over its queue's average.
     pub(in crate::fair) fn task_h_load(&self, task: TaskId) -> u64 {

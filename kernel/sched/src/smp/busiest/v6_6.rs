@@ -105,6 +105,31 @@ fn group_stats(
     why: IdleType,
 ) -> GroupStats {
     let pct = domain.params.imbalance_pct;
+    let smt = g.cpus.len() > 1 && domain.child_shares_cpu_capacity;
+    let mut s = sum_group(g, smt, stats, cpus);
+    let smt_balance = !local && why != IdleType::NotIdle && s.smt && s.nr_running > 1;
+    s.group_type = classify(pct, &s, smt_balance);
+    if s.group_type == GroupType::Overloaded {
+        s.avg_load = s.load * CAPACITY / s.capacity;
+    }
+    s
+}
+
+/// `group_classify` (on symmetric CPUs, where no group is misfit or asymmetric).
+pub(crate) fn classify(pct: u64, s: &GroupStats, smt_balance: bool) -> GroupType {
+    if overloaded(pct, s) {
+        GroupType::Overloaded
+    } else if smt_balance {
+        GroupType::SmtBalance
+    } else if !has_capacity(pct, s) {
+        GroupType::FullyBusy
+    } else {
+        GroupType::HasSpare
+    }
+}
+
+/// A group's figures over `cpus` (its CPUs the pass may look at), before classification.
+pub(crate) fn sum_group(g: &Group, smt: bool, stats: &[CpuStat], cpus: CpuSet) -> GroupStats {
     let mut s = GroupStats {
         load: 0,
         util: 0,
@@ -115,7 +140,7 @@ fn group_stats(
         capacity: CAPACITY * g.cpus.len() as u64,
         avg_load: 0,
         group_type: GroupType::HasSpare,
-        smt: g.cpus.len() > 1 && domain.child_shares_cpu_capacity,
+        smt,
     };
     for i in (g.cpus & cpus).iter() {
         let st = &stats[i];
@@ -126,19 +151,6 @@ fn group_stats(
         if st.nr_running == 0 && st.idle {
             s.idle_cpus += 1;
         }
-    }
-    let smt_balance = !local && why != IdleType::NotIdle && s.smt && s.nr_running > 1;
-    s.group_type = if overloaded(pct, &s) {
-        GroupType::Overloaded
-    } else if smt_balance {
-        GroupType::SmtBalance
-    } else if !has_capacity(pct, &s) {
-        GroupType::FullyBusy
-    } else {
-        GroupType::HasSpare
-    };
-    if s.group_type == GroupType::Overloaded {
-        s.avg_load = s.load * CAPACITY / s.capacity;
     }
     s
 }
@@ -180,7 +192,7 @@ fn sibling_imbalance(why: IdleType, busiest: &GroupStats, local: &GroupStats) ->
 /// `adjust_numa_imbalance`: across nodes, a small imbalance (2 tasks or fewer) is left
 /// while the destination runs at most `imb_numa_nr` tasks — a pair of communicating
 /// tasks may share a node.
-fn adjust_numa_imbalance(imbalance: u64, dst_running: u64, imb_numa_nr: u64) -> u64 {
+pub(crate) fn adjust_numa_imbalance(imbalance: u64, dst_running: u64, imb_numa_nr: u64) -> u64 {
     if dst_running > imb_numa_nr || imbalance > 2 {
         imbalance
     } else {

@@ -1,14 +1,15 @@
 //! Where a task that forks, execs or wakes goes, read off the runqueues: the era's
-//! `sched_balance_self` (2.6.24) and `select_task_rq_fair` (2.6.24's affine wake-up and
-//! `wake_idle`, 2.6.36's `wake_affine` and `select_idle_sibling`), from
-//! [`crate::smp::placement`]. The caller moves the task.
+//! `sched_balance_self` (2.6.24) or `find_idlest_cpu` (6.6), and `select_task_rq_fair`
+//! (2.6.24's affine wake-up and `wake_idle`, 2.6.36's and 6.6's `wake_affine` and
+//! `select_idle_sibling`), from [`crate::smp::placement`]. The caller moves the task.
 
 use super::{Runqueues, stats};
 use crate::policy::{Policy, TaskId, Uid};
 use crate::smp::cpuset::CpuSet;
-use crate::smp::domains::Rules;
+use crate::smp::domains::{Flags, Rules};
 use crate::smp::move_tasks::MIGRATION_COST_NS;
 use crate::smp::placement::v2_6_36::{self, GroupHere, effective_load};
+use crate::smp::placement::v6_6::{self, Leaving};
 use crate::smp::placement::{self, Wake};
 use crate::weights::NICE_0_LOAD;
 
@@ -16,7 +17,21 @@ use crate::weights::NICE_0_LOAD;
 /// forks (`flag` SD_BALANCE_FORK) or execs (SD_BALANCE_EXEC).
 pub fn balance_self<R: Runqueues + ?Sized>(r: &R, cpu: usize, flag: u32, allowed: CpuSet) -> usize {
     let stats = stats(r);
-    placement::balance_self(cpu, flag, allowed, &stats, |c| &r.balance(c).domains)
+    let domains_of = |c: usize| r.balance(c).domains.as_slice();
+    if r.rules() != Rules::V6_6 {
+        return placement::balance_self(cpu, flag, allowed, &stats, domains_of);
+    }
+    // 6.6 sizes the CPUs up without the task: an exec's, running here, leaves with it.
+    let rq = r.rq(cpu);
+    let leaving = (flag == Flags::BALANCE_EXEC && rq.current() != rq.idle())
+        .then(|| rq.policy().task_info(rq.current()))
+        .flatten()
+        .map(|info| Leaving {
+            cpu,
+            load: info.h_load,
+            util: info.util,
+        });
+    v6_6::find_idlest_cpu(cpu, flag, allowed, leaving, &stats, domains_of)
 }
 
 /// `select_task_rq` at a wake-up: the CPU sleeping task `task`, last on `prev`, wakes on,
@@ -46,8 +61,23 @@ pub fn wake_cpu<R: Runqueues + ?Sized>(
             let smt = r.balance(prev).smt;
             placement::select_wake_cpu(&wake, &stats, smt, domains_of)
         }
-        // (6.6's own `select_idle_sibling` and `find_idlest_group` are not modelled yet.)
-        Rules::V2_6_36 | Rules::V6_6 => {
+        Rules::V6_6 => {
+            // A synchronous waker is the task running on the waker's CPU.
+            let waker = r.rq(waker_cpu).current();
+            let waker_load = sync_waker.map(|(weight, _)| {
+                let info = r.rq(waker_cpu).policy().task_info(waker);
+                info.map_or(weight, |i| i.h_load)
+            });
+            let w = v6_6::Wake {
+                prev,
+                this_cpu: waker_cpu,
+                allowed: wake.allowed,
+                task_load: info.map_or(wake.weight, |i| i.h_load),
+                sync_waker_load: waker_load,
+            };
+            v6_6::select_wake_cpu(&w, &stats, domains_of)
+        }
+        Rules::V2_6_36 => {
             // What the waker and the task would change at the root of the waker's CPU.
             let effect =
                 |uid: Uid, w: i64| effective_load(group_here(r, waker_cpu, uid).as_ref(), w, w);
