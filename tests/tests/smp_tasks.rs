@@ -74,16 +74,22 @@ fn hogs_spread_one_per_cpu_at_fork_or_by_the_balancer() {
     // - 6.6 places a fork from the highest domain that balances forks
     //   (`find_idlest_cpu`): each child goes to an idle CPU, a group of a lower type than
     //   its parent's busy one.
-    for (era, cpus) in [("2.6.36", 4), ("2.6.24", 2), ("2.6.24", 4), ("6.6", 4)] {
+    let cases = [
+        ("era=2.6.36", 4),
+        ("era=2.6.24", 2),
+        ("era=2.6.24", 4),
+        ("policy=eevdf", 4),
+    ];
+    for (era, cpus) in cases {
         let argv = format!("/bin/csmp spread {cpus} 200");
         let smp = cpus.to_string();
-        let options = format!("era={era} invariant=on");
+        let options = format!("{era} invariant=on");
         let run = systests::on_cfslab(&options, &argv, &["--smp", &smp]);
         assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
         assert_eq!(
             run.line_after("spread: "),
             Some(format!("{cpus} hogs on {cpus} CPUs").as_str()),
-            "era {era}, {cpus} CPUs:\n{}",
+            "{era}, {cpus} CPUs:\n{}",
             run.stdout
         );
         // And no CPU idled beside a hog waiting elsewhere for the paper's 100 ms: the
@@ -159,13 +165,13 @@ fn a_wake_up_is_placed_as_the_era_places_it() {
     //   cache's three CPUs are used (x ≈ 682 of 1024), so SIS_UTIL lets the scan look at
     //   one CPU after the target: CPU 2, idle.
     let cases = [
-        ("2.6.24", None),
-        ("2.6.36", Some("orig_cpu=1 dest_cpu=2")),
-        ("6.6", Some("orig_cpu=1 dest_cpu=2")),
+        ("era=2.6.24", None),
+        ("era=2.6.36", Some("orig_cpu=1 dest_cpu=2")),
+        ("policy=eevdf", Some("orig_cpu=1 dest_cpu=2")),
     ];
     for (era, at_wake) in cases {
         let flags = ["--icount-shift", "2", "--smp", "3"];
-        let run = systests::boot_with(&format!("era={era} log=trace -- /bin/csmp affine"), &flags);
+        let run = systests::boot_with(&format!("{era} log=trace -- /bin/csmp affine"), &flags);
         assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
         let events: Vec<&str> = run
             .stdout
@@ -186,7 +192,7 @@ fn a_wake_up_is_placed_as_the_era_places_it() {
                 && instant(next) == instant(events[waking])
         });
         let moved = moved.map(|e| e.split("prio=120 ").nth(1).unwrap_or(""));
-        assert_eq!(moved, at_wake, "era {era}:\n{}", run.stdout);
+        assert_eq!(moved, at_wake, "{era}:\n{}", run.stdout);
     }
 }
 

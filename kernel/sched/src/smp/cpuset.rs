@@ -75,6 +75,12 @@ impl CpuSet {
         self.0 & !other.0 == 0
     }
 
+    /// The CPUs from `start` upwards, then from the lowest up to it (`for_each_cpu_wrap`).
+    pub fn iter_from(self, start: usize) -> impl Iterator<Item = usize> {
+        let above = self.iter().filter(move |&c| c >= start);
+        above.chain(self.iter().filter(move |&c| c < start))
+    }
+
     /// The CPUs, lowest first.
     pub fn iter(self) -> impl Iterator<Item = usize> {
         let mut rest = self.0;

@@ -42,6 +42,9 @@ pub enum Level {
     Node,
     /// Every node.
     AllNodes,
+    /// 6.6: the nodes within one of the machine's distances of this CPU's node — a level
+    /// per distinct distance, nearest first (`sched_init_numa`).
+    Numa,
 }
 
 /// A domain's flags (`SD_*`, 2.6.24's values).
@@ -120,6 +123,10 @@ pub struct Group {
     pub cpus: CpuSet,
     /// How many tasks it can run at once, in units of [`SCHED_LOAD_SCALE`].
     pub power: u64,
+    /// The CPUs that balance on its behalf (its *balance mask*): all of it, except in 6.6's
+    /// NUMA levels, whose groups overlap — there, the CPUs whose own domain at the level
+    /// has exactly this group below it (`build_balance_mask`).
+    pub balance: CpuSet,
 }
 
 /// One level of one CPU's domains.
@@ -253,7 +260,14 @@ pub fn build(t: &Topology, cpu: usize, rules: Rules) -> Vec<Domain> {
     built.push((Level::Mc, package, groups_around(cpu, package, core_group)));
     let node_cpus = t.node_cpus(node);
     built.push((Level::Cpu, node_cpus, package_groups(node_cpus)));
-    if numa {
+    // Each level's groups, with their balance masks where these are not the whole group.
+    let mut balance: Vec<Option<Vec<CpuSet>>> = alloc::vec![None; built.len()];
+    if numa && rules == Rules::V6_6 {
+        for (span, groups, masks) in numa::levels(t, cpu) {
+            built.push((Level::Numa, span, groups));
+            balance.push(Some(masks));
+        }
+    } else if numa {
         let nodes = node_span_nodes(t, node);
         let span = nodes
             .iter()
@@ -266,10 +280,12 @@ pub fn build(t: &Topology, cpu: usize, rules: Rules) -> Vec<Domain> {
             .map(|n| t.node_cpus(n))
             .collect();
         built.push((Level::Node, span, groups));
+        balance.push(None);
         if t.len() > NODES_PER_DOMAIN * node_cpus.len() {
             let mut groups: Vec<CpuSet> = (0..t.nodes()).map(|n| t.node_cpus(n)).collect();
             groups.rotate_left(node);
             built.push((Level::AllNodes, t.all(), groups));
+            balance.push(None);
         }
     }
     let threads = t.smt_siblings(0).len() as u64;
@@ -280,20 +296,23 @@ pub fn build(t: &Topology, cpu: usize, rules: Rules) -> Vec<Domain> {
         Rules::V2_6_36 | Rules::V6_6 => SCHED_LOAD_SCALE,
     };
     let mut domains: Vec<Domain> = Vec::new();
-    for (level, span, groups) in built {
+    for ((level, span, groups), masks) in built.into_iter().zip(balance) {
         let params = match rules {
             Rules::V2_6_24 => params_2_6_24(level, t.len()),
             Rules::V2_6_36 => params_2_6_36(level, t.len()),
             Rules::V6_6 => params_6_6(level, span.len() as u64, max_distance(t, node, span)),
         };
+        let masks = masks.unwrap_or_else(|| groups.clone());
         let groups = groups
             .into_iter()
-            .map(|cpus| Group {
+            .zip(masks)
+            .map(|(cpus, balance)| Group {
                 cpus,
                 power: match rules {
                     Rules::V2_6_24 => group_power(t, level, cpus),
                     Rules::V2_6_36 | Rules::V6_6 => cpu_power * cpus.len() as u64,
                 },
+                balance,
             })
             .collect();
         domains.push(Domain {
@@ -308,14 +327,15 @@ pub fn build(t: &Topology, cpu: usize, rules: Rules) -> Vec<Domain> {
             imb_numa_nr: 0,
         });
     }
+    if rules == Rules::V6_6 {
+        // Computed over every level, before the degenerate ones are dropped, as Linux does.
+        set_imb_numa_nr(&mut domains);
+    }
     let mut domains = attach(domains);
     for i in 1..domains.len() {
         let below = domains[i - 1].params.flags;
         domains[i].child_prefers_siblings = below.has(Flags::PREFER_SIBLING);
         domains[i].child_shares_cpu_capacity = below.has(Flags::SHARE_CPUPOWER);
-    }
-    if rules == Rules::V6_6 {
-        set_imb_numa_nr(&mut domains);
     }
     domains
 }
@@ -328,7 +348,8 @@ fn max_distance(t: &Topology, node: usize, span: CpuSet) -> u64 {
 
 /// 6.6's `imb_numa_nr` (`build_sched_domains`): at the first level above the last-level
 /// cache, the number of caches it spans (or an eighth of its CPUs if one), at least 1;
-/// each level above multiplies it by how many of that first NUMA span it covers.
+/// each level above multiplies it by how many times it spans the first NUMA level above
+/// that one.
 fn set_imb_numa_nr(domains: &mut [Domain]) {
     let llc = |d: &Domain| d.params.flags.has(Flags::SHARE_PKG_RESOURCES);
     let mut first: Option<(u64, u64)> = None;
@@ -341,7 +362,7 @@ fn set_imb_numa_nr(domains: &mut [Domain]) {
             None if llc(&domains[i - 1]) => {
                 let nr_llcs = span / domains[i - 1].span.len() as u64;
                 let imb = if nr_llcs == 1 { span >> 3 } else { nr_llcs }.max(1);
-                let numa_span = domains[i..]
+                let numa_span = domains[i + 1..]
                     .iter()
                     .find(|d| d.params.flags.has(Flags::NUMA))
                     .map_or(span, |d| d.span.len() as u64);
@@ -359,7 +380,7 @@ fn group_power(t: &Topology, level: Level, cpus: CpuSet) -> u64 {
     match level {
         Level::Smt | Level::Mc | Level::Cpu => SCHED_LOAD_SCALE,
         // One package's worth per package with a CPU in it.
-        Level::Node | Level::AllNodes => {
+        Level::Node | Level::AllNodes | Level::Numa => {
             let mut packages: Vec<usize> = cpus.iter().map(|c| t.place(c).package).collect();
             packages.dedup();
             SCHED_LOAD_SCALE * packages.len() as u64
@@ -425,6 +446,7 @@ fn attach(mut domains: Vec<Domain>) -> Vec<Domain> {
     domains
 }
 
+mod numa;
 mod params;
 pub use params::{params_2_6_24, params_2_6_36, params_6_6};
 

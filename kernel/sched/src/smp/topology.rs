@@ -159,6 +159,25 @@ impl Topology {
         Topology::smp(8, 8, 1).with_nodes(&nodes, distance)
     }
 
+    /// `nodes` NUMA nodes of one package of `cores` cores each, on a ring: 10 more per hop
+    /// the short way round (as `boot --numa` lays them out), so that four nodes have
+    /// two-hop pairs.
+    pub fn ring_of_nodes(nodes: usize, cores: usize) -> Topology {
+        let node_bits = (1u64 << cores) - 1;
+        let sets: Vec<CpuSet> = (0..nodes)
+            .map(|n| CpuSet::from_bits(node_bits << (cores * n)))
+            .collect();
+        let hops = |a: usize, b: usize| a.abs_diff(b).min(nodes - a.abs_diff(b)) as u32;
+        let distance = (0..nodes)
+            .map(|a| {
+                (0..nodes)
+                    .map(|b| LOCAL_DISTANCE + 10 * hops(a, b))
+                    .collect()
+            })
+            .collect();
+        Topology::smp(nodes, cores, 1).with_nodes(&sets, distance)
+    }
+
     /// How many CPUs.
     pub fn len(&self) -> usize {
         self.cpus.len()

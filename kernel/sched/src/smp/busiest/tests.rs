@@ -157,6 +157,7 @@ fn a_cpu_with_no_load_is_never_the_busiest_queue() {
     let group = Group {
         cpus: t.all(),
         power: SCHED_LOAD_SCALE,
+        balance: t.all(),
     };
     assert_eq!(find_busiest_queue(&group, &stats, 1024, t.all()), None);
 }

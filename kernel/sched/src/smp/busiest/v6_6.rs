@@ -239,15 +239,19 @@ fn survey(
 }
 
 /// The CPU of the balancing CPU's group that balances this domain (`should_we_balance`):
-/// its first idle CPU, or its first CPU. Any CPU about to go idle may.
+/// the first idle CPU of its balance mask, or the mask's first CPU. Any CPU about to go
+/// idle may.
 fn should_we_balance(domain: &Domain, this_cpu: usize, stats: &[CpuStat], why: IdleType) -> bool {
     if why == IdleType::NewlyIdle {
         return true;
     }
-    let group = domain.groups.iter().find(|g| g.cpus.contains(this_cpu));
-    let cpus = group.expect("a domain holds the balancing CPU").cpus;
-    let first_idle = cpus.iter().find(|&c| stats[c].idle);
-    first_idle.or(cpus.lowest()) == Some(this_cpu)
+    let group = domain
+        .groups
+        .first()
+        .expect("a domain has the CPU's own group first");
+    let mask = group.balance;
+    let first_idle = mask.iter().find(|&c| stats[c].idle);
+    first_idle.or(mask.lowest()) == Some(this_cpu)
 }
 
 /// `find_busiest_group` of 6.6 (see the module's docs).

@@ -25,7 +25,7 @@ pub fn params_2_6_36(level: Level, cpus: usize) -> Params {
             [2, 1, 0, 0, 0],
         ),
         Level::Node => (balance | F::WAKE_AFFINE | F::SERIALIZE, [3, 2, 0, 0, 0]),
-        Level::AllNodes => (
+        Level::AllNodes | Level::Numa => (
             F::LOAD_BALANCE | F::BALANCE_NEWIDLE | F::SERIALIZE,
             [3, 3, 0, 0, 0],
         ),
@@ -93,7 +93,7 @@ pub fn params_2_6_24(level: Level, cpus: usize) -> Params {
             1,
             F::LOAD_BALANCE | F::BALANCE_FORK | F::BALANCE_EXEC | F::SERIALIZE | F::WAKE_BALANCE,
         ),
-        Level::AllNodes => p(
+        Level::AllNodes | Level::Numa => p(
             64,
             64 * cpus as u64,
             128,
@@ -129,7 +129,7 @@ pub fn params_6_6(level: Level, weight: u64, distance: u64) -> Params {
         Level::Smt => (110, 0, base | F::SHARE_CPUPOWER | F::SHARE_PKG_RESOURCES),
         Level::Mc => (117, 1, base | F::SHARE_PKG_RESOURCES),
         Level::Cpu => (117, 1, base),
-        Level::Node | Level::AllNodes => {
+        Level::Node | Level::AllNodes | Level::Numa => {
             let mut flags = (base & !F::PREFER_SIBLING) | F::NUMA | F::SERIALIZE;
             if distance > RECLAIM_DISTANCE {
                 flags &= !(F::BALANCE_EXEC | F::BALANCE_FORK | F::WAKE_AFFINE);

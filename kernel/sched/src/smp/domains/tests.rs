@@ -123,3 +123,37 @@ fn a_machine_of_many_small_nodes_gets_an_allnodes_level() {
     assert_eq!(d[0].span.len(), 16, "NODE spans 16 nodes at most");
     assert_eq!(d[1].groups.len(), 20);
 }
+
+#[test]
+fn in_6_6_a_ring_of_four_nodes_gets_a_level_per_distance_with_overlapping_groups() {
+    // Four sockets of two cores, a node each, on a ring (20 to a neighbour, 30 across).
+    // CPU 5 (node 2): MC over its socket; DIE would span the same node and is dropped;
+    // then NUMA at 20 — its node and both neighbours, a node a group, its own first then
+    // on from CPU 5 — and at 30, the machine, in groups of a node and its neighbours: its
+    // own {1, 2, 3} first, then node 0's {3, 0, 1}, which overlaps it, each balanced for
+    // by its central node's CPUs only. Neither level is beyond `RECLAIM_DISTANCE` (30):
+    // both still place forks and wake-ups. `imb_numa_nr` is 1: it is counted at DIE,
+    // the first level above the cache (one cache: 2 CPUs / 8, at least 1), before DIE
+    // is dropped, and the levels above span no more than 1 of the first NUMA level's 6.
+    let t = Topology::ring_of_nodes(4, 2);
+    let d = build(&t, 5, Rules::V6_6);
+    let levels: Vec<Level> = d.iter().map(|d| d.level).collect();
+    assert_eq!(levels, [Level::Mc, Level::Numa, Level::Numa]);
+    let groups = |d: &Domain| -> Vec<(u64, u64)> {
+        d.groups
+            .iter()
+            .map(|g| (g.cpus.bits(), g.balance.bits()))
+            .collect()
+    };
+    assert_eq!(d[1].span.bits(), 0xfc);
+    assert_eq!(groups(&d[1]), [(0x30, 0x30), (0xc0, 0xc0), (0x0c, 0x0c)]);
+    assert_eq!(d[2].span.bits(), 0xff);
+    assert_eq!(groups(&d[2]), [(0xfc, 0x30), (0xcf, 0x03)]);
+    for numa in &d[1..] {
+        let f = numa.params.flags;
+        assert!(f.has(Flags::NUMA) && f.has(Flags::BALANCE_FORK) && f.has(Flags::WAKE_AFFINE));
+        assert!(!f.has(Flags::PREFER_SIBLING));
+        assert_eq!((numa.params.cache_nice_tries, numa.imb_numa_nr), (2, 1));
+    }
+    assert_eq!(d[1].params.min_interval_ms, 6, "a domain of 6 CPUs");
+}
