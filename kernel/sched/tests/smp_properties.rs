@@ -78,8 +78,8 @@ fn grouping() -> impl Strategy<Value = Grouping> {
 /// hyperthreads (1), or two NUMA nodes (2).
 fn topology(cpus: usize, shape: u8) -> Topology {
     match shape {
-        1 if cpus % 2 == 0 => Topology::smp(1, cpus / 2, 2),
-        2 if cpus % 2 == 0 => Topology::ring_of_nodes(2, cpus / 2),
+        1 if cpus.is_multiple_of(2) => Topology::smp(1, cpus / 2, 2),
+        2 if cpus.is_multiple_of(2) => Topology::ring_of_nodes(2, cpus / 2),
         _ => Topology::flat(cpus),
     }
 }

@@ -55,7 +55,7 @@ pub struct Entity {
     pub last_wakeup: u64,
     /// `sum_exec_runtime` when the task last woke up itself.
     pub start_runtime: u64,
-    /// 6.6: its load-tracking averages (`se->avg`, [`super::load_avg`]).
+    /// 6.6: its load-tracking averages (`se->avg`, `fair::load_avg`).
     pub avg: Avg,
     /// 6.6: its averages are part of its runqueue's (Linux marks the opposite with
     /// `last_update_time == 0`, which a clock starting at 0 cannot).

@@ -11,6 +11,10 @@
 //! - **ALLNODES**: every CPU, each node a group — built only when the machine has more than
 //!   16 nodes' worth of CPUs.
 //!
+//! 6.6 replaces NODE and ALLNODES by a NUMA level per distance between nodes, with
+//! overlapping groups ([`numa`]), and gives every level `sd_init`'s parameters
+//! ([`params_6_6`]).
+//!
 //! A level that adds nothing is dropped (`sd_degenerate`, `sd_parent_degenerate`): one
 //! that spans one CPU, or its child's span with no flag the child lacks. On QEMU's plain
 //! `-smp 2` only MC is left: both CPUs, each a group.
@@ -446,7 +450,7 @@ fn attach(mut domains: Vec<Domain>) -> Vec<Domain> {
     domains
 }
 
-mod numa;
+pub mod numa;
 mod params;
 pub use params::{params_2_6_24, params_2_6_36, params_6_6};
 
