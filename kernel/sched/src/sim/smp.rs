@@ -370,3 +370,5 @@ mod placing;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod v6_6_tests;

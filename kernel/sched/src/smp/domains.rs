@@ -304,7 +304,7 @@ pub fn build(t: &Topology, cpu: usize, rules: Rules) -> Vec<Domain> {
         let params = match rules {
             Rules::V2_6_24 => params_2_6_24(level, t.len()),
             Rules::V2_6_36 => params_2_6_36(level, t.len()),
-            Rules::V6_6 => params_6_6(level, span.len() as u64, max_distance(t, node, span)),
+            Rules::V6_6 => params_6_6(level, span.len() as u64, numa::max_distance(t, node, span)),
         };
         let masks = masks.unwrap_or_else(|| groups.clone());
         let groups = groups
@@ -333,7 +333,7 @@ pub fn build(t: &Topology, cpu: usize, rules: Rules) -> Vec<Domain> {
     }
     if rules == Rules::V6_6 {
         // Computed over every level, before the degenerate ones are dropped, as Linux does.
-        set_imb_numa_nr(&mut domains);
+        numa::set_imb_numa_nr(&mut domains);
     }
     let mut domains = attach(domains);
     for i in 1..domains.len() {
@@ -342,41 +342,6 @@ pub fn build(t: &Topology, cpu: usize, rules: Rules) -> Vec<Domain> {
         domains[i].child_shares_cpu_capacity = below.has(Flags::SHARE_CPUPOWER);
     }
     domains
-}
-
-/// The farthest node of `span` from `node` (10 on one node).
-fn max_distance(t: &Topology, node: usize, span: CpuSet) -> u64 {
-    let distances = span.iter().map(|c| t.distance(node, t.place(c).node));
-    u64::from(distances.max().unwrap_or(10))
-}
-
-/// 6.6's `imb_numa_nr` (`build_sched_domains`): at the first level above the last-level
-/// cache, the number of caches it spans (or an eighth of its CPUs if one), at least 1;
-/// each level above multiplies it by how many times it spans the first NUMA level above
-/// that one.
-fn set_imb_numa_nr(domains: &mut [Domain]) {
-    let llc = |d: &Domain| d.params.flags.has(Flags::SHARE_PKG_RESOURCES);
-    let mut first: Option<(u64, u64)> = None;
-    for i in 1..domains.len() {
-        if llc(&domains[i]) {
-            continue;
-        }
-        let span = domains[i].span.len() as u64;
-        domains[i].imb_numa_nr = match first {
-            None if llc(&domains[i - 1]) => {
-                let nr_llcs = span / domains[i - 1].span.len() as u64;
-                let imb = if nr_llcs == 1 { span >> 3 } else { nr_llcs }.max(1);
-                let numa_span = domains[i + 1..]
-                    .iter()
-                    .find(|d| d.params.flags.has(Flags::NUMA))
-                    .map_or(span, |d| d.span.len() as u64);
-                first = Some((imb, numa_span));
-                imb
-            }
-            None => 0,
-            Some((imb, numa_span)) => imb * (span / numa_span).max(1),
-        };
-    }
 }
 
 /// A group's power in 2.6.24 without power savings (see the module's docs).
@@ -392,65 +357,9 @@ fn group_power(t: &Topology, level: Level, cpus: CpuSet) -> u64 {
     }
 }
 
-/// The flags that only mean something with more than one group.
-const NEEDS_GROUPS: u32 = Flags::LOAD_BALANCE
-    | Flags::BALANCE_NEWIDLE
-    | Flags::BALANCE_FORK
-    | Flags::BALANCE_EXEC
-    | Flags::SHARE_CPUPOWER
-    | Flags::SHARE_PKG_RESOURCES;
-
-/// `sd_degenerate`: a domain of one CPU, or of one group without a wake-up flag.
-fn degenerate(d: &Domain) -> bool {
-    if d.span.len() == 1 {
-        return true;
-    }
-    let flags = d.params.flags;
-    if flags.has(NEEDS_GROUPS) && d.groups.len() > 1 {
-        return false;
-    }
-    !flags.has(Flags::WAKE_IDLE | Flags::WAKE_AFFINE | Flags::WAKE_BALANCE)
-}
-
-/// `sd_parent_degenerate`: `parent` adds nothing to `child` — it is degenerate itself, or
-/// spans the same CPUs with no flag the child lacks (with one group, the group flags do
-/// not count; WAKE_BALANCE does not beside the child's WAKE_AFFINE).
-fn parent_degenerate(child: &Domain, parent: &Domain) -> bool {
-    if degenerate(parent) {
-        return true;
-    }
-    if child.span != parent.span {
-        return false;
-    }
-    let mut pflags = parent.params.flags.0;
-    let cflags = child.params.flags.0;
-    if parent.groups.len() == 1 {
-        pflags &= !NEEDS_GROUPS;
-    }
-    if cflags & Flags::WAKE_AFFINE != 0 {
-        pflags &= !Flags::WAKE_BALANCE;
-    }
-    !cflags & pflags == 0
-}
-
-/// `cpu_attach_domain`'s pruning: each parent that adds nothing is dropped, then the
-/// bottom domain if it is degenerate.
-fn attach(mut domains: Vec<Domain>) -> Vec<Domain> {
-    let mut i = 0;
-    while i + 1 < domains.len() {
-        if parent_degenerate(&domains[i], &domains[i + 1]) {
-            domains.remove(i + 1);
-        } else {
-            i += 1;
-        }
-    }
-    if domains.first().is_some_and(degenerate) {
-        domains.remove(0);
-    }
-    domains
-}
-
+mod attach;
 pub mod numa;
+use attach::attach;
 mod params;
 pub use params::{params_2_6_24, params_2_6_36, params_6_6};
 

@@ -8,7 +8,7 @@ use crate::smp::invariant::DEFAULT_THRESHOLD_NS;
 
 const MS: u64 = 1_000_000;
 
-fn config() -> SimConfig {
+pub(super) fn config() -> SimConfig {
     SimConfig {
         tick_ns: 4 * MS, // HZ 250, 2.6.24's default
         ..SimConfig::default()
@@ -124,7 +124,7 @@ fn two_hogs_on_one_package_move_to_the_idle_package_by_active_balancing() {
 /// uid 1 runs one hog and uid 2 four, all started on CPU 0 of two, with per-uid groups
 /// under `era`: where each task is after a second, and each uid's share of the machine
 /// over the two seconds after.
-fn one_hog_beside_four(era: Era) -> (Vec<usize>, f64, f64) {
+pub(super) fn one_hog_beside_four(era: Era) -> (Vec<usize>, f64, f64) {
     let t = Topology::flat(2);
     let preset = || {
         let mut params = FairParams::preset(era);
@@ -313,108 +313,4 @@ fn at_the_papers_scale_hogs_started_on_one_node_spread_over_all_eight() {
     }
     assert!(per_cpu.iter().all(|n| (6..=10).contains(n)), "{per_cpu:?}");
     assert_eq!(sim.invariant().violations, 0);
-}
-
-#[test]
-fn in_6_6_a_group_on_two_cpus_splits_its_shares_by_load_average() {
-    use crate::smp::runqueues::Runqueues;
-    // uid 1 runs a hog pinned to each of two CPUs, with 6.6's per-uid groups. Each CPU's
-    // queue of the group averages 1024 (a task runnable all the time), so the group's
-    // load over the machine, `tg->load_avg`, is 2048, and each CPU's entity weighs
-    // `calc_group_shares` = 1024 × 1024 / 2048 = 512: half the group's shares on each,
-    // where 2.6.24 gave it all 1024 on both. A CPU's load is its entity's average, 512.
-    let t = Topology::flat(2);
-    let preset = || {
-        let mut params = FairParams::preset(Era::V6_6);
-        params.grouping = Grouping::Uid;
-        Fair::new(params)
-    };
-    let mut sim = SmpSim::new(&t, preset, config(), true, DEFAULT_THRESHOLD_NS);
-    for cpu in 0..2 {
-        sim.spawn(Box::new(Hog), 1, 0, cpu, CpuSet::one(cpu));
-    }
-    sim.run_until(1000 * MS);
-    for cpu in 0..2 {
-        let policy = sim.rq(cpu).policy();
-        let weight = policy.group_shares()[0];
-        assert!(
-            weight.0 == 1 && weight.1.abs_diff(512) <= 2,
-            "CPU {cpu}: {weight:?}"
-        );
-        let load = policy.load_avg().unwrap().load;
-        assert!(load.abs_diff(512) <= 2, "CPU {cpu}: {load}");
-    }
-    assert_eq!(sim.migrations, 0, "pinned");
-}
-
-#[test]
-fn in_6_6_tasks_move_by_count_first_then_by_load() {
-    // The same five hogs under 6.6 (groups per uid, shares from PELT). At the first tick
-    // CPU 1 is idle beside five tasks: its group has spare capacity and CPU 0's is
-    // overloaded, so *tasks* move — half the difference, 5 / 2 = 2 (the two least recently
-    // run, both uid 2's). Then both CPUs are busy and overloaded and *load* moves, at CPU 1's
-    // busy interval (2 ms × `busy_factor` 16 = 32 ms): uid 2's share on CPU 0 follows its
-    // load average there (1024 × 1024 / 3072 = 341 at first), CPU 0 stays heavier, and a
-    // uid 2 task goes at 36 ms and the last at 68 ms. uid 1's hog ends alone: each user has
-    // half the machine, as from 2.6.33 — by another road.
-    let t = Topology::flat(2);
-    let preset = || {
-        let mut params = FairParams::preset(Era::V6_6);
-        params.grouping = Grouping::Uid;
-        Fair::new(params)
-    };
-    let mut sim = SmpSim::new(&t, preset, config(), true, DEFAULT_THRESHOLD_NS);
-    sim.spawn(Box::new(Hog), 1, 0, 0, t.all());
-    for _ in 0..4 {
-        sim.spawn(Box::new(Hog), 2, 0, 0, t.all());
-    }
-    let mut moves = Vec::new();
-    for ms in 1..=200 {
-        let before = sim.migrations;
-        sim.run_until(ms * MS);
-        if sim.migrations != before {
-            moves.push((ms, sim.migrations));
-        }
-    }
-    assert_eq!(moves, [(4, 2), (36, 3), (68, 4)]);
-    let (cpus, uid1, uid2) = one_hog_beside_four(Era::V6_6);
-    assert_eq!(cpus, [0, 1, 1, 1, 1]);
-    assert!(
-        (uid1 - 0.5).abs() < 0.02 && (uid2 - 0.5).abs() < 0.02,
-        "{uid1} {uid2}"
-    );
-}
-
-#[test]
-fn a_heavy_hog_alone_on_a_core_hides_its_idle_sibling_until_6_6() {
-    // Two cores of two hyperthreads; a nice −5 hog (weight 3121) and three nice-0 hogs
-    // (3072 together), all started on CPU 0. Whatever the CFS era, the balancer ends with
-    // the heavy hog alone on one core and the three others on the other core's two
-    // threads: one of them always waits, while the heavy hog's sibling thread idles. The
-    // idle thread's core is the heavier one — 3121 against 3072 (per unit of power in
-    // 2.6.36, 2713 against 2670) — so at the level of cores it has nothing to pull, and at
-    // the level of threads it sees its sibling run a single task, which cannot be pulled. Load balanced by weight hides an idle
-    // CPU: the Wasted Cores paper's theme. The invariant counts one stretch that never
-    // ends. 6.6 classifies the busy core as overloaded (three tasks on two threads) and the
-    // other as having spare capacity, and moves a task: one hog per thread.
-    for era in [Era::V2_6_24, Era::V2_6_32, Era::V2_6_36, Era::V6_6] {
-        let t = Topology::smp(1, 2, 2);
-        let preset = || Fair::new(FairParams::preset(era));
-        let mut sim = SmpSim::new(&t, preset, config(), true, DEFAULT_THRESHOLD_NS);
-        sim.spawn(Box::new(Hog), 1, -5, 0, t.all());
-        for _ in 0..3 {
-            sim.spawn(Box::new(Hog), 1, 0, 0, t.all());
-        }
-        sim.run_until(3000 * MS);
-        let r = sim.invariant();
-        if era == Era::V6_6 {
-            assert_eq!((r.violations, r.total_ns), (0, 0), "{era:?}");
-            let mut cpus: Vec<usize> = (0..4).map(|t| sim.cpu_of(t)).collect();
-            cpus.sort_unstable();
-            assert_eq!(cpus, [0, 1, 2, 3]);
-        } else {
-            assert_eq!(r.violations, 1, "{era:?}: {r:?}");
-            assert!(r.total_ns >= 2500 * MS, "{era:?}: {r:?}");
-        }
-    }
 }

@@ -17,6 +17,7 @@
 //! CPU 0 would see them — the Wasted Cores paper's "scheduling group construction" bug;
 //! the walk from the CPU itself is the 2017 fix, which 6.6 has.
 
+use super::{Domain, Flags};
 use crate::smp::cpuset::CpuSet;
 use crate::smp::topology::Topology;
 use alloc::vec::Vec;
@@ -83,6 +84,41 @@ pub fn levels(t: &Topology, cpu: usize) -> Vec<(CpuSet, Vec<CpuSet>, Vec<CpuSet>
         }
     }
     levels
+}
+
+/// The farthest node of `span` from `node` (10 on one node).
+pub(super) fn max_distance(t: &Topology, node: usize, span: CpuSet) -> u64 {
+    let distances = span.iter().map(|c| t.distance(node, t.place(c).node));
+    u64::from(distances.max().unwrap_or(10))
+}
+
+/// 6.6's `imb_numa_nr` (`build_sched_domains`): at the first level above the last-level
+/// cache, the number of caches it spans (or an eighth of its CPUs if one), at least 1;
+/// each level above multiplies it by how many times it spans the first NUMA level above
+/// that one.
+pub(super) fn set_imb_numa_nr(domains: &mut [Domain]) {
+    let llc = |d: &Domain| d.params.flags.has(Flags::SHARE_PKG_RESOURCES);
+    let mut first: Option<(u64, u64)> = None;
+    for i in 1..domains.len() {
+        if llc(&domains[i]) {
+            continue;
+        }
+        let span = domains[i].span.len() as u64;
+        domains[i].imb_numa_nr = match first {
+            None if llc(&domains[i - 1]) => {
+                let nr_llcs = span / domains[i - 1].span.len() as u64;
+                let imb = if nr_llcs == 1 { span >> 3 } else { nr_llcs }.max(1);
+                let numa_span = domains[i + 1..]
+                    .iter()
+                    .find(|d| d.params.flags.has(Flags::NUMA))
+                    .map_or(span, |d| d.span.len() as u64);
+                first = Some((imb, numa_span));
+                imb
+            }
+            None => 0,
+            Some((imb, numa_span)) => imb * (span / numa_span).max(1),
+        };
+    }
 }
 
 #[cfg(test)]
