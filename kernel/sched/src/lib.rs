@@ -44,7 +44,7 @@ pub use knobs::{KnobError, Tunable};
 pub use o1::O1;
 pub use params::{Era, FairParams, Feature, Features, Grouping, Tunables};
 pub use policy::{
-    BalanceQueue, Carried, ForkKind, Migrant, Nanos, Policy, QueuedTask, RunqueueInfo, TaskId,
-    TaskInfo, Uid, Wakeup,
+    BalanceQueue, Carried, ForkKind, Migrant, Nanos, Policy, QueuedTask, RunqueueInfo, SyncWake,
+    TaskId, TaskInfo, Uid, Wakeup,
 };
 pub use rq::{Moving, Pick, PrevState, Rq, SchedTask, State, TaskStats, Waited};

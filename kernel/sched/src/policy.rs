@@ -51,6 +51,23 @@ pub struct Wakeup {
     /// The wake-up comes from an interrupt (a timer), not from the running task: the running
     /// task is then not the waker (2.6.32's ADAPTIVE_GRAN learns only from task wake-ups).
     pub from_interrupt: bool,
+    /// Whether the waker is about to give its CPU up (Linux's WF_SYNC).
+    pub sync: SyncWake,
+}
+
+/// Whether a waker is about to give its CPU up (Linux's WF_SYNC): the wake-up placement may
+/// then count its CPU without it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SyncWake {
+    /// It runs on.
+    #[default]
+    No,
+    /// It is about to sleep: a pipe's writer waking the reader, or the reader the writer
+    /// (`wake_up_interruptible_sync`).
+    WakerSleeps,
+    /// It is ending: a child's exit waking its parent (`__wake_up_parent`). 6.6 ignores
+    /// the hint then (an exiting waker's `PF_EXITING`).
+    WakerExits,
 }
 
 /// A task on its way from one CPU's policy to another's (Linux moves the whole

@@ -29,10 +29,10 @@ use alloc::vec::Vec;
 use sched::smp::cpuset::CpuSet;
 use sched::smp::domains::{Flags, Rules};
 use sched::smp::invariant::Report;
-use sched::smp::runqueues::{self, CpuBalance, Runqueues};
+use sched::smp::runqueues::{self, CpuBalance, Runqueues, SyncWaker};
 use sched::smp::schedstat::DomainStats;
 use sched::smp::shares::SharesSplit;
-use sched::{Policy, Rq, Uid, Wakeup};
+use sched::{Policy, Rq, SyncWake, Uid, Wakeup};
 use state::Balancer;
 
 mod state;
@@ -185,12 +185,25 @@ impl Scheduler {
     }
 
     /// The CPU sleeping task `slot`, last on `prev`, wakes on: the era's wake-up placement
-    /// when balancing, else its own.
-    pub(super) fn wake_cpu(&self, slot: Slot, prev: usize) -> usize {
+    /// when balancing, else its own. A synchronous `wakeup` from a task (not an interrupt)
+    /// tells the placement that the running task is about to give its CPU up.
+    pub(super) fn wake_cpu(&self, slot: Slot, prev: usize, wakeup: Wakeup) -> usize {
         if self.balancing.balancer.is_none() {
             return prev;
         }
-        runqueues::wake_cpu(self, slot, prev, this_cpu().index(), None)
+        let cpu = this_cpu().index();
+        let waker = self.rqs[cpu].current();
+        let sync_waker = (wakeup.sync != SyncWake::No
+            && !wakeup.from_interrupt
+            && waker != self.rqs[cpu].idle())
+        .then(|| self.rqs[cpu].policy().task_info(waker))
+        .flatten()
+        .map(|info| SyncWaker {
+            weight: info.weight,
+            uid: Runqueues::uid(self, waker),
+            exiting: wakeup.sync == SyncWake::WakerExits,
+        });
+        runqueues::wake_cpu(self, slot, prev, cpu, sync_waker)
     }
 
     /// Moves task `slot`, waiting or woken, from `from`'s runqueue to `to`'s: detached,

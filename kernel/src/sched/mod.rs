@@ -305,7 +305,7 @@ impl Scheduler {
         let cpu = if self.task_ref(slot).on_cpu.load(Ordering::Acquire) {
             prev
         } else {
-            self.wake_cpu(slot, prev)
+            self.wake_cpu(slot, prev, wakeup)
         };
         if cpu != prev {
             self.move_between(slot, prev, cpu, wakeup, now);

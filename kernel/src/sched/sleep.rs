@@ -10,7 +10,7 @@
 use super::{Scheduler, change_then_reschedule};
 use crate::task::TaskId;
 use crate::time::{self, clock, hrtimer};
-use sched::Wakeup;
+use sched::{SyncWake, Wakeup};
 
 /// Sleeps until the clock reads `deadline` (rounded up to a tick with `hrtimer=off`), or
 /// until a kill wakes the task early: then the timer is cancelled, so that a process killed
@@ -56,12 +56,16 @@ pub(super) fn sleep_current() {
 }
 
 /// Wakes `tasks` from task context, switching at once if the policy says a wakee should
-/// preempt the caller.
-pub(super) fn wake_up_from(tasks: &[TaskId]) {
+/// preempt the caller; `sync` says whether the caller is about to sleep (WF_SYNC).
+pub(super) fn wake_up_from(tasks: &[TaskId], sync: SyncWake) {
     change_then_reschedule(|s| {
         let now = clock::now();
+        let wakeup = Wakeup {
+            sync,
+            ..Wakeup::default()
+        };
         for &task in tasks {
-            s.wake(task, Wakeup::default(), now);
+            s.wake(task, wakeup, now);
         }
     });
 }
@@ -126,7 +130,7 @@ impl Scheduler {
 /// Wakes `task` from task context if it sleeps (a futex wake); the caller may be switched
 /// away at once if the policy says the wakee should preempt it.
 pub fn wake_task(task: TaskId) {
-    wake_up_from(&[task]);
+    wake_up_from(&[task], SyncWake::No);
 }
 
 /// Gives up the CPU if the policy has someone else to run.

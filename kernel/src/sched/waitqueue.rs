@@ -8,6 +8,7 @@ use crate::arch::irq;
 use crate::sync::{Rank, SpinLock};
 use crate::task::TaskId;
 use alloc::collections::VecDeque;
+use sched::SyncWake;
 
 /// Tasks waiting for something.
 pub struct WaitQueue {
@@ -67,7 +68,7 @@ impl WaitQueue {
     pub fn wake_one(&self) {
         let waiter = self.waiters.lock().pop_front();
         if let Some(task) = waiter {
-            wake_up_from(&[task]);
+            wake_up_from(&[task], SyncWake::No);
         }
     }
 
@@ -78,6 +79,17 @@ impl WaitQueue {
     /// one and allocate — a heap round trip on every pipe transfer. Waking allocates nothing,
     /// and an empty queue costs one look.
     pub fn wake_all(&self) {
+        self.wake_all_as(SyncWake::No);
+    }
+
+    /// Wakes every waiter as a caller about to sleep (Linux's
+    /// `wake_up_interruptible_sync`: a pipe's reader waking the writers, or a writer the
+    /// readers): the wake-up placement may count the caller's CPU without it.
+    pub fn wake_all_sync(&self) {
+        self.wake_all_as(SyncWake::WakerSleeps);
+    }
+
+    fn wake_all_as(&self, sync: SyncWake) {
         const FEW: usize = 4;
         irq::without(|| {
             let mut queue = self.waiters.lock();
@@ -89,12 +101,12 @@ impl WaitQueue {
                         *slot = task;
                     }
                     drop(queue);
-                    wake_up_from(&few[..n]);
+                    wake_up_from(&few[..n], sync);
                 }
                 _ => {
                     let mut many = core::mem::take(&mut *queue);
                     drop(queue);
-                    wake_up_from(many.make_contiguous());
+                    wake_up_from(many.make_contiguous(), sync);
                 }
             }
         });

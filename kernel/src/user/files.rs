@@ -81,7 +81,7 @@ impl Pipe {
             }
             Some(n)
         })?;
-        self.writable.wake_all();
+        self.writable.wake_all_sync();
         Some(n)
     }
 
@@ -99,7 +99,7 @@ impl Pipe {
             s.bytes.extend(&bytes[..n]);
             Some(n)
         });
-        self.readable.wake_all();
+        self.readable.wake_all_sync();
         written
     }
 }

@@ -91,6 +91,7 @@ impl SimTask {
 const VFORK_RELEASE: Wakeup = Wakeup {
     vfork_parent: true,
     from_interrupt: false,
+    sync: crate::policy::SyncWake::No,
 };
 
 /// The vfork parent waiting for `child`, if one is.

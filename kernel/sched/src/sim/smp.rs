@@ -16,13 +16,13 @@
 
 use super::timers::Timers;
 use super::{Action, Behavior, IDLE, SimConfig, SimTask, Waiting, exit_wakes};
-use crate::policy::{Nanos, Policy, TaskId, Uid, Wakeup};
+use crate::policy::{Nanos, Policy, SyncWake, TaskId, Uid, Wakeup};
 use crate::programs::Rng;
 use crate::rq::{Rq, State};
 use crate::smp::cpuset::CpuSet;
 use crate::smp::domains::Rules;
 use crate::smp::invariant::{Checker, Report};
-use crate::smp::runqueues::{self, CpuBalance, Runqueues};
+use crate::smp::runqueues::{self, CpuBalance, Runqueues, SyncWaker};
 use crate::smp::shares::SharesSplit;
 use crate::smp::topology::Topology;
 use crate::weights::Nice;
@@ -244,8 +244,16 @@ impl<P: Policy> SmpSim<P> {
                 self.release_vfork_parent(cpu, task);
                 if let Some(parent) = exit_wakes(&mut self.tasks, task) {
                     let info = self.cpus[cpu].rq.policy().task_info(task);
-                    let waker = info.map(|i| (i.weight, self.tasks[task].uid));
-                    self.wake_from(parent, cpu, Wakeup::default(), waker);
+                    let waker = info.map(|i| SyncWaker {
+                        weight: i.weight,
+                        uid: self.tasks[task].uid,
+                        exiting: true,
+                    });
+                    let wakeup = Wakeup {
+                        sync: SyncWake::WakerExits,
+                        ..Wakeup::default()
+                    };
+                    self.wake_from(parent, cpu, wakeup, waker);
                 }
                 self.cpus[cpu].rq.exit_current(now);
             }

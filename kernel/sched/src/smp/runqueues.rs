@@ -285,4 +285,4 @@ pub fn snapshot<R: Runqueues + ?Sized>(r: &R, cpus: CpuSet) -> Snapshot {
 mod placing;
 mod view;
 
-pub use placing::{balance_self, wake_cpu};
+pub use placing::{SyncWaker, balance_self, wake_cpu};

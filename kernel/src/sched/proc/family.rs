@@ -16,7 +16,7 @@ use crate::sched::{Scheduler, change_then_reschedule, with_sched};
 use crate::task::{Slot, TaskId};
 use crate::time::clock;
 use alloc::collections::VecDeque;
-use sched::Wakeup;
+use sched::{SyncWake, Wakeup};
 
 /// Which children a wait is for (`wait4`'s pid): any, one, or those of a process group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,7 +116,12 @@ impl Scheduler {
         parent.children.zombies.push_back(Zombie { id, status });
         let parent_id = parent.id;
         if core::mem::take(&mut parent.children.waiting) {
-            self.wake(parent_id, Wakeup::default(), now);
+            // Synchronous, as `__wake_up_parent`: the child is about to go.
+            let wakeup = Wakeup {
+                sync: SyncWake::WakerExits,
+                ..Wakeup::default()
+            };
+            self.wake(parent_id, wakeup, now);
         }
         // The zombie is there to reap before SIGCHLD comes: a handler that calls `waitpid`
         // finds it.

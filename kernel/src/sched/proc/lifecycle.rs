@@ -7,12 +7,13 @@ use crate::arch::irq;
 use crate::sched::{ForkKind, change_then_reschedule, schedule, switch, trace, with_sched};
 use crate::task::TaskId;
 use crate::time::clock;
-use sched::Wakeup;
+use sched::{SyncWake, Wakeup};
 
 /// How a vfork parent is woken when its child execs or exits.
 const VFORK_PARENT: Wakeup = Wakeup {
     vfork_parent: true,
     from_interrupt: false,
+    sync: SyncWake::No,
 };
 
 /// The boot task's id: it adopts the children of tasks that exit before them.

@@ -2,11 +2,11 @@
 //! ([`crate::smp::placement`]) on the simulated machine.
 
 use super::SmpSim;
-use crate::policy::{ForkKind, Policy, TaskId, Uid, Wakeup};
+use crate::policy::{ForkKind, Policy, TaskId, Wakeup};
 use crate::rq::State;
 use crate::sim::{Behavior, SimTask, VFORK_RELEASE, Waiting, vfork_waiter};
 use crate::smp::domains::Flags;
-use crate::smp::runqueues;
+use crate::smp::runqueues::{self, SyncWaker};
 use alloc::boxed::Box;
 
 impl<P: Policy> SmpSim<P> {
@@ -74,7 +74,7 @@ impl<P: Policy> SmpSim<P> {
         task: TaskId,
         waker_cpu: usize,
         wakeup: Wakeup,
-        sync_waker: Option<(u64, Uid)>,
+        sync_waker: Option<SyncWaker>,
     ) {
         let prev = self.cpu_of[task];
         if self.cpus[prev].rq.state(task) != State::Sleeping {

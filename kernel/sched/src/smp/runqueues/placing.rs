@@ -34,15 +34,25 @@ pub fn balance_self<R: Runqueues + ?Sized>(r: &R, cpu: usize, flag: u32, allowed
     v6_6::find_idlest_cpu(cpu, flag, allowed, leaving, &stats, domains_of)
 }
 
+/// A waker about to give its CPU up (a synchronous wake-up, WF_SYNC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyncWaker {
+    /// Its weight.
+    pub weight: u64,
+    /// Its uid (its group, with per-uid groups).
+    pub uid: Uid,
+    /// It is ending, not going to sleep (6.6 then ignores the hint).
+    pub exiting: bool,
+}
+
 /// `select_task_rq` at a wake-up: the CPU sleeping task `task`, last on `prev`, wakes on,
-/// woken from `waker_cpu` (synchronously if the waker, of that weight and uid, is about to
-/// sleep or go).
+/// woken from `waker_cpu` (synchronously if `sync_waker` is about to sleep or go).
 pub fn wake_cpu<R: Runqueues + ?Sized>(
     r: &R,
     task: TaskId,
     prev: usize,
     waker_cpu: usize,
-    sync_waker: Option<(u64, Uid)>,
+    sync_waker: Option<SyncWaker>,
 ) -> usize {
     let now = r.now();
     let info = r.rq(prev).policy().task_info(task);
@@ -51,7 +61,7 @@ pub fn wake_cpu<R: Runqueues + ?Sized>(
         this_cpu: waker_cpu,
         allowed: r.allowed(task),
         weight: info.map_or(NICE_0_LOAD, |i| i.weight),
-        sync_waker_weight: sync_waker.map(|(weight, _)| weight),
+        sync_waker_weight: sync_waker.map(|w| w.weight),
         hot: info.is_some_and(|i| now.saturating_sub(i.exec_start) < MIGRATION_COST_NS),
     };
     let stats = stats(r);
@@ -62,11 +72,12 @@ pub fn wake_cpu<R: Runqueues + ?Sized>(
             placement::select_wake_cpu(&wake, &stats, smt, domains_of)
         }
         Rules::V6_6 => {
-            // A synchronous waker is the task running on the waker's CPU.
+            // A synchronous waker is the task running on the waker's CPU; one that is
+            // exiting is not taken for one (`PF_EXITING`).
             let waker = r.rq(waker_cpu).current();
-            let waker_load = sync_waker.map(|(weight, _)| {
+            let waker_load = sync_waker.filter(|w| !w.exiting).map(|w| {
                 let info = r.rq(waker_cpu).policy().task_info(waker);
-                info.map_or(weight, |i| i.h_load)
+                info.map_or(w.weight, |i| i.h_load)
             });
             let w = v6_6::Wake {
                 prev,
@@ -86,7 +97,7 @@ pub fn wake_cpu<R: Runqueues + ?Sized>(
                 prev,
                 this_cpu: waker_cpu,
                 allowed: wake.allowed,
-                sync_waker_effect: sync_waker.map(|(ww, uid)| effect(uid, -(ww as i64))),
+                sync_waker_effect: sync_waker.map(|w| effect(w.uid, -(w.weight as i64))),
                 task_effect: effect(r.uid(task), weight),
             };
             v2_6_36::select_wake_cpu(&w, &stats, domains_of)
