@@ -259,6 +259,13 @@ pub trait Policy {
     /// runqueues, the newest group first).
     fn balance_queues(&self) -> Vec<BalanceQueue>;
 
+    /// Whether nothing is queued, the running task included while it is (the class's
+    /// `nr_running` is 0): what makes a CPU about to schedule balance first. Asked at every
+    /// switch of a balancing CPU, so without building the queues.
+    fn nothing_queued(&self) -> bool {
+        self.balance_queues().iter().all(|q| q.load == 0)
+    }
+
     /// `/proc/sched_debug`'s sections for the policy's runqueues on CPU `cpu` (Linux's
     /// `print_cfs_rq`), each in the layout of the Linux the policy mirrors
     /// ([`crate::debug_layout`]).

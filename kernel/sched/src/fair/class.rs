@@ -299,6 +299,11 @@ impl Policy for Fair {
         self.balance_queues_fair()
     }
 
+    fn nothing_queued(&self) -> bool {
+        // A group's entity is on the root while its queue holds a task.
+        self.rq(ROOT).nr_running == 0
+    }
+
     fn write_debug_runqueues(&self, cpu: usize, out: &mut dyn fmt::Write) -> fmt::Result {
         self.write_runqueues(cpu, out)
     }

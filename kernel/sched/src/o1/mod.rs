@@ -214,6 +214,10 @@ impl Policy for O1 {
         self.balance_queues_o1()
     }
 
+    fn nothing_queued(&self) -> bool {
+        self.nr_running() == 0
+    }
+
     fn check_preempt_wakeup(&mut self, woken: TaskId, _now: Nanos) -> bool {
         self.current != Some(woken) && self.preempts_current(woken)
     }

@@ -234,8 +234,7 @@ pub fn idle_balance<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) -> bool {
 /// Whether `cpu`'s policy has nothing runnable (its queues are empty): what makes a CPU
 /// about to schedule balance first.
 pub fn nothing_runnable<R: Runqueues + ?Sized>(r: &R, cpu: usize) -> bool {
-    let queues = r.rq(cpu).policy().balance_queues();
-    queues.iter().all(|q| q.load == 0)
+    r.rq(cpu).policy().nothing_queued()
 }
 
 /// Every CPU's load as the balancer reads it.
