@@ -152,22 +152,23 @@ fn a_wake_up_is_placed_as_the_era_places_it() {
     // puts the wakee is read off the trace: a `sched_migrate_task` recorded with its
     // `sched_waking`, at the same instant, is the wake-up's own choice (a later move is
     // a balancing pass's).
-    // - 2.6.24 (`try_to_wake_up`): the waker's CPU carries the waker (1024) and the
-    //   wakee's the hog (1024): not "affine" — the waker's load is not below the other's
-    //   with room for the wakee (2048 > 1024 a task), nor 100 × (1024 + 1024) within 112 %
-    //   of 1024 — and without hyperthreads there is no `wake_idle`: it wakes where it
-    //   slept, behind the hog.
-    // - 2.6.36 (`select_task_rq_fair`): `wake_affine` says no for the same reason, so the
-    //   target is its own CPU; `select_idle_sibling` finds it busy and takes the first
-    //   idle CPU sharing its cache: CPU 2.
-    // - 6.6: neither CPU is idle, and by load average the waker's CPU with the wakee is
-    //   not below the wakee's without it (×108): the target is CPU 1, busy. Two of the
-    //   cache's three CPUs are used (x ≈ 682 of 1024), so SIS_UTIL lets the scan look at
-    //   one CPU after the target: CPU 2, idle.
+    // The waker writes to the pipe: a synchronous wake-up (`wake_up_interruptible_sync`),
+    // the waker about to sleep in its next read.
+    // - 2.6.24 (`try_to_wake_up`): in the domain both CPUs share, affine wake-ups are
+    //   allowed, and a synchronous wake-up of a task that is not cache-hot (it has slept
+    //   since it last ran) goes to the waker's CPU at once: CPU 0.
+    // - 2.6.36 (`select_task_rq_fair`): `wake_affine` takes the waker's weight off its CPU
+    //   (1024 − 1024 = 0): with the wakee, 100 × 1024 is within 112 % of the previous
+    //   CPU's 1024, so the target is the waker's CPU, busy with the waker still;
+    //   `select_idle_sibling` takes the first idle CPU sharing its cache: CPU 2.
+    // - 6.6: a synchronous waker alone on its CPU gives the wakee its CPU
+    //   (`wake_affine_idle`); that CPU is busy with it still, and so is the wakee's, and two
+    //   of the cache's three CPUs are used (x ≈ 682 of 1024): SIS_UTIL lets the scan look at
+    //   one CPU after the target — CPU 1, busy — and the wakee stays on the target: CPU 0.
     let cases = [
-        ("era=2.6.24", None),
+        ("era=2.6.24", Some("orig_cpu=1 dest_cpu=0")),
         ("era=2.6.36", Some("orig_cpu=1 dest_cpu=2")),
-        ("policy=eevdf", Some("orig_cpu=1 dest_cpu=2")),
+        ("policy=eevdf", Some("orig_cpu=1 dest_cpu=0")),
     ];
     for (era, at_wake) in cases {
         let flags = ["--icount-shift", "2", "--smp", "3"];
