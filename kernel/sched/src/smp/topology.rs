@@ -285,6 +285,13 @@ mod tests {
     }
 
     #[test]
+    #[should_panic(expected = "65 CPUs: 1 to 64")]
+    fn the_simulator_refuses_more_cpus_than_a_cpu_set_holds() {
+        // The simulator's machines are built here; a CPU set is one 64-bit word.
+        Topology::flat(65);
+    }
+
+    #[test]
     fn the_firmware_s_places_build_the_same_machine_or_are_refused() {
         // QEMU's `-smp 4,sockets=2,cores=1,threads=2` in two nodes, as CPUID and the SRAT
         // and SLIT give it: APIC ids 0–3, one bit of thread, the rest the core's.

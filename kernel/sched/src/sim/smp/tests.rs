@@ -121,21 +121,37 @@ fn two_hogs_on_one_package_move_to_the_idle_package_by_active_balancing() {
     assert_eq!(sim.invariant().violations, 0);
 }
 
-/// uid 1 runs one hog and uid 2 four, all started on CPU 0 of two, with per-uid groups
-/// under `era`: where each task is after a second, and each uid's share of the machine
-/// over the two seconds after.
-pub(super) fn one_hog_beside_four(era: Era) -> (Vec<usize>, f64, f64) {
-    let t = Topology::flat(2);
+/// Two CPUs balanced by `era`'s rules, with per-uid groups.
+pub(super) fn two_cpus_grouped(era: Era) -> SmpSim<Fair> {
     let preset = || {
         let mut params = FairParams::preset(era);
         params.grouping = Grouping::Uid;
         Fair::new(params)
     };
-    let mut sim = SmpSim::new(&t, preset, config(), true, DEFAULT_THRESHOLD_NS);
-    sim.spawn(Box::new(Hog), 1, 0, 0, t.all());
+    SmpSim::new(
+        &Topology::flat(2),
+        preset,
+        config(),
+        true,
+        DEFAULT_THRESHOLD_NS,
+    )
+}
+
+/// uid 1's one hog and uid 2's four, all started on CPU 0 of [`two_cpus_grouped`].
+pub(super) fn five_hogs(era: Era) -> SmpSim<Fair> {
+    let mut sim = two_cpus_grouped(era);
+    sim.spawn(Box::new(Hog), 1, 0, 0, CpuSet::first(2));
     for _ in 0..4 {
-        sim.spawn(Box::new(Hog), 2, 0, 0, t.all());
+        sim.spawn(Box::new(Hog), 2, 0, 0, CpuSet::first(2));
     }
+    sim
+}
+
+/// uid 1 runs one hog and uid 2 four, all started on CPU 0 of two, with per-uid groups
+/// under `era`: where each task is after a second, and each uid's share of the machine
+/// over the two seconds after.
+pub(super) fn one_hog_beside_four(era: Era) -> (Vec<usize>, f64, f64) {
+    let mut sim = five_hogs(era);
     sim.run_until(1000 * MS);
     let cpus = (0..5).map(|t| sim.cpu_of(t)).collect();
     sim.reset_measurements();

@@ -1,10 +1,10 @@
 //! The simulator under 6.6's balancer: shares from load averages, moves by count then by
 //! load, and an idle hyperthread that weighted balancing hides and 6.6 does not.
 
-use super::tests::{config, one_hog_beside_four};
+use super::tests::{config, five_hogs, one_hog_beside_four, two_cpus_grouped};
 use super::*;
 use crate::Fair;
-use crate::params::{Era, FairParams, Grouping};
+use crate::params::{Era, FairParams};
 use crate::sim::workload::Hog;
 use crate::smp::invariant::DEFAULT_THRESHOLD_NS;
 
@@ -18,13 +18,7 @@ fn in_6_6_a_group_on_two_cpus_splits_its_shares_by_load_average() {
     // load over the machine, `tg->load_avg`, is 2048, and each CPU's entity weighs
     // `calc_group_shares` = 1024 × 1024 / 2048 = 512: half the group's shares on each,
     // where 2.6.24 gave it all 1024 on both. A CPU's load is its entity's average, 512.
-    let t = Topology::flat(2);
-    let preset = || {
-        let mut params = FairParams::preset(Era::V6_6);
-        params.grouping = Grouping::Uid;
-        Fair::new(params)
-    };
-    let mut sim = SmpSim::new(&t, preset, config(), true, DEFAULT_THRESHOLD_NS);
+    let mut sim = two_cpus_grouped(Era::V6_6);
     for cpu in 0..2 {
         sim.spawn(Box::new(Hog), 1, 0, cpu, CpuSet::one(cpu));
     }
@@ -52,17 +46,7 @@ fn in_6_6_tasks_move_by_count_first_then_by_load() {
     // load average there (1024 × 1024 / 3072 = 341 at first), CPU 0 stays heavier, and a
     // uid 2 task goes at 36 ms and the last at 68 ms. uid 1's hog ends alone: each user has
     // half the machine, as from 2.6.33 — by another road.
-    let t = Topology::flat(2);
-    let preset = || {
-        let mut params = FairParams::preset(Era::V6_6);
-        params.grouping = Grouping::Uid;
-        Fair::new(params)
-    };
-    let mut sim = SmpSim::new(&t, preset, config(), true, DEFAULT_THRESHOLD_NS);
-    sim.spawn(Box::new(Hog), 1, 0, 0, t.all());
-    for _ in 0..4 {
-        sim.spawn(Box::new(Hog), 2, 0, 0, t.all());
-    }
+    let mut sim = five_hogs(Era::V6_6);
     let mut moves = Vec::new();
     for ms in 1..=200 {
         let before = sim.migrations;
