@@ -168,8 +168,7 @@ pub enum Rules {
     /// 2.6.36's (`build_2_6_36`): `sd_lb_stats`, group power summed from its CPUs.
     V2_6_36,
     /// 6.6's: `sd_init`'s parameters, capacity 1024 a CPU, groups classified by type
-    /// (`busiest::v6_6`) over PELT loads. The levels are still 2.6.36's (6.6 builds a NUMA
-    /// level per distance; not yet modelled).
+    /// (`busiest::v6_6`) over PELT loads, and a NUMA level per distance ([`numa`]).
     V6_6,
 }
 
