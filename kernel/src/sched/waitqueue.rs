@@ -1,7 +1,9 @@
 //! Wait queues (Linux's `wait_queue_head_t`): tasks sleep on one until another task, or an
-//! interrupt, wakes them. The condition is re-checked with interrupts off right before going
-//! to sleep, so a wake-up that comes between the check and the sleep cannot be lost: on one
-//! CPU, nothing else runs while interrupts are off.
+//! interrupt, wakes them. A waiter joins the queue *before* it looks at its condition, and
+//! looks and sleeps with interrupts off (Linux's `prepare_to_wait` order). So no wake-up is
+//! lost: one from this CPU cannot come between the look and the sleep, and one from another
+//! CPU that made the condition true after the look finds the waiter on the queue — still
+//! running, perhaps, and then its sleep returns at once (`Task::wake_pending`).
 
 use super::{current, sleep_current, wake_up_from};
 use crate::arch::irq;
@@ -33,11 +35,13 @@ impl WaitQueue {
     pub fn wait_until(&self, condition: impl Fn() -> bool) {
         loop {
             let slept = irq::without(|| {
+                // Joining after the look would let a waker on another CPU find the queue
+                // empty between the two: the waiter would sleep on a condition already true.
+                self.add_current();
                 if condition() {
+                    self.remove(current());
                     return false;
                 }
-                let me = current();
-                self.waiters.lock().push_back(me);
                 sleep_current();
                 true
             });
@@ -47,9 +51,10 @@ impl WaitQueue {
         }
     }
 
-    /// Adds the running task to the queue without sleeping: for a task about to sleep on
-    /// several queues at once (`poll`), which takes itself off them with [`Self::remove`]
-    /// when it wakes. Interrupts must be off from here to the sleep.
+    /// Adds the running task to the queue without sleeping: for a task about to look at its
+    /// condition and perhaps sleep on several queues at once (`poll`), which takes itself off
+    /// them with [`Self::remove`] when it wakes or need not sleep. Interrupts must be off
+    /// from here to the sleep.
     pub fn add_current(&self) {
         debug_assert!(!irq::enabled());
         let me = current();

@@ -39,6 +39,9 @@ fn wait_ready(
     });
     loop {
         let result = irq::without(|| {
+            // On the queues before the look: a file made ready on another CPU after it
+            // still finds this task to wake (see `WaitQueue`).
+            queues().for_each(|q| q.add_current());
             let ready: Vec<Readiness> = files
                 .iter()
                 .map(|f| f.as_ref().map(|f| f.readiness()).unwrap_or_default())
@@ -47,7 +50,6 @@ fn wait_ready(
             if done(&ready) || expired || sched::signal_pending() {
                 return Some(ready);
             }
-            queues().for_each(|q| q.add_current());
             sched::sleep_until_woken(deadline, slack);
             None
         });

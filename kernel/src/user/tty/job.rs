@@ -89,11 +89,13 @@ pub(super) fn wait_for_input(deadline: u64, ready: &impl Fn() -> bool) {
     let me = sched::current();
     loop {
         let done = irq::without(|| {
+            // On the queue before the look, so a console interrupt on another CPU that
+            // queues input after it still finds this reader (see `WaitQueue`).
+            READERS.add_current();
             let expired = crate::time::clock::now() >= deadline;
             if expired || ready() {
                 return true;
             }
-            READERS.add_current();
             sched::sleep_until_woken(Some(deadline), 0);
             false
         });
