@@ -42,11 +42,29 @@ pub enum Feature {
     PlaceDeadlineInitial,
     /// EEVDF: the running task keeps the CPU until it has had its slice, while eligible.
     RunToParity,
+    /// 5.5+: `find_busiest_group` sorts groups by type (spare capacity, fully busy,
+    /// overloaded) before it weighs their loads. Off: 4.1's, which compares average loads —
+    /// the Wasted Cores paper's Group Imbalance bug (docs/wasted-cores.md).
+    LbGroupTypes,
+    /// cfslab, the Wasted Cores paper's fix to Group Imbalance: with `NO_LB_GROUP_TYPES`,
+    /// groups are compared by their least loaded CPU, not their average (off by default).
+    LbMinLoad,
+    /// 4.13+: a CPU builds its overlapping NUMA groups starting from itself. Off: 4.1's walk
+    /// from the lowest CPU, every CPU's groups as CPU 0 sees them — the Scheduling Group
+    /// Construction bug.
+    NumaGroupsFromSelf,
+    /// cfslab, the Wasted Cores paper's fix to Overload-on-Wakeup: a wakee whose previous
+    /// CPU is busy goes to the CPU idle the longest, anywhere it may run (off by default,
+    /// as in every Linux).
+    WakeLongestIdle,
+    /// 4.9+: a CPU brought back online keeps the NUMA levels. Off: 4.1's hotplug, after
+    /// which the rebuilt domains stop at the node — the Missing Scheduling Domains bug.
+    HotplugKeepsNuma,
 }
 
 impl Feature {
     /// Every feature with its name.
-    pub const ALL: [(&'static str, Feature); 16] = [
+    pub const ALL: [(&'static str, Feature); 21] = [
         ("FAIR_SLEEPERS", Feature::FairSleepers),
         ("NEW_FAIR_SLEEPERS", Feature::NewFairSleepers),
         ("GENTLE_FAIR_SLEEPERS", Feature::GentleFairSleepers),
@@ -63,6 +81,11 @@ impl Feature {
         ("PLACE_LAG", Feature::PlaceLag),
         ("PLACE_DEADLINE_INITIAL", Feature::PlaceDeadlineInitial),
         ("RUN_TO_PARITY", Feature::RunToParity),
+        ("LB_GROUP_TYPES", Feature::LbGroupTypes),
+        ("LB_MIN_LOAD", Feature::LbMinLoad),
+        ("NUMA_GROUPS_FROM_SELF", Feature::NumaGroupsFromSelf),
+        ("WAKE_LONGEST_IDLE", Feature::WakeLongestIdle),
+        ("HOTPLUG_KEEPS_NUMA", Feature::HotplugKeepsNuma),
     ];
 
     /// The feature's name, e.g. "START_DEBIT".
@@ -83,14 +106,26 @@ impl Feature {
 
     /// Which fair policies honour the feature: CFS's placement, granularity and buddy
     /// features mean nothing to EEVDF (6.6 removed them), and EEVDF's lag and deadline
-    /// features did not exist in CFS. WAKEUP_PREEMPT is in both.
+    /// features did not exist in CFS. WAKEUP_PREEMPT is in both. The load balancer's
+    /// switches (the Wasted Cores lab's) act on 6.6's balancer, which only EEVDF runs.
     pub fn applies_to(self, eevdf: bool) -> bool {
         use Feature::*;
         match self {
             WakeupPreempt => true,
             PlaceLag | PlaceDeadlineInitial | RunToParity => eevdf,
+            _ if self.is_balancing() => eevdf,
             _ => !eevdf,
         }
+    }
+
+    /// A switch of the load balancer's or the wake-up placement's, not of one CPU's
+    /// policy: the Wasted Cores lab's four bugs and their fixes.
+    pub fn is_balancing(self) -> bool {
+        use Feature::*;
+        matches!(
+            self,
+            LbGroupTypes | LbMinLoad | NumaGroupsFromSelf | WakeLongestIdle | HotplugKeepsNuma
+        )
     }
 
     fn bit(self) -> u32 {

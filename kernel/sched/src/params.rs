@@ -156,7 +156,17 @@ fn era_features(era: Era) -> &'static [Feature] {
             LastBuddy,
             GroupSleeperCredit,
         ],
-        Era::V6_6 => &[WakeupPreempt, PlaceLag, PlaceDeadlineInitial, RunToParity],
+        // The balancer's: the two Wasted Cores bugs Linux fixed (4.9, 4.13) and its 5.5
+        // rework; the paper's own fixes (LB_MIN_LOAD, WAKE_LONGEST_IDLE) were never merged.
+        Era::V6_6 => &[
+            WakeupPreempt,
+            PlaceLag,
+            PlaceDeadlineInitial,
+            RunToParity,
+            LbGroupTypes,
+            NumaGroupsFromSelf,
+            HotplugKeepsNuma,
+        ],
     }
 }
 

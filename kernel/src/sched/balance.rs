@@ -81,9 +81,11 @@ impl Scheduler {
 
     /// (Re)builds the balancer for the policy now in place: at boot once the APs are up,
     /// and when the lab changes the policy; its domains are built from the machine's
-    /// topology, as the era built them.
+    /// topology, as the era built them, with the policy's balancing switches.
     pub(super) fn build_balancer(&mut self) {
-        let era = self.rqs[0].policy().fair_params().map(|p| p.era);
+        let params = self.rqs[0].policy().fair_params();
+        let features = params.map(|p| p.features);
+        let era = params.map(|p| p.era);
         self.balancing.balancer = match era {
             // A CPU that did not come up would be in the domains, idle for ever: then
             // there is no balancing (its absence is reported at boot).
@@ -93,10 +95,11 @@ impl Scheduler {
                     && !self.balancing.boot_cpu_isolated =>
             {
                 let rules = Rules::of(era);
+                let features = features.unwrap_or(rules.era_features());
                 let jiffies = clock::now() / crate::time::tick_ns();
                 let topology = &self.balancing.topology;
                 let cpus = (0..self.rqs.len())
-                    .map(|cpu| CpuBalance::new(topology, cpu, rules, jiffies))
+                    .map(|cpu| CpuBalance::new(topology, cpu, rules, features, jiffies))
                     .collect();
                 Some(Balancer {
                     cpus,

@@ -13,6 +13,7 @@
 mod behavior;
 pub mod smp;
 mod timers;
+pub mod wasted;
 pub mod workload;
 
 pub use behavior::{Action, Behavior, Ctx};
@@ -64,6 +65,8 @@ pub struct SimTask {
     pub samples: Vec<Nanos>,
     /// Events counted by the behaviour.
     pub missed: u64,
+    /// When it exited, if it has.
+    pub exited_ns: Option<Nanos>,
 }
 
 impl SimTask {
@@ -83,6 +86,7 @@ impl SimTask {
             waits: Vec::new(),
             samples: Vec::new(),
             missed: 0,
+            exited_ns: None,
         }
     }
 }
@@ -334,6 +338,7 @@ impl<P: Policy> Sim<P> {
                 }
             }
             Action::Exit => {
+                self.tasks[task].exited_ns = Some(now);
                 self.rq.exit_current(now);
                 self.release_vfork_parent(task);
                 if let Some(parent) = exit_wakes(&mut self.tasks, task) {

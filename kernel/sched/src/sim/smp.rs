@@ -16,6 +16,7 @@
 
 use super::timers::Timers;
 use super::{Action, Behavior, IDLE, SimConfig, SimTask, Waiting, exit_wakes};
+use crate::features::Features;
 use crate::policy::{Nanos, Policy, SyncWake, TaskId, Uid, Wakeup};
 use crate::programs::Rng;
 use crate::rq::{Rq, State};
@@ -28,6 +29,7 @@ use crate::smp::topology::Topology;
 use crate::weights::Nice;
 use alloc::boxed::Box;
 use alloc::vec::Vec;
+use heatmap::Heatmap;
 
 /// One simulated CPU.
 struct Cpu<P: Policy> {
@@ -55,6 +57,11 @@ pub struct SmpSim<P: Policy> {
     split: SharesSplit,
     /// Which era's balancer and wake-up placement run.
     rules: Rules,
+    /// Each CPU's runqueue length over time, if asked for ([`SmpSim::record_heatmap`]).
+    heatmap: Option<Heatmap>,
+    /// The machine, and the balancing switches its domains are built with (for rebuilds).
+    topology: Topology,
+    features: Features,
 }
 
 impl<P: Policy> SmpSim<P> {
@@ -67,13 +74,15 @@ impl<P: Policy> SmpSim<P> {
         balancing: bool,
         threshold: Nanos,
     ) -> Self {
-        let era = policy().fair_params().map(|p| p.era);
+        let params = policy().fair_params().cloned();
+        let era = params.as_ref().map(|p| p.era);
         let split = era.and_then(SharesSplit::of).unwrap_or(SharesSplit::Full);
         let rules = era.map_or(Rules::V2_6_24, Rules::of);
+        let features = params.map_or(rules.era_features(), |p| p.features);
         let cpus = (0..topology.len())
             .map(|cpu| Cpu {
                 rq: Rq::new(cpu, Box::new(policy()), IDLE),
-                balance: CpuBalance::new(topology, cpu, rules, 0),
+                balance: CpuBalance::new(topology, cpu, rules, features, 0),
                 push_to: None,
             })
             .collect();
@@ -91,7 +100,20 @@ impl<P: Policy> SmpSim<P> {
             migrations: 0,
             split,
             rules,
+            heatmap: None,
+            topology: topology.clone(),
+            features,
         }
+    }
+
+    /// From now on, samples each CPU's runqueue length every `every_ns`.
+    pub fn record_heatmap(&mut self, every_ns: Nanos) {
+        self.heatmap = Some(Heatmap::new(self.cpus.len(), self.now, every_ns));
+    }
+
+    /// The runqueue lengths sampled so far, if asked for.
+    pub fn heatmap(&self) -> Option<&Heatmap> {
+        self.heatmap.as_ref()
     }
 
     /// Lets task `task` run on `allowed` from now on (`sched_setaffinity` of a task whose
@@ -116,9 +138,11 @@ impl<P: Policy> SmpSim<P> {
         self.cpu_of[task]
     }
 
-    /// Forgets every task's measurements so far: what follows is measured alone.
+    /// Forgets every task's measurements and the invariant's so far: what follows is
+    /// measured alone.
     pub fn reset_measurements(&mut self) {
         self.tasks.iter_mut().for_each(SimTask::reset_measurements);
+        self.checker = Checker::new(self.checker.threshold());
     }
 
     /// The invariant's figures up to now.
@@ -255,6 +279,7 @@ impl<P: Policy> SmpSim<P> {
                     };
                     self.wake_from(parent, cpu, wakeup, waker);
                 }
+                self.tasks[task].exited_ns = Some(now);
                 self.cpus[cpu].rq.exit_current(now);
             }
         }
@@ -273,6 +298,13 @@ impl<P: Policy> SmpSim<P> {
             self.settle_cpus();
             let snapshot = runqueues::snapshot(self, CpuSet::first(n));
             self.checker.observe(self.now, &snapshot);
+            if self.heatmap.is_some() {
+                let running: Vec<bool> = (0..n).map(|c| self.current(c).is_some()).collect();
+                let now = self.now;
+                if let Some(h) = self.heatmap.as_mut() {
+                    h.observe(now, &snapshot, &running);
+                }
+            }
             let tick = self.config.tick_ns;
             let next_tick = (self.now / tick + 1) * tick;
             let next_timer = self.timers.next();
@@ -374,6 +406,8 @@ impl<P: Policy> Runqueues for SmpSim<P> {
     }
 }
 
+pub mod heatmap;
+mod hotplug;
 mod placing;
 
 #[cfg(test)]

@@ -175,6 +175,11 @@ pub struct MakeJ {
     pub jobs: u32,
     /// The jobs sleep on I/O between bursts of CPU (`makej:N/io`).
     pub io: bool,
+    /// The CPU time each job burns, at random in this range.
+    pub job_cpu_ns: (Nanos, Nanos),
+    /// How many jobs it runs in all before it exits (`None`: it never ends).
+    pub total: Option<u32>,
+    started: u32,
     running: u32,
     waiting: bool,
 }
@@ -185,8 +190,24 @@ impl MakeJ {
         MakeJ {
             jobs,
             io,
+            job_cpu_ns: JOB_CPU_NS,
+            total: None,
+            started: 0,
             running: 0,
             waiting: false,
+        }
+    }
+
+    /// The same, its jobs burning `job_cpu_ns` (a range) each.
+    pub fn with_jobs_of(self, job_cpu_ns: (Nanos, Nanos)) -> Self {
+        MakeJ { job_cpu_ns, ..self }
+    }
+
+    /// The same, ending once `total` jobs have run (a build of `total` files).
+    pub fn with_total(self, total: u32) -> Self {
+        MakeJ {
+            total: Some(total),
+            ..self
         }
     }
 }
@@ -199,14 +220,19 @@ impl Behavior for MakeJ {
         if core::mem::take(&mut self.waiting) {
             self.running -= 1;
         }
-        if self.running < self.jobs {
+        let more = self.total.is_none_or(|total| self.started < total);
+        if self.running < self.jobs && more {
             self.running += 1;
+            self.started += 1;
             let job = Job {
-                cpu_left: ctx.rng.within(JOB_CPU_NS),
+                cpu_left: ctx.rng.within(self.job_cpu_ns),
                 io: self.io,
                 step: JobStep::Exec,
             };
             return Action::Spawn(Box::new(job), ForkKind::Vfork);
+        }
+        if self.running == 0 {
+            return Action::Exit;
         }
         self.waiting = true;
         Action::WaitChild

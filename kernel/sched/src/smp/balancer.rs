@@ -23,7 +23,8 @@
 //! moves. The pass decides; it never touches a runqueue.
 
 use super::busiest::{
-    CpuStat, IdleType, Migration, Verdict, find_busiest_group, find_busiest_queue, v2_6_36, v6_6,
+    CpuStat, IdleType, Migration, Verdict, find_busiest_group, find_busiest_queue, v2_6_36, v4_1,
+    v6_6,
 };
 use super::cpuset::CpuSet;
 use super::domains::{Domain, Flags, Rules};
@@ -31,6 +32,7 @@ use super::move_tasks::v6_6::detach_tasks;
 use super::move_tasks::{Env, Queues, move_tasks};
 use super::schedstat::{DomainStats, index};
 use super::shares::{GroupSpan, Share, SharesSplit, ratelimit_ns, split};
+use crate::features::Feature;
 use alloc::vec::Vec;
 
 /// `MAX_PINNED_INTERVAL`: how far an all-pinned domain's interval may grow, in ms.
@@ -161,6 +163,9 @@ pub fn load_balance(
         let verdict = match domain.rules {
             Rules::V2_6_24 => find_busiest_group(domain, this_cpu, &stats, why, cpus),
             Rules::V2_6_36 => v2_6_36::find_busiest_group(domain, this_cpu, &stats, why, cpus),
+            Rules::V6_6 if !domain.features.has(Feature::LbGroupTypes) => {
+                v4_1::find_busiest_group(domain, this_cpu, &stats, why, cpus)
+            }
             Rules::V6_6 => v6_6::find_busiest_group(domain, this_cpu, &stats, why, cpus),
         };
         let (group, migration, imbalance) = match verdict {
@@ -253,8 +258,10 @@ pub fn load_balance(
         }
         // 6.6 pushes a running task only when it is tasks that are to move
         // (`imbalanced_active_balance`): a load or utilisation imbalance never does on CPUs
-        // of equal capacity.
-        let may_push = domain.rules != Rules::V6_6 || migration == Migration::Task;
+        // of equal capacity. 4.1 pushed after enough failures, whatever was to move.
+        let may_push = domain.rules != Rules::V6_6
+            || migration == Migration::Task
+            || !domain.features.has(Feature::LbGroupTypes);
         return failed(state, domain, busiest, this_cpu, may_push, m, outcome);
     }
 }

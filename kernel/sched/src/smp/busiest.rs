@@ -336,6 +336,7 @@ pub(crate) fn steady(tasks: &[u32]) -> alloc::vec::Vec<CpuStat> {
 }
 
 pub mod v2_6_36;
+pub mod v4_1;
 pub mod v6_6;
 
 #[cfg(test)]

@@ -28,6 +28,7 @@
 
 use super::cpuset::CpuSet;
 use super::topology::Topology;
+use crate::features::{Feature, Features};
 use alloc::vec::Vec;
 
 /// `SCHED_LOAD_SCALE`: the power of one CPU, and the weight of a nice-0 task.
@@ -146,6 +147,8 @@ pub struct Domain {
     pub params: Params,
     /// Which era's rules balance it.
     pub rules: Rules,
+    /// The balancing switches in force when it was built (`Feature::is_balancing`).
+    pub features: Features,
     /// The power of each of its CPUs (`cpu_power`; 2.6.36: less than 1024 for a
     /// hyperthread, which shares its core).
     pub cpu_power: u64,
@@ -182,6 +185,14 @@ impl Rules {
             Era::V2_6_24 | Era::V2_6_25 => Rules::V2_6_24,
             Era::V2_6_32 | Era::V2_6_35 | Era::V2_6_36 => Rules::V2_6_36,
             Era::V6_6 => Rules::V6_6,
+        }
+    }
+
+    /// The balancing switches the era shipped with (none before 6.6's balancer).
+    pub fn era_features(self) -> Features {
+        match self {
+            Rules::V6_6 => crate::params::FairParams::preset(crate::params::Era::V6_6).features,
+            Rules::V2_6_24 | Rules::V2_6_36 => Features::default(),
         }
     }
 }
@@ -237,8 +248,29 @@ pub fn build_2_6_36(t: &Topology, cpu: usize) -> Vec<Domain> {
     build(t, cpu, Rules::V2_6_36)
 }
 
-/// `cpu`'s domains on `t` under `rules`.
+/// `cpu`'s domains on `t` under `rules`, with the era's own balancing switches.
 pub fn build(t: &Topology, cpu: usize, rules: Rules) -> Vec<Domain> {
+    build_with(t, cpu, rules, rules.era_features())
+}
+
+/// `cpu`'s domains rebuilt after a CPU came back online (`partition_sched_domains`): as at
+/// boot — unless `HOTPLUG_KEEPS_NUMA` is off. 4.1 on x86 then lost its NUMA levels: a CPU
+/// coming online set the topology table again (`set_cpu_sibling_map`), dropping the levels
+/// `sched_init_numa` had added at boot, so the rebuilt domains stop at the node and no
+/// CPU balances across nodes again (the Wasted Cores paper's Missing Scheduling Domains).
+pub fn build_after_hotplug(t: &Topology, cpu: usize, rules: Rules, f: Features) -> Vec<Domain> {
+    let mut domains = build_with(t, cpu, rules, f);
+    if !f.has(Feature::HotplugKeepsNuma) {
+        let node = t.node_cpus(t.place(cpu).node);
+        domains.retain(|d| d.span.is_subset(node));
+    }
+    domains
+}
+
+/// `cpu`'s domains on `t` under `rules`, with the balancing switches of `features` (the
+/// Wasted Cores lab's: NUMA groups from this CPU or from the lowest, and the rules its
+/// balancer follows).
+pub fn build_with(t: &Topology, cpu: usize, rules: Rules, features: Features) -> Vec<Domain> {
     let node = t.place(cpu).node;
     let numa = t.nodes() > 1;
     let package_groups = |span: CpuSet| groups_around(cpu, span, |c| t.package_cpus(c));
@@ -266,7 +298,8 @@ pub fn build(t: &Topology, cpu: usize, rules: Rules) -> Vec<Domain> {
     // Each level's groups, with their balance masks where these are not the whole group.
     let mut balance: Vec<Option<Vec<CpuSet>>> = alloc::vec![None; built.len()];
     if numa && rules == Rules::V6_6 {
-        for (span, groups, masks) in numa::levels(t, cpu) {
+        let from_self = features.has(Feature::NumaGroupsFromSelf);
+        for (span, groups, masks) in numa::levels(t, cpu, from_self) {
             built.push((Level::Numa, span, groups));
             balance.push(Some(masks));
         }
@@ -324,6 +357,7 @@ pub fn build(t: &Topology, cpu: usize, rules: Rules) -> Vec<Domain> {
             groups,
             params,
             rules,
+            features,
             cpu_power,
             child_prefers_siblings: false,
             child_shares_cpu_capacity: false,

@@ -43,6 +43,21 @@ impl Snapshot {
             .iter()
             .any(|w| !(self.idle & w.allowed).without(w.cpu).is_empty())
     }
+
+    /// How many idle CPUs waiting tasks could put to work at once: the idle CPUs some
+    /// waiting task may run on, but no more than the tasks that may run on one.
+    pub fn wasted_cpus(&self) -> u64 {
+        let mut usable = CpuSet::EMPTY;
+        let mut tasks = 0;
+        for w in &self.waiting {
+            let idle = (self.idle & w.allowed).without(w.cpu);
+            if !idle.is_empty() {
+                usable = usable | idle;
+                tasks += 1;
+            }
+        }
+        tasks.min(usable.len() as u64)
+    }
 }
 
 /// The checker (see the module's docs).
@@ -54,6 +69,10 @@ pub struct Checker {
     violations: u64,
     total: u64,
     longest: u64,
+    /// Since when, and how many, CPUs have idled beside work they could take.
+    wasting: (u64, u64),
+    /// CPU time so wasted, in stretches of any length.
+    wasted: u64,
 }
 
 impl Checker {
@@ -65,11 +84,21 @@ impl Checker {
             violations: 0,
             total: 0,
             longest: 0,
+            wasting: (0, 0),
+            wasted: 0,
         }
+    }
+
+    /// The threshold it checks (ns).
+    pub fn threshold(&self) -> u64 {
+        self.threshold
     }
 
     /// The machine is `state` from `now` on.
     pub fn observe(&mut self, now: u64, state: &Snapshot) {
+        let (since, cpus) = self.wasting;
+        self.wasted += cpus * now.saturating_sub(since);
+        self.wasting = (now, state.wasted_cpus());
         match (self.broken_since, state.broken()) {
             (None, true) => self.broken_since = Some(now),
             (Some(since), false) => {
@@ -95,11 +124,13 @@ impl Checker {
         if let Some(since) = up_to_now.broken_since.take() {
             up_to_now.count(now - since);
         }
+        let (since, cpus) = self.wasting;
         Report {
             threshold_ns: self.threshold,
             violations: up_to_now.violations,
             total_ns: up_to_now.total,
             longest_ns: up_to_now.longest,
+            wasted_cpu_ns: self.wasted + cpus * now.saturating_sub(since),
         }
     }
 }
@@ -115,17 +146,21 @@ pub struct Report {
     pub total_ns: u64,
     /// The longest of them.
     pub longest_ns: u64,
+    /// CPU time wasted: the time each CPU idled while a task waited that it could have run,
+    /// however briefly (a core idle for 10 ms beside two waiting tasks wastes 10 ms).
+    pub wasted_cpu_ns: u64,
 }
 
 impl Report {
     /// The run's `RESULT {"kind":"invariant",...}` line: times in microseconds.
     pub fn result_line(&self) -> String {
         alloc::format!(
-            "RESULT {{\"kind\":\"invariant\",\"threshold_us\":{},\"violations\":{},\"idle_while_waiting_us\":{},\"longest_us\":{}}}",
+            "RESULT {{\"kind\":\"invariant\",\"threshold_us\":{},\"violations\":{},\"idle_while_waiting_us\":{},\"longest_us\":{},\"wasted_cpu_us\":{}}}",
             self.threshold_ns / 1000,
             self.violations,
             self.total_ns / 1000,
-            self.longest_ns / 1000
+            self.longest_ns / 1000,
+            self.wasted_cpu_ns / 1000
         )
     }
 }

@@ -15,10 +15,11 @@ use super::balancer::{self, DomainState};
 use super::busiest::CpuStat;
 use super::cpu_load::CpuLoad;
 use super::cpuset::CpuSet;
-use super::domains::{Domain, Rules, build};
+use super::domains::{Domain, Rules, build_with};
 use super::invariant::{Snapshot, Waiting};
 use super::shares::{Share, SharesSplit};
 use super::topology::Topology;
+use crate::features::Features;
 use crate::policy::{Nanos, Policy, TaskId, Uid};
 use crate::rq::{Rq, State};
 use alloc::vec::Vec;
@@ -42,13 +43,34 @@ pub struct CpuBalance {
     pub held_shares: Vec<(Uid, Share)>,
     /// The machine has hyperthreads (2.6.24's `wake_idle` exists only then).
     pub smt: bool,
+    /// When it last went idle with nothing to pull (`rq->idle_stamp`; `None` while it has
+    /// work or before it first idles).
+    pub idle_stamp: Option<Nanos>,
 }
 
 impl CpuBalance {
-    /// CPU `cpu` of `topology`, its domains built by `rules` at tick `jiffies` (each first
-    /// due one interval later, as Linux's built domains start from `jiffies`).
-    pub fn new(topology: &Topology, cpu: usize, rules: Rules, jiffies: u64) -> CpuBalance {
-        let domains = build(topology, cpu, rules);
+    /// CPU `cpu` of `topology`, its domains built by `rules` with the balancing switches of
+    /// `features` at tick `jiffies` (each first due one interval later, as Linux's built
+    /// domains start from `jiffies`).
+    pub fn new(
+        topology: &Topology,
+        cpu: usize,
+        rules: Rules,
+        features: Features,
+        jiffies: u64,
+    ) -> CpuBalance {
+        let domains = build_with(topology, cpu, rules, features);
+        CpuBalance::with_domains(topology, cpu, domains, jiffies)
+    }
+
+    /// CPU `cpu` of `topology` balancing over `domains` (built, or rebuilt after a hotplug)
+    /// from tick `jiffies`.
+    pub fn with_domains(
+        topology: &Topology,
+        cpu: usize,
+        domains: Vec<Domain>,
+        jiffies: u64,
+    ) -> CpuBalance {
         let states = domains
             .iter()
             .map(|d| DomainState::new(d, jiffies))
@@ -60,6 +82,7 @@ impl CpuBalance {
             next_balance: jiffies,
             held_shares: Vec::new(),
             smt: topology.smt_siblings(cpu).len() > 1,
+            idle_stamp: None,
         }
     }
 
@@ -226,9 +249,12 @@ pub fn rebalance<R: Runqueues + ?Sized>(
 /// with SD_BALANCE_NEWIDLE. Returns whether it pulled anything.
 pub fn idle_balance<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) -> bool {
     update_blocked_averages(r, cpu);
-    with_domains(r, cpu, |r, domains, states| {
+    let pulled = with_domains(r, cpu, |r, domains, states| {
         balancer::idle_balance(cpu, domains, states, &mut Balancing(r)).is_some()
-    })
+    });
+    let now = r.now();
+    r.balance_mut(cpu).idle_stamp = (!pulled).then_some(now);
+    pulled
 }
 
 /// Whether `cpu`'s policy has nothing runnable (its queues are empty): what makes a CPU

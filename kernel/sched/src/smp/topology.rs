@@ -159,6 +159,36 @@ impl Topology {
         Topology::smp(8, 8, 1).with_nodes(&nodes, distance)
     }
 
+    /// The Wasted Cores paper's machine (its Table 5 and Figure 4): four AMD Opteron 6272
+    /// sockets of two dies, eight NUMA nodes of eight cores, each die with its own
+    /// last-level cache (a package here), on HyperTransport links one or two hops apart —
+    /// 16 and 22 as such machines' firmware gives them. The paper names node 0's one-hop
+    /// neighbours (1, 2, 4, 6) and node 3's (1, 2, 4, 5, 7), and nodes 1 and 2 as two hops
+    /// apart (§3.2); the other pairs are cfslab's choice, consistent with those
+    /// (docs/wasted-cores.md).
+    pub fn opteron_6272() -> Topology {
+        const HOPS: [[u8; 8]; 8] = [
+            [0, 1, 1, 2, 1, 2, 1, 2],
+            [1, 0, 2, 1, 2, 1, 1, 2],
+            [1, 2, 0, 1, 1, 2, 2, 1],
+            [2, 1, 1, 0, 1, 1, 2, 1],
+            [1, 2, 1, 1, 0, 1, 2, 2],
+            [2, 1, 2, 1, 1, 0, 2, 1],
+            [1, 1, 2, 2, 2, 2, 0, 1],
+            [2, 2, 1, 1, 2, 1, 1, 0],
+        ];
+        let nodes: Vec<CpuSet> = (0..8).map(|n| CpuSet::from_bits(0xff << (8 * n))).collect();
+        let distance = HOPS
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|&h| [LOCAL_DISTANCE, 16, 22][h as usize])
+                    .collect()
+            })
+            .collect();
+        Topology::smp(8, 8, 1).with_nodes(&nodes, distance)
+    }
+
     /// `nodes` NUMA nodes of one package of `cores` cores each, on a ring: 10 more per hop
     /// the short way round (as `boot --numa` lays them out), so that four nodes have
     /// two-hop pairs.

@@ -241,7 +241,12 @@ fn survey(
 /// The CPU of the balancing CPU's group that balances this domain (`should_we_balance`):
 /// the first idle CPU of its balance mask, or the mask's first CPU. Any CPU about to go
 /// idle may.
-fn should_we_balance(domain: &Domain, this_cpu: usize, stats: &[CpuStat], why: IdleType) -> bool {
+pub(super) fn should_we_balance(
+    domain: &Domain,
+    this_cpu: usize,
+    stats: &[CpuStat],
+    why: IdleType,
+) -> bool {
     if why == IdleType::NewlyIdle {
         return true;
     }

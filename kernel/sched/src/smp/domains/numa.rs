@@ -57,12 +57,25 @@ fn group_of(t: &Topology, distances: &[u32], i: usize, k: usize, span: CpuSet) -
 }
 
 /// `cpu`'s NUMA levels on `t`: each level's span, its groups (this CPU's own first, then
-/// around the span), and their balance masks.
-pub fn levels(t: &Topology, cpu: usize) -> Vec<(CpuSet, Vec<CpuSet>, Vec<CpuSet>)> {
+/// around the span), and their balance masks. With `from_self` false, 4.1's construction
+/// (see the module's docs and [`from_lowest`]).
+pub fn levels(
+    t: &Topology,
+    cpu: usize,
+    from_self: bool,
+) -> Vec<(CpuSet, Vec<CpuSet>, Vec<CpuSet>)> {
     let distances = distances(t);
     let mut levels = Vec::new();
     for k in 1..distances.len() {
         let span = span_at(t, &distances, cpu, k);
+        if !from_self {
+            let (groups, masks) = from_lowest(t, &distances, cpu, k, span);
+            levels.push((span, groups, masks));
+            if span == t.all() {
+                break;
+            }
+            continue;
+        }
         let mut covered = CpuSet::EMPTY;
         let (mut groups, mut masks) = (Vec::new(), Vec::new());
         for i in span.iter_from(cpu) {
@@ -84,6 +97,38 @@ pub fn levels(t: &Topology, cpu: usize) -> Vec<(CpuSet, Vec<CpuSet>, Vec<CpuSet>
         }
     }
     levels
+}
+
+/// 4.1's groups of `cpu`'s level-`k` domain (`build_overlap_sched_groups` before the 2017
+/// fix): the span walked from its lowest CPU, so that the groups are the same for every
+/// CPU of the span — CPU 0's child domain first if it is in it. The CPU's own group is the
+/// first that holds it, or the one it is the first CPU of (the list is Linux's circle,
+/// entered there); each group's balance mask is the whole group (4.1's `build_group_mask`
+/// kept every CPU whose domain at the level exists).
+fn from_lowest(
+    t: &Topology,
+    distances: &[u32],
+    cpu: usize,
+    k: usize,
+    span: CpuSet,
+) -> (Vec<CpuSet>, Vec<CpuSet>) {
+    let mut covered = CpuSet::EMPTY;
+    let mut groups: Vec<CpuSet> = Vec::new();
+    let mut own = None;
+    for i in span.iter() {
+        if covered.contains(i) {
+            continue;
+        }
+        let group = span_at(t, distances, i, k - 1);
+        if (own.is_none() && group.contains(cpu)) || group.lowest() == Some(cpu) {
+            own = Some(groups.len());
+        }
+        groups.push(group);
+        covered = covered | group;
+    }
+    groups.rotate_left(own.expect("a group holds the CPU"));
+    let masks = groups.clone();
+    (groups, masks)
 }
 
 /// The farthest node of `span` from `node` (10 on one node).
@@ -134,7 +179,7 @@ mod tests {
         // which overlaps it. Of the CPUs in {1, 2, 3}, only node 2's have it below them.
         let t = Topology::ring_of_nodes(4, 2);
         let cpus = |bits: u64| CpuSet::from_bits(bits);
-        let levels = levels(&t, 0);
+        let levels = levels(&t, 0, true);
         assert_eq!(levels.len(), 2);
         let (span, groups, masks) = &levels[0];
         assert_eq!(*span, cpus(0b1100_0011 | 0b1100));

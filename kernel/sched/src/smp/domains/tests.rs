@@ -157,3 +157,49 @@ fn in_6_6_a_ring_of_four_nodes_gets_a_level_per_distance_with_overlapping_groups
     }
     assert_eq!(d[1].params.min_interval_ms, 6, "a domain of 6 CPUs");
 }
+
+#[test]
+fn on_the_papers_machine_4_1_builds_every_cpus_top_groups_as_cpu_0_sees_them() {
+    // The Wasted Cores paper's §3.2 on its eight nodes: nodes 1 and 2 are two hops apart,
+    // so they meet only at the top level, which spans the machine. 4.1 walks that span
+    // from CPU 0: the first group is CPU 0's one-hop domain, nodes {0, 1, 2, 4, 6}; the
+    // first CPU left out is node 3's, whose one-hop domain {1, 2, 3, 4, 5, 7} covers the
+    // rest. A CPU of node 2 gets these two groups too, and nodes 1 and 2 are in both: it
+    // can never see node 1 as a group apart. Each group's balance mask is the whole group,
+    // so node 0's first idle CPU, not node 2's, balances the first for everyone in it.
+    let t = Topology::opteron_6272();
+    let nodes = |cpus: CpuSet| -> Vec<usize> {
+        let mut n: Vec<usize> = cpus.iter().map(|c| t.place(c).node).collect();
+        n.dedup();
+        n
+    };
+    let top = |features: Features| {
+        let d = build_with(&t, 16, Rules::V6_6, features).pop().unwrap();
+        assert_eq!((d.level, d.span), (Level::Numa, t.all()));
+        d.groups
+            .iter()
+            .map(|g| (nodes(g.cpus), nodes(g.balance)))
+            .collect::<Vec<_>>()
+    };
+    let mut v4_1 = Rules::V6_6.era_features();
+    v4_1.set(Feature::NumaGroupsFromSelf, false);
+    assert_eq!(
+        top(v4_1),
+        [
+            (vec![0, 1, 2, 4, 6], vec![0, 1, 2, 4, 6]),
+            (vec![1, 2, 3, 4, 5, 7], vec![1, 2, 3, 4, 5, 7])
+        ]
+    );
+    // The fix (4.13's, and the paper's): node 2 starts from its own one-hop domain
+    // {0, 2, 3, 4, 7}, then from CPU 16 on, the first CPUs left out are node 5's and node
+    // 6's. Node 1 is not in this CPU's own group: its load is seen apart, in groups
+    // balanced for by the nodes at their centres.
+    assert_eq!(
+        top(Rules::V6_6.era_features()),
+        [
+            (vec![0, 2, 3, 4, 7], vec![2]),
+            (vec![1, 3, 4, 5, 7], vec![5]),
+            (vec![0, 1, 6, 7], vec![6])
+        ]
+    );
+}

@@ -72,8 +72,26 @@ fn two_violations_are_counted_apart_and_the_longest_kept() {
         (r.violations, r.total_ns, r.longest_ns),
         (2, 330 * MS, 200 * MS)
     );
+    // CPU 2 idled beside a waiting task for 130 + 200 ms: 330 ms of CPU wasted, as long
+    // as the violations here.
     assert_eq!(
         r.result_line(),
-        "RESULT {\"kind\":\"invariant\",\"threshold_us\":100000,\"violations\":2,\"idle_while_waiting_us\":330000,\"longest_us\":200000}"
+        "RESULT {\"kind\":\"invariant\",\"threshold_us\":100000,\"violations\":2,\"idle_while_waiting_us\":330000,\"longest_us\":200000,\"wasted_cpu_us\":330000}"
     );
+}
+
+#[test]
+fn wasted_cpu_time_counts_short_stretches_and_each_idle_cpu_work_could_use() {
+    // Four CPUs. 0–10 ms: CPUs 2 and 3 idle beside three tasks waiting on CPU 0 — two
+    // idle CPUs could be put to work: 20 ms wasted. 10–15 ms: only one task waits, and
+    // only one of the two idle CPUs could take it: 5 ms. 15–40 ms: the task waiting is
+    // pinned to its CPU: nothing. None of it past the threshold: no violation.
+    let mut c = Checker::new(T);
+    let all = CpuSet::first(4);
+    let idle = CpuSet::one(2).with(3);
+    c.observe(0, &snap(idle, vec![waiting(0, all); 3]));
+    c.observe(10 * MS, &snap(idle, vec![waiting(0, all)]));
+    c.observe(15 * MS, &snap(idle, vec![waiting(0, CpuSet::one(0))]));
+    let r = c.report(40 * MS);
+    assert_eq!((r.violations, r.wasted_cpu_ns), (0, 25 * MS));
 }

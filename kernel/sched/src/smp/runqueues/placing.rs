@@ -4,7 +4,9 @@
 //! `select_idle_sibling`), from [`crate::smp::placement`]. The caller moves the task.
 
 use super::{Runqueues, stats};
+use crate::features::Feature;
 use crate::policy::{Policy, TaskId, Uid};
+use crate::smp::busiest::CpuStat;
 use crate::smp::cpuset::CpuSet;
 use crate::smp::domains::{Flags, Rules};
 use crate::smp::move_tasks::MIGRATION_COST_NS;
@@ -66,6 +68,12 @@ pub fn wake_cpu<R: Runqueues + ?Sized>(
     };
     let stats = stats(r);
     let domains_of = |c: usize| r.balance(c).domains.as_slice();
+    let switches = r.balance(prev).domains.first().map(|d| d.features);
+    if switches.is_some_and(|f| f.has(Feature::WakeLongestIdle))
+        && let Some(cpu) = longest_idle(r, prev, wake.allowed, &stats)
+    {
+        return cpu;
+    }
     match r.rules() {
         Rules::V2_6_24 => {
             let smt = r.balance(prev).smt;
@@ -103,6 +111,27 @@ pub fn wake_cpu<R: Runqueues + ?Sized>(
             v2_6_36::select_wake_cpu(&w, &stats, domains_of)
         }
     }
+}
+
+/// The Wasted Cores paper's fix to Overload-on-Wakeup (`WAKE_LONGEST_IDLE`): a wakee's
+/// previous CPU if it is idle, else the allowed CPU that has idled longest, anywhere in the
+/// machine — not only in the previous CPU's cache (§3.3). `None` if no CPU idles: then
+/// the usual placement decides.
+fn longest_idle<R: Runqueues + ?Sized>(
+    r: &R,
+    prev: usize,
+    allowed: CpuSet,
+    stats: &[CpuStat],
+) -> Option<usize> {
+    let idle = |c: usize| stats[c].idle && stats[c].nr_running == 0;
+    if allowed.contains(prev) && idle(prev) {
+        return Some(prev);
+    }
+    // A CPU idle since before it first balanced counts as idle longest (stamp 0).
+    allowed
+        .iter()
+        .filter(|&c| c < stats.len() && idle(c))
+        .min_by_key(|&c| r.balance(c).idle_stamp.unwrap_or(0))
 }
 
 /// Uid `uid`'s group on `cpu` as `effective_load` reads it; `None` without split shares or

@@ -13,6 +13,7 @@
 //! first idle CPU, else the least loaded; then again from there, one level down.
 
 use super::CAPACITY;
+use crate::features::Feature;
 use crate::smp::busiest::CpuStat;
 use crate::smp::busiest::v6_6::{
     GroupStats, GroupType, adjust_numa_imbalance, classify, sum_group,
@@ -70,6 +71,39 @@ fn idler(cand: &GroupStats, idlest: &GroupStats) -> bool {
                 || (cand.idle_cpus == idlest.idle_cpus && cand.util < idlest.util)
         }
     }
+}
+
+/// 4.1's `find_idlest_group` (with `NO_LB_GROUP_TYPES`): the group of least average load,
+/// taken if this CPU's own is heavier by half the domain's margin. Like 4.1's balancer
+/// it weighs loads only, so a node with one hog of a group of its own looks heavier than
+/// a node of eight CPUs each running a `make` job, whose group's shares are spread thin:
+/// new jobs keep off the hog's node however many of its CPUs idle (docs/wasted-cores.md).
+fn find_idlest_group_4_1(
+    sd: &Domain,
+    this_cpu: usize,
+    allowed: CpuSet,
+    stats: &[CpuStat],
+) -> Option<usize> {
+    let avg_load = |g: &Group| {
+        let load: u64 = g.cpus.iter().map(|c| stats[c].load).sum();
+        load * CAPACITY / (CAPACITY * g.cpus.len() as u64)
+    };
+    let mut this_load = 0;
+    let mut idlest: Option<(usize, u64)> = None;
+    for (gi, g) in sd.groups.iter().enumerate() {
+        if (g.cpus & allowed).is_empty() {
+            continue;
+        }
+        let avg = avg_load(g);
+        if g.cpus.contains(this_cpu) {
+            this_load = avg;
+        } else if idlest.is_none_or(|(_, min)| avg < min) {
+            idlest = Some((gi, avg));
+        }
+    }
+    let (group, min_load) = idlest?;
+    let margin = 100 + (sd.params.imbalance_pct - 100) / 2;
+    (100 * this_load >= margin * min_load).then_some(group)
 }
 
 /// `find_idlest_group`: the index of `sd`'s group the task should go to, if not this
@@ -169,7 +203,10 @@ pub fn find_idlest_cpu<'a>(
             .params
             .flags
             .has(flag)
-            .then(|| find_idlest_group(sd, this_cpu, allowed, &stats))
+            .then(|| match sd.features.has(Feature::LbGroupTypes) {
+                true => find_idlest_group(sd, this_cpu, allowed, &stats),
+                false => find_idlest_group_4_1(sd, this_cpu, allowed, &stats),
+            })
             .flatten();
         let Some(group) = group else {
             at = down;

@@ -1,0 +1,269 @@
+//! 4.1's choice of the group to pull from (`update_sg_lb_stats`, `group_classify`,
+//! `update_sd_pick_busiest`, `find_busiest_group`, `calculate_imbalance`,
+//! `fix_small_imbalance`, kernel/sched/fair.c of 4.1), run inside 6.6's balancer when
+//! `NO_LB_GROUP_TYPES` is set — and the Wasted Cores paper's fix to it (`LB_MIN_LOAD`).
+//!
+//! 4.1 weighs groups by their **average load**: the sum of their CPUs' loads per unit of
+//! capacity. A CPU's load is its root runqueue's load average, where a task in a group
+//! (per-uid here, an autogroup in the paper) weighs its group's shares divided among the
+//! group's busy tasks: one thread of a 64-job `make` weighs about 16, a lone hog in a group
+//! of its own 1024. So one hog makes its node look busy on average however many of its
+//! cores idle, and a node whose every core has a `make` job waiting looks light. An idle
+//! core beside the hog then finds its own group no lighter than the busiest and pulls
+//! nothing: the paper's Group Imbalance bug (§3.1, Figure 2).
+//!
+//! Groups are sorted only as *overloaded* (more tasks than CPUs, and their utilisation
+//! over capacity by `imbalance_pct`) or not — 4.1's `group_imbalanced`, set when affinity
+//! kept a lower level from balancing, is not modelled. Then, in order, a pass is balanced
+//! when: no group is busier; this group's average is at least the busiest's; at least the
+//! domain's; and, for an idle CPU, the busiest is not overloaded and has no more than one
+//! idle CPU fewer than this group; for a busy one, the busiest's average is within
+//! `imbalance_pct` of this group's. A CPU about to go idle skips those tests when its group
+//! has room and the busiest is overloaded.
+//!
+//! The paper's fix compares each group's *least* loaded CPU instead: if this group has a
+//! CPU lighter than every CPU of another, that CPU should take work from it. The pull is
+//! half the gap between the busiest group's most loaded CPU and this group's least. (The
+//! patch as released keeps the last group it looks at as the busiest; cfslab takes the one
+//! whose least loaded CPU is heaviest, as the paper's argument asks.)
+//!
+//! Loads are read now (4.1's `cpu_load[]` index 0); 4.1's busy and idle passes above the
+//! cache read the slower averages of indices 1–3, which move towards the same figures.
+
+use super::v6_6::should_we_balance;
+use super::{CpuStat, IdleType, Migration, Verdict};
+use crate::features::Feature;
+use crate::smp::cpuset::CpuSet;
+use crate::smp::domains::{Domain, Group, SCHED_LOAD_SCALE};
+
+/// `SCHED_CAPACITY_SCALE`: one CPU's capacity.
+const CAPACITY: u64 = SCHED_LOAD_SCALE;
+
+/// 4.1's `sg_lb_stats`, with the paper's `min_load` and `max_load`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupStats {
+    /// Σ its CPUs' loads.
+    pub load: u64,
+    /// Σ its CPUs' utilisation, each at most one CPU's capacity (`get_cpu_usage`).
+    pub usage: u64,
+    /// Its tasks, running or waiting.
+    pub nr_running: u64,
+    /// Its CPUs with nothing to run.
+    pub idle_cpus: u64,
+    /// Its CPUs.
+    pub weight: u64,
+    /// Σ its CPUs' capacity.
+    pub capacity: u64,
+    /// Load per unit of capacity.
+    pub avg_load: u64,
+    /// Load per task (`load_per_task`).
+    pub load_per_task: u64,
+    /// Its least loaded CPU's load (the paper's fix).
+    pub min_load: u64,
+    /// Its most loaded CPU's load (the paper's fix).
+    pub max_load: u64,
+    /// `group_no_capacity`: more tasks than CPUs, and its CPUs used.
+    pub overloaded: bool,
+}
+
+impl GroupStats {
+    /// `group_has_capacity`: fewer tasks than CPUs, or its CPUs not all used.
+    fn has_capacity(&self, pct: u64) -> bool {
+        self.nr_running < self.weight || self.capacity * 100 > self.usage * pct
+    }
+}
+
+/// `update_sg_lb_stats` for group `g` of a domain with `imbalance_pct` `pct`.
+fn group_stats(g: &Group, pct: u64, stats: &[CpuStat], cpus: CpuSet) -> GroupStats {
+    let mut s = GroupStats {
+        load: 0,
+        usage: 0,
+        nr_running: 0,
+        idle_cpus: 0,
+        weight: g.cpus.len() as u64,
+        capacity: CAPACITY * g.cpus.len() as u64,
+        avg_load: 0,
+        load_per_task: 0,
+        min_load: u64::MAX,
+        max_load: 0,
+        overloaded: false,
+    };
+    for i in (g.cpus & cpus).iter() {
+        let st = &stats[i];
+        s.load += st.load;
+        s.usage += st.util.min(CAPACITY);
+        s.nr_running += u64::from(st.nr_running);
+        s.min_load = s.min_load.min(st.load);
+        s.max_load = s.max_load.max(st.load);
+        if st.nr_running == 0 && st.idle {
+            s.idle_cpus += 1;
+        }
+    }
+    s.avg_load = s.load * CAPACITY / s.capacity;
+    s.load_per_task = s.load.checked_div(s.nr_running).unwrap_or(0);
+    s.overloaded = s.nr_running > s.weight && s.capacity * 100 < s.usage * pct;
+    s
+}
+
+/// What a pass found: the busiest group (index, figures), this CPU's, and the domain's
+/// average load.
+struct Survey {
+    local: GroupStats,
+    busiest: Option<(usize, GroupStats)>,
+    sd_avg: u64,
+}
+
+/// `update_sd_lb_stats` and `update_sd_pick_busiest`. Every group holding the balancing
+/// CPU counts as its own (with 4.1's NUMA groups, several may).
+fn survey(domain: &Domain, this_cpu: usize, stats: &[CpuStat], cpus: CpuSet) -> Survey {
+    let pct = domain.params.imbalance_pct;
+    let min_load = domain.features.has(Feature::LbMinLoad);
+    let mut local: Option<GroupStats> = None;
+    let mut busiest: Option<(usize, GroupStats)> = None;
+    let (mut total_load, mut total_capacity) = (0, 0);
+    for (gi, g) in domain.groups.iter().enumerate() {
+        let mut s = group_stats(g, pct, stats, cpus);
+        total_load += s.load;
+        total_capacity += s.capacity;
+        if g.cpus.contains(this_cpu) {
+            local = Some(s);
+            continue;
+        }
+        // SD_PREFER_SIBLING below: a group running two or more tasks beside a local group
+        // with room counts as overloaded.
+        let room = local.is_some_and(|l| l.has_capacity(pct));
+        if domain.child_prefers_siblings && room && s.nr_running > 1 {
+            s.overloaded = true;
+        }
+        let busier = match busiest {
+            None => true,
+            Some((_, b)) if min_load => s.min_load > b.min_load,
+            Some((_, b)) if s.overloaded != b.overloaded => s.overloaded,
+            Some((_, b)) => s.avg_load > b.avg_load,
+        };
+        if busier {
+            busiest = Some((gi, s));
+        }
+    }
+    Survey {
+        local: local.expect("a domain holds the balancing CPU"),
+        busiest,
+        sd_avg: total_load * CAPACITY / total_capacity.max(1),
+    }
+}
+
+/// `find_busiest_group` of 4.1, or with `LB_MIN_LOAD` the paper's (see the module's docs).
+pub fn find_busiest_group(
+    domain: &Domain,
+    this_cpu: usize,
+    stats: &[CpuStat],
+    why: IdleType,
+    cpus: CpuSet,
+) -> Verdict {
+    if !should_we_balance(domain, this_cpu, stats, why) {
+        return Verdict::NotTheBalancer;
+    }
+    let sv = survey(domain, this_cpu, stats, cpus);
+    let Some((group, busiest)) = sv.busiest else {
+        return Verdict::Balanced;
+    };
+    if busiest.nr_running == 0 {
+        return Verdict::Balanced;
+    }
+    let local = &sv.local;
+    let imbalance = if domain.features.has(Feature::LbMinLoad) {
+        // Pull only towards a CPU lighter than every CPU of the busiest group.
+        if local.min_load >= busiest.min_load {
+            return Verdict::Balanced;
+        }
+        busiest.max_load.saturating_sub(local.min_load) / 2
+    } else {
+        let pct = domain.params.imbalance_pct;
+        let force = why == IdleType::NewlyIdle && local.has_capacity(pct) && busiest.overloaded;
+        if !force && balanced_on_average(&sv, &busiest, why, pct) {
+            return Verdict::Balanced;
+        }
+        calculate_imbalance(&sv, &busiest)
+    };
+    Verdict::Pull {
+        group,
+        migration: Migration::Load,
+        imbalance,
+    }
+}
+
+/// `find_busiest_group`'s tests on average loads, in 4.1's order: is the domain balanced?
+fn balanced_on_average(sv: &Survey, busiest: &GroupStats, why: IdleType, pct: u64) -> bool {
+    let local = &sv.local;
+    if local.avg_load >= busiest.avg_load || local.avg_load >= sv.sd_avg {
+        return true;
+    }
+    if why == IdleType::Idle {
+        !busiest.overloaded && local.idle_cpus <= busiest.idle_cpus + 1
+    } else {
+        100 * busiest.avg_load <= pct * local.avg_load
+    }
+}
+
+/// `calculate_imbalance` of 4.1: the least of the busiest group's excess over the domain's
+/// average (above its capacity, if both groups are overloaded) and this group's shortfall,
+/// each × its capacity — or, below one task's load, [`fix_small_imbalance`].
+fn calculate_imbalance(sv: &Survey, busiest: &GroupStats) -> u64 {
+    let local = &sv.local;
+    if busiest.avg_load <= sv.sd_avg || local.avg_load >= sv.sd_avg {
+        return fix_small_imbalance(local, busiest);
+    }
+    let mut above_capacity = u64::MAX;
+    if busiest.overloaded && local.overloaded {
+        let tasks = busiest.nr_running * CAPACITY;
+        if tasks > busiest.capacity {
+            above_capacity = tasks - busiest.capacity;
+        }
+    }
+    let max_pull = (busiest.avg_load - sv.sd_avg).min(above_capacity);
+    let imbalance =
+        (max_pull * busiest.capacity).min((sv.sd_avg - local.avg_load) * local.capacity) / CAPACITY;
+    if imbalance < busiest.load_per_task {
+        return fix_small_imbalance(local, busiest);
+    }
+    imbalance
+}
+
+/// `fix_small_imbalance` of 4.1: one task's load, if moving it narrows the gap enough or
+/// lets the two groups use more capacity together; else nothing.
+fn fix_small_imbalance(local: &GroupStats, busiest: &GroupStats) -> u64 {
+    // An empty local group keeps a load per task of 0 (4.1 reads the balancing CPU's own,
+    // `cpu_avg_load_per_task`, which is 0 on an empty CPU); a busiest group of heavier
+    // tasks than this one's lets one move on a smaller gap.
+    let (b, l) = (busiest, local);
+    let imbn = if l.nr_running > 0 && b.load_per_task > l.load_per_task {
+        1
+    } else {
+        2
+    };
+    let scaled = b.load_per_task * CAPACITY / b.capacity;
+    if b.avg_load + scaled >= l.avg_load + scaled * imbn {
+        return b.load_per_task;
+    }
+    let capa_now = (b.capacity * b.load_per_task.min(b.avg_load)
+        + l.capacity * l.load_per_task.min(l.avg_load))
+        / CAPACITY;
+    let mut capa_move = 0;
+    if b.avg_load > scaled {
+        capa_move += b.capacity * b.load_per_task.min(b.avg_load - scaled);
+    }
+    let gained = if b.avg_load * b.capacity < b.load_per_task * CAPACITY {
+        b.avg_load * b.capacity / l.capacity
+    } else {
+        b.load_per_task * CAPACITY / l.capacity
+    };
+    capa_move += l.capacity * l.load_per_task.min(l.avg_load + gained);
+    if capa_move / CAPACITY > capa_now {
+        b.load_per_task
+    } else {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests;
