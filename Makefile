@@ -19,6 +19,9 @@
 #                                                  -> docs/data/, docs/performance.md's tables
 #   make compare                                   the seeds' workloads and those paths on
 #                                                  cfslab beside Linux 6.1 in the same QEMU
+#   make wasted                                    the Wasted Cores lab: the paper's bugs and
+#                                                  their fixes in the N-CPU simulator ->
+#                                                  docs/data/, docs/wasted-cores.md's table
 #   make docs                                      every generated figure of README.md and
 #                                                  docs/ made again, then checked (slow)
 #   make clean
@@ -35,7 +38,7 @@ BOOT := cargo run -q -p boot --
 BOOT_FLAGS := $(if $(REALTIME),--realtime) $(if $(SMP),--smp $(SMP)) $(if $(NUMA),--numa $(NUMA))
 RUN_FLAGS := $(if $(TIMEOUT),--timeout $(TIMEOUT))
 
-.PHONY: run shell test lint lab bench compare docs gdb qemu-gdb clean deps
+.PHONY: run shell test lint lab bench compare wasted docs gdb qemu-gdb clean deps
 
 deps:
 	@scripts/ensure-deps.sh
@@ -90,6 +93,12 @@ bench: deps
 compare: deps
 	@$(BOOT) compare
 
+# The Wasted Cores lab (docs/wasted-cores.md): each of the paper's four load-balancing bugs,
+# with Linux 4.1's behaviour and with each fix, in the N-CPU simulator at the paper's scale
+# (64 CPUs in 8 nodes); docs/data/wasted-sim.json and the table of docs/wasted-cores.md.
+wasted: deps
+	@$(BOOT) docs wasted
+
 # Every generated figure of README.md and docs/ made again by the tool that writes it, then
 # all of them checked (docs/testing.md): the lab, compare (with the system-call paths), the
 # benches, make run's output, the gdb sessions, the simulator's seed tables and the shell
@@ -99,7 +108,7 @@ compare: deps
 docs: deps
 	@$(BOOT) lab --seconds $(SECONDS) --seeds $(SEEDS)
 	@$(BOOT) compare
-	@$(BOOT) docs bench run gdb seeds
+	@$(BOOT) docs bench run gdb seeds wasted
 	CFSLAB_BLESS=1 cargo test -p systests --test live_scheduler the_documented_session_is_real
 	@$(BOOT) docs --check
 

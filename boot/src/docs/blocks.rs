@@ -18,7 +18,7 @@ pub const SEEDS_DATA: &str = "docs/data/seeds.txt";
 const SESSION_DATA: &str = "docs/data/session.txt";
 
 /// Every block but the lab's and compare's scenario tables, which their own modules check.
-pub const BLOCKS: [Block; 13] = [
+pub const BLOCKS: [Block; 14] = [
     Block {
         tag: "run",
         data: run_output::DATA,
@@ -96,6 +96,12 @@ pub const BLOCKS: [Block; 13] = [
         data: SESSION_DATA,
         render: text_block,
         made_by: "CFSLAB_BLESS=1 cargo test -p systests --test live_scheduler",
+    },
+    Block {
+        tag: "wasted:sim",
+        data: super::wasted_sim::DATA,
+        render: super::wasted_sim::render,
+        made_by: "boot docs wasted (make wasted)",
     },
 ];
 

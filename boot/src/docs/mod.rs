@@ -11,6 +11,7 @@
 //! | `gdb:scheduler`, `gdb:hello` | docs/data/gdb-*.txt | `boot docs gdb` |
 //! | `bench:ops`, `bench:ratio`, `bench:switch`, `bench:churn`, `bench:smp`, `bench:sim` | docs/data/bench.json | `boot docs bench` (`make bench`) |
 //! | `seeds` | docs/data/seeds.txt | `boot docs seeds` |
+//! | `wasted:sim` | docs/data/wasted-sim.json | `boot docs wasted` (`make wasted`) |
 //! | `session` | docs/data/session.txt | `CFSLAB_BLESS=1 cargo test -p systests --test live_scheduler` |
 //!
 //! `boot docs` alone re-renders every block from its stored data, the lab's and compare's
@@ -24,6 +25,7 @@ mod gdb;
 mod run_output;
 mod sim_bench;
 mod smp_bench;
+mod wasted_sim;
 
 use blocks::{BLOCKS, SEEDS_DATA};
 
@@ -135,13 +137,13 @@ pub enum Action {
     Render,
     /// Check every block against its data.
     Check,
-    /// Run these generators (`run`, `gdb`, `bench`, `seeds`), store their data and render
+    /// Run these generators (`run`, `gdb`, `bench`, `seeds`, `wasted`), store their data and render
     /// their blocks.
     Generate(Vec<String>),
 }
 
 /// The generators `boot docs NAME` knows.
-pub const GENERATORS: [&str; 4] = ["run", "gdb", "bench", "seeds"];
+pub const GENERATORS: [&str; 5] = ["run", "gdb", "bench", "seeds", "wasted"];
 
 pub fn main(action: &Action) -> Result<Status, String> {
     match action {
@@ -192,6 +194,10 @@ pub fn main(action: &Action) -> Result<Status, String> {
                     "seeds" => {
                         store(SEEDS_DATA, &seeds()?)?;
                         render_blocks(Some(SEEDS_DATA))?;
+                    }
+                    "wasted" => {
+                        store(wasted_sim::DATA, &wasted_sim::generate()?)?;
+                        render_blocks(Some(wasted_sim::DATA))?;
                     }
                     other => return Err(format!("no generator {other}")),
                 }
