@@ -20,6 +20,7 @@ mod debian;
 mod docs;
 mod ftrace;
 mod gdb;
+mod heatmap;
 mod image;
 mod initramfs;
 mod lab;

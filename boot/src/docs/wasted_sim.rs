@@ -1,6 +1,7 @@
 //! The Wasted Cores lab's simulator figures (docs/wasted-cores.md, block `wasted:sim`): each
 //! bug's workload on the paper's machine in the N-CPU simulator, with 4.1's behaviour and
-//! with each fix (`sched::sim::wasted`), kept in docs/data/wasted-sim.json.
+//! with each fix (`sched::sim::wasted`), kept in docs/data/wasted-sim.json; each run's
+//! picture of its cores' runqueues in docs/wasted/ (`crate::heatmap`).
 
 use super::grouped;
 use sched::sim::wasted::{Bug, Outcome, run};
@@ -29,7 +30,18 @@ fn node_means(o: &Outcome) -> Vec<u64> {
         .collect()
 }
 
-/// Runs every bug's variants and returns their figures.
+/// A run's name as a file name's part: "paper's fix" → "papers-fix", "4.1" → "4-1".
+fn slug(name: &str) -> String {
+    let words: Vec<String> = name
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .map(|w| w.replace('\'', "").to_lowercase())
+        .collect();
+    words.join("-")
+}
+
+/// Runs every bug's variants, draws each run's cores (docs/wasted/), and returns their
+/// figures.
 pub fn generate() -> Result<String, String> {
     let mut bugs = Vec::new();
     for bug in Bug::ALL {
@@ -43,6 +55,13 @@ pub fn generate() -> Result<String, String> {
                 bug.scenario(),
                 o.completion_ns / 1_000_000
             );
+            let picture = format!("docs/wasted/{}-{}.svg", bug.scenario(), slug(name));
+            let title = format!("{}, {name}: runqueue length of each core", bug.scenario());
+            let h = &o.heatmap;
+            super::store(
+                &picture,
+                &crate::heatmap::svg(&title, &h.samples, h.every_ns, 8),
+            )?;
             runs.push(json!({
                 "name": name,
                 "completion_ms": o.completion_ns / 1_000_000,
@@ -122,4 +141,14 @@ pub fn render(data: &str) -> Result<String, String> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_run_s_name_makes_a_file_name() {
+        assert_eq!(super::slug("paper's fix"), "papers-fix");
+        assert_eq!(super::slug("4.1"), "4-1");
+        assert_eq!(super::slug("fix (paper, 4.13)"), "fix-paper-4-13");
+    }
 }

@@ -3,7 +3,7 @@
 //! then `REPORT.md` with one table per seed in the seed's own shape, SVG plots and the traces,
 //! all under `target/lab/`.
 
-mod axis;
+pub(crate) mod axis;
 pub mod publish;
 mod report;
 pub(crate) mod svg;
