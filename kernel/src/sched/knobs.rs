@@ -25,12 +25,18 @@ pub fn set_tunable(tunable: Tunable, value: u64) -> Result<(), KnobError> {
     })
 }
 
-/// Turns a feature on or off.
+/// Turns a feature on or off. A switch of the balancer's (the Wasted Cores lab's) rebuilds
+/// every CPU's domains at once, as a CPU hotplug would: the domains carry the switches they
+/// were built with (their groups' construction among them), and start balancing afresh.
 pub fn set_feature(feature: Feature, on: bool) -> Result<(), KnobError> {
     with_sched(|s| {
         s.rqs
             .iter_mut()
-            .try_for_each(|rq| rq.set_feature(feature, on))
+            .try_for_each(|rq| rq.set_feature(feature, on))?;
+        if feature.is_balancing() {
+            s.build_balancer();
+        }
+        Ok(())
     })
 }
 
