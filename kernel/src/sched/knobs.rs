@@ -26,8 +26,8 @@ pub fn set_tunable(tunable: Tunable, value: u64) -> Result<(), KnobError> {
 }
 
 /// Turns a feature on or off. A switch of the balancer's (the Wasted Cores lab's) rebuilds
-/// every CPU's domains at once, as a CPU hotplug would: the domains carry the switches they
-/// were built with (their groups' construction among them), and start balancing afresh.
+/// every CPU's domains at once, as at boot: the domains carry the switches they were built
+/// with (their groups' construction among them), and start balancing afresh.
 pub fn set_feature(feature: Feature, on: bool) -> Result<(), KnobError> {
     with_sched(|s| {
         s.rqs

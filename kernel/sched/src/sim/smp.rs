@@ -4,13 +4,12 @@
 //! instruction counter — so that completion times and wasted cores show as they would on
 //! a real machine.
 //!
-//! The machine is a [`Topology`]; the balancer is 2.6.24's ([`crate::smp::balancer`]),
-//! run at each CPU's tick when its domains are due and when a CPU is about to go idle; the
-//! Wasted Cores invariant ([`crate::smp::invariant`]) watches every change. A timer wakes a
-//! task from the CPU it slept on, which keeps it — or, with hyperthreads, hands it to an
-//! idle sibling ([`crate::smp::placement`]). An active
-//! balance pushes the busiest CPU's running task at once (its migration thread preempts
-//! it), where 2.6.24 would push the first movable task.
+//! The machine is a [`Topology`]; the era's balancer ([`crate::smp::balancer`]) runs at each
+//! CPU's tick when its domains are due and when a CPU is about to go idle; the Wasted Cores
+//! invariant ([`crate::smp::invariant`]) watches every change, and a [`heatmap`] may record
+//! the runqueues. A timer wakes a task from the CPU it slept on, placed as the era places a
+//! wake-up ([`crate::smp::placement`]). An active balance pushes the busiest CPU's running
+//! task at once (its migration thread preempts it).
 //!
 //! Deterministic: the same inputs give the same schedule, bit for bit.
 
@@ -59,7 +58,7 @@ pub struct SmpSim<P: Policy> {
     rules: Rules,
     /// Each CPU's runqueue length over time, if asked for ([`SmpSim::record_heatmap`]).
     heatmap: Option<Heatmap>,
-    /// The machine, and the balancing switches its domains are built with (for rebuilds).
+    /// The machine and the balancing switches, for rebuilding the domains.
     topology: Topology,
     features: Features,
 }
@@ -104,16 +103,6 @@ impl<P: Policy> SmpSim<P> {
             topology: topology.clone(),
             features,
         }
-    }
-
-    /// From now on, samples each CPU's runqueue length every `every_ns`.
-    pub fn record_heatmap(&mut self, every_ns: Nanos) {
-        self.heatmap = Some(Heatmap::new(self.cpus.len(), self.now, every_ns));
-    }
-
-    /// The runqueue lengths sampled so far, if asked for.
-    pub fn heatmap(&self) -> Option<&Heatmap> {
-        self.heatmap.as_ref()
     }
 
     /// Lets task `task` run on `allowed` from now on (`sched_setaffinity` of a task whose
@@ -298,13 +287,7 @@ impl<P: Policy> SmpSim<P> {
             self.settle_cpus();
             let snapshot = runqueues::snapshot(self, CpuSet::first(n));
             self.checker.observe(self.now, &snapshot);
-            if self.heatmap.is_some() {
-                let running: Vec<bool> = (0..n).map(|c| self.current(c).is_some()).collect();
-                let now = self.now;
-                if let Some(h) = self.heatmap.as_mut() {
-                    h.observe(now, &snapshot, &running);
-                }
-            }
+            self.sample_heatmap(&snapshot);
             let tick = self.config.tick_ns;
             let next_tick = (self.now / tick + 1) * tick;
             let next_timer = self.timers.next();

@@ -335,6 +335,27 @@ pub(crate) fn steady(tasks: &[u32]) -> alloc::vec::Vec<CpuStat> {
         .collect()
 }
 
+/// The CPU of the balancing CPU's group that balances this domain (`should_we_balance`):
+/// the first idle CPU of its balance mask, or the mask's first CPU. Any CPU about to go
+/// idle may. (6.6's and 4.1's alike: a group's balance mask is the whole group in 4.1.)
+pub(super) fn should_we_balance(
+    domain: &Domain,
+    this_cpu: usize,
+    stats: &[CpuStat],
+    why: IdleType,
+) -> bool {
+    if why == IdleType::NewlyIdle {
+        return true;
+    }
+    let group = domain
+        .groups
+        .first()
+        .expect("a domain has the CPU's own group first");
+    let mask = group.balance;
+    let first_idle = mask.iter().find(|&c| stats[c].idle);
+    first_idle.or(mask.lowest()) == Some(this_cpu)
+}
+
 pub mod v2_6_36;
 pub mod v4_1;
 pub mod v6_6;

@@ -253,20 +253,6 @@ pub fn build(t: &Topology, cpu: usize, rules: Rules) -> Vec<Domain> {
     build_with(t, cpu, rules, rules.era_features())
 }
 
-/// `cpu`'s domains rebuilt after a CPU came back online (`partition_sched_domains`): as at
-/// boot — unless `HOTPLUG_KEEPS_NUMA` is off. 4.1 on x86 then lost its NUMA levels: a CPU
-/// coming online set the topology table again (`set_cpu_sibling_map`), dropping the levels
-/// `sched_init_numa` had added at boot, so the rebuilt domains stop at the node and no
-/// CPU balances across nodes again (the Wasted Cores paper's Missing Scheduling Domains).
-pub fn build_after_hotplug(t: &Topology, cpu: usize, rules: Rules, f: Features) -> Vec<Domain> {
-    let mut domains = build_with(t, cpu, rules, f);
-    if !f.has(Feature::HotplugKeepsNuma) {
-        let node = t.node_cpus(t.place(cpu).node);
-        domains.retain(|d| d.span.is_subset(node));
-    }
-    domains
-}
-
 /// `cpu`'s domains on `t` under `rules`, with the balancing switches of `features` (the
 /// Wasted Cores lab's: NUMA groups from this CPU or from the lowest, and the rules its
 /// balancer follows).
@@ -391,8 +377,10 @@ fn group_power(t: &Topology, level: Level, cpus: CpuSet) -> u64 {
 }
 
 mod attach;
+mod hotplug;
 pub mod numa;
 use attach::attach;
+pub use hotplug::build_after_hotplug;
 mod params;
 pub use params::{params_2_6_24, params_2_6_36, params_6_6};
 

@@ -8,7 +8,8 @@
 //! counts ten consecutive failing one-second checks instead; cfslab follows the paper.)
 //!
 //! It reports how many violations there were, their total and their longest duration: the
-//! time cores were wasted beside waiting work.
+//! time cores were wasted beside waiting work; and the CPU time wasted in stretches of any
+//! length, each idle CPU that waiting work could use counted.
 
 use super::cpuset::CpuSet;
 use alloc::string::String;
@@ -44,8 +45,10 @@ impl Snapshot {
             .any(|w| !(self.idle & w.allowed).without(w.cpu).is_empty())
     }
 
-    /// How many idle CPUs waiting tasks could put to work at once: the idle CPUs some
-    /// waiting task may run on, but no more than the tasks that may run on one.
+    /// How many idle CPUs waiting tasks could put to work at once, at most: the idle CPUs
+    /// some waiting task may run on, but no more than the tasks that may run on one. (An
+    /// upper bound: exact when the waiting tasks may all use the same idle CPUs, as in the
+    /// lab's workloads; with affinities that cross, a matching could give fewer.)
     pub fn wasted_cpus(&self) -> u64 {
         let mut usable = CpuSet::EMPTY;
         let mut tasks = 0;
@@ -147,7 +150,8 @@ pub struct Report {
     /// The longest of them.
     pub longest_ns: u64,
     /// CPU time wasted: the time each CPU idled while a task waited that it could have run,
-    /// however briefly (a core idle for 10 ms beside two waiting tasks wastes 10 ms).
+    /// however briefly (a core idle for 10 ms beside two waiting tasks wastes 10 ms); at
+    /// most, with crossing affinities (see [`Snapshot::wasted_cpus`]).
     pub wasted_cpu_ns: u64,
 }
 

@@ -43,8 +43,9 @@ pub struct CpuBalance {
     pub held_shares: Vec<(Uid, Share)>,
     /// The machine has hyperthreads (2.6.24's `wake_idle` exists only then).
     pub smt: bool,
-    /// When it last went idle with nothing to pull (`rq->idle_stamp`; `None` while it has
-    /// work or before it first idles).
+    /// When it last went idle with nothing to pull (`rq->idle_stamp`; `None` after a pass
+    /// that pulled, or before it first idles). Not cleared when work arrives: only idle
+    /// CPUs' stamps are read.
     pub idle_stamp: Option<Nanos>,
 }
 

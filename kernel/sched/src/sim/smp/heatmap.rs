@@ -2,12 +2,41 @@
 //! Cores paper's pictures (its Figures 2 and 3: a row per core, coloured by how many
 //! threads its runqueue holds), and of the lab's own.
 
-use crate::policy::Nanos;
+use super::SmpSim;
+use crate::policy::{Nanos, Policy};
 use crate::smp::invariant::Snapshot;
 use alloc::vec;
 use alloc::vec::Vec;
 
-/// Runqueue lengths, one sample of every CPU each `every_ns` (see the module's docs).
+impl<P: Policy> SmpSim<P> {
+    /// From now on, samples each CPU's runqueue length every `every_ns`.
+    pub fn record_heatmap(&mut self, every_ns: Nanos) {
+        self.heatmap = Some(Heatmap::new(self.cpus.len(), self.now, every_ns));
+    }
+
+    /// The runqueue lengths sampled so far, if asked for.
+    pub fn heatmap(&self) -> Option<&Heatmap> {
+        self.heatmap.as_ref()
+    }
+
+    /// The machine is `state` now: the heatmap, if recorded, takes its samples.
+    pub(super) fn sample_heatmap(&mut self, state: &Snapshot) {
+        if self.heatmap.is_none() {
+            return;
+        }
+        let running: Vec<bool> = (0..self.cpus.len())
+            .map(|c| self.current(c).is_some())
+            .collect();
+        let now = self.now;
+        if let Some(h) = self.heatmap.as_mut() {
+            h.observe(now, state, &running);
+        }
+    }
+}
+
+/// Runqueue lengths, one sample of every CPU each `every_ns` (see the module's docs): each
+/// sample is taken at the first change of the machine at or after its period's boundary,
+/// so it is exact when the period is a multiple of the tick (every tick is a change).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Heatmap {
     /// The sampling period.

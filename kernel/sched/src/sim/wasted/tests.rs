@@ -77,7 +77,7 @@ fn group_imbalance_idles_the_hogs_nodes_and_both_fixes_put_them_to_work() {
     // busier than it: the hogs' nodes work, and the slowdown all but goes. Some waste is
     // left — forks still avoid those nodes (the patch left `find_idlest_group` alone), so
     // their cores take each job by a balancing pass — and with it a few violations.
-    assert!(paper.completion_ns * 100 <= linux.completion_ns * 108);
+    assert!(paper.completion_ns * 100 <= linux.completion_ns * 110);
     assert!(paper.invariant.wasted_cpu_ns * 4 <= bug.invariant.wasted_cpu_ns);
     assert!(node_mean(paper, 0) > 0.6 && node_mean(paper, 4) > 0.6);
 }
@@ -95,7 +95,7 @@ fn group_construction_keeps_a_pinned_application_on_one_node_until_fixed() {
     // Built from each CPU's side, node 2's top level sees node 1 apart and pulls half of
     // the threads (a pass every 64 ms or so at first); after that, no violation.
     assert_eq!(fix.invariant.violations, 0, "{:?}", fix.invariant);
-    assert!(fix.completion_ns * 100 <= WORKER_NS * 115);
+    assert!(fix.completion_ns * 100 <= WORKER_NS * 120);
     assert!(node_mean(fix, 2) > 0.75);
 }
 

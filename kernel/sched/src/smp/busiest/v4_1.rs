@@ -27,11 +27,15 @@
 //! patch as released keeps the last group it looks at as the busiest; cfslab takes the one
 //! whose least loaded CPU is heaviest, as the paper's argument asks.)
 //!
-//! Loads are read now (4.1's `cpu_load[]` index 0); 4.1's busy and idle passes above the
-//! cache read the slower averages of indices 1–3, which move towards the same figures.
+//! What is 6.6's here, not 4.1's: loads are read now (4.1's `cpu_load[]` index 0; its busy
+//! and idle passes above the cache read the slower averages of indices 1–3, which move
+//! towards the same figures); the domains' parameters are 6.6's `sd_init`'s
+//! (`imbalance_pct` 117 at every level above hyperthreads, where 4.1 had 125 at the node
+//! and NUMA levels; `busy_factor` 16, not 32); and the tasks are detached by 6.6's rule,
+//! under which a task heavier than the imbalance waits for failures where 4.1 let one of
+//! up to twice the imbalance go.
 
-use super::v6_6::should_we_balance;
-use super::{CpuStat, IdleType, Migration, Verdict};
+use super::{CpuStat, IdleType, Migration, Verdict, should_we_balance};
 use crate::features::Feature;
 use crate::smp::cpuset::CpuSet;
 use crate::smp::domains::{Domain, Group, SCHED_LOAD_SCALE};
@@ -135,11 +139,17 @@ fn survey(domain: &Domain, this_cpu: usize, stats: &[CpuStat], cpus: CpuSet) -> 
         if domain.child_prefers_siblings && room && s.nr_running > 1 {
             s.overloaded = true;
         }
-        let busier = match busiest {
-            None => true,
-            Some((_, b)) if min_load => s.min_load > b.min_load,
-            Some((_, b)) if s.overloaded != b.overloaded => s.overloaded,
-            Some((_, b)) => s.avg_load > b.avg_load,
+        // `update_sd_pick_busiest` against a busiest that starts as "other, load 0": a
+        // group of no load is never the busiest, nor (the paper's fix) one with an idle
+        // CPU; a group whose CPUs are all out of this pass is not looked at.
+        let (b_overloaded, b_avg, b_min) = busiest.map_or((false, 0, 0), |(_, b)| {
+            (b.overloaded, b.avg_load, b.min_load)
+        });
+        let busier = match () {
+            _ if (g.cpus & cpus).is_empty() => false,
+            _ if min_load => s.min_load > b_min,
+            _ if s.overloaded != b_overloaded => s.overloaded,
+            _ => s.avg_load > b_avg,
         };
         if busier {
             busiest = Some((gi, s));
@@ -211,7 +221,7 @@ fn balanced_on_average(sv: &Survey, busiest: &GroupStats, why: IdleType, pct: u6
 fn calculate_imbalance(sv: &Survey, busiest: &GroupStats) -> u64 {
     let local = &sv.local;
     if busiest.avg_load <= sv.sd_avg || local.avg_load >= sv.sd_avg {
-        return fix_small_imbalance(local, busiest);
+        return fix_small_imbalance(local, busiest).unwrap_or(0);
     }
     let mut above_capacity = u64::MAX;
     if busiest.overloaded && local.overloaded {
@@ -224,14 +234,17 @@ fn calculate_imbalance(sv: &Survey, busiest: &GroupStats) -> u64 {
     let imbalance =
         (max_pull * busiest.capacity).min((sv.sd_avg - local.avg_load) * local.capacity) / CAPACITY;
     if imbalance < busiest.load_per_task {
-        return fix_small_imbalance(local, busiest);
+        // Less than one task: one task's load if that helps, else the small imbalance
+        // stands (lighter tasks may still make it up).
+        return fix_small_imbalance(local, busiest).unwrap_or(imbalance);
     }
     imbalance
 }
 
 /// `fix_small_imbalance` of 4.1: one task's load, if moving it narrows the gap enough or
-/// lets the two groups use more capacity together; else nothing.
-fn fix_small_imbalance(local: &GroupStats, busiest: &GroupStats) -> u64 {
+/// lets the two groups use more capacity together; else `None` (the caller's imbalance
+/// stands).
+fn fix_small_imbalance(local: &GroupStats, busiest: &GroupStats) -> Option<u64> {
     // An empty local group keeps a load per task of 0 (4.1 reads the balancing CPU's own,
     // `cpu_avg_load_per_task`, which is 0 on an empty CPU); a busiest group of heavier
     // tasks than this one's lets one move on a smaller gap.
@@ -243,7 +256,7 @@ fn fix_small_imbalance(local: &GroupStats, busiest: &GroupStats) -> u64 {
     };
     let scaled = b.load_per_task * CAPACITY / b.capacity;
     if b.avg_load + scaled >= l.avg_load + scaled * imbn {
-        return b.load_per_task;
+        return Some(b.load_per_task);
     }
     let capa_now = (b.capacity * b.load_per_task.min(b.avg_load)
         + l.capacity * l.load_per_task.min(l.avg_load))
@@ -258,11 +271,7 @@ fn fix_small_imbalance(local: &GroupStats, busiest: &GroupStats) -> u64 {
         b.load_per_task * CAPACITY / l.capacity
     };
     capa_move += l.capacity * l.load_per_task.min(l.avg_load + gained);
-    if capa_move / CAPACITY > capa_now {
-        b.load_per_task
-    } else {
-        0
-    }
+    (capa_move / CAPACITY > capa_now).then_some(b.load_per_task)
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@
 //! *a task's weight* of load; and a busy CPU never pulls from a group that is not
 //! overloaded.
 
-use super::{CpuStat, IdleType, Migration, Verdict};
+use super::{CpuStat, IdleType, Migration, Verdict, should_we_balance};
 use crate::smp::cpuset::CpuSet;
 use crate::smp::domains::{Domain, Flags, Group, SCHED_LOAD_SCALE};
 
@@ -236,27 +236,6 @@ fn survey(
         total_load,
         total_capacity,
     }
-}
-
-/// The CPU of the balancing CPU's group that balances this domain (`should_we_balance`):
-/// the first idle CPU of its balance mask, or the mask's first CPU. Any CPU about to go
-/// idle may.
-pub(super) fn should_we_balance(
-    domain: &Domain,
-    this_cpu: usize,
-    stats: &[CpuStat],
-    why: IdleType,
-) -> bool {
-    if why == IdleType::NewlyIdle {
-        return true;
-    }
-    let group = domain
-        .groups
-        .first()
-        .expect("a domain has the CPU's own group first");
-    let mask = group.balance;
-    let first_idle = mask.iter().find(|&c| stats[c].idle);
-    first_idle.or(mask.lowest()) == Some(this_cpu)
 }
 
 /// `find_busiest_group` of 6.6 (see the module's docs).

@@ -1,7 +1,8 @@
 //! Where a task that forks, execs or wakes goes, read off the runqueues: the era's
 //! `sched_balance_self` (2.6.24) or `find_idlest_cpu` (6.6), and `select_task_rq_fair`
 //! (2.6.24's affine wake-up and `wake_idle`, 2.6.36's and 6.6's `wake_affine` and
-//! `select_idle_sibling`), from [`crate::smp::placement`]. The caller moves the task.
+//! `select_idle_sibling`), from [`crate::smp::placement`] — or, with `WAKE_LONGEST_IDLE`,
+//! the Wasted Cores paper's wake-up fix ([`longest_idle`]). The caller moves the task.
 
 use super::{Runqueues, stats};
 use crate::features::Feature;

@@ -150,3 +150,42 @@ fn a_busy_cpu_pulls_only_past_imbalance_pct_and_then_down_to_the_average() {
         }
     );
 }
+
+#[test]
+fn below_one_task_a_small_imbalance_stands_when_no_single_task_helps() {
+    // CPU 0 runs three tasks (1000 + 100 + 100 = 1200), CPU 1 one of 900; CPU 1 is busy.
+    // Averages 1200 and 900, the domain's 1050; past imbalance_pct (100 × 1200 > 117 ×
+    // 900). The imbalance, min(150, 150), is less than a task of CPU 0's on average (400),
+    // so fix_small_imbalance looks: moving one 400 would not narrow the gap enough (1200 +
+    // 400 < 900 + 2 × 400), nor use more capacity (1300 before, 1300 after). 4.1 then
+    // keeps the 150, which CPU 0's two light tasks can make up.
+    let mut features = Rules::V6_6.era_features();
+    features.set(Feature::LbGroupTypes, false);
+    let d = build_with(&Topology::flat(2), 1, Rules::V6_6, features).remove(0);
+    let stats = [cpu(3, 1200), cpu(1, 900)];
+    let v = find_busiest_group(&d, 1, &stats, IdleType::NotIdle, CpuSet::first(2));
+    let expected = Verdict::Pull {
+        group: 1,
+        migration: Migration::Load,
+        imbalance: 150,
+    };
+    assert_eq!(v, expected);
+}
+
+#[test]
+fn with_the_papers_fix_no_cpu_steals_from_a_group_that_has_an_idle_cpu() {
+    // Node 1 as before, but one of its CPUs idle: its least loaded CPU carries 0, no more
+    // than node 0's, so node 1 is not busier by the paper's measure — its own idle CPU is
+    // the one to take its waiting jobs.
+    let d = numa(
+        1,
+        &[(Feature::LbGroupTypes, false), (Feature::LbMinLoad, true)],
+    );
+    let mut stats = hog_beside_make();
+    stats[15] = cpu(0, 0);
+    let v = find_busiest_group(&d, 1, &stats, IdleType::Idle, CpuSet::first(16));
+    assert_eq!(v, Verdict::Balanced);
+    // Nor is a group whose CPUs this pass may not look at (all its tasks pinned).
+    let v = find_busiest_group(&d, 1, &hog_beside_make(), IdleType::Idle, CpuSet::first(8));
+    assert_eq!(v, Verdict::Balanced);
+}

@@ -11,6 +11,9 @@
 //! domain's margin (busy groups), or with fewer idle CPUs (groups with spare capacity; a
 //! small difference across nodes is left, as the balancer leaves it). In the group, the
 //! first idle CPU, else the least loaded; then again from there, one level down.
+//!
+//! With `NO_LB_GROUP_TYPES`, the group is chosen as 4.1 chose it, by average load alone
+//! ([`find_idlest_group_4_1`]): the Wasted Cores paper's Group Imbalance, at fork.
 
 use super::CAPACITY;
 use crate::features::Feature;
