@@ -8,13 +8,21 @@
 
 use serde_json::Value;
 
+/// The machine of the lab's kernel scenarios.
+const MACHINE: [&str; 6] = ["--icount-shift", "2", "--smp", "8", "--numa", "4"];
+
 /// The program's per-node counts (`...: node0=N node1=N ...`) and the invariant's line,
 /// run under `options` with 6.6's policy and the checker on.
 fn wasted(options: &str, argv: &str) -> (Vec<u64>, Value) {
-    let options = format!("policy=eevdf invariant=on {options}");
-    let run = systests::on_cfslab(&options, argv, &["--smp", "8", "--numa", "4"]);
+    counts(&format!("policy=eevdf invariant=on {options} -- {argv}"))
+}
+
+/// The same for a run of the boot options `options` (a `run=wasted-*` scenario, or a
+/// program after ` -- `).
+fn counts(options: &str) -> (Vec<u64>, Value) {
+    let run = systests::boot_with(options, &MACHINE);
     assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
-    if options.contains("group=uid") {
+    if run.stdout.contains(" group=uid ") {
         nothing_leaked_but_three_uids_groups(&run);
     } else {
         systests::assert_nothing_leaked(&run);
@@ -50,8 +58,9 @@ fn a_pinned_application_never_reaches_its_second_node_until_groups_are_built_fro
     // construction gives every CPU the top-level groups CPU 0 sees, nodes {3, 0, 1} and
     // {1, 2, 3}: node 3's CPUs find node 1 in both their groups — their own — and never
     // pull. Node 3 idles while two threads wait on node 1: a violation.
+    // The scenario `run=wasted-group-construction` is that program with 4.1's switches.
     let argv = "/bin/wasted construction 1 3 4 200";
-    let (bug, invariant) = wasted("features=NO_LB_GROUP_TYPES,NO_NUMA_GROUPS_FROM_SELF", argv);
+    let (bug, invariant) = counts("run=wasted-group-construction");
     assert_eq!(bug[3], 0, "{bug:?}");
     assert!(invariant["violations"].as_u64() >= Some(1), "{invariant}");
     // Built from node 3's side, its top level has node 1 in a group apart, and 4.1's
@@ -77,8 +86,10 @@ fn a_hog_hides_its_nodes_idle_cpu_until_groups_are_compared_by_minimum_load() {
     // against jobs that weigh 1024 / 8 each — so the hogs' nodes' other CPUs neither get
     // new jobs nor steal any, while jobs wait elsewhere (measured: none of the 96 ended
     // there, four violations, 1.0–1.5 s of the invariant broken).
+    // The scenario `run=wasted-group-imbalance` (4.1's switches, per-uid groups); its fix
+    // by the same program with the paper's switch on.
     let argv = "/bin/wasted imbalance 8 96 50";
-    let (bug, invariant) = wasted("group=uid features=NO_LB_GROUP_TYPES", argv);
+    let (bug, invariant) = counts("run=wasted-group-imbalance");
     assert!(bug[0] + bug[2] <= 10, "{bug:?}");
     assert!(invariant["violations"].as_u64() >= Some(1), "{invariant}");
     assert!(
@@ -95,4 +106,13 @@ fn a_hog_hides_its_nodes_idle_cpu_until_groups_are_compared_by_minimum_load() {
         wasted_us(&fixed) * 2 <= wasted_us(&invariant),
         "{fixed} {invariant}"
     );
+}
+
+#[test]
+fn a_scenario_on_a_machine_without_its_nodes_says_what_it_needs() {
+    // One CPU: the program refuses with one line, and the run fails.
+    let run = systests::boot_with("run=wasted-group-construction", &["--icount-shift", "2"]);
+    assert_eq!(run.status, 1, "{}{}", run.stdout, run.stderr);
+    let needs = "wasted: needs 4 NUMA nodes of 2 CPUs (boot with --smp 8 --numa 4)";
+    assert!(run.stdout.contains(needs), "{}", run.stdout);
 }

@@ -70,10 +70,25 @@ static void print_nodes(const char *what, const int *count, int nodes)
 	printf("\n");
 }
 
+/* Whether the machine has the CPUs of `nodes` nodes; if not, says so. */
+static int has_nodes(int nodes)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) >= nodes * NODE_CPUS)
+		return 1;
+	fprintf(stderr, "wasted: needs %d NUMA nodes of %d CPUs (boot with --smp %d --numa %d)\n",
+		nodes, NODE_CPUS, nodes * NODE_CPUS, nodes);
+	return 0;
+}
+
 static int construction(int a, int b, int n, long long ms)
 {
 	if (a < 0 || b < 0 || a >= MAX_NODES || b >= MAX_NODES || a == b || n < 1 || n > 64 ||
-	    ms < 1 || pipe(report) || allow_nodes(1u << a))
+	    ms < 1)
+		return 2;
+	if (!has_nodes((a > b ? a : b) + 1))
+		return 3;
+	if (pipe(report) || allow_nodes(1u << a))
 		return 2;
 	for (int i = 0; i < n; i++) {
 		if (fork() == 0) {
@@ -119,7 +134,11 @@ static pid_t hog(int uid, int cpu)
 
 static int imbalance(int jobs, int total, long long ms, int nodes)
 {
-	if (jobs < 1 || jobs > 64 || total < jobs || ms < 1 || pipe(report))
+	if (jobs < 1 || jobs > 64 || total < jobs || ms < 1)
+		return 2;
+	if (!has_nodes(nodes))
+		return 3;
+	if (pipe(report))
 		return 2;
 	pid_t hogs[2] = {hog(2, 0), hog(3, 2 * NODE_CPUS)};
 	pid_t make = fork();

@@ -27,6 +27,7 @@ pub mod scenarios;
 pub mod tasks;
 #[cfg(test)]
 mod tests;
+pub mod wasted;
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -367,7 +368,10 @@ impl fmt::Display for Config {
         if self.invariant || self.invariant_ms != DEFAULT_INVARIANT_MS {
             write!(f, " invariant_ms={}", self.invariant_ms)?;
         }
-        if !self.program.is_empty() && self.run != [parse::SHELL] {
+        // run=shell and a Wasted Cores scenario stand for their program: not echoed.
+        let stands_for_program =
+            self.run == [parse::SHELL] || matches!(self.run[..], [name] if wasted::is_wasted(name));
+        if !self.program.is_empty() && !stands_for_program {
             let argv: Vec<String> = self.program.iter().map(|w| program::quoted(w)).collect();
             write!(f, " -- {}", argv.join(" "))?;
         }

@@ -136,7 +136,18 @@ fn parse_run(value: &str) -> Result<Vec<&'static str>, OptionError> {
     if value == SHELL {
         return Ok(alloc::vec![SHELL]);
     }
-    let valid = alloc::format!("{SHELL}, or a comma list of {}", list(SCENARIOS));
+    if let Some(&(name, _, _)) = crate::wasted::SCENARIOS
+        .iter()
+        .find(|(n, _, _)| *n == value)
+    {
+        return Ok(alloc::vec![name]);
+    }
+    let wasted = crate::wasted::SCENARIOS.iter().map(|(n, _, _)| n);
+    let valid = alloc::format!(
+        "{SHELL}, {} (each alone), or a comma list of {}",
+        list(wasted),
+        list(SCENARIOS)
+    );
     let mut run = Vec::new();
     for item in items("run", value, &valid)? {
         let Some(&name) = SCENARIOS.iter().find(|&&s| s == item) else {
@@ -358,6 +369,11 @@ pub fn parse(cmdline: &str) -> Result<Config, OptionError> {
             ));
         }
         config.program = alloc::vec![SHELL_PATH.into()];
+    }
+    if let [name] = config.run[..]
+        && crate::wasted::is_wasted(name)
+    {
+        crate::wasted::configure(&mut config, name, &seen)?;
     }
     crate::combinations::check(&config)?;
     Ok(config)
