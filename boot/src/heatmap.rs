@@ -30,17 +30,7 @@ pub fn svg(title: &str, samples: &[Vec<u8>], every_ns: u64, per_node: usize) -> 
     let plot_h = ROW * cpus as f64;
     let height = TOP + plot_h + 80.0;
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(
-        out,
-        r#"<text x="{}" y="22" font-size="15" text-anchor="middle">{}</text>"#,
-        WIDTH / 2.0,
-        title.replace('&', "&amp;").replace('<', "&lt;")
-    );
+    crate::lab::svg::header(&mut out, title, height);
     let cell_w = plot_w / columns.len().max(1) as f64;
     for cpu in 0..cpus {
         let y = TOP + ROW * cpu as f64;

@@ -22,7 +22,9 @@ pub const MAX_CURVES: usize = 6;
 const PANEL_PLOT: f64 = 230.0;
 const LEGEND_ROW: f64 = 17.0;
 
-fn header(out: &mut String, title: &str, height: f64) {
+/// An SVG document's opening, `height` high: the white page and the title (the lab's
+/// plots and `crate::heatmap`'s pictures alike, 800 wide).
+pub(crate) fn header(out: &mut String, title: &str, height: f64) {
     let _ = writeln!(
         out,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" font-family="sans-serif" font-size="12">"#
