@@ -161,9 +161,11 @@ impl Behavior for Worker {
 
 /// Runs `bug`'s workload with the switches `set` until it finishes (or a minute has
 /// passed). `None` for Overload-on-Wakeup, whose workload the simulator lacks: its fix
-/// (`WAKE_LONGEST_IDLE`) is in the placement, but a database whose wake-ups keep a node
-/// overloaded needs tasks that wake one another, which the simulator's behaviours do not
-/// do yet.
+/// (`WAKE_LONGEST_IDLE`) is in the placement, but a node overloaded by workers that wake
+/// often stays so only while the CPUs beside it skip their newly-idle balancing, as 4.1's
+/// did for CPUs whose idle spells average under `sysctl_sched_migration_cost` (`avg_idle`),
+/// which cfslab does not model: here the first worker to sleep on another node pulls the
+/// extra one at once (docs/wasted-cores.md).
 pub fn run(bug: Bug, set: &[(Feature, bool)]) -> Option<Outcome> {
     let t = Topology::opteron_6272();
     let mut sim = SmpSim::new(&t, policy(set), config(), true, DEFAULT_THRESHOLD_NS);
