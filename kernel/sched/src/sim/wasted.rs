@@ -164,8 +164,8 @@ impl Behavior for Worker {
 /// (`WAKE_LONGEST_IDLE`) is in the placement, but a node overloaded by workers that wake
 /// often stays so only while the CPUs beside it skip their newly-idle balancing, as 4.1's
 /// did for CPUs whose idle spells average under `sysctl_sched_migration_cost` (`avg_idle`),
-/// which cfslab does not model: here the first worker to sleep on another node pulls the
-/// extra one at once (docs/wasted-cores.md).
+/// which cfslab does not model: here the balancer evens such nodes out within half a
+/// second (docs/wasted-cores.md).
 pub fn run(bug: Bug, set: &[(Feature, bool)]) -> Option<Outcome> {
     let t = Topology::opteron_6272();
     let mut sim = SmpSim::new(&t, policy(set), config(), true, DEFAULT_THRESHOLD_NS);
