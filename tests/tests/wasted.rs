@@ -8,6 +8,14 @@
 
 use serde_json::Value;
 
+/// The program `run=name` runs (`bootopts::wasted`), to run it with other switches.
+fn argv_of(name: &str) -> &'static str {
+    let scenario = bootopts::wasted::SCENARIOS
+        .iter()
+        .find(|(n, _, _)| *n == name);
+    scenario.expect("a wasted scenario").1
+}
+
 /// The machine of the lab's kernel scenarios.
 const MACHINE: [&str; 6] = ["--icount-shift", "2", "--smp", "8", "--numa", "4"];
 
@@ -59,7 +67,7 @@ fn a_pinned_application_never_reaches_its_second_node_until_groups_are_built_fro
     // {1, 2, 3}: node 3's CPUs find node 1 in both their groups — their own — and never
     // pull. Node 3 idles while two threads wait on node 1: a violation.
     // The scenario `run=wasted-group-construction` is that program with 4.1's switches.
-    let argv = "/bin/wasted construction 1 3 4 200";
+    let argv = argv_of("wasted-group-construction");
     let (bug, invariant) = counts("run=wasted-group-construction");
     assert_eq!(bug[3], 0, "{bug:?}");
     assert!(invariant["violations"].as_u64() >= Some(1), "{invariant}");
@@ -88,7 +96,7 @@ fn a_hog_hides_its_nodes_idle_cpu_until_groups_are_compared_by_minimum_load() {
     // there, four violations, 1.0–1.5 s of the invariant broken).
     // The scenario `run=wasted-group-imbalance` (4.1's switches, per-uid groups); its fix
     // by the same program with the paper's switch on.
-    let argv = "/bin/wasted imbalance 8 96 50";
+    let argv = argv_of("wasted-group-imbalance");
     let (bug, invariant) = counts("run=wasted-group-imbalance");
     assert!(bug[0] + bug[2] <= 10, "{bug:?}");
     assert!(invariant["violations"].as_u64() >= Some(1), "{invariant}");

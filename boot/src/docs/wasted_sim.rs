@@ -5,6 +5,7 @@
 
 use super::grouped;
 use sched::sim::wasted::{Bug, Outcome, run};
+use sched::smp::topology::Topology;
 use serde_json::{Value, json};
 
 /// Where the figures are kept.
@@ -22,10 +23,12 @@ fn papers(bug: Bug) -> &'static str {
 
 /// The node means of a run's heatmap, two decimals (as integers in hundredths).
 fn node_means(o: &Outcome) -> Vec<u64> {
-    (0..8)
+    let t = Topology::opteron_6272();
+    (0..t.nodes())
         .map(|n| {
-            let sum: f64 = (8 * n..8 * n + 8).map(|c| o.heatmap.mean(c)).sum();
-            (sum / 8.0 * 100.0).round() as u64
+            let cpus = t.node_cpus(n);
+            let sum: f64 = cpus.iter().map(|c| o.heatmap.mean(c)).sum();
+            (sum / cpus.len() as f64 * 100.0).round() as u64
         })
         .collect()
 }
@@ -43,6 +46,8 @@ fn slug(name: &str) -> String {
 /// Runs every bug's variants, draws each run's cores (docs/wasted/), and returns their
 /// figures.
 pub fn generate() -> Result<String, String> {
+    // The machine's nodes are alike: the pictures band each node's CPUs.
+    let per_node = Topology::opteron_6272().node_cpus(0).len();
     let mut bugs = Vec::new();
     for bug in Bug::ALL {
         let mut runs = Vec::new();
@@ -60,7 +65,7 @@ pub fn generate() -> Result<String, String> {
             let h = &o.heatmap;
             super::store(
                 &picture,
-                &crate::heatmap::svg(&title, &h.samples, h.every_ns, 8),
+                &crate::heatmap::svg(&title, &h.samples, h.every_ns, per_node),
             )?;
             runs.push(json!({
                 "name": name,

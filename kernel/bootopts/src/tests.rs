@@ -443,37 +443,3 @@ fn the_invariant_is_off_unless_asked_and_its_threshold_is_the_paper_s() {
     );
     assert!(error_of("invariant_ms=1s").reason.contains("not a number"));
 }
-
-#[test]
-fn a_wasted_cores_scenario_runs_its_program_with_4_1_s_switches_and_echoes_back() {
-    let c = Config::parse("run=wasted-group-construction").unwrap();
-    assert_eq!(c.program.join(" "), "/bin/wasted construction 1 3 4 200");
-    assert_eq!(c.policy, Policy::Eevdf);
-    assert!(c.invariant);
-    assert_eq!(
-        c.features_value(),
-        "NO_LB_GROUP_TYPES,NO_NUMA_GROUPS_FROM_SELF,NO_WAKE_LONGEST_IDLE,NO_HOTPLUG_KEEPS_NUMA"
-    );
-    let echoed = c.to_string();
-    assert!(!echoed.contains(" -- "), "{echoed}");
-    let again = Config::parse(&echoed).unwrap();
-    assert_eq!((again.to_string(), &again.program), (echoed, &c.program));
-    // A fix on top replaces its switch; the group imbalance runs with per-uid groups.
-    let c =
-        Config::parse("run=wasted-group-imbalance features=LB_MIN_LOAD,LB_GROUP_TYPES").unwrap();
-    assert_eq!(c.group, Some(Grouping::Uid));
-    assert_eq!(
-        c.features_value(),
-        "NO_NUMA_GROUPS_FROM_SELF,NO_WAKE_LONGEST_IDLE,NO_HOTPLUG_KEEPS_NUMA,LB_MIN_LOAD,LB_GROUP_TYPES"
-    );
-    // It stands alone, on 6.6's balancer.
-    assert_eq!(
-        error_of("run=wasted-group-imbalance -- /bin/hello").option,
-        "run"
-    );
-    assert_eq!(error_of("run=wasted-group-imbalance,lab").option, "run");
-    assert_eq!(
-        error_of("run=wasted-group-imbalance policy=cfs").option,
-        "policy"
-    );
-}

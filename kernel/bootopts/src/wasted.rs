@@ -27,14 +27,6 @@ pub const SCENARIOS: [(&str, &str, bool); 2] = [
     ),
 ];
 
-/// 4.1's behaviour: the four balancer switches set back.
-const FOUR_ONE: [Feature; 4] = [
-    Feature::LbGroupTypes,
-    Feature::NumaGroupsFromSelf,
-    Feature::WakeLongestIdle,
-    Feature::HotplugKeepsNuma,
-];
-
 /// Whether `name` is one of the lab's scenarios.
 pub fn is_wasted(name: &str) -> bool {
     SCENARIOS.iter().any(|(n, _, _)| *n == name)
@@ -67,7 +59,7 @@ pub fn configure(config: &mut Config, name: &str, given: &[&str]) -> Result<(), 
     if per_uid && !given.contains(&"group") {
         config.group = Some(Grouping::Uid);
     }
-    let mut features: Vec<FeatureSetting> = FOUR_ONE
+    let mut features: Vec<FeatureSetting> = Feature::LINUX_4_1_OFF
         .iter()
         .map(|&feature| FeatureSetting {
             feature,
@@ -81,4 +73,48 @@ pub fn configure(config: &mut Config, name: &str, given: &[&str]) -> Result<(), 
     config.features = features;
     config.program = argv.split(' ').map(String::from).collect();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Config, Grouping, Policy};
+    use alloc::string::ToString;
+
+    fn error_of(cmdline: &str) -> crate::OptionError {
+        Config::parse(cmdline).unwrap_err()
+    }
+
+    #[test]
+    fn a_wasted_cores_scenario_runs_its_program_with_4_1_s_switches_and_echoes_back() {
+        let c = Config::parse("run=wasted-group-construction").unwrap();
+        assert_eq!(c.program.join(" "), "/bin/wasted construction 1 3 4 200");
+        assert_eq!(c.policy, Policy::Eevdf);
+        assert!(c.invariant);
+        assert_eq!(
+            c.features_value(),
+            "NO_LB_GROUP_TYPES,NO_NUMA_GROUPS_FROM_SELF,NO_WAKE_LONGEST_IDLE,NO_HOTPLUG_KEEPS_NUMA"
+        );
+        let echoed = c.to_string();
+        assert!(!echoed.contains(" -- "), "{echoed}");
+        let again = Config::parse(&echoed).unwrap();
+        assert_eq!((again.to_string(), &again.program), (echoed, &c.program));
+        // A fix on top replaces its switch; the group imbalance runs with per-uid groups.
+        let c = Config::parse("run=wasted-group-imbalance features=LB_MIN_LOAD,LB_GROUP_TYPES")
+            .unwrap();
+        assert_eq!(c.group, Some(Grouping::Uid));
+        assert_eq!(
+            c.features_value(),
+            "NO_NUMA_GROUPS_FROM_SELF,NO_WAKE_LONGEST_IDLE,NO_HOTPLUG_KEEPS_NUMA,LB_MIN_LOAD,LB_GROUP_TYPES"
+        );
+        // It stands alone, on 6.6's balancer.
+        assert_eq!(
+            error_of("run=wasted-group-imbalance -- /bin/hello").option,
+            "run"
+        );
+        assert_eq!(error_of("run=wasted-group-imbalance,lab").option, "run");
+        assert_eq!(
+            error_of("run=wasted-group-imbalance policy=cfs").option,
+            "policy"
+        );
+    }
 }

@@ -118,6 +118,15 @@ impl Feature {
         }
     }
 
+    /// The balancer switches that, all off, give Linux 4.1's behaviour inside 6.6's
+    /// balancer: the four mechanisms of the Wasted Cores paper's bugs (docs/wasted-cores.md).
+    pub const LINUX_4_1_OFF: [Feature; 4] = [
+        Feature::LbGroupTypes,
+        Feature::NumaGroupsFromSelf,
+        Feature::WakeLongestIdle,
+        Feature::HotplugKeepsNuma,
+    ];
+
     /// A switch of the load balancer's or the wake-up placement's, not of one CPU's
     /// policy: the Wasted Cores lab's four bugs and their fixes.
     pub fn is_balancing(self) -> bool {

@@ -69,7 +69,8 @@ impl Bug {
     /// of 6.6's preset.
     pub fn variants(self) -> Vec<(&'static str, Vec<(Feature, bool)>)> {
         let with = |fix: Option<Feature>| {
-            let mut set = FOUR_ONE.to_vec();
+            let mut set: Vec<(Feature, bool)> =
+                Feature::LINUX_4_1_OFF.iter().map(|&f| (f, false)).collect();
             if let Some(f) = fix {
                 set.retain(|&(g, _)| g != f);
                 set.push((f, true));
@@ -97,14 +98,6 @@ impl Bug {
         runs
     }
 }
-
-/// 4.1's balancer inside 6.6's: the four switches set back.
-const FOUR_ONE: [(Feature, bool); 4] = [
-    (Feature::LbGroupTypes, false),
-    (Feature::NumaGroupsFromSelf, false),
-    (Feature::WakeLongestIdle, false),
-    (Feature::HotplugKeepsNuma, false),
-];
 
 /// What one run measured.
 #[derive(Debug, Clone)]
