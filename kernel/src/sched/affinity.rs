@@ -111,6 +111,11 @@ impl Scheduler {
         if state == State::Exited {
             return;
         }
+        // Its CPU went offline since it was marked (`hotplug`).
+        let to = match self.is_online(to) {
+            true => to,
+            false => self.fallback_cpu(slot, to),
+        };
         while self.task_ref(slot).on_cpu.load(Ordering::Acquire) {
             crate::sync::cross_call::serve();
             core::hint::spin_loop();

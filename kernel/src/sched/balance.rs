@@ -27,7 +27,7 @@ use crate::task::Slot;
 use crate::time::clock;
 use alloc::vec::Vec;
 use sched::smp::cpuset::CpuSet;
-use sched::smp::domains::{Flags, Rules};
+use sched::smp::domains::{Flags, Rules, build_after_hotplug, build_with, restrict_to};
 use sched::smp::invariant::Report;
 use sched::smp::runqueues::{self, CpuBalance, Runqueues, SyncWaker};
 use sched::smp::schedstat::DomainStats;
@@ -80,8 +80,9 @@ impl Scheduler {
     }
 
     /// (Re)builds the balancer for the policy now in place: at boot once the APs are up,
-    /// and when the lab changes the policy; its domains are built from the machine's
-    /// topology, as the era built them, with the policy's balancing switches.
+    /// when the lab changes the policy, and when a CPU goes offline or comes back
+    /// (`hotplug`); its domains are built from the machine's topology, as the era built
+    /// them, with the policy's balancing switches, over the CPUs online.
     pub(super) fn build_balancer(&mut self) {
         let params = self.rqs[0].policy().fair_params();
         let features = params.map(|p| p.features);
@@ -91,15 +92,24 @@ impl Scheduler {
             // there is no balancing (its absence is reported at boot).
             Some(era)
                 if self.online.len() > 1
-                    && self.online.len() == self.balancing.topology.len()
+                    && self.present_mask.count_ones() as usize == self.balancing.topology.len()
                     && !self.balancing.boot_cpu_isolated =>
             {
                 let rules = Rules::of(era);
                 let features = features.unwrap_or(rules.era_features());
                 let jiffies = clock::now() / crate::time::tick_ns();
                 let topology = &self.balancing.topology;
+                let online = CpuSet::from_bits(self.online_mask);
+                let came_back = self.balancing.cpu_came_back;
+                let domains_of = |cpu| {
+                    let built = match came_back {
+                        true => build_after_hotplug(topology, cpu, rules, features),
+                        false => build_with(topology, cpu, rules, features),
+                    };
+                    restrict_to(topology, cpu, built, online)
+                };
                 let cpus = (0..self.rqs.len())
-                    .map(|cpu| CpuBalance::new(topology, cpu, rules, features, jiffies))
+                    .map(|cpu| CpuBalance::with_domains(topology, cpu, domains_of(cpu), jiffies))
                     .collect();
                 Some(Balancer {
                     cpus,
@@ -109,6 +119,22 @@ impl Scheduler {
             }
             _ => None,
         };
+    }
+
+    /// A CPU came back online (`hotplug`): the domains are rebuilt, from now on as after a
+    /// hotplug (`build_after_hotplug`, which may lose the NUMA levels as 4.1 did).
+    pub(super) fn rebuild_after_cpu_came_back(&mut self) {
+        self.balancing.cpu_came_back = true;
+        self.build_balancer();
+    }
+
+    /// The CPUs of `cpu`'s NUMA node (none for a CPU the topology does not know).
+    pub(super) fn node_cpus_of(&self, cpu: usize) -> CpuSet {
+        let topology = &self.balancing.topology;
+        match cpu < topology.len() {
+            true => topology.node_cpus(topology.place(cpu).node),
+            false => CpuSet::EMPTY,
+        }
     }
 
     /// The balancing part of the running CPU's tick (interrupts off, under the lock): its
@@ -220,6 +246,7 @@ impl Scheduler {
         wakeup: Wakeup,
         now: u64,
     ) {
+        debug_assert!(self.is_online(to), "task {slot} moved to offline CPU {to}");
         let moved = self.rqs[from].detach(slot, now);
         self.task(slot).cpu = to;
         if to != from {

@@ -21,6 +21,7 @@ mod credentials;
 mod current;
 mod debugger;
 pub mod futex;
+pub mod hotplug;
 pub mod knobs;
 pub mod loadavg;
 mod observe;
@@ -97,11 +98,15 @@ struct Scheduler {
     ap_idle: Vec<Option<Box<Task>>>,
     /// The machine's shape, the load balancer and the invariant's checker (`balance`).
     balancing: balance::BalanceState,
-    /// The CPUs that came up, by number, in order: those `/proc/sched_debug` and
-    /// `/proc/schedstat` list.
+    /// The CPUs online, by number, in order: those `/proc/sched_debug` and
+    /// `/proc/schedstat` list, and the only ones tasks are placed on (`hotplug` takes a
+    /// CPU out and puts it back).
     online: Vec<usize>,
     /// The same CPUs, one bit each.
     online_mask: u64,
+    /// The CPUs that came up at boot, one bit each (Linux's `cpu_present_mask`): those
+    /// that can be online.
+    present_mask: u64,
     /// Every task by slot (see [`crate::task`]): the policy knows tasks by slot.
     slots: Vec<Option<Box<Task>>>,
     free_slots: Vec<Slot>,
@@ -293,6 +298,12 @@ impl Scheduler {
             trace::Kind::Waking,
             slot,
         );
+        // Its CPU went offline while it slept: it wakes where `select_fallback_rq` says.
+        let prev = self.cpu_of(slot);
+        if !self.is_online(prev) && self.task_ref(slot).move_to.is_none() {
+            let to = self.fallback_cpu(slot, prev);
+            self.task(slot).move_to = Some(to);
+        }
         // Its affinity no longer allows its CPU: it wakes on its new one (Linux's
         // `select_task_rq` at a wake-up chooses among the allowed CPUs).
         if self.task_ref(slot).move_to.is_some() {
@@ -301,7 +312,6 @@ impl Scheduler {
         }
         // Where the era wakes it (a task still leaving its CPU stays there, as Linux's
         // `try_to_wake_up` keeps a `task_running` one).
-        let prev = self.cpu_of(slot);
         let cpu = if self.task_ref(slot).on_cpu.load(Ordering::Acquire) {
             prev
         } else {

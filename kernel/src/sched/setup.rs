@@ -52,6 +52,7 @@ pub fn init(config: &Config, online: &[usize], topology: Topology) {
             balancing: super::balance::BalanceState::new(config, topology),
             online: alloc::vec![0],
             online_mask: 1,
+            present_mask: 1,
             slots: Vec::new(),
             free_slots: Vec::new(),
             by_id: BTreeMap::new(),
@@ -129,9 +130,12 @@ pub(super) fn cpu_of_idle_slot(slot: Slot) -> usize {
 /// (`trap::return_from_interrupt`); the idle task resumes here when the CPU has nothing
 /// to run again.
 pub fn ap_idle_loop() -> ! {
+    let cpu = crate::percpu::this_cpu().index();
     loop {
         irq::disable();
         time::stop_tick();
+        // A CPU going offline is dead once it gets here with nothing to run.
+        super::hotplug::idle_check(cpu);
         // `sti; hlt` atomically: an interrupt between the two could not be missed.
         irq::enable_and_wait();
     }
@@ -164,5 +168,6 @@ impl Scheduler {
         }
         self.online = online.to_vec();
         self.online_mask = online.iter().fold(0, |mask, &cpu| mask | 1 << cpu);
+        self.present_mask = self.online_mask;
     }
 }

@@ -28,7 +28,7 @@ use crate::percpu::this_cpu;
 use crate::sync::{Rank, SpinLock};
 use crate::task::TaskId;
 use alloc::collections::BTreeMap;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// What happens when a timer expires.
 #[derive(Debug, Clone, Copy)]
@@ -169,13 +169,67 @@ impl Queue {
 /// Cancels a timer, on whichever CPU's queue it is; false if it already fired (or never
 /// existed). Only the running CPU's device is re-armed: another CPU's fires as it was
 /// armed, finds nothing expired, and re-arms itself.
+///
+/// A timer keeps its id when its CPU goes offline and it moves ([`take_timers_of`]): once
+/// timers have moved, one not in the queue its id names is looked for in every queue, and
+/// a search that finds nothing while timers were on their way between queues looks again
+/// (a sequence count, as a seqlock's reader does).
 pub fn cancel(id: TimerId) -> bool {
-    let mut q = QUEUES[id.cpu].lock();
+    loop {
+        let before = MOVES.load(Ordering::Acquire);
+        if before.is_multiple_of(2) {
+            let moved = before > 0;
+            let elsewhere = (0..QUEUES.len()).filter(|&c| moved && c != id.cpu);
+            if core::iter::once(id.cpu)
+                .chain(elsewhere)
+                .any(|c| remove_from(c, id))
+            {
+                return true;
+            }
+            if MOVES.load(Ordering::Acquire) == before {
+                return false;
+            }
+        }
+        core::hint::spin_loop();
+    }
+}
+
+/// Takes timer `id` off CPU `cpu`'s queue; whether it was there.
+fn remove_from(cpu: usize, id: TimerId) -> bool {
+    let mut q = QUEUES[cpu].lock();
     let was_pending = q.timers.remove(&id).is_some();
-    if id.cpu == this_cpu().index() {
+    if was_pending && cpu == this_cpu().index() {
         program(&q);
     }
     was_pending
+}
+
+/// Counts the moves of timers between queues, twice each: odd while one is under way.
+static MOVES: AtomicU64 = AtomicU64::new(0);
+
+/// Moves the timers of CPU `cpu`, gone offline (its tick already stopped), onto the
+/// running CPU's queue and re-arms the running CPU's device (Linux's `hrtimers_cpu_dying`):
+/// a sleep that CPU timed ends on time here. Each keeps its id ([`cancel`] finds it).
+pub fn take_timers_of(cpu: usize) {
+    let here = this_cpu().index();
+    if cpu == here {
+        return;
+    }
+    // Interrupts off while the count is odd: a cancel from this CPU's own interrupt would
+    // wait for the move for ever.
+    crate::arch::irq::without(|| {
+        MOVES.fetch_add(1, Ordering::AcqRel);
+        let moved = core::mem::take(&mut QUEUES[cpu].lock().timers);
+        with_queue(|q| {
+            for (id, timer) in moved {
+                if !matches!(timer.action, Action::Tick) {
+                    q.timers.insert(id, timer);
+                }
+            }
+            program(q);
+        });
+        MOVES.fetch_add(1, Ordering::AcqRel);
+    });
 }
 
 /// Stops the periodic tick on the running CPU (its queue's tick timer is removed).

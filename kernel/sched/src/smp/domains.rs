@@ -355,12 +355,20 @@ pub fn build_with(t: &Topology, cpu: usize, rules: Rules, features: Features) ->
         numa::set_imb_numa_nr(&mut domains);
     }
     let mut domains = attach(domains);
-    for i in 1..domains.len() {
-        let below = domains[i - 1].params.flags;
+    tell_children(&mut domains);
+    domains
+}
+
+/// Each domain of a CPU's stack (bottom up, pruned) learns what the one below it is.
+fn tell_children(domains: &mut [Domain]) {
+    for i in 0..domains.len() {
+        let below = match i {
+            0 => Flags::default(),
+            _ => domains[i - 1].params.flags,
+        };
         domains[i].child_prefers_siblings = below.has(Flags::PREFER_SIBLING);
         domains[i].child_shares_cpu_capacity = below.has(Flags::SHARE_CPUPOWER);
     }
-    domains
 }
 
 /// A group's power in 2.6.24 without power savings (see the module's docs).
@@ -380,7 +388,7 @@ mod attach;
 mod hotplug;
 pub mod numa;
 use attach::attach;
-pub use hotplug::build_after_hotplug;
+pub use hotplug::{build_after_hotplug, restrict_to};
 mod params;
 pub use params::{params_2_6_24, params_2_6_36, params_6_6};
 

@@ -20,6 +20,9 @@ pub struct BalanceState {
     pub(super) topology: Topology,
     /// CPU 0 is out of balancing (`isolate_boot_cpu`).
     pub(super) boot_cpu_isolated: bool,
+    /// A CPU has come back online since the boot (`hotplug`): the domains are rebuilt
+    /// as after a hotplug from then on (`build_after_hotplug`).
+    pub(super) cpu_came_back: bool,
 }
 
 impl BalanceState {
@@ -35,6 +38,7 @@ impl BalanceState {
             invariant: config.invariant.then(|| Checker::new(threshold_ns)),
             topology,
             boot_cpu_isolated: config.program.is_empty(),
+            cpu_came_back: false,
         }
     }
 }

@@ -18,6 +18,8 @@ pub enum Knob {
     Sysctl(Tunable),
     Features,
     CpuShare(u32),
+    /// `/sys/devices/system/cpu/cpuN/online` (`cpus`).
+    CpuOnline(usize),
 }
 
 /// The files of `/proc/sys/kernel/`: the policy's tunables.
@@ -57,15 +59,17 @@ pub fn uids_with_groups() -> Vec<u32> {
 impl Knob {
     /// What reading the file gives: a number and a newline, or the feature list.
     pub fn text(self) -> Result<String, i64> {
-        let params = knobs::fair_params().ok_or(-errno::ENOENT)?;
+        let params = || knobs::fair_params().ok_or(-errno::ENOENT);
         Ok(match self {
-            Knob::Sysctl(t) => format!("{}\n", t.get(&params.tunables)),
-            Knob::Features => features_line(&params),
+            Knob::CpuOnline(cpu) => super::cpus::online_text(cpu),
+            Knob::Sysctl(t) => format!("{}\n", t.get(&params()?.tunables)),
+            Knob::Features => features_line(&params()?),
             Knob::CpuShare(uid) => {
                 let shares = knobs::group_shares()
                     .into_iter()
                     .find(|&(u, _)| u == uid)
-                    .map_or_else(|| params.shares_of(uid), |(_, w)| w);
+                    .map(|(_, w)| w)
+                    .map_or_else(|| params().map(|p| p.shares_of(uid)), Ok)?;
                 format!("{shares}\n")
             }
         })
@@ -74,14 +78,15 @@ impl Knob {
     /// Applies what a `write` brought. The whole write is the value, as Linux takes one
     /// value per write for these files.
     pub fn write(self, bytes: &[u8]) -> Result<(), i64> {
-        let text = core::str::from_utf8(bytes).map_err(|_| -errno::EINVAL)?;
+        let text = || core::str::from_utf8(bytes).map_err(|_| -errno::EINVAL);
         let result = match self {
-            Knob::Sysctl(t) => knobs::set_tunable(t, number(text)?),
+            Knob::CpuOnline(cpu) => return super::cpus::write_online(cpu, bytes),
+            Knob::Sysctl(t) => knobs::set_tunable(t, number(text()?)?),
             Knob::Features => {
-                let (feature, on) = feature_setting(text)?;
+                let (feature, on) = feature_setting(text()?)?;
                 knobs::set_feature(feature, on)
             }
-            Knob::CpuShare(uid) => knobs::set_group_shares(uid, number(text)?).map(drop),
+            Knob::CpuShare(uid) => knobs::set_group_shares(uid, number(text()?)?).map(drop),
         };
         result.map_err(|e| match e {
             KnobError::OutOfRange | KnobError::NotThisPolicy => -errno::EINVAL,

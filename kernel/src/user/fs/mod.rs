@@ -9,6 +9,7 @@
 //! Lookup ([`lookup`]) walks a path's components through [`Dir::entries`], so the names a
 //! listing (`getdents64`) shows and the names a path can use are one definition.
 
+pub mod cpus;
 pub mod knobs;
 pub mod open_file;
 pub mod proc;
@@ -39,6 +40,12 @@ pub enum Dir {
     ProcSys,
     ProcSysKernel,
     Sys,
+    /// `/sys/devices` and `/sys/devices/system`.
+    SysDevices,
+    SysDevicesSystem,
+    /// `/sys/devices/system/cpu` (`cpus`), and a CPU's directory there.
+    SysCpus,
+    SysCpu(usize),
     SysKernel,
     SysKernelDebug,
     /// `/sys/kernel/uids`: a directory per uid that has a scheduling group (2.6.24).
@@ -87,6 +94,8 @@ pub enum FileNode {
     Initramfs(&'static [u8]),
     Proc(ProcFile),
     Knob(Knob),
+    /// A list of CPUs under `/sys/devices/system/cpu/` (`cpus`).
+    CpuList(cpus::CpuList),
     Device(Device),
 }
 
@@ -106,7 +115,7 @@ impl Node {
         match self {
             Node::Dir(_) => S_IFDIR | 0o555,
             Node::File(FileNode::Initramfs(_)) => S_IFREG | 0o755,
-            Node::File(FileNode::Proc(_)) => S_IFREG | 0o444,
+            Node::File(FileNode::Proc(_) | FileNode::CpuList(_)) => S_IFREG | 0o444,
             Node::File(FileNode::Knob(_)) => S_IFREG | 0o644,
             Node::File(FileNode::Device(Device::Console)) => S_IFCHR | 0o600,
             Node::File(FileNode::Device(_)) => S_IFCHR | 0o666,
@@ -185,7 +194,14 @@ impl Dir {
                 .into_iter()
                 .map(|(name, k)| file(name, FileNode::Knob(k)))
                 .collect(),
-            Dir::Sys => alloc::vec![dir("kernel", Dir::SysKernel)],
+            Dir::Sys => alloc::vec![
+                dir("devices", Dir::SysDevices),
+                dir("kernel", Dir::SysKernel)
+            ],
+            Dir::SysDevices => alloc::vec![dir("system", Dir::SysDevicesSystem)],
+            Dir::SysDevicesSystem => cpus::system_entries(),
+            Dir::SysCpus => cpus::entries(),
+            Dir::SysCpu(cpu) => cpus::cpu_entries(*cpu),
             Dir::SysKernel => {
                 let mut entries = alloc::vec![dir("debug", Dir::SysKernelDebug)];
                 if knobs::has_uid_groups() {

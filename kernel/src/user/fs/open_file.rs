@@ -84,7 +84,9 @@ pub fn open(path: &[u8], from: &str, flags: u64, uid: u32) -> Result<NodeFile, i
         (Node::File(_), _) if flags & O_DIRECTORY != 0 => return Err(-errno::ENOTDIR),
         (Node::Dir(_), true) => return Err(-errno::EISDIR),
         (Node::File(FileNode::Initramfs(_)), true) => return Err(-errno::EROFS),
-        (Node::File(FileNode::Proc(_)), true) => return Err(-errno::EACCES),
+        (Node::File(FileNode::Proc(_) | FileNode::CpuList(_)), true) => {
+            return Err(-errno::EACCES);
+        }
         // The console is root's, mode 0600, as Linux's /dev/console.
         (Node::File(FileNode::Device(Device::Console)), _) if uid != 0 => {
             return Err(-errno::EACCES);
@@ -125,6 +127,7 @@ impl NodeFile {
             Node::File(FileNode::Initramfs(data)) => Bytes::Static(data),
             Node::File(FileNode::Proc(f)) => Bytes::Owned(f.bytes()?),
             Node::File(FileNode::Knob(k)) => Bytes::Owned(k.text()?.into_bytes()),
+            Node::File(FileNode::CpuList(list)) => Bytes::Owned(list.text().into_bytes()),
             // Devices are read and written apart (`read`, `write`).
             Node::File(FileNode::Device(_)) => return Err(-errno::EINVAL),
         })

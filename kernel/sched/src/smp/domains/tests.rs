@@ -203,3 +203,36 @@ fn on_the_papers_machine_4_1_builds_every_cpus_top_groups_as_cpu_0_sees_them() {
         ]
     );
 }
+
+#[test]
+fn an_offline_cpu_leaves_every_span_and_group_and_levels_left_alone_go() {
+    // 8 CPUs in 4 nodes of two on a ring (`boot --smp 8 --numa 4`), 6.6's rules, CPU 1
+    // offline. CPU 0's node is CPU 0 alone now: MC would span one CPU and goes; its first
+    // NUMA level (nodes 3, 0, 1, one hop) keeps its groups less CPU 1, each group's power
+    // the CPUs left in it, and its parameters those of a span of 5 (`sd_init`).
+    let t = Topology::ring_of_nodes(4, 2);
+    let f = Rules::V6_6.era_features();
+    let active = t.all().without(1);
+    let full = build_with(&t, 0, Rules::V6_6, f);
+    let cut = restrict_to(&t, 0, full.clone(), active);
+    assert_eq!(full.len(), cut.len() + 1);
+    assert!(
+        cut.iter()
+            .all(|d| !d.span.contains(1) && d.level == Level::Numa)
+    );
+    let first = &cut[0];
+    assert_eq!(first.span, set(&[0, 2, 3, 6, 7]));
+    let groups: Vec<(CpuSet, u64)> = first.groups.iter().map(|g| (g.cpus, g.power)).collect();
+    assert_eq!(
+        groups,
+        [
+            (set(&[0]), 1024),
+            (set(&[2, 3]), 2048),
+            (set(&[6, 7]), 2048)
+        ]
+    );
+    assert_eq!(first.params, params_6_6(Level::Numa, 5, 20));
+    // The offline CPU has no domain; with every CPU active nothing changes.
+    assert!(restrict_to(&t, 1, full.clone(), active).is_empty());
+    assert_eq!(restrict_to(&t, 0, full.clone(), t.all()), full);
+}

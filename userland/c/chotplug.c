@@ -1,0 +1,195 @@
+/*
+ * chotplug: CPU hotplug from user space, through /sys/devices/system/cpu/, the same binary
+ * on cfslab and on Linux (as root, on a machine of two CPUs or more; it mounts sysfs where
+ * nothing has). Its last CPU goes offline under running hogs, one of them pinned there,
+ * and comes back, a few times: every hog ends and says where (never on the offline CPU),
+ * the pinned one is let run elsewhere, and the lists and the `online` file say what
+ * happened. Then what a write may not do: a value kstrtobool refuses (EINVAL), a write
+ * by another uid (EACCES), cpu0, which has no `online` file on x86 (ENOENT).
+ */
+#define _GNU_SOURCE
+#include "check.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CPU_DIR "/sys/devices/system/cpu"
+#define HOGS 6
+#define HOG_MS 60
+
+static int here(void)
+{
+	unsigned cpu = 0;
+	syscall(SYS_getcpu, &cpu, NULL, NULL);
+	return (int)cpu;
+}
+
+/* The text of `path` (at most 63 bytes), or "" if it cannot be read. */
+static const char *text_of(const char *path)
+{
+	static char buf[64];
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return buf;
+}
+
+/* Writes `value` to cpuN/online; 0, or the errno. */
+static int set_online(int cpu, const char *value)
+{
+	char path[64];
+	snprintf(path, sizeof path, CPU_DIR "/cpu%d/online", cpu);
+	int fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return errno;
+	ssize_t n = write(fd, value, strlen(value));
+	int e = n < 0 ? errno : 0;
+	close(fd);
+	return e;
+}
+
+static long long cpu_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Hogs burn HOG_MS of CPU each, then write the CPU they ended on to `report`. */
+static int report[2];
+
+static pid_t hog(int pinned_to)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (pinned_to >= 0) {
+			cpu_set_t set;
+			CPU_ZERO(&set);
+			CPU_SET(pinned_to, &set);
+			sched_setaffinity(0, sizeof set, &set);
+		}
+		while (cpu_ns() < HOG_MS * 1000000LL)
+			;
+		int cpu = here();
+		write(report[1], &cpu, sizeof cpu);
+		_exit(0);
+	}
+	return pid;
+}
+
+/* Sleeps 5 ms: the hogs are all running by then. */
+static void let_run(void)
+{
+	struct timespec t = {0, 5000000};
+	nanosleep(&t, NULL);
+}
+
+/* HOGS hogs and one pinned to `victim`; `victim` goes offline while they run (and, with
+ * `back`, online again before they end). Checks that every hog ends, none on `victim`. */
+static void offline_under_hogs(int victim, int back, const char *what)
+{
+	pid_t pids[HOGS + 1];
+	for (int i = 0; i < HOGS; i++)
+		pids[i] = hog(-1);
+	pids[HOGS] = hog(victim);
+	let_run();
+	check(set_online(victim, "0") == 0, what);
+	cpu_set_t set;
+	int widened = sched_getaffinity(pids[HOGS], sizeof set, &set) == 0 &&
+		      CPU_COUNT(&set) > 0 && !CPU_ISSET(victim, &set);
+	if (back)
+		check(set_online(victim, "1") == 0, "the CPU comes back while they run");
+	int ended = 0, on_victim = 0;
+	for (int i = 0; i < HOGS + 1; i++) {
+		int cpu = -1;
+		if (read(report[0], &cpu, sizeof cpu) == sizeof cpu) {
+			ended++;
+			on_victim += cpu == victim;
+		}
+	}
+	for (int i = 0; i < HOGS + 1; i++)
+		waitpid(pids[i], NULL, 0);
+	check(ended == HOGS + 1, "every hog ends: none is lost");
+	if (!back) {
+		check(widened, "the hog pinned to it may run on the others now");
+		check(on_victim == 0, "no hog ends on the offline CPU");
+	}
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (access(CPU_DIR "/online", R_OK) != 0) {
+		mkdir("/sys", 0755);
+		mount("sysfs", "/sys", "sysfs", 0, NULL);
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "chotplug: run it as root\n");
+		return 3;
+	}
+	int cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (cpus < 2) {
+		fprintf(stderr, "chotplug: needs two CPUs or more\n");
+		return 3;
+	}
+	int victim = cpus - 1;
+	char path[64];
+	snprintf(path, sizeof path, CPU_DIR "/cpu%d/online", victim);
+	check(strcmp(text_of(path), "1\n") == 0, "the last CPU's online file reads 1");
+	check(strcmp(text_of(CPU_DIR "/offline"), "\n") == 0, "no CPU is offline");
+	check(pipe(report) == 0, "pipe");
+
+	offline_under_hogs(victim, 0, "the last CPU goes offline under running hogs");
+	check(strcmp(text_of(path), "0\n") == 0, "its online file reads 0");
+	char expected[16];
+	snprintf(expected, sizeof expected, "%d\n", victim);
+	check(strcmp(text_of(CPU_DIR "/offline"), expected) == 0, "the offline list names it");
+	check(sysconf(_SC_NPROCESSORS_ONLN) == cpus - 1, "one CPU fewer is online");
+	cpu_set_t only;
+	CPU_ZERO(&only);
+	CPU_SET(victim, &only);
+	check(sched_setaffinity(0, sizeof only, &only) == -1 && errno == EINVAL,
+	      "an affinity of the offline CPU alone is EINVAL");
+	check(set_online(victim, "0") == 0, "taking it offline again changes nothing");
+
+	check(set_online(victim, "1") == 0, "it comes back online");
+	check(strcmp(text_of(path), "1\n") == 0, "its online file reads 1 again");
+	check(sched_setaffinity(0, sizeof only, &only) == 0 && here() == victim,
+	      "a task pinned to it runs there");
+	cpu_set_t all;
+	CPU_ZERO(&all);
+	for (int c = 0; c < cpus; c++)
+		CPU_SET(c, &all);
+	sched_setaffinity(0, sizeof all, &all);
+
+	for (int round = 0; round < 3; round++)
+		offline_under_hogs(victim, 1, "offline and back, hogs running");
+	check(strcmp(text_of(CPU_DIR "/offline"), "\n") == 0, "no CPU is offline at the end");
+
+	check(set_online(victim, "2") == EINVAL, "writing 2 is EINVAL");
+	check(set_online(victim, "yes") == 0, "writing yes is a 1");
+	check(set_online(victim, "x") == EINVAL, "writing x is EINVAL");
+	check(set_online(0, "0") == ENOENT, "cpu0 has no online file");
+	pid_t child = fork();
+	if (child == 0)
+		_exit(setuid(1) == 0 && set_online(victim, "0") == EACCES ? 0 : 1);
+	int status = -1;
+	waitpid(child, &status, 0);
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "another uid may not write it");
+	check(strcmp(text_of(path), "1\n") == 0, "it is still online");
+
+	if (failures)
+		return 1;
+	printf("chotplug: all checks passed\n");
+	return 0;
+}
