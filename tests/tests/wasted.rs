@@ -117,6 +117,27 @@ fn a_hog_hides_its_nodes_idle_cpu_until_groups_are_compared_by_minimum_load() {
 }
 
 #[test]
+fn a_cpu_brought_back_online_leaves_every_cpu_without_its_numa_levels() {
+    // CPU 7 goes offline and comes back (`echo 0`, `echo 1` to its `online` file), then 8
+    // threads of 200 ms are forked on node 0 and allowed every node. With 4.1's rebuild
+    // the domains stop at the node: fork placement and balancing never look past node 0,
+    // whose two CPUs run all 8 while six CPUs idle — a violation lasting most of the run
+    // (measured: 0.8 s of 100 ms+ waits).
+    let (bug, invariant) = counts("run=wasted-missing-domains");
+    assert_eq!(bug[1..], [0, 0, 0], "{bug:?}");
+    assert!(invariant["violations"].as_u64() >= Some(1), "{invariant}");
+    assert!(
+        invariant["idle_while_waiting_us"].as_u64() >= Some(300_000),
+        "{invariant}"
+    );
+    // Rebuilt with their NUMA levels (Linux 4.9's fix), the threads reach the other nodes
+    // (measured: two a node, no violation).
+    let (fix, fixed) = counts("run=wasted-missing-domains features=HOTPLUG_KEEPS_NUMA");
+    assert!(fix[1..].iter().sum::<u64>() >= 4, "{fix:?}");
+    assert_eq!(fixed["violations"], 0, "{fixed}");
+}
+
+#[test]
 fn a_scenario_on_a_machine_without_its_nodes_says_what_it_needs() {
     // One CPU: the program refuses with one line, and the run fails.
     let run = systests::boot_with("run=wasted-group-construction", &["--icount-shift", "2"]);

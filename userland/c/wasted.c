@@ -9,6 +9,11 @@
  * start on their parent's node: N children forked there, each then allowed both nodes,
  * burning MS ms of CPU; each says on which node it was at three quarters of its work.
  *
+ * `wasted hotplug CPU N MS`: CPU hotplug, then an application (the Missing Scheduling
+ * Domains bug): CPU goes offline and comes back (`/sys/devices/system/cpu/cpuCPU/online`,
+ * as root), then N children are forked on node 0 and each allowed every node, burning MS ms
+ * of CPU; each says on which node it was at three quarters of its work.
+ *
  * `wasted imbalance JOBS TOTAL MS`: a build in uid 1 beside two hogs of uids 2 and 3 (the
  * Group Imbalance bug): the hogs are pinned to the first CPUs of nodes 0 and 2, the paper's
  * R processes on their nodes; the build runs TOTAL jobs of MS ms of CPU each, JOBS at a
@@ -81,18 +86,15 @@ static int has_nodes(int nodes)
 	return 0;
 }
 
-static int construction(int a, int b, int n, long long ms)
+/* N children forked on the nodes of `start` (a bit per node), each then allowed those of
+ * `allowed`, burning MS ms of CPU; counts in `count` on which node each was at three
+ * quarters of its work (all were running by then, and none had ended). */
+static void fork_and_count(unsigned start, unsigned allowed, int n, long long ms, int *count)
 {
-	if (a < 0 || b < 0 || a >= MAX_NODES || b >= MAX_NODES || a == b || n < 1 || n > 64 ||
-	    ms < 1)
-		return 2;
-	if (!has_nodes((a > b ? a : b) + 1))
-		return 3;
-	if (pipe(report) || allow_nodes(1u << a))
-		return 2;
+	allow_nodes(start);
 	for (int i = 0; i < n; i++) {
 		if (fork() == 0) {
-			allow_nodes(1u << a | 1u << b);
+			allow_nodes(allowed);
 			burn_until(ms * 750000LL);
 			int node = here() / NODE_CPUS;
 			write(report[1], &node, sizeof node);
@@ -100,7 +102,6 @@ static int construction(int a, int b, int n, long long ms)
 			_exit(0);
 		}
 	}
-	int count[MAX_NODES] = {0};
 	for (int i = 0; i < n; i++) {
 		int node = -1;
 		read(report[0], &node, sizeof node);
@@ -109,9 +110,51 @@ static int construction(int a, int b, int n, long long ms)
 	}
 	while (wait(NULL) > 0)
 		;
+}
+
+static int construction(int a, int b, int n, long long ms)
+{
+	if (a < 0 || b < 0 || a >= MAX_NODES || b >= MAX_NODES || a == b || n < 1 || n > 64 ||
+	    ms < 1)
+		return 2;
+	if (!has_nodes((a > b ? a : b) + 1))
+		return 3;
+	if (pipe(report))
+		return 2;
+	int count[MAX_NODES] = {0};
+	fork_and_count(1u << a, 1u << a | 1u << b, n, ms, count);
 	int nodes = (a > b ? a : b) + 1;
 	print_nodes("construction: threads at three quarters", count, nodes);
 	printf("construction: %d of %d threads on node %d\n", count[b], n, b);
+	return 0;
+}
+
+/* Writes `value` to CPU `cpu`'s online file; 0, or says why not. */
+static int set_online(int cpu, const char *value)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/online", cpu);
+	FILE *f = fopen(path, "w");
+	if (f && fputs(value, f) >= 0 && fclose(f) == 0)
+		return 0;
+	perror(path);
+	return -1;
+}
+
+static int hotplug(int cpu, int n, long long ms, int nodes)
+{
+	if (cpu < 1 || cpu >= nodes * NODE_CPUS || n < 1 || n > 64 || ms < 1)
+		return 2;
+	if (!has_nodes(nodes))
+		return 3;
+	if (pipe(report))
+		return 2;
+	if (set_online(cpu, "0") || set_online(cpu, "1"))
+		return 4;
+	int count[MAX_NODES] = {0};
+	fork_and_count(1u, (1u << nodes) - 1, n, ms, count);
+	print_nodes("hotplug: threads at three quarters", count, nodes);
+	printf("hotplug: %d of %d threads off node 0\n", n - count[0], n);
 	return 0;
 }
 
@@ -185,6 +228,9 @@ int main(int argc, char **argv)
 		return construction(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoll(argv[5]));
 	if (argc == 5 && argv[1][0] == 'i')
 		return imbalance(atoi(argv[2]), atoi(argv[3]), atoll(argv[4]), 4);
-	fprintf(stderr, "usage: wasted construction A B N MS | wasted imbalance JOBS TOTAL MS\n");
+	if (argc == 5 && argv[1][0] == 'h')
+		return hotplug(atoi(argv[2]), atoi(argv[3]), atoll(argv[4]), 4);
+	fprintf(stderr, "usage: wasted construction A B N MS | wasted imbalance JOBS TOTAL MS | "
+			"wasted hotplug CPU N MS\n");
 	return 2;
 }

@@ -6,7 +6,7 @@
 //! `run=shell`, such a scenario stands alone and takes no program after ` -- `.
 //!
 //! The simulator runs the same bugs at the paper's scale (`sched::sim::wasted`); Overload-
-//! on-Wakeup and Missing Scheduling Domains have no kernel scenario yet.
+//! on-Wakeup has no kernel scenario yet.
 
 use crate::{Config, FeatureSetting, Grouping, OptionError, Policy};
 use alloc::string::String;
@@ -14,7 +14,7 @@ use alloc::vec::Vec;
 use sched::Feature;
 
 /// The scenarios, each with its program's argv and whether it needs per-uid groups.
-pub const SCENARIOS: [(&str, &str, bool); 2] = [
+pub const SCENARIOS: [(&str, &str, bool); 3] = [
     (
         "wasted-group-imbalance",
         "/bin/wasted imbalance 8 96 50",
@@ -23,6 +23,11 @@ pub const SCENARIOS: [(&str, &str, bool); 2] = [
     (
         "wasted-group-construction",
         "/bin/wasted construction 1 3 4 200",
+        false,
+    ),
+    (
+        "wasted-missing-domains",
+        "/bin/wasted hotplug 7 8 200",
         false,
     ),
 ];
@@ -106,6 +111,9 @@ mod tests {
             c.features_value(),
             "NO_NUMA_GROUPS_FROM_SELF,NO_WAKE_LONGEST_IDLE,NO_HOTPLUG_KEEPS_NUMA,LB_MIN_LOAD,LB_GROUP_TYPES"
         );
+        // Missing Scheduling Domains cycles a CPU through hotplug first.
+        let c = Config::parse("run=wasted-missing-domains").unwrap();
+        assert_eq!(c.program.join(" "), "/bin/wasted hotplug 7 8 200");
         // It stands alone, on 6.6's balancer.
         assert_eq!(
             error_of("run=wasted-group-imbalance -- /bin/hello").option,
