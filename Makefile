@@ -20,8 +20,10 @@
 #   make compare                                   the seeds' workloads and those paths on
 #                                                  cfslab beside Linux 6.1 in the same QEMU
 #   make wasted                                    the Wasted Cores lab: the paper's bugs and
-#                                                  their fixes in the N-CPU simulator ->
-#                                                  docs/data/, docs/wasted-cores.md's table
+#                                                  their fixes in the N-CPU simulator and
+#                                                  the kernel -> docs/data/, docs/wasted/,
+#                                                  docs/wasted-cores.md's tables, traces in
+#                                                  target/wasted/
 #   make docs                                      every generated figure of README.md and
 #                                                  docs/ made again, then checked (slow)
 #   make clean
@@ -95,7 +97,9 @@ compare: deps
 
 # The Wasted Cores lab (docs/wasted-cores.md): each of the paper's four load-balancing bugs,
 # with Linux 4.1's behaviour and with each fix, in the N-CPU simulator at the paper's scale
-# (64 CPUs in 8 nodes); docs/data/wasted-sim.json and the table of docs/wasted-cores.md.
+# (64 CPUs in 8 nodes), then each kernel scenario on 8 vCPUs in 4 nodes, traced;
+# docs/data/wasted-{sim,kernel}.json, the tables of docs/wasted-cores.md, a picture per run
+# in docs/wasted/, and each kernel run's trace (ftrace text, Perfetto JSON) in target/wasted/.
 wasted: deps
 	@$(BOOT) docs wasted
 

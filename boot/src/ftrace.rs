@@ -7,6 +7,8 @@ pub struct Line<'a> {
     /// The task on the CPU (`<idle>` for the idle task).
     pub task: &'a str,
     pub pid: u64,
+    /// The CPU it happened on.
+    pub cpu: usize,
     pub at_us: u64,
     pub event: &'a str,
     args: &'a str,
@@ -20,7 +22,7 @@ impl<'a> Line<'a> {
         }
         let (head, rest) = line.split_once(" [")?;
         let (task, pid) = head.trim().rsplit_once('-')?;
-        let (_, rest) = rest.split_once("] ")?;
+        let (cpu, rest) = rest.split_once("] ")?;
         let (prefix, rest) = rest.split_once(": ")?;
         let stamp = prefix.split_whitespace().last()?;
         let (secs, usecs) = stamp.split_once('.')?;
@@ -28,6 +30,7 @@ impl<'a> Line<'a> {
         Some(Line {
             task,
             pid: pid.parse().ok()?,
+            cpu: cpu.trim().parse().ok()?,
             at_us: secs.parse::<u64>().ok()? * 1_000_000 + usecs.parse::<u64>().ok()?,
             event,
             args,

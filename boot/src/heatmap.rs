@@ -11,7 +11,11 @@ const WIDTH: f64 = 800.0;
 const LEFT: f64 = 70.0;
 const RIGHT: f64 = 20.0;
 const TOP: f64 = 40.0;
-const ROW: f64 = 5.0;
+/// A core's row: 5 px on the paper's 64 cores, taller on fewer (a machine of 8 vCPUs),
+/// so that the plot is never thinner than 160 px.
+fn row_height(cpus: usize) -> f64 {
+    (160.0 / cpus.max(1) as f64).clamp(5.0, 20.0)
+}
 /// The most columns drawn: samples are binned down to this many.
 const MAX_COLUMNS: usize = 600;
 /// Runqueue length 0, 1, 2, 3, 4, and 5 or more.
@@ -27,13 +31,14 @@ pub fn svg(title: &str, samples: &[Vec<u8>], every_ns: u64, per_node: usize) -> 
     let bin = samples.len().div_ceil(MAX_COLUMNS).max(1);
     let columns: Vec<Vec<u8>> = samples.chunks(bin).map(|c| typical(c, cpus)).collect();
     let plot_w = WIDTH - LEFT - RIGHT;
-    let plot_h = ROW * cpus as f64;
+    let row = row_height(cpus);
+    let plot_h = row * cpus as f64;
     let height = TOP + plot_h + 80.0;
     let mut out = String::new();
     crate::lab::svg::header(&mut out, title, height);
     let cell_w = plot_w / columns.len().max(1) as f64;
     for cpu in 0..cpus {
-        let y = TOP + ROW * cpu as f64;
+        let y = TOP + row * cpu as f64;
         let mut start = 0;
         for i in 1..=columns.len() {
             let colour = |c: &Vec<u8>| usize::from(c[cpu]).min(5);
@@ -44,7 +49,7 @@ pub fn svg(title: &str, samples: &[Vec<u8>], every_ns: u64, per_node: usize) -> 
             if fill != COLOURS[0] {
                 let _ = writeln!(
                     out,
-                    r#"<rect x="{:.1}" y="{y}" width="{:.1}" height="{ROW}" fill="{fill}"/>"#,
+                    r#"<rect x="{:.1}" y="{y}" width="{:.1}" height="{row}" fill="{fill}"/>"#,
                     LEFT + cell_w * start as f64,
                     cell_w * (i - start) as f64
                 );
@@ -76,14 +81,15 @@ fn typical(bin: &[Vec<u8>], cpus: usize) -> Vec<u8> {
 
 /// The plot's frame, a line between nodes and each node's label.
 fn nodes(out: &mut String, cpus: usize, per_node: usize, plot_w: f64) {
-    let plot_h = ROW * cpus as f64;
+    let row = row_height(cpus);
+    let plot_h = row * cpus as f64;
     let _ = writeln!(
         out,
         r##"<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#444"/>"##
     );
     let per_node = per_node.max(1);
     for node in 0..cpus.div_ceil(per_node) {
-        let y = TOP + ROW * (node * per_node) as f64;
+        let y = TOP + row * (node * per_node) as f64;
         if node > 0 {
             let _ = writeln!(
                 out,
@@ -92,7 +98,7 @@ fn nodes(out: &mut String, cpus: usize, per_node: usize, plot_w: f64) {
                 LEFT + plot_w
             );
         }
-        let mid = y + ROW * per_node.min(cpus - node * per_node) as f64 / 2.0 + 4.0;
+        let mid = y + row * per_node.min(cpus - node * per_node) as f64 / 2.0 + 4.0;
         let _ = writeln!(
             out,
             r#"<text x="{}" y="{mid}" text-anchor="end">node {node}</text>"#,
@@ -160,11 +166,13 @@ mod tests {
     #[test]
     fn a_core_s_cells_merge_and_idle_is_left_blank() {
         // Two cores over four samples of 1 ms: core 0 runs one task throughout (one green
-        // rectangle, the plot's width), core 1 is idle (no rectangle of its own).
+        // rectangle, the plot's width), core 1 is idle (no rectangle of its own). Two rows
+        // are as tall as they may be (20 px), where the paper's 64 take 5 px each.
         let samples = vec![vec![1, 0]; 4];
         let svg = svg("t", &samples, 1_000_000, 1);
         assert_eq!(svg.matches(r##"fill="#2ca02c"/>"##).count(), 1, "{svg}");
-        assert!(svg.contains(r#"width="710.0" height="5""#), "{svg}");
+        assert!(svg.contains(r#"width="710.0" height="20""#), "{svg}");
+        assert_eq!(row_height(64), 5.0);
         assert!(svg.contains(">node 1<") && svg.contains(">5 or more<"));
     }
 

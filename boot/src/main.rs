@@ -29,6 +29,7 @@ mod markers;
 mod perfetto;
 mod profile;
 mod qemu;
+mod rq_lengths;
 mod serial_output;
 mod shape;
 mod status;

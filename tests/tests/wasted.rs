@@ -10,10 +10,8 @@ use serde_json::Value;
 
 /// The program `run=name` runs (`bootopts::wasted`), to run it with other switches.
 fn argv_of(name: &str) -> &'static str {
-    let scenario = bootopts::wasted::SCENARIOS
-        .iter()
-        .find(|(n, _, _)| *n == name);
-    scenario.expect("a wasted scenario").1
+    let scenario = bootopts::wasted::SCENARIOS.iter().find(|s| s.name == name);
+    scenario.expect("a wasted scenario").argv
 }
 
 /// The machine of the lab's kernel scenarios.

@@ -18,7 +18,7 @@ pub const SEEDS_DATA: &str = "docs/data/seeds.txt";
 const SESSION_DATA: &str = "docs/data/session.txt";
 
 /// Every block but the lab's and compare's scenario tables, which their own modules check.
-pub const BLOCKS: [Block; 14] = [
+pub const BLOCKS: [Block; 15] = [
     Block {
         tag: "run",
         data: run_output::DATA,
@@ -101,6 +101,12 @@ pub const BLOCKS: [Block; 14] = [
         tag: "wasted:sim",
         data: super::wasted_sim::DATA,
         render: super::wasted_sim::render,
+        made_by: "boot docs wasted (make wasted)",
+    },
+    Block {
+        tag: "wasted:kernel",
+        data: super::wasted_kernel::DATA,
+        render: super::wasted_kernel::render,
         made_by: "boot docs wasted (make wasted)",
     },
 ];

@@ -11,7 +11,7 @@
 //! | `gdb:scheduler`, `gdb:hello` | docs/data/gdb-*.txt | `boot docs gdb` |
 //! | `bench:ops`, `bench:ratio`, `bench:switch`, `bench:churn`, `bench:smp`, `bench:sim` | docs/data/bench.json | `boot docs bench` (`make bench`) |
 //! | `seeds` | docs/data/seeds.txt | `boot docs seeds` |
-//! | `wasted:sim` | docs/data/wasted-sim.json | `boot docs wasted` (`make wasted`) |
+//! | `wasted:sim`, `wasted:kernel` | docs/data/wasted-sim.json, docs/data/wasted-kernel.json | `boot docs wasted` (`make wasted`) |
 //! | `session` | docs/data/session.txt | `CFSLAB_BLESS=1 cargo test -p systests --test live_scheduler` |
 //!
 //! `boot docs` alone re-renders every block from its stored data, the lab's and compare's
@@ -25,6 +25,7 @@ mod gdb;
 mod run_output;
 mod sim_bench;
 mod smp_bench;
+mod wasted_kernel;
 mod wasted_sim;
 
 use blocks::{BLOCKS, SEEDS_DATA};
@@ -198,6 +199,8 @@ pub fn main(action: &Action) -> Result<Status, String> {
                     "wasted" => {
                         store(wasted_sim::DATA, &wasted_sim::generate()?)?;
                         render_blocks(Some(wasted_sim::DATA))?;
+                        store(wasted_kernel::DATA, &wasted_kernel::generate()?)?;
+                        render_blocks(Some(wasted_kernel::DATA))?;
                     }
                     other => return Err(format!("no generator {other}")),
                 }

@@ -136,13 +136,10 @@ fn parse_run(value: &str) -> Result<Vec<&'static str>, OptionError> {
     if value == SHELL {
         return Ok(alloc::vec![SHELL]);
     }
-    if let Some(&(name, _, _)) = crate::wasted::SCENARIOS
-        .iter()
-        .find(|(n, _, _)| *n == value)
-    {
-        return Ok(alloc::vec![name]);
+    if let Some(s) = crate::wasted::SCENARIOS.iter().find(|s| s.name == value) {
+        return Ok(alloc::vec![s.name]);
     }
-    let wasted = crate::wasted::SCENARIOS.iter().map(|(n, _, _)| n);
+    let wasted = crate::wasted::SCENARIOS.iter().map(|s| s.name);
     let valid = alloc::format!(
         "{SHELL}, {} (each alone), or a comma list of {}",
         list(wasted),

@@ -13,35 +13,52 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use sched::Feature;
 
-/// The scenarios, each with its program's argv and whether it needs per-uid groups.
-pub const SCENARIOS: [(&str, &str, bool); 3] = [
-    (
-        "wasted-group-imbalance",
-        "/bin/wasted imbalance 8 96 50",
-        true,
-    ),
-    (
-        "wasted-group-construction",
-        "/bin/wasted construction 1 3 4 200",
-        false,
-    ),
-    (
-        "wasted-missing-domains",
-        "/bin/wasted hotplug 7 8 200",
-        false,
-    ),
+/// A scenario of the lab: a bug's workload in the kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scenario {
+    /// Its `run=` name.
+    pub name: &'static str,
+    /// The program it runs, and its words.
+    pub argv: &'static str,
+    /// It runs with per-uid groups (`group=uid`).
+    pub per_uid: bool,
+    /// The `features=` that fixes its bug on top of 4.1's switches (the paper's fix, or
+    /// Linux's where the two are one).
+    pub fix: &'static str,
+}
+
+/// The scenarios.
+pub const SCENARIOS: [Scenario; 3] = [
+    Scenario {
+        name: "wasted-group-imbalance",
+        argv: "/bin/wasted imbalance 8 96 50",
+        per_uid: true,
+        fix: "LB_MIN_LOAD",
+    },
+    Scenario {
+        name: "wasted-group-construction",
+        argv: "/bin/wasted construction 1 3 4 200",
+        per_uid: false,
+        fix: "NUMA_GROUPS_FROM_SELF",
+    },
+    Scenario {
+        name: "wasted-missing-domains",
+        argv: "/bin/wasted hotplug 7 8 200",
+        per_uid: false,
+        fix: "HOTPLUG_KEEPS_NUMA",
+    },
 ];
 
 /// Whether `name` is one of the lab's scenarios.
 pub fn is_wasted(name: &str) -> bool {
-    SCENARIOS.iter().any(|(n, _, _)| *n == name)
+    SCENARIOS.iter().any(|s| s.name == name)
 }
 
 /// Sets `config` up for scenario `name`, the options in `given` kept as the user set them.
 pub fn configure(config: &mut Config, name: &str, given: &[&str]) -> Result<(), OptionError> {
-    let &(_, argv, per_uid) = SCENARIOS
+    let &Scenario { argv, per_uid, .. } = SCENARIOS
         .iter()
-        .find(|(n, _, _)| *n == name)
+        .find(|s| s.name == name)
         .expect("a wasted scenario");
     if !config.program.is_empty() {
         return Err(OptionError::new(

@@ -128,6 +128,10 @@ pub fn run_program(argv: &[String]) -> bool {
         "RESULT {{\"kind\":\"memory\",\"frames_before\":{},\"frames_after\":{},\"heap_bytes_before\":{},\"heap_bytes_after\":{}}}",
         before.0, after.0, before.1, after.1
     );
+    // With `trace=on`, the run's events since the boot, for the boot tool's `--trace`.
+    if let (Some(trace), _) = sched::trace_stop() {
+        sched::print_trace(&trace);
+    }
     ok
 }
 
