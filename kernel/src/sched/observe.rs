@@ -18,8 +18,9 @@ pub const RECENT_EVENTS: usize = 256;
 /// [`switch_count`] at that moment. A ring already there is let go first: two rings of
 /// 5 MB at once would need room the heap may not have beside the initramfs.
 pub fn trace_start(capacity: usize) -> u64 {
-    drop(with_sched(|s| s.trace.take()));
-    let ring = trace::Trace::new(capacity);
+    let (old, cpus) = with_sched(|s| (s.trace.take(), s.online.len()));
+    drop(old);
+    let ring = trace::Trace::new(capacity, cpus);
     with_sched(|s| {
         s.trace = Some(ring);
         s.switches()

@@ -58,7 +58,7 @@ pub fn init(config: &Config, online: &[usize], topology: Topology) {
             by_id: BTreeMap::new(),
             next_id: 0,
             trace: None,
-            recent: trace::Trace::new(RECENT_EVENTS),
+            recent: trace::Trace::new(RECENT_EVENTS, online.len()),
             echo: log::log_enabled!(log::Level::Trace),
         };
         assert_eq!(s.add(new_task("main", 0, 0, None, None, None)).1, main);

@@ -201,11 +201,13 @@ pub struct Trace {
     mask: u64,
     /// Events ever recorded (more than the capacity means the oldest were overwritten).
     written: u64,
+    /// The CPUs online when it started (the header's `#P`).
+    cpus: usize,
 }
 
 impl Trace {
-    /// A ring of `capacity` events, a power of two.
-    pub fn new(capacity: usize) -> Self {
+    /// A ring of `capacity` events, a power of two, of a machine of `cpus` CPUs online.
+    pub fn new(capacity: usize, cpus: usize) -> Self {
         assert!(
             capacity.is_power_of_two(),
             "a trace ring holds a power of two of events"
@@ -214,6 +216,7 @@ impl Trace {
             events: Vec::with_capacity(capacity),
             mask: capacity as u64 - 1,
             written: 0,
+            cpus,
         }
     }
 
@@ -257,14 +260,15 @@ impl Trace {
             .try_for_each(|event| write_event(out, event))
     }
 
-    /// Linux 6.x's header for one CPU (`print_func_help_header_irq`).
+    /// Linux 6.x's header (`print_func_help_header_irq`).
     fn write_header(&self, out: &mut dyn fmt::Write) -> fmt::Result {
         writeln!(out, "# tracer: nop\n#")?;
         writeln!(
             out,
-            "# entries-in-buffer/entries-written: {}/{}   #P:1\n#",
+            "# entries-in-buffer/entries-written: {}/{}   #P:{}\n#",
             self.events.len(),
-            self.written
+            self.written,
+            self.cpus
         )?;
         const HEADER: &str = "\
 #                                _-----=> irqs-off/BH-disabled
