@@ -1,7 +1,7 @@
 /*
  * chotplug: CPU hotplug from user space, through /sys/devices/system/cpu/, the same binary
- * on cfslab and on Linux (as root, on a machine of two CPUs or more; it mounts sysfs where
- * nothing has). Its last CPU goes offline under running hogs, one of them pinned there,
+ * on cfslab and on Linux (as root, on a machine of two CPUs or more; it mounts sysfs and
+ * proc where nothing has). Its last CPU goes offline under running hogs, one of them pinned there,
  * and comes back, a few times: every hog ends and says where (never on the offline CPU),
  * the pinned one is let run elsewhere, and the lists and the `online` file say what
  * happened. Then what a write may not do: a value kstrtobool refuses (EINVAL), a write
@@ -133,6 +133,10 @@ int main(void)
 		mkdir("/sys", 0755);
 		mount("sysfs", "/sys", "sysfs", 0, NULL);
 	}
+	if (access("/proc/cpuinfo", R_OK) != 0) {
+		mkdir("/proc", 0755);
+		mount("proc", "/proc", "proc", 0, NULL);
+	}
 	if (geteuid() != 0) {
 		fprintf(stderr, "chotplug: run it as root\n");
 		return 3;
@@ -155,6 +159,14 @@ int main(void)
 	snprintf(expected, sizeof expected, "%d\n", victim);
 	check(strcmp(text_of(CPU_DIR "/offline"), expected) == 0, "the offline list names it");
 	check(sysconf(_SC_NPROCESSORS_ONLN) == cpus - 1, "one CPU fewer is online");
+	int blocks = 0;
+	FILE *cpuinfo = fopen("/proc/cpuinfo", "r");
+	char line[256];
+	while (cpuinfo && fgets(line, sizeof line, cpuinfo))
+		blocks += strncmp(line, "processor", 9) == 0;
+	if (cpuinfo)
+		fclose(cpuinfo);
+	check(blocks == cpus - 1, "/proc/cpuinfo has a block per online CPU");
 	cpu_set_t only;
 	CPU_ZERO(&only);
 	CPU_SET(victim, &only);
@@ -175,6 +187,19 @@ int main(void)
 	for (int round = 0; round < 3; round++)
 		offline_under_hogs(victim, 1, "offline and back, hogs running");
 	check(strcmp(text_of(CPU_DIR "/offline"), "\n") == 0, "no CPU is offline at the end");
+
+	/* Two writers at once, cycling the same CPU: each write waits for the other's. */
+	pid_t other = fork();
+	int failed = 0;
+	for (int round = 0; round < 3; round++)
+		failed += set_online(victim, "0") != 0 || set_online(victim, "1") != 0;
+	if (other == 0)
+		_exit(failed);
+	int other_status = -1;
+	waitpid(other, &other_status, 0);
+	check(!failed && WIFEXITED(other_status) && WEXITSTATUS(other_status) == 0,
+	      "two writers cycling it at once both succeed");
+	check(strcmp(text_of(path), "1\n") == 0, "it is online after them");
 
 	check(set_online(victim, "2") == EINVAL, "writing 2 is EINVAL");
 	check(set_online(victim, "yes") == 0, "writing yes is a 1");

@@ -30,7 +30,7 @@
 
 use super::{Scheduler, WaitQueue, with_sched};
 use crate::task::{Slot, State, pid_of};
-use core::sync::atomic::{AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use sched::smp::cpuset::CpuSet;
 
 /// Where a CPU is in hotplug.
@@ -65,6 +65,34 @@ static STATES: [AtomicU8; bootopts::MAX_CPUS as usize] =
 /// The writers waiting for a CPU to die.
 static DEATHS: WaitQueue = WaitQueue::new();
 
+/// One hotplug operation at a time (Linux's `cpu_hotplug_lock`, taken for writing): a CPU
+/// brought back while another writer still waits for it to die would leave that writer
+/// waiting for ever. Held across sleeps, so a flag and a wait queue, not a spin lock.
+static OPERATION: AtomicBool = AtomicBool::new(false);
+static WAITING_TO_OPERATE: WaitQueue = WaitQueue::new();
+
+/// The hotplug operation lock, held: released (and the next writer woken) when dropped.
+struct Operating;
+
+impl Operating {
+    fn begin() -> Operating {
+        let take = || {
+            OPERATION
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+        };
+        WAITING_TO_OPERATE.wait_until(take);
+        Operating
+    }
+}
+
+impl Drop for Operating {
+    fn drop(&mut self) {
+        OPERATION.store(false, Ordering::Release);
+        WAITING_TO_OPERATE.wake_one();
+    }
+}
+
 /// CPU `cpu`'s state.
 pub fn state(cpu: usize) -> CpuState {
     match STATES[cpu].load(Ordering::Acquire) {
@@ -86,6 +114,7 @@ pub fn cpu_masks() -> (u64, u64) {
 /// Takes CPU `cpu` offline (see the module's docs); it is done when this returns. A CPU
 /// already offline is left as it is.
 pub fn cpu_down(cpu: usize) -> Result<(), HotplugError> {
+    let _one_at_a_time = Operating::begin();
     let dying = with_sched(|s| s.take_offline(cpu))?;
     if dying {
         // The CPU may be halted idle already: the reschedule IPI has it look again.
@@ -99,6 +128,7 @@ pub fn cpu_down(cpu: usize) -> Result<(), HotplugError> {
 /// Brings CPU `cpu` back online (see the module's docs). A CPU online already is left as it
 /// is.
 pub fn cpu_up(cpu: usize) -> Result<(), HotplugError> {
+    let _one_at_a_time = Operating::begin();
     if with_sched(|s| s.present_mask & 1 << cpu == 0) {
         return Err(HotplugError::NoSuchCpu);
     }

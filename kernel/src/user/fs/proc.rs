@@ -279,7 +279,9 @@ fn cpuinfo() -> String {
     let online = crate::cpus::ipi::online();
     let khz = crate::time::clock::tsc_hz() / 1000;
     let mut text = String::new();
-    for &(n, apic) in &online {
+    // A CPU taken offline (`sched::hotplug`) has no block, as in Linux.
+    let (_, online_now) = crate::sched::hotplug::cpu_masks();
+    for &(n, apic) in online.iter().filter(|&&(n, _)| online_now & 1 << n != 0) {
         let _ = write!(
             text,
             "processor\t: {n}\nvendor_id\t: {}\ncpu family\t: {}\nmodel\t\t: {}\n\
