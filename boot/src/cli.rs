@@ -71,11 +71,11 @@ pub enum Mode {
     /// `linux`: run a user program on Linux in the same machine (`args.options` holds
     /// `--` and the program).
     Linux(Args),
-    /// `compare`: the seeds' scenarios and microbench on cfslab and on Linux, side by side
-    /// (`--paths`: microbench only).
+    /// `compare`: the seeds' scenarios, microbench and the scenarios of several CPUs on
+    /// cfslab and on Linux, side by side (or one part of it).
     Compare {
         args: Args,
-        paths_only: bool,
+        part: crate::compare::Part,
     },
     Gdb(Args),
     TestRunner {
@@ -245,11 +245,22 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
             if rest.iter().any(|a| a == "--check") {
                 return Ok(Mode::CompareCheck);
             }
-            let paths_only = rest.iter().any(|a| a == "--paths");
-            let rest: Vec<String> = rest.iter().filter(|a| *a != "--paths").cloned().collect();
+            let has = |flag: &str| rest.iter().any(|a| a == flag);
+            let part = match (has("--paths"), has("--smp"), has("--quick")) {
+                (false, false, false) => crate::compare::Part::All,
+                (true, false, false) => crate::compare::Part::Paths,
+                (false, true, quick) => crate::compare::Part::Smp { quick },
+                _ => return Err("compare takes --paths, or --smp with or without --quick".into()),
+            };
+            let flags = ["--paths", "--smp", "--quick"];
+            let rest: Vec<String> = rest
+                .iter()
+                .filter(|a| !flags.contains(&a.as_str()))
+                .cloned()
+                .collect();
             let args = without_smp("compare", parse_args(&rest, false)?)?;
             if args.options.is_empty() {
-                Ok(Mode::Compare { args, paths_only })
+                Ok(Mode::Compare { args, part })
             } else {
                 Err(format!(
                     "compare takes no boot options or program (got {})",

@@ -52,8 +52,8 @@ fn main() -> ExitCode {
         }
         Ok(Mode::Run(args)) => report(run(&args)),
         Ok(Mode::Linux(args)) => report(run_linux(&args)),
-        Ok(Mode::Compare { args, paths_only }) => {
-            report(compare::run(args.memory_mib, args.verbose, paths_only))
+        Ok(Mode::Compare { args, part }) => {
+            report(compare::run(args.memory_mib, args.verbose, part))
         }
         Ok(Mode::TestRunner { kernel, extra }) => report(test_runner(&kernel, &extra)),
         Ok(Mode::Gdb(args)) => report(debug(&args)),

@@ -16,10 +16,14 @@ usage: boot run [OPTIONS] [KEY=VALUE...]   build and boot the kernel; KEY=VALUE 
        boot linux [OPTIONS] -- PROGRAM ARGS...
                                            run /bin/PROGRAM on Linux 6.1 (Debian's cloud
                                            kernel, fetched once) in the same QEMU and icount
-       boot compare [--paths]              the seeds' workloads and microbench on cfslab and
-                                           on Linux 6.1, side by side (--paths: microbench
-                                           only); report in target/compare/REPORT.md,
-                                           the documents' tables and docs/compare/ refreshed
+       boot compare [--paths | --smp [--quick]]
+                                           the seeds' workloads, microbench and the scenarios
+                                           of several CPUs on cfslab and on Linux 6.1, side
+                                           by side (--paths: microbench only; --smp: those
+                                           of several CPUs only, --quick: each once on
+                                           Linux and on cfslab's 6.6, nothing stored);
+                                           report in target/compare/REPORT.md, the
+                                           documents' tables and docs/compare/ refreshed
        boot compare --check                do the documents' tables match docs/compare/results.json?
        boot docs [run] [gdb] [bench] [seeds]
                                            rerun these generators (make run's output, the gdb

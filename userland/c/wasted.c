@@ -158,6 +158,21 @@ static int hotplug(int cpu, int n, long long ms, int nodes)
 	return 0;
 }
 
+/* Takes uid `uid` for good. On Linux, a uid's tasks share a `cpu` cgroup when the init made
+ * one per uid (linuxinit --group-uid, as a login would): the caller joins it first. cfslab
+ * groups by uid itself (group=uid), and has no such file. */
+static int become(int uid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/sys/fs/cgroup/uid%d/cgroup.procs", uid);
+	FILE *group = fopen(path, "w");
+	if (group) {
+		fprintf(group, "%d\n", (int)getpid());
+		fclose(group);
+	}
+	return setuid(uid);
+}
+
 /* A hog of uid `uid` pinned to `cpu` (so that its node is known); ends when killed. */
 static pid_t hog(int uid, int cpu)
 {
@@ -167,7 +182,7 @@ static pid_t hog(int uid, int cpu)
 		CPU_ZERO(&set);
 		CPU_SET(cpu, &set);
 		sched_setaffinity(0, sizeof set, &set);
-		if (setuid(uid))
+		if (become(uid))
 			_exit(2);
 		for (;;)
 			;
@@ -186,7 +201,7 @@ static int imbalance(int jobs, int total, long long ms, int nodes)
 	pid_t hogs[2] = {hog(2, 0), hog(3, 2 * NODE_CPUS)};
 	pid_t make = fork();
 	if (make == 0) {
-		if (setuid(1))
+		if (become(1))
 			_exit(2);
 		int running = 0, started = 0;
 		while (started < total || running > 0) {

@@ -12,6 +12,7 @@ mod figures;
 pub mod paths_table;
 pub mod publish;
 pub mod scenarios;
+pub mod smp;
 
 use crate::linux;
 use crate::qemu::{self, Machine};
@@ -70,11 +71,27 @@ pub fn table(linux: &[Path], cfslab: &[Path]) -> String {
     out
 }
 
-/// Runs the scenarios (unless `paths_only`) and microbench on cfslab (optimised) and on
-/// Linux; prints the tables and writes the report and its plots.
-pub fn run(memory_mib: u32, verbose: bool, paths_only: bool) -> Result<Status, String> {
+/// Which part of the comparison runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The seeds' scenarios, microbench and the scenarios of several CPUs.
+    All,
+    /// microbench only (`make bench`).
+    Paths,
+    /// The scenarios of several CPUs only ([`smp`]); `quick`: each once, nothing stored.
+    Smp { quick: bool },
+}
+
+/// Runs the seeds' scenarios, microbench and the scenarios of several CPUs (or `part` of
+/// them) on cfslab (optimised) and on Linux; prints the tables and writes the report and
+/// its plots.
+pub fn run(memory_mib: u32, verbose: bool, part: Part) -> Result<Status, String> {
     let kernel = crate::build::build_kernel(crate::build::Profile::Release)?;
     let image = crate::image::build_image(&kernel)?;
+    if let Part::Smp { quick } = part {
+        return several_cpus(&image, memory_mib, quick).map(|_| Status::Success);
+    }
+    let paths_only = part == Part::Paths;
     let dir = crate::build::target_dir().join("compare");
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
     let save = |name: &str, text: &str| {
@@ -121,12 +138,32 @@ pub fn run(memory_mib: u32, verbose: bool, paths_only: bool) -> Result<Status, S
         eprintln!("boot: compare: the documents' tables and docs/compare/ refreshed");
     }
     report.push_str(&paths(&image, memory_mib, verbose)?);
+    if part == Part::All {
+        report.push_str(&several_cpus(&image, memory_mib, false)?);
+    }
     save("REPORT.md", &report)?;
     eprintln!(
         "boot: compare: report written to {}",
         dir.join("REPORT.md").display()
     );
     Ok(Status::Success)
+}
+
+/// The scenarios of several CPUs on both kernels ([`smp`]): the table is printed, and
+/// unless `quick`, stored as docs/data/compare-smp.json and rendered into docs/compare.md.
+/// Returns the report's section.
+fn several_cpus(image: &std::path::Path, memory_mib: u32, quick: bool) -> Result<String, String> {
+    let data = smp::generate(image, memory_mib, quick)?;
+    let table = smp::render(&data)?;
+    print!("{table}");
+    if !quick {
+        crate::docs::store(smp::DATA, &data)?;
+        crate::docs::render_blocks(Some(smp::DATA))?;
+    }
+    Ok(format!(
+        "## On several CPUs
+{table}"
+    ))
 }
 
 /// `compare --check`: are the documents' tables those of `docs/compare/results.json`?

@@ -18,7 +18,7 @@ pub const SEEDS_DATA: &str = "docs/data/seeds.txt";
 const SESSION_DATA: &str = "docs/data/session.txt";
 
 /// Every block but the lab's and compare's scenario tables, which their own modules check.
-pub const BLOCKS: [Block; 15] = [
+pub const BLOCKS: [Block; 16] = [
     Block {
         tag: "run",
         data: run_output::DATA,
@@ -102,6 +102,12 @@ pub const BLOCKS: [Block; 15] = [
         data: super::wasted_sim::DATA,
         render: super::wasted_sim::render,
         made_by: "boot docs wasted (make wasted)",
+    },
+    Block {
+        tag: "compare:smp",
+        data: crate::compare::smp::DATA,
+        render: crate::compare::smp::render,
+        made_by: "make compare",
     },
     Block {
         tag: "wasted:kernel",

@@ -11,6 +11,7 @@
 //! | `gdb:scheduler`, `gdb:hello` | docs/data/gdb-*.txt | `boot docs gdb` |
 //! | `bench:ops`, `bench:ratio`, `bench:switch`, `bench:churn`, `bench:smp`, `bench:sim` | docs/data/bench.json | `boot docs bench` (`make bench`) |
 //! | `seeds` | docs/data/seeds.txt | `boot docs seeds` |
+//! | `compare:smp` | docs/data/compare-smp.json | `make compare` (`crate::compare::smp`) |
 //! | `wasted:sim`, `wasted:kernel` | docs/data/wasted-sim.json, docs/data/wasted-kernel.json | `boot docs wasted` (`make wasted`) |
 //! | `session` | docs/data/session.txt | `CFSLAB_BLESS=1 cargo test -p systests --test live_scheduler` |
 //!
@@ -56,7 +57,7 @@ fn read_data(root: &Path, data: &str) -> Result<String, String> {
 }
 
 /// Stores `text` as `data` (relative to the workspace root).
-fn store(data: &str, text: &str) -> Result<(), String> {
+pub fn store(data: &str, text: &str) -> Result<(), String> {
     let path = root().join(data);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)
@@ -67,7 +68,7 @@ fn store(data: &str, text: &str) -> Result<(), String> {
 
 /// Rewrites every block rendered from `data` (or every block, for `None`) from the stored
 /// data; returns the documents changed.
-fn render_blocks(data: Option<&str>) -> Result<Vec<PathBuf>, String> {
+pub fn render_blocks(data: Option<&str>) -> Result<Vec<PathBuf>, String> {
     let root = root();
     let mut written = Vec::new();
     for block in BLOCKS.iter().filter(|b| data.is_none_or(|d| d == b.data)) {
