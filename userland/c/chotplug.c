@@ -16,7 +16,6 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,13 +23,6 @@
 #define CPU_DIR "/sys/devices/system/cpu"
 #define HOGS 6
 #define HOG_MS 60
-
-static int here(void)
-{
-	unsigned cpu = 0;
-	syscall(SYS_getcpu, &cpu, NULL, NULL);
-	return (int)cpu;
-}
 
 /* The text of `path` (at most 63 bytes), or "" if it cannot be read. */
 static const char *text_of(const char *path)
@@ -80,7 +72,7 @@ static pid_t hog(int pinned_to)
 		}
 		while (cpu_ns() < HOG_MS * 1000000LL)
 			;
-		int cpu = here();
+		int cpu = sched_getcpu();
 		write(report[1], &cpu, sizeof cpu);
 		_exit(0);
 	}
@@ -176,7 +168,7 @@ int main(void)
 
 	check(set_online(victim, "1") == 0, "it comes back online");
 	check(strcmp(text_of(path), "1\n") == 0, "its online file reads 1 again");
-	check(sched_setaffinity(0, sizeof only, &only) == 0 && here() == victim,
+	check(sched_setaffinity(0, sizeof only, &only) == 0 && sched_getcpu() == victim,
 	      "a task pinned to it runs there");
 	cpu_set_t all;
 	CPU_ZERO(&all);

@@ -4,8 +4,9 @@
 //! wasted.c). Linux's `cpu` cgroup per uid (`linuxinit --group-uid`) stands for cfslab's
 //! `group=uid`. Each run is read down to what the program saw and whether cores idled
 //! beside waiting work ([`Reading`]); several CPUs under icount are not deterministic, so
-//! Linux runs [`LINUX_RUNS`] times and the table shows each. The data is kept in
-//! docs/data/compare-smp.json and rendered as the block `compare:smp` of docs/compare.md.
+//! each kernel runs each row [`RUNS`] times and the table shows every run. The data is
+//! kept in docs/data/compare-smp.json and rendered as the block `compare:smp` of
+//! docs/compare.md.
 
 use crate::linux;
 use crate::qemu::{self, Machine};
@@ -17,8 +18,8 @@ use std::time::Duration;
 
 /// Where the figures are kept.
 pub const DATA: &str = "docs/data/compare-smp.json";
-/// Linux runs each scenario this many times (cfslab once per row).
-pub const LINUX_RUNS: usize = 3;
+/// Each row (Linux's, and each of cfslab's) runs this many times.
+pub const RUNS: usize = 3;
 const ICOUNT_SHIFT: u32 = 2;
 const TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -208,35 +209,30 @@ impl SmpScenario {
     }
 }
 
-/// Runs every scenario on both kernels (with `quick`: Linux once, and cfslab's 6.6 row
-/// only — the system test's check that each runs and reads on both) and returns the data.
+/// Runs every scenario on both kernels (with `quick`: each once, and of cfslab's rows only
+/// 6.6 — the system test's check that each runs and reads on both) and returns the data.
 pub fn generate(image: &Path, memory_mib: u32, quick: bool) -> Result<String, String> {
+    let runs = if quick { 1 } else { RUNS };
     let mut version = String::new();
     let mut scenarios = Vec::new();
     for s in all() {
-        let mut linux_runs = Vec::new();
-        for run in 0..if quick { 1 } else { LINUX_RUNS } {
-            eprintln!("boot: compare: {} on Linux, run {}", s.name, run + 1);
+        let mut linux = Vec::new();
+        for run in 1..=runs {
+            eprintln!("boot: compare: {} on Linux, run {run}", s.name);
             let (output, v) = on_linux(&s, memory_mib)?;
             version = v;
-            linux_runs.push(reading(&s, &output, "Linux")?);
+            linux.push(reading(&s, &output, "Linux")?.to_json());
         }
         let mut rows = Vec::new();
-        for (label, options) in &s.cfslab {
-            if quick && *label != "6.6" {
-                continue;
+        for (label, options) in s.cfslab.iter().filter(|(l, _)| !quick || *l == "6.6") {
+            let mut readings = Vec::new();
+            for run in 1..=runs {
+                eprintln!("boot: compare: {} on cfslab, {label}, run {run}", s.name);
+                let output = on_cfslab(&s, image, memory_mib, options)?;
+                readings.push(reading(&s, &output, label)?.to_json());
             }
-            eprintln!("boot: compare: {} on cfslab, {label}", s.name);
-            let output = on_cfslab(&s, image, memory_mib, options)?;
-            let r = reading(&s, &output, label)?;
-            rows.push(
-                json!({"label": label, "options": options, "figure": r.figure, "wasted": r.wasted}),
-            );
+            rows.push(json!({"label": label, "options": options, "runs": readings}));
         }
-        let linux: Vec<Value> = linux_runs
-            .iter()
-            .map(|r| json!({"figure": r.figure, "wasted": r.wasted}))
-            .collect();
         scenarios.push(json!({
             "name": s.name,
             "heading": s.heading,
@@ -249,6 +245,12 @@ pub fn generate(image: &Path, memory_mib: u32, quick: bool) -> Result<String, St
     }
     let data = json!({"linux_version": version, "scenarios": scenarios});
     serde_json::to_string_pretty(&data).map_err(|e| e.to_string())
+}
+
+impl Reading {
+    fn to_json(&self) -> Value {
+        json!({"figure": self.figure, "wasted": self.wasted})
+    }
 }
 
 fn reading(s: &SmpScenario, output: &str, kernel: &str) -> Result<Reading, String> {
@@ -311,34 +313,35 @@ pub fn render(data: &str) -> Result<String, String> {
             s["name"].as_str().unwrap_or("?"),
             s["machine"].as_str().unwrap_or("?")
         );
-        let linux = s["linux"].as_array().ok_or("no Linux runs")?;
-        let figures: Vec<&str> = linux.iter().filter_map(|r| r["figure"].as_str()).collect();
-        let wasted = linux.iter().filter(|r| r["wasted"] == true).count();
         let group = if s["per_uid"] == true {
             ", a cgroup per uid"
         } else {
             ""
         };
+        let (figures, wasted) = runs_cells(&s["linux"])?;
         out.push_str(&format!(
-            "| {name} | Linux 6.1{group} ({} runs) | {} | {} |\n",
-            linux.len(),
-            figures.join("; "),
-            match (wasted, linux.len()) {
-                (0, _) => "no".to_string(),
-                (w, n) if w == n => "yes".to_string(),
-                (w, n) => format!("{w} of {n} runs"),
-            }
+            "| {name} | Linux 6.1{group} | {figures} | {wasted} |\n"
         ));
         for row in s["cfslab"].as_array().ok_or("no cfslab rows")? {
-            out.push_str(&format!(
-                "| | cfslab {} | {} | {} |\n",
-                row["label"].as_str().unwrap_or("?"),
-                row["figure"].as_str().unwrap_or("?"),
-                if row["wasted"] == true { "yes" } else { "no" },
-            ));
+            let (figures, wasted) = runs_cells(&row["runs"])?;
+            let label = row["label"].as_str().unwrap_or("?");
+            out.push_str(&format!("| | cfslab {label} | {figures} | {wasted} |\n"));
         }
     }
     Ok(out)
+}
+
+/// A row's runs as two cells: each run's figure, and in how many cores were wasted.
+fn runs_cells(runs: &Value) -> Result<(String, String), String> {
+    let runs = runs.as_array().ok_or("a row without runs")?;
+    let figures: Vec<&str> = runs.iter().filter_map(|r| r["figure"].as_str()).collect();
+    let wasted = runs.iter().filter(|r| r["wasted"] == true).count();
+    let verdict = match (wasted, runs.len()) {
+        (0, _) => "no".to_string(),
+        (w, n) if w == n => "yes".to_string(),
+        (w, n) => format!("{w} of {n} runs"),
+    };
+    Ok((figures.join("; "), verdict))
 }
 
 #[cfg(test)]

@@ -38,22 +38,7 @@ pub fn generate() -> Result<String, String> {
             "switch",
         ],
     )?;
-    let churn = super::captured(
-        &cargo,
-        &[
-            "run",
-            "-q",
-            "-p",
-            "boot",
-            "--",
-            "run",
-            "--release",
-            "--icount-shift",
-            "0",
-            "--opts",
-            "-- /bin/churn",
-        ],
-    )?;
+    let churn = super::boot_run(&["--icount-shift", "0", "--opts", "-- /bin/churn"])?;
     let criterion = crate::build::target_dir().join("criterion");
     let mut cycle = serde_json::Map::new();
     for (policy, _) in POLICIES {

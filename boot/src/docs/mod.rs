@@ -239,6 +239,14 @@ fn captured(program: &str, args: &[&str]) -> Result<String, String> {
     Ok(text)
 }
 
+/// `cargo boot run --release ARGS` (the optimised kernel, as `make run` boots it), its
+/// output captured.
+fn boot_run(args: &[&str]) -> Result<String, String> {
+    let mut all = vec!["run", "-q", "-p", "boot", "--", "run", "--release"];
+    all.extend_from_slice(args);
+    captured(&cargo(), &all)
+}
+
 fn cargo() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }

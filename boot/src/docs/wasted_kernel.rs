@@ -5,7 +5,7 @@
 //! its CPUs' runqueues in docs/wasted/ (read back from the trace, `crate::rq_lengths`); its
 //! trace as ftrace text and Perfetto JSON, one track per CPU, in target/wasted/.
 
-use super::{captured, cargo, grouped};
+use super::grouped;
 use bootopts::wasted::{SCENARIOS, Scenario};
 use serde_json::{Value, json};
 
@@ -35,14 +35,7 @@ pub fn generate() -> Result<String, String> {
         for (variant, extra) in runs(s) {
             let trace_file = format!("target/wasted/{}-{variant}.trace", s.name);
             let options = format!("run={}{extra}", s.name);
-            let args = [
-                "run",
-                "-q",
-                "-p",
-                "boot",
-                "--",
-                "run",
-                "--release",
+            let output = super::boot_run(&[
                 "--smp",
                 "8",
                 "--numa",
@@ -55,8 +48,7 @@ pub fn generate() -> Result<String, String> {
                 &trace_file,
                 "--opts",
                 &options,
-            ];
-            let output = captured(&cargo(), &args)?;
+            ])?;
             let trace = std::fs::read_to_string(super::root().join(&trace_file))
                 .map_err(|e| format!("{trace_file}: {e}"))?;
             let samples = crate::rq_lengths::from_ftrace(&trace, CPUS, SAMPLE_US);
