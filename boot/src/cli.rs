@@ -246,13 +246,17 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
                 return Ok(Mode::CompareCheck);
             }
             let has = |flag: &str| rest.iter().any(|a| a == flag);
-            let part = match (has("--paths"), has("--smp"), has("--quick")) {
+            let part = match (has("--paths"), has("--several-cpus"), has("--quick")) {
                 (false, false, false) => crate::compare::Part::All,
                 (true, false, false) => crate::compare::Part::Paths,
                 (false, true, quick) => crate::compare::Part::Smp { quick },
-                _ => return Err("compare takes --paths, or --smp with or without --quick".into()),
+                _ => {
+                    return Err(
+                        "compare takes --paths, or --several-cpus with or without --quick".into(),
+                    );
+                }
             };
-            let flags = ["--paths", "--smp", "--quick"];
+            let flags = ["--paths", "--several-cpus", "--quick"];
             let rest: Vec<String> = rest
                 .iter()
                 .filter(|a| !flags.contains(&a.as_str()))

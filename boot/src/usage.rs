@@ -16,10 +16,10 @@ usage: boot run [OPTIONS] [KEY=VALUE...]   build and boot the kernel; KEY=VALUE 
        boot linux [OPTIONS] -- PROGRAM ARGS...
                                            run /bin/PROGRAM on Linux 6.1 (Debian's cloud
                                            kernel, fetched once) in the same QEMU and icount
-       boot compare [--paths | --smp [--quick]]
+       boot compare [--paths | --several-cpus [--quick]]
                                            the seeds' workloads, microbench and the scenarios
                                            of several CPUs on cfslab and on Linux 6.1, side
-                                           by side (--paths: microbench only; --smp: those
+                                           by side (--paths: microbench only; --several-cpus: those
                                            of several CPUs only, --quick: each once on
                                            Linux and on cfslab's 6.6, nothing stored);
                                            report in target/compare/REPORT.md, the

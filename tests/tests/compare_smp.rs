@@ -1,5 +1,5 @@
 //! `make compare` on several CPUs (docs/compare.md, "On several CPUs"): each scenario runs
-//! once on Linux 6.1 and once on cfslab's 6.6 (`cargo boot compare --smp --quick`, which
+//! once on Linux 6.1 and once on cfslab's 6.6 (`cargo boot compare --several-cpus --quick`, which
 //! stores nothing), and each run's program line reads as a figure. Linux is fetched from
 //! Debian's archive the first time; if it cannot be, the test fails rather than skips.
 
@@ -12,7 +12,7 @@ const SCENARIOS: [&str; 4] = [
 
 #[test]
 fn the_scenarios_of_several_cpus_run_and_read_on_both_kernels() {
-    let run = systests::boot_tool(&["compare", "--smp", "--quick"]);
+    let run = systests::boot_tool(&["compare", "--several-cpus", "--quick"]);
     assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
     for name in SCENARIOS {
         let row = format!("| `{name}` (");

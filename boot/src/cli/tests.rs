@@ -77,6 +77,29 @@ fn linux_needs_a_program_and_takes_no_boot_options() {
 }
 
 #[test]
+fn compare_runs_all_or_one_part() {
+    use crate::compare::Part;
+    let part = |line: &str| match parse(&argv(line)) {
+        Ok(Mode::Compare { part, .. }) => Ok(part),
+        Ok(_) => Err("another mode".to_string()),
+        Err(e) => Err(e),
+    };
+    assert_eq!(part("compare"), Ok(Part::All));
+    assert_eq!(part("compare --paths"), Ok(Part::Paths));
+    assert_eq!(
+        part("compare --several-cpus"),
+        Ok(Part::Smp { quick: false })
+    );
+    assert_eq!(
+        part("compare --several-cpus --quick"),
+        Ok(Part::Smp { quick: true })
+    );
+    for line in ["compare --quick", "compare --paths --several-cpus"] {
+        assert!(part(line).is_err(), "{line}");
+    }
+}
+
+#[test]
 fn docs_takes_generators_or_check() {
     use crate::docs::Action;
     assert_eq!(parse(&argv("docs")), Ok(Mode::Docs(Action::Render)));
