@@ -79,10 +79,19 @@ pub fn from_ftrace(trace: &str) -> String {
             last,
         ));
     }
+    document(&events, &names, on_cpu.keys())
+}
+
+/// The JSON document: the processes' and tracks' names, then `events`.
+fn document<'a>(
+    events: &[String],
+    names: &BTreeMap<u64, String>,
+    cpus: impl Iterator<Item = &'a usize>,
+) -> String {
     let mut out = String::from("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
     out.push_str(r#"{"name":"process_name","ph":"M","pid":0,"args":{"name":"CPUs"}},"#);
     out.push_str(r#"{"name":"process_name","ph":"M","pid":1,"args":{"name":"cfslab tasks"}}"#);
-    for cpu in on_cpu.keys() {
+    for cpu in cpus {
         let _ = write!(
             out,
             ",\n{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":{cpu},\"args\":{{\"name\":\"CPU {cpu}\"}}}}"
@@ -97,7 +106,7 @@ pub fn from_ftrace(trace: &str) -> String {
     }
     for event in events {
         out.push_str(",\n");
-        out.push_str(&event);
+        out.push_str(event);
     }
     out.push_str("\n]}\n");
     out

@@ -111,10 +111,14 @@ impl Scheduler {
         if state == State::Exited {
             return;
         }
-        // Its CPU went offline since it was marked (`hotplug`).
-        let to = match self.is_online(to) {
-            true => to,
-            false => self.fallback_cpu(slot, to),
+        // Its destination went offline since it was marked (`hotplug`): it stays where it
+        // is if it may, as Linux's `__migrate_task` leaves it, else it falls back.
+        let here = self.cpu_of(slot);
+        let may_stay = self.is_online(here) && self.task_ref(slot).affinity & 1 << here != 0;
+        let to = match (self.is_online(to), may_stay) {
+            (true, _) => to,
+            (false, true) => here,
+            (false, false) => self.fallback_cpu(slot, to),
         };
         while self.task_ref(slot).on_cpu.load(Ordering::Acquire) {
             crate::sync::cross_call::serve();

@@ -121,11 +121,23 @@ impl Scheduler {
         };
     }
 
-    /// A CPU came back online (`hotplug`): the domains are rebuilt, from now on as after a
-    /// hotplug (`build_after_hotplug`, which may lose the NUMA levels as 4.1 did).
-    pub(super) fn rebuild_after_cpu_came_back(&mut self) {
-        self.balancing.cpu_came_back = true;
+    /// The domains rebuilt over the CPUs online now (`hotplug`; Linux's
+    /// `partition_sched_domains`), each CPU keeping its load history, its groups' shares,
+    /// its idle stamp and when it is next due, as Linux's runqueue keeps them. With
+    /// `came_back` a CPU has just come back online: from now on the domains are built as
+    /// after a hotplug (`build_after_hotplug`, which may lose the NUMA levels as 4.1 did).
+    pub(super) fn rebuild_domains(&mut self, came_back: bool) {
+        self.balancing.cpu_came_back |= came_back;
+        let old = self.balancing.balancer.take();
         self.build_balancer();
+        if let (Some(old), Some(new)) = (old, &mut self.balancing.balancer) {
+            for (new, old) in new.cpus.iter_mut().zip(old.cpus) {
+                new.cpu_load = old.cpu_load;
+                new.held_shares = old.held_shares;
+                new.idle_stamp = old.idle_stamp;
+                new.next_balance = old.next_balance;
+            }
+        }
     }
 
     /// The CPUs of `cpu`'s NUMA node (none for a CPU the topology does not know).

@@ -14,8 +14,10 @@
 //! with nothing to run, reaches its idle loop, stops its tick and says it is
 //! [`CpuState::Dead`]; the writer, asleep until then, moves the timers it had armed onto its
 //! own CPU (`hrtimers_cpu_dying`) and returns. A dead CPU stays halted in its idle loop:
-//! no task is placed on it, it has no tick and no timer, and it answers only IPIs (Linux
-//! parks it deeper, in `play_dead`, and wakes it with INIT and STARTUP again).
+//! no task is placed on it, it has no tick, and it answers only IPIs (Linux parks it deeper,
+//! in `play_dead`, and wakes it with INIT and STARTUP again). Its APIC may still fire once
+//! for a timer that has moved, and finds nothing to do; a timer an interrupt handler
+//! re-arms there in the instant the CPU dies stays and fires there.
 //!
 //! Coming back, it must answer an IPI (else EIO); it rejoins the online set and the domains
 //! are rebuilt with it. A rebuild after a CPU came back is where Linux 4.1 lost its NUMA
@@ -129,7 +131,7 @@ pub fn cpu_down(cpu: usize) -> Result<(), HotplugError> {
 /// is.
 pub fn cpu_up(cpu: usize) -> Result<(), HotplugError> {
     let _one_at_a_time = Operating::begin();
-    if with_sched(|s| s.present_mask & 1 << cpu == 0) {
+    if !with_sched(|s| s.is_present(cpu)) {
         return Err(HotplugError::NoSuchCpu);
     }
     if state(cpu) == CpuState::Online {
@@ -156,7 +158,7 @@ impl Scheduler {
     /// `sched_cpu_deactivate` and the moves of `sched_cpu_dying`, in one hold of the lock:
     /// true if `cpu` is dying now (false if it was offline already).
     fn take_offline(&mut self, cpu: usize) -> Result<bool, HotplugError> {
-        if self.present_mask & 1 << cpu == 0 {
+        if !self.is_present(cpu) {
             return Err(HotplugError::NoSuchCpu);
         }
         if self.online_mask & 1 << cpu == 0 {
@@ -168,7 +170,7 @@ impl Scheduler {
         set_state(cpu, CpuState::Dying);
         self.online.retain(|&c| c != cpu);
         self.online_mask &= !(1 << cpu);
-        self.build_balancer();
+        self.rebuild_domains(false);
         let now = crate::time::clock::now();
         let slots: alloc::vec::Vec<Slot> = self.slots.iter().flatten().map(|t| t.slot).collect();
         for slot in slots {
@@ -177,8 +179,11 @@ impl Scheduler {
             if (task.cpu != cpu && !pending_here) || !self.alive(slot) {
                 continue;
             }
-            let to = self.fallback_cpu(slot, cpu);
-            self.task(slot).move_to = Some(to);
+            // A move elsewhere that was to end here is called off, as Linux's
+            // `__migrate_task` leaves a task whose destination went inactive where it is.
+            let stays = task.cpu != cpu && task.affinity & 1 << task.cpu != 0;
+            let to = (!stays).then(|| self.fallback_cpu(slot, cpu));
+            self.task(slot).move_to = to;
             if self.rqs[cpu].current() == slot {
                 self.rqs[cpu].request_resched();
             } else if self.state(slot) == State::Runnable {
@@ -194,7 +199,12 @@ impl Scheduler {
         self.online.push(cpu);
         self.online.sort_unstable();
         self.online_mask |= 1 << cpu;
-        self.rebuild_after_cpu_came_back();
+        self.rebuild_domains(true);
+    }
+
+    /// Whether `cpu` came up at boot (and so may be taken offline and back).
+    fn is_present(&self, cpu: usize) -> bool {
+        cpu < u64::BITS as usize && self.present_mask & 1 << cpu != 0
     }
 
     /// Whether `cpu` is online (tasks may be placed on it).

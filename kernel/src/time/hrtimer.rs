@@ -15,7 +15,8 @@
 //! Each CPU has a queue of its own (Linux's per-CPU `hrtimer_cpu_base`), served by its own
 //! local APIC: a timer fires on the CPU that started it — a task's sleep on the CPU it
 //! sleeps on, each CPU's tick on that CPU — and is cancelled from anywhere by its
-//! [`TimerId`], which names the queue.
+//! [`TimerId`], which names the queue it started on. A CPU going offline hands its timers
+//! to another ([`take_timers_of`]); they keep their ids, and [`cancel`] finds them there.
 //!
 //! A timer carries an [`Action`], not a function pointer: what expiring means is written in
 //! one place, the timer interrupt's (`trap::timer_interrupt`), where a reader sees every
@@ -50,7 +51,7 @@ pub enum Action {
 }
 
 /// A pending timer, for [`cancel`]: the queue's order, by hard expiry, and the CPU whose
-/// queue holds it.
+/// queue it started on (another's since, if that CPU went offline).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TimerId {
     expiry: u64,
@@ -170,16 +171,19 @@ impl Queue {
 /// existed). Only the running CPU's device is re-armed: another CPU's fires as it was
 /// armed, finds nothing expired, and re-arms itself.
 ///
-/// A timer keeps its id when its CPU goes offline and it moves ([`take_timers_of`]): once
-/// timers have moved, one not in the queue its id names is looked for in every queue, and
-/// a search that finds nothing while timers were on their way between queues looks again
-/// (a sequence count, as a seqlock's reader does).
+/// A timer keeps its id when its CPU goes offline and it moves ([`take_timers_of`]): one
+/// not in the queue its id names is looked for in the queues that have taken moved timers,
+/// and a search that finds nothing while timers were on their way between queues looks
+/// again (a sequence count, as a seqlock's reader does).
 pub fn cancel(id: TimerId) -> bool {
     loop {
         let before = MOVES.load(Ordering::Acquire);
         if before.is_multiple_of(2) {
+            // Until a CPU first goes offline no timer has moved: one look, no other lock.
             let moved = before > 0;
-            let elsewhere = (0..QUEUES.len()).filter(|&c| moved && c != id.cpu);
+            let takers = RECEIVED.load(Ordering::Acquire);
+            let taker = |c: usize| c != id.cpu && takers & 1 << c != 0;
+            let elsewhere = (0..QUEUES.len()).filter(|&c| moved && taker(c));
             if core::iter::once(id.cpu)
                 .chain(elsewhere)
                 .any(|c| remove_from(c, id))
@@ -206,6 +210,9 @@ fn remove_from(cpu: usize, id: TimerId) -> bool {
 
 /// Counts the moves of timers between queues, twice each: odd while one is under way.
 static MOVES: AtomicU64 = AtomicU64::new(0);
+/// The queues that have taken another CPU's timers, one bit each: where [`cancel`] looks
+/// for a timer its own queue no longer holds.
+static RECEIVED: AtomicU64 = AtomicU64::new(0);
 
 /// Moves the timers of CPU `cpu`, gone offline (its tick already stopped), onto the
 /// running CPU's queue and re-arms the running CPU's device (Linux's `hrtimers_cpu_dying`):
@@ -219,6 +226,7 @@ pub fn take_timers_of(cpu: usize) {
     // wait for the move for ever.
     crate::arch::irq::without(|| {
         MOVES.fetch_add(1, Ordering::AcqRel);
+        RECEIVED.fetch_or(1 << here, Ordering::AcqRel);
         let moved = core::mem::take(&mut QUEUES[cpu].lock().timers);
         with_queue(|q| {
             for (id, timer) in moved {

@@ -102,6 +102,10 @@ pub fn online_text(cpu: usize) -> String {
 /// A write to `cpuN/online`: [`kstrtobool`]'s value, then the CPU taken down or brought up
 /// (the write returns once it is done); writing the state it is in changes nothing.
 pub fn write_online(cpu: usize, bytes: &[u8]) -> Result<(), i64> {
+    // An empty write changes nothing (sysfs does not call the file's store for one).
+    if bytes.is_empty() {
+        return Ok(());
+    }
     let up = kstrtobool(bytes).ok_or(-errno::EINVAL)?;
     let done = match up {
         true => hotplug::cpu_up(cpu),

@@ -29,8 +29,9 @@ pub fn build_after_hotplug(t: &Topology, cpu: usize, rules: Rules, f: Features) 
 /// `cpu`'s `domains` cut down to the CPUs in `active`, as `build_sched_domains` builds them
 /// over `cpu_active_mask` while some CPU is offline: each span and group loses the CPUs
 /// outside it, a group left empty goes, a group's power counts only what is left, 6.6's
-/// parameters are those of the smaller span (`sd_init` reads its weight), and a level that
-/// adds nothing any more is dropped (`cpu_attach_domain`). An inactive `cpu` has none
+/// parameters are those of the smaller span (`sd_init` reads its weight) but for
+/// `imb_numa_nr`, kept as the whole machine gave it (Linux computes it again from the
+/// active spans), and a level that adds nothing any more is dropped (`cpu_attach_domain`). An inactive `cpu` has none
 /// (Linux attaches the NULL domain to it).
 pub fn restrict_to(t: &Topology, cpu: usize, domains: Vec<Domain>, active: CpuSet) -> Vec<Domain> {
     if !active.contains(cpu) {
