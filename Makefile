@@ -17,8 +17,9 @@
 #   make bench                                     scheduler operation costs (host and kernel),
 #                                                  system-call paths on cfslab and on Linux
 #                                                  -> docs/data/, docs/performance.md's tables
-#   make compare                                   the seeds' workloads and those paths on
-#                                                  cfslab beside Linux 6.1 in the same QEMU
+#   make compare                                   the seeds' workloads, those paths and
+#                                                  scenarios of several CPUs on cfslab
+#                                                  beside Linux 6.1 in the same QEMU
 #   make wasted                                    the Wasted Cores lab: the paper's bugs and
 #                                                  their fixes in the N-CPU simulator and
 #                                                  the kernel -> docs/data/, docs/wasted/,
@@ -90,7 +91,8 @@ bench: deps
 	@$(BOOT) compare --paths
 
 # The seeds' workloads as user programs and microbench, on cfslab and on Linux 6.1 in the
-# same QEMU and icount, side by side: target/compare/REPORT.md and its CDF plots; then
+# same QEMU and icount, side by side, then hogs, wake-ups and two Wasted Cores workloads on
+# 4 and 8 CPUs (three runs a row): target/compare/REPORT.md and its CDF plots; then
 # docs/compare/ and the tables of docs/compare.md and docs/performance.md.
 compare: deps
 	@$(BOOT) compare
