@@ -13,7 +13,7 @@
 //!   under it, today's way of giving each uid a group (2.6.24's FAIR_USER_SCHED); a
 //!   program that wants its uid's group joins it (`sched_py` does, before `setuid`);
 //! - `--trace`: records the scheduler's events with ftrace (`sched_switch`, `sched_waking`,
-//!   `sched_wakeup_new`, and `sched_stat_runtime` with each task's vruntime) while the
+//!   `sched_wakeup_new`, `sched_migrate_task`, and `sched_stat_runtime` with each task's vruntime) while the
 //!   program runs, and prints them afterwards between
 //!   cfslab's markers (`--- TRACE BEGIN ---`, `--- TRACE END ---`), as cfslab's `trace=on`
 //!   does, so that one tool reads both kernels' traces.
@@ -148,6 +148,7 @@ fn set_up(args: &rt::Args) -> Result<usize, alloc::string::String> {
                     ("events/sched/sched_switch/enable", "1"),
                     ("events/sched/sched_waking/enable", "1"),
                     ("events/sched/sched_wakeup_new/enable", "1"),
+                    ("events/sched/sched_migrate_task/enable", "1"),
                     // Each charge of CPU time, with the task's vruntime after it.
                     ("events/sched/sched_stat_runtime/enable", "1"),
                     ("tracing_on", "1"),
