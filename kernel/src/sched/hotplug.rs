@@ -44,7 +44,7 @@ pub enum CpuState {
     /// Leaving: no task is placed on it, and it says [`CpuState::Dead`] from its idle loop
     /// once it has nothing left to run.
     Dying = 1,
-    /// Offline: halted in its idle loop, no tick, no timer.
+    /// Offline: halted in its idle loop, its tick stopped and its timers moved away.
     Dead = 2,
 }
 

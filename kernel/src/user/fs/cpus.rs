@@ -10,6 +10,7 @@ use crate::user::errno;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+use sched::smp::cpuset::CpuSet;
 
 /// A read-only list of CPUs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,8 +71,8 @@ pub fn ranges(cpus: u64) -> String {
 /// The entries of `/sys/devices/system/cpu/`.
 pub fn entries() -> Vec<(String, Node)> {
     let (present, _) = hotplug::cpu_masks();
-    let mut entries: Vec<(String, Node)> = (0..64)
-        .filter(|cpu| present & 1 << cpu != 0)
+    let mut entries: Vec<(String, Node)> = CpuSet::from_bits(present)
+        .iter()
         .map(|cpu| (format!("cpu{cpu}"), Node::Dir(Dir::SysCpu(cpu))))
         .collect();
     for (name, list) in CpuList::ALL {

@@ -29,10 +29,10 @@ pub fn build_after_hotplug(t: &Topology, cpu: usize, rules: Rules, f: Features) 
 /// `cpu`'s `domains` cut down to the CPUs in `active`, as `build_sched_domains` builds them
 /// over `cpu_active_mask` while some CPU is offline: each span and group loses the CPUs
 /// outside it, a group left empty goes, a group's power counts only what is left, 6.6's
-/// parameters are those of the smaller span (`sd_init` reads its weight) but for
-/// `imb_numa_nr`, kept as the whole machine gave it (Linux computes it again from the
-/// active spans), and a level that adds nothing any more is dropped (`cpu_attach_domain`). An inactive `cpu` has none
-/// (Linux attaches the NULL domain to it).
+/// parameters are those of the smaller span (`sd_init` reads its weight) — `imb_numa_nr`,
+/// a field of the domain, stays as the whole machine gave it (Linux computes it again
+/// from the active spans) — and a level that adds nothing any more is dropped
+/// (`cpu_attach_domain`). An inactive `cpu` has none (Linux attaches the NULL domain).
 pub fn restrict_to(t: &Topology, cpu: usize, domains: Vec<Domain>, active: CpuSet) -> Vec<Domain> {
     if !active.contains(cpu) {
         return Vec::new();
@@ -51,9 +51,7 @@ pub fn restrict_to(t: &Topology, cpu: usize, domains: Vec<Domain>, active: CpuSe
         d.groups.retain(|g| !g.cpus.is_empty());
         if d.rules == Rules::V6_6 {
             let distance = numa::max_distance(t, node, d.span);
-            let imb_numa_nr = d.imb_numa_nr;
             d.params = params_6_6(d.level, d.span.len() as u64, distance);
-            d.imb_numa_nr = imb_numa_nr;
         }
         d
     });
