@@ -10,12 +10,25 @@ use serde_json::Value;
 
 /// The program `run=name` runs (`bootopts::wasted`), to run it with other switches.
 fn argv_of(name: &str) -> &'static str {
-    let scenario = bootopts::wasted::SCENARIOS.iter().find(|s| s.name == name);
+    let scenario = bootopts::wasted::scenario(name);
     scenario.expect("a wasted scenario").argv
 }
 
-/// The machine of the lab's kernel scenarios.
-const MACHINE: [&str; 6] = ["--icount-shift", "2", "--smp", "8", "--numa", "4"];
+/// The machine of the lab's kernel scenarios (`bootopts::wasted::CPUS` and `NODES`), as
+/// the boot tool's flags.
+fn machine() -> Vec<String> {
+    let (cpus, nodes) = (bootopts::wasted::CPUS, bootopts::wasted::NODES);
+    [
+        "--icount-shift",
+        "2",
+        "--smp",
+        &cpus.to_string(),
+        "--numa",
+        &nodes.to_string(),
+    ]
+    .map(String::from)
+    .to_vec()
+}
 
 /// The program's per-node counts (`...: node0=N node1=N ...`) and the invariant's line,
 /// run under `options` with 6.6's policy and the checker on.
@@ -26,7 +39,11 @@ fn wasted(options: &str, argv: &str) -> (Vec<u64>, Value) {
 /// The same for a run of the boot options `options` (a `run=wasted-*` scenario, or a
 /// program after ` -- `).
 fn counts(options: &str) -> (Vec<u64>, Value) {
-    let run = systests::boot_with(options, &MACHINE);
+    let flags = machine();
+    let run = systests::boot_with(
+        options,
+        &flags.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
     assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
     if run.stdout.contains(" group=uid ") {
         nothing_leaked_but_three_uids_groups(&run);

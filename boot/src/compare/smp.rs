@@ -50,8 +50,8 @@ fn after<'a>(output: &'a str, prefix: &str) -> Option<&'a str> {
     output.lines().find_map(|l| l.trim().strip_prefix(prefix))
 }
 
-/// `node0=A node1=B ...` as numbers.
-fn node_counts(text: &str) -> Vec<u64> {
+/// `node0=A node1=B ...` (wasted.c's per-node counts) as numbers.
+pub fn node_counts(text: &str) -> Vec<u64> {
     let counts = text.split_whitespace().filter_map(|w| w.split_once('='));
     counts.filter_map(|(_, n)| n.parse().ok()).collect()
 }
@@ -115,22 +115,32 @@ fn era_rows(per_uid: bool) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// A Wasted Cores scenario's rows: the eras, then 6.6 with 4.1's switches and with the fix.
-fn wasted_rows(name: &str, per_uid: bool) -> Vec<(&'static str, String)> {
-    let s = bootopts::wasted::SCENARIOS.iter().find(|s| s.name == name);
-    let fix = s.map_or("", |s| s.fix);
-    let mut rows = era_rows(per_uid);
-    rows.push(("6.6, 4.1's switches", format!("run={name}")));
-    rows.push(("6.6, the fix", format!("run={name} features={fix}")));
-    rows
+/// The kernel scenario `name` of the Wasted Cores lab (`bootopts::wasted`) on its machine:
+/// its program and grouping, and as rows the eras, then 6.6 with 4.1's switches and with
+/// the fix.
+fn wasted(
+    name: &'static str,
+    heading: &'static str,
+    read: fn(&str) -> Option<Reading>,
+) -> SmpScenario {
+    let s = bootopts::wasted::scenario(name).expect("a Wasted Cores scenario");
+    let mut cfslab = era_rows(s.per_uid);
+    cfslab.push(("6.6, 4.1's switches", format!("run={name}")));
+    cfslab.push(("6.6, the fix", format!("run={name} features={}", s.fix)));
+    SmpScenario {
+        name,
+        heading,
+        program: s.argv,
+        cpus: bootopts::wasted::CPUS,
+        nodes: bootopts::wasted::NODES,
+        per_uid: s.per_uid,
+        cfslab,
+        read,
+    }
 }
 
 /// The scenarios, in the table's order.
 pub fn all() -> Vec<SmpScenario> {
-    let program_of = |name: &str| {
-        let s = bootopts::wasted::SCENARIOS.iter().find(|s| s.name == name);
-        s.map_or("", |s| s.argv)
-    };
     vec![
         SmpScenario {
             name: "smp-spread",
@@ -152,26 +162,16 @@ pub fn all() -> Vec<SmpScenario> {
             cfslab: era_rows(false),
             read: read_affine,
         },
-        SmpScenario {
-            name: "wasted-group-imbalance",
-            heading: "Group Imbalance: a build beside two hogs, a group per uid",
-            program: program_of("wasted-group-imbalance"),
-            cpus: 8,
-            nodes: 4,
-            per_uid: true,
-            cfslab: wasted_rows("wasted-group-imbalance", true),
-            read: read_imbalance,
-        },
-        SmpScenario {
-            name: "wasted-group-construction",
-            heading: "Scheduling Group Construction: an application pinned to nodes 1 and 3",
-            program: program_of("wasted-group-construction"),
-            cpus: 8,
-            nodes: 4,
-            per_uid: false,
-            cfslab: wasted_rows("wasted-group-construction", false),
-            read: read_construction,
-        },
+        wasted(
+            "wasted-group-imbalance",
+            "Group Imbalance: a build beside two hogs, a group per uid",
+            read_imbalance,
+        ),
+        wasted(
+            "wasted-group-construction",
+            "Scheduling Group Construction: an application pinned to nodes 1 and 3",
+            read_construction,
+        ),
     ]
 }
 

@@ -6,14 +6,11 @@
 //! trace as ftrace text and Perfetto JSON, one track per CPU, in target/wasted/.
 
 use super::grouped;
-use bootopts::wasted::{SCENARIOS, Scenario};
+use bootopts::wasted::{CPUS, NODES, SCENARIOS, Scenario};
 use serde_json::{Value, json};
 
 /// Where the figures are kept.
 pub const DATA: &str = "docs/data/wasted-kernel.json";
-/// The machine: `boot --smp 8 --numa 4` (nodes of two CPUs on a ring).
-const CPUS: usize = 8;
-const PER_NODE: usize = 2;
 /// The pictures' resolution.
 const SAMPLE_US: u64 = 1_000;
 
@@ -35,11 +32,12 @@ pub fn generate() -> Result<String, String> {
         for (variant, extra) in runs(s) {
             let trace_file = format!("target/wasted/{}-{variant}.trace", s.name);
             let options = format!("run={}{extra}", s.name);
+            let (cpus, nodes) = (CPUS.to_string(), NODES.to_string());
             let output = super::boot_run(&[
                 "--smp",
-                "8",
+                &cpus,
                 "--numa",
-                "4",
+                &nodes,
                 "--icount-shift",
                 "2",
                 "--timeout",
@@ -51,7 +49,7 @@ pub fn generate() -> Result<String, String> {
             ])?;
             let trace = std::fs::read_to_string(super::root().join(&trace_file))
                 .map_err(|e| format!("{trace_file}: {e}"))?;
-            let samples = crate::rq_lengths::from_ftrace(&trace, CPUS, SAMPLE_US);
+            let samples = crate::rq_lengths::from_ftrace(&trace, CPUS as usize, SAMPLE_US);
             let picture = format!(
                 "docs/wasted/kernel-{}-{}.svg",
                 s.name,
@@ -61,7 +59,8 @@ pub fn generate() -> Result<String, String> {
                 "{} in the kernel, {variant}: runqueue length of each CPU",
                 s.name
             );
-            let svg = crate::heatmap::svg(&title, &samples, SAMPLE_US * 1_000, PER_NODE);
+            let per_node = (CPUS / NODES) as usize;
+            let svg = crate::heatmap::svg(&title, &samples, SAMPLE_US * 1_000, per_node);
             super::store(&picture, &svg)?;
             out.push(figures(variant, &options, &output)?);
         }
@@ -72,13 +71,9 @@ pub fn generate() -> Result<String, String> {
 
 /// A run's figures from its console: the program's per-node line and the invariant's.
 fn figures(variant: &str, options: &str, output: &str) -> Result<Value, String> {
-    let nodes: Vec<u64> = output
-        .lines()
-        .find(|l| l.contains(" node0="))
-        .ok_or_else(|| format!("{options}: no per-node line"))?
-        .split_whitespace()
-        .filter_map(|w| w.split_once('=')?.1.parse().ok())
-        .collect();
+    let line = output.lines().find(|l| l.contains(" node0="));
+    let line = line.ok_or_else(|| format!("{options}: no per-node line"))?;
+    let nodes = crate::compare::smp::node_counts(line);
     let invariant = output
         .lines()
         .filter_map(|l| l.trim().strip_prefix("RESULT "))

@@ -136,7 +136,7 @@ fn parse_run(value: &str) -> Result<Vec<&'static str>, OptionError> {
     if value == SHELL {
         return Ok(alloc::vec![SHELL]);
     }
-    if let Some(s) = crate::wasted::SCENARIOS.iter().find(|s| s.name == value) {
+    if let Some(s) = crate::wasted::scenario(value) {
         return Ok(alloc::vec![s.name]);
     }
     let wasted = crate::wasted::SCENARIOS.iter().map(|s| s.name);

@@ -13,6 +13,18 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use sched::Feature;
 
+/// The machine the scenarios run on: `boot --smp 8 --numa 4`, four NUMA nodes of two CPUs
+/// on a ring (wasted.c's `NODE_CPUS`), so that nodes 1 and 3, like 0 and 2, are two hops
+/// apart.
+pub const CPUS: u32 = 8;
+/// See [`CPUS`].
+pub const NODES: u32 = 4;
+
+/// The scenario named `name`.
+pub fn scenario(name: &str) -> Option<&'static Scenario> {
+    SCENARIOS.iter().find(|s| s.name == name)
+}
+
 /// A scenario of the lab: a bug's workload in the kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Scenario {
@@ -51,15 +63,12 @@ pub const SCENARIOS: [Scenario; 3] = [
 
 /// Whether `name` is one of the lab's scenarios.
 pub fn is_wasted(name: &str) -> bool {
-    SCENARIOS.iter().any(|s| s.name == name)
+    scenario(name).is_some()
 }
 
 /// Sets `config` up for scenario `name`, the options in `given` kept as the user set them.
 pub fn configure(config: &mut Config, name: &str, given: &[&str]) -> Result<(), OptionError> {
-    let &Scenario { argv, per_uid, .. } = SCENARIOS
-        .iter()
-        .find(|s| s.name == name)
-        .expect("a wasted scenario");
+    let &Scenario { argv, per_uid, .. } = scenario(name).expect("a wasted scenario");
     if !config.program.is_empty() {
         return Err(OptionError::new(
             "run",
