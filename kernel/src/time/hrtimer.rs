@@ -179,17 +179,16 @@ pub fn cancel(id: TimerId) -> bool {
     loop {
         let before = MOVES.load(Ordering::Acquire);
         if before.is_multiple_of(2) {
-            if remove_from(id.cpu, id) {
+            // Until a CPU first goes offline no timer has moved: one look, no other lock.
+            let moved = before > 0;
+            let takers = RECEIVED.load(Ordering::Acquire);
+            let taker = |c: usize| c != id.cpu && takers & 1 << c != 0;
+            let elsewhere = (0..QUEUES.len()).filter(|&c| moved && taker(c));
+            if core::iter::once(id.cpu)
+                .chain(elsewhere)
+                .any(|c| remove_from(c, id))
+            {
                 return true;
-            }
-            // Until a CPU first goes offline no timer has moved, and no queue took any.
-            let mut takers = RECEIVED.load(Ordering::Acquire) & !(1 << id.cpu);
-            while takers != 0 {
-                let cpu = takers.trailing_zeros() as usize;
-                takers &= takers - 1;
-                if remove_from(cpu, id) {
-                    return true;
-                }
             }
             if MOVES.load(Ordering::Acquire) == before {
                 return false;
