@@ -171,7 +171,23 @@ impl Timeline {
         if above != NONE {
             self.update_above(leaf, removed);
         }
+        if self.len == 0 && self.nodes.len() > 1 {
+            self.give_back_the_burst();
+        }
         true
+    }
+
+    /// The tree is empty after having grown past one node: its nodes are given back to the
+    /// heap. Linux's red-black tree owns no memory (its nodes live inside the entities), so a
+    /// queue's footprint must not remember its busiest moment either: without this, how
+    /// much heap a run leaves depends on how many tasks happened to be runnable at once, and
+    /// a leak could hide in that spread. A queue that only ever holds a few entities keeps
+    /// its one root leaf and never pays for this.
+    #[cold]
+    fn give_back_the_burst(&mut self) {
+        self.nodes = Vec::new();
+        self.free = Vec::new();
+        self.root = NONE;
     }
 
     /// After a removal from `n` of an entity whose earliest deadline was `removed`: climbs

@@ -155,6 +155,20 @@ fn a_long_run_of_picks_and_put_backs_keeps_the_tree_valid() {
     }
     tree.check();
     assert!(tree.is_empty() && tree.first().is_none() && tree.pick(i64::MAX).is_none());
+    // And gives its nodes back: what it holds does not depend on how full it once was.
+    assert_eq!((tree.nodes.capacity(), tree.free.capacity()), (0, 0));
+    tree.insert((1, 7), 2);
+    tree.check();
+    assert_eq!((tree.first(), tree.nodes.len()), (Some((1, 7)), 1));
+}
+
+#[test]
+fn a_queue_of_one_task_keeps_its_root_leaf() {
+    // A task picked and put back empties a one-leaf tree each time; that leaf stays.
+    let mut tree = Timeline::new(false);
+    tree.insert((5, 0), 0);
+    assert!(tree.remove((5, 0)));
+    assert_eq!(tree.nodes.len(), 1);
 }
 
 #[test]
