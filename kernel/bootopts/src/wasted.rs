@@ -123,7 +123,8 @@ mod tests {
         assert!(c.invariant);
         assert_eq!(
             c.features_value(),
-            "NO_LB_GROUP_TYPES,NO_NUMA_GROUPS_FROM_SELF,NO_WAKE_LONGEST_IDLE,NO_HOTPLUG_KEEPS_NUMA"
+            "NO_LB_GROUP_TYPES,NO_NUMA_GROUPS_FROM_SELF,NO_WAKE_LONGEST_IDLE,NO_HOTPLUG_KEEPS_NUMA,\
+             NO_NEWIDLE_ON_SHORT_IDLE"
         );
         let echoed = c.to_string();
         assert!(!echoed.contains(" -- "), "{echoed}");
@@ -135,7 +136,8 @@ mod tests {
         assert_eq!(c.group, Some(Grouping::Uid));
         assert_eq!(
             c.features_value(),
-            "NO_NUMA_GROUPS_FROM_SELF,NO_WAKE_LONGEST_IDLE,NO_HOTPLUG_KEEPS_NUMA,LB_MIN_LOAD,LB_GROUP_TYPES"
+            "NO_NUMA_GROUPS_FROM_SELF,NO_WAKE_LONGEST_IDLE,NO_HOTPLUG_KEEPS_NUMA,\
+             NO_NEWIDLE_ON_SHORT_IDLE,LB_MIN_LOAD,LB_GROUP_TYPES"
         );
         // Missing Scheduling Domains cycles a CPU through hotplug first.
         let c = Config::parse("run=wasted-missing-domains").unwrap();

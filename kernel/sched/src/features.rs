@@ -60,11 +60,15 @@ pub enum Feature {
     /// 4.9+: a CPU brought back online keeps the NUMA levels. Off: 4.1's hotplug, after
     /// which the rebuilt domains stop at the node — the Missing Scheduling Domains bug.
     HotplugKeepsNuma,
+    /// 5.16+: a CPU about to idle balances however short its idle spells have been. Off:
+    /// 4.1's newly-idle pass, skipped while they average under the migration cost
+    /// (`avg_idle`, `smp::avg_idle`) — why the Overload-on-Wakeup bug's overload lasts.
+    NewidleOnShortIdle,
 }
 
 impl Feature {
     /// Every feature with its name.
-    pub const ALL: [(&'static str, Feature); 21] = [
+    pub const ALL: [(&'static str, Feature); 22] = [
         ("FAIR_SLEEPERS", Feature::FairSleepers),
         ("NEW_FAIR_SLEEPERS", Feature::NewFairSleepers),
         ("GENTLE_FAIR_SLEEPERS", Feature::GentleFairSleepers),
@@ -86,6 +90,7 @@ impl Feature {
         ("NUMA_GROUPS_FROM_SELF", Feature::NumaGroupsFromSelf),
         ("WAKE_LONGEST_IDLE", Feature::WakeLongestIdle),
         ("HOTPLUG_KEEPS_NUMA", Feature::HotplugKeepsNuma),
+        ("NEWIDLE_ON_SHORT_IDLE", Feature::NewidleOnShortIdle),
     ];
 
     /// The feature's name, e.g. "START_DEBIT".
@@ -119,12 +124,14 @@ impl Feature {
     }
 
     /// The balancer switches that, all off, give Linux 4.1's behaviour inside 6.6's
-    /// balancer: the four mechanisms of the Wasted Cores paper's bugs (docs/wasted-cores.md).
-    pub const LINUX_4_1_OFF: [Feature; 4] = [
+    /// balancer: the mechanisms of the Wasted Cores paper's four bugs (docs/wasted-cores.md;
+    /// Overload-on-Wakeup's are two, the wake-up's placement and the skipped newly-idle pass).
+    pub const LINUX_4_1_OFF: [Feature; 5] = [
         Feature::LbGroupTypes,
         Feature::NumaGroupsFromSelf,
         Feature::WakeLongestIdle,
         Feature::HotplugKeepsNuma,
+        Feature::NewidleOnShortIdle,
     ];
 
     /// A switch of the load balancer's or the wake-up placement's, not of one CPU's
@@ -133,7 +140,12 @@ impl Feature {
         use Feature::*;
         matches!(
             self,
-            LbGroupTypes | LbMinLoad | NumaGroupsFromSelf | WakeLongestIdle | HotplugKeepsNuma
+            LbGroupTypes
+                | LbMinLoad
+                | NumaGroupsFromSelf
+                | WakeLongestIdle
+                | HotplugKeepsNuma
+                | NewidleOnShortIdle
         )
     }
 

@@ -156,8 +156,9 @@ fn era_features(era: Era) -> &'static [Feature] {
             LastBuddy,
             GroupSleeperCredit,
         ],
-        // The balancer's: the two Wasted Cores bugs Linux fixed (4.9, 4.13) and its 5.5
-        // rework; the paper's own fixes (LB_MIN_LOAD, WAKE_LONGEST_IDLE) were never merged.
+        // The balancer's: the two Wasted Cores bugs Linux fixed (4.9, 4.13), its 5.5
+        // rework and 5.16's newly-idle pass; the paper's own fixes (LB_MIN_LOAD,
+        // WAKE_LONGEST_IDLE) were never merged.
         Era::V6_6 => &[
             WakeupPreempt,
             PlaceLag,
@@ -166,6 +167,7 @@ fn era_features(era: Era) -> &'static [Feature] {
             LbGroupTypes,
             NumaGroupsFromSelf,
             HotplugKeepsNuma,
+            NewidleOnShortIdle,
         ],
     }
 }

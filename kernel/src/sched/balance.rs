@@ -200,6 +200,14 @@ impl Scheduler {
         }
     }
 
+    /// A task wakes onto `cpu`: its idle spell, if it was idle, ends (`ttwu_do_wakeup`'s
+    /// `avg_idle`, which the newly-idle pass reads).
+    pub(super) fn woken_onto(&mut self, cpu: usize) {
+        if self.balancing.balancer.is_some() {
+            runqueues::woken_onto(self, cpu);
+        }
+    }
+
     /// The CPU a task on `cpu` allowed on `affinity` goes to as it forks or execs
     /// (`flag`: SD_BALANCE_FORK or SD_BALANCE_EXEC), by the era's `sched_balance_self`;
     /// `None` without a balancer.

@@ -306,7 +306,8 @@ impl Scheduler {
         }
         // Its affinity no longer allows its CPU: it wakes on its new one (Linux's
         // `select_task_rq` at a wake-up chooses among the allowed CPUs).
-        if self.task_ref(slot).move_to.is_some() {
+        if let Some(to) = self.task_ref(slot).move_to {
+            self.woken_onto(to);
             self.finish_move(slot, wakeup, now);
             return;
         }
@@ -317,6 +318,7 @@ impl Scheduler {
         } else {
             self.wake_cpu(slot, prev, wakeup)
         };
+        self.woken_onto(cpu);
         if cpu != prev {
             self.move_between(slot, prev, cpu, wakeup, now);
             return;

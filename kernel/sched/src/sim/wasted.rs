@@ -3,15 +3,15 @@
 //! paper's machine ([`Topology::opteron_6272`]: 64 cores in 8 NUMA nodes), run with Linux
 //! 4.1's behaviour and with each fix (docs/wasted-cores.md).
 //!
-//! cfslab runs 6.6's balancer and placement with four of their mechanisms set back to
+//! cfslab runs 6.6's balancer and placement with five of their mechanisms set back to
 //! 4.1's by `features=` switches ([`crate::features::Feature::is_balancing`]); a bug's
-//! "4.1" run sets all four back, and each fix turns one on again:
+//! "4.1" run sets all five back, and each fix turns one on again:
 //!
 //! | bug | 4.1 | the paper's fix | Linux's fix |
 //! |---|---|---|---|
 //! | Group Imbalance | `NO_LB_GROUP_TYPES` | `LB_MIN_LOAD` | `LB_GROUP_TYPES` (5.5) |
 //! | Scheduling Group Construction | `NO_NUMA_GROUPS_FROM_SELF` | `NUMA_GROUPS_FROM_SELF` | the same (4.13) |
-//! | Overload-on-Wakeup | `NO_WAKE_LONGEST_IDLE` | `WAKE_LONGEST_IDLE` | none |
+//! | Overload-on-Wakeup | `NO_WAKE_LONGEST_IDLE`, `NO_NEWIDLE_ON_SHORT_IDLE` | `WAKE_LONGEST_IDLE` | none |
 //! | Missing Scheduling Domains | `NO_HOTPLUG_KEEPS_NUMA` | `HOTPLUG_KEEPS_NUMA` | the same (4.9) |
 //!
 //! Each run reports the workload's completion time, the invariant checker's figures and
@@ -90,6 +90,10 @@ impl Bug {
             }
             Bug::OverloadOnWakeup => {
                 runs.push(("paper's fix", with(Some(Feature::WakeLongestIdle))));
+                runs.push((
+                    "5.16's newly-idle pass",
+                    with(Some(Feature::NewidleOnShortIdle)),
+                ));
             }
             Bug::MissingDomains => {
                 runs.push(("fix (paper, 4.9)", with(Some(Feature::HotplugKeepsNuma))));
@@ -195,8 +199,23 @@ pub fn run(bug: Bug, set: &[(Feature, bool)]) -> Option<Outcome> {
                 1000 * MS,
             )
         }
-        // §3.3 has no workload here yet: see docs/wasted-cores.md.
-        Bug::OverloadOnWakeup => return None,
+        Bug::OverloadOnWakeup => {
+            // §3.3: a database's 64 worker threads, each a run of transactions (1–5 ms of
+            // CPU, then an I/O wait of 0.1–0.5 ms). 63 start one a core; the 64th, made on
+            // node 0, first waits 200 ms for a long read, while the core it would take
+            // (CPU 63) idles. When it wakes, node 0 is full.
+            // (It starts first and is asleep when the others start: no CPU ever holds two.)
+            let late = Transactions::new(LONG_READ_NS);
+            let mut workers = alloc::vec![sim.spawn(Box::new(late), 1, 0, 0, t.all())];
+            sim.run_until(1);
+            workers.extend(
+                (0..63).map(|cpu| sim.spawn(Box::new(Transactions::new(0)), 1, 0, cpu, t.all())),
+            );
+            (
+                run_until_exited(&mut sim, &workers, LONG_READ_NS, limit),
+                LONG_READ_NS,
+            )
+        }
         Bug::MissingDomains => {
             // §3.4: CPU 1 is taken offline and brought back; then an application starts
             // 64 threads from CPU 0, each computing for 1 s.
@@ -216,6 +235,59 @@ pub fn run(bug: Bug, set: &[(Feature, bool)]) -> Option<Outcome> {
         heatmap: sim.heatmap().expect("recorded").clone(),
         migrations: sim.migrations,
     })
+}
+
+/// Transactions each worker of the database runs.
+const TRANSACTIONS: u32 = 300;
+
+/// A transaction's CPU time, at least and at most.
+const TRANSACTION_NS: (Nanos, Nanos) = (MS, 5 * MS);
+
+/// A transaction's I/O wait, at least and at most: under the migration cost (0.5 ms), so
+/// that the CPU a worker leaves idle for it does not balance in 4.1 (`smp::avg_idle`).
+const IO_WAIT_NS: (Nanos, Nanos) = (100_000, 500_000);
+
+/// How long the database's last worker waits before its first transaction.
+const LONG_READ_NS: Nanos = 200 * MS;
+
+/// A database worker: after a first wait of `first_wait` ns, [`TRANSACTIONS`] transactions,
+/// each [`TRANSACTION_NS`] of CPU and then an [`IO_WAIT_NS`] wait (a timer wakes it); then
+/// it exits.
+struct Transactions {
+    first_wait: Nanos,
+    left: u32,
+    computing: bool,
+}
+
+impl Transactions {
+    fn new(first_wait: Nanos) -> Self {
+        Transactions {
+            first_wait,
+            left: TRANSACTIONS,
+            computing: false,
+        }
+    }
+}
+
+impl Behavior for Transactions {
+    fn name(&self) -> &str {
+        "transaction"
+    }
+    fn next(&mut self, ctx: &mut Ctx) -> Action {
+        if self.first_wait > 0 {
+            return Action::Sleep(core::mem::take(&mut self.first_wait));
+        }
+        if self.computing {
+            self.computing = false;
+            self.left -= 1;
+            return Action::Sleep(ctx.rng.within(IO_WAIT_NS));
+        }
+        if self.left == 0 {
+            return Action::Exit;
+        }
+        self.computing = true;
+        Action::Run(ctx.rng.within(TRANSACTION_NS))
+    }
 }
 
 /// A parallel application: forks `threads` workers of `ns` each, waits for them, exits.

@@ -12,6 +12,8 @@
 //!   which CPU, if any, a balancing CPU should pull from, and how much (6.6: of what);
 //! - [`move_tasks`]: which of that CPU's tasks it pulls (`balance_tasks`,
 //!   `can_migrate_task`, `load_balance_fair` with groups; 6.6's `detach_tasks`);
+//! - [`avg_idle`]: how long a CPU's idle spells last, and the newly-idle pass 2.6.36 and
+//!   4.1 skip when they are short;
 //! - [`balancer`]: the passes themselves — when a domain is balanced, the interval that
 //!   grows and shrinks, failures and active balancing (`load_balance`);
 //! - [`shares`]: a group's shares split between CPUs by its tasks' weight on each (2.6.27–
@@ -30,6 +32,7 @@
 //! know the kernel. Its inputs are snapshots of the CPUs' loads; its outputs are decisions
 //! the kernel and the simulator carry out.
 
+pub mod avg_idle;
 pub mod balancer;
 pub mod busiest;
 pub mod cpu_load;

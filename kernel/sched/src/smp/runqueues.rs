@@ -11,6 +11,7 @@
 //! push (active balancing) is returned to the caller: only it can make a running task
 //! leave its CPU.
 
+use super::avg_idle;
 use super::balancer::{self, DomainState};
 use super::busiest::CpuStat;
 use super::cpu_load::CpuLoad;
@@ -44,9 +45,10 @@ pub struct CpuBalance {
     /// The machine has hyperthreads (2.6.24's `wake_idle` exists only then).
     pub smt: bool,
     /// When it last went idle with nothing to pull (`rq->idle_stamp`; `None` after a pass
-    /// that pulled, or before it first idles). Not cleared when work arrives: only idle
-    /// CPUs' stamps are read.
+    /// that pulled, after a wake-up onto it, or before it first idles).
     pub idle_stamp: Option<Nanos>,
+    /// Its idle spells' running average (`rq->avg_idle`, [`avg_idle`]).
+    pub avg_idle: Nanos,
 }
 
 impl CpuBalance {
@@ -84,6 +86,7 @@ impl CpuBalance {
             held_shares: Vec::new(),
             smt: topology.smt_siblings(cpu).len() > 1,
             idle_stamp: None,
+            avg_idle: avg_idle::AVG_IDLE_MAX_NS,
         }
     }
 
@@ -247,8 +250,15 @@ pub fn rebalance<R: Runqueues + ?Sized>(
 }
 
 /// `idle_balance`: `cpu`'s runqueue is empty as it schedules; it pulls from its domains
-/// with SD_BALANCE_NEWIDLE. Returns whether it pulled anything.
+/// with SD_BALANCE_NEWIDLE — unless its idle spells are too short to be worth it in this
+/// era ([`avg_idle::skips_newidle`]). Returns whether it pulled anything.
 pub fn idle_balance<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) -> bool {
+    let b = r.balance(cpu);
+    let switches = b.domains.first().map(|d| d.features).unwrap_or_default();
+    if avg_idle::skips_newidle(r.rules(), switches, b.avg_idle) {
+        r.balance_mut(cpu).idle_stamp = Some(r.now());
+        return false;
+    }
     update_blocked_averages(r, cpu);
     let pulled = with_domains(r, cpu, |r, domains, states| {
         balancer::idle_balance(cpu, domains, states, &mut Balancing(r)).is_some()
@@ -256,6 +266,16 @@ pub fn idle_balance<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) -> bool {
     let now = r.now();
     r.balance_mut(cpu).idle_stamp = (!pulled).then_some(now);
     pulled
+}
+
+/// A task was woken onto `cpu` (`ttwu_do_wakeup`, 2.6.35 on): if `cpu` was idle, its idle
+/// spell ends, and goes into its average.
+pub fn woken_onto<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) {
+    let (now, rules) = (r.now(), r.rules());
+    let b = r.balance_mut(cpu);
+    if let Some(stamp) = b.idle_stamp.take() {
+        b.avg_idle = avg_idle::update(rules, b.avg_idle, now.saturating_sub(stamp));
+    }
 }
 
 /// Whether `cpu`'s policy has nothing runnable (its queues are empty): what makes a CPU

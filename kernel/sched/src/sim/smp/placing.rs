@@ -81,6 +81,7 @@ impl<P: Policy> SmpSim<P> {
             return;
         }
         let cpu = runqueues::wake_cpu(self, task, prev, waker_cpu, sync_waker);
+        runqueues::woken_onto(self, cpu);
         if cpu == prev {
             self.cpus[cpu].rq.wake(task, wakeup, self.now);
         } else {
