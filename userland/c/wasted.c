@@ -18,6 +18,13 @@
  * Group Imbalance bug): the hogs are pinned to the first CPUs of nodes 0 and 2, the paper's
  * R processes on their nodes; the build runs TOTAL jobs of MS ms of CPU each, JOBS at a
  * time, and counts on which node each job ended.
+ *
+ * `wasted wakeup N MS`: the Overload-on-Wakeup bug. N - 1 threads pinned one a CPU from CPU 0
+ * compute for MS ms; a database's worker made on node 0 first waits LATE_MS for a long read,
+ * then runs transactions of 1-5 ms of CPU separated by I/O waits of 0.1-0.5 ms until it has
+ * burnt MS ms, free to run anywhere. It wakes with node 0 full and CPU N - 1 idle: where
+ * it wakes is in the trace (its first `sched_waking`; its pid is printed). The worker says
+ * on which node it was at three quarters of its work, the pinned threads at their end.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -86,6 +93,20 @@ static int has_nodes(int nodes)
 	return 0;
 }
 
+/* Counts in `count` the nodes that N children report (one int each on `report`), then
+ * reaps every child. */
+static void count_and_reap(int n, int *count)
+{
+	for (int i = 0; i < n; i++) {
+		int node = -1;
+		read(report[0], &node, sizeof node);
+		if (node >= 0 && node < MAX_NODES)
+			count[node]++;
+	}
+	while (wait(NULL) > 0)
+		;
+}
+
 /* N children forked on the nodes of `start` (a bit per node), each then allowed those of
  * `allowed`, burning MS ms of CPU; counts in `count` on which node each was at three
  * quarters of its work (all were running by then, and none had ended). */
@@ -102,14 +123,7 @@ static void fork_and_count(unsigned start, unsigned allowed, int n, long long ms
 			_exit(0);
 		}
 	}
-	for (int i = 0; i < n; i++) {
-		int node = -1;
-		read(report[0], &node, sizeof node);
-		if (node >= 0 && node < MAX_NODES)
-			count[node]++;
-	}
-	while (wait(NULL) > 0)
-		;
+	count_and_reap(n, count);
 }
 
 static int construction(int a, int b, int n, long long ms)
@@ -236,6 +250,93 @@ static int imbalance(int jobs, int total, long long ms, int nodes)
 	return 0;
 }
 
+/* How long the database's worker of `wasted wakeup` waits before its first transaction. */
+#define LATE_MS 50
+
+/* The worker's random numbers: a linear congruential generator. */
+static unsigned next_random(unsigned *state)
+{
+	*state = *state * 1103515245u + 12345u;
+	return *state >> 8;
+}
+
+/* The database worker of `wasted wakeup`: transactions until MS ms of CPU are burnt; says
+ * on which node it was at three quarters. */
+static void transactions(long long ms)
+{
+	unsigned random = 1;
+	long long quarter3 = cpu_ns() + ms * 750000LL, end = cpu_ns() + ms * 1000000LL;
+	int reported = 0;
+	while (cpu_ns() < end) {
+		burn_until(cpu_ns() + 1000000LL + next_random(&random) % 4000001);
+		if (!reported && cpu_ns() >= quarter3) {
+			int node = here() / NODE_CPUS;
+			write(report[1], &node, sizeof node);
+			reported = 1;
+		}
+		struct timespec wait = {0, 100000 + (long)(next_random(&random) % 400001)};
+		nanosleep(&wait, NULL);
+	}
+}
+
+/* Pins the caller to CPU `cpu`. */
+static void pin(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof set, &set);
+}
+
+static int wakeup(int n, long long ms, int nodes)
+{
+	int start[2];
+	if (n < 2 || n > nodes * NODE_CPUS || ms < 1)
+		return 2;
+	if (!has_nodes(nodes))
+		return 3;
+	if (pipe(report) || pipe(start))
+		return 2;
+	/* Made from the last CPU, each goes to its CPU, says so (a byte on `report`), and waits
+	 * for all to be there (the end of `start`): none is in another's way while they are
+	 * made. The computing ones stay pinned; the database's worker is then free. */
+	pin(n - 1);
+	pid_t worker = -1;
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			close(start[1]);
+			pin(i < n - 1 ? i : 0);
+			char none = 0;
+			write(report[1], &none, 1);
+			if (i < n - 1) {
+				read(start[0], &none, 1);
+				burn_until(cpu_ns() + ms * 1000000LL);
+				int node = here() / NODE_CPUS;
+				write(report[1], &node, sizeof node);
+				_exit(0);
+			}
+			/* Its first sleep: the trace's first `sched_waking` of it is its wake-up. */
+			allow_nodes((1u << nodes) - 1);
+			struct timespec read_wait = {0, LATE_MS * 1000000L};
+			nanosleep(&read_wait, NULL);
+			transactions(ms);
+			_exit(0);
+		}
+		worker = pid;
+	}
+	for (int i = 0; i < n; i++) {
+		char ready;
+		read(report[0], &ready, 1);
+	}
+	close(start[1]);
+	int count[MAX_NODES] = {0};
+	count_and_reap(n, count);
+	print_nodes("wakeup: threads at three quarters", count, nodes);
+	printf("wakeup: the database's worker is pid %d\n", (int)worker);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -245,7 +346,9 @@ int main(int argc, char **argv)
 		return imbalance(atoi(argv[2]), atoi(argv[3]), atoll(argv[4]), 4);
 	if (argc == 5 && argv[1][0] == 'h')
 		return hotplug(atoi(argv[2]), atoi(argv[3]), atoll(argv[4]), 4);
+	if (argc == 4 && argv[1][0] == 'w')
+		return wakeup(atoi(argv[2]), atoll(argv[3]), 4);
 	fprintf(stderr, "usage: wasted construction A B N MS | wasted imbalance JOBS TOTAL MS | "
-			"wasted hotplug CPU N MS\n");
+			"wasted hotplug CPU N MS | wasted wakeup N MS\n");
 	return 2;
 }

@@ -62,7 +62,9 @@ pub fn generate() -> Result<String, String> {
             let per_node = (CPUS / NODES) as usize;
             let svg = crate::heatmap::svg(&title, &samples, SAMPLE_US * 1_000, per_node);
             super::store(&picture, &svg)?;
-            out.push(figures(variant, &options, &output)?);
+            let mut run = figures(variant, &options, &output)?;
+            run["woken"] = woken_worker(&output, &trace);
+            out.push(run);
         }
         scenarios.push(json!({"scenario": s.name, "fix": s.fix, "runs": out}));
     }
@@ -90,6 +92,49 @@ fn figures(variant: &str, options: &str, output: &str) -> Result<Value, String> 
     }))
 }
 
+/// Overload-on-Wakeup's worker (`wasted wakeup` prints its pid): the CPU it slept on, as
+/// its first `sched_waking` names it, and the first move from then on — how long after the
+/// wake-up, and to which CPU. Null for the other scenarios.
+fn woken_worker(output: &str, trace: &str) -> Value {
+    let prefix = "wakeup: the database's worker is pid ";
+    let Some(pid) = output
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(prefix)?.parse::<u64>().ok())
+    else {
+        return Value::Null;
+    };
+    let of_worker = |event: &'static str| {
+        crate::ftrace::lines(trace).filter(move |l| {
+            l.event == event && l.field("pid").and_then(|p| p.parse().ok()) == Some(pid)
+        })
+    };
+    let Some(waking) = of_worker("sched_waking").next() else {
+        return Value::Null;
+    };
+    let moved = of_worker("sched_migrate_task").find(|l| l.at_us >= waking.at_us);
+    json!({
+        "slept_on": waking.field("target_cpu").and_then(|c| c.parse::<u64>().ok()),
+        "moved_after_us": moved.as_ref().map(|l| l.at_us - waking.at_us),
+        "moved_to": moved.and_then(|l| l.field("dest_cpu")?.parse::<u64>().ok()),
+    })
+}
+
+/// How a woken worker's placement reads in the table.
+fn woken_cell(woken: &Value) -> String {
+    if woken.is_null() {
+        return "—".to_string();
+    }
+    let slept_on = woken["slept_on"].as_u64().unwrap_or(0);
+    match (woken["moved_after_us"].as_u64(), woken["moved_to"].as_u64()) {
+        (Some(0), Some(to)) => format!("slept on CPU {slept_on}, woken on CPU {to}"),
+        (Some(us), Some(to)) => format!(
+            "woken on CPU {slept_on}, moved to CPU {to} {:.1} ms later",
+            us as f64 / 1000.0
+        ),
+        _ => format!("woken on CPU {slept_on}, stayed"),
+    }
+}
+
 /// The table: per scenario and run, the tasks per node and the checker's figures.
 pub fn render(data: &str) -> Result<String, String> {
     let value: Value = serde_json::from_str(data).map_err(|e| format!("{DATA}: {e}"))?;
@@ -97,8 +142,8 @@ pub fn render(data: &str) -> Result<String, String> {
         .as_array()
         .ok_or_else(|| format!("{DATA} has no scenarios"))?;
     let mut out = String::from(
-        "\n| scenario | run | tasks per node (0, 1, 2, 3) | violations | idle while a task waited | CPU time wasted |\n\
-         |---|---|---|---|---|---|\n",
+        "\n| scenario | run | tasks per node (0, 1, 2, 3) | violations | idle while a task waited | CPU time wasted | a woken worker |\n\
+         |---|---|---|---|---|---|---|\n",
     );
     for s in scenarios {
         let name = s["scenario"].as_str().unwrap_or("?");
@@ -116,7 +161,7 @@ pub fn render(data: &str) -> Result<String, String> {
             };
             let ms = |us: u64| format!("{} ms", grouped(us / 1_000));
             out.push_str(&format!(
-                "| {} | {run} | {} | {} | {} | {} |\n",
+                "| {} | {run} | {} | {} | {} | {} | {} |\n",
                 if i == 0 {
                     format!("`{name}`")
                 } else {
@@ -126,6 +171,7 @@ pub fn render(data: &str) -> Result<String, String> {
                 field("violations")?,
                 ms(field("idle_while_waiting_us")?),
                 ms(field("wasted_cpu_us")?),
+                woken_cell(&r["woken"]),
             ));
         }
     }

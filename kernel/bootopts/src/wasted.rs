@@ -5,8 +5,7 @@
 //! `NUMA_GROUPS_FROM_SELF`); `group=` and `invariant=` may be set otherwise too. Like
 //! `run=shell`, such a scenario stands alone and takes no program after ` -- `.
 //!
-//! The simulator runs the same bugs at the paper's scale (`sched::sim::wasted`); Overload-
-//! on-Wakeup has no kernel scenario yet.
+//! The simulator runs the same bugs at the paper's scale (`sched::sim::wasted`).
 
 use crate::{Config, FeatureSetting, Grouping, OptionError, Policy};
 use alloc::string::String;
@@ -40,7 +39,7 @@ pub struct Scenario {
 }
 
 /// The scenarios.
-pub const SCENARIOS: [Scenario; 3] = [
+pub const SCENARIOS: [Scenario; 4] = [
     Scenario {
         name: "wasted-group-imbalance",
         argv: "/bin/wasted imbalance 8 96 50",
@@ -52,6 +51,12 @@ pub const SCENARIOS: [Scenario; 3] = [
         argv: "/bin/wasted construction 1 3 4 200",
         per_uid: false,
         fix: "NUMA_GROUPS_FROM_SELF",
+    },
+    Scenario {
+        name: "wasted-overload-wakeup",
+        argv: "/bin/wasted wakeup 8 200",
+        per_uid: false,
+        fix: "WAKE_LONGEST_IDLE",
     },
     Scenario {
         name: "wasted-missing-domains",
