@@ -275,7 +275,7 @@ fn a_fork_bomb_meets_eagain_and_the_kernel_reaps_everything() {
     // taken before a fork's stack is, so the peak is the same in every run. What depends on
     // how many tasks were runnable at once (a runqueue's timeline) is given back when the
     // queue empties. So a leak is what two more rounds, 800-odd more processes, add: not one
-    // frame, and less than 8 bytes of heap per process.
+    // frame, and less than 5 bytes of heap per process.
     // On one CPU even under `SYSTESTS_SMP`: with several, each CPU's tables reach their
     // high-water mark in a round of their own (tests/smp.rs runs it on four for frames).
     let memory = systests::fork_bomb_memory;

@@ -93,18 +93,21 @@ static int has_nodes(int nodes)
 	return 0;
 }
 
-/* Counts in `count` the nodes that N children report (one int each on `report`), then
- * reaps every child. */
-static void count_and_reap(int n, int *count)
+/* Counts in `count` the nodes that N children report (one int each on `report`; fewer if
+ * the pipe ends first), then reaps every child. Whether any child failed. */
+static int count_and_reap(int n, int *count)
 {
 	for (int i = 0; i < n; i++) {
 		int node = -1;
-		read(report[0], &node, sizeof node);
+		if (read(report[0], &node, sizeof node) != sizeof node)
+			break;
 		if (node >= 0 && node < MAX_NODES)
 			count[node]++;
 	}
-	while (wait(NULL) > 0)
-		;
+	int status, failed = 0;
+	while (wait(&status) > 0)
+		failed |= !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+	return failed;
 }
 
 /* N children forked on the nodes of `start` (a bit per node), each then allowed those of
@@ -250,6 +253,10 @@ static int imbalance(int jobs, int total, long long ms, int nodes)
 	return 0;
 }
 
+/* The line that names the database's worker of `wasted wakeup` (bootopts::wasted's
+ * WAKEUP_WORKER, which the boot tool and the tests read). */
+#define WAKEUP_WORKER "wakeup: the database's worker is pid "
+
 /* How long the database's worker of `wasted wakeup` waits before its first transaction. */
 #define LATE_MS 50
 
@@ -279,61 +286,83 @@ static void transactions(long long ms)
 	}
 }
 
-/* Pins the caller to CPU `cpu`. */
-static void pin(int cpu)
+/* Pins the caller to CPU `cpu`; 0, or -1 with errno. */
+static int pin(int cpu)
 {
 	cpu_set_t set;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof set, &set);
+	return sched_setaffinity(0, sizeof set, &set);
+}
+
+/* Child `i` of `wasted wakeup` (of n): made on CPU n - 1, it goes to its CPU and says so on
+ * `ready` (a byte, then its end closed); a computing thread then waits for the end of
+ * `start` and computes there, the database's worker (the last) is free to go anywhere. */
+static void wakeup_child(int i, int n, long long ms, int nodes, int *ready, int *start)
+{
+	close(ready[0]);
+	close(start[1]);
+	if (pin(i < n - 1 ? i : 0)) {
+		perror("wasted: sched_setaffinity");
+		_exit(1);
+	}
+	char none = 0;
+	write(ready[1], &none, 1);
+	close(ready[1]);
+	if (i < n - 1) {
+		read(start[0], &none, 1);
+		burn_until(cpu_ns() + ms * 1000000LL);
+		int node = here() / NODE_CPUS;
+		write(report[1], &node, sizeof node);
+		_exit(0);
+	}
+	/* Its first sleep: the trace's first `sched_waking` of it is its wake-up. */
+	allow_nodes((1u << nodes) - 1);
+	struct timespec read_wait = {0, LATE_MS * 1000000L};
+	nanosleep(&read_wait, NULL);
+	transactions(ms);
+	_exit(0);
 }
 
 static int wakeup(int n, long long ms, int nodes)
 {
-	int start[2];
+	int ready[2], start[2];
 	if (n < 2 || n > nodes * NODE_CPUS || ms < 1)
 		return 2;
 	if (!has_nodes(nodes))
 		return 3;
-	if (pipe(report) || pipe(start))
+	if (pipe(report) || pipe(ready) || pipe(start))
 		return 2;
-	/* Made from the last CPU, each goes to its CPU, says so (a byte on `report`), and waits
-	 * for all to be there (the end of `start`): none is in another's way while they are
-	 * made. The computing ones stay pinned; the database's worker is then free. */
-	pin(n - 1);
+	/* Made from the last CPU, each goes to its CPU and waits for all to be there: none is
+	 * in another's way while they are made. */
+	if (pin(n - 1))
+		return 2;
 	pid_t worker = -1;
-	for (int i = 0; i < n; i++) {
-		pid_t pid = fork();
-		if (pid == 0) {
-			close(start[1]);
-			pin(i < n - 1 ? i : 0);
-			char none = 0;
-			write(report[1], &none, 1);
-			if (i < n - 1) {
-				read(start[0], &none, 1);
-				burn_until(cpu_ns() + ms * 1000000LL);
-				int node = here() / NODE_CPUS;
-				write(report[1], &node, sizeof node);
-				_exit(0);
-			}
-			/* Its first sleep: the trace's first `sched_waking` of it is its wake-up. */
-			allow_nodes((1u << nodes) - 1);
-			struct timespec read_wait = {0, LATE_MS * 1000000L};
-			nanosleep(&read_wait, NULL);
-			transactions(ms);
-			_exit(0);
-		}
-		worker = pid;
+	int made = 0;
+	for (; made < n; made++) {
+		worker = fork();
+		if (worker < 0)
+			break;
+		if (worker == 0)
+			wakeup_child(made, n, ms, nodes, ready, start);
 	}
-	for (int i = 0; i < n; i++) {
-		char ready;
-		read(report[0], &ready, 1);
-	}
+	close(ready[1]);
+	close(report[1]);
+	int there = 0;
+	char byte;
+	while (there < made && read(ready[0], &byte, 1) == 1)
+		there++;
 	close(start[1]);
 	int count[MAX_NODES] = {0};
-	count_and_reap(n, count);
-	print_nodes("wakeup: threads at three quarters", count, nodes);
-	printf("wakeup: the database's worker is pid %d\n", (int)worker);
+	int failed = count_and_reap(made, count);
+	if (made < n || there < n || failed) {
+		fprintf(stderr, "wasted: %d of %d threads made, %d in place, %s\n", made, n, there,
+			failed ? "some failed" : "none failed");
+		return 1;
+	}
+	print_nodes("wakeup: threads by node (at their end; the worker at three quarters)", count,
+		    nodes);
+	printf(WAKEUP_WORKER "%d\n", (int)worker);
 	return 0;
 }
 

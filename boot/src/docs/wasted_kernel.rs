@@ -96,11 +96,10 @@ fn figures(variant: &str, options: &str, output: &str) -> Result<Value, String> 
 /// its first `sched_waking` names it, and the first move from then on — how long after the
 /// wake-up, and to which CPU. Null for the other scenarios.
 fn woken_worker(output: &str, trace: &str) -> Value {
-    let prefix = "wakeup: the database's worker is pid ";
-    let Some(pid) = output
-        .lines()
-        .find_map(|l| l.trim().strip_prefix(prefix)?.parse::<u64>().ok())
-    else {
+    let Some(pid) = output.lines().find_map(|l| {
+        let pid = l.trim().strip_prefix(bootopts::wasted::WAKEUP_WORKER)?;
+        pid.parse::<u64>().ok()
+    }) else {
         return Value::Null;
     };
     let of_worker = |event: &'static str| {

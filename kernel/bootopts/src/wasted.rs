@@ -19,6 +19,10 @@ pub const CPUS: u32 = 8;
 /// See [`CPUS`].
 pub const NODES: u32 = 4;
 
+/// How `wasted wakeup` (`run=wasted-overload-wakeup`) names its database's worker: this,
+/// then its pid (userland/c/wasted.c's `WAKEUP_WORKER`), for a reader of the run's trace.
+pub const WAKEUP_WORKER: &str = "wakeup: the database's worker is pid ";
+
 /// The scenario named `name`.
 pub fn scenario(name: &str) -> Option<&'static Scenario> {
     SCENARIOS.iter().find(|s| s.name == name)

@@ -73,7 +73,7 @@ pub fn set_affinity(id: TaskId, mask: u64) -> Result<(), AffinityError> {
             s.rqs[cpu].request_resched();
             s.kick_if_asked(cpu, asked_before);
         } else if s.state(slot) == State::Runnable {
-            s.finish_move(slot, ::sched::Wakeup::default(), crate::time::clock::now());
+            let _ = s.finish_move(slot, ::sched::Wakeup::default(), crate::time::clock::now());
         }
         Ok(())
     })
@@ -101,15 +101,21 @@ impl Scheduler {
     /// If it is still leaving its CPU (step 2 of the module's docs, or a sleep that has
     /// not finished switching away), this waits until its registers are saved — a few
     /// instructions on that CPU, which takes no lock before it says so.
-    pub(super) fn finish_move(&mut self, slot: Slot, wakeup: ::sched::Wakeup, now: u64) {
+    /// Returns the CPU it went to (`None`: nothing to move).
+    pub(super) fn finish_move(
+        &mut self,
+        slot: Slot,
+        wakeup: ::sched::Wakeup,
+        now: u64,
+    ) -> Option<usize> {
         let state = self.state(slot);
         let to = match self.task(slot).move_to.take() {
             Some(to) => to,
             None if state == State::Migrating => self.cpu_of(slot),
-            None => return,
+            None => return None,
         };
         if state == State::Exited {
-            return;
+            return None;
         }
         // Its destination went offline since it was marked (`hotplug`): it stays where it
         // is if it may, as Linux's `__migrate_task` leaves it, else it falls back.
@@ -126,5 +132,6 @@ impl Scheduler {
         }
         let from = self.cpu_of(slot);
         self.move_between(slot, from, to, wakeup, now);
+        Some(to)
     }
 }

@@ -123,7 +123,7 @@ impl Scheduler {
 
     /// The domains rebuilt over the CPUs online now (`hotplug`; Linux's
     /// `partition_sched_domains`), each CPU keeping its load history, its groups' shares,
-    /// its idle stamp and when it is next due, as Linux's runqueue keeps them. With
+    /// its idle stamp and average and when it is next due, as Linux's runqueue keeps them. With
     /// `came_back` a CPU has just come back online: from now on the domains are built as
     /// after a hotplug (`build_after_hotplug`, which may lose the NUMA levels as 4.1 did).
     pub(super) fn rebuild_domains(&mut self, came_back: bool) {
@@ -135,6 +135,7 @@ impl Scheduler {
                 new.cpu_load = old.cpu_load;
                 new.held_shares = old.held_shares;
                 new.idle_stamp = old.idle_stamp;
+                new.avg_idle = old.avg_idle;
                 new.next_balance = old.next_balance;
             }
         }

@@ -187,7 +187,7 @@ impl Scheduler {
             if self.rqs[cpu].current() == slot {
                 self.rqs[cpu].request_resched();
             } else if self.state(slot) == State::Runnable {
-                self.finish_move(slot, ::sched::Wakeup::default(), now);
+                let _ = self.finish_move(slot, ::sched::Wakeup::default(), now);
             }
         }
         Ok(true)

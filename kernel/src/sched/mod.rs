@@ -306,9 +306,10 @@ impl Scheduler {
         }
         // Its affinity no longer allows its CPU: it wakes on its new one (Linux's
         // `select_task_rq` at a wake-up chooses among the allowed CPUs).
-        if let Some(to) = self.task_ref(slot).move_to {
-            self.woken_onto(to);
-            self.finish_move(slot, wakeup, now);
+        if self.task_ref(slot).move_to.is_some() {
+            if let Some(to) = self.finish_move(slot, wakeup, now) {
+                self.woken_onto(to);
+            }
             return;
         }
         // Where the era wakes it (a task still leaving its CPU stays there, as Linux's

@@ -231,7 +231,9 @@ pub(super) fn finish_switch() {
     let moving = this_cpu().moving_slot();
     if moving != NO_SLOT {
         this_cpu().set_moving_slot(NO_SLOT);
-        with_sched(|s| s.finish_move(moving, ::sched::Wakeup::default(), clock::now()));
+        with_sched(|s| {
+            let _ = s.finish_move(moving, ::sched::Wakeup::default(), clock::now());
+        });
     }
     let slot = this_cpu().exited_slot();
     if slot == NO_SLOT {

@@ -157,13 +157,8 @@ impl Behavior for Worker {
 }
 
 /// Runs `bug`'s workload with the switches `set` until it finishes (or a minute has
-/// passed). `None` for Overload-on-Wakeup, whose workload the simulator lacks: its fix
-/// (`WAKE_LONGEST_IDLE`) is in the placement, but a node overloaded by workers that wake
-/// often stays so only while the CPUs beside it skip their newly-idle balancing, as 4.1's
-/// did for CPUs whose idle spells average under `sysctl_sched_migration_cost` (`avg_idle`),
-/// which cfslab does not model: here the balancer evens such nodes out within half a
-/// second (docs/wasted-cores.md).
-pub fn run(bug: Bug, set: &[(Feature, bool)]) -> Option<Outcome> {
+/// passed).
+pub fn run(bug: Bug, set: &[(Feature, bool)]) -> Outcome {
     let t = Topology::opteron_6272();
     let mut sim = SmpSim::new(&t, policy(set), config(), true, DEFAULT_THRESHOLD_NS);
     sim.record_heatmap(config().tick_ns);
@@ -228,13 +223,13 @@ pub fn run(bug: Bug, set: &[(Feature, bool)]) -> Option<Outcome> {
             )
         }
     };
-    Some(Outcome {
+    Outcome {
         completion_ns: done,
         warm_up_ns: warm_up,
         invariant: sim.invariant(),
         heatmap: sim.heatmap().expect("recorded").clone(),
         migrations: sim.migrations,
-    })
+    }
 }
 
 /// Transactions each worker of the database runs.

@@ -1,19 +1,20 @@
-//! How long a CPU's idle spells last (`rq->avg_idle`, 2.6.35 on), and the newly-idle pass
-//! it lets a CPU skip.
+//! How long a CPU's idle spells last (`rq->avg_idle`), and the newly-idle pass it lets a
+//! CPU skip.
 //!
 //! A CPU about to idle balances first (`idle_balance`, `newidle_balance` in 6.x), and
 //! pulling a task costs time and cache. A CPU whose idle spells are short will get work
-//! back soon by itself, so 2.6.35 (Mike Galbraith's "sched: Add a rq->avg_idle") stopped
+//! back soon by itself, so late in 2009 Mike Galbraith's "sched: Rate-limit newidle" stopped
 //! balancing on those: a wake-up onto an idle CPU measures the spell since it went idle
 //! (`idle_stamp`), and a running average of those spells below
-//! `sysctl_sched_migration_cost` (0.5 ms) skips the pass.
+//! `sysctl_sched_migration_cost` (0.5 ms) skips the pass. (cfslab's 2.6.32 preset runs
+//! 2.6.36's balancer, this rule included.)
 //!
-//! - **The average** (`update_avg`, at the wake-up in `ttwu_do_wakeup`): it moves an
-//!   eighth of the way to each spell, and is capped at twice the migration cost — 2.6.36
-//!   sets it to the cap at once when a spell is longer; 4.1 and 6.6 average first and then
-//!   cap, against `2 × max_idle_balance_cost`, which starts at the migration cost and grows
-//!   with the balancing costs the CPU measures. cfslab measures no cost: its cap stays 1 ms.
-//!   It starts at the cap (`sched_init`).
+//! - **The average** (`update_avg`, at the wake-up in `try_to_wake_up`, `ttwu_do_wakeup`
+//!   from 3.0): it moves an eighth of the way to each spell, and is capped at twice the
+//!   migration cost — 2.6.36 sets it to the cap at once when a spell is longer; 4.1 and 6.6
+//!   average first and then cap, against `2 × max_idle_balance_cost`, which starts at the
+//!   migration cost and grows with the balancing costs the CPU measures. cfslab measures no
+//!   cost: its cap stays 1 ms. It starts at the cap (`sched_init`).
 //! - **The skip.** 2.6.36: the average below the migration cost. 4.1: the same, or no CPU
 //!   of the root domain has two tasks (`rd->overload`: nothing to pull anyway, so cfslab
 //!   does not model it). 5.16 dropped the migration cost from the test ("sched/fair: Remove

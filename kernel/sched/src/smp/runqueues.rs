@@ -90,6 +90,11 @@ impl CpuBalance {
         }
     }
 
+    /// The balancing switches its domains were built with (none without domains).
+    pub fn switches(&self) -> Features {
+        self.domains.first().map(|d| d.features).unwrap_or_default()
+    }
+
     /// What the last split gave uid `uid`'s group here.
     pub fn last_share(&self, uid: Uid) -> Option<Share> {
         let mut held = self.held_shares.iter();
@@ -254,8 +259,7 @@ pub fn rebalance<R: Runqueues + ?Sized>(
 /// era ([`avg_idle::skips_newidle`]). Returns whether it pulled anything.
 pub fn idle_balance<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) -> bool {
     let b = r.balance(cpu);
-    let switches = b.domains.first().map(|d| d.features).unwrap_or_default();
-    if avg_idle::skips_newidle(r.rules(), switches, b.avg_idle) {
+    if avg_idle::skips_newidle(r.rules(), b.switches(), b.avg_idle) {
         r.balance_mut(cpu).idle_stamp = Some(r.now());
         return false;
     }
@@ -268,8 +272,8 @@ pub fn idle_balance<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) -> bool {
     pulled
 }
 
-/// A task was woken onto `cpu` (`ttwu_do_wakeup`, 2.6.35 on): if `cpu` was idle, its idle
-/// spell ends, and goes into its average.
+/// A task was woken onto `cpu` (`try_to_wake_up`; `ttwu_do_wakeup` from 3.0): if `cpu` was
+/// idle, its idle spell ends, and goes into its average ([`avg_idle`]).
 pub fn woken_onto<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) {
     let (now, rules) = (r.now(), r.rules());
     let b = r.balance_mut(cpu);

@@ -12,7 +12,7 @@ fn runs(bug: Bug) -> Vec<(&'static str, Outcome)> {
     bug.variants()
         .into_iter()
         .map(|(name, set)| {
-            let o = run(bug, &set).expect("a workload");
+            let o = run(bug, &set);
             let nodes: Vec<f64> = (0..8).map(|n| node_mean(&o, n)).collect();
             println!(
                 "{}: {name}: done in {:.3} s, {:?}, nodes {nodes:.2?}",
@@ -109,8 +109,9 @@ fn overload_on_wakeup_keeps_a_ninth_worker_on_a_full_node_until_fixed() {
     // short, so node 0's and node 7's CPUs skip their newly-idle passes, and the periodic
     // passes see the nodes' groups as balanced: nothing moves it out. Each I/O wait of
     // node 0's workers ends the broken stretch for a moment, so no stretch reaches the
-    // 100 ms threshold; the waste is in the CPU time CPU 63 idled beside waiting work
-    // (about a third of the run: all nine runnable at once in ~0.9^9 ≈ 39% of the time).
+    // 100 ms threshold; the waste is in the CPU time CPU 63 (and node 0's CPUs, when a
+    // worker's I/O wait leaves one idle beside a stacked core) idled beside waiting work:
+    // about half a CPU over the run (measured), a fifth at the least.
     assert!(cpu_63(bug) < 0.05, "{}", cpu_63(bug));
     assert!(
         bug.invariant.wasted_cpu_ns * 5 >= watched(bug),

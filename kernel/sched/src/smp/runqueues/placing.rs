@@ -69,8 +69,7 @@ pub fn wake_cpu<R: Runqueues + ?Sized>(
     };
     let stats = stats(r);
     let domains_of = |c: usize| r.balance(c).domains.as_slice();
-    let switches = r.balance(prev).domains.first().map(|d| d.features);
-    if switches.is_some_and(|f| f.has(Feature::WakeLongestIdle))
+    if r.balance(prev).switches().has(Feature::WakeLongestIdle)
         && let Some(cpu) = longest_idle(r, prev, wake.allowed, &stats)
     {
         return cpu;
