@@ -139,7 +139,7 @@ fn a_worker_woken_on_a_full_node_waits_there_until_woken_on_the_core_idle_longes
     // since the start. 4.1's placement looks for an idle CPU only in node 0's cache, finds
     // none and wakes it on its previous CPU, 0; at this scale its node's group is then
     // overloaded (three tasks on two CPUs) and the idle balancer moves it to CPU 7 a few
-    // milliseconds later (measured: 2.7–4.5 ms). On the paper's eight-core nodes one task too
+    // milliseconds later (measured: 0.2–4.5 ms). On the paper's eight-core nodes one task too
     // many hides in the groups' averages and stays: the simulator shows that.
     let bug = late_wake("run=wasted-overload-wakeup");
     assert_eq!(bug.slept_on, 0, "{bug:?}");
