@@ -275,11 +275,13 @@ pub fn idle_balance<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) -> bool {
 /// A task was woken onto `cpu` (`try_to_wake_up`; `ttwu_do_wakeup` from 3.0): if `cpu` was
 /// idle, its idle spell ends, and goes into its average ([`avg_idle`]).
 pub fn woken_onto<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) {
+    // Most wake-ups find their CPU busy: the clock is read only for one that was idle.
+    let Some(stamp) = r.balance_mut(cpu).idle_stamp.take() else {
+        return;
+    };
     let (now, rules) = (r.now(), r.rules());
     let b = r.balance_mut(cpu);
-    if let Some(stamp) = b.idle_stamp.take() {
-        b.avg_idle = avg_idle::update(rules, b.avg_idle, now.saturating_sub(stamp));
-    }
+    b.avg_idle = avg_idle::update(rules, b.avg_idle, now.saturating_sub(stamp));
 }
 
 /// Whether `cpu`'s policy has nothing runnable (its queues are empty): what makes a CPU
