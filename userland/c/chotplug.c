@@ -64,22 +64,24 @@ static pid_t hog(int pinned_to)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
-		if (pinned_to >= 0) {
-			cpu_set_t set;
-			CPU_ZERO(&set);
-			CPU_SET(pinned_to, &set);
-			sched_setaffinity(0, sizeof set, &set);
-		}
 		while (cpu_ns() < HOG_MS * 1000000LL)
 			;
 		int cpu = sched_getcpu();
 		write(report[1], &cpu, sizeof cpu);
 		_exit(0);
 	}
+	/* The parent pins it, not the child: a child that has not run yet by the time its CPU
+	 * goes offline would pin itself too late, and the offlining would find nothing to widen. */
+	if (pinned_to >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(pinned_to, &set);
+		sched_setaffinity(pid, sizeof set, &set);
+	}
 	return pid;
 }
 
-/* Sleeps 5 ms: the hogs are all running by then. */
+/* Sleeps 5 ms, so that the hogs are under way when their CPU goes. */
 static void let_run(void)
 {
 	struct timespec t = {0, 5000000};

@@ -69,6 +69,7 @@ pub use sleep::{
     wake_up, yield_now,
 };
 use sleep::{sleep_current, wake_up_from};
+pub use switch::wait_for_exited_stacks;
 use switch::{finish_switch, schedule};
 pub use waitqueue::WaitQueue;
 

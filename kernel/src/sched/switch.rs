@@ -14,7 +14,7 @@ use crate::percpu::this_cpu;
 use crate::sync::SpinLockGuard;
 use crate::task::State;
 use crate::time::clock;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// What switching to the picked task needs.
 struct Switch {
@@ -206,11 +206,26 @@ fn not_preemptible(own: u32) -> ! {
 /// all — need not take the lock again to find that out).
 const NO_SLOT: usize = usize::MAX;
 
+/// Exited tasks whose stacks are not yet freed: each is between its last switch and the
+/// [`finish_switch`] of the task that runs after it on its CPU. A parent on another CPU may
+/// reap such a child before that CPU gets there, so a count of the memory in use waits for
+/// this to reach 0 ([`wait_for_exited_stacks`]).
+static STACKS_TO_FREE: AtomicUsize = AtomicUsize::new(0);
+
 /// The exiting task in `slot` is about to switch away for the last time: the task that
 /// runs next on this CPU frees it.
 pub(super) fn leave_for_reaping(slot: Slot) {
     debug_assert!(!irq::enabled(), "an exit with interrupts on");
+    STACKS_TO_FREE.fetch_add(1, Ordering::AcqRel);
     this_cpu().set_exited_slot(slot);
+}
+
+/// Returns once every task that has exited so far has had its stack freed. Each such CPU is
+/// in the middle of a switch, with interrupts off, so the wait is a few instructions long.
+pub fn wait_for_exited_stacks() {
+    while STACKS_TO_FREE.load(Ordering::Acquire) != 0 {
+        core::hint::spin_loop();
+    }
 }
 
 /// Runs in the task that was just switched to: says the previous task has left this CPU
@@ -256,4 +271,5 @@ pub(super) fn finish_switch() {
     }
     // Dropped after the lock: freeing the stack takes the memory lock.
     drop(dead);
+    STACKS_TO_FREE.fetch_sub(1, Ordering::AcqRel);
 }

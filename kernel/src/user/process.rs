@@ -120,6 +120,9 @@ pub fn run_program(argv: &[String]) -> bool {
     let before = (crate::mm::frames_in_use(), crate::mm::heap::stats().used);
     let ok = run_first_program(argv);
     end_what_is_left();
+    // A child reaped from another CPU may not have left it yet: its stack is freed there
+    // at that CPU's next switch.
+    sched::wait_for_exited_stacks();
     // The page cache and the stack cache keep frames for the next execve and task; they are
     // let go here, so that every frame the run took must be back.
     crate::mm::drop_caches();
