@@ -66,7 +66,7 @@ fn load_balance_ns(cpus: usize) -> u64 {
                 let outcome = load_balance(
                     &mut state,
                     &domains[top],
-                    true,
+                    None,
                     0,
                     IdleType::NotIdle,
                     &mut Balancing(&mut sim),

@@ -17,7 +17,9 @@
 //!   is set back to `cache_nice_tries + 1`.
 //! - **All pinned.** If every task looked at on the busiest CPU is kept there by its
 //!   affinity, the pass tries the other CPUs of the busiest group, and if none is left it
-//!   doubles its interval up to 512 ms.
+//!   doubles its interval up to 512 ms. 4.1 and 6.6 first try another CPU of the
+//!   balancing CPU's group for such tasks, and mark the group above when affinity left an
+//!   imbalance ([`pinned`]).
 //!
 //! The machine is the caller's ([`Machine`]): the CPUs' loads, the busiest CPU's tasks, the
 //! moves. The pass decides; it never touches a runqueue.
@@ -27,8 +29,7 @@ use super::busiest::{
     v6_6,
 };
 use super::cpuset::CpuSet;
-use super::domains::{Domain, Flags, Rules};
-use super::move_tasks::v6_6::detach_tasks;
+use super::domains::{Domain, Flags, Level, Rules};
 use super::move_tasks::{Env, Queues, move_tasks};
 use super::schedstat::{DomainStats, index};
 use super::shares::{GroupSpan, Share, SharesSplit, ratelimit_ns, split};
@@ -66,6 +67,13 @@ pub trait Machine {
     }
     /// Gives group `uid`'s entity on `share.cpu` its new share.
     fn reweight_group(&mut self, _uid: u32, _share: Share) {}
+    /// 4.1 and 6.6: whether the group of `cpus` at `level` is marked imbalanced
+    /// ([`group_imbalance`](super::group_imbalance)).
+    fn group_imbalanced(&self, _level: Level, _cpus: CpuSet) -> bool {
+        false
+    }
+    /// Marks that group (`on`), or clears its mark.
+    fn mark_group_imbalanced(&mut self, _level: Level, _cpus: CpuSet, _on: bool) {}
 }
 
 /// What one CPU keeps of one of its domains between passes.
@@ -134,16 +142,17 @@ fn update_shares(
 }
 
 /// `load_balance` (periodic, `why` Idle or NotIdle) or `load_balance_newidle` (NewlyIdle)
-/// of `domain` by `this_cpu`; `top_level` when the domain has no balancing parent.
+/// of `domain` by `this_cpu`; `parent` is the domain above it, if any.
 pub fn load_balance(
     state: &mut DomainState,
     domain: &Domain,
-    top_level: bool,
+    parent: Option<&Domain>,
     this_cpu: usize,
     why: IdleType,
     m: &mut impl Machine,
 ) -> Outcome {
     let p = domain.params;
+    let top_level = parent.is_none_or(|d| !d.params.flags.has(Flags::LOAD_BALANCE));
     let periodic = why != IdleType::NewlyIdle;
     let mut outcome = Outcome {
         pulled: None,
@@ -152,7 +161,8 @@ pub fn load_balance(
         not_the_balancer: false,
     };
     let mut cpus = domain.span;
-    let mut all_pinned = false;
+    let (mut all_pinned, mut some_pinned) = (false, false);
+    let mark = pinned::parents_group(domain, parent);
     let kind = index(why);
     state.stats.count[kind] += 1;
     loop {
@@ -164,9 +174,13 @@ pub fn load_balance(
             Rules::V2_6_24 => find_busiest_group(domain, this_cpu, &stats, why, cpus),
             Rules::V2_6_36 => v2_6_36::find_busiest_group(domain, this_cpu, &stats, why, cpus),
             Rules::V6_6 if !domain.features.has(Feature::LbGroupTypes) => {
-                v4_1::find_busiest_group(domain, this_cpu, &stats, why, cpus)
+                let marked = pinned::marks(domain, m);
+                v4_1::find_busiest_group(domain, this_cpu, &stats, why, cpus, &marked)
             }
-            Rules::V6_6 => v6_6::find_busiest_group(domain, this_cpu, &stats, why, cpus),
+            Rules::V6_6 => {
+                let marked = pinned::marks(domain, m);
+                v6_6::find_busiest_group(domain, this_cpu, &stats, why, cpus, &marked)
+            }
         };
         let (group, migration, imbalance) = match verdict {
             Verdict::Pull {
@@ -176,11 +190,11 @@ pub fn load_balance(
             } => (group, migration, imbalance),
             Verdict::NotTheBalancer => {
                 outcome.not_the_balancer = true;
-                return balanced(state, domain, why, all_pinned, outcome);
+                return balanced(state, domain, why, (all_pinned, mark), m, outcome);
             }
             Verdict::Balanced => {
                 state.stats.no_busy_group[kind] += 1;
-                return balanced(state, domain, why, all_pinned, outcome);
+                return balanced(state, domain, why, (all_pinned, mark), m, outcome);
             }
         };
         let busiest = match domain.rules {
@@ -192,7 +206,7 @@ pub fn load_balance(
         };
         let Some(busiest) = busiest else {
             state.stats.no_busy_queue[kind] += 1;
-            return balanced(state, domain, why, all_pinned, outcome);
+            return balanced(state, domain, why, (all_pinned, mark), m, outcome);
         };
         state.stats.imbalance[kind] += imbalance;
         if stats[busiest].nr_running > 1 {
@@ -203,15 +217,24 @@ pub fn load_balance(
                 cache_nice_tries: p.cache_nice_tries,
                 favour_best_prio: m.shares_split() == SharesSplit::Full,
                 repeat_look: m.shares_split().repeats_look(),
+                dst_group: CpuSet::EMPTY,
             };
-            let queues = m.queues(busiest, this_cpu);
             let pulled = match domain.rules {
                 Rules::V6_6 => {
-                    let nr_running = stats[busiest].nr_running as usize;
-                    let tasks = queues.candidates();
-                    detach_tasks(&tasks, migration, imbalance, nr_running, why, &env)
+                    let what = pinned::Move {
+                        migration,
+                        imbalance,
+                        why,
+                    };
+                    // The CPUs that balance for this CPU's group (`group_balance_mask`).
+                    let local_group = domain.groups[0].balance;
+                    pinned::detach_here_or_beside(m, busiest, &what, env, local_group, &mut cpus)
                 }
-                _ => move_tasks(&queues, imbalance, &env),
+                _ => {
+                    let pulled = move_tasks(&m.queues(busiest, this_cpu), imbalance, &env);
+                    m.pull(busiest, this_cpu, &pulled.tasks);
+                    pulled
+                }
             };
             // Linux's `ld_moved`: load moved, in the imbalance's units. With split shares
             // tasks can move and count for nothing (their group holds no share there yet,
@@ -219,8 +242,15 @@ pub fn load_balance(
             let moved = pulled.load > 0;
             if !pulled.tasks.is_empty() {
                 state.stats.gained[kind] += pulled.tasks.len() as u64;
-                m.pull(busiest, this_cpu, &pulled.tasks);
                 outcome.pulled = Some((busiest, pulled.tasks));
+            }
+            // Affinity kept part of the imbalance here: the level above hears of it.
+            some_pinned |= pulled.some_pinned;
+            if let Some((level, group)) = mark
+                && some_pinned
+                && pulled.left > 0
+            {
+                m.mark_group_imbalanced(level, group, true);
             }
             // As Linux, whatever moved: the last look found every task pinned.
             if pulled.all_pinned {
@@ -238,7 +268,7 @@ pub fn load_balance(
                     }
                     return outcome;
                 }
-                return balanced(state, domain, why, true, outcome);
+                return balanced(state, domain, why, (true, mark), m, outcome);
             }
             if moved {
                 // (`update_shares` again: rate-limited, it does nothing at the same time.)
@@ -311,11 +341,10 @@ pub fn rebalance_domains(
         if !d.params.flags.has(Flags::LOAD_BALANCE) {
             continue;
         }
-        let top = is_top(domains, i);
         let interval = interval_jiffies(st, d, why != IdleType::Idle, hz, nr_cpus);
         let mut stop = false;
         if jiffies >= st.last_balance + interval {
-            let o = load_balance(st, d, top, cpu, why, m);
+            let o = load_balance(st, d, domains.get(i + 1), cpu, why, m);
             if o.moved {
                 why = IdleType::NotIdle;
             }
@@ -348,7 +377,7 @@ pub fn idle_balance(
             // 2.6.24 starts with "pulled = −1", which ends the walk here.
             return None;
         }
-        let o = load_balance(st, d, is_top(domains, i), cpu, IdleType::NewlyIdle, m);
+        let o = load_balance(st, d, domains.get(i + 1), cpu, IdleType::NewlyIdle, m);
         if o.moved {
             return o.pulled;
         }
@@ -356,14 +385,8 @@ pub fn idle_balance(
     None
 }
 
-/// Whether `domains[i]` (bottom up) has no balancing parent.
-fn is_top(domains: &[Domain], i: usize) -> bool {
-    domains
-        .get(i + 1)
-        .is_none_or(|parent| !parent.params.flags.has(Flags::LOAD_BALANCE))
-}
-
 mod outcome;
+mod pinned;
 use outcome::{balanced, failed};
 
 #[cfg(test)]

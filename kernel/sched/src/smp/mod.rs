@@ -14,6 +14,8 @@
 //!   `can_migrate_task`, `load_balance_fair` with groups; 6.6's `detach_tasks`);
 //! - [`avg_idle`]: how long a CPU's idle spells last, and the newly-idle pass 2.6.36 and
 //!   4.1 skip when they are short;
+//! - [`group_imbalance`]: 4.1's and 6.6's mark on a group whose CPUs could not balance for
+//!   their tasks' affinity, which the level above acts on;
 //! - [`balancer`]: the passes themselves — when a domain is balanced, the interval that
 //!   grows and shrinks, failures and active balancing (`load_balance`);
 //! - [`shares`]: a group's shares split between CPUs by its tasks' weight on each (2.6.27–
@@ -38,6 +40,7 @@ pub mod busiest;
 pub mod cpu_load;
 pub mod cpuset;
 pub mod domains;
+pub mod group_imbalance;
 pub mod invariant;
 pub mod move_tasks;
 pub mod placement;

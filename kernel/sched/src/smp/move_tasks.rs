@@ -69,6 +69,12 @@ pub struct Env {
     /// met (`move_tasks` calling `load_balance_fair` in a loop, "Remove the sched_class
     /// load_balance methods"); before, once.
     pub repeat_look: bool,
+    /// 6.6: the CPUs a task kept from the balancing CPU by its affinity may go to instead —
+    /// the CPUs that balance for the balancing CPU's group at this level (its balance mask:
+    /// the whole group but in NUMA levels), those the pass has not tried
+    /// (`env->dst_grpmask` and `env->cpus`); empty in the other eras and for a CPU about to
+    /// go idle, which takes what it can itself.
+    pub dst_group: CpuSet,
 }
 
 /// What a pass pulled.
@@ -82,6 +88,25 @@ pub struct Pulled {
     /// Every task the last look examined was kept away by its affinity (or it had none to
     /// look at); a look for no load clears it, as does no look at all.
     pub all_pinned: bool,
+    /// 6.6: some task was kept away by its affinity (`LBF_SOME_PINNED`).
+    pub some_pinned: bool,
+    /// 6.6: a CPU of [`Env::dst_group`] the first such task may run on, where the pass
+    /// may try again (`LBF_DST_PINNED`, `new_dst_cpu`).
+    pub new_dst: Option<usize>,
+    /// 6.6: what is left of the imbalance, in its units.
+    pub left: u64,
+}
+
+/// What one look learnt of the tasks' affinity (Linux's `LBF_ALL_PINNED`,
+/// `LBF_SOME_PINNED` and `LBF_DST_PINNED` flags).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Look {
+    /// Some task's affinity allows the balancing CPU (clears "all pinned").
+    pub one_allowed: bool,
+    /// Some task's does not.
+    pub some_pinned: bool,
+    /// The first CPU of the balancing CPU's group such a task allows.
+    pub new_dst: Option<usize>,
 }
 
 /// `task_hot`: whether `c` ran too recently to leave its cache behind.
@@ -89,13 +114,17 @@ fn task_hot(c: &Candidate, now: u64) -> bool {
     (now.wrapping_sub(c.last_ran) as i64) < MIGRATION_COST_NS as i64
 }
 
-/// `can_migrate_task`: may `c` move to the balancing CPU? `pinned` is cleared once a task's
-/// affinity allows it.
-pub(super) fn can_migrate(c: &Candidate, env: &Env, pinned: &mut bool) -> bool {
+/// `can_migrate_task`: may `c` move to the balancing CPU? `look` notes what its affinity
+/// allowed.
+pub(super) fn can_migrate(c: &Candidate, env: &Env, look: &mut Look) -> bool {
     if !c.allowed.contains(env.this_cpu) {
+        look.some_pinned = true;
+        if look.new_dst.is_none() {
+            look.new_dst = (env.dst_group & c.allowed).lowest();
+        }
         return false;
     }
-    *pinned = false;
+    look.one_allowed = true;
     if c.running {
         return false;
     }
@@ -117,7 +146,7 @@ pub fn balance_tasks(
         return 0;
     }
     let mut rem = max_load as i64;
-    let mut pinned = true;
+    let mut look = Look::default();
     for (looked, c) in candidates.iter().enumerate() {
         if looked > NR_MIGRATE {
             break;
@@ -128,7 +157,7 @@ pub fn balance_tasks(
         } else {
             (c.weight >> 1) as i64 > rem
         };
-        if too_heavy || !can_migrate(c, env, &mut pinned) {
+        if too_heavy || !can_migrate(c, env, &mut look) {
             continue;
         }
         pulled.tasks.push(c.task);
@@ -140,7 +169,7 @@ pub fn balance_tasks(
         *best_prio = (*best_prio).min(c.prio);
     }
     // Each look overwrites it (2.6.24's `*all_pinned = pinned`): the last one decides.
-    pulled.all_pinned = pinned;
+    pulled.all_pinned = !look.one_allowed;
     (max_load as i64 - rem) as u64
 }
 

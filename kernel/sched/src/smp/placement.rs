@@ -8,6 +8,14 @@
 //!   domain's `imbalance_pct` (112 % for 125) — and its least loaded CPU; then again from
 //!   there, one level lower, down to the bottom. Loads are the domain's `forkexec_idx`
 //!   guesses, leaning towards staying (this CPU's group low, the others high).
+//!
+//!   2.6.36 runs the same walk from `select_task_rq_fair` (SD_BALANCE_FORK at every level
+//!   there, and `forkexec_idx` 0: loads now), with three differences kept here: it passes
+//!   over a domain that does not balance (SD_LOAD_BALANCE off), divides a group's load by
+//!   its power exactly (2.6.24's reciprocal multiply can be one off), and its group power
+//!   is summed from the group's CPUs (the domains' own). A forked child is set up on its
+//!   parent's queue and moved only then (`wake_up_new_task`), which is how both the
+//!   kernel and the simulator start a child whatever the era.
 //! - **Wake-up.** A task woken from another CPU (the waker's) goes to the waker's CPU if
 //!   the domain they share allows affine wake-ups and either the waker's CPU is no busier
 //!   than the wakee's and the two together hold less than a task's worth, or the waker's
@@ -21,7 +29,7 @@
 
 use super::busiest::{CpuStat, div_power};
 use super::cpuset::CpuSet;
-use super::domains::{Domain, Flags, SCHED_LOAD_SCALE};
+use super::domains::{Domain, Flags, Rules, SCHED_LOAD_SCALE};
 
 /// Half a domain's `imbalance_pct` above 100 (`100 + (pct − 100) / 2`).
 fn half_pct(domain: &Domain) -> u64 {
@@ -56,7 +64,10 @@ pub fn find_idlest_group(
                 }
             })
             .sum();
-        let avg = div_power(sum * SCHED_LOAD_SCALE, g.power);
+        let avg = match domain.rules {
+            Rules::V2_6_24 => div_power(sum * SCHED_LOAD_SCALE, g.power),
+            _ => sum * SCHED_LOAD_SCALE / g.power,
+        };
         if local {
             this_load = Some(avg);
         } else if idlest.is_none_or(|(_, min)| avg < min) {
@@ -104,6 +115,7 @@ pub fn balance_self<'a>(
             .enumerate()
             .take_while(|(_, d)| d.span.len() < weight)
             .filter(|(_, d)| d.params.flags.has(flag))
+            .filter(|(_, d)| d.rules == Rules::V2_6_24 || d.params.flags.has(Flags::LOAD_BALANCE))
             .map(|(i, _)| i)
             .last()
     };

@@ -17,6 +17,7 @@ use super::busiest::CpuStat;
 use super::cpu_load::CpuLoad;
 use super::cpuset::CpuSet;
 use super::domains::{Domain, Rules, build_with};
+use super::group_imbalance::ImbalancedGroups;
 use super::invariant::{Snapshot, Waiting};
 use super::shares::{Share, SharesSplit};
 use super::topology::Topology;
@@ -49,6 +50,9 @@ pub struct CpuBalance {
     pub idle_stamp: Option<Nanos>,
     /// Its idle spells' running average (`rq->avg_idle`, [`avg_idle`]).
     pub avg_idle: Nanos,
+    /// The groups whose lowest CPU it is that are marked imbalanced
+    /// ([`group_imbalance`](super::group_imbalance)).
+    pub imbalanced_groups: ImbalancedGroups,
 }
 
 impl CpuBalance {
@@ -87,6 +91,7 @@ impl CpuBalance {
             smt: topology.smt_siblings(cpu).len() > 1,
             idle_stamp: None,
             avg_idle: avg_idle::AVG_IDLE_MAX_NS,
+            imbalanced_groups: ImbalancedGroups::default(),
         }
     }
 

@@ -10,9 +10,9 @@ use crate::smp::runqueues::{self, SyncWaker};
 use alloc::boxed::Box;
 
 impl<P: Policy> SmpSim<P> {
-    /// `parent`, running on `cpu`, forks a child of `behavior`: placed by 2.6.24's
-    /// `sched_balance_self` at fork (only NUMA's NODE level balances at fork), set up by
-    /// the parent's CPU and queued on its own.
+    /// `parent`, running on `cpu`, forks a child of `behavior`: placed by the era's fork
+    /// balancing (`runqueues::balance_self`), set up by the parent's CPU and queued on its
+    /// own.
     pub(super) fn fork(
         &mut self,
         cpu: usize,

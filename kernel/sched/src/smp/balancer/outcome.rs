@@ -4,7 +4,8 @@
 
 use super::{DomainState, MAX_PINNED_INTERVAL_MS, Machine, Outcome};
 use crate::smp::busiest::IdleType;
-use crate::smp::domains::Domain;
+use crate::smp::cpuset::CpuSet;
+use crate::smp::domains::{Domain, Level};
 use crate::smp::schedstat::index;
 
 /// A periodic pass found an imbalance and moved nothing: one more failure. After more than
@@ -41,14 +42,22 @@ pub(super) fn failed(
 }
 
 /// `out_balanced`: nothing to do, no failure counted; a periodic pass doubles its interval
-/// (a newly-idle pass leaves the interval alone).
+/// (a newly-idle pass leaves the interval alone). Unless every task looked at was pinned
+/// (`all_pinned`), the tasks that could move have had their chance: the mark on the
+/// group above (`mark`, in the eras that keep one) is cleared.
 pub(super) fn balanced(
     state: &mut DomainState,
     domain: &Domain,
     why: IdleType,
-    all_pinned: bool,
+    (all_pinned, mark): (bool, Option<(Level, CpuSet)>),
+    m: &mut impl Machine,
     outcome: Outcome,
 ) -> Outcome {
+    if let Some((level, group)) = mark
+        && !all_pinned
+    {
+        m.mark_group_imbalanced(level, group, false);
+    }
     state.stats.balanced[index(why)] += 1;
     state.nr_balance_failed = 0;
     if why != IdleType::NewlyIdle {

@@ -163,12 +163,12 @@ fn failures_lead_to_pushing_the_running_task() {
     let mut st: Vec<DomainState> = d.iter().map(|d| DomainState::new(d, 0)).collect();
     let mut m = Toy::new(&[1, 1, 0, 0]);
     for failures in 1..=3 {
-        let o = load_balance(&mut st[1], &d[1], false, 2, IdleType::Idle, &mut m);
+        let o = load_balance(&mut st[1], &d[1], None, 2, IdleType::Idle, &mut m);
         assert_eq!((o.pulled, o.push_from), (None, None));
         assert_eq!(st[1].nr_balance_failed, failures);
         assert_eq!(st[1].balance_interval_ms, 1, "an imbalance was found");
     }
-    let o = load_balance(&mut st[1], &d[1], false, 2, IdleType::Idle, &mut m);
+    let o = load_balance(&mut st[1], &d[1], None, 2, IdleType::Idle, &mut m);
     assert_eq!(o.push_from, Some(0));
     assert_eq!(st[1].nr_balance_failed, 2);
     assert_eq!(st[1].balance_interval_ms, 2, "backing off while it pushes");
@@ -176,7 +176,7 @@ fn failures_lead_to_pushing_the_running_task() {
     m.cpus[0][0].allowed = CpuSet::first(2);
     m.cpus[1][0].allowed = CpuSet::first(2);
     st[1].nr_balance_failed = 3;
-    let o = load_balance(&mut st[1], &d[1], false, 2, IdleType::Idle, &mut m);
+    let o = load_balance(&mut st[1], &d[1], None, 2, IdleType::Idle, &mut m);
     assert_eq!(o.push_from, None);
 }
 
@@ -187,7 +187,7 @@ fn every_task_pinned_means_balanced_with_a_longer_interval() {
     let (d, mut st) = two_cpus();
     let mut m = Toy::new(&[2, 0]);
     m.cpus[0][1].allowed = CpuSet::one(0);
-    let o = load_balance(&mut st[0], &d[0], false, 1, IdleType::Idle, &mut m);
+    let o = load_balance(&mut st[0], &d[0], None, 1, IdleType::Idle, &mut m);
     assert_eq!((o.pulled, o.push_from), (None, None));
     assert_eq!(st[0].nr_balance_failed, 0);
     assert_eq!(st[0].balance_interval_ms, 2);

@@ -12,10 +12,12 @@
 //! core beside the hog then finds its own group no lighter than the busiest and pulls
 //! nothing: the paper's Group Imbalance bug (§3.1, Figure 2).
 //!
-//! Groups are sorted only as *overloaded* (more tasks than CPUs, and their utilisation
-//! over capacity by `imbalance_pct`) or not — 4.1's `group_imbalanced`, set when affinity
-//! kept a lower level from balancing, is not modelled. Then, in order, a pass is balanced
-//! when: no group is busier; this group's average is at least the busiest's; at least the
+//! Groups are sorted as *overloaded* (more tasks than CPUs, and their utilisation over
+//! capacity by `imbalance_pct`), *imbalanced* (marked: affinity kept its CPUs from balancing
+//! among themselves, [`group_imbalance`](crate::smp::group_imbalance)) or other, and the
+//! busiest is the heaviest on average of the highest sort. An imbalanced busiest group is
+//! pulled from whatever the averages say, its load per task capped at the domain's average
+//! load. Otherwise, in order, a pass is balanced when: no group is busier; this group's average is at least the busiest's; at least the
 //! domain's; and, for an idle CPU, the busiest is not overloaded and has no more than one
 //! idle CPU fewer than this group; for a busy one, the busiest's average is within
 //! `imbalance_pct` of this group's. A CPU about to go idle skips those tests when its group
@@ -68,6 +70,8 @@ pub struct GroupStats {
     pub max_load: u64,
     /// `group_no_capacity`: more tasks than CPUs, and its CPUs used.
     pub overloaded: bool,
+    /// Marked imbalanced ([`group_imbalance`](crate::smp::group_imbalance)).
+    pub imbalanced: bool,
 }
 
 impl GroupStats {
@@ -75,10 +79,20 @@ impl GroupStats {
     fn has_capacity(&self, pct: u64) -> bool {
         self.nr_running < self.weight || self.capacity * 100 > self.usage * pct
     }
+
+    /// `group_classify`'s `enum group_type` as a rank: other, imbalanced, overloaded.
+    fn group_type(&self) -> u8 {
+        match (self.overloaded, self.imbalanced) {
+            (true, _) => 2,
+            (false, true) => 1,
+            (false, false) => 0,
+        }
+    }
 }
 
-/// `update_sg_lb_stats` for group `g` of a domain with `imbalance_pct` `pct`.
-fn group_stats(g: &Group, pct: u64, stats: &[CpuStat], cpus: CpuSet) -> GroupStats {
+/// `update_sg_lb_stats` for group `g` of a domain with `imbalance_pct` `pct`, `marked` if
+/// it is marked imbalanced.
+fn group_stats(g: &Group, marked: bool, pct: u64, stats: &[CpuStat], cpus: CpuSet) -> GroupStats {
     let mut s = GroupStats {
         load: 0,
         usage: 0,
@@ -91,6 +105,7 @@ fn group_stats(g: &Group, pct: u64, stats: &[CpuStat], cpus: CpuSet) -> GroupSta
         min_load: u64::MAX,
         max_load: 0,
         overloaded: false,
+        imbalanced: marked,
     };
     for i in (g.cpus & cpus).iter() {
         let st = &stats[i];
@@ -117,16 +132,24 @@ struct Survey {
     sd_avg: u64,
 }
 
-/// `update_sd_lb_stats` and `update_sd_pick_busiest`. Every group holding the balancing
-/// CPU counts as its own (with 4.1's NUMA groups, several may).
-fn survey(domain: &Domain, this_cpu: usize, stats: &[CpuStat], cpus: CpuSet) -> Survey {
+/// `update_sd_lb_stats` and `update_sd_pick_busiest`, `marked[i]` if group i is marked
+/// imbalanced. Every group holding the balancing CPU counts as its own (with 4.1's NUMA
+/// groups, several may).
+fn survey(
+    domain: &Domain,
+    this_cpu: usize,
+    stats: &[CpuStat],
+    cpus: CpuSet,
+    marked: &[bool],
+) -> Survey {
     let pct = domain.params.imbalance_pct;
     let min_load = domain.features.has(Feature::LbMinLoad);
     let mut local: Option<GroupStats> = None;
     let mut busiest: Option<(usize, GroupStats)> = None;
     let (mut total_load, mut total_capacity) = (0, 0);
     for (gi, g) in domain.groups.iter().enumerate() {
-        let mut s = group_stats(g, pct, stats, cpus);
+        let mark = marked.get(gi).copied().unwrap_or(false);
+        let mut s = group_stats(g, mark, pct, stats, cpus);
         total_load += s.load;
         total_capacity += s.capacity;
         if g.cpus.contains(this_cpu) {
@@ -142,13 +165,12 @@ fn survey(domain: &Domain, this_cpu: usize, stats: &[CpuStat], cpus: CpuSet) -> 
         // `update_sd_pick_busiest` against a busiest that starts as "other, load 0": a
         // group of no load is never the busiest, nor (the paper's fix) one with an idle
         // CPU; a group whose CPUs are all out of this pass is not looked at.
-        let (b_overloaded, b_avg, b_min) = busiest.map_or((false, 0, 0), |(_, b)| {
-            (b.overloaded, b.avg_load, b.min_load)
-        });
+        let (b_type, b_avg, b_min) =
+            busiest.map_or((0, 0, 0), |(_, b)| (b.group_type(), b.avg_load, b.min_load));
         let busier = match () {
             _ if (g.cpus & cpus).is_empty() => false,
             _ if min_load => s.min_load > b_min,
-            _ if s.overloaded != b_overloaded => s.overloaded,
+            _ if s.group_type() != b_type => s.group_type() > b_type,
             _ => s.avg_load > b_avg,
         };
         if busier {
@@ -162,18 +184,20 @@ fn survey(domain: &Domain, this_cpu: usize, stats: &[CpuStat], cpus: CpuSet) -> 
     }
 }
 
-/// `find_busiest_group` of 4.1, or with `LB_MIN_LOAD` the paper's (see the module's docs).
+/// `find_busiest_group` of 4.1, or with `LB_MIN_LOAD` the paper's (see the module's docs),
+/// over `cpus`; `marked[i]` if the domain's group i is marked imbalanced.
 pub fn find_busiest_group(
     domain: &Domain,
     this_cpu: usize,
     stats: &[CpuStat],
     why: IdleType,
     cpus: CpuSet,
+    marked: &[bool],
 ) -> Verdict {
     if !should_we_balance(domain, this_cpu, stats, why) {
         return Verdict::NotTheBalancer;
     }
-    let sv = survey(domain, this_cpu, stats, cpus);
+    let sv = survey(domain, this_cpu, stats, cpus, marked);
     let Some((group, busiest)) = sv.busiest else {
         return Verdict::Balanced;
     };
@@ -189,7 +213,8 @@ pub fn find_busiest_group(
         busiest.max_load.saturating_sub(local.min_load) / 2
     } else {
         let pct = domain.params.imbalance_pct;
-        let force = why == IdleType::NewlyIdle && local.has_capacity(pct) && busiest.overloaded;
+        let force = busiest.group_type() == 1
+            || (why == IdleType::NewlyIdle && local.has_capacity(pct) && busiest.overloaded);
         if !force && balanced_on_average(&sv, &busiest, why, pct) {
             return Verdict::Balanced;
         }
@@ -220,6 +245,12 @@ fn balanced_on_average(sv: &Survey, busiest: &GroupStats, why: IdleType, pct: u6
 /// each × its capacity — or, below one task's load, [`fix_small_imbalance`].
 fn calculate_imbalance(sv: &Survey, busiest: &GroupStats) -> u64 {
     let local = &sv.local;
+    let mut capped = *busiest;
+    if busiest.group_type() == 1 {
+        // Imbalanced: the group's own average may mislead; no more than the domain's.
+        capped.load_per_task = busiest.load_per_task.min(sv.sd_avg);
+    }
+    let busiest = &capped;
     if busiest.avg_load <= sv.sd_avg || local.avg_load >= sv.sd_avg {
         return fix_small_imbalance(local, busiest).unwrap_or(0);
     }

@@ -10,10 +10,10 @@
 //! | `has_spare` | runs fewer tasks than it has CPUs, or its CPUs are not all used |
 //! | `fully_busy` | runs as many tasks as CPUs, all its capacity used, none waiting for long |
 //! | `smt_balance` | is a core of hyperthreads running two or more tasks, seen by an idle CPU |
+//! | `imbalanced` | is marked: affinity kept its CPUs from balancing among themselves ([`group_imbalance`](crate::smp::group_imbalance)) |
 //! | `overloaded` | runs more tasks than CPUs *and* its utilisation or runnable time says they wait |
 //!
-//! (`imbalanced`, set when affinity kept a lower domain from balancing, and `misfit` and
-//! `asym_packing`, for CPUs of unequal capacity, are not modelled.) "Used" has a margin:
+//! (`misfit` and `asym_packing`, for CPUs of unequal capacity, are not modelled.) "Used" has a margin:
 //! utilisation over capacity × 100 / `imbalance_pct`, or runnable time over capacity ×
 //! `imbalance_pct` / 100, with `imbalance_pct` 117 (110 for hyperthreads).
 //!
@@ -26,7 +26,9 @@
 //! - this group has spare capacity: **tasks** — half the difference in idle CPUs, or in
 //!   tasks where groups are single CPUs or prefer siblings — or, above the last-level
 //!   cache from an overloaded group, **utilisation**, this group's spare capacity;
-//! - the busiest group runs two tasks on one core of hyperthreads: **one task**.
+//! - the busiest group runs two tasks on one core of hyperthreads, or is imbalanced:
+//!   **one task** — for an imbalanced group whatever the other tests say, since its sums
+//!   hide what affinity does inside it.
 //!
 //! So two hogs on one CPU of an idle pair move *one task* (a count), where 2.6.36 moved
 //! *a task's weight* of load; and a busy CPU never pulls from a group that is not
@@ -48,6 +50,8 @@ pub enum GroupType {
     FullyBusy,
     /// A core of hyperthreads running two or more tasks, seen by an idle CPU.
     SmtBalance,
+    /// Marked: affinity kept its CPUs from balancing among themselves.
+    Imbalanced,
     /// Its tasks wait: more of them than CPUs, and the CPUs are used.
     Overloaded,
 }
@@ -95,10 +99,12 @@ fn has_capacity(pct: u64, s: &GroupStats) -> bool {
     s.capacity * 100 > s.util * pct
 }
 
-/// `update_sg_lb_stats` and `group_classify` for group `g` of `domain`.
+/// `update_sg_lb_stats` and `group_classify` for group `g` of `domain`, `marked` if it is
+/// marked imbalanced.
 fn group_stats(
     domain: &Domain,
     g: &Group,
+    marked: bool,
     local: bool,
     stats: &[CpuStat],
     cpus: CpuSet,
@@ -108,7 +114,7 @@ fn group_stats(
     let smt = g.cpus.len() > 1 && domain.child_shares_cpu_capacity;
     let mut s = sum_group(g, smt, stats, cpus);
     let smt_balance = !local && why != IdleType::NotIdle && s.smt && s.nr_running > 1;
-    s.group_type = classify(pct, &s, smt_balance);
+    s.group_type = classify(pct, &s, marked, smt_balance);
     if s.group_type == GroupType::Overloaded {
         s.avg_load = s.load * CAPACITY / s.capacity;
     }
@@ -116,9 +122,11 @@ fn group_stats(
 }
 
 /// `group_classify` (on symmetric CPUs, where no group is misfit or asymmetric).
-pub(crate) fn classify(pct: u64, s: &GroupStats, smt_balance: bool) -> GroupType {
+pub(crate) fn classify(pct: u64, s: &GroupStats, marked: bool, smt_balance: bool) -> GroupType {
     if overloaded(pct, s) {
         GroupType::Overloaded
+    } else if marked {
+        GroupType::Imbalanced
     } else if smt_balance {
         GroupType::SmtBalance
     } else if !has_capacity(pct, s) {
@@ -173,6 +181,8 @@ fn busier(cand: &GroupStats, busiest: Option<&GroupStats>) -> bool {
     };
     match cand.group_type {
         GroupType::Overloaded => cand.avg_load > b.avg_load,
+        // Nothing tells one imbalanced group from another: the first stays.
+        GroupType::Imbalanced => false,
         GroupType::SmtBalance if cand.idle_cpus > 0 || b.idle_cpus > 0 => spare_rule(cand, b),
         // avg_load is 0 for both here: the later group wins, unless the one kept is SMT.
         GroupType::SmtBalance | GroupType::FullyBusy => !b.smt,
@@ -208,20 +218,22 @@ struct Survey {
     total_capacity: u64,
 }
 
-/// `update_sd_lb_stats`.
+/// `update_sd_lb_stats`; `marked[i]` when group i is marked imbalanced.
 fn survey(
     domain: &Domain,
     this_cpu: usize,
     stats: &[CpuStat],
     why: IdleType,
     cpus: CpuSet,
+    marked: &[bool],
 ) -> Survey {
     let mut local = None;
     let mut busiest: Option<(usize, GroupStats)> = None;
     let (mut total_load, mut total_capacity) = (0, 0);
     for (gi, g) in domain.groups.iter().enumerate() {
         let is_local = g.cpus.contains(this_cpu);
-        let s = group_stats(domain, g, is_local, stats, cpus, why);
+        let mark = marked.get(gi).copied().unwrap_or(false);
+        let s = group_stats(domain, g, mark, is_local, stats, cpus, why);
         total_load += s.load;
         total_capacity += s.capacity;
         if is_local {
@@ -238,18 +250,20 @@ fn survey(
     }
 }
 
-/// `find_busiest_group` of 6.6 (see the module's docs).
+/// `find_busiest_group` of 6.6 (see the module's docs), over `cpus`; `marked[i]` when the
+/// domain's group i is marked imbalanced (a shorter slice: the rest are not).
 pub fn find_busiest_group(
     domain: &Domain,
     this_cpu: usize,
     stats: &[CpuStat],
     why: IdleType,
     cpus: CpuSet,
+    marked: &[bool],
 ) -> Verdict {
     if !should_we_balance(domain, this_cpu, stats, why) {
         return Verdict::NotTheBalancer;
     }
-    let mut sv = survey(domain, this_cpu, stats, why, cpus);
+    let mut sv = survey(domain, this_cpu, stats, why, cpus, marked);
     let Some((group, busiest)) = sv.busiest else {
         return Verdict::Balanced;
     };
@@ -266,6 +280,11 @@ pub fn find_busiest_group(
             }
         }
     };
+    if busiest.group_type == GroupType::Imbalanced {
+        // Its averages hide what affinity does inside it: one task, whatever they say.
+        let (migration, imbalance) = calculate_imbalance(domain, &sv, why);
+        return pull(migration, imbalance);
+    }
     if local.group_type > busiest.group_type {
         return Verdict::Balanced;
     }
@@ -311,7 +330,10 @@ fn calculate_imbalance(domain: &Domain, sv: &Survey, why: IdleType) -> (Migratio
     let (_, busiest) = sv.busiest.expect("a busiest group");
     let local = &sv.local;
     let flags = domain.params.flags;
-    if busiest.group_type == GroupType::SmtBalance {
+    if matches!(
+        busiest.group_type,
+        GroupType::SmtBalance | GroupType::Imbalanced
+    ) {
         return (Migration::Task, 1);
     }
     if local.group_type == GroupType::HasSpare {

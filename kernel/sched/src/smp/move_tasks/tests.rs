@@ -24,6 +24,7 @@ fn env(failed: u64) -> Env {
         cache_nice_tries: 1,
         favour_best_prio: true,
         repeat_look: false,
+        dst_group: CpuSet::EMPTY,
     }
 }
 

@@ -14,8 +14,13 @@
 //! The walk stops once nothing is left to move, and — unless the balancing CPU is busy —
 //! before it would leave the busiest CPU empty. A CPU about to go idle takes one task at
 //! most (a preemptible kernel's rule: a long walk there would delay what it is to run).
+//!
+//! A task kept away by its affinity is noted (`LBF_SOME_PINNED`), with the first CPU of the
+//! balancing CPU's group it could go to instead (`LBF_DST_PINNED`): the pass may look again
+//! for that CPU ([`balancer`](crate::smp::balancer)), and a level above may hear that this
+//! one could not balance (`smp::group_imbalance`).
 
-use super::{Candidate, Env, NR_MIGRATE, Pulled, can_migrate};
+use super::{Candidate, Env, Look, NR_MIGRATE, Pulled, can_migrate};
 use crate::smp::busiest::{IdleType, Migration};
 
 /// `detach_tasks` over `tasks` (the tail of the list first) for `imbalance` in
@@ -34,19 +39,20 @@ pub fn detach_tasks(
     };
     if nr_running <= 1 {
         pulled.all_pinned = false;
+        pulled.left = imbalance;
         return pulled;
     }
     let loop_max = nr_running.min(NR_MIGRATE);
     let (mut left, mut rem) = (nr_running, imbalance as i64);
-    let mut pinned = true;
+    let mut look = Look::default();
     for (looked, c) in tasks.iter().enumerate() {
         if why != IdleType::NotIdle && left <= 1 {
             break;
         }
-        if looked + 1 > loop_max && !pinned {
+        if looked + 1 > loop_max && look.one_allowed {
             break;
         }
-        if !can_migrate(c, env, &mut pinned) {
+        if !can_migrate(c, env, &mut look) {
             continue;
         }
         let amount = match migration {
@@ -70,7 +76,10 @@ pub fn detach_tasks(
             break;
         }
     }
-    pulled.all_pinned = pinned;
+    pulled.all_pinned = !look.one_allowed;
+    pulled.some_pinned = look.some_pinned;
+    pulled.new_dst = look.new_dst;
+    pulled.left = rem.max(0) as u64;
     pulled
 }
 

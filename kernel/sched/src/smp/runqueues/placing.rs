@@ -10,6 +10,7 @@ use crate::policy::{Policy, TaskId, Uid};
 use crate::smp::busiest::CpuStat;
 use crate::smp::cpuset::CpuSet;
 use crate::smp::domains::{Flags, Rules};
+use crate::smp::group_imbalance;
 use crate::smp::move_tasks::MIGRATION_COST_NS;
 use crate::smp::placement::v2_6_36::{self, GroupHere, effective_load};
 use crate::smp::placement::v6_6::{self, Leaving};
@@ -34,7 +35,8 @@ pub fn balance_self<R: Runqueues + ?Sized>(r: &R, cpu: usize, flag: u32, allowed
             load: info.h_load,
             util: info.util,
         });
-    v6_6::find_idlest_cpu(cpu, flag, allowed, leaving, &stats, domains_of)
+    let marked = |level, cpus| group_imbalance::marked(r, level, cpus);
+    v6_6::find_idlest_cpu(cpu, flag, allowed, leaving, &stats, domains_of, marked)
 }
 
 /// A waker about to give its CPU up (a synchronous wake-up, WF_SYNC).

@@ -7,6 +7,8 @@ use crate::policy::{BalanceQueue, Policy, QueuedTask};
 use crate::smp::balancer::Machine;
 use crate::smp::busiest::CpuStat;
 use crate::smp::cpuset::CpuSet;
+use crate::smp::domains::Level;
+use crate::smp::group_imbalance;
 use crate::smp::move_tasks::{Candidate, GroupQueues, MAX_PRIO, Queues};
 use crate::smp::shares::{GroupOnCpu, GroupSpan, Share, SharesSplit};
 use alloc::vec::Vec;
@@ -163,6 +165,14 @@ impl<R: Runqueues + ?Sized> Machine for Balancing<'_, R> {
 
     fn shares_split(&self) -> SharesSplit {
         self.0.split()
+    }
+
+    fn group_imbalanced(&self, level: Level, cpus: CpuSet) -> bool {
+        group_imbalance::marked(self.0, level, cpus)
+    }
+
+    fn mark_group_imbalanced(&mut self, level: Level, cpus: CpuSet, on: bool) {
+        group_imbalance::mark(self.0, level, cpus, on);
     }
 
     fn groups_on(&self, span: CpuSet) -> Vec<GroupSpan> {

@@ -54,9 +54,16 @@ fn an_idle_cpu_beside_a_hog_pulls_nothing_from_a_node_of_waiting_jobs() {
     // at least the busiest's (32) — ends the pass: balanced. Seven CPUs idle while eight
     // jobs wait.
     let d = numa(1, &v4_1());
-    let v = find_busiest_group(&d, 1, &hog_beside_make(), IdleType::Idle, CpuSet::first(16));
+    let v = find_busiest_group(
+        &d,
+        1,
+        &hog_beside_make(),
+        IdleType::Idle,
+        CpuSet::first(16),
+        &[],
+    );
     assert_eq!(v, Verdict::Balanced);
-    let sv = survey(&d, 1, &hog_beside_make(), CpuSet::first(16));
+    let sv = survey(&d, 1, &hog_beside_make(), CpuSet::first(16), &[]);
     assert_eq!(
         (sv.local.avg_load, sv.busiest.unwrap().1.avg_load, sv.sd_avg),
         (128, 32, 80)
@@ -70,6 +77,7 @@ fn an_idle_cpu_beside_a_hog_pulls_nothing_from_a_node_of_waiting_jobs() {
         &hog_beside_make(),
         IdleType::NewlyIdle,
         CpuSet::first(16),
+        &[],
     );
     assert!(matches!(v, Verdict::Pull { group: 1, .. }), "{v:?}");
 }
@@ -83,7 +91,14 @@ fn with_the_papers_fix_the_idle_cpu_pulls_half_the_gap_of_minimum_loads() {
         1,
         &[(Feature::LbGroupTypes, false), (Feature::LbMinLoad, true)],
     );
-    let v = find_busiest_group(&d, 1, &hog_beside_make(), IdleType::Idle, CpuSet::first(16));
+    let v = find_busiest_group(
+        &d,
+        1,
+        &hog_beside_make(),
+        IdleType::Idle,
+        CpuSet::first(16),
+        &[],
+    );
     let expected = Verdict::Pull {
         group: 1,
         migration: Migration::Load,
@@ -114,6 +129,7 @@ fn v6_6_fbg(d: &Domain) -> Verdict {
         &hog_beside_make(),
         IdleType::Idle,
         CpuSet::first(16),
+        &[],
     )
 }
 
@@ -127,7 +143,7 @@ fn a_busy_cpu_pulls_only_past_imbalance_pct_and_then_down_to_the_average() {
     features.set(Feature::LbGroupTypes, false);
     let d = build_with(&Topology::flat(2), 1, Rules::V6_6, features).remove(0);
     let stats = [cpu(3, 3072), cpu(1, 1024)];
-    let v = find_busiest_group(&d, 1, &stats, IdleType::NotIdle, CpuSet::first(2));
+    let v = find_busiest_group(&d, 1, &stats, IdleType::NotIdle, CpuSet::first(2), &[]);
     let expected = Verdict::Pull {
         group: 1,
         migration: Migration::Load,
@@ -140,7 +156,7 @@ fn a_busy_cpu_pulls_only_past_imbalance_pct_and_then_down_to_the_average() {
     // load per unit of capacity (1024) added to both sides, 2048 + 1024 ≥ 1024 + 2 × 1024:
     // one task's load moves. (4.1 lets the odd task take turns on the two CPUs.)
     let stats = [cpu(2, 2048), cpu(1, 1024)];
-    let v = find_busiest_group(&d, 1, &stats, IdleType::NotIdle, CpuSet::first(2));
+    let v = find_busiest_group(&d, 1, &stats, IdleType::NotIdle, CpuSet::first(2), &[]);
     assert_eq!(
         v,
         Verdict::Pull {
@@ -163,7 +179,7 @@ fn below_one_task_a_small_imbalance_stands_when_no_single_task_helps() {
     features.set(Feature::LbGroupTypes, false);
     let d = build_with(&Topology::flat(2), 1, Rules::V6_6, features).remove(0);
     let stats = [cpu(3, 1200), cpu(1, 900)];
-    let v = find_busiest_group(&d, 1, &stats, IdleType::NotIdle, CpuSet::first(2));
+    let v = find_busiest_group(&d, 1, &stats, IdleType::NotIdle, CpuSet::first(2), &[]);
     let expected = Verdict::Pull {
         group: 1,
         migration: Migration::Load,
@@ -183,9 +199,16 @@ fn with_the_papers_fix_no_cpu_steals_from_a_group_that_has_an_idle_cpu() {
     );
     let mut stats = hog_beside_make();
     stats[15] = cpu(0, 0);
-    let v = find_busiest_group(&d, 1, &stats, IdleType::Idle, CpuSet::first(16));
+    let v = find_busiest_group(&d, 1, &stats, IdleType::Idle, CpuSet::first(16), &[]);
     assert_eq!(v, Verdict::Balanced);
     // Nor is a group whose CPUs this pass may not look at (all its tasks pinned).
-    let v = find_busiest_group(&d, 1, &hog_beside_make(), IdleType::Idle, CpuSet::first(8));
+    let v = find_busiest_group(
+        &d,
+        1,
+        &hog_beside_make(),
+        IdleType::Idle,
+        CpuSet::first(8),
+        &[],
+    );
     assert_eq!(v, Verdict::Balanced);
 }

@@ -24,6 +24,7 @@ fn env(failed: u64) -> Env {
         cache_nice_tries: 1,
         favour_best_prio: false,
         repeat_look: false,
+        dst_group: CpuSet::EMPTY,
     }
 }
 
@@ -96,4 +97,42 @@ fn pinned_and_running_tasks_stay() {
         pulled.tasks.is_empty() && !pulled.all_pinned,
         "the running one could come"
     );
+}
+
+#[test]
+fn a_pinned_task_names_the_first_cpu_of_the_group_it_could_go_to() {
+    // CPU 1 balances for a group {1, 2, 3}. Task 1 may run on CPUs 0 and 3 only, task 2 on
+    // 0 and 2: neither comes to CPU 1, both are noted (some pinned, all pinned), and the
+    // CPU offered instead is the first task's first allowed CPU of the group, 3 — the second
+    // task does not change it. What is to move is all left. A CPU about to go idle is
+    // offered none: it balances only for itself.
+    let only = |cpus: &[usize]| cpus.iter().fold(CpuSet::EMPTY, |s, &c| s.with(c));
+    let t1 = Candidate {
+        allowed: only(&[0, 3]),
+        ..task(1, 1024, 0)
+    };
+    let t2 = Candidate {
+        allowed: only(&[0, 2]),
+        ..task(2, 1024, 0)
+    };
+    let env = Env {
+        dst_group: only(&[1, 2, 3]),
+        ..env(0)
+    };
+    let pulled = detach_tasks(&[t1, t2], Migration::Task, 1, 3, IdleType::Idle, &env);
+    assert!(pulled.tasks.is_empty() && pulled.all_pinned && pulled.some_pinned);
+    assert_eq!((pulled.new_dst, pulled.left), (Some(3), 1));
+    let newly_idle = Env {
+        dst_group: CpuSet::EMPTY,
+        ..env
+    };
+    let pulled = detach_tasks(
+        &[t1, t2],
+        Migration::Task,
+        1,
+        3,
+        IdleType::NewlyIdle,
+        &newly_idle,
+    );
+    assert_eq!((pulled.some_pinned, pulled.new_dst), (true, None));
 }

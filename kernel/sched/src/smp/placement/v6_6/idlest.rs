@@ -22,7 +22,7 @@ use crate::smp::busiest::v6_6::{
     GroupStats, GroupType, adjust_numa_imbalance, classify, sum_group,
 };
 use crate::smp::cpuset::CpuSet;
-use crate::smp::domains::{Domain, Flags, Group};
+use crate::smp::domains::{Domain, Flags, Group, Level};
 use alloc::vec::Vec;
 
 /// What the task takes away from its CPU's figures (an exec; a forked child is on no CPU
@@ -51,10 +51,16 @@ fn without(stats: &[CpuStat], leaving: Option<Leaving>) -> Vec<CpuStat> {
     stats
 }
 
-/// `update_sg_wakeup_stats`: group `g`'s figures over the task's allowed CPUs, typed.
-fn wakeup_stats(sd: &Domain, g: &Group, stats: &[CpuStat], allowed: CpuSet) -> GroupStats {
+/// `update_sg_wakeup_stats`: group `g`'s figures over the task's allowed CPUs, typed
+/// (`marked` if it is marked imbalanced).
+fn wakeup_stats(
+    sd: &Domain,
+    (g, marked): (&Group, bool),
+    stats: &[CpuStat],
+    allowed: CpuSet,
+) -> GroupStats {
     let mut s = sum_group(g, false, stats, allowed);
-    s.group_type = classify(sd.params.imbalance_pct, &s, false);
+    s.group_type = classify(sd.params.imbalance_pct, &s, marked, false);
     if matches!(s.group_type, GroupType::FullyBusy | GroupType::Overloaded) {
         s.avg_load = s.load * CAPACITY / s.capacity;
     }
@@ -68,7 +74,8 @@ fn idler(cand: &GroupStats, idlest: &GroupStats) -> bool {
     }
     match cand.group_type {
         GroupType::Overloaded | GroupType::FullyBusy => cand.avg_load < idlest.avg_load,
-        GroupType::SmtBalance => false,
+        // Types the balancer's, not placement's: the first such group stays the idlest.
+        GroupType::SmtBalance | GroupType::Imbalanced => false,
         GroupType::HasSpare => {
             cand.idle_cpus > idlest.idle_cpus
                 || (cand.idle_cpus == idlest.idle_cpus && cand.util < idlest.util)
@@ -110,12 +117,13 @@ fn find_idlest_group_4_1(
 }
 
 /// `find_idlest_group`: the index of `sd`'s group the task should go to, if not this
-/// CPU's own.
+/// CPU's own; `marked` says which groups are marked imbalanced.
 fn find_idlest_group(
     sd: &Domain,
     this_cpu: usize,
     allowed: CpuSet,
     stats: &[CpuStat],
+    marked: &impl Fn(Level, CpuSet) -> bool,
 ) -> Option<usize> {
     let mut local = None;
     let mut idlest: Option<(usize, GroupStats)> = None;
@@ -123,7 +131,7 @@ fn find_idlest_group(
         if (g.cpus & allowed).is_empty() {
             continue;
         }
-        let s = wakeup_stats(sd, g, stats, allowed);
+        let s = wakeup_stats(sd, (g, marked(sd.level, g.cpus)), stats, allowed);
         if g.cpus.contains(this_cpu) {
             local = Some((gi, s));
         } else if idlest.as_ref().is_none_or(|(_, i)| idler(&s, i)) {
@@ -146,7 +154,8 @@ fn find_idlest_group(
                 || idlest.avg_load >= local.avg_load + imb
                 || 100 * local.avg_load <= pct * idlest.avg_load
         }
-        GroupType::SmtBalance => true,
+        // A local group of a type placement does not weigh keeps the task.
+        GroupType::SmtBalance | GroupType::Imbalanced => true,
         GroupType::HasSpare => {
             let numa_stay = numa && {
                 let here = (sd.groups[local_group].cpus & allowed).len() as u64;
@@ -179,7 +188,8 @@ fn find_idlest_group_cpu(g: &Group, allowed: CpuSet, this_cpu: usize, stats: &[C
 }
 
 /// `find_idlest_cpu`: where a task on `cpu` allowed on `allowed` goes as it forks or execs
-/// (`flag`), walking down from the highest domain with the flag.
+/// (`flag`), walking down from the highest domain with the flag; `marked(level, cpus)`
+/// says whether a group is marked imbalanced (`smp::group_imbalance`).
 pub fn find_idlest_cpu<'a>(
     cpu: usize,
     flag: u32,
@@ -187,6 +197,7 @@ pub fn find_idlest_cpu<'a>(
     leaving: Option<Leaving>,
     stats: &[CpuStat],
     domains_of: impl Fn(usize) -> &'a [Domain],
+    marked: impl Fn(Level, CpuSet) -> bool,
 ) -> usize {
     let stats = without(stats, leaving);
     let domains = domains_of(cpu);
@@ -207,7 +218,7 @@ pub fn find_idlest_cpu<'a>(
             .flags
             .has(flag)
             .then(|| match sd.features.has(Feature::LbGroupTypes) {
-                true => find_idlest_group(sd, this_cpu, allowed, &stats),
+                true => find_idlest_group(sd, this_cpu, allowed, &stats, &marked),
                 false => find_idlest_group_4_1(sd, this_cpu, allowed, &stats),
             })
             .flatten();

@@ -118,13 +118,21 @@ fn a_fork_goes_to_an_idle_cpu_and_an_exec_alone_stays() {
     // capacity, a lower type: the child goes to the first of them.
     let stats = [hogs(1), hogs(0), hogs(0), hogs(1)];
     assert_eq!(
-        find_idlest_cpu(0, fork, CpuSet::first(4), None, &stats, |c| &d[c]),
+        find_idlest_cpu(
+            0,
+            fork,
+            CpuSet::first(4),
+            None,
+            &stats,
+            |c| &d[c],
+            |_, _| false
+        ),
         1
     );
     // Affinity: CPU 2 only among the idle ones.
     let allowed = CpuSet::first(1).with(2);
     assert_eq!(
-        find_idlest_cpu(0, fork, allowed, None, &stats, |c| &d[c]),
+        find_idlest_cpu(0, fork, allowed, None, &stats, |c| &d[c], |_, _| false),
         2
     );
     // An exec alone on CPU 0: without it CPU 0 is idle, as idle as any other group —
@@ -135,6 +143,14 @@ fn a_fork_goes_to_an_idle_cpu_and_an_exec_alone_stays() {
         load: 1024,
         util: 1024,
     };
-    let got = find_idlest_cpu(0, exec, CpuSet::first(4), Some(leaving), &stats, |c| &d[c]);
+    let got = find_idlest_cpu(
+        0,
+        exec,
+        CpuSet::first(4),
+        Some(leaving),
+        &stats,
+        |c| &d[c],
+        |_, _| false,
+    );
     assert_eq!(got, 0);
 }
