@@ -46,6 +46,11 @@ fn v4_1() -> [(Feature, bool); 1] {
     [(Feature::LbGroupTypes, false)]
 }
 
+/// 4.1's verdict for CPU 1 beside the hog and the `make` (none marked imbalanced).
+fn beside_make(d: &Domain, why: IdleType) -> Verdict {
+    find_busiest_group(d, 1, &hog_beside_make(), why, CpuSet::first(16), &[])
+}
+
 #[test]
 fn an_idle_cpu_beside_a_hog_pulls_nothing_from_a_node_of_waiting_jobs() {
     // CPU 1, idle on node 0. Node 0's average load: 1024 × 1024 / (8 × 1024) = 128; node
@@ -54,14 +59,7 @@ fn an_idle_cpu_beside_a_hog_pulls_nothing_from_a_node_of_waiting_jobs() {
     // at least the busiest's (32) — ends the pass: balanced. Seven CPUs idle while eight
     // jobs wait.
     let d = numa(1, &v4_1());
-    let v = find_busiest_group(
-        &d,
-        1,
-        &hog_beside_make(),
-        IdleType::Idle,
-        CpuSet::first(16),
-        &[],
-    );
+    let v = beside_make(&d, IdleType::Idle);
     assert_eq!(v, Verdict::Balanced);
     let sv = survey(&d, 1, &hog_beside_make(), CpuSet::first(16), &[]);
     assert_eq!(
@@ -71,14 +69,7 @@ fn an_idle_cpu_beside_a_hog_pulls_nothing_from_a_node_of_waiting_jobs() {
     // Node 1 is overloaded (16 tasks on 8 CPUs, utilisation 8192 × 117 > 8192 × 100), but
     // 4.1 forces a pull on that only for a CPU about to go idle.
     assert!(sv.busiest.unwrap().1.overloaded);
-    let v = find_busiest_group(
-        &d,
-        1,
-        &hog_beside_make(),
-        IdleType::NewlyIdle,
-        CpuSet::first(16),
-        &[],
-    );
+    let v = beside_make(&d, IdleType::NewlyIdle);
     assert!(matches!(v, Verdict::Pull { group: 1, .. }), "{v:?}");
 }
 
@@ -91,14 +82,7 @@ fn with_the_papers_fix_the_idle_cpu_pulls_half_the_gap_of_minimum_loads() {
         1,
         &[(Feature::LbGroupTypes, false), (Feature::LbMinLoad, true)],
     );
-    let v = find_busiest_group(
-        &d,
-        1,
-        &hog_beside_make(),
-        IdleType::Idle,
-        CpuSet::first(16),
-        &[],
-    );
+    let v = beside_make(&d, IdleType::Idle);
     let expected = Verdict::Pull {
         group: 1,
         migration: Migration::Load,
