@@ -5,7 +5,7 @@
 use super::{DomainState, MAX_PINNED_INTERVAL_MS, Machine, Outcome};
 use crate::smp::busiest::IdleType;
 use crate::smp::cpuset::CpuSet;
-use crate::smp::domains::{Domain, Level};
+use crate::smp::domains::{Domain, Level, Rules};
 use crate::smp::schedstat::index;
 
 /// A periodic pass found an imbalance and moved nothing: one more failure. After more than
@@ -41,8 +41,10 @@ pub(super) fn failed(
     outcome
 }
 
-/// `out_balanced`: nothing to do, no failure counted; a periodic pass doubles its interval
-/// (a newly-idle pass leaves the interval alone). Unless every task looked at was pinned
+/// `out_balanced`: nothing to do, no failure counted; a periodic pass doubles its interval.
+/// A newly-idle pass leaves it alone in 2.6.24 (`load_balance_newidle` has no such step)
+/// and in 6.6 (newly-idle passes ignore the interval, so they would grow it fast); 2.6.36's
+/// doubles it as a periodic pass does. Unless every task looked at was pinned
 /// (`all_pinned`), the tasks that could move have had their chance: the mark on the
 /// group above (`mark`, in the eras that keep one) is cleared.
 pub(super) fn balanced(
@@ -60,7 +62,7 @@ pub(super) fn balanced(
     }
     state.stats.balanced[index(why)] += 1;
     state.nr_balance_failed = 0;
-    if why != IdleType::NewlyIdle {
+    if why != IdleType::NewlyIdle || domain.rules == Rules::V2_6_36 {
         grow(state, domain, all_pinned);
     }
     outcome
