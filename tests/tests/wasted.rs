@@ -95,8 +95,10 @@ fn a_pinned_application_never_reaches_its_second_node_until_groups_are_built_fro
     // its own {2, 3, 0} and node 1's {0, 1, 2}, both have spare capacity — node 1 shares
     // its group with two idle nodes its threads may not use — so it moves tasks by the
     // groups' idle CPUs, 6 against 4, and a NUMA level leaves an imbalance of 2 or less
-    // alone (`adjust_numa_imbalance`). (6.6's `group_imbalanced`, for groups that affinity
-    // keeps from balancing, is not modelled.)
+    // alone (`adjust_numa_imbalance`). Nor does 6.6's mark of a group that affinity kept
+    // from balancing fire: node 3 would need node 1's group {0, 1, 2} marked, which only
+    // node 1's CPUs' passes one level down can do, and they, two threads each, find nothing
+    // to pull; the idle CPUs refused the threads (nodes 0 and 2) mark groups of their own.
     let (six_six, _) = wasted("", argv);
     assert_eq!(six_six[3], 0, "{six_six:?}");
 }
