@@ -200,7 +200,7 @@ fn a_wake_up_is_placed_as_the_era_places_it() {
 
 /// The simulator's side of `csmp unpin 4 200` (see below): the CPU each hog was on as it
 /// reached 100 ms of CPU time, and the moves from CPU 0 after the unpinning.
-fn unpin_in_the_simulator() -> (Vec<usize>, u64) {
+fn unpin_in_the_simulator(cpus: usize) -> (Vec<usize>, u64) {
     use sched::sim::smp::SmpSim;
     use sched::sim::workload::Hog;
     use sched::sim::{Action, Behavior, Ctx, SimConfig};
@@ -224,7 +224,7 @@ fn unpin_in_the_simulator() -> (Vec<usize>, u64) {
             }
         }
     }
-    let t = Topology::flat(4);
+    let t = Topology::flat(cpus);
     let policy = || {
         let mut p = FairParams::preset(Era::V2_6_24);
         p.grouping = Grouping::None;
@@ -235,7 +235,7 @@ fn unpin_in_the_simulator() -> (Vec<usize>, u64) {
         ..SimConfig::default()
     };
     let mut sim = SmpSim::new(&t, policy, config, true, 100 * MS);
-    let hogs: Vec<usize> = (0..4)
+    let hogs: Vec<usize> = (0..cpus)
         .map(|_| sim.spawn(Box::new(Hog), 0, 0, 0, CpuSet::one(0)))
         .collect();
     sim.spawn(Box::new(Parent(0)), 0, 0, 1, CpuSet::one(1));
@@ -260,41 +260,42 @@ fn unpin_in_the_simulator() -> (Vec<usize>, u64) {
 
 #[test]
 fn the_kernel_and_the_simulator_spread_pinned_hogs_alike() {
-    // `csmp unpin 4 200` on four CPUs in 2.6.24 without groups: four hogs of 200 ms pinned
-    // to CPU 0 for 20 ms, then allowed every CPU; the parent, pinned to CPU 1, sleeps. The simulator
-    // runs the same machine, policy and tick from the same start.
+    // `csmp unpin N 200` on N CPUs (2, then 4) in 2.6.24 without groups: N hogs of 200 ms
+    // pinned to CPU 0 for 20 ms, then allowed every CPU; the parent, pinned to CPU 1,
+    // sleeps. The simulator runs the same machine, policy and tick from the same start.
     // - Both have one hog per CPU by halfway: each idle CPU pulls one.
-    // - Both move exactly three hogs off CPU 0, and nothing else, from the unpinning on.
+    // - Both move exactly N − 1 hogs off CPU 0, and nothing else, from the unpinning on.
     // They cannot agree to the instant: the kernel's hogs start one fork at a time on
-    // CPU 1 and move to CPU 0 as they pin themselves (in the simulator they start there
-    // at once), so the balancing intervals the all-pinned passes grew stand at other
+    // CPU 1 and move to CPU 0 as they are pinned (in the simulator they start there at
+    // once), so the balancing intervals the all-pinned passes grew stand at other
     // phases, and which hog each CPU pulls may differ. So the test compares the sets of
     // CPUs and the counts, not which hog went where.
-    let (sim_cpus, sim_moves) = unpin_in_the_simulator();
-    let flags = ["--icount-shift", "2", "--smp", "4"];
-    let run = systests::boot_with(
-        "era=2.6.24 group=none log=trace -- /bin/csmp unpin 4 200",
-        &flags,
-    );
-    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
-    // The kernel's hogs, one per CPU by halfway: `csmp`'s own count of the CPUs they were
-    // on (its per-hog lines may be cut by trace lines echoed from other CPUs; the last
-    // line comes when the other CPUs are idle).
-    let kernel_spread = run
-        .stdout
-        .lines()
-        .any(|l| l.contains("spread: 4 hogs on 4 CPUs"));
-    // A hog leaves CPU 0 only by a balancer's move once it may: `orig_cpu=0` (the moves
-    // onto CPU 0 and the parent's to CPU 1 are the pinning's).
-    let kernel_moves = run
-        .stdout
-        .lines()
-        .filter(|l| l.contains("sched_migrate_task: comm=csmp") && l.contains("orig_cpu=0 "))
-        .filter(|l| !l.contains("pid=3 "))
-        .count() as u64;
-    let mut sim_sorted = sim_cpus.clone();
-    sim_sorted.sort_unstable();
-    assert_eq!(sim_sorted, [0, 1, 2, 3], "the simulator: {sim_cpus:?}");
-    assert!(kernel_spread, "{}", run.stdout);
-    assert_eq!((sim_moves, kernel_moves), (3, 3), "{}", run.stdout);
+    for cpus in [2, 4] {
+        let (sim_cpus, sim_moves) = unpin_in_the_simulator(cpus);
+        let smp = cpus.to_string();
+        let flags = ["--icount-shift", "2", "--smp", smp.as_str()];
+        let argv = format!("era=2.6.24 group=none log=trace -- /bin/csmp unpin {cpus} 200");
+        let run = systests::boot_with(&argv, &flags);
+        assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+        // The kernel's hogs, one per CPU by halfway: `csmp`'s own count of the CPUs they
+        // were on (its per-hog lines may be cut by trace lines echoed from other CPUs; the
+        // last line comes when the other CPUs are idle).
+        let spread = format!("spread: {cpus} hogs on {cpus} CPUs");
+        let kernel_spread = run.stdout.lines().any(|l| l.contains(&spread));
+        // A hog leaves CPU 0 only by a balancer's move once it may: `orig_cpu=0` (the
+        // moves onto CPU 0 and the parent's to CPU 1 are the pinning's).
+        let kernel_moves = run
+            .stdout
+            .lines()
+            .filter(|l| l.contains("sched_migrate_task: comm=csmp") && l.contains("orig_cpu=0 "))
+            .filter(|l| !l.contains("pid=3 "))
+            .count();
+        let mut sim_sorted = sim_cpus.clone();
+        sim_sorted.sort_unstable();
+        let every_cpu: Vec<usize> = (0..cpus).collect();
+        assert_eq!(sim_sorted, every_cpu, "the simulator: {sim_cpus:?}");
+        assert!(kernel_spread, "{}", run.stdout);
+        let expected = (cpus as u64 - 1, cpus - 1);
+        assert_eq!((sim_moves, kernel_moves), expected, "{}", run.stdout);
+    }
 }

@@ -267,7 +267,7 @@ static void hog(int cpu)
  * placed by the kernel at fork, or moved by its balancer by then. The forks take a few
  * ms each (more if the parent is moved between them), so MS must leave the last hog's
  * halfway before the first hog's exit, which leaves a CPU idle to pull the others.
- * `csmp unpin N [MS]`: the same hogs pin themselves to CPU 0 as they start, their parent to
+ * `csmp unpin N [MS]`: the same hogs, pinned to CPU 0 by their parent as they start, it to
  * CPU 1 (so that it wakes on time, not behind them); after 20 ms the parent lets each hog
  * run anywhere, so the balancer alone spreads them from CPU 0 — the start the simulator's
  * own test of the balancer has. Where they go is the kernel's choice, so
@@ -282,8 +282,6 @@ static int spread(int n, int pinned_first, long long ms)
 	for (int i = 0; i < n; i++) {
 		hogs[i] = fork();
 		if (hogs[i] == 0) {
-			if (pinned_first)
-				pin(0);
 			while (ns_of(CLOCK_PROCESS_CPUTIME_ID) < ms * 500000LL)
 				;
 			int cpu = here();
@@ -291,6 +289,14 @@ static int spread(int n, int pinned_first, long long ms)
 				;
 			write(fds[1], &cpu, sizeof cpu);
 			_exit(0);
+		}
+		/* Pinned by the parent, not by itself: a hog that has not run by the unpinning
+		 * would pin itself after it, and stay on CPU 0. */
+		if (pinned_first) {
+			cpu_set_t only;
+			CPU_ZERO(&only);
+			CPU_SET(0, &only);
+			sched_setaffinity(hogs[i], sizeof only, &only);
 		}
 	}
 	if (pinned_first) {
