@@ -58,14 +58,16 @@ fn busybox_sh_runs_a_script_as_on_linux() {
 
 /// What the applets a session uses print that does not depend on the machine: `cd` and `pwd`,
 /// `cmd & wait` with its status, a trap's handler, `kill` of a job, `ulimit -n` set and read
-/// back, `seq | wc -l`, `sleep`, `id -u`, and `cat` of a file through sendfile. Standard
-/// error goes with standard output, as both are the console on cfslab.
+/// back, `seq | wc -l`, `sleep`, `id -u`, `cat` of a file through sendfile, and `taskset` to
+/// a CPU the machine does not have (EINVAL: "Invalid argument", status 1) and to CPU 0.
+/// Standard error goes with standard output, as both are the console on cfslab.
 const APPLETS: &str = "exec 2>&1; cd /proc && pwd; cd /; sleep 1 & wait $!; echo \"wait: $?\"; \
                        (exit 5) & wait $!; echo \"wait 5: $?\"; \
                        trap 'echo caught USR1' USR1; kill -USR1 $$; \
                        sleep 100 & kill $!; wait $!; echo \"killed: $?\"; \
                        ulimit -n 100; ulimit -n; (ulimit -n 2000) 2>/dev/null || echo raise refused; \
                        seq 1 1000 | wc -l; id -u; cat /proc/self/cmdline | tr '\\0' ' '; echo; \
+                       taskset 0x40000000 true; echo \"no CPU 30: $?\"; taskset 1 echo on CPU 0; \
                        echo done";
 
 #[test]
