@@ -33,6 +33,7 @@ mod switch;
 mod table;
 pub mod trace;
 pub mod waitqueue;
+mod wakeup;
 
 pub use credentials::{PermissionDenied, processes_of, set_task_nice, setuid, task_nice};
 pub use current::{
@@ -81,9 +82,8 @@ use crate::task::{Slot, State, Task, TaskId};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
-use core::sync::atomic::Ordering;
 pub use sched::ForkKind;
-use sched::{Policy, Rq, Wakeup};
+use sched::{Policy, Rq};
 
 struct Scheduler {
     /// The runqueues, one per CPU up to the last online, indexed by its number (Linux's per-CPU
@@ -256,88 +256,6 @@ impl Scheduler {
             t.move_to = None;
         }
         self.this_rq_mut().block_current(now);
-    }
-
-    /// Wakes task `id` if it sleeps (an id of a task that has exited is ignored, and so is
-    /// one of a task that is not asleep: the runqueue's rule).
-    fn wake(&mut self, id: TaskId, wakeup: Wakeup, now: u64) {
-        debug_assert!(!irq::enabled(), "wake-ups run with interrupts off");
-        let Some(&slot) = self.by_id.get(&id) else {
-            return;
-        };
-        match self.state(slot) {
-            State::Sleeping => {}
-            // It runs. On another CPU it may be about to sleep: it has put itself on a wait
-            // queue and not yet blocked, a window another CPU's wake-up can fall in. Its next
-            // sleep then returns at once (Linux: the waker sets the task's state back to
-            // TASK_RUNNING). On this CPU it is the task this wake-up interrupted, or its
-            // own waker: not in that window, which it spends with interrupts off.
-            State::Running => {
-                let cpu = self.cpu_of(slot);
-                if cpu != this_cpu().index() {
-                    self.task(slot).wake_pending = true;
-                    // Perhaps in ring 3 there: the reschedule IPI makes it pass its way
-                    // back to ring 3 now, where a kill or a signal that came with this
-                    // wake-up is taken (Linux's `kick_process`).
-                    crate::cpus::ipi::send_reschedule(cpu);
-                }
-                return;
-            }
-            _ => return,
-        }
-        // A wake-up from an interrupt handler (a timer, the console) has no waker: the
-        // running task was only interrupted (ADAPTIVE_GRAN learns from task wake-ups only).
-        let wakeup = Wakeup {
-            from_interrupt: this_cpu().in_interrupt(),
-            ..wakeup
-        };
-        let current = self.current_slot();
-        self.record(
-            now,
-            current,
-            wakeup.from_interrupt,
-            trace::Kind::Waking,
-            slot,
-        );
-        // Its CPU went offline while it slept: it wakes where `select_fallback_rq` says.
-        let prev = self.cpu_of(slot);
-        if !self.is_online(prev) && self.task_ref(slot).move_to.is_none() {
-            let to = self.fallback_cpu(slot, prev);
-            self.task(slot).move_to = Some(to);
-        }
-        // Its affinity no longer allows its CPU: it wakes on its new one (Linux's
-        // `select_task_rq` at a wake-up chooses among the allowed CPUs).
-        if self.task_ref(slot).move_to.is_some() {
-            if let Some(to) = self.finish_move(slot, wakeup, now) {
-                self.woken_onto(to);
-            }
-            return;
-        }
-        // Where the era wakes it (a task still leaving its CPU stays there, as Linux's
-        // `try_to_wake_up` keeps a `task_running` one).
-        let cpu = if self.task_ref(slot).on_cpu.load(Ordering::Acquire) {
-            prev
-        } else {
-            self.wake_cpu(slot, prev, wakeup)
-        };
-        self.woken_onto(cpu);
-        if cpu != prev {
-            self.move_between(slot, prev, cpu, wakeup, now);
-            return;
-        }
-        let asked_before = self.rqs[cpu].need_resched();
-        self.rqs[cpu].wake(slot, wakeup, now);
-        self.kick_if_asked(cpu, asked_before);
-    }
-
-    /// CPU `cpu`'s runqueue was just changed, and `asked_before` says whether it already
-    /// asked for a reschedule: if it asks now and is another CPU, that CPU is sent the
-    /// reschedule IPI, whose interrupt's end switches (Linux's `resched_curr`). Once per
-    /// request: a CPU already asked has its IPI on the way.
-    fn kick_if_asked(&self, cpu: usize, asked_before: bool) {
-        if !asked_before && self.rqs[cpu].need_resched() && cpu != this_cpu().index() {
-            crate::cpus::ipi::send_reschedule(cpu);
-        }
     }
 }
 
