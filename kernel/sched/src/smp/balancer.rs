@@ -298,13 +298,9 @@ pub fn load_balance(
 
 /// Whether a newly-idle pass that finds an imbalance sets the interval back to its minimum,
 /// as a periodic one does: not 2.6.24's `load_balance_newidle`, which never touches the
-/// interval; yes once it was folded into `load_balance` (2.6.36). 6.6 does too, but not
-/// here yet: with it, the simulator's Overload-on-Wakeup run with 5.16's newly-idle pass
-/// keeps every node's intervals at their minimum and moves the late worker from core to
-/// core inside a node hundreds of times, and why is not yet understood (docs/scheduler.md
-/// §17).
+/// interval; yes once it was folded into `load_balance` (2.6.36, and still 6.6).
 fn newidle_tunes_interval(rules: Rules) -> bool {
-    rules == Rules::V2_6_36
+    rules != Rules::V2_6_24
 }
 
 /// The jiffies of a domain's interval (`rebalance_domains`): `balance_interval`, times its

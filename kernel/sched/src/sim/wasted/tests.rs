@@ -127,9 +127,20 @@ fn overload_on_wakeup_keeps_a_ninth_worker_on_a_full_node_until_fixed() {
     assert_eq!(fix.invariant.wasted_cpu_ns, 0, "{:?}", fix.invariant);
     assert!(cpu_63(fix) > 0.5, "{}", cpu_63(fix));
     // 5.16's newly-idle pass: a CPU left idle by an I/O wait balances again, and pulls
-    // the extra worker out of node 0 — most of the waste goes.
-    assert!(newidle.invariant.wasted_cpu_ns * 3 < bug.invariant.wasted_cpu_ns);
+    // the extra worker out of node 0. It does not stop there: each newly-idle pass that
+    // finds the imbalance sets its domain's interval back to the minimum, so the busy
+    // CPUs' periodic passes keep taking the extra worker from one another — hundreds of
+    // moves, against 4.1's handful — and no core stays stacked for long. The run is as
+    // fast as with the fix (within 5%), though CPU 63 itself is seldom the one that takes
+    // the worker, and its idle time still counts as wasted.
+    assert!(
+        newidle.migrations > 10 * bug.migrations,
+        "{}",
+        newidle.migrations
+    );
     assert!(after_wake(newidle) < after_wake(bug));
+    assert!(after_wake(newidle) * 100 <= after_wake(fix) * 105);
+    assert!(newidle.invariant.wasted_cpu_ns < bug.invariant.wasted_cpu_ns);
 }
 
 #[test]

@@ -11,7 +11,7 @@ use crate::smp::schedstat::index;
 /// A periodic pass found an imbalance and moved nothing: one more failure. After more than
 /// `cache_nice_tries + 2` in a row the busiest CPU is asked to push its running task here
 /// (active balancing) — if `may_push` — unless its affinity forbids this CPU; the interval
-/// goes back to its minimum, or doubles once a push is asked for.
+/// goes back to its minimum, or, once a push is asked for, doubles (6.6: stays).
 pub(super) fn failed(
     state: &mut DomainState,
     domain: &Domain,
@@ -35,7 +35,9 @@ pub(super) fn failed(
     outcome.push_from = Some(busiest);
     state.stats.active += 1;
     state.nr_balance_failed = p.cache_nice_tries + 1;
-    if state.balance_interval_ms < p.max_interval_ms {
+    // Backing off while the push is under way — until 5.12, which leaves the interval as
+    // it is then ("sched/fair: Reduce cases for active balance", 2021).
+    if domain.rules != Rules::V6_6 && state.balance_interval_ms < p.max_interval_ms {
         state.balance_interval_ms *= 2;
     }
     outcome

@@ -218,9 +218,8 @@ fn a_newly_idle_pass_tunes_the_interval_from_2_6_36_on() {
     // Two CPUs, CPU 1 about to go idle. 2.6.24's `load_balance_newidle` never touches the
     // interval. 2.6.36's `load_balance` treats the pass as any other: balanced (one task
     // on CPU 0, nothing to take), it doubles the interval; finding an imbalance (two tasks
-    // on CPU 0: one moves), it sets it back to its minimum. 6.6, balanced, leaves it:
-    // newly-idle passes do not wait for it (6.6 would set it back after a move, which
-    // cfslab does not do yet: see `newidle_tunes_interval`).
+    // on CPU 0: one moves), it sets it back to its minimum. 6.6 sets it back the same way
+    // but, balanced, leaves it: newly-idle passes do not wait for it.
     for (rules, doubled) in [
         (Rules::V2_6_24, false),
         (Rules::V2_6_36, true),
@@ -236,7 +235,7 @@ fn a_newly_idle_pass_tunes_the_interval_from_2_6_36_on() {
         st[0].balance_interval_ms = max;
         let mut m = Toy::new(&[2, 0]);
         assert!(idle_balance(1, &d, &mut st, &mut m).is_some(), "{rules:?}");
-        let expected = if rules == Rules::V2_6_36 { min } else { max };
+        let expected = if rules == Rules::V2_6_24 { max } else { min };
         assert_eq!(st[0].balance_interval_ms, expected, "{rules:?}: a move");
     }
 }
