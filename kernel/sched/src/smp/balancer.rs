@@ -3,10 +3,10 @@
 //! does with [`busiest`](super::busiest)'s verdict and [`move_tasks`](super::move_tasks)'
 //! choice, and how it adapts its interval.
 //!
-//! - **When** ([`walk`]). At each tick a CPU walks its domains bottom up and balances each one whose
-//!   interval has passed: `balance_interval` milliseconds, times the domain's `busy_factor`
-//!   (64 below NUMA) when the CPU was busy at the tick — a busy CPU balances rarely, an idle
-//!   one at once. A CPU about to go idle balances the domains with SD_BALANCE_NEWIDLE
+//! - **When** ([`walk`]). At each tick a CPU walks its domains bottom up and balances each
+//!   one whose interval has passed: `balance_interval` milliseconds, times the domain's
+//!   `busy_factor` (64 below NUMA) when the CPU was busy at the tick — a busy CPU balances
+//!   rarely, an idle one at once. A CPU about to go idle balances the domains with SD_BALANCE_NEWIDLE
 //!   first, until one gives it a task.
 //! - **The interval** goes back to its minimum when a pass finds an imbalance (whether or
 //!   not it moved anything), and doubles, up to its maximum, when it finds none.
