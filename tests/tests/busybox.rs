@@ -67,7 +67,8 @@ const APPLETS: &str = "exec 2>&1; cd /proc && pwd; cd /; sleep 1 & wait $!; echo
                        sleep 100 & kill $!; wait $!; echo \"killed: $?\"; \
                        ulimit -n 100; ulimit -n; (ulimit -n 2000) 2>/dev/null || echo raise refused; \
                        seq 1 1000 | wc -l; id -u; cat /proc/self/cmdline | tr '\\0' ' '; echo; \
-                       taskset 0x40000000 true; echo \"no CPU 30: $?\"; taskset 1 echo on CPU 0; \
+                       taskset 0x40000000 true; echo \"no CPU 30: $?\"; \
+                       taskset 1 echo on CPU 0; \
                        echo done";
 
 #[test]

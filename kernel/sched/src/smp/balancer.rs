@@ -3,11 +3,11 @@
 //! does with [`busiest`](super::busiest)'s verdict and [`move_tasks`](super::move_tasks)'
 //! choice, and how it adapts its interval.
 //!
-//! - **When** ([`walk`]). At each tick a CPU walks its domains bottom up and balances each
-//!   one whose interval has passed: `balance_interval` milliseconds, times the domain's
-//!   `busy_factor` (64 below NUMA) when the CPU was busy at the tick — a busy CPU balances
-//!   rarely, an idle one at once. A CPU about to go idle balances the domains with SD_BALANCE_NEWIDLE
-//!   first, until one gives it a task.
+//! - **When** ([`walk`]). At each tick a CPU walks its domains bottom up and balances each one
+//!   whose interval has passed: `balance_interval` milliseconds, times the domain's `busy_factor`
+//!   (64 below NUMA) when the CPU was busy at the tick — a busy CPU balances rarely, an idle one at
+//!   once. A CPU about to go idle balances the domains with SD_BALANCE_NEWIDLE first, until one
+//!   gives it a task.
 //! - **The interval** goes back to its minimum when a pass finds an imbalance (whether or
 //!   not it moved anything), and doubles, up to its maximum, when it finds none.
 //! - **Failures.** A pass that finds an imbalance and moves nothing counts a failure. After
@@ -29,7 +29,7 @@ use super::busiest::{
     v6_6,
 };
 use super::cpuset::CpuSet;
-use super::domains::{Domain, Flags, Level, Rules};
+use super::domains::{Domain, Flags, Rules};
 use super::move_tasks::{Env, Queues, move_tasks};
 use super::schedstat::{DomainStats, index};
 use super::shares::{GroupSpan, Share, SharesSplit, ratelimit_ns, split};
@@ -67,13 +67,13 @@ pub trait Machine {
     }
     /// Gives group `uid`'s entity on `share.cpu` its new share.
     fn reweight_group(&mut self, _uid: u32, _share: Share) {}
-    /// 4.1 and 6.6: whether the group of `cpus` at `level` is marked imbalanced
-    /// ([`group_imbalance`](super::group_imbalance)).
-    fn group_imbalanced(&self, _level: Level, _cpus: CpuSet) -> bool {
+    /// 4.1 and 6.6: whether the group of `cpus` at topology level `level` is marked
+    /// imbalanced ([`group_imbalance`](super::group_imbalance)).
+    fn group_imbalanced(&self, _level: usize, _cpus: CpuSet) -> bool {
         false
     }
     /// Marks that group (`on`), or clears its mark.
-    fn mark_group_imbalanced(&mut self, _level: Level, _cpus: CpuSet, _on: bool) {}
+    fn mark_group_imbalanced(&mut self, _level: usize, _cpus: CpuSet, _on: bool) {}
 }
 
 /// What one CPU keeps of one of its domains between passes.
@@ -107,7 +107,8 @@ impl DomainState {
 /// What a pass did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
-    /// The tasks pulled, and from which CPU.
+    /// The tasks moved, and from which CPU: pulled here, or — 4.1's and 6.6's retry for
+    /// another CPU of this one's group — pushed there.
     pub pulled: Option<(usize, Vec<usize>)>,
     /// Load moved (Linux's `ld_moved`): the pass balanced something.
     pub moved: bool,
@@ -221,7 +222,7 @@ pub fn load_balance(
             };
             let pulled = match domain.rules {
                 Rules::V6_6 => {
-                    let what = pinned::Move {
+                    let what = pinned::ToMove {
                         migration,
                         imbalance,
                         why,
@@ -252,11 +253,17 @@ pub fn load_balance(
             {
                 m.mark_group_imbalanced(level, group, true);
             }
-            // As Linux, whatever moved: the last look found every task pinned.
+            // As Linux, whatever moved: the last look found every task pinned. Another
+            // busiest CPU is looked for among the rest — 6.6 only while some are outside
+            // this CPU's group.
             if pulled.all_pinned {
                 all_pinned = true;
                 cpus = cpus.without(busiest);
-                if !cpus.is_empty() {
+                let others_left = match exits_of_6_6(domain) {
+                    true => !cpus.is_subset(domain.groups[0].balance),
+                    false => !cpus.is_empty(),
+                };
+                if others_left {
                     continue;
                 }
                 if !periodic && domain.rules == Rules::V2_6_24 {
@@ -294,6 +301,12 @@ pub fn load_balance(
             || !domain.features.has(Feature::LbGroupTypes);
         return failed(state, domain, busiest, this_cpu, may_push, m, outcome);
     }
+}
+
+/// Whether `domain` is balanced by 6.6's rules, not the 4.1 ones cfslab runs inside them
+/// (`NO_LB_GROUP_TYPES`).
+fn exits_of_6_6(domain: &Domain) -> bool {
+    domain.rules == Rules::V6_6 && domain.features.has(Feature::LbGroupTypes)
 }
 
 /// Whether a newly-idle pass that finds an imbalance sets the interval back to its minimum,

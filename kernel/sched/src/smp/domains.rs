@@ -139,6 +139,11 @@ pub struct Group {
 pub struct Domain {
     /// Which level.
     pub level: Level,
+    /// Its place among the levels built for the machine, bottom up, before degenerate ones
+    /// are dropped (Linux's `sched_domain_topology_level`): the same for every CPU's domain
+    /// of that level, and what a group's shared state is kept by — two NUMA levels are both
+    /// [`Level::Numa`], but each has its own.
+    pub topology_level: usize,
     /// The CPUs it spans.
     pub span: CpuSet,
     /// Its groups, the CPU's own first, then around the span (Linux's circular list).
@@ -318,7 +323,9 @@ pub fn build_with(t: &Topology, cpu: usize, rules: Rules, features: Features) ->
         Rules::V2_6_36 | Rules::V6_6 => SCHED_LOAD_SCALE,
     };
     let mut domains: Vec<Domain> = Vec::new();
-    for ((level, span, groups), masks) in built.into_iter().zip(balance) {
+    for (topology_level, ((level, span, groups), masks)) in
+        built.into_iter().zip(balance).enumerate()
+    {
         let params = match rules {
             Rules::V2_6_24 => params_2_6_24(level, t.len()),
             Rules::V2_6_36 => params_2_6_36(level, t.len()),
@@ -339,6 +346,7 @@ pub fn build_with(t: &Topology, cpu: usize, rules: Rules, features: Features) ->
             .collect();
         domains.push(Domain {
             level,
+            topology_level,
             span,
             groups,
             params,

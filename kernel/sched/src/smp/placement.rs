@@ -9,13 +9,13 @@
 //!   there, one level lower, down to the bottom. Loads are the domain's `forkexec_idx`
 //!   guesses, leaning towards staying (this CPU's group low, the others high).
 //!
-//!   2.6.36 runs the same walk from `select_task_rq_fair` (SD_BALANCE_FORK at every level
-//!   there, and `forkexec_idx` 0: loads now), with three differences kept here: it passes
-//!   over a domain that does not balance (SD_LOAD_BALANCE off), divides a group's load by
-//!   its power exactly (2.6.24's reciprocal multiply can be one off), and its group power
-//!   is summed from the group's CPUs (the domains' own). A forked child is set up on its
-//!   parent's queue and moved only then (`wake_up_new_task`), which is how both the
-//!   kernel and the simulator start a child whatever the era.
+//! 2.6.36 runs the same walk from `select_task_rq_fair` (SD_BALANCE_FORK at every level below NUMA
+//! there, and `forkexec_idx` 0: loads now), and divides a group's load by its power exactly
+//! (2.6.24's reciprocal multiply can be one off), its group power summed from the group's CPUs (the
+//! domains' own). Its first walk up passes over a domain that does not balance; every level
+//! balances in both eras' parameters, so that is moot. A forked child is set up on its parent's
+//! queue and moved only then (`wake_up_new_task`), which is how both the kernel and the simulator
+//! start a child whatever the era.
 //! - **Wake-up.** A task woken from another CPU (the waker's) goes to the waker's CPU if
 //!   the domain they share allows affine wake-ups and either the waker's CPU is no busier
 //!   than the wakee's and the two together hold less than a task's worth, or the waker's
@@ -115,7 +115,6 @@ pub fn balance_self<'a>(
             .enumerate()
             .take_while(|(_, d)| d.span.len() < weight)
             .filter(|(_, d)| d.params.flags.has(flag))
-            .filter(|(_, d)| d.rules == Rules::V2_6_24 || d.params.flags.has(Flags::LOAD_BALANCE))
             .map(|(i, _)| i)
             .last()
     };

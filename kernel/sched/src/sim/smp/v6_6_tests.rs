@@ -66,16 +66,16 @@ fn in_6_6_tasks_move_by_count_first_then_by_load() {
 
 #[test]
 fn a_heavy_hog_alone_on_a_core_hides_its_idle_sibling_until_6_6() {
-    // Two cores of two hyperthreads; a nice −5 hog (weight 3121) and three nice-0 hogs
-    // (3072 together), all started on CPU 0. Whatever the CFS era, the balancer ends with
-    // the heavy hog alone on one core and the three others on the other core's two
-    // threads: one of them always waits, while the heavy hog's sibling thread idles. The
-    // idle thread's core is the heavier one — 3121 against 3072 (per unit of power in
-    // 2.6.36, 2713 against 2670) — so at the level of cores it has nothing to pull, and at
-    // the level of threads it sees its sibling run a single task, which cannot be pulled. Load balanced by weight hides an idle
-    // CPU: the Wasted Cores paper's theme. The invariant counts one stretch that never
-    // ends. 6.6 classifies the busy core as overloaded (three tasks on two threads) and the
-    // other as having spare capacity, and moves a task: one hog per thread.
+    // Two cores of two hyperthreads; a nice −5 hog (weight 3121) and three nice-0 hogs (3072
+    // together), all started on CPU 0. Whatever the CFS era, the balancer ends with the heavy hog
+    // alone on one core and the three others on the other core's two threads: one of them always
+    // waits, while the heavy hog's sibling thread idles. The idle thread's core is the heavier one
+    // — 3121 against 3072 (per unit of power in 2.6.36, 2713 against 2670) — so at the level of
+    // cores it has nothing to pull, and at the level of threads it sees its sibling run a single
+    // task, which cannot be pulled. Load balanced by weight hides an idle CPU: the Wasted Cores
+    // paper's theme. The invariant counts one stretch that never ends. 6.6 classifies the busy core
+    // as overloaded (three tasks on two threads) and the other as having spare capacity, and moves
+    // a task: one hog per thread.
     for era in [Era::V2_6_24, Era::V2_6_32, Era::V2_6_36, Era::V6_6] {
         let t = Topology::smp(1, 2, 2);
         let preset = || Fair::new(FairParams::preset(era));
@@ -119,23 +119,25 @@ fn placement(sim: &SmpSim<Fair>) -> [usize; 4] {
 #[test]
 fn a_group_its_affinity_kept_from_balancing_is_marked_and_the_level_above_takes_a_task() {
     use crate::smp::runqueues::Runqueues;
-    // Two packages, {0, 1} and {2, 3}. CPU 1 runs two hogs that may not run on CPU 0;
-    // CPUs 2 and 3 a free hog each. CPU 0's pass over its package finds CPU 1 overloaded
-    // and can take neither hog: it marks its package imbalanced one level up. Unmarked,
-    // that level would see two tasks on two CPUs — fully busy, nothing for a busy CPU to
-    // pull — and CPU 0 would idle for good beside a waiting hog it cannot run but could
-    // free a CPU for. Marked, the package is a group of the type `imbalanced`: CPU 2, at
-    // its next pass at the top level (64 ms in: a busy CPU's 4 ms × `busy_factor` 16),
-    // takes one task from it — a pinned hog, which may run there. Then package {2, 3} runs three tasks on two CPUs, and CPU 0 takes a free
-    // hog from it (once the pinned one, which it would send back to CPU 1 on its
-    // sibling's behalf, is not the first it looks at): one hog per CPU.
+    // Two packages, {0, 1} and {2, 3}. CPU 1 runs two hogs that may not run on CPU 0; CPUs 2 and 3
+    // a free hog each. CPU 0's pass over its package finds CPU 1 overloaded and can take neither
+    // hog: it marks its package imbalanced one level up. Unmarked, that level would see two tasks
+    // on two CPUs — fully busy, nothing for a busy CPU to pull — and CPU 0 would idle for good
+    // beside a waiting hog it cannot run but could free a CPU for. Marked, the package is a group
+    // of the type `imbalanced`: CPU 2, at its next pass at the top level (64 ms in: a busy CPU's 4
+    // ms × `busy_factor` 16), takes one task from it — a pinned hog, which may run there. Then
+    // package {2, 3} runs three tasks on two CPUs, and CPU 0 takes a free hog from it (once the
+    // pinned one, which it would send back to CPU 1 on its sibling's behalf, is not the first it
+    // looks at): one hog per CPU.
     let mut sim = two_packages(&[(1, true), (1, true), (2, false), (3, false)]);
     let top = sim.balance(0).domains[1].clone();
     let package = top.groups[0].cpus;
     assert_eq!(package, CpuSet::first(2));
     let marked = |sim: &SmpSim<Fair>| {
         let keeper = sim.balance(0);
-        keeper.imbalanced_groups.contains(top.level, package)
+        keeper
+            .imbalanced_groups
+            .contains(top.topology_level, package)
     };
     sim.run_until(4 * MS);
     assert!(marked(&sim), "CPU 0's first pass marks its package");

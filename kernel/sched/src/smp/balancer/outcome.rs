@@ -3,15 +3,23 @@
 //! the interval.
 
 use super::{DomainState, MAX_PINNED_INTERVAL_MS, Machine, Outcome};
+use crate::features::Feature;
 use crate::smp::busiest::IdleType;
 use crate::smp::cpuset::CpuSet;
-use crate::smp::domains::{Domain, Level, Rules};
+use crate::smp::domains::{Domain, Rules};
 use crate::smp::schedstat::index;
+
+/// Whether a pass of `domain` ends as 4.1's did: cfslab's 4.1 is 6.6's balancer with
+/// `NO_LB_GROUP_TYPES` (`busiest::v4_1`), and takes 4.1's exits too.
+fn exits_of_4_1(domain: &Domain) -> bool {
+    domain.rules == Rules::V6_6 && !domain.features.has(Feature::LbGroupTypes)
+}
 
 /// A periodic pass found an imbalance and moved nothing: one more failure. After more than
 /// `cache_nice_tries + 2` in a row the busiest CPU is asked to push its running task here
-/// (active balancing) — if `may_push` — unless its affinity forbids this CPU; the interval
-/// goes back to its minimum, or, once a push is asked for, doubles (6.6: stays).
+/// (active balancing) — if `may_push` — unless its affinity forbids this CPU. The interval
+/// goes back to its minimum; once a push is asked for, until 6.6, it doubles instead and
+/// the failure count goes back to `cache_nice_tries + 1`.
 pub(super) fn failed(
     state: &mut DomainState,
     domain: &Domain,
@@ -34,10 +42,17 @@ pub(super) fn failed(
     }
     outcome.push_from = Some(busiest);
     state.stats.active += 1;
+    if domain.rules == Rules::V6_6 && !exits_of_4_1(domain) {
+        // 6.6 keeps the failures (the push itself clears them, once it has moved the
+        // task), so the test that asked for it still holds, and the interval goes back to
+        // its minimum (2021's "Reduce cases for active balance" and the patch that stopped
+        // resetting the count).
+        state.balance_interval_ms = p.min_interval_ms;
+        return outcome;
+    }
+    // Backing off while the push is under way.
     state.nr_balance_failed = p.cache_nice_tries + 1;
-    // Backing off while the push is under way — until 5.12, which leaves the interval as
-    // it is then ("sched/fair: Reduce cases for active balance", 2021).
-    if domain.rules != Rules::V6_6 && state.balance_interval_ms < p.max_interval_ms {
+    if state.balance_interval_ms < p.max_interval_ms {
         state.balance_interval_ms *= 2;
     }
     outcome
@@ -46,25 +61,25 @@ pub(super) fn failed(
 /// `out_balanced`: nothing to do, no failure counted; a periodic pass doubles its interval.
 /// A newly-idle pass leaves it alone in 2.6.24 (`load_balance_newidle` has no such step)
 /// and in 6.6 (newly-idle passes ignore the interval, so they would grow it fast); 2.6.36's
-/// doubles it as a periodic pass does. Unless every task looked at was pinned
-/// (`all_pinned`), the tasks that could move have had their chance: the mark on the
-/// group above (`mark`, in the eras that keep one) is cleared.
+/// and 4.1's double it as a periodic pass does. The tasks that could move have had their
+/// chance: the mark on the group above (`mark`, in the eras that keep one) is cleared — in
+/// 6.6 unless every task looked at was pinned (`all_pinned`).
 pub(super) fn balanced(
     state: &mut DomainState,
     domain: &Domain,
     why: IdleType,
-    (all_pinned, mark): (bool, Option<(Level, CpuSet)>),
+    (all_pinned, mark): (bool, Option<(usize, CpuSet)>),
     m: &mut impl Machine,
     outcome: Outcome,
 ) -> Outcome {
     if let Some((level, group)) = mark
-        && !all_pinned
+        && (!all_pinned || exits_of_4_1(domain))
     {
         m.mark_group_imbalanced(level, group, false);
     }
     state.stats.balanced[index(why)] += 1;
     state.nr_balance_failed = 0;
-    if why != IdleType::NewlyIdle || domain.rules == Rules::V2_6_36 {
+    if why != IdleType::NewlyIdle || domain.rules == Rules::V2_6_36 || exits_of_4_1(domain) {
         grow(state, domain, all_pinned);
     }
     outcome

@@ -1,39 +1,39 @@
 //! What a 4.1 or 6.6 pass does about tasks whose affinity keeps them from the balancing CPU
 //! (`load_balance`'s `LBF_DST_PINNED` and `LBF_SOME_PINNED` paths, kernel/sched/fair.c).
 //!
-//! - **Another CPU of the group.** A task the balancing CPU may not take may be allowed on
-//!   another CPU that balances for the balancing CPU's group at this level (its balance
-//!   mask: the whole group, but in 6.6's NUMA levels). If what is to move is not all moved,
-//!   the pass looks at the same busiest CPU again on that CPU's behalf and moves tasks there (Srivatsa Vaddagiri's "sched: Improve balance_cpu() to consider other cpus
-//!   in its group as target of (pinned) task", 2012). Not for a CPU about to go idle, which
-//!   takes only what it can run itself.
+//! - **Another CPU of the group.** A task the balancing CPU may not take may be allowed on another
+//!   CPU that balances for the balancing CPU's group at this level (its balance mask: the whole
+//!   group, but in 6.6's NUMA levels). If what is to move is not all moved, the pass looks at the
+//!   same busiest CPU again on that CPU's behalf and moves tasks there (Srivatsa Vaddagiri's
+//!   "sched: Improve balance_cpu() to consider other cpus in its group as target of (pinned) task",
+//!   2012). Not for a CPU about to go idle, which takes only what it can run itself.
 //! - **The mark one level up.** A pass that still leaves part of its imbalance, some task
 //!   having been pinned, marks its CPU's group at the level above as imbalanced; a pass
-//!   that ends balanced without every task pinned clears it
+//!   that ends balanced clears it (6.6: unless every task it looked at was pinned)
 //!   ([`group_imbalance`](crate::smp::group_imbalance)).
 
 use super::Machine;
 use crate::smp::busiest::{IdleType, Migration};
 use crate::smp::cpuset::CpuSet;
-use crate::smp::domains::{Domain, Level, Rules};
+use crate::smp::domains::{Domain, Rules};
 use crate::smp::move_tasks::v6_6::detach_tasks;
 use crate::smp::move_tasks::{Env, Pulled};
 
 /// The group a pass of `domain` marks or clears: its CPU's group one level up (the
 /// parent's first group), in the eras that keep the mark.
-pub(super) fn parents_group(domain: &Domain, parent: Option<&Domain>) -> Option<(Level, CpuSet)> {
+pub(super) fn parents_group(domain: &Domain, parent: Option<&Domain>) -> Option<(usize, CpuSet)> {
     let parent = parent.filter(|_| domain.rules == Rules::V6_6)?;
-    Some((parent.level, parent.groups.first()?.cpus))
+    Some((parent.topology_level, parent.groups.first()?.cpus))
 }
 
 /// Which of `domain`'s groups are marked imbalanced, in its groups' order.
 pub(super) fn marks(domain: &Domain, m: &impl Machine) -> alloc::vec::Vec<bool> {
-    let marked = |cpus| m.group_imbalanced(domain.level, cpus);
+    let marked = |cpus| m.group_imbalanced(domain.topology_level, cpus);
     domain.groups.iter().map(|g| marked(g.cpus)).collect()
 }
 
 /// What a pass is to move from the busiest CPU.
-pub(super) struct Move {
+pub(super) struct ToMove {
     pub migration: Migration,
     pub imbalance: u64,
     pub why: IdleType,
@@ -48,7 +48,7 @@ pub(super) struct Move {
 pub(super) fn detach_here_or_beside(
     m: &mut impl Machine,
     busiest: usize,
-    what: &Move,
+    what: &ToMove,
     mut env: Env,
     local_group: CpuSet,
     cpus: &mut CpuSet,

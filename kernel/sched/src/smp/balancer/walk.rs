@@ -57,7 +57,14 @@ pub fn rebalance_domains(
         if jiffies >= st.last_balance + interval {
             let o = load_balance(st, d, domains.get(i + 1), cpu, why, m);
             if o.moved {
-                why = IdleType::NotIdle;
+                // Busy now — unless what moved went to another CPU of its group (4.1's
+                // and 6.6's retry): the CPU is asked again, as Linux does.
+                let idle = m.stats()[cpu].nr_running == 0;
+                why = if idle {
+                    IdleType::Idle
+                } else {
+                    IdleType::NotIdle
+                };
             }
             st.last_balance = jiffies;
             stop = o.not_the_balancer;

@@ -12,16 +12,16 @@
 //! core beside the hog then finds its own group no lighter than the busiest and pulls
 //! nothing: the paper's Group Imbalance bug (§3.1, Figure 2).
 //!
-//! Groups are sorted as *overloaded* (more tasks than CPUs, and their utilisation over
-//! capacity by `imbalance_pct`), *imbalanced* (marked: affinity kept its CPUs from balancing
-//! among themselves, [`group_imbalance`](crate::smp::group_imbalance)) or other, and the
-//! busiest is the heaviest on average of the highest sort. An imbalanced busiest group is
-//! pulled from whatever the averages say, its load per task capped at the domain's average
-//! load. Otherwise, in order, a pass is balanced when: no group is busier; this group's average is at least the busiest's; at least the
-//! domain's; and, for an idle CPU, the busiest is not overloaded and has no more than one
-//! idle CPU fewer than this group; for a busy one, the busiest's average is within
-//! `imbalance_pct` of this group's. A CPU about to go idle skips those tests when its group
-//! has room and the busiest is overloaded.
+//! Groups are sorted as *overloaded* (more tasks than CPUs, and their utilisation over capacity by
+//! `imbalance_pct`), *imbalanced* (marked: affinity kept its CPUs from balancing among themselves,
+//! [`group_imbalance`](crate::smp::group_imbalance)) or other, and the busiest is the heaviest on
+//! average of the highest sort. An imbalanced busiest group is pulled from whatever the averages
+//! say, its load per task capped at the domain's average load. Otherwise, in order, a pass is
+//! balanced when: no group is busier; this group's average is at least the busiest's; at least the
+//! domain's; and, for an idle CPU, the busiest is not overloaded and has no more than one idle CPU
+//! fewer than this group; for a busy one, the busiest's average is within `imbalance_pct` of this
+//! group's. A CPU about to go idle skips those tests when its group has room and the busiest is
+//! overloaded.
 //!
 //! The paper's fix compares each group's *least* loaded CPU instead: if this group has a
 //! CPU lighter than every CPU of another, that CPU should take work from it. The pull is
@@ -35,7 +35,8 @@
 //! (`imbalance_pct` 117 at every level above hyperthreads, where 4.1 had 125 at the node
 //! and NUMA levels; `busy_factor` 16, not 32); and the tasks are detached by 6.6's rule,
 //! under which a task heavier than the imbalance waits for failures where 4.1 let one of
-//! up to twice the imbalance go.
+//! up to twice the imbalance go. How a pass ends — its interval, its failures, the mark
+//! above — is 4.1's (`balancer/outcome.rs`).
 
 use super::{CpuStat, IdleType, Migration, Verdict, should_we_balance};
 use crate::features::Feature;
@@ -80,14 +81,25 @@ impl GroupStats {
         self.nr_running < self.weight || self.capacity * 100 > self.usage * pct
     }
 
-    /// `group_classify`'s `enum group_type` as a rank: other, imbalanced, overloaded.
-    fn group_type(&self) -> u8 {
+    /// `group_classify`.
+    fn group_type(&self) -> GroupType {
         match (self.overloaded, self.imbalanced) {
-            (true, _) => 2,
-            (false, true) => 1,
-            (false, false) => 0,
+            (true, _) => GroupType::Overloaded,
+            (false, true) => GroupType::Imbalanced,
+            (false, false) => GroupType::Other,
         }
     }
+}
+
+/// 4.1's `enum group_type`, in the order it compares them (later: more in need of a pull).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum GroupType {
+    /// Neither of the others.
+    Other,
+    /// Marked: affinity kept its CPUs from balancing among themselves.
+    Imbalanced,
+    /// More tasks than CPUs, and its CPUs used.
+    Overloaded,
 }
 
 /// `update_sg_lb_stats` for group `g` of a domain with `imbalance_pct` `pct`, `marked` if
@@ -165,8 +177,9 @@ fn survey(
         // `update_sd_pick_busiest` against a busiest that starts as "other, load 0": a
         // group of no load is never the busiest, nor (the paper's fix) one with an idle
         // CPU; a group whose CPUs are all out of this pass is not looked at.
-        let (b_type, b_avg, b_min) =
-            busiest.map_or((0, 0, 0), |(_, b)| (b.group_type(), b.avg_load, b.min_load));
+        let (b_type, b_avg, b_min) = busiest.map_or((GroupType::Other, 0, 0), |(_, b)| {
+            (b.group_type(), b.avg_load, b.min_load)
+        });
         let busier = match () {
             _ if (g.cpus & cpus).is_empty() => false,
             _ if min_load => s.min_load > b_min,
@@ -213,7 +226,7 @@ pub fn find_busiest_group(
         busiest.max_load.saturating_sub(local.min_load) / 2
     } else {
         let pct = domain.params.imbalance_pct;
-        let force = busiest.group_type() == 1
+        let force = busiest.group_type() == GroupType::Imbalanced
             || (why == IdleType::NewlyIdle && local.has_capacity(pct) && busiest.overloaded);
         if !force && balanced_on_average(&sv, &busiest, why, pct) {
             return Verdict::Balanced;
@@ -246,7 +259,7 @@ fn balanced_on_average(sv: &Survey, busiest: &GroupStats, why: IdleType, pct: u6
 fn calculate_imbalance(sv: &Survey, busiest: &GroupStats) -> u64 {
     let local = &sv.local;
     let mut capped = *busiest;
-    if busiest.group_type() == 1 {
+    if busiest.group_type() == GroupType::Imbalanced {
         // Imbalanced: the group's own average may mislead; no more than the domain's.
         capped.load_per_task = busiest.load_per_task.min(sv.sd_avg);
     }

@@ -10,11 +10,11 @@
 //! | `has_spare` | runs fewer tasks than it has CPUs, or its CPUs are not all used |
 //! | `fully_busy` | runs as many tasks as CPUs, all its capacity used, none waiting for long |
 //! | `smt_balance` | is a core of hyperthreads running two or more tasks, seen by an idle CPU |
-//! | `imbalanced` | is marked: affinity kept its CPUs from balancing among themselves ([`group_imbalance`](crate::smp::group_imbalance)) |
+//! | `imbalanced` | is marked: affinity kept its CPUs from balancing (`smp::group_imbalance`) |
 //! | `overloaded` | runs more tasks than CPUs *and* its utilisation or runnable time says they wait |
 //!
-//! (`misfit` and `asym_packing`, for CPUs of unequal capacity, are not modelled.) "Used" has a margin:
-//! utilisation over capacity × 100 / `imbalance_pct`, or runnable time over capacity ×
+//! (`misfit` and `asym_packing`, for CPUs of unequal capacity, are not modelled.) "Used" has a
+//! margin: utilisation over capacity × 100 / `imbalance_pct`, or runnable time over capacity ×
 //! `imbalance_pct` / 100, with `imbalance_pct` 117 (110 for hyperthreads).
 //!
 //! The busiest group is the one of the highest type, then — by type — the most loaded

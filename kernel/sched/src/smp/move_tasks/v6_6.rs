@@ -49,7 +49,7 @@ pub fn detach_tasks(
         if why != IdleType::NotIdle && left <= 1 {
             break;
         }
-        if looked + 1 > loop_max && look.one_allowed {
+        if looked + 1 > loop_max {
             break;
         }
         if !can_migrate(c, env, &mut look) {

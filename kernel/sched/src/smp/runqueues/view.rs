@@ -7,7 +7,6 @@ use crate::policy::{BalanceQueue, Policy, QueuedTask};
 use crate::smp::balancer::Machine;
 use crate::smp::busiest::CpuStat;
 use crate::smp::cpuset::CpuSet;
-use crate::smp::domains::Level;
 use crate::smp::group_imbalance;
 use crate::smp::move_tasks::{Candidate, GroupQueues, MAX_PRIO, Queues};
 use crate::smp::shares::{GroupOnCpu, GroupSpan, Share, SharesSplit};
@@ -167,11 +166,11 @@ impl<R: Runqueues + ?Sized> Machine for Balancing<'_, R> {
         self.0.split()
     }
 
-    fn group_imbalanced(&self, level: Level, cpus: CpuSet) -> bool {
+    fn group_imbalanced(&self, level: usize, cpus: CpuSet) -> bool {
         group_imbalance::marked(self.0, level, cpus)
     }
 
-    fn mark_group_imbalanced(&mut self, level: Level, cpus: CpuSet, on: bool) {
+    fn mark_group_imbalanced(&mut self, level: usize, cpus: CpuSet, on: bool) {
         group_imbalance::mark(self.0, level, cpus, on);
     }
 

@@ -22,7 +22,7 @@ use crate::smp::busiest::v6_6::{
     GroupStats, GroupType, adjust_numa_imbalance, classify, sum_group,
 };
 use crate::smp::cpuset::CpuSet;
-use crate::smp::domains::{Domain, Flags, Group, Level};
+use crate::smp::domains::{Domain, Flags, Group};
 use alloc::vec::Vec;
 
 /// What the task takes away from its CPU's figures (an exec; a forked child is on no CPU
@@ -123,7 +123,7 @@ fn find_idlest_group(
     this_cpu: usize,
     allowed: CpuSet,
     stats: &[CpuStat],
-    marked: &impl Fn(Level, CpuSet) -> bool,
+    marked: &impl Fn(usize, CpuSet) -> bool,
 ) -> Option<usize> {
     let mut local = None;
     let mut idlest: Option<(usize, GroupStats)> = None;
@@ -131,7 +131,7 @@ fn find_idlest_group(
         if (g.cpus & allowed).is_empty() {
             continue;
         }
-        let s = wakeup_stats(sd, (g, marked(sd.level, g.cpus)), stats, allowed);
+        let s = wakeup_stats(sd, (g, marked(sd.topology_level, g.cpus)), stats, allowed);
         if g.cpus.contains(this_cpu) {
             local = Some((gi, s));
         } else if idlest.as_ref().is_none_or(|(_, i)| idler(&s, i)) {
@@ -197,7 +197,7 @@ pub fn find_idlest_cpu<'a>(
     leaving: Option<Leaving>,
     stats: &[CpuStat],
     domains_of: impl Fn(usize) -> &'a [Domain],
-    marked: impl Fn(Level, CpuSet) -> bool,
+    marked: impl Fn(usize, CpuSet) -> bool,
 ) -> usize {
     let stats = without(stats, leaving);
     let domains = domains_of(cpu);
