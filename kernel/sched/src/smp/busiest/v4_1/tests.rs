@@ -196,3 +196,29 @@ fn with_the_papers_fix_no_cpu_steals_from_a_group_that_has_an_idle_cpu() {
     );
     assert_eq!(v, Verdict::Balanced);
 }
+
+#[test]
+fn a_marked_group_is_pulled_from_though_the_averages_are_even() {
+    // 4.1's balancer, two packages of two CPUs, seen by CPU 2 at the top level. Package
+    // {0, 1} runs two hogs, both on CPU 1 (CPU 0 may take neither); package {2, 3} one per
+    // CPU. Both average 2048 × 1024 / 2048 = 1024, as does the domain: balanced. Marked
+    // imbalanced, package {0, 1} is pulled from whatever the averages say. The imbalance
+    // itself is still computed from them: below one task, and `fix_small_imbalance` finds
+    // no gain in moving one (3072 against 4096 of capacity used) — 0. 4.1 then moves
+    // nothing, counts failures, and after enough of them pushes CPU 1's running hog here.
+    let mut features = Rules::V6_6.era_features();
+    features.set(Feature::LbGroupTypes, false);
+    let t = Topology::smp(2, 2, 1);
+    let d = &build_with(&t, 2, Rules::V6_6, features)[1];
+    assert_eq!(d.groups[1].cpus, CpuSet::first(2));
+    let stats = [cpu(0, 0), cpu(2, 2048), cpu(1, 1024), cpu(1, 1024)];
+    let verdict =
+        |marked: &[bool]| find_busiest_group(d, 2, &stats, IdleType::NotIdle, t.all(), marked);
+    assert_eq!(verdict(&[]), Verdict::Balanced);
+    let expected = Verdict::Pull {
+        group: 1,
+        migration: Migration::Load,
+        imbalance: 0,
+    };
+    assert_eq!(verdict(&[false, true]), expected);
+}

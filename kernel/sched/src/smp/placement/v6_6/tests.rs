@@ -154,3 +154,24 @@ fn a_fork_goes_to_an_idle_cpu_and_an_exec_alone_stays() {
     );
     assert_eq!(got, 0);
 }
+
+#[test]
+fn a_fork_keeps_away_from_a_group_marked_imbalanced() {
+    // Two packages of two CPUs; the parent runs on CPU 0, CPUs 1 to 3 idle. At the top
+    // level package {2, 3} has two idle CPUs to package {0, 1}'s one: both have spare
+    // capacity, and the child goes to the one with more idle CPUs, CPU 2. Marked
+    // imbalanced, package {2, 3} is of a type above "spare capacity" — placement never
+    // takes such a group for the idlest — so the child stays in its parent's package, on
+    // its idle CPU 1.
+    let t = Topology::smp(2, 2, 1);
+    let d = domains(&t);
+    let top = d[0].last().expect("domains").topology_level;
+    let stats = [hogs(1), hogs(0), hogs(0), hogs(0)];
+    let fork = Flags::BALANCE_FORK;
+    let place = |marked: &dyn Fn(usize, CpuSet) -> bool| {
+        find_idlest_cpu(0, fork, t.all(), None, &stats, |c| &d[c], marked)
+    };
+    assert_eq!(place(&|_, _| false), 2);
+    let other_package = CpuSet::first(4).without(0).without(1);
+    assert_eq!(place(&|tl, cpus| tl == top && cpus == other_package), 1);
+}
