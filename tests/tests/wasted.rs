@@ -109,23 +109,26 @@ fn a_hog_hides_its_nodes_idle_cpu_until_groups_are_compared_by_minimum_load() {
     // pinned to the first CPUs of nodes 0 and 2, with per-uid groups. 4.1's balancer and
     // fork placement weigh a node by its average load — the hog's 1024 over two CPUs,
     // against jobs that weigh 1024 / 8 each — so the hogs' nodes' other CPUs neither get
-    // new jobs nor steal any, while jobs wait elsewhere (measured: none of the 96 ended
-    // there, four violations, 1.0–1.5 s of the invariant broken).
+    // new jobs nor steal any, while jobs wait elsewhere (measured: 0–15 of the 96 ended
+    // there — their fair share, two of the six CPUs free of hogs, is 32 — one to four
+    // violations, 1.0–3.2 s of the invariant broken; how many reach those nodes depends on
+    // where QEMU's round-robin happens to switch vCPUs, which follows the host's time).
     // The scenario `run=wasted-group-imbalance` (4.1's switches, per-uid groups); its fix
     // by the same program with the paper's switch on.
     let argv = argv_of("wasted-group-imbalance");
     let (bug, invariant) = counts("run=wasted-group-imbalance");
-    assert!(bug[0] + bug[2] <= 10, "{bug:?}");
+    assert!(bug[0] + bug[2] <= 16, "at most half their share: {bug:?}");
     assert!(invariant["violations"].as_u64() >= Some(1), "{invariant}");
     assert!(
         invariant["idle_while_waiting_us"].as_u64() >= Some(300_000),
         "{invariant}"
     );
     // Compared by their least loaded CPUs, the hogs' nodes' idle CPUs are lighter than any
-    // CPU of a node running jobs: they steal from them (measured: 21–22 jobs ended there,
-    // no violation, a quarter of the waste).
+    // CPU of a node running jobs: they steal from them (measured: 21–37 jobs ended there,
+    // at most one short violation, a quarter of the waste).
     let (fix, fixed) = wasted("group=uid features=NO_LB_GROUP_TYPES,LB_MIN_LOAD", argv);
     assert!(fix[0] + fix[2] >= 12, "{fix:?}");
+    assert!(fix[0] + fix[2] > bug[0] + bug[2], "{fix:?} {bug:?}");
     let wasted_us = |v: &Value| v["wasted_cpu_us"].as_u64().unwrap();
     assert!(
         wasted_us(&fixed) * 2 <= wasted_us(&invariant),
