@@ -174,13 +174,12 @@ pub fn load_balance(
         let verdict = match domain.rules {
             Rules::V2_6_24 => find_busiest_group(domain, this_cpu, &stats, why, cpus),
             Rules::V2_6_36 => v2_6_36::find_busiest_group(domain, this_cpu, &stats, why, cpus),
-            Rules::V6_6 if !domain.features.has(Feature::LbGroupTypes) => {
-                let marked = pinned::marks(domain, m);
-                v4_1::find_busiest_group(domain, this_cpu, &stats, why, cpus, &marked)
-            }
             Rules::V6_6 => {
                 let marked = pinned::marks(domain, m);
-                v6_6::find_busiest_group(domain, this_cpu, &stats, why, cpus, &marked)
+                match runs_4_1(domain) {
+                    true => v4_1::find_busiest_group(domain, this_cpu, &stats, why, cpus, &marked),
+                    false => v6_6::find_busiest_group(domain, this_cpu, &stats, why, cpus, &marked),
+                }
             }
         };
         let (group, migration, imbalance) = match verdict {
@@ -259,7 +258,7 @@ pub fn load_balance(
             if pulled.all_pinned {
                 all_pinned = true;
                 cpus = cpus.without(busiest);
-                let others_left = match exits_of_6_6(domain) {
+                let others_left = match domain.rules == Rules::V6_6 && !runs_4_1(domain) {
                     true => !cpus.is_subset(domain.groups[0].balance),
                     false => !cpus.is_empty(),
                 };
@@ -296,17 +295,16 @@ pub fn load_balance(
         // 6.6 pushes a running task only when it is tasks that are to move
         // (`imbalanced_active_balance`): a load or utilisation imbalance never does on CPUs
         // of equal capacity. 4.1 pushed after enough failures, whatever was to move.
-        let may_push = domain.rules != Rules::V6_6
-            || migration == Migration::Task
-            || !domain.features.has(Feature::LbGroupTypes);
+        let may_push =
+            domain.rules != Rules::V6_6 || migration == Migration::Task || runs_4_1(domain);
         return failed(state, domain, busiest, this_cpu, may_push, m, outcome);
     }
 }
 
-/// Whether `domain` is balanced by 6.6's rules, not the 4.1 ones cfslab runs inside them
-/// (`NO_LB_GROUP_TYPES`).
-fn exits_of_6_6(domain: &Domain) -> bool {
-    domain.rules == Rules::V6_6 && domain.features.has(Feature::LbGroupTypes)
+/// Whether `domain` is balanced by cfslab's 4.1: 6.6's balancer with `NO_LB_GROUP_TYPES`
+/// (`busiest::v4_1`), which also ends its passes as 4.1 did.
+fn runs_4_1(domain: &Domain) -> bool {
+    domain.rules == Rules::V6_6 && !domain.features.has(Feature::LbGroupTypes)
 }
 
 /// Whether a newly-idle pass that finds an imbalance sets the interval back to its minimum,

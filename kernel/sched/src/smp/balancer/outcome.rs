@@ -2,18 +2,11 @@
 //! failure and perhaps a push, `out_balanced`, `out_one_pinned`): the failure count and
 //! the interval.
 
-use super::{DomainState, MAX_PINNED_INTERVAL_MS, Machine, Outcome};
-use crate::features::Feature;
+use super::{DomainState, MAX_PINNED_INTERVAL_MS, Machine, Outcome, runs_4_1};
 use crate::smp::busiest::IdleType;
 use crate::smp::cpuset::CpuSet;
 use crate::smp::domains::{Domain, Rules};
 use crate::smp::schedstat::index;
-
-/// Whether a pass of `domain` ends as 4.1's did: cfslab's 4.1 is 6.6's balancer with
-/// `NO_LB_GROUP_TYPES` (`busiest::v4_1`), and takes 4.1's exits too.
-fn exits_of_4_1(domain: &Domain) -> bool {
-    domain.rules == Rules::V6_6 && !domain.features.has(Feature::LbGroupTypes)
-}
 
 /// A periodic pass found an imbalance and moved nothing: one more failure. After more than
 /// `cache_nice_tries + 2` in a row the busiest CPU is asked to push its running task here
@@ -42,7 +35,7 @@ pub(super) fn failed(
     }
     outcome.push_from = Some(busiest);
     state.stats.active += 1;
-    if domain.rules == Rules::V6_6 && !exits_of_4_1(domain) {
+    if domain.rules == Rules::V6_6 && !runs_4_1(domain) {
         // 6.6 keeps the failures (the push itself clears them, once it has moved the
         // task), so the test that asked for it still holds, and the interval goes back to
         // its minimum (2021's "Reduce cases for active balance" and the patch that stopped
@@ -73,13 +66,13 @@ pub(super) fn balanced(
     outcome: Outcome,
 ) -> Outcome {
     if let Some((level, group)) = mark
-        && (!all_pinned || exits_of_4_1(domain))
+        && (!all_pinned || runs_4_1(domain))
     {
         m.mark_group_imbalanced(level, group, false);
     }
     state.stats.balanced[index(why)] += 1;
     state.nr_balance_failed = 0;
-    if why != IdleType::NewlyIdle || domain.rules == Rules::V2_6_36 || exits_of_4_1(domain) {
+    if why != IdleType::NewlyIdle || domain.rules == Rules::V2_6_36 || runs_4_1(domain) {
         grow(state, domain, all_pinned);
     }
     outcome
