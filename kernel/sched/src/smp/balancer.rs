@@ -112,6 +112,8 @@ pub struct Outcome {
     pub pulled: Option<(usize, Vec<usize>)>,
     /// Load moved (Linux's `ld_moved`): the pass balanced something.
     pub moved: bool,
+    /// Some of it came to this CPU (not all to another CPU of its group).
+    pub moved_here: bool,
     /// The busiest CPU asked to push its running task here (active balancing).
     pub push_from: Option<usize>,
     /// Another CPU of this CPU's group balances this level and the ones above.
@@ -158,6 +160,7 @@ pub fn load_balance(
     let mut outcome = Outcome {
         pulled: None,
         moved: false,
+        moved_here: false,
         push_from: None,
         not_the_balancer: false,
     };
@@ -225,6 +228,7 @@ pub fn load_balance(
                         migration,
                         imbalance,
                         why,
+                        nr_running: stats[busiest].nr_running as usize,
                     };
                     // The CPUs that balance for this CPU's group (`group_balance_mask`).
                     let local_group = domain.groups[0].balance;
@@ -240,6 +244,7 @@ pub fn load_balance(
             // tasks can move and count for nothing (their group holds no share there yet,
             // its `h_load` is 0): the pass then counts as a failure, as in Linux.
             let moved = pulled.load > 0;
+            outcome.moved_here = moved && pulled.tasks.len() > pulled.elsewhere;
             if !pulled.tasks.is_empty() {
                 state.stats.gained[kind] += pulled.tasks.len() as u64;
                 outcome.pulled = Some((busiest, pulled.tasks));

@@ -95,6 +95,8 @@ pub struct Pulled {
     pub new_dst: Option<usize>,
     /// 6.6: what is left of the imbalance, in its units.
     pub left: u64,
+    /// 6.6: how many of the tasks went to another CPU of the balancing CPU's group.
+    pub elsewhere: usize,
 }
 
 /// What one look learnt of the tasks' affinity (Linux's `LBF_ALL_PINNED`,

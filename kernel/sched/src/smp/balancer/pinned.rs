@@ -32,11 +32,12 @@ pub(super) fn marks(domain: &Domain, m: &impl Machine) -> alloc::vec::Vec<bool> 
     domain.groups.iter().map(|g| marked(g.cpus)).collect()
 }
 
-/// What a pass is to move from the busiest CPU.
+/// What a pass is to move from the busiest CPU, which runs `nr_running` tasks.
 pub(super) struct ToMove {
     pub migration: Migration,
     pub imbalance: u64,
     pub why: IdleType,
+    pub nr_running: usize,
 }
 
 /// 6.6's `detach_tasks` from `busiest` for `env.this_cpu`, then — while some of `what` is
@@ -44,7 +45,7 @@ pub(super) struct ToMove {
 /// CPUs that balance for this CPU's group) among
 /// `cpus` — again for that CPU, which leaves `cpus`. Pulls what it takes, and returns it all:
 /// every task moved, the load, "all pinned" if no look found a task allowed where it
-/// looked, "some pinned" if any did not, and what is left.
+/// looked, "some pinned" if any did not, what is left, and how many went to another CPU.
 pub(super) fn detach_here_or_beside(
     m: &mut impl Machine,
     busiest: usize,
@@ -61,13 +62,15 @@ pub(super) fn detach_here_or_beside(
         }
     };
     env.dst_group = others(*cpus);
+    let this_cpu = env.this_cpu;
     let mut all = Pulled {
         all_pinned: true,
         left: what.imbalance,
         ..Pulled::default()
     };
     loop {
-        let nr_running = m.stats()[busiest].nr_running as usize;
+        // The busiest CPU's tasks now: those the looks so far did not take.
+        let nr_running = what.nr_running - all.tasks.len();
         let tasks = m.queues(busiest, env.this_cpu).candidates();
         let look = detach_tasks(&tasks, what.migration, all.left, nr_running, what.why, &env);
         m.pull(busiest, env.this_cpu, &look.tasks);
@@ -76,6 +79,9 @@ pub(super) fn detach_here_or_beside(
         all.all_pinned &= look.all_pinned;
         all.some_pinned |= look.some_pinned;
         all.left = look.left;
+        if env.this_cpu != this_cpu {
+            all.elsewhere += look.tasks.len();
+        }
         match look.new_dst {
             Some(dst) if look.left > 0 => {
                 *cpus = cpus.without(env.this_cpu);

@@ -56,15 +56,10 @@ pub fn rebalance_domains(
         let mut stop = false;
         if jiffies >= st.last_balance + interval {
             let o = load_balance(st, d, domains.get(i + 1), cpu, why, m);
-            if o.moved {
-                // Busy now — unless what moved went to another CPU of its group (4.1's
-                // and 6.6's retry): the CPU is asked again, as Linux does.
-                let idle = m.stats()[cpu].nr_running == 0;
-                why = if idle {
-                    IdleType::Idle
-                } else {
-                    IdleType::NotIdle
-                };
+            if o.moved_here {
+                // Busy now — unless all it moved went to another CPU of its group (4.1's
+                // and 6.6's retry): as Linux, which asks again whether the CPU is idle.
+                why = IdleType::NotIdle;
             }
             st.last_balance = jiffies;
             stop = o.not_the_balancer;
