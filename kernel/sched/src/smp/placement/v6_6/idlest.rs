@@ -55,7 +55,8 @@ fn without(stats: &[CpuStat], leaving: Option<Leaving>) -> Vec<CpuStat> {
 /// (`marked` if it is marked imbalanced).
 fn wakeup_stats(
     sd: &Domain,
-    (g, marked): (&Group, bool),
+    g: &Group,
+    marked: bool,
     stats: &[CpuStat],
     allowed: CpuSet,
 ) -> GroupStats {
@@ -131,7 +132,7 @@ fn find_idlest_group(
         if (g.cpus & allowed).is_empty() {
             continue;
         }
-        let s = wakeup_stats(sd, (g, marked(sd.topology_level, g.cpus)), stats, allowed);
+        let s = wakeup_stats(sd, g, marked(sd.topology_level, g.cpus), stats, allowed);
         if g.cpus.contains(this_cpu) {
             local = Some((gi, s));
         } else if idlest.as_ref().is_none_or(|(_, i)| idler(&s, i)) {
