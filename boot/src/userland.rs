@@ -38,9 +38,9 @@ pub const RUST_PROGRAMS: [&str; 24] = [
 ];
 
 /// The C programs, `userland/c/NAME.c` each.
-pub const C_PROGRAMS: [&str; 12] = [
+pub const C_PROGRAMS: [&str; 13] = [
     "ctest", "cthreads", "hostile", "ccalls", "csignals", "cjobs", "cfaults", "cqueue", "csmp",
-    "smpbench", "wasted", "chotplug",
+    "craces", "smpbench", "wasted", "chotplug",
 ];
 
 /// C programs built from one source with other flags: the binary's name, the source's

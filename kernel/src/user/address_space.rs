@@ -23,6 +23,18 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 pub const USER_END: u64 = 0x0000_7fff_ffff_f000;
 pub(super) const PAGE: u64 = 4096;
 
+/// What a program may do with a page: `mprotect`'s PROT_* bits as x86's page tables can
+/// say them (a present user page is readable, and executable too: cfslab sets no NX bit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// PROT_NONE: out of the program's reach (a thread stack's guard page).
+    None,
+    /// PROT_READ, PROT_EXEC: readable, and a store faults.
+    Read,
+    /// PROT_WRITE with anything.
+    ReadWrite,
+}
+
 /// A user pointer that does not point at the program's memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fault;
@@ -105,16 +117,23 @@ impl AddressSpace {
         &self,
         f: impl FnOnce(&mut OffsetPageTable, &mut Memory) -> R,
     ) -> R {
-        with_memory(|m| {
-            let offset = m.mapper.phys_offset();
-            // SAFETY: our level-4 table, reached through the physical-memory map; only
-            // this mapper touches its lower half while the memory lock is held.
-            let table: &mut PageTable =
-                unsafe { &mut *(offset + self.level_4.start_address().as_u64()).as_mut_ptr() };
-            // SAFETY: as above; the offset is the physical-memory map's.
-            let mut mapper = unsafe { OffsetPageTable::new(table, offset) };
-            f(&mut mapper, m)
-        })
+        with_memory(|m| self.with_mapper_in(m, f))
+    }
+
+    /// [`Self::with_mapper`] for a caller that holds the memory lock already (`m`).
+    pub(super) fn with_mapper_in<R>(
+        &self,
+        m: &mut Memory,
+        f: impl FnOnce(&mut OffsetPageTable, &mut Memory) -> R,
+    ) -> R {
+        let offset = m.mapper.phys_offset();
+        // SAFETY: our level-4 table, reached through the physical-memory map; only this
+        // mapper touches its lower half while the memory lock (`m`) is held.
+        let table: &mut PageTable =
+            unsafe { &mut *(offset + self.level_4.start_address().as_u64()).as_mut_ptr() };
+        // SAFETY: as above; the offset is the physical-memory map's.
+        let mut mapper = unsafe { OffsetPageTable::new(table, offset) };
+        f(&mut mapper, m)
     }
 
     /// Whether one more page would pass the process's limit: its pages and its page
@@ -287,23 +306,35 @@ impl AddressSpace {
         }
     }
 
-    /// Makes the mapped pages of `start..start + len` (page-aligned) accessible to the
-    /// program or not (`mprotect` to PROT_NONE and back: a thread stack's guard page).
-    /// Returns how many pages were mapped there. The range is the running program's, so
-    /// each page's TLB entry is flushed here.
-    pub fn set_user_access(&self, start: u64, len: u64, accessible: bool) -> u64 {
+    /// Sets what the program may do with the mapped pages of `start..start + len`
+    /// (page-aligned): `mprotect`, and `mmap`'s protection. Returns how many pages were
+    /// mapped there. The range is the running program's, so each page's TLB entry is
+    /// flushed here.
+    ///
+    /// Write access comes back copy-on-write, never directly: a read-only page's frame may
+    /// be shared (with a forked child, or the page cache), and the first store then gives
+    /// the program a copy of its own — or, when nothing else owns the frame, the frame
+    /// itself (Linux's private mappings do the same through `do_wp_page`).
+    pub fn protect(&self, start: u64, len: u64, access: Access) -> u64 {
         let end = start.saturating_add(len).min(USER_END);
         let mut changed = 0;
         with_memory(|m| {
             self.for_each_page_in(m, start, end, |addr, entry| {
                 let mut flags = entry.flags();
-                flags.set(F::USER_ACCESSIBLE, accessible);
+                flags.set(F::USER_ACCESSIBLE, access != Access::None);
+                if access == Access::ReadWrite {
+                    if !flags.contains(F::WRITABLE) {
+                        flags |= super::cow::COW;
+                    }
+                } else {
+                    flags -= F::WRITABLE | super::cow::COW;
+                }
                 entry.set_flags(flags);
                 crate::arch::paging::flush_tlb(VirtAddr::new(addr));
                 changed += 1;
             });
-            // Either way: a CPU that kept an inaccessible translation would fault on a page
-            // the program may use now.
+            // Either way: a CPU that kept an older translation would fault on a page the
+            // program may use now, or write to one it may no longer write.
             self.shoot_down();
         });
         changed

@@ -19,17 +19,23 @@ impl AddressSpace {
     /// A child address space for `fork`: the same frames, writable pages copy-on-write in
     /// both. The caller is the parent, whose address space is loaded: the TLB is flushed,
     /// so its next store to a shared page faults.
+    ///
+    /// Everything happens under one hold of the memory lock, as Linux's `dup_mmap` holds
+    /// the parent's `mmap_lock` for writing: a sibling thread on another CPU that faults
+    /// or unmaps in the middle would otherwise find a page marked copy-on-write but its
+    /// frame not yet counted as shared — its write fault would take the frame back as its
+    /// own (the child then sees the parent's later writes), and its `munmap` would free a
+    /// frame the child is about to map.
     pub fn fork(&self) -> Result<AddressSpace, MemoryError> {
         let child = AddressSpace::new()?;
-        // One layout at a time: two locks of one rank are never held together.
-        let layout = self.layout.lock().clone();
-        *child.layout.lock() = layout;
-        child.set_mapped_pages(self.mapped_pages());
-        let mut pages = alloc::vec::Vec::new();
+        // The parent's layout is held across the walk (Layout ranks below Memory), so a
+        // sibling's mmap cannot add a mapping the child's layout would lack; the child's
+        // is set once it is released (two locks of one rank are never held together).
+        let parents_layout = self.layout.lock();
         with_memory(|m| {
-            // Under the memory lock, as the walk: a sibling thread cannot map a new chunk
-            // between the list's copy and the walk.
             child.copy_chunks(self);
+            child.set_mapped_pages(self.mapped_pages());
+            let mut pages = alloc::vec::Vec::new();
             self.for_each_page(m, |addr, entry| {
                 let mut flags = entry.flags();
                 if flags.contains(F::WRITABLE) {
@@ -39,32 +45,41 @@ impl AddressSpace {
                 if let Ok(frame) = entry.frame() {
                     pages.push((addr, frame, flags));
                 }
-            })
-        });
-        crate::arch::paging::flush_tlb_all();
-        // The parent's other threads, on other CPUs, must fault on their next store too.
-        self.shoot_down();
-        child.with_mapper(|mapper, m| {
-            // The tables the child's mappings make count in its limit, as a parent's do.
-            let before = m.frames.frames_in_use();
-            for (addr, frame, flags) in pages {
-                let page = Page::<Size4KiB>::containing_address(VirtAddr::new(addr));
-                let parents = F::PRESENT | F::WRITABLE | F::USER_ACCESSIBLE;
-                // SAFETY: the parent's frame, now read-only in both: neither can change it
-                // without a fault that first gives the writer a copy of its own.
-                unsafe {
-                    mapper.map_to_with_table_flags(page, frame, flags, parents, &mut m.frames)
-                }
+            });
+            crate::arch::paging::flush_tlb_all();
+            // The parent's other threads, on other CPUs, must fault on their next store too.
+            self.shoot_down();
+            child.with_mapper_in(m, |mapper, m| child.map_shared(mapper, m, pages))
+        })?;
+        let layout = parents_layout.clone();
+        drop(parents_layout);
+        *child.layout.lock() = layout;
+        Ok(child)
+    }
+
+    /// Maps each of `pages` (address, frame, flags) into this new child, one more owner
+    /// for each frame; the memory lock is held (`m`).
+    fn map_shared(
+        &self,
+        mapper: &mut crate::arch::paging::OffsetPageTable,
+        m: &mut crate::mm::Memory,
+        pages: alloc::vec::Vec<(u64, crate::arch::paging::PhysFrame, F)>,
+    ) -> Result<(), MemoryError> {
+        // The tables the child's mappings make count in its limit, as a parent's do.
+        let before = m.frames.frames_in_use();
+        for (addr, frame, flags) in pages {
+            let page = Page::<Size4KiB>::containing_address(VirtAddr::new(addr));
+            let parents = F::PRESENT | F::WRITABLE | F::USER_ACCESSIBLE;
+            // SAFETY: the parent's frame, now read-only in both: neither can change it
+            // without a fault that first gives the writer a copy of its own.
+            unsafe { mapper.map_to_with_table_flags(page, frame, flags, parents, &mut m.frames) }
                 .map_err(|_| MemoryError::Mapping("a forked page"))?
                 .ignore();
-                m.shares.share(frame);
-            }
-            child
-                .tables
-                .store(m.frames.frames_in_use() - before, Relaxed);
-            Ok(())
-        })?;
-        Ok(child)
+            m.shares.share(frame);
+        }
+        self.tables
+            .store(m.frames.frames_in_use() - before, Relaxed);
+        Ok(())
     }
 
     /// If the page at `addr` is copy-on-write, makes it the caller's own and writable again:

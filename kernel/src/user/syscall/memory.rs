@@ -1,12 +1,13 @@
 //! Memory: anonymous private `mmap`, `munmap`, `mprotect`, `brk`. A mapping goes where
 //! the caller asks (`MAP_FIXED`, `MAP_FIXED_NOREPLACE`, or a free hint) or else at the
 //! highest free range below `MMAP_TOP`, above the break ([`Mappings`](crate::user::mappings::Mappings), Linux's
-//! `get_unmapped_area`); `munmap` gives the range back for reuse. Protection is all or
-//! nothing: PROT_NONE pages are out of the program's reach (a thread stack's guard page
-//! faults), every other protection gives readable and writable memory.
+//! `get_unmapped_area`); `munmap` gives the range back for reuse. Protection is what x86's
+//! page tables say ([`Access`]): PROT_NONE pages are out of the program's reach (a thread
+//! stack's guard page faults), pages without PROT_WRITE are read-only, and PROT_EXEC is
+//! not told apart from PROT_READ.
 
 use super::{errno, space};
-use crate::user::address_space::{AddressSpace, USER_END};
+use crate::user::address_space::{Access, AddressSpace, USER_END};
 use crate::user::layout::{Layout, MMAP_TOP};
 
 const MAP_PRIVATE: u64 = 0x02;
@@ -21,6 +22,16 @@ const MAP_MAX: u64 = 1 << 30;
 const MMAP_MIN_ADDR: u64 = 0x1_0000;
 
 const PROT_NONE: u64 = 0;
+const PROT_WRITE: u64 = 0x2;
+
+/// What `prot`'s bits let the program do.
+fn access(prot: u64) -> Access {
+    match prot {
+        PROT_NONE => Access::None,
+        p if p & PROT_WRITE != 0 => Access::ReadWrite,
+        _ => Access::Read,
+    }
+}
 
 pub fn mmap(addr: u64, len: u64, prot: u64, flags: u64) -> i64 {
     if flags & (MAP_PRIVATE | MAP_ANONYMOUS) != MAP_PRIVATE | MAP_ANONYMOUS {
@@ -52,8 +63,8 @@ pub fn mmap(addr: u64, len: u64, prot: u64, flags: u64) -> i64 {
     };
     match space.map_zeroed(start, len, true) {
         Ok(()) => {
-            if prot == PROT_NONE {
-                space.set_user_access(start, len, false);
+            if access(prot) != Access::ReadWrite {
+                space.protect(start, len, access(prot));
             }
             start as i64
         }
@@ -122,8 +133,8 @@ pub fn munmap(addr: u64, len: u64) -> i64 {
     0
 }
 
-/// `mprotect(addr, len, prot)`: PROT_NONE takes the pages out of the program's reach, any
-/// other protection gives them back; ENOMEM if part of the range is not mapped (as Linux).
+/// `mprotect(addr, len, prot)`: the pages become what `prot` allows ([`access`]); ENOMEM if
+/// part of the range is not mapped (as Linux).
 pub fn mprotect(addr: u64, len: u64, prot: u64) -> i64 {
     const KNOWN: u64 = 0x7; // PROT_READ | PROT_WRITE | PROT_EXEC
     if !addr.is_multiple_of(PAGE) || prot & !KNOWN != 0 {
@@ -138,7 +149,7 @@ pub fn mprotect(addr: u64, len: u64, prot: u64) -> i64 {
     if end > USER_END {
         return -errno::ENOMEM;
     }
-    let changed = space().set_user_access(addr, end - addr, prot != PROT_NONE);
+    let changed = space().protect(addr, end - addr, access(prot));
     if changed < (end - addr) / PAGE {
         return -errno::ENOMEM;
     }
