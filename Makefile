@@ -56,13 +56,15 @@ shell: deps
 	@$(BOOT) run --release $(BOOT_FLAGS) $(if $(filter busybox,$(SH)),--busybox) --interactive --opts "run=shell $(OPTS)"
 
 # Host tests of the scheduler crate, the boot options (with their 10^5-case fuzz) and the
-# boot tool, the kernel's tests inside QEMU (through cargo's runner, see .cargo/config.toml),
-# then the system tests that boot the kernel as `make run` does.
+# boot tool, the kernel's tests inside QEMU (through cargo's runner, see .cargo/config.toml;
+# the lock-order checker's again in the optimised build, where it runs too), then the system
+# tests that boot the kernel as `make run` does.
 test: deps lint
 	cargo test -p sched -- --nocapture --test-threads 1
 	cargo test -p bootopts
 	cargo test -p boot
 	cargo test -p kernel --target x86_64-unknown-none --no-fail-fast
+	cargo test -p kernel --target x86_64-unknown-none --release --test lock_order
 	cargo test -p systests
 
 lint:

@@ -51,11 +51,12 @@ pub struct PerCpu {
     /// them into owners, and is the only module that does.
     space: AtomicPtr<()>,
     files: AtomicPtr<()>,
-    /// Linux's `preempt_count`, in one word: the spin locks held (low 16 bits) and the
-    /// interrupt handlers entered and not yet left (the hardirq count, from bit 16). Zero
-    /// is the one state `schedule()` may run in, checked with one comparison.
+    /// Linux's `preempt_count`'s hardirq part: the interrupt handlers entered and not yet
+    /// left (from bit 16). The locks held are `ranks_held`'s bits: together, zero in both
+    /// is the one state `schedule()` may run in.
     preempt_count: AtomicU64,
-    /// The ranks of the locks held, one bit each: the lock-order checker's record.
+    /// The ranks of the locks held, one bit each: the lock-order checker's record, and the
+    /// count of locks held (two locks of one rank are never held together).
     ranks_held: AtomicU64,
     /// Scheduler ticks so far, and those of them that found the CPU in ring 3 (for
     /// `/proc/stat`'s user time).
@@ -280,7 +281,7 @@ impl ThisCpu {
 
     /// Whether the CPU is in an interrupt handler.
     pub fn in_interrupt(&self) -> bool {
-        self.preempt_count() >= HARDIRQ_ONE
+        cpu_local::read::<PREEMPT_COUNT>() >= HARDIRQ_ONE
     }
 
     /// An interrupt handler starts (Linux's `irq_enter`).
@@ -373,41 +374,41 @@ impl ThisCpu {
     }
 
     /// The preempt count: locks held, and interrupt handlers entered (from bit 16).
-    #[inline(always)]
     pub fn preempt_count(&self) -> u64 {
-        cpu_local::read::<PREEMPT_COUNT>()
+        cpu_local::read::<PREEMPT_COUNT>() + self.locks_held()
     }
 
     /// How many spin locks this CPU holds.
     pub fn locks_held(&self) -> u64 {
-        self.preempt_count() % HARDIRQ_ONE
+        u64::from(cpu_local::read::<RANKS_HELD>().count_ones())
     }
 
     /// Whether the CPU holds no spin lock and is in no interrupt handler: where a switch may
     /// happen (Linux's `preemptible()`, with interrupts off asked apart).
     #[inline(always)]
     pub fn preemptible(&self) -> bool {
-        self.preempt_count() == 0
+        cpu_local::read::<PREEMPT_COUNT>() | cpu_local::read::<RANKS_HELD>() == 0
     }
 
-    /// A lock of `rank` was taken (interrupts are off).
+    /// A lock of `rank` is being taken (interrupts are off): checked against the ranks
+    /// held, in every build (a read, a mask test and a write of this CPU's word, which is
+    /// also the count of locks held).
     #[inline(always)]
     pub(crate) fn lock_taken(&self, rank: u32) {
-        cpu_local::increment::<PREEMPT_COUNT>();
-        if cfg!(debug_assertions) {
-            let held = cpu_local::read::<RANKS_HELD>();
-            crate::sync::lock_order::check(held, rank);
-            cpu_local::write::<RANKS_HELD>(held | 1 << rank);
-        }
+        let held = cpu_local::read::<RANKS_HELD>();
+        crate::sync::lock_order::check(held, rank);
+        cpu_local::write::<RANKS_HELD>(held | 1 << rank);
     }
 
     /// A lock of `rank` was released (interrupts are still off).
     #[inline(always)]
     pub(crate) fn lock_released(&self, rank: u32) {
-        cpu_local::decrement::<PREEMPT_COUNT>();
-        if cfg!(debug_assertions) {
-            let held = cpu_local::read::<RANKS_HELD>();
-            cpu_local::write::<RANKS_HELD>(held & !(1 << rank));
-        }
+        cpu_local::clear_bit::<RANKS_HELD>(rank);
+    }
+
+    /// Whether the one lock this CPU holds is of `rank`, outside any interrupt handler.
+    #[inline(always)]
+    pub fn holds_only(&self, rank: u32) -> bool {
+        cpu_local::read::<RANKS_HELD>() == 1 << rank && cpu_local::read::<PREEMPT_COUNT>() == 0
     }
 }

@@ -1,5 +1,6 @@
-//! The debug build's lock-order checker: taking a lock while holding one of a higher rank
-//! must panic, naming both ranks. The right order first passes, so that the checker is seen
+//! The lock-order checker, in every build (`make test` runs this test in the debug and the
+//! optimised build): taking a lock while holding one of a higher rank must panic, naming
+//! both locks' ranks and the CPU. The right order first passes, so that the checker is seen
 //! to let correct code through. `harness = false`: the panic is the success.
 
 #![no_std]
@@ -38,7 +39,7 @@ fn main(boot_info: &'static mut BootInfo) -> ! {
 fn panic(info: &core::panic::PanicInfo) -> ! {
     let message = info.message().to_string();
     let expected = alloc::format!(
-        "lock order violated: taking a lock of rank {} while holding one of rank {}",
+        "lock order violated on CPU 0: taking TestOuter (rank {}) while holding TestInner (rank {})",
         Rank::TestOuter as u32,
         Rank::TestInner as u32
     );

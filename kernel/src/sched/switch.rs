@@ -137,7 +137,7 @@ pub(super) fn schedule() {
 /// when the caller took the lock: it turns them back on once this task runs again.
 pub(super) fn schedule_locked(sched: SpinLockGuard<'_, Option<Scheduler>>) -> bool {
     // The same rules; interrupts are off by the lock's type.
-    if this_cpu().preempt_count() != 1 {
+    if !this_cpu().holds_only(crate::sync::Rank::Sched as u32) {
         not_preemptible(1);
     }
     switch_under(sched)

@@ -4,9 +4,9 @@
 //! lock of a rank and taking another of the same rank breaks it too (two pipes, two tables:
 //! which first?).
 //!
-//! Debug builds check the rule at every acquisition and panic on a violation, naming both
-//! locks (Linux's lockdep, reduced to a fixed order). Release builds only count the locks
-//! held, for `schedule()`'s assertion that none is.
+//! Every build checks the rule at every acquisition — the optimised one too, since the
+//! check is one mask test on a per-CPU word of held ranks — and panics on a violation,
+//! naming both locks by rank and the CPU (Linux's lockdep, reduced to a fixed order).
 //!
 //! The order, outermost first (docs/architecture.md, "Locks and interrupts"):
 
@@ -97,13 +97,22 @@ const _: () = {
 /// are held.
 #[inline(always)]
 pub fn check(held: u64, rank: u32) {
-    let same_or_inner = held & !((1u64 << rank) - 1);
-    if same_or_inner != 0 {
-        violation(same_or_inner.trailing_zeros(), rank);
+    // A held rank at `rank` or above is a bit at or above bit `rank`: one shift tells.
+    if held >> rank != 0 {
+        violation(held, rank);
     }
 }
 
 #[cold]
-fn violation(held: u32, taking: u32) -> ! {
-    panic!("lock order violated: taking a lock of rank {taking} while holding one of rank {held}");
+#[inline(never)]
+fn violation(held_ranks: u64, taking: u32) -> ! {
+    // The lowest rank held at or above the one being taken.
+    let held = (held_ranks >> taking << taking).trailing_zeros();
+    let cpu = crate::percpu::this_cpu().index();
+    let name = |rank: u32| Rank::ALL[rank as usize];
+    panic!(
+        "lock order violated on CPU {cpu}: taking {:?} (rank {taking}) while holding {:?} (rank {held})",
+        name(taking),
+        name(held)
+    );
 }

@@ -1,7 +1,7 @@
 //! Locks whose rules are in their types (as asterinas's `SpinLock<T, LocalIrqDisabled>`):
 //! a [`SpinLock`] turns interrupts off while it is held, so an interrupt handler that takes
 //! the same lock can never spin on its own CPU's holder; and it has a [`Rank`], so that a
-//! debug build panics when two locks are taken in the wrong order (see [`lock_order`]).
+//! build panics when two locks are taken in the wrong order (see [`lock_order`]).
 
 pub mod cross_call;
 pub mod lock_order;

@@ -167,13 +167,15 @@ pub fn increment<const OFFSET: usize>() {
     }
 }
 
-/// Subtracts one from the word at `OFFSET`, in one instruction.
+/// Clears bit `bit` (below 64) of the word at `OFFSET`, in one instruction.
 #[inline(always)]
-pub fn decrement<const OFFSET: usize>() {
-    // SAFETY: as `write`.
+pub fn clear_bit<const OFFSET: usize>(bit: u32) {
+    debug_assert!(bit < 64, "bit {bit} of a 64-bit word");
+    // SAFETY: as `write`; `bit` is below 64, so `btr` stays within the word.
     unsafe {
         core::arch::asm!(
-            "dec qword ptr gs:[{offset}]",
+            "btr qword ptr gs:[{offset}], {bit:r}",
+            bit = in(reg) u64::from(bit),
             offset = const OFFSET,
             options(nostack),
         );
