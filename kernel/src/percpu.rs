@@ -396,7 +396,9 @@ impl ThisCpu {
     #[inline(always)]
     pub(crate) fn lock_taken(&self, rank: u32) {
         let held = cpu_local::read::<RANKS_HELD>();
-        crate::sync::lock_order::check(held, rank);
+        if crate::sync::lock_order::violated(held, rank) {
+            crate::sync::lock_order::violation(held, rank, self.index());
+        }
         cpu_local::write::<RANKS_HELD>(held | 1 << rank);
     }
 

@@ -93,22 +93,19 @@ const _: () = {
     }
 };
 
-/// Panics if a lock of `rank` may not be taken while the locks in `held` (one bit per rank)
-/// are held.
+/// Whether a lock of `rank` may not be taken while the locks in `held` (one bit per rank)
+/// are held: a held rank at `rank` or above is a bit at or above bit `rank`, one shift.
 #[inline(always)]
-pub fn check(held: u64, rank: u32) {
-    // A held rank at `rank` or above is a bit at or above bit `rank`: one shift tells.
-    if held >> rank != 0 {
-        violation(held, rank);
-    }
+pub fn violated(held: u64, rank: u32) -> bool {
+    held >> rank != 0
 }
 
+/// The report of a violation on CPU `cpu`: both locks by rank, and the CPU.
 #[cold]
 #[inline(never)]
-fn violation(held_ranks: u64, taking: u32) -> ! {
+pub fn violation(held_ranks: u64, taking: u32, cpu: usize) -> ! {
     // The lowest rank held at or above the one being taken.
     let held = (held_ranks >> taking << taking).trailing_zeros();
-    let cpu = crate::percpu::this_cpu().index();
     let name = |rank: u32| Rank::ALL[rank as usize];
     panic!(
         "lock order violated on CPU {cpu}: taking {:?} (rank {taking}) while holding {:?} (rank {held})",

@@ -23,6 +23,10 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 pub const USER_END: u64 = 0x0000_7fff_ffff_f000;
 pub(super) const PAGE: u64 = 4096;
 
+/// The page-table bit that marks a copy-on-write page (bit 9, available to software; see
+/// `user::cow`).
+pub const COW: F = F::BIT_9;
+
 /// What a program may do with a page: `mprotect`'s PROT_* bits as x86's page tables can
 /// say them (a present user page is readable, and executable too: cfslab sets no NX bit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -324,10 +328,10 @@ impl AddressSpace {
                 flags.set(F::USER_ACCESSIBLE, access != Access::None);
                 if access == Access::ReadWrite {
                     if !flags.contains(F::WRITABLE) {
-                        flags |= super::cow::COW;
+                        flags |= COW;
                     }
                 } else {
-                    flags -= F::WRITABLE | super::cow::COW;
+                    flags -= F::WRITABLE | COW;
                 }
                 entry.set_flags(flags);
                 crate::arch::paging::flush_tlb(VirtAddr::new(addr));

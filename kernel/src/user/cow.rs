@@ -12,8 +12,7 @@ use crate::arch::paging::{FrameAllocator, Mapper, Page, PageTableFlags as F, Siz
 use crate::mm::MemoryError;
 use core::sync::atomic::Ordering::Relaxed;
 
-/// The page-table bit that marks a copy-on-write page (bit 9, available to software).
-pub const COW: F = F::BIT_9;
+use super::address_space::COW;
 
 impl AddressSpace {
     /// A child address space for `fork`: the same frames, writable pages copy-on-write in
