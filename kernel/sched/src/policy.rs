@@ -73,7 +73,7 @@ pub enum SyncWake {
 /// A task on its way from one CPU's policy to another's (Linux moves the whole
 /// `task_struct`; `set_task_cpu` and the enqueue that follows fit its scheduling entity to
 /// the new CPU's runqueue).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Migrant {
     /// The task's uid and nice level, which place it in the new CPU's groups and give its
     /// weight there.
@@ -84,13 +84,38 @@ pub struct Migrant {
     pub carried: Carried,
 }
 
-/// A moving task's record, by policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Carried {
-    /// The fair class's ([`crate::fair::migrate`]).
-    Fair(crate::fair::migrate::FairMigrant),
-    /// O(1)'s ([`crate::o1::O1Migrant`]).
-    O1(crate::o1::O1Migrant),
+/// A moving task's record, in whatever type its policy keeps (the fair class's
+/// `FairMigrant`, O(1)'s `O1Migrant`): opaque to the runqueue, which only hands it from
+/// one CPU's instance of the policy to another's of the same kind. So this interface names
+/// no policy, and a new policy carries a record of its own without changing it.
+pub struct Carried(alloc::boxed::Box<dyn core::any::Any + Send>);
+
+impl Carried {
+    /// Wraps a policy's record.
+    pub fn new<R: core::any::Any + Send>(record: R) -> Self {
+        Carried(alloc::boxed::Box::new(record))
+    }
+
+    /// The record, if it is an `R` (a policy takes back what its own kind carried).
+    pub fn into_record<R: core::any::Any>(self) -> Option<R> {
+        self.0.downcast::<R>().ok().map(|record| *record)
+    }
+
+    /// The record, to read, if it is an `R`.
+    pub fn record<R: core::any::Any>(&self) -> Option<&R> {
+        self.0.downcast_ref::<R>()
+    }
+
+    /// The record, to change on the way, if it is an `R`.
+    pub fn record_mut<R: core::any::Any>(&mut self) -> Option<&mut R> {
+        self.0.downcast_mut::<R>()
+    }
+}
+
+impl fmt::Debug for Carried {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Carried(..)")
+    }
 }
 
 /// What the policy says about one task, for reports and debugging.

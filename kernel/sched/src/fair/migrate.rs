@@ -85,7 +85,7 @@ impl Fair {
         let migrant = Migrant {
             uid: se.uid,
             nice: se.nice,
-            carried: Carried::Fair(FairMigrant {
+            carried: Carried::new(FairMigrant {
                 place,
                 forked,
                 sum_exec_runtime: se.sum_exec_runtime,
@@ -125,7 +125,7 @@ impl Fair {
             resched = self.place_child_cfs(id, now);
         }
         let mut migrant = self.carry_away(child, true);
-        if let Carried::Fair(f) = &mut migrant.carried
+        if let Some(f) = migrant.carried.record_mut::<FairMigrant>()
             && !self.eevdf()
             && self.params.era < Era::V2_6_32
         {
@@ -145,7 +145,7 @@ impl Fair {
         woken: Option<Wakeup>,
         now: Nanos,
     ) -> bool {
-        let Carried::Fair(f) = migrant.carried else {
+        let Some(f) = migrant.carried.into_record::<FairMigrant>() else {
             panic!("task {task} comes from another kind of policy");
         };
         let id = self.new_task_entity(task, migrant.uid, migrant.nice);

@@ -5,7 +5,7 @@
 use super::migrate::{FairMigrant, Place};
 use super::*;
 use crate::params::{Era, FairParams, Grouping};
-use crate::policy::{Carried, Migrant, Policy, Wakeup};
+use crate::policy::{Migrant, Policy, Wakeup};
 
 const MS: u64 = 1_000_000;
 /// The hog that keeps each CPU busy (and moves its floor).
@@ -32,10 +32,9 @@ fn vruntime(f: &Fair, task: usize) -> u64 {
 }
 
 fn fair_part(m: &Migrant) -> FairMigrant {
-    match m.carried {
-        Carried::Fair(f) => f,
-        Carried::O1(_) => panic!("a fair task carries the fair class's record"),
-    }
+    *m.carried
+        .record::<FairMigrant>()
+        .expect("a fair task carries the fair class's record")
 }
 
 /// Signed distance a − b of two wrapping virtual times.

@@ -43,7 +43,7 @@ impl O1 {
         Migrant {
             uid: 0,
             nice: (t.static_prio as i64 - 120) as crate::weights::Nice,
-            carried: Carried::O1(O1Migrant {
+            carried: Carried::new(O1Migrant {
                 static_prio: t.static_prio,
                 prio: t.prio,
                 time_slice: t.time_slice,
@@ -66,7 +66,7 @@ impl O1 {
         woken: Option<Wakeup>,
         now: Nanos,
     ) -> bool {
-        let Carried::O1(m) = migrant.carried else {
+        let Some(m) = migrant.carried.into_record::<O1Migrant>() else {
             panic!("task {task} comes from another kind of policy");
         };
         if self.tasks.len() <= task {

@@ -16,7 +16,7 @@ use crate::policy::{Migrant, Nanos, Policy, TaskId, Wakeup};
 
 /// A task between two runqueues ([`Rq::detach`] to [`Rq::attach`]): its scheduling part,
 /// and what the policy of the CPU it left gives the policy of the CPU it joins.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub struct Moving {
     sched: SchedTask,
     migrant: Migrant,
