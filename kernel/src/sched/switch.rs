@@ -14,6 +14,7 @@ use crate::percpu::this_cpu;
 use crate::sync::SpinLockGuard;
 use crate::task::State;
 use crate::time::clock;
+use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// What switching to the picked task needs.
@@ -31,7 +32,7 @@ struct Switch {
     /// The next task is the CPU's idle task.
     to_idle: bool,
     /// The previous task's `on_cpu` flag, cleared once its registers are saved.
-    leaving: u64,
+    leaving: NonNull<AtomicBool>,
 }
 
 impl Scheduler {
@@ -68,7 +69,7 @@ impl Scheduler {
         // its switch stays marked and moves as it wakes (`Scheduler::wake`), with its
         // wake-up's own flags — a vfork parent is not woken by a move.
         if moving && rq.state(pick.prev) == State::Migrating {
-            this_cpu().set_moving_slot(pick.prev);
+            this_cpu().hand_off_moving(pick.prev);
         }
         let n = task_in(slots, ap_idle, pick.next);
         n.on_cpu.store(true, Ordering::Relaxed);
@@ -101,7 +102,7 @@ impl Scheduler {
             .as_deref_mut()
             .map_or(core::ptr::null_mut(), |c| c as *mut _);
         let save = &raw mut p.rsp;
-        let leaving = core::ptr::from_ref(&p.on_cpu) as u64;
+        let leaving = NonNull::from(&p.on_cpu);
         trace::publish(event, trace, *echo);
         Some(Switch {
             save,
@@ -159,7 +160,7 @@ fn switch_under(mut sched: SpinLockGuard<'_, Option<Scheduler>>) -> bool {
         leaving,
     }) = switch
     {
-        this_cpu().set_switched_from(leaving);
+        this_cpu().hand_off_leaving(leaving);
         crate::mm::stack::catch_up_tlb();
         // An AP whose tick stopped as it idled ticks again for the task it runs now.
         if !to_idle && !this_cpu().tick_on() {
@@ -201,11 +202,6 @@ fn not_preemptible(own: u32) -> ! {
     unreachable!("a CPU that is not preemptible holds a lock or is in an interrupt")
 }
 
-/// No exited task waits for its stack to be freed (`PerCpu::exited_slot`, kept per CPU
-/// and outside the scheduler's state so that the switches with nothing to free — nearly
-/// all — need not take the lock again to find that out).
-const NO_SLOT: usize = usize::MAX;
-
 /// Exited tasks whose stacks are not yet freed: each is between its last switch and the
 /// [`finish_switch`] of the task that runs after it on its CPU. A parent on another CPU may
 /// reap such a child before that CPU gets there, so a count of the memory in use waits for
@@ -217,7 +213,7 @@ static STACKS_TO_FREE: AtomicUsize = AtomicUsize::new(0);
 pub(super) fn leave_for_reaping(slot: Slot) {
     debug_assert!(!irq::enabled(), "an exit with interrupts on");
     STACKS_TO_FREE.fetch_add(1, Ordering::AcqRel);
-    this_cpu().set_exited_slot(slot);
+    this_cpu().hand_off_exited(slot);
 }
 
 /// Returns once every task that has exited so far has had its stack freed. Each such CPU is
@@ -228,33 +224,28 @@ pub fn wait_for_exited_stacks() {
     }
 }
 
-/// Runs in the task that was just switched to: says the previous task has left this CPU
-/// (its `on_cpu` flag); moves the task that left this CPU for another, if one did
-/// (`sched::affinity`: it wakes there, on another CPU's runqueue); frees the stack of a
-/// task that exited — all it still holds: its files and address space went in its own
-/// context, before its last switch (`proc::lifecycle::release_resources`). Nothing here
-/// switches this CPU.
+/// Runs in the task that was just switched to, and finishes what the switch handed over
+/// ([`crate::percpu::Handoff`]): says the previous task has left this CPU (its `on_cpu`
+/// flag); moves the task that left this CPU for another, if one did (`sched::affinity`: it
+/// wakes there, on another CPU's runqueue); frees the stack of a task that exited — all it
+/// still holds: its files and address space went in its own context, before its last
+/// switch (`proc::lifecycle::release_resources`). Nothing here switches this CPU.
 pub(super) fn finish_switch() {
-    let leaving = this_cpu().switched_from();
-    if leaving != 0 {
-        this_cpu().set_switched_from(0);
+    let handoff = this_cpu().take_handoff();
+    if let Some(leaving) = handoff.leaving {
         // SAFETY: the flag is in the previous task's boxed `Task`, which lives at least
         // until this function frees it, below; its registers are saved, so other CPUs
         // may run it from now on.
-        unsafe { (*(leaving as *const AtomicBool)).store(false, Ordering::Release) };
+        unsafe { leaving.as_ref() }.store(false, Ordering::Release);
     }
-    let moving = this_cpu().moving_slot();
-    if moving != NO_SLOT {
-        this_cpu().set_moving_slot(NO_SLOT);
+    if let Some(moving) = handoff.moving {
         with_sched(|s| {
             let _ = s.finish_move(moving, ::sched::Wakeup::default(), clock::now());
         });
     }
-    let slot = this_cpu().exited_slot();
-    if slot == NO_SLOT {
+    let Some(slot) = handoff.exited else {
         return;
-    }
-    this_cpu().set_exited_slot(NO_SLOT);
+    };
     let dead = with_sched(|s| {
         let task = s.slots[slot].take()?;
         s.rqs[task.cpu].remove(slot);

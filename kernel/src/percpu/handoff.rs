@@ -1,0 +1,35 @@
+//! What a switch leaves for the task that runs next on the same CPU (Linux's
+//! `finish_task_switch`): the work on the task just replaced that cannot be done before its
+//! registers are saved, and so falls to the next task, in `sched::switch::finish_switch`.
+//! One typed value, handed over in the CPU's own state with interrupts off from the switch
+//! to that function; kept there as three words, each one GS-relative instruction
+//! (`ThisCpu::hand_off_*` and `ThisCpu::take_handoff` write and take them).
+
+use crate::task::Slot;
+use core::ptr::NonNull;
+use core::sync::atomic::AtomicBool;
+
+/// A word that names no slot.
+pub(super) const NO_SLOT: usize = usize::MAX;
+
+/// The slot a word names, if any.
+pub(super) fn slot_of(word: u64) -> Option<Slot> {
+    (word as usize != NO_SLOT).then_some(word as usize)
+}
+
+/// What the next task on this CPU finishes for the task it replaced.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Handoff {
+    /// The replaced task's `on_cpu` flag, cleared once its registers are saved: only then
+    /// may another CPU run it (Linux's `finish_task`; a wake-up or a move elsewhere waits
+    /// on the flag, as `try_to_wake_up` waits on `p->on_cpu`). `None` at a CPU's first
+    /// switch, which replaces no task's saved state.
+    pub leaving: Option<NonNull<AtomicBool>>,
+    /// The replaced task left this CPU still runnable, to move to another
+    /// (`sched::affinity`): the next task attaches it there, its registers saved by then
+    /// — the part Linux's stopper thread plays.
+    pub moving: Option<Slot>,
+    /// The replaced task exited: the next task frees its stack, all it still holds (its
+    /// files and memory went in its own context).
+    pub exited: Option<Slot>,
+}
