@@ -38,7 +38,7 @@ fn ping_pong(me: u64) {
 
 /// Runs `start` (which spawns the threads and returns their ids), waits for them, and
 /// returns (virtual ns elapsed, context switches).
-fn measure(start: impl FnOnce() -> [usize; 2]) -> (u64, u64) {
+fn measure(start: impl FnOnce() -> [kernel::task::TaskId; 2]) -> (u64, u64) {
     let (t0, s0) = (clock::now(), sched::switch_count());
     let ids = start();
     for id in ids {

@@ -151,7 +151,7 @@ pub fn kernel_exception(fault: &Fault) -> ! {
         let _ = writeln!(
             console,
             "kernel stack overflow: task {} ran into the guard page of its stack at {address:#x}",
-            task.map_or(-1, |t| t as i64)
+            task.map_or(-1, |t| t.number() as i64)
         );
     }
     crate::exit(crate::ExitCode::Failure)

@@ -47,7 +47,7 @@ fn spin_until(deadline: u64) {
 fn spinners(options: &str, specs: &[(u32, i8)], window: u64) -> Vec<u64> {
     sched::set_policy(&Config::parse(options).unwrap()).expect("only main and idle alive");
     let deadline = clock::now() + window;
-    let ids: Vec<usize> = specs
+    let ids: Vec<kernel::task::TaskId> = specs
         .iter()
         .map(|&(uid, nice)| sched::spawn(spin_until, deadline, "spinner", uid, nice).unwrap())
         .collect();
@@ -187,7 +187,7 @@ fn task_ids_are_never_reused() {
 
 /// A child that records its own id, read as its first act.
 fn records_its_id(_: u64) {
-    OWN_ID.store(sched::current() as u64, Ordering::SeqCst);
+    OWN_ID.store(sched::current().number() as u64, Ordering::SeqCst);
 }
 
 static OWN_ID: AtomicU64 = AtomicU64::new(u64::MAX);
@@ -201,7 +201,7 @@ fn a_parent_reaps_each_child_once_even_when_children_preempt_it() {
     let mut started = Vec::new();
     for _ in 0..5 {
         let id = sched::spawn_child(records_its_id, 0, "child", sched::ForkKind::Fork).unwrap();
-        assert_eq!(OWN_ID.load(Ordering::SeqCst), id as u64);
+        assert_eq!(OWN_ID.load(Ordering::SeqCst), id.number() as u64);
         started.push(id);
     }
     let mut reaped = Vec::new();

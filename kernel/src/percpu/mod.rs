@@ -23,6 +23,7 @@ mod handoff;
 pub use handoff::Handoff;
 
 use crate::arch::cpu_local::{self, ArchSlots};
+use crate::task::TaskId;
 use core::mem::offset_of;
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -226,8 +227,8 @@ impl ThisCpu {
 
     /// The running task's id.
     #[inline(always)]
-    pub fn current(&self) -> usize {
-        cpu_local::read::<CURRENT>() as usize
+    pub fn current(&self) -> TaskId {
+        TaskId::from_number(cpu_local::read::<CURRENT>() as usize)
     }
 
     /// The running task's slot.
@@ -243,15 +244,15 @@ impl ThisCpu {
     }
 
     /// The running task's process: its leader's id.
-    pub fn current_process(&self) -> usize {
-        cpu_local::read::<CURRENT_PROCESS>() as usize
+    pub fn current_process(&self) -> TaskId {
+        TaskId::from_number(cpu_local::read::<CURRENT_PROCESS>() as usize)
     }
 
     /// The switch chose task `id`, a thread of the process led by `process`.
     #[inline(always)]
-    pub fn set_current(&self, id: usize, process: usize) {
-        cpu_local::write::<CURRENT>(id as u64);
-        cpu_local::write::<CURRENT_PROCESS>(process as u64);
+    pub fn set_current(&self, id: TaskId, process: TaskId) {
+        cpu_local::write::<CURRENT>(id.number() as u64);
+        cpu_local::write::<CURRENT_PROCESS>(process.number() as u64);
     }
 
     /// The running task's address space, as the pointer of its `Arc`.

@@ -56,7 +56,7 @@ pub fn init(config: &Config, online: &[usize], topology: Topology) {
             slots: Vec::new(),
             free_slots: Vec::new(),
             by_id: BTreeMap::new(),
-            next_id: 0,
+            next_id: TaskId::from_number(0),
             trace: None,
             recent: trace::Trace::new(RECENT_EVENTS, online.len()),
             echo: log::log_enabled!(log::Level::Trace),
@@ -157,7 +157,7 @@ impl Scheduler {
                 // Its context is saved at its first switch; it has no stack of its own
                 // to free (it runs on the one its CPU was started on).
                 let mut idle = new_task("idle", 0, 0, None, None, None);
-                idle.id = TaskId::MAX - cpu;
+                idle.id = TaskId::from_number(usize::MAX - cpu);
                 idle.slot = idle_slot_of(cpu);
                 idle.cpu = cpu;
                 idle.affinity = 1 << cpu;

@@ -73,7 +73,7 @@ impl Scheduler {
             self.slots.push(None);
         }
         let id = self.next_id;
-        self.next_id += 1;
+        self.next_id = self.next_id.next();
         let mut task = Box::new(Task { id, slot, ..task });
         task.refresh_comm();
         self.slots[slot] = Some(task);

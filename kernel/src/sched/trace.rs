@@ -34,7 +34,7 @@ impl Comm {
     };
 
     /// `task` (its id, name, nice); the idle task becomes pid 0 `swapper/0`.
-    pub fn new(id: usize, name: &str, nice: i8, idle: bool) -> Self {
+    pub fn new(id: crate::task::TaskId, name: &str, nice: i8, idle: bool) -> Self {
         let (pid, name) = if idle {
             (0, "swapper/0")
         } else {
@@ -54,7 +54,7 @@ impl Comm {
 
     /// CPU `cpu`'s idle task: pid 0, `swapper/N` (as Linux names each CPU's).
     pub fn idle(cpu: usize) -> Self {
-        let mut comm = Self::new(0, "swapper/", 0, false);
+        let mut comm = Self::new(crate::task::TaskId::from_number(0), "swapper/", 0, false);
         comm.pid = 0;
         let mut digits = [0u8; 20];
         let mut n = cpu;

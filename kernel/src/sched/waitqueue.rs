@@ -101,7 +101,7 @@ impl WaitQueue {
             match queue.len() {
                 0 => {}
                 n if n <= FEW => {
-                    let mut few = [0; FEW];
+                    let mut few = [TaskId::from_number(0); FEW];
                     for (slot, task) in few.iter_mut().zip(queue.drain(..)) {
                         *slot = task;
                     }

@@ -3,19 +3,46 @@
 //! timers, the wait queues and the trace can name a task without depending on what a task
 //! holds.
 
-/// A task's number, unique for the boot (never reused).
-pub type TaskId = usize;
+/// A task's number, unique for the boot (never reused): a type of its own, so that it is
+/// never taken for a [`Slot`] — which is reused — or a CPU's number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(transparent)]
+pub struct TaskId(usize);
+
+impl TaskId {
+    /// The task numbered `n`: the boot task is 0, each new task one more than the last.
+    pub const fn from_number(n: usize) -> Self {
+        TaskId(n)
+    }
+
+    /// Its number.
+    pub const fn number(self) -> usize {
+        self.0
+    }
+
+    /// The id the task made after this one gets.
+    pub const fn next(self) -> Self {
+        TaskId(self.0 + 1)
+    }
+}
+
+/// The id's number, as the kernel's messages print it.
+impl core::fmt::Display for TaskId {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
 
 /// A task's pid as programs, the trace and gdb see it: its id plus one, so that the boot
 /// task is pid 1, as init is. (The trace names the idle task pid 0, `<idle>-0`, as Linux's
 /// does; no program can name it.)
 pub fn pid_of(id: TaskId) -> i64 {
-    id as i64 + 1
+    id.0 as i64 + 1
 }
 
 /// The task a pid names (`None` for pids no task can have: zero and below).
 pub fn id_of_pid(pid: i64) -> Option<TaskId> {
-    usize::try_from(pid).ok()?.checked_sub(1)
+    usize::try_from(pid).ok()?.checked_sub(1).map(TaskId)
 }
 
 /// A task's place in the scheduler's table and the policy's: small, dense, reused after

@@ -242,7 +242,7 @@ pub(in crate::sched) fn new_task(
         unsafe { initial_stack(s.top(), task_entry) }
     });
     Task {
-        id: 0,
+        id: TaskId::from_number(0),
         slot: 0,
         cpu: 0,
         affinity: u64::MAX,
@@ -264,7 +264,7 @@ pub(in crate::sched) fn new_task(
         saved_mask: None,
         altstack: crate::user::signal::altstack::AltStack::default(),
         // Made again with the id when the task is added (`Scheduler::add`).
-        comm: trace::Comm::new(0, name, nice, false),
+        comm: trace::Comm::new(TaskId::from_number(0), name, nice, false),
         name: String::from(name),
         uid,
         nice,

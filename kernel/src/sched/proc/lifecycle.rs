@@ -17,7 +17,7 @@ const VFORK_PARENT: Wakeup = Wakeup {
 };
 
 /// The boot task's id: it adopts the children of tasks that exit before them.
-pub const BOOT_TASK: TaskId = 0;
+pub const BOOT_TASK: TaskId = TaskId::from_number(0);
 
 /// Starts a kernel thread running `entry(argument)` as `uid` at `nice`, a child of the
 /// running task. It may run at once if the policy says it should preempt the caller; it can

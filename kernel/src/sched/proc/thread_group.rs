@@ -220,7 +220,7 @@ impl ThreadGroup {
             }
             s.execing = true;
             if me != self.leader {
-                self.heir.store(me + 1, Ordering::Relaxed);
+                self.heir.store(me.number() + 1, Ordering::Relaxed);
             }
             true
         })
@@ -238,7 +238,8 @@ impl ThreadGroup {
     /// The thread the process is being handed over to, if an `execve` in a thread other
     /// than the leader is under way.
     pub fn heir(&self) -> Option<TaskId> {
-        self.heir.load(Ordering::Relaxed).checked_sub(1)
+        let heir = self.heir.load(Ordering::Relaxed).checked_sub(1);
+        heir.map(TaskId::from_number)
     }
 
     /// Adds an ended thread's CPU time.
