@@ -35,13 +35,19 @@ fn load(dir: &Path, root: &Path, files: &mut BTreeMap<String, String>) {
     }
 }
 
-/// The source without `//` comments and without the unit tests at its end.
+/// The source without `//` comments, without the unit tests at its end, and with each
+/// restricted visibility `pub(in PATH)` as plain `pub`: naming a module to say who may see
+/// an item is no dependency on it.
 fn strip(text: &str) -> String {
-    let code: String = text
+    let mut code: String = text
         .lines()
         .map(|l| l.find("//").map_or(l, |i| &l[..i]))
         .collect::<Vec<_>>()
         .join("\n");
+    while let Some(i) = code.find("pub(in ") {
+        let end = code[i..].find(')').map_or(code.len(), |e| i + e + 1);
+        code.replace_range(i..end, "pub");
+    }
     let mut at = 0;
     while let Some(i) = code[at..].find("#[cfg(test)]") {
         let rest = code[at + i + 12..].trim_start();

@@ -6,7 +6,7 @@
 //! taken once, for `pick`, and released before the stacks change (see `sched`'s module docs).
 
 use super::table::task_in;
-use super::{Scheduler, Slot, trace, with_sched};
+use super::{Scheduler, Slot, runqueue, trace, with_sched};
 use crate::arch::irq;
 use crate::arch::switch::switch_context;
 use crate::arch::user_state::UserCpuState;
@@ -263,4 +263,42 @@ pub(super) fn finish_switch() {
     // Dropped after the lock: freeing the stack takes the memory lock.
     drop(dead);
     STACKS_TO_FREE.fetch_sub(1, Ordering::AcqRel);
+}
+
+/// "Change state under the lock, then reschedule if needed": runs `f` on the scheduler and,
+/// if it (or anything before it) asked for a reschedule, switches before returning — unless
+/// this runs in an interrupt handler, whose switch waits for the handler's end
+/// ([`preempt_from_interrupt`]). Every operation that may wake, block or start a task goes
+/// through here.
+pub(super) fn change_then_reschedule<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
+    let mut sched = runqueue().lock();
+    let s = sched.as_mut().expect("scheduler not started");
+    let result = f(s);
+    // The switch picks under the same lock, with interrupts off from the change on: a tick
+    // in between could switch first, and this switch would be a second one for one reason.
+    if s.this_rq().need_resched() && !this_cpu().in_interrupt() {
+        let irq_were_on = schedule_locked(sched);
+        irq::restore(irq_were_on);
+    }
+    result
+}
+
+/// Where every new task starts (called by the switch trampoline, interrupts off).
+pub extern "C" fn task_entry() -> ! {
+    finish_switch();
+    let (function, argument) = with_sched(|s| {
+        let current = s.current_slot();
+        s.task(current).entry.expect("a spawned task has an entry")
+    });
+    irq::enable();
+    function(argument);
+    super::exit()
+}
+
+/// Called at the end of an interrupt handler, after `irq_exit` (interrupts off): switch if
+/// the tick or a wake-up asked.
+pub fn preempt_from_interrupt() {
+    if with_sched(|s| s.this_rq().need_resched()) {
+        schedule();
+    }
 }

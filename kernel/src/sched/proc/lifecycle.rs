@@ -4,9 +4,10 @@
 
 use super::create::{NewTask, Placement, SpawnError, create};
 use crate::arch::irq;
-use crate::sched::{ForkKind, change_then_reschedule, schedule, switch, trace, with_sched};
+use crate::sched::{change_then_reschedule, schedule, switch, trace, with_sched};
 use crate::task::TaskId;
 use crate::time::clock;
+use ::sched::ForkKind;
 use sched::{SyncWake, Wakeup};
 
 /// How a vfork parent is woken when its child execs or exits.

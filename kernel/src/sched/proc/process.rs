@@ -41,7 +41,7 @@ pub fn spawn_process(
 /// What `clone` asks for, besides the flags the caller has already acted on (which address
 /// space and files the child gets).
 pub struct Clone {
-    pub kind: crate::sched::ForkKind,
+    pub kind: ::sched::ForkKind,
     /// A thread of the caller's process (CLONE_THREAD), not a new process.
     pub thread: bool,
     pub space: Arc<AddressSpace>,

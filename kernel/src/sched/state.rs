@@ -1,0 +1,212 @@
+//! The scheduler's state and its one lock: the task table, every CPU's runqueue (the
+//! policy crate's `sched::rq::Rq`), the balancer's state and the trace, behind `SCHED`
+//! (see `sched`'s module docs for the rules), with the accessors every part of the
+//! scheduler shares: the running CPU's runqueue, a task's runqueue and state, the counts
+//! of runnable tasks, and the trace's recorder.
+
+use super::{balance, trace};
+use crate::percpu::this_cpu;
+use crate::sync::{Rank, SpinLock};
+use crate::task::{Slot, State, Task, TaskId};
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+use sched::{Policy, Rq};
+
+pub(super) struct Scheduler {
+    /// The runqueues, one per CPU up to the last online, indexed by its number (Linux's per-CPU
+    /// `runqueues`): each has its own policy instance, its current and idle tasks, its
+    /// `need_resched`, and the state and statistics of the tasks placed on it (by slot). A
+    /// task is on one runqueue at a time, the one its [`Task::cpu`] names: placed there when
+    /// it is made (`proc::create`), it stays there (balancing comes with the policy's
+    /// multiprocessor half).
+    pub(super) rqs: Vec<Rq<dyn Policy + Send>>,
+    /// Each AP's idle task, by CPU number (`None` for CPU 0, whose idle task has a slot,
+    /// and for CPUs that did not come up): its boot flow, known by a slot no task has
+    /// (`setup::idle_slot_of`), so that the APs move no task's slot.
+    pub(super) ap_idle: Vec<Option<Box<Task>>>,
+    /// The machine's shape, the load balancer and the invariant's checker (`balance`).
+    pub(super) balancing: balance::BalanceState,
+    /// The CPUs online, by number, in order: those `/proc/sched_debug` and
+    /// `/proc/schedstat` list, and the only ones tasks are placed on (`hotplug` takes a
+    /// CPU out and puts it back).
+    pub(super) online: Vec<usize>,
+    /// The same CPUs, one bit each.
+    pub(super) online_mask: u64,
+    /// The CPUs that came up at boot, one bit each (Linux's `cpu_present_mask`): those
+    /// that can be online.
+    pub(super) present_mask: u64,
+    /// Every task by slot (see [`crate::task`]): the policy knows tasks by slot.
+    pub(super) slots: Vec<Option<Box<Task>>>,
+    pub(super) free_slots: Vec<Slot>,
+    /// Task id → slot, for the live tasks (and exited ones until their stack is freed).
+    pub(super) by_id: BTreeMap<TaskId, Slot>,
+    /// The id the next task gets: ids are never reused.
+    pub(super) next_id: TaskId,
+    /// The scheduling trace, while tracing (`trace=on`).
+    pub(super) trace: Option<trace::Trace>,
+    /// The last few events, always kept: what gdb's `cfslab-trace` shows without `trace=on`.
+    pub(super) recent: trace::Trace,
+    /// `log=trace`: every event goes to the console too, as it happens. Read from the log
+    /// level once, when the scheduler starts (the level is set once, before), rather than
+    /// asked of the logger at every switch.
+    pub(super) echo: bool,
+}
+
+/// The scheduler's state — every CPU's runqueue and the task table — behind one IRQ-safe
+/// lock (interrupts are off while it is held: a timer interrupt arriving while a task held
+/// it would spin forever in the handler). One lock for all the CPUs' runqueues, where Linux
+/// has one per runqueue: the simplest rule that is right on several CPUs, until per-CPU
+/// runqueue locks and their double-locking come with migration. gdb's helpers read its
+/// data while it is held (see [`debugger`]).
+pub(super) static SCHED: SpinLock<Option<Scheduler>> = SpinLock::new(Rank::Sched, None);
+
+/// The scheduler's lock (`runqueue()` in the kernel's vocabulary: `this_rq()`'s lock, which
+/// every CPU shares for now).
+#[inline(always)]
+pub(super) fn runqueue() -> &'static SpinLock<Option<Scheduler>> {
+    &SCHED
+}
+
+/// The one way to the scheduler's state.
+pub(super) fn with_sched<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
+    f(runqueue().lock().as_mut().expect("scheduler not started"))
+}
+
+impl Scheduler {
+    /// The running CPU's runqueue (Linux's `this_rq()`).
+    pub(super) fn this_rq(&self) -> &Rq<dyn Policy + Send> {
+        &self.rqs[this_cpu().index()]
+    }
+
+    /// The running CPU's runqueue, to change.
+    pub(super) fn this_rq_mut(&mut self) -> &mut Rq<dyn Policy + Send> {
+        &mut self.rqs[this_cpu().index()]
+    }
+
+    /// The CPU whose runqueue holds the task in `slot` (Linux's `task_cpu()`).
+    pub(super) fn cpu_of(&self, slot: Slot) -> usize {
+        self.task_ref(slot).cpu
+    }
+
+    /// The runqueue that holds the task in `slot` (Linux's `task_rq()`).
+    pub(super) fn task_rq(&self, slot: Slot) -> &Rq<dyn Policy + Send> {
+        &self.rqs[self.cpu_of(slot)]
+    }
+
+    /// The runqueue that holds the task in `slot`, to change.
+    pub(super) fn task_rq_mut(&mut self, slot: Slot) -> &mut Rq<dyn Policy + Send> {
+        let cpu = self.cpu_of(slot);
+        &mut self.rqs[cpu]
+    }
+
+    /// Whether `slot` holds an idle task (CPU 0's: an AP's has no slot yet, see
+    /// `setup::idle_slot_of`). One lookup whatever the number of CPUs, so that a walk over
+    /// every task costs the same on one CPU as on several.
+    pub(super) fn is_idle(&self, slot: Slot) -> bool {
+        self.task_rq(slot).idle() == slot
+    }
+
+    pub(super) fn current_id(&self) -> TaskId {
+        self.task_ref(self.current_slot()).id
+    }
+
+    /// The running task's slot (on the running CPU): the per-CPU copy the switch keeps of
+    /// its runqueue's `current`, read with one instruction on every system call's way.
+    pub(super) fn current_slot(&self) -> Slot {
+        let slot = this_cpu().current_slot();
+        debug_assert_eq!(slot, self.this_rq().current(), "the per-CPU current slot");
+        slot
+    }
+
+    /// Where `slot`'s task is in its life.
+    pub(super) fn state(&self, slot: Slot) -> State {
+        self.task_rq(slot).state(slot)
+    }
+
+    /// `slot`'s task has not exited.
+    pub(super) fn alive(&self, slot: Slot) -> bool {
+        self.state(slot) != State::Exited
+    }
+
+    /// Tasks running or waiting for a CPU, the idle tasks aside (Linux's `nr_running()`,
+    /// summed over the CPUs: what the load average, `/proc/stat` and `/proc/loadavg` count).
+    pub(super) fn runnable_tasks(&self) -> u64 {
+        let tasks = self.slots.iter().flatten();
+        tasks.filter(|t| self.is_runnable(t)).count() as u64
+    }
+
+    /// CPU `cpu`'s tasks running or waiting for it, its idle task aside (its runqueue's
+    /// `nr_running`, as `/proc/sched_debug` shows it).
+    pub(super) fn runnable_on(&self, cpu: usize) -> u64 {
+        let tasks = self.slots.iter().flatten();
+        tasks
+            .filter(|t| t.cpu == cpu && self.is_runnable(t))
+            .count() as u64
+    }
+
+    /// `t` runs or waits for its CPU, and is not an idle task.
+    pub(super) fn is_runnable(&self, t: &Task) -> bool {
+        !self.is_idle(t.slot) && matches!(self.state(t.slot), State::Running | State::Runnable)
+    }
+
+    /// A user process (or thread) that has not exited: what the process limit counts and
+    /// what `kill(-1)` and PRIO_USER reach.
+    pub(super) fn is_live_process(&self, t: &Task) -> bool {
+        t.address_space.is_some() && self.alive(t.slot)
+    }
+
+    /// The running task stops being runnable: it sleeps at the `schedule()` this asks for.
+    pub(super) fn block_current(&mut self, now: u64) {
+        // A push (active or exec balancing) is for a task that stays runnable, as Linux's
+        // stopper moves only a queued one: a task that sleeps first keeps its CPU. (A move
+        // its affinity asks for — its CPU no longer allowed — stays marked.)
+        let t = self.task(self.current_slot());
+        if t.move_to.is_some() && t.affinity & 1 << t.cpu != 0 {
+            t.move_to = None;
+        }
+        self.this_rq_mut().block_current(now);
+    }
+}
+
+impl Scheduler {
+    /// How the task in `slot` appears in trace events.
+    pub(super) fn comm(&mut self, slot: Slot) -> trace::Comm {
+        self.task(slot).comm
+    }
+
+    /// Records `kind` of event, about the task in `about`, at `now` while the task in
+    /// `on_cpu` ran (`hardirq`: in the timer interrupt's handler): into the recent-events
+    /// ring always, then on (`trace::publish`).
+    pub(super) fn record(
+        &mut self,
+        now: u64,
+        on_cpu: Slot,
+        hardirq: bool,
+        kind: trace::Kind,
+        about: Slot,
+    ) {
+        let (current, task) = (self.comm(on_cpu), self.comm(about));
+        let target_cpu = self.cpu_of(about) as u16;
+        let flags = self.flags(hardirq);
+        let event = self.recent.next_slot();
+        *event = trace::Event {
+            at: now,
+            cpu: this_cpu().index() as u16,
+            target_cpu,
+            flags,
+            current,
+            kind,
+            task,
+        };
+        trace::publish(event, &mut self.trace, self.echo);
+    }
+
+    /// The CPU's flags for an event recorded now (`hardirq`: in the timer interrupt).
+    pub(super) fn flags(&self, hardirq: bool) -> trace::Flags {
+        trace::Flags {
+            need_resched: self.this_rq().need_resched(),
+            hardirq,
+        }
+    }
+}
