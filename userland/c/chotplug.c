@@ -6,6 +6,11 @@
  * the pinned one is let run elsewhere, and the lists and the `online` file say what
  * happened. Then what a write may not do: a value kstrtobool refuses (EINVAL), a write
  * by another uid (EACCES), cpu0, which has no `online` file on x86 (ENOENT).
+ *
+ * `chotplug cycle N`: the last CPU goes offline and comes back N times while CPU hogs
+ * and a 1 ms sleeper run throughout; then every one of them is told to stop (SIGTERM) and
+ * must say so (none lost, none stuck on a queue no CPU serves), and the sleeper must have
+ * slept.
  */
 #define _GNU_SOURCE
 #include "check.h"
@@ -16,6 +21,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -120,7 +126,103 @@ static void offline_under_hogs(int victim, int back, const char *what)
 	}
 }
 
-int main(void)
+/* The `cycle` mode's tasks run until a SIGTERM; each then writes what it did (a hog: the
+ * CPU it ended on; the sleeper: its sleeps, negative) to `report`. (A signal, not a
+ * non-blocking pipe: cfslab's pipes do not honour O_NONBLOCK yet.) */
+static volatile sig_atomic_t stopping;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+static void stop_on_term(void)
+{
+	struct sigaction sa = {0};
+	sa.sa_handler = on_term;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static pid_t long_hog(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		while (!stopping)
+			;
+		int cpu = sched_getcpu();
+		write(report[1], &cpu, sizeof cpu);
+		_exit(0);
+	}
+	return pid;
+}
+
+static pid_t sleeper(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		int sleeps = 0;
+		while (!stopping) {
+			struct timespec t = {0, 1000000};
+			if (nanosleep(&t, NULL) == 0)
+				sleeps++;
+		}
+		/* Negative: told apart from the hogs' CPU numbers. */
+		int said = -sleeps;
+		write(report[1], &said, sizeof said);
+		_exit(0);
+	}
+	return pid;
+}
+
+/* `rounds` times offline and back under HOGS hogs and a sleeper (see the file's docs). */
+static int cycle(int victim, int rounds)
+{
+	if (pipe(report) != 0)
+		return 1;
+	/* Set before the forks, so that no child can miss its SIGTERM. */
+	stop_on_term();
+	pid_t pids[HOGS + 1];
+	for (int i = 0; i < HOGS; i++)
+		pids[i] = long_hog();
+	pids[HOGS] = sleeper();
+	close(report[1]);
+	int failed = 0;
+	for (int r = 0; r < rounds; r++) {
+		struct timespec t = {0, 2000000};
+		failed += set_online(victim, "0") != 0;
+		nanosleep(&t, NULL);
+		failed += set_online(victim, "1") != 0;
+		nanosleep(&t, NULL);
+	}
+	check(failed == 0, "the last CPU goes offline and comes back, every time");
+	for (int i = 0; i < HOGS + 1; i++)
+		kill(pids[i], SIGTERM);
+	int reports = 0, sleeps = 0, word;
+	while (read(report[0], &word, sizeof word) == sizeof word) {
+		reports++;
+		if (word < 0)
+			sleeps = -word;
+	}
+	int ended = 0;
+	for (int i = 0; i < HOGS + 1; i++) {
+		int status = -1;
+		waitpid(pids[i], &status, 0);
+		ended += WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	}
+	check(reports == HOGS + 1 && ended == HOGS + 1,
+	      "every hog and the sleeper stop when told: none is lost");
+	/* Each round's two 2 ms pauses hold two of its 1 ms sleeps at least. */
+	check(sleeps >= rounds, "the sleeper slept and woke throughout");
+	check(strcmp(text_of(CPU_DIR "/offline"), "\n") == 0, "no CPU is offline at the end");
+	if (failures)
+		return 1;
+	printf("chotplug: all checks passed\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (access(CPU_DIR "/online", R_OK) != 0) {
@@ -141,6 +243,8 @@ int main(void)
 		return 3;
 	}
 	int victim = cpus - 1;
+	if (argc == 3 && strcmp(argv[1], "cycle") == 0)
+		return cycle(victim, atoi(argv[2]));
 	char path[64];
 	snprintf(path, sizeof path, CPU_DIR "/cpu%d/online", victim);
 	check(strcmp(text_of(path), "1\n") == 0, "the last CPU's online file reads 1");
