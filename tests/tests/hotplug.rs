@@ -48,7 +48,10 @@ fn a_cpu_cycled_offline_and_back_a_hundred_times_loses_no_task() {
     let run = systests::on_cfslab("invariant=on", "/bin/chotplug cycle 100", &MACHINE);
     assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
     let output = systests::program_output(&run);
-    assert!(output.ends_with("chotplug: all checks passed\n"), "{output}");
+    assert!(
+        output.ends_with("chotplug: all checks passed\n"),
+        "{output}"
+    );
     let invariant = run.result("invariant");
     assert_eq!(invariant["violations"], 0, "{invariant}");
     systests::assert_nothing_leaked(&run);

@@ -12,6 +12,8 @@
  *   affinity    two threads play futex ping-pong while two others keep moving them from
  *               CPU to CPU with sched_setaffinity: every round ends (a task moved to an
  *               idle CPU must get that CPU).
+ *   storm S     (only when asked) four threads in a ring for S seconds, each on its turn
+ *               giving the next a new affinity and waking it with a futex.
  *   wake        a 1 ms sleeper beside a busy thread on its CPU (the last): its wake-up
  *               preempts the busy thread, so it is late by much less than a tick; then
  *               the same with a busy thread on every CPU, measured only.
@@ -302,6 +304,60 @@ static int affinity_storm(void)
 	return done;
 }
 
+/* ---- storm ------------------------------------------------------------------------- */
+
+#define RING 4
+
+static atomic_int ring_turn;
+static atomic_int ring_tids[RING];
+static atomic_long ring_passes;
+
+/* Thread `me` of the ring: on its turn, gives the next thread a new affinity, passes the
+ * turn to it and wakes it, until `stop`. */
+static void *ring_member(void *arg)
+{
+	int me = (int)(long)arg, n = cpus(), step = 0;
+	atomic_store(&ring_tids[me], (int)syscall(SYS_gettid));
+	while (!atomic_load(&stop)) {
+		int turn = atomic_load(&ring_turn);
+		if (turn % RING != me) {
+			struct timespec t = {0, 2000000};
+			syscall(SYS_futex, &ring_turn, FUTEX_WAIT_PRIVATE, turn, &t, NULL, 0);
+			continue;
+		}
+		int next = (me + 1) % RING, tid = atomic_load(&ring_tids[next]);
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET((me + step) % n, &set);
+		if (step % 2)
+			CPU_SET((me + step + 1) % n, &set);
+		if (tid)
+			sched_setaffinity(tid, sizeof set, &set);
+		step++;
+		atomic_fetch_add(&ring_passes, 1);
+		atomic_store(&ring_turn, turn + 1);
+		syscall(SYS_futex, &ring_turn, FUTEX_WAKE_PRIVATE, RING, NULL, NULL, 0);
+	}
+	return NULL;
+}
+
+/* A ring of RING threads for `seconds`: the passes it made (0 if any thread did not end). */
+static long affinity_storm_ring(int seconds)
+{
+	pthread_t threads[RING];
+	atomic_store(&stop, 0);
+	atomic_store(&ring_turn, 0);
+	for (long i = 0; i < RING; i++)
+		pthread_create(&threads[i], NULL, ring_member, (void *)i);
+	struct timespec t = {seconds, 0};
+	nanosleep(&t, NULL);
+	atomic_store(&stop, 1);
+	syscall(SYS_futex, &ring_turn, FUTEX_WAKE_PRIVATE, RING, NULL, NULL, 0);
+	for (int i = 0; i < RING; i++)
+		pthread_join(threads[i], NULL);
+	return atomic_load(&ring_passes);
+}
+
 /* ---- wake -------------------------------------------------------------------------- */
 
 #define SLEEPS 50
@@ -458,6 +514,12 @@ int main(int argc, char **argv)
 			fflush(stdout);
 			_exit(1);
 		}
+	}
+	if (only && strcmp(only, "storm") == 0) {
+		/* Not in the default run: its length is the second argument, in seconds. */
+		long passes = affinity_storm_ring(argc > 2 ? atoi(argv[2]) : 1);
+		check(passes > 0, "a ring of threads that set each other's affinity and wake each "
+				  "other keeps passing, and every thread ends");
 	}
 	if (all || strcmp(only, "wake") == 0) {
 		long long late = late_wakeups(0);

@@ -263,7 +263,11 @@ impl<P: ?Sized + Policy> Rq<P> {
         t.stats.runnable_since = Some(now);
         t.stats.woken = true;
         if let Some(since) = t.stats.asleep_since.take() {
-            t.stats.sleep_ns += now - since;
+            // On several CPUs a waker's `now` may predate the sleep it ends: a timer read
+            // the clock, then another CPU woke the task and it slept again before the
+            // timer's wake-up took the lock. That sleep counts from its own start (Linux's
+            // deltas of a runqueue's clock are checked the same way, never negative).
+            t.stats.sleep_ns += now.saturating_sub(since);
         }
         self.policy.enqueue(task, wakeup, now);
         let preempt = self.current != self.idle && self.policy.check_preempt_wakeup(task, now);

@@ -90,7 +90,8 @@ impl<P: ?Sized + Policy> Rq<P> {
         let Moving { mut sched, migrant } = moving;
         let woken = (sched.state == State::Sleeping).then_some(wakeup);
         if let Some(since) = sched.stats.asleep_since.take() {
-            sched.stats.sleep_ns += now - since;
+            // As in `Rq::wake`: `now` may predate the sleep on several CPUs.
+            sched.stats.sleep_ns += now.saturating_sub(since);
         }
         if woken.is_some() {
             sched.stats.woken = true;

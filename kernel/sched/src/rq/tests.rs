@@ -166,6 +166,19 @@ fn a_sleeper_leaves_the_queue_at_once_and_the_cpu_at_the_pick() {
 }
 
 #[test]
+fn a_wake_up_read_before_the_sleep_began_counts_no_sleep() {
+    // On several CPUs a timer's wake-up reads the clock, then takes the lock after another
+    // CPU has woken the task and it has slept again (at 3 ms): the wake-up's `now` (2 ms)
+    // predates that sleep. The task wakes, and the sleep counts 0 ns, not a wrapped number.
+    let mut rq = booted();
+    rq.block_current(3 * MS);
+    rq.pick(|| 3 * MS);
+    assert!(rq.wake(0, Wakeup::default(), 2 * MS));
+    assert_eq!(rq.state(0), State::Runnable);
+    assert_eq!(rq.stats(0).sleep_ns, 0);
+}
+
+#[test]
 fn the_idle_task_gives_way_to_a_woken_task_without_asking_the_policy() {
     let mut rq = booted();
     rq.block_current(MS);
