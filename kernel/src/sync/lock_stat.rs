@@ -1,8 +1,10 @@
 //! How often CPUs waited for each rank of lock, and how long (Linux's `/proc/lock_stat`,
 //! CONFIG_LOCK_STAT, reduced to what the slow path knows): a lock taken at the first try
-//! costs nothing here; one that had to wait adds one contention and the spins it took.
-//! One CPU never waits, so the counters stay zero with `smp=1`. `/proc/lock_stat` shows
-//! them: the scheduler's lock, one for every CPU's runqueue, is the one to watch.
+//! costs nothing here; one that had to wait adds one contention, the spins it took and the
+//! TSC cycles it spent (Linux's `waittime-total`; under `-icount` a cycle is a virtual
+//! nanosecond). One CPU never waits, so the counters stay zero with `smp=1`.
+//! `/proc/lock_stat` shows them: the scheduler's lock, one for every CPU's runqueue, is
+//! the one to watch.
 
 use super::Rank;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -10,21 +12,40 @@ use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 /// The ranks, in order (a rank's number is its index).
 const RANKS: usize = Rank::Leaf as usize + 1;
 
-/// Per rank: acquisitions that had to wait, and the spins they took.
+/// Per rank: acquisitions that had to wait, the spins they took, the cycles they spent.
 static CONTENTIONS: [AtomicU64; RANKS] = [const { AtomicU64::new(0) }; RANKS];
 static SPINS: [AtomicU64; RANKS] = [const { AtomicU64::new(0) }; RANKS];
+static WAIT_CYCLES: [AtomicU64; RANKS] = [const { AtomicU64::new(0) }; RANKS];
 
-/// A lock of `rank` was taken after `spins` failed tries.
-pub(super) fn record(rank: Rank, spins: u64) {
-    CONTENTIONS[rank as usize].fetch_add(1, Relaxed);
-    SPINS[rank as usize].fetch_add(spins, Relaxed);
+/// One rank's waits so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Waits {
+    pub rank: Rank,
+    /// Acquisitions that found the lock taken.
+    pub contentions: u64,
+    /// Failed tries among them.
+    pub spins: u64,
+    /// TSC cycles spent waiting in all.
+    pub cycles: u64,
 }
 
-/// Each rank that was ever waited for: its contentions and the spins they took.
-pub fn contended() -> impl Iterator<Item = (Rank, u64, u64)> {
+/// A lock of `rank` was taken after `spins` failed tries over `cycles` TSC cycles.
+pub(super) fn record(rank: Rank, spins: u64, cycles: u64) {
+    CONTENTIONS[rank as usize].fetch_add(1, Relaxed);
+    SPINS[rank as usize].fetch_add(spins, Relaxed);
+    WAIT_CYCLES[rank as usize].fetch_add(cycles, Relaxed);
+}
+
+/// Each rank that was ever waited for, and its waits.
+pub fn contended() -> impl Iterator<Item = Waits> {
     Rank::ALL.into_iter().filter_map(|rank| {
         let i = rank as usize;
         let contentions = CONTENTIONS[i].load(Relaxed);
-        (contentions != 0).then(|| (rank, contentions, SPINS[i].load(Relaxed)))
+        (contentions != 0).then(|| Waits {
+            rank,
+            contentions,
+            spins: SPINS[i].load(Relaxed),
+            cycles: WAIT_CYCLES[i].load(Relaxed),
+        })
     })
 }

@@ -82,10 +82,11 @@ impl<T> SpinLock<T> {
 
     /// Spins until the lock is free, serving this CPU's cross-CPU calls meanwhile (a CPU
     /// that holds it may be waiting for one: a TLB shootdown), and counts the wait
-    /// ([`super::lock_stat`]).
+    /// and the cycles it took ([`super::lock_stat`]).
     #[cold]
     #[inline(never)]
     fn wait(&self) {
+        let started = crate::arch::tsc::read();
         let mut spins = 0;
         loop {
             // Read before trying: a CPU that spins on a plain load leaves the line shared
@@ -97,7 +98,8 @@ impl<T> SpinLock<T> {
             spins += 1;
             core::hint::spin_loop();
         }
-        super::lock_stat::record(self.rank, spins);
+        let cycles = crate::arch::tsc::read().wrapping_sub(started);
+        super::lock_stat::record(self.rank, spins, cycles);
     }
 
     /// Takes the lock if it is free (a fault report, which may come while it is held).

@@ -220,17 +220,22 @@ fn meminfo() -> String {
 }
 
 /// `/proc/lock_stat`: per rank of lock (`sync::lock_order`), how many acquisitions had to
-/// wait for another CPU and the spins they took (`sync::lock_stat`). Linux's file (with
-/// CONFIG_LOCK_STAT) has a line per lock class with hold and wait times; cfslab counts
-/// only in the slow path, so that a lock taken at once costs nothing more.
+/// wait for another CPU, the spins they took and the TSC cycles they spent in all
+/// (`sync::lock_stat`; Linux's `waittime-total`). Linux's file (with CONFIG_LOCK_STAT) has
+/// a line per lock class with hold and wait times; cfslab counts only in the slow path, so
+/// that a lock taken at once costs nothing more.
 fn lock_stat() -> String {
     let mut text = String::from(
-        "lock_stat version 0.4 (cfslab: contentions and spins per lock rank)\n\
-         class name                    contentions          spins\n",
+        "lock_stat version 0.4 (cfslab: contentions, spins and wait cycles per lock rank)\n\
+         class name                    contentions          spins  waittime-total\n",
     );
-    for (rank, contentions, spins) in crate::sync::lock_stat::contended() {
-        let name = format!("{rank:?}:");
-        let _ = writeln!(text, "{name:<24} {contentions:>16} {spins:>14}");
+    for waits in crate::sync::lock_stat::contended() {
+        let name = format!("{:?}:", waits.rank);
+        let _ = writeln!(
+            text,
+            "{name:<24} {:>16} {:>14} {:>15}",
+            waits.contentions, waits.spins, waits.cycles
+        );
     }
     text
 }
