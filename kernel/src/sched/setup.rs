@@ -8,6 +8,7 @@ use super::{trace, with_sched};
 use crate::arch::irq;
 use crate::config::{Config, Policy as ConfigPolicy};
 use crate::mm::stack::KernelStack;
+use crate::percpu::this_cpu;
 use crate::task::{Slot, TaskId};
 use crate::time::{self, clock};
 use alloc::boxed::Box;
@@ -29,8 +30,28 @@ pub fn policy_from(config: &Config, tick_ns: u64) -> Box<dyn Policy + Send> {
 
 fn idle_loop(_: u64) {
     loop {
+        irq::disable();
+        switch_if_asked();
         // `sti; hlt` atomically: an interrupt between the two could not be missed.
         irq::enable_and_wait();
+    }
+}
+
+/// The idle task, interrupts off, about to halt: if a task was queued on this CPU since it
+/// last looked, it switches to it first (Linux's `do_idle` halts only `while
+/// (!need_resched())`). Every other CPU that queues a task here sends the reschedule IPI,
+/// which wakes the halt; but this CPU queues one on itself with no interrupt to say so
+/// when the task it has just switched away from to move elsewhere is to stay after all
+/// (its affinity changed back before the move: `finish_switch`'s hand-off puts it back on
+/// this runqueue) — without this look the CPU would halt beside it for good.
+fn switch_if_asked() {
+    // An AP idles before the scheduler has started (`cpus::ap_main`): nothing to look at.
+    let asked = super::runqueue()
+        .lock()
+        .as_ref()
+        .is_some_and(|s| s.rqs.len() > this_cpu().index() && s.this_rq().need_resched());
+    if asked {
+        super::schedule();
     }
 }
 
@@ -125,7 +146,7 @@ pub(super) fn cpu_of_idle_slot(slot: Slot) -> usize {
 }
 
 /// An AP's idle task, once its boot is done (Linux's `cpu_startup_entry`): with nothing
-/// to run it stops its tick and halts; an interrupt wakes it, and if that interrupt made
+/// to run (`switch_if_asked` looks first) it stops its tick and halts; an interrupt wakes it, and if that interrupt made
 /// a task runnable here (the reschedule IPI, a timer), its end switches to it
 /// (`trap::return_from_interrupt`); the idle task resumes here when the CPU has nothing
 /// to run again.
@@ -133,6 +154,7 @@ pub fn ap_idle_loop() -> ! {
     let cpu = crate::percpu::this_cpu().index();
     loop {
         irq::disable();
+        switch_if_asked();
         time::stop_tick();
         // A CPU going offline is dead once it gets here with nothing to run.
         super::hotplug::idle_check(cpu);
