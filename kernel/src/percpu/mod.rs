@@ -362,6 +362,20 @@ impl ThisCpu {
         cpu_local::write::<RANKS_HELD>(held | 1 << rank);
     }
 
+    /// A lock of `rank` was taken by a try, which never waits and so is not held to the
+    /// order (interrupts are off; no lock of its rank is held).
+    #[inline(always)]
+    pub(crate) fn lock_tried(&self, rank: u32) {
+        let held = cpu_local::read::<RANKS_HELD>();
+        cpu_local::write::<RANKS_HELD>(held | 1 << rank);
+    }
+
+    /// Whether a lock of `rank` is held.
+    #[inline(always)]
+    pub(crate) fn holds_rank(&self, rank: u32) -> bool {
+        cpu_local::read::<RANKS_HELD>() & 1 << rank != 0
+    }
+
     /// A lock of `rank` was released (interrupts are still off).
     #[inline(always)]
     pub(crate) fn lock_released(&self, rank: u32) {

@@ -45,12 +45,15 @@ fn idle_loop(_: u64) {
 /// (its affinity changed back before the move: `finish_switch`'s hand-off puts it back on
 /// this runqueue) — without this look the CPU would halt beside it for good.
 fn switch_if_asked() {
-    // An AP idles before the scheduler has started (`cpus::ap_main`): nothing to look at.
-    let asked = super::runqueue()
-        .lock()
-        .as_ref()
-        .is_some_and(|s| s.rqs.len() > this_cpu().index() && s.this_rq().need_resched());
-    if asked {
+    // Again after each switch: the idle task resumes here once its CPU has nothing else to
+    // run, and the hand-off it then finishes may have queued a task here in the same way.
+    // (An AP idles before the scheduler has started, `cpus::ap_main`: nothing to look at.)
+    let asked = || {
+        let sched = super::runqueue().lock();
+        let rqs = sched.as_ref().map_or(0, |s| s.rqs.len());
+        rqs > this_cpu().index() && sched.as_ref().is_some_and(|s| s.this_rq().need_resched())
+    };
+    while asked() {
         super::schedule();
     }
 }

@@ -102,11 +102,14 @@ impl<T> SpinLock<T> {
         super::lock_stat::record(self.rank, spins, cycles);
     }
 
-    /// Takes the lock if it is free (a fault report, which may come while it is held).
+    /// Takes the lock if it is free (a fault report, which may come while it is held). A
+    /// try never waits, so it cannot close a cycle of waits: it is not held to the order.
+    /// It fails while a lock of its rank is held, so that the held ranks still count the
+    /// locks held.
     pub fn try_lock(&self) -> Option<SpinLockGuard<'_, T>> {
         let irq_were_on = irq::save_and_disable();
-        if self.try_acquire() {
-            this_cpu().lock_taken(self.rank as u32);
+        if !this_cpu().holds_rank(self.rank as u32) && self.try_acquire() {
+            this_cpu().lock_tried(self.rank as u32);
             Some(SpinLockGuard {
                 lock: self,
                 irq_were_on,

@@ -27,9 +27,13 @@ impl AddressSpace {
     /// frame the child is about to map.
     pub fn fork(&self) -> Result<AddressSpace, MemoryError> {
         let child = AddressSpace::new()?;
-        // The parent's layout is held across the walk (Layout ranks below Memory), so a
-        // sibling's mmap cannot add a mapping the child's layout would lack; the child's
-        // is set once it is released (two locks of one rank are never held together).
+        // The parent's layout is held across the walk (Layout ranks below Memory), so that
+        // the child's is the parent's at one instant; the child's is set once it is
+        // released (two locks of one rank are never held together). A sibling's `mmap`
+        // places its range under the layout lock but maps its pages after, a chunk at a
+        // time: a fork in between gives the child the range with part of its pages (Linux
+        // holds `mmap_lock` across both; cfslab's pages come on the child's first touch
+        // only for stacks).
         let parents_layout = self.layout.lock();
         with_memory(|m| {
             child.copy_chunks(self);

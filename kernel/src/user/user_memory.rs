@@ -157,7 +157,7 @@ impl AddressSpace {
     /// `madvise(MADV_DONTNEED)` on private anonymous memory: every mapped page of
     /// `start..end` (page-aligned) reads as zeros from now on, as a fresh page would (a page
     /// shared copy-on-write gets its own zeroed copy). Returns how many pages are mapped
-    /// there; a page the program cannot write now (PROT_NONE) keeps its bytes.
+    /// there; a page the program cannot write now (PROT_NONE or read-only) keeps its bytes.
     pub fn zero_range(&self, start: u64, end: u64) -> u64 {
         let mut pages = Vec::new();
         super::address_space::with_memory(|m| {

@@ -61,10 +61,11 @@ pub fn mmap(addr: u64, len: u64, prot: u64, flags: u64) -> i64 {
         layout.mappings.insert(start, start + len);
         start
     };
-    match space.map_zeroed(start, len, true) {
+    // Writable only if asked, so that no fork in between sees a read-only mapping writable.
+    match space.map_zeroed(start, len, access(prot) == Access::ReadWrite) {
         Ok(()) => {
-            if access(prot) != Access::ReadWrite {
-                space.protect(start, len, access(prot));
+            if access(prot) == Access::None {
+                space.protect(start, len, Access::None);
             }
             start as i64
         }
@@ -158,7 +159,8 @@ pub fn mprotect(addr: u64, len: u64, prot: u64) -> i64 {
 
 /// `madvise(addr, len, advice)`: Linux's advice values are accepted; the only one whose
 /// answer a program can see is MADV_DONTNEED (and MADV_FREE, MADV_REMOVE, which may act
-/// as it), after which the pages read as zeros — done at once here. The rest are hints
+/// as it), after which the pages read as zeros — done at once here (but for pages the
+/// program cannot write, read-only or PROT_NONE, which keep their bytes: cfslab's departure). The rest are hints
 /// that cfslab, with no swap and no huge pages, may ignore, as Linux's answer allows.
 /// EINVAL for an unaligned address or unknown advice, ENOMEM if part of the range is not
 /// mapped.
