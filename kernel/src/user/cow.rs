@@ -12,7 +12,7 @@ use crate::arch::paging::{FrameAllocator, Mapper, Page, PageTableFlags as F, Siz
 use crate::mm::MemoryError;
 use core::sync::atomic::Ordering::Relaxed;
 
-use super::address_space::COW;
+use super::protection::COW;
 
 impl AddressSpace {
     /// A child address space for `fork`: the same frames, writable pages copy-on-write in
@@ -32,8 +32,7 @@ impl AddressSpace {
         // released (two locks of one rank are never held together). A sibling's `mmap`
         // places its range under the layout lock but maps its pages after, a chunk at a
         // time: a fork in between gives the child the range with part of its pages (Linux
-        // holds `mmap_lock` across both; cfslab's pages come on the child's first touch
-        // only for stacks).
+        // holds `mmap_lock` across both).
         let parents_layout = self.layout.lock();
         with_memory(|m| {
             child.copy_chunks(self);

@@ -24,6 +24,7 @@ pub mod layout;
 pub mod mappings;
 mod page_walk;
 pub mod process;
+pub mod protection;
 pub mod signal;
 pub mod stack;
 pub mod syscall;

@@ -7,8 +7,9 @@
 //! not told apart from PROT_READ.
 
 use super::{errno, space};
-use crate::user::address_space::{Access, AddressSpace, USER_END};
+use crate::user::address_space::{AddressSpace, USER_END};
 use crate::user::layout::{Layout, MMAP_TOP};
+use crate::user::protection::Access;
 
 const MAP_PRIVATE: u64 = 0x02;
 const MAP_FIXED: u64 = 0x10;
