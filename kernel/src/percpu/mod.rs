@@ -333,11 +333,6 @@ impl ThisCpu {
         cpu_local::write::<TICK_ON>(u64::from(on));
     }
 
-    /// The preempt count: locks held, and interrupt handlers entered (from bit 16).
-    pub fn preempt_count(&self) -> u64 {
-        cpu_local::read::<PREEMPT_COUNT>() + self.locks_held()
-    }
-
     /// How many spin locks this CPU holds.
     pub fn locks_held(&self) -> u64 {
         u64::from(cpu_local::read::<RANKS_HELD>().count_ones())

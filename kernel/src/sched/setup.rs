@@ -50,8 +50,10 @@ fn switch_if_asked() {
     // (An AP idles before the scheduler has started, `cpus::ap_main`: nothing to look at.)
     let asked = || {
         let sched = super::runqueue().lock();
-        let rqs = sched.as_ref().map_or(0, |s| s.rqs.len());
-        rqs > this_cpu().index() && sched.as_ref().is_some_and(|s| s.this_rq().need_resched())
+        let here = this_cpu().index();
+        sched
+            .as_ref()
+            .is_some_and(|s| here < s.rqs.len() && s.this_rq().need_resched())
     };
     while asked() {
         super::schedule();
@@ -149,10 +151,10 @@ pub(super) fn cpu_of_idle_slot(slot: Slot) -> usize {
 }
 
 /// An AP's idle task, once its boot is done (Linux's `cpu_startup_entry`): with nothing
-/// to run (`switch_if_asked` looks first) it stops its tick and halts; an interrupt wakes it, and if that interrupt made
-/// a task runnable here (the reschedule IPI, a timer), its end switches to it
-/// (`trap::return_from_interrupt`); the idle task resumes here when the CPU has nothing
-/// to run again.
+/// to run (`switch_if_asked` looks first) it stops its tick and halts; an interrupt wakes
+/// it, and if that interrupt made a task runnable here (the reschedule IPI, a timer), its
+/// end switches to it (`trap::return_from_interrupt`); the idle task resumes here when the
+/// CPU has nothing to run again.
 pub fn ap_idle_loop() -> ! {
     let cpu = crate::percpu::this_cpu().index();
     loop {

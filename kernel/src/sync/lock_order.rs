@@ -4,9 +4,10 @@
 //! lock of a rank and taking another of the same rank breaks it too (two pipes, two tables:
 //! which first?).
 //!
-//! Every build checks the rule at every acquisition — the optimised one too, since the
-//! check is one mask test on a per-CPU word of held ranks — and panics on a violation,
-//! naming both locks by rank and the CPU (Linux's lockdep, reduced to a fixed order).
+//! Every build checks the rule at every acquisition that may wait — the optimised one too,
+//! since the check is one shift of a per-CPU word of held ranks — and panics on a
+//! violation, naming both locks by rank and the CPU (Linux's lockdep, reduced to a fixed
+//! order). A `try_lock` never waits, so it cannot close a cycle of waits and is exempt.
 //!
 //! The order, outermost first (docs/architecture.md, "Locks and interrupts"):
 
