@@ -207,6 +207,15 @@ pub fn on_cfslab(options: &str, argv: &str, flags: &[&str]) -> Run {
     boot_with(&format!("{options} -- {argv}"), &all)
 }
 
+/// Runs `script` with busybox's `sh -c` on cfslab (at icount shift 2), with `flags` more
+/// (`--smp 2`, say), and returns the run.
+pub fn busybox_sh(script: &str, flags: &[&str]) -> Run {
+    let mut all = vec!["--icount-shift", "2", "--busybox"];
+    all.extend_from_slice(flags);
+    all.extend_from_slice(&["--", "/bin/sh", "-c", script]);
+    boot_with("", &all)
+}
+
 /// Every frame a program and its children used is back, and the heap is within the few
 /// kilobytes the kernel's tables keep as capacity after their growth (see
 /// `user::process::run_program`): the largest is the runqueue's table of the tasks'

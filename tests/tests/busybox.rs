@@ -19,16 +19,7 @@ const SCRIPT: &str = "echo hello; false; echo \"false: $?\"; sh -c 'exit 3'; ech
 /// with the same binary on the host (the boot tool caches it and says where); returns what
 /// each printed, cfslab's without its "not implemented" lines. Both must end with `done`.
 fn on_cfslab_and_natively(script: &str, native_script: &str) -> (String, String) {
-    let flags = [
-        "--icount-shift",
-        "2",
-        "--busybox",
-        "--",
-        "/bin/sh",
-        "-c",
-        script,
-    ];
-    let run = boot_with("", &flags);
+    let run = systests::busybox_sh(script, &[]);
     assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
     assert_nothing_leaked(&run);
     let out = boot_command(&["busybox"])
@@ -89,18 +80,7 @@ fn busybox_ps_top_free_and_proc_read_cfslab_as_linux_would_show_it() {
     let script = "sleep 100 & ps; top -b -n 1 | head -4; free | head -2; uptime; nproc; \
                   cat /proc/loadavg; grep MemTotal /proc/meminfo; head -1 /proc/stat; \
                   readlink /proc/$$/exe; kill $!";
-    let run = boot_with(
-        "",
-        &[
-            "--icount-shift",
-            "2",
-            "--busybox",
-            "--",
-            "/bin/sh",
-            "-c",
-            script,
-        ],
-    );
+    let run = systests::busybox_sh(script, &[]);
     assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
     assert_nothing_leaked(&run);
     let out = program_output(&run);
