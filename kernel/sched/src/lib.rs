@@ -47,4 +47,4 @@ pub use policy::{
     BalanceQueue, Carried, ForkKind, Migrant, Nanos, Policy, QueuedTask, RunqueueInfo, SyncWake,
     TaskId, TaskInfo, Uid, Wakeup,
 };
-pub use rq::{Moving, Pick, PrevState, Rq, SchedTask, State, TaskStats, Waited};
+pub use rq::{Moving, Pick, PrevState, ReschedFlag, Rq, SchedTask, State, TaskStats, Waited};

@@ -24,9 +24,11 @@
 
 mod changes;
 mod migration;
+mod resched;
 mod sched_task;
 
 pub use migration::Moving;
+pub use resched::ReschedFlag;
 
 pub use sched_task::{PrevState, SchedTask, State, TaskStats, Waited};
 
@@ -64,7 +66,7 @@ pub struct Rq<P: ?Sized + Policy> {
     cpu: usize,
     current: TaskId,
     idle: TaskId,
-    need_resched: bool,
+    need_resched: ReschedFlag,
     /// The clock the running task read as it yielded: the pick that follows at once uses
     /// it (Linux's `rq_clock_skip_update` in `yield_task_fair`): nothing has run since,
     /// and a second charge of a few nanoseconds would only repeat `update_curr`'s work.
@@ -89,7 +91,7 @@ impl<P: ?Sized + Policy> Rq<P> {
             cpu,
             current: idle,
             idle,
-            need_resched: false,
+            need_resched: ReschedFlag::default(),
             yielded_at: None,
             nr_switches: 0,
             moving_current: false,
@@ -124,7 +126,13 @@ impl<P: ?Sized + Policy> Rq<P> {
     /// TIF_NEED_RESCHED): the one flag, asked by the kernel's interrupt return and by the
     /// simulator's loop alike.
     pub fn need_resched(&self) -> bool {
-        self.need_resched
+        self.need_resched.is_set()
+    }
+
+    /// A handle on `need_resched` that reads it without the runqueue: what the kernel's
+    /// interrupt return and idle loop look at (see [`ReschedFlag`]).
+    pub fn resched_flag(&self) -> ReschedFlag {
+        self.need_resched.clone()
     }
 
     /// Picks that changed the task.
@@ -188,7 +196,7 @@ impl<P: ?Sized + Policy> Rq<P> {
     /// A preemption request: the current task gives way at the next opportunity.
     fn resched_if(&mut self, preempt: bool) {
         if preempt || self.current == self.idle {
-            self.need_resched = true;
+            self.need_resched.set();
         }
     }
 
@@ -284,7 +292,7 @@ impl<P: ?Sized + Policy> Rq<P> {
         t.state = State::Sleeping;
         t.stats.asleep_since = Some(now);
         self.policy.dequeue(current, now);
-        self.need_resched = true;
+        self.need_resched.set();
     }
 
     /// The current task ends (`do_exit`): it leaves the CPU at the next [`Rq::pick`] for
@@ -294,7 +302,7 @@ impl<P: ?Sized + Policy> Rq<P> {
         assert_ne!(current, self.idle, "the idle task never exits");
         self.task_mut(current).state = State::Exited;
         self.policy.exit(current, now);
-        self.need_resched = true;
+        self.need_resched.set();
     }
 
     /// Forgets an exited task that has left the CPU; returns its last scheduling part.
@@ -309,7 +317,7 @@ impl<P: ?Sized + Policy> Rq<P> {
     /// `resched_curr`), whatever the policy would say: a task that is to move to another
     /// CPU leaves this one so.
     pub fn request_resched(&mut self) {
-        self.need_resched = true;
+        self.need_resched.set();
     }
 
     /// The periodic tick (`scheduler_tick`): charges the tick to user or system time by
@@ -332,7 +340,7 @@ impl<P: ?Sized + Policy> Rq<P> {
     /// The current task yields (`sched_yield`); the pick that follows reuses `now`.
     pub fn yield_current(&mut self, now: Nanos) {
         if self.policy.yield_now(now) {
-            self.need_resched = true;
+            self.need_resched.set();
             self.yielded_at = Some(now);
         }
     }
@@ -344,7 +352,7 @@ impl<P: ?Sized + Policy> Rq<P> {
     pub fn pick(&mut self, clock: impl FnOnce() -> Nanos) -> Pick {
         let yielded_at = self.yielded_at.take();
         let now = yielded_at.unwrap_or_else(clock);
-        self.need_resched = false;
+        self.need_resched.clear();
         let prev = self.current;
         let prev_is_idle = prev == self.idle;
         if !prev_is_idle {

@@ -31,6 +31,7 @@ pub mod loadavg;
 mod observe;
 pub mod proc;
 pub mod procview;
+mod resched;
 pub mod setup;
 mod sleep;
 mod state;

@@ -8,7 +8,6 @@ use super::{trace, with_sched};
 use crate::arch::irq;
 use crate::config::{Config, Policy as ConfigPolicy};
 use crate::mm::stack::KernelStack;
-use crate::percpu::this_cpu;
 use crate::task::{Slot, TaskId};
 use crate::time::{self, clock};
 use alloc::boxed::Box;
@@ -43,19 +42,12 @@ fn idle_loop(_: u64) {
 /// which wakes the halt; but this CPU queues one on itself with no interrupt to say so
 /// when the task it has just switched away from to move elsewhere is to stay after all
 /// (its affinity changed back before the move: `finish_switch`'s hand-off puts it back on
-/// this runqueue) — without this look the CPU would halt beside it for good.
+/// this runqueue) — without this look the CPU would halt beside it for good. The look reads
+/// the flag without the scheduler's lock (`resched`).
 fn switch_if_asked() {
-    // Again after each switch: the idle task resumes here once its CPU has nothing else to
-    // run, and the hand-off it then finishes may have queued a task here in the same way.
-    // (An AP idles before the scheduler has started, `cpus::ap_main`: nothing to look at.)
-    let asked = || {
-        let sched = super::runqueue().lock();
-        let here = this_cpu().index();
-        sched
-            .as_ref()
-            .is_some_and(|s| here < s.rqs.len() && s.this_rq().need_resched())
-    };
-    while asked() {
+    // (An AP idles before the scheduler has started, `cpus::ap_main`: nothing is asked then.
+    // `schedule()` itself switches again for as long as a reschedule is asked.)
+    if super::resched::asked_here() {
         super::schedule();
     }
 }
@@ -94,6 +86,7 @@ pub fn init(config: &Config, online: &[usize], topology: Topology) {
         let idle = s.task(idle);
         idle.comm = trace::Comm::new(idle.id, &idle.name, idle.nice, true);
         s.rqs[0].run_boot_task(main, 0, 0, now);
+        super::resched::publish(0, s.rqs[0].resched_flag());
         s.task(main).on_cpu = core::sync::atomic::AtomicBool::new(true);
         s.add_cpus(online, config);
         s.build_balancer();
@@ -177,7 +170,9 @@ impl Scheduler {
         let last = online.iter().copied().max().unwrap_or(0);
         for cpu in self.rqs.len()..=last {
             let policy = policy_from(config, time::tick_ns());
-            self.rqs.push(Rq::new(cpu, policy, idle_slot_of(cpu)));
+            let rq = Rq::new(cpu, policy, idle_slot_of(cpu));
+            super::resched::publish(cpu, rq.resched_flag());
+            self.rqs.push(rq);
             self.ap_idle.push(None);
             if let Some(area) = crate::percpu::cpu(cpu).filter(|_| online.contains(&cpu)) {
                 area.set_idle_slot(idle_slot_of(cpu));

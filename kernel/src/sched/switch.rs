@@ -144,9 +144,28 @@ pub(super) fn schedule_locked(sched: SpinLockGuard<'_, Option<Scheduler>>) -> bo
     switch_under(sched)
 }
 
-/// Picks under the lock `sched`, releases it (interrupts stay off) and switches.
+/// Picks under the lock `sched`, releases it (interrupts stay off) and switches; then, as
+/// Linux's `schedule()` loops `while (need_resched())`, switches again while a reschedule
+/// is asked by the time this task runs again. Only one thing can ask for it here with no
+/// interrupt to say so: the hand-off this task finishes as it resumes puts a task whose
+/// move was called off back on this runqueue (`finish_switch`), and that task would
+/// otherwise wait for the next tick. Any other CPU that asks sends the reschedule IPI,
+/// which the return from its interrupt answers; so the flag is read only after such a
+/// hand-off, and the common switch pays nothing for the loop.
 #[inline(always)]
-fn switch_under(mut sched: SpinLockGuard<'_, Option<Scheduler>>) -> bool {
+fn switch_under(sched: SpinLockGuard<'_, Option<Scheduler>>) -> bool {
+    let (irq_were_on, mut queued_here) = switch_once(sched);
+    while queued_here && super::resched::asked_here() {
+        queued_here = switch_once(runqueue().lock()).1;
+    }
+    irq_were_on
+}
+
+/// One pick and, if it changes the task, one switch (see [`switch_under`]); returns
+/// whether interrupts were on when the lock was taken, and whether the switch's hand-off
+/// queued a task on this CPU.
+#[inline(always)]
+fn switch_once(mut sched: SpinLockGuard<'_, Option<Scheduler>>) -> (bool, bool) {
     let switch = sched.as_mut().expect("scheduler not started").pick();
     let irq_were_on = sched.unlock_keeping_irqs_off();
     if let Some(Switch {
@@ -183,9 +202,9 @@ fn switch_under(mut sched: SpinLockGuard<'_, Option<Scheduler>>) -> bool {
         // which lives until the task after it has run `finish_switch`; `load` was saved by
         // this function or made by `initial_stack` on the next task's live stack.
         unsafe { switch_context(save, load) };
-        finish_switch();
+        return (irq_were_on, finish_switch());
     }
-    irq_were_on
+    (irq_were_on, false)
 }
 
 /// `schedule()` was called holding a spin lock (beyond the scheduler's own `own`) or in an
@@ -229,8 +248,10 @@ pub fn wait_for_exited_stacks() {
 /// flag); moves the task that left this CPU for another, if one did (`sched::affinity`: it
 /// wakes there, on another CPU's runqueue); frees the stack of a task that exited — all it
 /// still holds: its files and address space went in its own context, before its last
-/// switch (`proc::lifecycle::release_resources`). Nothing here switches this CPU.
-pub(super) fn finish_switch() {
+/// switch (`proc::lifecycle::release_resources`). Nothing here switches this CPU; returns
+/// whether the task it moved stayed on this CPU after all (its move called off), queued
+/// here with no interrupt to say so (see [`switch_under`]).
+pub(super) fn finish_switch() -> bool {
     let handoff = this_cpu().take_handoff();
     if let Some(leaving) = handoff.leaving {
         // SAFETY: the flag is in the previous task's boxed `Task`, which lives at least
@@ -238,13 +259,12 @@ pub(super) fn finish_switch() {
         // may run it from now on.
         unsafe { leaving.as_ref() }.store(false, Ordering::Release);
     }
-    if let Some(moving) = handoff.moving {
-        with_sched(|s| {
-            let _ = s.finish_move(moving, ::sched::Wakeup::default(), clock::now());
-        });
-    }
+    let queued_here = handoff.moving.is_some_and(|moving| {
+        let to = with_sched(|s| s.finish_move(moving, ::sched::Wakeup::default(), clock::now()));
+        to == Some(this_cpu().index())
+    });
     let Some(slot) = handoff.exited else {
-        return;
+        return queued_here;
     };
     let dead = with_sched(|s| {
         let task = s.slots[slot].take()?;
@@ -263,6 +283,7 @@ pub(super) fn finish_switch() {
     // Dropped after the lock: freeing the stack takes the memory lock.
     drop(dead);
     STACKS_TO_FREE.fetch_sub(1, Ordering::AcqRel);
+    queued_here
 }
 
 /// "Change state under the lock, then reschedule if needed": runs `f` on the scheduler and,
@@ -285,7 +306,10 @@ pub(super) fn change_then_reschedule<R>(f: impl FnOnce(&mut Scheduler) -> R) -> 
 
 /// Where every new task starts (called by the switch trampoline, interrupts off).
 pub extern "C" fn task_entry() -> ! {
-    finish_switch();
+    // A task queued here by the hand-off runs first, as `switch_under` would let it.
+    if finish_switch() && super::resched::asked_here() {
+        schedule();
+    }
     let (function, argument) = with_sched(|s| {
         let current = s.current_slot();
         s.task(current).entry.expect("a spawned task has an entry")
@@ -298,7 +322,7 @@ pub extern "C" fn task_entry() -> ! {
 /// Called at the end of an interrupt handler, after `irq_exit` (interrupts off): switch if
 /// the tick or a wake-up asked.
 pub fn preempt_from_interrupt() {
-    if with_sched(|s| s.this_rq().need_resched()) {
+    if super::resched::asked_here() {
         schedule();
     }
 }

@@ -30,7 +30,7 @@ impl<P: ?Sized + Policy> Rq<P> {
     pub fn leave_to_move(&mut self) {
         assert_ne!(self.current, self.idle, "the idle task never moves");
         self.moving_current = true;
-        self.need_resched = true;
+        self.need_resched.set();
     }
 
     /// Takes `task` off this runqueue to move it to another CPU's (the first half of a

@@ -368,3 +368,24 @@ fn the_running_task_is_not_detached() {
     let mut rq = booted();
     rq.detach(0, MS);
 }
+
+#[test]
+fn a_handle_on_need_resched_reads_what_the_runqueue_decides() {
+    // The kernel's interrupt return and idle loop read the flag through a handle, without
+    // the runqueue: it must see each set and each clear the runqueue makes.
+    let mut rq = booted();
+    let flag = rq.resched_flag();
+    assert!(
+        !flag.is_set(),
+        "nothing asked after the boot task's first pick"
+    );
+    rq.block_current(MS);
+    assert!(flag.is_set(), "a sleep asks for the switch");
+    rq.pick(|| MS);
+    assert!(!flag.is_set(), "the pick answers it");
+    rq.wake(0, Wakeup::default(), 2 * MS);
+    assert!(
+        flag.is_set(),
+        "a task woken beside the idle task asks for it"
+    );
+}
