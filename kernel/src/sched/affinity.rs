@@ -126,7 +126,7 @@ impl Scheduler {
             (false, true) => here,
             (false, false) => self.fallback_cpu(slot, to),
         };
-        while self.task_ref(slot).on_cpu.load(Ordering::Acquire) {
+        while self.task_ref(slot).context.on_cpu.load(Ordering::Acquire) {
             crate::sync::cross_call::serve();
             core::hint::spin_loop();
         }

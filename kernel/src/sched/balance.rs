@@ -341,7 +341,7 @@ impl Runqueues for Scheduler {
     }
 
     fn leaving(&self, task: usize) -> bool {
-        let on_cpu = &self.task_ref(task).on_cpu;
+        let on_cpu = &self.task_ref(task).context.on_cpu;
         on_cpu.load(core::sync::atomic::Ordering::Acquire)
     }
 

@@ -224,7 +224,7 @@ impl Scheduler {
         }
         let task = self.task(slot);
         task.affinity = u64::MAX;
-        if task.address_space.is_some() {
+        if task.context.address_space.is_some() {
             let (pid, name) = (pid_of(task.id), &task.name);
             crate::println!("process {pid} ({name}) no longer affine to cpu{cpu}");
         }

@@ -101,7 +101,7 @@ pub fn task_view(id: TaskId) -> Option<TaskView> {
             uid: t.uid,
             nice: t.nice,
             state,
-            kernel_thread: t.address_space.is_none(),
+            kernel_thread: t.context.address_space.is_none(),
             threads: threads.len(),
             started_at: t.started_at,
             times,
@@ -116,7 +116,7 @@ pub fn task_view(id: TaskId) -> Option<TaskView> {
             rss_pages: 0,
             program: Default::default(),
         };
-        Some((view, t.group.clone(), t.address_space.clone()))
+        Some((view, t.group.clone(), t.context.address_space.clone()))
     })?;
     // The group's and the space's own locks are taken after the scheduler's is released.
     if let Some(group) = group {

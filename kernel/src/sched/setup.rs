@@ -8,7 +8,7 @@ use super::{trace, with_sched};
 use crate::arch::irq;
 use crate::config::{Config, Policy as ConfigPolicy};
 use crate::mm::stack::KernelStack;
-use crate::task::{Slot, TaskId};
+use crate::task::{Context, Slot, TaskId};
 use crate::time::{self, clock};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
@@ -84,10 +84,11 @@ pub fn init(config: &Config, online: &[usize], topology: Topology) {
         assert_eq!(s.add(idle_task).1, idle);
         // Linux's idle task appears in events as `swapper/0`, pid 0.
         let idle = s.task(idle);
-        idle.comm = trace::Comm::new(idle.id, &idle.name, idle.nice, true);
+        idle.context.comm = trace::Comm::new(idle.id, &idle.name, idle.nice, true);
         s.rqs[0].run_boot_task(main, 0, 0, now);
         super::resched::publish(0, s.rqs[0].resched_flag());
-        s.task(main).on_cpu = core::sync::atomic::AtomicBool::new(true);
+        let main = s.task(main);
+        main.context = Context::running(main.context.comm);
         s.add_cpus(online, config);
         s.build_balancer();
         *super::runqueue().lock() = Some(s);
@@ -183,8 +184,7 @@ impl Scheduler {
                 idle.slot = idle_slot_of(cpu);
                 idle.cpu = cpu;
                 idle.affinity = 1 << cpu;
-                idle.comm = trace::Comm::idle(cpu);
-                idle.on_cpu = core::sync::atomic::AtomicBool::new(true);
+                idle.context = Context::running(trace::Comm::idle(cpu));
                 self.ap_idle[cpu] = Some(Box::new(idle));
             }
         }

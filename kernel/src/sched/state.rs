@@ -153,7 +153,7 @@ impl Scheduler {
     /// A user process (or thread) that has not exited: what the process limit counts and
     /// what `kill(-1)` and PRIO_USER reach.
     pub(super) fn is_live_process(&self, t: &Task) -> bool {
-        t.address_space.is_some() && self.alive(t.slot)
+        t.context.address_space.is_some() && self.alive(t.slot)
     }
 
     /// The running task stops being runnable: it sleeps at the `schedule()` this asks for.
@@ -172,7 +172,7 @@ impl Scheduler {
 impl Scheduler {
     /// How the task in `slot` appears in trace events.
     pub(super) fn comm(&mut self, slot: Slot) -> trace::Comm {
-        self.task(slot).comm
+        self.task(slot).context.comm
     }
 
     /// Records `kind` of event, about the task in `about`, at `now` while the task in

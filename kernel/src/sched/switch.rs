@@ -72,7 +72,7 @@ impl Scheduler {
             this_cpu().hand_off_moving(pick.prev);
         }
         let n = task_in(slots, ap_idle, pick.next);
-        n.on_cpu.store(true, Ordering::Relaxed);
+        n.context.on_cpu.store(true, Ordering::Relaxed);
         this_cpu().set_current(n.id, n.group.as_ref().map_or(n.id, |g| g.leader));
         this_cpu().set_current_slot(pick.next);
         let event = recent.next_slot();
@@ -86,23 +86,25 @@ impl Scheduler {
         event.kind = trace::Kind::Switch {
             prev_state: pick.prev_state,
         };
-        event.task = n.comm;
-        let (load, kernel_stack_top) = (n.rsp, n.kernel_stack_top);
-        let address_space = n.address_space.as_ref().map(|a| a.level_4_frame());
-        super::current::set_current_space(n.address_space.as_ref());
-        super::current::set_current_files(n.files.as_ref());
+        event.task = n.context.comm;
+        let (load, kernel_stack_top) = (n.context.rsp, n.context.kernel_stack_top);
+        let address_space = n.context.address_space.as_ref().map(|a| a.level_4_frame());
+        super::current::set_current_space(n.context.address_space.as_ref());
+        super::current::set_current_files(n.context.files.as_ref());
         let load_cpu = n
+            .context
             .user_cpu
             .as_deref()
             .map_or(core::ptr::null(), |c| c as *const _);
         let p = task_in(slots, ap_idle, pick.prev);
-        event.current = p.comm;
+        event.current = p.context.comm;
         let save_cpu = p
+            .context
             .user_cpu
             .as_deref_mut()
             .map_or(core::ptr::null_mut(), |c| c as *mut _);
-        let save = &raw mut p.rsp;
-        let leaving = NonNull::from(&p.on_cpu);
+        let save = &raw mut p.context.rsp;
+        let leaving = NonNull::from(&p.context.on_cpu);
         trace::publish(event, trace, *echo);
         Some(Switch {
             save,

@@ -71,7 +71,7 @@ impl Scheduler {
         }
         // Where the era wakes it (a task still leaving its CPU stays there, as Linux's
         // `try_to_wake_up` keeps a `task_running` one).
-        let cpu = if self.task_ref(slot).on_cpu.load(Ordering::Acquire) {
+        let cpu = if self.task_ref(slot).context.on_cpu.load(Ordering::Acquire) {
             prev
         } else {
             self.wake_cpu(slot, prev, wakeup)

@@ -10,8 +10,10 @@
 //! reach a newer one, and a trace never shows two threads under one id. Its *slot* is small
 //! and dense and is reused after exit: the scheduling policies index their tables by it.
 
+mod context;
 mod id;
 
+pub use context::Context;
 pub use id::{Slot, TaskId, id_of_pid, pid_of};
 
 use crate::mm::stack::KernelStack;
@@ -28,10 +30,10 @@ impl Task {
     /// Whether the task holds nothing but its kernel stack (and plain data): what an exited
     /// task must be when the next task frees it.
     pub fn holds_only_its_stack(&self) -> bool {
-        self.files.is_none()
-            && self.address_space.is_none()
+        self.context.files.is_none()
+            && self.context.address_space.is_none()
             && self.group.is_none()
-            && self.user_cpu.is_none()
+            && self.context.user_cpu.is_none()
             && self.fork_frame.is_none()
     }
 
@@ -43,8 +45,8 @@ impl Task {
 
     /// Remakes `comm` from the id, name and nice; the idle task keeps its `swapper/0`.
     pub(crate) fn refresh_comm(&mut self) {
-        let idle = self.comm.is_idle();
-        self.comm = crate::sched::trace::Comm::new(self.id, &self.name, self.nice, idle);
+        let idle = self.context.comm.is_idle();
+        self.context.comm = crate::sched::trace::Comm::new(self.id, &self.name, self.nice, idle);
     }
 }
 
@@ -65,18 +67,13 @@ pub struct Task {
     /// The CPU the task moves to when it next leaves its own (its affinity no longer
     /// allows the one it is on): see `sched::affinity`.
     pub(crate) move_to: Option<usize>,
-    /// The task runs on a CPU, or is still leaving it (Linux's `p->on_cpu`): set when a
-    /// CPU picks it, cleared by the next task on that CPU once the task's registers are
-    /// saved (`sched::switch`). Until then no other CPU may run it, so a move waits.
-    pub(crate) on_cpu: core::sync::atomic::AtomicBool,
+    /// What a CPU loads to run it and saves as it leaves (see [`Context`]).
+    pub(crate) context: Context,
     /// Changed only through [`Task::rename`], which keeps `comm` in step.
     pub name: String,
     pub uid: u32,
     /// Changed only through [`Task::set_nice`], which keeps `comm` in step.
     pub nice: i8,
-    /// How trace events show the task (pid, name, prio), made when its id, name or nice
-    /// change rather than at each of the several events of every switch.
-    pub(crate) comm: crate::sched::trace::Comm,
     /// When it was created (ns of the monotonic clock): `/proc/PID/stat`'s starttime.
     pub started_at: u64,
     /// The task's code and its argument.
@@ -84,23 +81,10 @@ pub struct Task {
     /// Owned so that it is freed with the task; `None` for the boot task, which runs on the
     /// bootloader's stack.
     pub(crate) _stack: Option<KernelStack>,
-    /// The saved stack pointer while not running.
-    pub(crate) rsp: u64,
-    /// Top of its kernel stack, where interrupts and system calls from ring 3 land (0 for
-    /// the boot task, which never enters ring 3).
-    pub(crate) kernel_stack_top: u64,
-    /// A user process's address space (`None` for a kernel thread, which runs in whichever
-    /// address space is loaded: the kernel half is the same in all).
-    pub(crate) address_space: Option<alloc::sync::Arc<crate::user::address_space::AddressSpace>>,
     /// Where a new process enters ring 3: (entry, stack pointer).
     pub(crate) user_start: Option<(u64, u64)>,
-    /// A user task's FPU/SSE registers and FS base while it is not running (`None` for a
-    /// kernel thread, which uses neither).
-    pub(crate) user_cpu: Option<alloc::boxed::Box<crate::arch::user_state::UserCpuState>>,
     /// A forked process's first return to ring 3: its parent's registers, rax = 0.
     pub(crate) fork_frame: Option<alloc::boxed::Box<crate::arch::user_mode::TrapFrame>>,
-    /// A process's open files (shared by its threads).
-    pub(crate) files: Option<crate::user::files::Files>,
     /// The process a user task is a thread of (`None` for a kernel thread).
     pub(crate) group: Option<alloc::sync::Arc<crate::sched::proc::thread_group::ThreadGroup>>,
     /// The head of this thread's robust futex list (`set_robust_list`; 0: none): the

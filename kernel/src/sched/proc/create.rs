@@ -15,7 +15,7 @@ use crate::arch::user_state::UserCpuState;
 use crate::mm::stack::KernelStack;
 use crate::percpu::this_cpu;
 use crate::sched::{Scheduler, change_then_reschedule, task_entry, trace};
-use crate::task::{Slot, Task, TaskId};
+use crate::task::{Context, Slot, Task, TaskId};
 use crate::time::clock;
 use crate::user::address_space::AddressSpace;
 use crate::user::files::Files;
@@ -173,9 +173,9 @@ impl Task {
         if forked {
             self.altstack = altstack;
         }
-        self.address_space = Some(process.space);
-        self.files = Some(process.files);
-        self.user_cpu = Some(process.cpu);
+        self.context.address_space = Some(process.space);
+        self.context.files = Some(process.files);
+        self.context.user_cpu = Some(process.cpu);
         self.user_start = process.user_start;
         self.fork_frame = process.fork_frame;
         self.set_tid = process.set_tid;
@@ -248,13 +248,8 @@ pub(in crate::sched) fn new_task(
         cpu: 0,
         affinity: u64::MAX,
         move_to: None,
-        on_cpu: core::sync::atomic::AtomicBool::new(false),
-        kernel_stack_top: stack.as_ref().map_or(0, KernelStack::top),
-        address_space: None,
         user_start: None,
         fork_frame: None,
-        user_cpu: None,
-        files: None,
         group: None,
         clear_child_tid: 0,
         set_tid: [0; 2],
@@ -264,8 +259,12 @@ pub(in crate::sched) fn new_task(
         robust_list: 0,
         saved_mask: None,
         altstack: crate::user::signal::altstack::AltStack::default(),
-        // Made again with the id when the task is added (`Scheduler::add`).
-        comm: trace::Comm::new(TaskId::from_number(0), name, nice, false),
+        // Its comm is made again with the id when the task is added (`Scheduler::add`).
+        context: Context::new(
+            rsp,
+            stack.as_ref().map_or(0, KernelStack::top),
+            trace::Comm::new(TaskId::from_number(0), name, nice, false),
+        ),
         name: String::from(name),
         uid,
         nice,
@@ -273,7 +272,6 @@ pub(in crate::sched) fn new_task(
         started_at: 0,
         entry,
         _stack: stack,
-        rsp,
         waiters: Vec::new(),
         vfork_parent: None,
         parent,

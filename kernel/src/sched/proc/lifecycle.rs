@@ -103,7 +103,7 @@ pub fn exit() -> ! {
 pub fn release_files() {
     let files = with_sched(|s| {
         crate::sched::current::set_current_files(None);
-        s.current_task().files.take()
+        s.current_task().context.files.take()
     });
     drop(files);
 }
@@ -128,9 +128,9 @@ fn release_resources() {
         let t = s.current_task();
         let id = t.id;
         let parts = (
-            t.address_space.take(),
+            t.context.address_space.take(),
             t.group.take(),
-            t.user_cpu.take(),
+            t.context.user_cpu.take(),
             t.fork_frame.take(),
         );
         if let Some(group) = &parts.1 {

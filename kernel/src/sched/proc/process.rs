@@ -112,9 +112,9 @@ pub fn replace_program(space: Arc<AddressSpace>, name: &str) {
         // The alternate signal stack was in the old program's memory (Linux's exec resets
         // it too); the mask and the pending signals stay.
         t.altstack = Default::default();
-        let top = t.kernel_stack_top;
+        let top = t.context.kernel_stack_top;
         crate::sched::current::set_current_space(Some(&space));
-        let old = t.address_space.replace(space);
+        let old = t.context.address_space.replace(space);
         // Interrupts are off: the scheduler's lock is held.
         crate::arch::switch::prepare(Some(frame), top);
         old
@@ -134,7 +134,7 @@ pub fn replace_program(space: Arc<AddressSpace>, name: &str) {
 pub fn unshare_files() {
     let shared = with_sched(|s| {
         let t = s.current_task();
-        let files = t.files.as_ref()?;
+        let files = t.context.files.as_ref()?;
         (Arc::strong_count(files) > 1).then(|| files.clone())
     });
     let Some(shared) = shared else {
@@ -144,7 +144,7 @@ pub fn unshare_files() {
     let own = shared.lock().fork();
     let old = with_sched(|s| {
         crate::sched::current::set_current_files(Some(&own));
-        s.current_task().files.replace(own)
+        s.current_task().context.files.replace(own)
     });
     drop((old, shared));
 }
