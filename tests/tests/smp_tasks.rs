@@ -206,7 +206,7 @@ fn unpin_in_the_simulator(cpus: usize) -> (Vec<usize>, u64) {
     use sched::sim::{Action, Behavior, Ctx, SimConfig};
     use sched::smp::cpuset::CpuSet;
     use sched::smp::topology::Topology;
-    use sched::{Era, Fair, FairParams, Grouping};
+    use sched::{Era, Fair, FairParams, Grouping, TaskId};
     const MS: u64 = 1_000_000;
     /// csmp's parent: asleep 20 ms, then a moment's work (the unpinning), then asleep
     /// in `read` for the rest of the run.
@@ -235,7 +235,7 @@ fn unpin_in_the_simulator(cpus: usize) -> (Vec<usize>, u64) {
         ..SimConfig::default()
     };
     let mut sim = SmpSim::new(&t, policy, config, true, 100 * MS);
-    let hogs: Vec<usize> = (0..cpus)
+    let hogs: Vec<TaskId> = (0..cpus)
         .map(|_| sim.spawn(Box::new(Hog), 0, 0, 0, CpuSet::one(0)))
         .collect();
     sim.spawn(Box::new(Parent(0)), 0, 0, 1, CpuSet::one(1));

@@ -7,7 +7,7 @@
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
-use sched::{Era, Fair, FairParams, Grouping, O1, Policy, Wakeup};
+use sched::{Era, Fair, FairParams, Grouping, O1, Policy, TaskId, Wakeup};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -17,14 +17,14 @@ const SIZES: [usize; 5] = [10, 100, 1_000, 10_000, 100_000];
 /// one extra sleeping task (id `n`) to wake and put back to sleep.
 fn loaded<P: Policy>(mut policy: P, n: usize) -> P {
     for task in 0..=n {
-        policy.spawn(task, (task % 8) as u32, 0, 0);
+        policy.spawn(TaskId::new(task), (task % 8) as u32, 0, 0);
     }
-    policy.dequeue(n, 0);
+    policy.dequeue(TaskId::new(n), 0);
     policy.pick_next(0);
     policy
 }
 
-fn cycle<P: Policy>(policy: &mut P, sleeper: usize, now: u64) {
+fn cycle<P: Policy>(policy: &mut P, sleeper: TaskId, now: u64) {
     policy.enqueue(sleeper, Wakeup::default(), now);
     policy.dequeue(sleeper, now);
     let current = policy.current().unwrap();
@@ -44,7 +44,7 @@ fn bench_cycle<P: Policy>(
         let mut now = 0;
         b.iter(|| {
             now += 1_000;
-            cycle(&mut policy, n, now);
+            cycle(&mut policy, TaskId::new(n), now);
         });
     });
 }
@@ -94,7 +94,7 @@ fn ratio(_: &mut Criterion) {
             let start = std::time::Instant::now();
             for _ in 0..CYCLES {
                 *now += 1_000;
-                cycle(policy, n, *now);
+                cycle(policy, TaskId::new(n), *now);
             }
             start.elapsed().as_nanos() as f64 / CYCLES as f64
         };

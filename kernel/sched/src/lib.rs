@@ -37,6 +37,7 @@ pub mod sim;
 #[cfg(feature = "smp")]
 pub mod smp;
 pub mod stats;
+mod task_id;
 pub mod weights;
 
 pub use fair::Fair;

@@ -25,9 +25,7 @@ use core::fmt;
 /// Nanoseconds of the kernel's monotonic clock.
 pub type Nanos = u64;
 
-/// A task, as the kernel numbers it. Ids are small and dense (policies index tables by
-/// them); the kernel may reuse the id of a task after [`Policy::exit`].
-pub type TaskId = usize;
+pub use crate::task_id::TaskId;
 
 /// A user id: with per-uid group scheduling, the group a task belongs to.
 pub type Uid = u32;

@@ -150,7 +150,7 @@ impl<P: ?Sized + Policy> Rq<P> {
         if task == self.idle {
             return Some(&self.idle_task);
         }
-        self.tasks.get(task)?.as_ref()
+        self.tasks.get(task.index())?.as_ref()
     }
 
     /// `task`'s state (it must be known).
@@ -180,8 +180,8 @@ impl<P: ?Sized + Policy> Rq<P> {
     /// Registers `task` as runnable since `now`; the policy is told by the caller.
     fn add(&mut self, task: TaskId, now: Nanos) {
         assert_ne!(task, self.idle, "the idle task is never added");
-        if task >= self.tasks.len() {
-            self.tasks.resize(task + 1, None);
+        if task.index() >= self.tasks.len() {
+            self.tasks.resize(task.index() + 1, None);
         }
         assert!(self.tasks[task].is_none(), "task {task} added twice");
         self.tasks[task] = Some(SchedTask {

@@ -11,7 +11,7 @@ use proptest::test_runner::RngSeed;
 use sched::sim::workload::Hog;
 use sched::sim::{Sim, SimConfig};
 use sched::weights::{nice_to_weight, vdiff};
-use sched::{Era, Fair, FairParams, Grouping, O1, Policy, Wakeup};
+use sched::{Era, Fair, FairParams, Grouping, O1, Policy, TaskId, Wakeup};
 
 const MS: u64 = 1_000_000;
 
@@ -71,13 +71,13 @@ fn run_ops<P: Policy>(
     let mut model: Vec<Model> = Vec::new();
     let mut now = 0u64;
     let mut min_vruntimes = Vec::new();
-    let mut current: Option<usize> = None;
+    let mut current: Option<TaskId> = None;
     for op in ops {
         let mut resched = false;
         match *op {
             Op::Spawn { uid, nice } => {
                 model.push(Model::Runnable);
-                resched = policy.spawn(model.len() - 1, uid, nice, now);
+                resched = policy.spawn(TaskId::new(model.len() - 1), uid, nice, now);
             }
             Op::Fork { vfork } => {
                 if let Some(parent) = current {
@@ -87,7 +87,7 @@ fn run_ops<P: Policy>(
                     } else {
                         sched::ForkKind::Fork
                     };
-                    resched = policy.fork(parent, model.len() - 1, kind, now);
+                    resched = policy.fork(parent, TaskId::new(model.len() - 1), kind, now);
                 }
             }
             Op::Sleep => {
@@ -99,9 +99,10 @@ fn run_ops<P: Policy>(
             }
             Op::Wake(t) => {
                 if model.get(t) == Some(&Model::Sleeping) {
-                    policy.enqueue(t, Wakeup::default(), now);
-                    model[t] = Model::Runnable;
-                    resched = policy.check_preempt_wakeup(t, now);
+                    let task = TaskId::new(t);
+                    policy.enqueue(task, Wakeup::default(), now);
+                    model[task] = Model::Runnable;
+                    resched = policy.check_preempt_wakeup(task, now);
                 }
             }
             Op::Exit => {
@@ -116,12 +117,12 @@ fn run_ops<P: Policy>(
             Op::Yield => resched = current.is_some() && policy.yield_now(now),
             Op::Nice(t, nice) => {
                 if model.get(t).is_some_and(|m| *m != Model::Gone) {
-                    policy.set_nice(t, nice, now);
+                    policy.set_nice(TaskId::new(t), nice, now);
                 }
             }
             Op::Uid(t, uid) => {
                 if model.get(t).is_some_and(|m| *m != Model::Gone) {
-                    policy.set_uid(t, uid, now);
+                    policy.set_uid(TaskId::new(t), uid, now);
                 }
             }
         }
@@ -142,10 +143,11 @@ fn run_ops<P: Policy>(
 fn check_tasks<P: Policy>(
     policy: &P,
     model: &[Model],
-    current: Option<usize>,
+    current: Option<TaskId>,
 ) -> Result<(), TestCaseError> {
     // Every runnable task is on a runqueue, nothing else is; the running one is runnable.
     for (task, m) in model.iter().enumerate() {
+        let task = TaskId::new(task);
         let info = policy.task_info(task);
         match m {
             Model::Gone => prop_assert!(info.is_none(), "exited task {task} still known"),
@@ -171,7 +173,8 @@ fn check_fair_queues(
     min_vruntimes: &mut Vec<u64>,
 ) -> Result<(), TestCaseError> {
     let queues = policy.runqueues();
-    let root_tasks: Vec<usize> = (0..model.len())
+    let root_tasks: Vec<TaskId> = (0..model.len())
+        .map(TaskId::new)
         .filter(|&t| model[t] == Model::Runnable)
         .collect();
     if policy.params().grouping == Grouping::None {

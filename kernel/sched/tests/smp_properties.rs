@@ -26,7 +26,7 @@ use sched::smp::cpuset::CpuSet;
 use sched::smp::invariant::DEFAULT_THRESHOLD_NS;
 use sched::smp::runqueues::Runqueues;
 use sched::smp::topology::Topology;
-use sched::{Era, Fair, FairParams, Grouping, Policy};
+use sched::{Era, Fair, FairParams, Grouping, Policy, TaskId};
 
 const MS: u64 = 1_000_000;
 
@@ -99,7 +99,7 @@ fn machine(era: Era, grouping: Grouping, t: &Topology) -> SmpSim<Fair> {
 
 /// `task` is known to exactly one CPU's runqueue and policy — `cpu_of`'s — which its
 /// affinity allows.
-fn check_one_home(sim: &SmpSim<Fair>, task: usize, allowed: CpuSet) -> Result<(), TestCaseError> {
+fn check_one_home(sim: &SmpSim<Fair>, task: TaskId, allowed: CpuSet) -> Result<(), TestCaseError> {
     let home = sim.cpu_of(task);
     for cpu in 0..sim.len() {
         let rq = sim.rq(cpu);
@@ -172,7 +172,7 @@ proptest! {
         for ms in 1..=1000 {
             sim.run_until(ms * MS);
             for (task, &mask) in allowed.iter().enumerate() {
-                check_one_home(&sim, task, mask)?;
+                check_one_home(&sim, TaskId::new(task), mask)?;
             }
         }
         for (task, st) in sim.tasks().iter().enumerate() {

@@ -9,12 +9,13 @@ use crate::task::Slot;
 use core::ptr::NonNull;
 use core::sync::atomic::AtomicBool;
 
-/// A word that names no slot.
+/// A word that names no slot (the words hold a slot's index: a slot is a type, a word is
+/// what one GS-relative instruction moves).
 pub(super) const NO_SLOT: usize = usize::MAX;
 
 /// The slot a word names, if any.
 pub(super) fn slot_of(word: u64) -> Option<Slot> {
-    (word as usize != NO_SLOT).then_some(word as usize)
+    (word as usize != NO_SLOT).then_some(Slot::new(word as usize))
 }
 
 /// What the next task on this CPU finishes for the task it replaced.

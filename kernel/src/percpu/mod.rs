@@ -23,7 +23,7 @@ mod handoff;
 pub use handoff::Handoff;
 
 use crate::arch::cpu_local::{self, ArchSlots};
-use crate::task::TaskId;
+use crate::task::{Slot, TaskId};
 use core::mem::offset_of;
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -46,9 +46,10 @@ pub struct PerCpu {
     /// The process the running task is a thread of: its leader's id (its own for a kernel
     /// thread).
     current_process: AtomicUsize,
-    /// The running task's slot (`crate::task::Slot`): a copy of its runqueue's `current`
-    /// that the switch keeps, as Linux keeps `current` per CPU beside `rq->curr`, so that
-    /// the scheduler finds the running task with one instruction at every system call.
+    /// The running task's slot, by its index (a [`Slot`] is a type; a word is what one
+    /// GS-relative instruction reads): a copy of its runqueue's `current` that the switch
+    /// keeps, as Linux keeps `current` per CPU beside `rq->curr`, so that the scheduler
+    /// finds the running task with one instruction at every system call.
     current_slot: AtomicUsize,
     /// The running task's address space and open files (null for a kernel thread): what its
     /// `Arc`s point at, so that a system call reaches them without the scheduler's lock, as
@@ -109,8 +110,8 @@ impl PerCpu {
     }
 
     /// An AP's running task before it schedules: its idle task, known by `slot`.
-    pub fn set_idle_slot(&self, slot: usize) {
-        self.current_slot.store(slot, Relaxed);
+    pub fn set_idle_slot(&self, slot: Slot) {
+        self.current_slot.store(slot.index(), Relaxed);
     }
 
     /// Scheduler ticks so far on this CPU.
@@ -233,14 +234,14 @@ impl ThisCpu {
 
     /// The running task's slot.
     #[inline(always)]
-    pub fn current_slot(&self) -> usize {
-        cpu_local::read::<CURRENT_SLOT>() as usize
+    pub fn current_slot(&self) -> Slot {
+        Slot::new(cpu_local::read::<CURRENT_SLOT>() as usize)
     }
 
     /// The switch chose the task in `slot`.
     #[inline(always)]
-    pub fn set_current_slot(&self, slot: usize) {
-        cpu_local::write::<CURRENT_SLOT>(slot as u64);
+    pub fn set_current_slot(&self, slot: Slot) {
+        cpu_local::write::<CURRENT_SLOT>(slot.index() as u64);
     }
 
     /// The running task's process: its leader's id.
@@ -394,14 +395,14 @@ impl ThisCpu {
 
     /// The task in `slot`, switched away from, moves to another CPU.
     #[inline(always)]
-    pub fn hand_off_moving(&self, slot: crate::task::Slot) {
-        cpu_local::write::<HANDOFF_MOVING>(slot as u64);
+    pub fn hand_off_moving(&self, slot: Slot) {
+        cpu_local::write::<HANDOFF_MOVING>(slot.index() as u64);
     }
 
     /// The task in `slot` switches away for the last time.
     #[inline(always)]
-    pub fn hand_off_exited(&self, slot: crate::task::Slot) {
-        cpu_local::write::<HANDOFF_EXITED>(slot as u64);
+    pub fn hand_off_exited(&self, slot: Slot) {
+        cpu_local::write::<HANDOFF_EXITED>(slot.index() as u64);
     }
 
     /// What the switch that ran this task left to finish, taken: the next switch starts

@@ -332,15 +332,15 @@ impl Runqueues for Scheduler {
             .cpus[cpu]
     }
 
-    fn allowed(&self, task: usize) -> CpuSet {
+    fn allowed(&self, task: Slot) -> CpuSet {
         CpuSet::from_bits(self.task_ref(task).affinity & self.online_mask)
     }
 
-    fn uid(&self, task: usize) -> Uid {
+    fn uid(&self, task: Slot) -> Uid {
         self.task_ref(task).uid
     }
 
-    fn leaving(&self, task: usize) -> bool {
+    fn leaving(&self, task: Slot) -> bool {
         let on_cpu = &self.task_ref(task).context.on_cpu;
         on_cpu.load(core::sync::atomic::Ordering::Acquire)
     }
@@ -357,7 +357,7 @@ impl Runqueues for Scheduler {
         self.balancer().rules
     }
 
-    fn migrate(&mut self, task: usize, from: usize, to: usize) {
+    fn migrate(&mut self, task: Slot, from: usize, to: usize) {
         self.move_between(task, from, to, Wakeup::default(), clock::now());
     }
 }

@@ -95,7 +95,10 @@ pub fn current_if_unlocked() -> Option<TaskId> {
     let sched = super::runqueue().try_lock()?;
     let s = sched.as_ref()?;
     // An AP's idle task has no slot (`setup::idle_slot_of`): no id to report.
-    s.slots.get(s.current_slot())?.as_ref().map(|t| t.id)
+    s.slots
+        .get(s.current_slot().index())?
+        .as_ref()
+        .map(|t| t.id)
 }
 
 /// CPU time of the running task so far (no allocation: cheap enough for a measuring loop).

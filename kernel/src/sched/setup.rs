@@ -63,7 +63,7 @@ pub fn init(config: &Config, online: &[usize], topology: Topology) {
     irq::without(|| {
         let now = clock::now();
         // The boot task takes slot 0 and the idle task slot 1, in that order.
-        let (main, idle) = (0, 1);
+        let (main, idle) = (Slot::new(0), Slot::new(1));
         let mut s = Scheduler {
             rqs: alloc::vec![Rq::new(0, policy, idle)],
             ap_idle: alloc::vec![None],
@@ -136,12 +136,12 @@ pub fn set_policy(config: &Config) -> Result<(), TasksAlive> {
 /// 2 ms; slots index the policy's tables, and how they changed a decision was not pinned
 /// down).
 fn idle_slot_of(cpu: usize) -> Slot {
-    Slot::MAX - cpu
+    Slot::new(usize::MAX - cpu)
 }
 
 /// The CPU whose idle task `slot` names (a slot from [`idle_slot_of`]).
 pub(super) fn cpu_of_idle_slot(slot: Slot) -> usize {
-    Slot::MAX - slot
+    usize::MAX - slot.index()
 }
 
 /// An AP's idle task, once its boot is done (Linux's `cpu_startup_entry`): with nothing

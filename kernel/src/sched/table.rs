@@ -21,7 +21,7 @@ pub(super) fn task_in<'a>(
     ap_idle: &'a mut Slots,
     slot: Slot,
 ) -> &'a mut Task {
-    match slots.get_mut(slot) {
+    match slots.get_mut(slot.index()) {
         Some(task) => task.as_deref_mut().expect("live task"),
         None => ap_idle[setup::cpu_of_idle_slot(slot)]
             .as_deref_mut()
@@ -32,7 +32,7 @@ pub(super) fn task_in<'a>(
 /// The task in `slot`, to read ([`task_in`]'s rule).
 #[inline(always)]
 pub(super) fn task_in_ref<'a>(slots: &'a Slots, ap_idle: &'a Slots, slot: Slot) -> &'a Task {
-    match slots.get(slot) {
+    match slots.get(slot.index()) {
         Some(task) => task.as_deref().expect("live task"),
         None => ap_idle[setup::cpu_of_idle_slot(slot)]
             .as_deref()
@@ -68,8 +68,8 @@ impl Scheduler {
 
     /// Gives `task` a fresh id and a slot; returns both.
     pub(super) fn add(&mut self, task: Task) -> (TaskId, Slot) {
-        let slot = self.free_slots.pop().unwrap_or(self.slots.len());
-        if slot == self.slots.len() {
+        let slot = self.free_slots.pop().unwrap_or(Slot::new(self.slots.len()));
+        if slot.index() == self.slots.len() {
             self.slots.push(None);
         }
         let id = self.next_id;

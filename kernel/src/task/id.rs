@@ -46,5 +46,6 @@ pub fn id_of_pid(pid: i64) -> Option<TaskId> {
 }
 
 /// A task's place in the scheduler's table and the policy's: small, dense, reused after
-/// the task has exited (the policy's `sched::TaskId`).
-pub type Slot = usize;
+/// the task has exited. The policy's [`sched::TaskId`], under the kernel's name for it: a
+/// type, not a `usize`, so that neither a [`TaskId`] nor a CPU's number passes for one.
+pub type Slot = sched::TaskId;

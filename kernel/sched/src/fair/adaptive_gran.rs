@@ -94,6 +94,7 @@ mod tests {
     use super::*;
     use crate::params::{Era, FairParams, Grouping};
     use crate::policy::Policy;
+    use crate::task_id::t;
 
     const MS: u64 = 1_000_000;
 
@@ -111,10 +112,10 @@ mod tests {
         let mut p = FairParams::preset(Era::V2_6_32);
         p.grouping = Grouping::None;
         let mut f = Fair::new(p);
-        f.spawn(0, 1, 0, 0);
-        f.spawn(1, 1, 0, 0);
-        f.dequeue(1, 0);
-        assert_eq!(f.pick_next(0), Some(0));
+        f.spawn(t(0), 1, 0, 0);
+        f.spawn(t(1), 1, 0, 0);
+        f.dequeue(t(1), 0);
+        assert_eq!(f.pick_next(0), Some(t(0)));
         f
     }
 
@@ -127,8 +128,8 @@ mod tests {
             from_interrupt: true,
             ..Wakeup::default()
         };
-        f.enqueue(1, timer, ran);
-        let (curr, wakee) = (f.task_se(0), f.task_se(1));
+        f.enqueue(t(1), timer, ran);
+        let (curr, wakee) = (f.task_se(t(0)), f.task_se(t(1)));
         f.wakeup_gran(curr, wakee)
     }
 
@@ -149,8 +150,8 @@ mod tests {
         // Task 0 runs 9 ms, then wakes task 1 itself: a sample of 9 ms against its 1 ms
         // start: 1 + (9 − 1) / 8 = 2 ms.
         f.tick(9 * MS);
-        f.enqueue(1, Wakeup::default(), 9 * MS);
-        assert_eq!(f.se(f.task_se(0)).avg_wakeup, 2 * MS);
-        assert_eq!(f.se(f.task_se(0)).last_wakeup, 9 * MS);
+        f.enqueue(t(1), Wakeup::default(), 9 * MS);
+        assert_eq!(f.se(f.task_se(t(0))).avg_wakeup, 2 * MS);
+        assert_eq!(f.se(f.task_se(t(0))).last_wakeup, 9 * MS);
     }
 }

@@ -264,7 +264,7 @@ impl Policy for Fair {
     }
 
     fn task_info(&self, task: TaskId) -> Option<TaskInfo> {
-        let id = self.tasks.get(task).copied().flatten()?;
+        let id = self.tasks.get(task.index()).copied().flatten()?;
         let se = self.se(id);
         Some(TaskInfo {
             vruntime: se.vruntime,

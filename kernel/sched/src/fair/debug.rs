@@ -86,7 +86,7 @@ impl Fair {
         row: &TaskRow<'_>,
         out: &mut dyn fmt::Write,
     ) -> fmt::Result {
-        let Some(id) = self.tasks.get(task).copied().flatten() else {
+        let Some(id) = self.tasks.get(task.index()).copied().flatten() else {
             return Ok(());
         };
         let se = self.se(id);

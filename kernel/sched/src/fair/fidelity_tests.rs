@@ -6,6 +6,7 @@
 use super::*;
 use crate::params::{Era, FairParams, Grouping};
 use crate::policy::{Policy, Wakeup};
+use crate::task_id::t;
 
 const MS: u64 = 1_000_000;
 const US: u64 = 1_000;
@@ -13,25 +14,25 @@ const US: u64 = 1_000;
 #[test]
 fn eevdf_new_tasks_get_lag_0_and_a_full_slice_deadline() {
     let mut f = Fair::new(FairParams::preset(Era::V6_6));
-    f.spawn(0, 1, 0, 0);
-    let info = f.task_info(0).unwrap();
+    f.spawn(t(0), 1, 0, 0);
+    let info = f.task_info(t(0)).unwrap();
     // `task_fork_fair` placed it with a half-slice deadline (PLACE_DEADLINE_INITIAL), but
     // `wake_up_new_task`'s enqueue placed it again without ENQUEUE_INITIAL: a full slice.
     assert_eq!(info.deadline.unwrap().wrapping_sub(info.vruntime), 750 * US);
     f.pick_next(0);
     f.tick(2 * MS);
     // Task 0 passed its deadline (vruntime 2 ms) and got a new one, a slice on: 2.75 ms.
-    let info = f.task_info(0).unwrap();
+    let info = f.task_info(t(0)).unwrap();
     assert_eq!(info.deadline.unwrap().wrapping_sub(info.vruntime), 750 * US);
-    f.spawn(1, 1, 0, 2 * MS);
+    f.spawn(t(1), 1, 0, 2 * MS);
     // Task 1 is placed at V = task 0's vruntime with lag 0, its deadline a full slice on:
     // 2.75 ms, equal to task 0's. Both are eligible; on equal deadlines the running task
     // stays, so the newcomer does not preempt (with the half slice it would have).
-    let (rq, se0, se1) = (ROOT, f.task_se(0), f.task_se(1));
+    let (rq, se0, se1) = (ROOT, f.task_se(t(0)), f.task_se(t(1)));
     assert_eq!(f.se(se1).vruntime, f.se(se0).vruntime);
     assert_eq!(f.se(se1).deadline, f.se(se0).deadline);
     assert!(f.entity_eligible(rq, se0) && f.entity_eligible(rq, se1));
-    assert!(!f.check_preempt_wakeup(1, 2 * MS));
+    assert!(!f.check_preempt_wakeup(t(1), 2 * MS));
     assert_eq!(f.pick_eevdf(rq), Some(se0));
     // At 3 ms task 0 has passed its deadline again, with someone waiting: it must go, and it
     // is ahead of V (the average of 3 ms and 2 ms), so no longer eligible.
@@ -40,8 +41,8 @@ fn eevdf_new_tasks_get_lag_0_and_a_full_slice_deadline() {
     assert!(f.entity_eligible(rq, se1));
     // A heavier task's deadline is nearer in virtual time: slice × 1024 / weight.
     let mut f = Fair::new(FairParams::preset(Era::V6_6));
-    f.spawn(0, 1, -5, 0);
-    let info = f.task_info(0).unwrap();
+    f.spawn(t(0), 1, -5, 0);
+    let info = f.task_info(t(0)).unwrap();
     assert_eq!(
         info.deadline.unwrap().wrapping_sub(info.vruntime),
         750 * US * 1024 / 3121
@@ -56,18 +57,18 @@ fn eevdf_wakeup_across_groups() -> (Fair, TaskId, bool) {
     let mut f = Fair::new(p);
     // Tasks 0, 1: uid 1's hog and sleeper; tasks 2, 3: uid 2's.
     for (task, uid) in [(0, 1), (1, 1), (2, 2), (3, 2)] {
-        f.spawn(task, uid, 0, 0);
+        f.spawn(t(task), uid, 0, 0);
     }
-    f.dequeue(1, 0);
-    f.dequeue(3, 0);
+    f.dequeue(t(1), 0);
+    f.dequeue(t(3), 0);
     let current = f.pick_next(0).unwrap();
     let sleeper = if f.se(f.task_se(current)).uid == 1 {
         3
     } else {
         1
     };
-    f.enqueue(sleeper, Wakeup::default(), MS);
-    let preempt = f.check_preempt_wakeup(sleeper, MS);
+    f.enqueue(t(sleeper), Wakeup::default(), MS);
+    let preempt = f.check_preempt_wakeup(t(sleeper), MS);
     (f, current, preempt)
 }
 
@@ -91,14 +92,14 @@ fn eevdf_a_pending_reschedule_survives_a_wakeup_that_would_not_preempt() {
     // switch stays asked for.
     let mut f = Fair::new(FairParams::preset(Era::V6_6));
     for task in 0..3 {
-        f.spawn(task, 1, 0, 0);
+        f.spawn(t(task), 1, 0, 0);
     }
-    f.dequeue(2, 0);
-    assert_eq!(f.pick_next(0), Some(0));
+    f.dequeue(t(2), 0);
+    assert_eq!(f.pick_next(0), Some(t(0)));
     assert!(f.tick(MS));
-    f.enqueue(2, Wakeup::default(), MS);
-    assert!(f.check_preempt_wakeup(2, MS));
-    f.put_prev(0, MS);
+    f.enqueue(t(2), Wakeup::default(), MS);
+    assert!(f.check_preempt_wakeup(t(2), MS));
+    f.put_prev(t(0), MS);
     assert!(!f.need_resched, "switching out clears it");
 }
 
@@ -108,10 +109,10 @@ fn last_buddy_after_a_wakeup_with_resched_pending() -> Option<EntityId> {
     let mut p = FairParams::preset(Era::V2_6_36);
     p.grouping = Grouping::None;
     let mut f = Fair::new(p);
-    for t in 0..10 {
-        f.spawn(t, 1, 0, 0);
+    for task in (0..10).map(t) {
+        f.spawn(task, 1, 0, 0);
     }
-    f.dequeue(9, 0);
+    f.dequeue(t(9), 0);
     let mut current = f.pick_next(0).unwrap();
     let mut now = 0;
     for _ in 0..100 {
@@ -128,8 +129,8 @@ fn last_buddy_after_a_wakeup_with_resched_pending() -> Option<EntityId> {
             break;
         }
     }
-    f.enqueue(9, Wakeup::default(), now);
-    assert!(f.check_preempt_wakeup(9, now), "a reschedule is pending");
+    f.enqueue(t(9), Wakeup::default(), now);
+    assert!(f.check_preempt_wakeup(t(9), now), "a reschedule is pending");
     f.rq(ROOT).last_buddy
 }
 
@@ -148,20 +149,20 @@ fn vruntime_after_setuid(era: Era) -> i64 {
     p.grouping = Grouping::Uid;
     p.features.set(crate::params::Feature::StartDebit, false);
     let mut f = Fair::new(p);
-    f.spawn(0, 1, 0, 0);
-    assert_eq!(f.pick_next(0), Some(0));
-    f.dequeue(0, 30 * MS);
-    f.put_prev(0, 30 * MS);
-    f.spawn(1, 2, 0, 30 * MS);
-    assert_eq!(f.pick_next(30 * MS), Some(1));
-    f.put_prev(1, 40 * MS);
-    let before = f.se(f.task_se(0)).vruntime;
-    f.set_uid(0, 2, 40 * MS);
-    let after = f.se(f.task_se(0)).vruntime;
+    f.spawn(t(0), 1, 0, 0);
+    assert_eq!(f.pick_next(0), Some(t(0)));
+    f.dequeue(t(0), 30 * MS);
+    f.put_prev(t(0), 30 * MS);
+    f.spawn(t(1), 2, 0, 30 * MS);
+    assert_eq!(f.pick_next(30 * MS), Some(t(1)));
+    f.put_prev(t(1), 40 * MS);
+    let before = f.se(f.task_se(t(0))).vruntime;
+    f.set_uid(t(0), 2, 40 * MS);
+    let after = f.se(f.task_se(t(0))).vruntime;
     if era <= Era::V2_6_25 {
         assert_eq!(after, before, "{era}: the vruntime must not change");
     }
-    crate::weights::vdiff(after, f.rq(f.se(f.task_se(1)).rq).min_vruntime)
+    crate::weights::vdiff(after, f.rq(f.se(f.task_se(t(1))).rq).min_vruntime)
 }
 
 #[test]
@@ -183,7 +184,7 @@ fn yield_touches_only_the_tasks_own_entity_and_queue() {
     p.grouping = Grouping::Uid;
     let mut f = Fair::new(p);
     for (task, uid) in [(0, 1), (1, 1), (2, 2)] {
-        f.spawn(task, uid, 0, 0);
+        f.spawn(t(task), uid, 0, 0);
     }
     let current = f.pick_next(0).unwrap();
     let se = f.task_se(current);

@@ -103,7 +103,7 @@ impl Fair {
 #[cfg(test)]
 mod tests {
     use crate::params::{Era, FairParams, Feature};
-    use crate::policy::Policy;
+    use crate::policy::{Policy, TaskId};
     use crate::{Fair, KnobError, Tunable};
 
     const MS: u64 = 1_000_000;
@@ -112,8 +112,8 @@ mod tests {
     /// milliseconds of 1 ms ticks and returns each one's CPU time.
     fn split(fair: &mut Fair, from: u64, ms: u64) -> (u64, u64) {
         let before = (
-            fair.task_info(0).unwrap().sum_exec_runtime,
-            fair.task_info(1).unwrap().sum_exec_runtime,
+            fair.task_info(TaskId::new(0)).unwrap().sum_exec_runtime,
+            fair.task_info(TaskId::new(1)).unwrap().sum_exec_runtime,
         );
         let mut now = from;
         for _ in 0..ms {
@@ -125,8 +125,8 @@ mod tests {
             }
         }
         (
-            fair.task_info(0).unwrap().sum_exec_runtime - before.0,
-            fair.task_info(1).unwrap().sum_exec_runtime - before.1,
+            fair.task_info(TaskId::new(0)).unwrap().sum_exec_runtime - before.0,
+            fair.task_info(TaskId::new(1)).unwrap().sum_exec_runtime - before.1,
         )
     }
 
@@ -135,8 +135,8 @@ mod tests {
         // 2.6.24's per-uid groups, equal weights: 50/50. After uid 1's cpu_share becomes
         // 3072 (three times uid 2's 1024), its tasks get 3/4 of the CPU.
         let mut fair = Fair::new(FairParams::preset(Era::V2_6_24));
-        fair.spawn(0, 1, 0, 0);
-        fair.spawn(1, 2, 0, 0);
+        fair.spawn(TaskId::new(0), 1, 0, 0);
+        fair.spawn(TaskId::new(1), 2, 0, 0);
         fair.pick_next(0);
         let (a, b) = split(&mut fair, 0, 2000);
         assert!(a.abs_diff(b) <= 40 * MS, "equal weights: {a} vs {b}");

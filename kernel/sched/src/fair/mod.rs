@@ -113,7 +113,7 @@ impl Fair {
     }
 
     fn free_task_entity(&mut self, task: TaskId) {
-        if let Some(id) = self.tasks.get_mut(task).and_then(Option::take) {
+        if let Some(id) = self.tasks.get_mut(task.index()).and_then(Option::take) {
             self.entities[id] = None;
             self.free_entities.push(id);
         }
@@ -122,7 +122,7 @@ impl Fair {
     /// The entity of `task`; panics on an unknown task (a kernel bug).
     fn task_se(&self, task: TaskId) -> EntityId {
         self.tasks
-            .get(task)
+            .get(task.index())
             .copied()
             .flatten()
             .unwrap_or_else(|| panic!("unknown task {task}"))
@@ -171,7 +171,7 @@ impl Fair {
     /// A new task entity for `task` in `uid`'s runqueue (not queued yet).
     fn new_task_entity(&mut self, task: TaskId, uid: Uid, nice: Nice) -> EntityId {
         assert!(
-            self.tasks.get(task).is_none_or(Option::is_none),
+            self.tasks.get(task.index()).is_none_or(Option::is_none),
             "task {task} already exists"
         );
         let (rq, parent) = self.rq_for_uid(uid);
@@ -180,8 +180,8 @@ impl Fair {
         se.uid = uid;
         se.nice = nice;
         let id = self.alloc_entity(se);
-        if self.tasks.len() <= task {
-            self.tasks.resize(task + 1, None);
+        if self.tasks.len() <= task.index() {
+            self.tasks.resize(task.index() + 1, None);
         }
         self.tasks[task] = Some(id);
         id

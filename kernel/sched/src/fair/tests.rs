@@ -3,6 +3,7 @@
 use super::*;
 use crate::params::{Era, FairParams, Feature, Grouping};
 use crate::policy::{Policy, Wakeup};
+use crate::task_id::t;
 
 const MS: u64 = 1_000_000;
 const US: u64 = 1_000;
@@ -16,10 +17,12 @@ fn flat(era: Era) -> Fair {
 /// Spawns `n` nice-0 tasks (ids 0..n) at time 0 and returns each one's slice.
 fn slices(era: Era, n: usize) -> Vec<u64> {
     let mut f = flat(era);
-    for t in 0..n {
-        f.spawn(t, 1, 0, 0);
+    for task in (0..n).map(t) {
+        f.spawn(task, 1, 0, 0);
     }
-    (0..n).map(|t| f.task_info(t).unwrap().slice_ns).collect()
+    (0..n)
+        .map(|i| f.task_info(t(i)).unwrap().slice_ns)
+        .collect()
 }
 
 #[test]
@@ -49,11 +52,11 @@ fn slices_per_era_for_nice_0_tasks() {
 #[test]
 fn slices_follow_weights() {
     let mut f = flat(Era::V2_6_36);
-    f.spawn(0, 1, 0, 0);
-    f.spawn(1, 1, 5, 0);
+    f.spawn(t(0), 1, 0, 0);
+    f.spawn(t(1), 1, 5, 0);
     // 6 ms × 1024 / 1359 and × 335 / 1359.
-    assert_eq!(f.task_info(0).unwrap().slice_ns, 4_520_971);
-    assert_eq!(f.task_info(1).unwrap().slice_ns, 1_479_028);
+    assert_eq!(f.task_info(t(0)).unwrap().slice_ns, 4_520_971);
+    assert_eq!(f.task_info(t(1)).unwrap().slice_ns, 1_479_028);
 }
 
 #[test]
@@ -63,34 +66,34 @@ fn hierarchical_slices_multiply_down_the_groups() {
     let mut p = FairParams::preset(Era::V2_6_36);
     p.grouping = Grouping::Uid;
     let mut f = Fair::new(p);
-    f.spawn(0, 1, 0, 0);
-    for t in 1..4 {
-        f.spawn(t, 2, 0, 0);
+    f.spawn(t(0), 1, 0, 0);
+    for task in (1..4).map(t) {
+        f.spawn(task, 2, 0, 0);
     }
-    assert_eq!(f.task_info(0).unwrap().slice_ns, 3 * MS);
-    assert_eq!(f.task_info(1).unwrap().slice_ns, MS);
+    assert_eq!(f.task_info(t(0)).unwrap().slice_ns, 3 * MS);
+    assert_eq!(f.task_info(t(1)).unwrap().slice_ns, MS);
     // 2.6.24 computes per level: a task's slice is its share of its own group's queue only.
     let mut f = Fair::new(FairParams::preset(Era::V2_6_24));
-    f.spawn(0, 1, 0, 0);
-    for t in 1..4 {
-        f.spawn(t, 2, 0, 0);
+    f.spawn(t(0), 1, 0, 0);
+    for task in (1..4).map(t) {
+        f.spawn(task, 2, 0, 0);
     }
-    assert_eq!(f.task_info(0).unwrap().slice_ns, 20 * MS);
-    assert_eq!(f.task_info(1).unwrap().slice_ns, 20 * MS / 3);
+    assert_eq!(f.task_info(t(0)).unwrap().slice_ns, 20 * MS);
+    assert_eq!(f.task_info(t(1)).unwrap().slice_ns, 20 * MS / 3);
 }
 
 /// Runs task 0 alone for 1 s, then wakes task 1 (which slept from the start) and returns
 /// how far before min_vruntime it was placed.
 fn sleeper_credit(era: Era) -> i64 {
     let mut f = flat(era);
-    f.spawn(0, 1, 0, 0);
-    f.spawn(1, 1, 0, 0);
-    f.dequeue(1, 0);
-    assert_eq!(f.pick_next(0), Some(0));
+    f.spawn(t(0), 1, 0, 0);
+    f.spawn(t(1), 1, 0, 0);
+    f.dequeue(t(1), 0);
+    assert_eq!(f.pick_next(0), Some(t(0)));
     f.tick(1_000 * MS);
-    f.enqueue(1, Wakeup::default(), 1_000 * MS);
+    f.enqueue(t(1), Wakeup::default(), 1_000 * MS);
     let min = f.rq(ROOT).min_vruntime;
-    crate::weights::vdiff(min, f.task_info(1).unwrap().vruntime)
+    crate::weights::vdiff(min, f.task_info(t(1)).unwrap().vruntime)
 }
 
 #[test]
@@ -108,17 +111,17 @@ fn a_vfork_parent_can_be_denied_sleeper_credit() {
         let mut p = FairParams::preset(Era::V2_6_36);
         p.features.set(Feature::VforkSleeperCredit, vfork_credit);
         let mut f = Fair::new(p);
-        f.spawn(0, 1, 0, 0);
-        f.spawn(1, 1, 0, 0);
-        f.dequeue(1, 0);
+        f.spawn(t(0), 1, 0, 0);
+        f.spawn(t(1), 1, 0, 0);
+        f.dequeue(t(1), 0);
         f.pick_next(0);
         f.tick(100 * MS);
         let vfork_parent = Wakeup {
             vfork_parent: true,
             ..Wakeup::default()
         };
-        f.enqueue(1, vfork_parent, 100 * MS);
-        crate::weights::vdiff(f.rq(ROOT).min_vruntime, f.task_info(1).unwrap().vruntime)
+        f.enqueue(t(1), vfork_parent, 100 * MS);
+        crate::weights::vdiff(f.rq(ROOT).min_vruntime, f.task_info(t(1)).unwrap().vruntime)
     };
     assert_eq!(credit(true), 3 * MS as i64);
     assert_eq!(credit(false), 0);
@@ -130,11 +133,11 @@ fn start_debit(era: Era, debit: bool) -> i64 {
     p.grouping = Grouping::None;
     p.features.set(Feature::StartDebit, debit);
     let mut f = Fair::new(p);
-    f.spawn(0, 1, 0, 0);
+    f.spawn(t(0), 1, 0, 0);
     f.pick_next(0);
     f.tick(10 * MS);
-    f.spawn(1, 1, 0, 10 * MS);
-    crate::weights::vdiff(f.task_info(1).unwrap().vruntime, f.rq(ROOT).min_vruntime)
+    f.spawn(t(1), 1, 0, 10 * MS);
+    crate::weights::vdiff(f.task_info(t(1)).unwrap().vruntime, f.rq(ROOT).min_vruntime)
 }
 
 #[test]
@@ -150,9 +153,9 @@ fn start_debit_is_one_virtual_slice_of_the_newcomer() {
 fn wakeup_granularity_is_scaled_by_the_eras_weight() {
     let gran = |era: Era, curr_nice: i8, wakee_nice: i8| {
         let mut f = flat(era);
-        f.spawn(0, 1, curr_nice, 0);
-        f.spawn(1, 1, wakee_nice, 0);
-        f.wakeup_gran(f.task_se(0), f.task_se(1))
+        f.spawn(t(0), 1, curr_nice, 0);
+        f.spawn(t(1), 1, wakee_nice, 0);
+        f.wakeup_gran(f.task_se(t(0)), f.task_se(t(1)))
     };
     // 2.6.36: the wakee's weight. 1 ms; nice 19 → 68 ms; nice −20 → 11.5 µs.
     assert_eq!(gran(Era::V2_6_36, 0, 0), MS);
@@ -171,25 +174,25 @@ fn wakeup_preemption_needs_a_lead_of_more_than_the_granularity() {
     // 2.6.36, two nice-0 tasks: task 1 slept from the start; task 0 ran 10 ms. Task 1 is
     // placed 3 ms before min_vruntime (gentle sleeper credit), 3 ms > 1 ms: preempt.
     let mut f = flat(Era::V2_6_36);
-    f.spawn(0, 1, 0, 0);
-    f.spawn(1, 1, 0, 0);
-    f.dequeue(1, 0);
+    f.spawn(t(0), 1, 0, 0);
+    f.spawn(t(1), 1, 0, 0);
+    f.dequeue(t(1), 0);
     f.pick_next(0);
     f.tick(10 * MS);
-    f.enqueue(1, Wakeup::default(), 10 * MS);
-    assert!(f.check_preempt_wakeup(1, 10 * MS));
+    f.enqueue(t(1), Wakeup::default(), 10 * MS);
+    assert!(f.check_preempt_wakeup(t(1), 10 * MS));
     // Without sleeper credit it lands on min_vruntime, 0 ahead: no preemption.
     let mut p = FairParams::preset(Era::V2_6_36);
     p.grouping = Grouping::None;
     p.features.set(Feature::FairSleepers, false);
     let mut f = Fair::new(p);
-    f.spawn(0, 1, 0, 0);
-    f.spawn(1, 1, 0, 0);
-    f.dequeue(1, 0);
+    f.spawn(t(0), 1, 0, 0);
+    f.spawn(t(1), 1, 0, 0);
+    f.dequeue(t(1), 0);
     f.pick_next(0);
     f.tick(10 * MS);
-    f.enqueue(1, Wakeup::default(), 10 * MS);
-    assert!(!f.check_preempt_wakeup(1, 10 * MS));
+    f.enqueue(t(1), Wakeup::default(), 10 * MS);
+    assert!(!f.check_preempt_wakeup(t(1), 10 * MS));
 }
 
 #[test]
@@ -210,8 +213,8 @@ fn dyn_granularity_keeps_the_period_at_latency() {
 fn min_vruntime_starts_below_the_wrap_and_survives_it() {
     let mut f = flat(Era::V2_6_36);
     assert_eq!(f.rq(ROOT).min_vruntime, runqueue::INITIAL_MIN_VRUNTIME);
-    f.spawn(0, 1, 0, 0);
-    f.spawn(1, 1, 0, 0);
+    f.spawn(t(0), 1, 0, 0);
+    f.spawn(t(1), 1, 0, 0);
     let mut now = 0;
     let mut last_min = f.rq(ROOT).min_vruntime;
     let mut current = f.pick_next(0).unwrap();
@@ -232,8 +235,8 @@ fn min_vruntime_starts_below_the_wrap_and_survives_it() {
     // Fair shares despite the wrap: they alternate, each running its 3 ms slice plus the
     // tick that notices it is over, so they differ by at most one such turn.
     let (a, b) = (
-        f.task_info(0).unwrap().sum_exec_runtime,
-        f.task_info(1).unwrap().sum_exec_runtime,
+        f.task_info(t(0)).unwrap().sum_exec_runtime,
+        f.task_info(t(1)).unwrap().sum_exec_runtime,
     );
     assert!(a.abs_diff(b) <= 4 * MS, "{a} vs {b}");
 }
@@ -248,10 +251,10 @@ fn worked_example_wait(group_credit: bool) -> u64 {
     let mut p = FairParams::preset(Era::V2_6_24);
     p.features.set(Feature::GroupSleeperCredit, group_credit);
     let mut f = Fair::new(p);
-    f.spawn(0, 2, 0, 0);
-    f.spawn(1, 2, 0, 0);
-    f.spawn(2, 1, 0, 0);
-    f.dequeue(2, 0);
+    f.spawn(t(0), 2, 0, 0);
+    f.spawn(t(1), 2, 0, 0);
+    f.spawn(t(2), 1, 0, 0);
+    f.dequeue(t(2), 0);
     let tick = MS;
     let mut now = 0;
     let mut current = f.pick_next(0).unwrap();
@@ -260,9 +263,9 @@ fn worked_example_wait(group_credit: bool) -> u64 {
         // Wake the sleeper right after uid 2's group was (re)picked, past 100 ms.
         let mut resched = false;
         if woken_at.is_none() && now >= 100 * MS && f.se(f.task_se(current)).ran_since_pick() == 0 {
-            f.enqueue(2, Wakeup::default(), now);
+            f.enqueue(t(2), Wakeup::default(), now);
             woken_at = Some(now);
-            resched = f.check_preempt_wakeup(2, now);
+            resched = f.check_preempt_wakeup(t(2), now);
         }
         if !resched {
             now += tick;
@@ -271,7 +274,7 @@ fn worked_example_wait(group_credit: bool) -> u64 {
         if resched {
             f.put_prev(current, now);
             current = f.pick_next(now).unwrap();
-            if current == 2 {
+            if current == t(2) {
                 return now - woken_at.unwrap();
             }
         }
@@ -290,8 +293,8 @@ fn fair_user_sched_worked_example() {
 #[test]
 fn the_debug_text_shows_every_queue_and_task_as_linux_does() {
     let mut f = Fair::new(FairParams::preset(Era::V2_6_24));
-    f.spawn(0, 1, 0, 0);
-    f.spawn(1, 2, 3, 0);
+    f.spawn(t(0), 1, 0, 0);
+    f.spawn(t(1), 2, 3, 0);
     f.pick_next(0);
     let mut out = alloc::string::String::new();
     f.write_debug_runqueues(0, &mut out).unwrap();
@@ -318,13 +321,13 @@ fn the_debug_text_shows_every_queue_and_task_as_linux_does() {
         out.contains("  .se->load.weight               : 1048576\n"),
         "{out}"
     );
-    let row = |task, running| {
+    let row = |task: TaskId, running| {
         let mut line = alloc::string::String::new();
         let row = crate::debug_layout::TaskRow {
             running,
             state: 'R',
             comm: "hog",
-            pid: task as i64 + 1,
+            pid: task.index() as i64 + 1,
             switches: 3,
             prio: 123,
             wait_ns: 1_500_000,
@@ -334,11 +337,11 @@ fn the_debug_text_shows_every_queue_and_task_as_linux_does() {
         line
     };
     assert!(
-        row(0, true).starts_with(">R             hog     1 "),
+        row(t(0), true).starts_with(">R             hog     1 "),
         "{}",
-        row(0, true)
+        row(t(0), true)
     );
-    let waiting = row(1, false);
+    let waiting = row(t(1), false);
     let words: alloc::vec::Vec<&str> = waiting.split_whitespace().collect();
     assert_eq!(words[..3], ["R", "hog", "2"], "{waiting}");
     assert_eq!(words[4..7], ["3", "123", "1.500000"], "{waiting}");
@@ -348,16 +351,16 @@ fn the_debug_text_shows_every_queue_and_task_as_linux_does() {
 /// 2.6.36 with nine hogs (≥ nr_latency 8, so buddies engage) and a sleeper: the hog a wake-up
 /// preempts becomes the last buddy and gets the CPU back once the sleeper sleeps again, even
 /// though another hog is further left — unless LAST_BUDDY is off.
-fn pick_after_wakee_sleeps(last_buddy: bool) -> (usize, usize, usize) {
+fn pick_after_wakee_sleeps(last_buddy: bool) -> (TaskId, TaskId, TaskId) {
     let mut p = FairParams::preset(Era::V2_6_36);
     p.grouping = Grouping::None;
     p.features.set(Feature::LastBuddy, last_buddy);
     let mut f = Fair::new(p);
-    for t in 0..9 {
-        f.spawn(t, 1, 0, 0);
+    for task in (0..9).map(t) {
+        f.spawn(task, 1, 0, 0);
     }
-    f.spawn(9, 1, 0, 0);
-    f.dequeue(9, 0);
+    f.spawn(t(9), 1, 0, 0);
+    f.dequeue(t(9), 0);
     let mut now = 0;
     let mut current = f.pick_next(0).unwrap();
     // Let the hogs take turns for a while, then stop right after a switch.
@@ -373,15 +376,18 @@ fn pick_after_wakee_sleeps(last_buddy: bool) -> (usize, usize, usize) {
     }
     // The current hog runs half a millisecond, then the sleeper wakes and preempts it.
     now += 500 * US;
-    f.enqueue(9, Wakeup::default(), now);
-    assert!(f.check_preempt_wakeup(9, now), "the sleeper should preempt");
+    f.enqueue(t(9), Wakeup::default(), now);
+    assert!(
+        f.check_preempt_wakeup(t(9), now),
+        "the sleeper should preempt"
+    );
     let preempted = current;
     f.put_prev(preempted, now);
-    assert_eq!(f.pick_next(now), Some(9));
+    assert_eq!(f.pick_next(now), Some(t(9)));
     // The sleeper runs 100 µs and sleeps again.
     now += 100 * US;
-    f.dequeue(9, now);
-    f.put_prev(9, now);
+    f.dequeue(t(9), now);
+    f.put_prev(t(9), now);
     let leftmost = f.rq(ROOT).leftmost().and_then(|id| f.se(id).task).unwrap();
     (preempted, leftmost, f.pick_next(now).unwrap())
 }

@@ -48,8 +48,8 @@ impl PrioArray {
     }
 
     fn link(&mut self, id: TaskId) -> &mut Links {
-        if self.links.len() <= id {
-            self.links.resize(id + 1, Links::default());
+        if self.links.len() <= id.index() {
+            self.links.resize(id.index() + 1, Links::default());
         }
         &mut self.links[id]
     }
@@ -122,7 +122,7 @@ impl PrioArray {
             let mut at = *head;
             while let Some(id) = at {
                 out.push(id);
-                at = self.links.get(id).and_then(|l| l.next);
+                at = self.links.get(id.index()).and_then(|l| l.next);
             }
         }
         out
@@ -138,24 +138,25 @@ impl PrioArray {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::task_id::t;
 
     #[test]
     fn fifo_per_level_best_level_first() {
         let mut a = PrioArray::new();
-        a.push_back(120, 1);
-        a.push_back(120, 2);
-        a.push_back(125, 3);
-        assert_eq!(a.first(), Some(1));
-        a.insert_before(120, 4, 1);
-        assert_eq!(a.first(), Some(4));
-        a.remove(120, 4);
-        a.remove(120, 1);
-        assert_eq!(a.first(), Some(2));
-        a.remove(120, 2);
-        assert_eq!((a.first(), a.len()), (Some(3), 1));
-        a.remove(125, 3);
+        a.push_back(120, t(1));
+        a.push_back(120, t(2));
+        a.push_back(125, t(3));
+        assert_eq!(a.first(), Some(t(1)));
+        a.insert_before(120, t(4), t(1));
+        assert_eq!(a.first(), Some(t(4)));
+        a.remove(120, t(4));
+        a.remove(120, t(1));
+        assert_eq!(a.first(), Some(t(2)));
+        a.remove(120, t(2));
+        assert_eq!((a.first(), a.len()), (Some(t(3)), 1));
+        a.remove(125, t(3));
         assert!(a.is_empty() && a.first().is_none());
-        a.push_back(100, 5);
-        assert_eq!(a.first(), Some(5));
+        a.push_back(100, t(5));
+        assert_eq!(a.first(), Some(t(5)));
     }
 }

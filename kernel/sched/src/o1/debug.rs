@@ -38,7 +38,7 @@ impl O1 {
         row: &TaskRow<'_>,
         out: &mut dyn fmt::Write,
     ) -> fmt::Result {
-        let Some(t) = self.tasks.get(task).and_then(Option::as_ref) else {
+        let Some(t) = self.tasks.get(task.index()).and_then(Option::as_ref) else {
             return Ok(());
         };
         let array = match t.in_active {

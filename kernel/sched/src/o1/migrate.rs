@@ -69,8 +69,8 @@ impl O1 {
         let Some(m) = migrant.carried.into_record::<O1Migrant>() else {
             panic!("task {task} comes from another kind of policy");
         };
-        if self.tasks.len() <= task {
-            self.tasks.resize(task + 1, None);
+        if self.tasks.len() <= task.index() {
+            self.tasks.resize(task.index() + 1, None);
         }
         assert!(self.tasks[task].is_none(), "task {task} arrives twice");
         self.tasks[task] = Some(Task {

@@ -184,7 +184,7 @@ impl Policy for O1 {
             let t = self.t(task);
             (t.parent, t.first_time_slice, t.time_slice)
         };
-        if let Some(p) = parent.filter(|&p| self.tasks.get(p).is_some_and(Option::is_some))
+        if let Some(p) = parent.filter(|&p| self.tasks.get(p.index()).is_some_and(Option::is_some))
             && first
         {
             let max = self.task_timeslice(self.t(p).static_prio);
@@ -348,7 +348,7 @@ impl Policy for O1 {
     }
 
     fn task_info(&self, task: TaskId) -> Option<TaskInfo> {
-        let t = self.tasks.get(task)?.as_ref()?;
+        let t = self.tasks.get(task.index())?.as_ref()?;
         Some(TaskInfo {
             vruntime: 0,
             weight: t.static_prio,

@@ -45,8 +45,8 @@ impl O1 {
             picked_at: now,
             dead: false,
         };
-        if self.tasks.len() <= id {
-            self.tasks.resize(id + 1, None);
+        if self.tasks.len() <= id.index() {
+            self.tasks.resize(id.index() + 1, None);
         }
         assert!(self.tasks[id].is_none(), "task {id} already exists");
         self.tasks[id] = Some(task);

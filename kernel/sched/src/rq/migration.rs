@@ -83,8 +83,8 @@ impl<P: ?Sized + Policy> Rq<P> {
     /// to give way if the policy says the arrival should preempt it.
     pub fn attach(&mut self, task: TaskId, moving: Moving, wakeup: Wakeup, now: Nanos) {
         assert_ne!(task, self.idle, "the idle task never moves");
-        if task >= self.tasks.len() {
-            self.tasks.resize(task + 1, None);
+        if task.index() >= self.tasks.len() {
+            self.tasks.resize(task.index() + 1, None);
         }
         assert!(self.tasks[task].is_none(), "task {task} attached twice");
         let Moving { mut sched, migrant } = moving;

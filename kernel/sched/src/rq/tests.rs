@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::policy::{RunqueueInfo, TaskInfo};
+use crate::task_id::t;
 use crate::{Era, Fair, FairParams};
 use alloc::string::String;
 use alloc::vec;
@@ -114,7 +115,7 @@ impl Policy for Recorder {
     }
 }
 
-const IDLE: TaskId = 99;
+const IDLE: TaskId = t(99);
 const MS: Nanos = 1_000_000;
 
 /// A runqueue on CPU 0 whose boot task 0 runs.
@@ -128,7 +129,7 @@ fn booted() -> Rq<Recorder> {
         }),
         IDLE,
     );
-    rq.run_boot_task(0, 0, 0, 0);
+    rq.run_boot_task(t(0), 0, 0, 0);
     rq.take_calls();
     rq
 }
@@ -142,27 +143,27 @@ impl Rq<Recorder> {
 #[test]
 fn a_wake_up_of_a_task_that_is_not_asleep_does_nothing() {
     let mut rq = booted();
-    rq.spawn(1, 0, 0, MS);
+    rq.spawn(t(1), 0, 0, MS);
     rq.take_calls();
     // Running (task 0) and runnable (task 1): neither is asleep.
-    assert!(!rq.wake(0, Wakeup::default(), 2 * MS));
-    assert!(!rq.wake(1, Wakeup::default(), 2 * MS));
+    assert!(!rq.wake(t(0), Wakeup::default(), 2 * MS));
+    assert!(!rq.wake(t(1), Wakeup::default(), 2 * MS));
     assert_eq!(rq.take_calls(), Vec::<String>::new());
-    assert_eq!(rq.state(1), State::Runnable);
+    assert_eq!(rq.state(t(1)), State::Runnable);
 }
 
 #[test]
 fn a_sleeper_leaves_the_queue_at_once_and_the_cpu_at_the_pick() {
     let mut rq = booted();
     rq.block_current(MS);
-    assert_eq!(rq.current(), 0, "still current until the pick");
+    assert_eq!(rq.current(), t(0), "still current until the pick");
     assert!(rq.need_resched());
     let pick = rq.pick(|| 2 * MS);
     assert_eq!(rq.take_calls(), ["dequeue 0", "put_prev 0", "pick None"]);
-    assert_eq!((pick.prev, pick.next), (0, IDLE));
+    assert_eq!((pick.prev, pick.next), (t(0), IDLE));
     assert_eq!(pick.prev_state, PrevState::Sleeping);
-    assert_eq!(rq.stats(0).voluntary_switches, 1);
-    assert_eq!(rq.stats(0).cpu_ns, 2 * MS);
+    assert_eq!(rq.stats(t(0)).voluntary_switches, 1);
+    assert_eq!(rq.stats(t(0)).cpu_ns, 2 * MS);
 }
 
 #[test]
@@ -173,9 +174,9 @@ fn a_wake_up_read_before_the_sleep_began_counts_no_sleep() {
     let mut rq = booted();
     rq.block_current(3 * MS);
     rq.pick(|| 3 * MS);
-    assert!(rq.wake(0, Wakeup::default(), 2 * MS));
-    assert_eq!(rq.state(0), State::Runnable);
-    assert_eq!(rq.stats(0).sleep_ns, 0);
+    assert!(rq.wake(t(0), Wakeup::default(), 2 * MS));
+    assert_eq!(rq.state(t(0)), State::Runnable);
+    assert_eq!(rq.stats(t(0)).sleep_ns, 0);
 }
 
 #[test]
@@ -184,19 +185,19 @@ fn the_idle_task_gives_way_to_a_woken_task_without_asking_the_policy() {
     rq.block_current(MS);
     rq.pick(|| MS);
     rq.take_calls();
-    assert!(rq.wake(0, Wakeup::default(), 5 * MS));
+    assert!(rq.wake(t(0), Wakeup::default(), 5 * MS));
     // No `check_preempt`: the idle task is not the policy's to weigh.
     assert_eq!(rq.take_calls(), ["enqueue 0"]);
     assert!(rq.need_resched());
     let pick = rq.pick(|| 7 * MS);
-    assert_eq!((pick.prev, pick.next), (IDLE, 0));
+    assert_eq!((pick.prev, pick.next), (IDLE, t(0)));
     // The wake-up latency runs from the wake-up (5 ms) to the switch in (7 ms).
     let waited = Waited {
         ns: 2 * MS,
         woken: true,
     };
     assert_eq!(pick.waited, Some(waited));
-    assert_eq!(rq.stats(0).wake_latency_max_ns, 2 * MS);
+    assert_eq!(rq.stats(t(0)).wake_latency_max_ns, 2 * MS);
     assert_eq!(
         rq.take_calls(),
         ["pick Some(0)"],
@@ -207,52 +208,52 @@ fn the_idle_task_gives_way_to_a_woken_task_without_asking_the_policy() {
 #[test]
 fn a_vfork_parent_sleeps_until_its_child_releases_it() {
     let mut rq = booted();
-    rq.fork(1, ForkKind::Vfork, MS);
+    rq.fork(t(1), ForkKind::Vfork, MS);
     rq.block_current(MS);
-    assert_eq!(rq.state(0), State::Sleeping);
+    assert_eq!(rq.state(t(0)), State::Sleeping);
     assert_eq!(rq.take_calls(), ["fork 0 1", "dequeue 0"]);
     let pick = rq.pick(|| MS);
-    assert_eq!(pick.next, 1);
+    assert_eq!(pick.next, t(1));
     let released = Wakeup {
         vfork_parent: true,
         ..Wakeup::default()
     };
-    assert!(rq.wake(0, released, 2 * MS));
-    assert_eq!(rq.state(0), State::Runnable);
+    assert!(rq.wake(t(0), released, 2 * MS));
+    assert_eq!(rq.state(t(0)), State::Runnable);
 }
 
 #[test]
 fn an_exited_task_leaves_once_and_is_forgotten() {
     let mut rq = booted();
-    rq.spawn(1, 0, 0, MS);
+    rq.spawn(t(1), 0, 0, MS);
     rq.exit_current(2 * MS);
     let pick = rq.pick(|| 2 * MS);
     assert_eq!(pick.prev_state, PrevState::Dead);
-    assert_eq!(pick.next, 1);
-    assert_eq!(rq.remove(0).state, State::Exited);
-    assert!(rq.get(0).is_none());
+    assert_eq!(pick.next, t(1));
+    assert_eq!(rq.remove(t(0)).state, State::Exited);
+    assert!(rq.get(t(0)).is_none());
     assert_eq!(rq.nr_switches(), 1);
 }
 
 #[test]
 fn a_yield_s_pick_reuses_the_yield_s_clock() {
     let mut rq = booted();
-    rq.spawn(1, 0, 0, MS);
+    rq.spawn(t(1), 0, 0, MS);
     rq.tick(4 * MS, true);
     rq.yield_current(5 * MS);
     let pick = rq.pick(|| panic!("the clock is not read after a yield"));
     assert_eq!(pick.now, 5 * MS);
     assert_eq!(pick.prev_state, PrevState::Yielded);
-    assert_eq!(rq.stats(0).user_ticks, 1);
+    assert_eq!(rq.stats(t(0)).user_ticks, 1);
 }
 
 #[test]
 #[should_panic(expected = "not runnable")]
 fn a_pick_of_a_task_that_is_not_runnable_panics() {
     let mut rq = booted();
-    rq.spawn(1, 0, 0, MS);
+    rq.spawn(t(1), 0, 0, MS);
     // Task 1 marked asleep behind the policy's back: the policy still has it queued.
-    rq.task_mut(1).state = State::Sleeping;
+    rq.task_mut(t(1)).state = State::Sleeping;
     rq.block_current(MS);
     rq.pick(|| MS);
 }
@@ -289,32 +290,32 @@ fn an_idle_cpu_s_policy_is_replaced() {
 fn a_cpu_with_a_task_keeps_its_policy() {
     // The task would be lost from the policy that holds it.
     let mut rq = idle_cpu(1);
-    rq.spawn(1, 0, 0, MS);
+    rq.spawn(t(1), 0, 0, MS);
     rq.replace_idle_policy(fresh_policy());
 }
 
 #[test]
 fn a_sleeper_moves_to_another_cpu_and_wakes_there() {
     let mut from = booted();
-    from.spawn(1, 0, 0, MS);
+    from.spawn(t(1), 0, 0, MS);
     from.block_current(2 * MS);
     from.pick(|| 2 * MS);
-    assert_eq!(from.current(), 1, "task 0 has left the CPU");
+    assert_eq!(from.current(), t(1), "task 0 has left the CPU");
     from.take_calls();
-    let moved = from.detach(0, 3 * MS);
+    let moved = from.detach(t(0), 3 * MS);
     // The old policy lets it go: nothing else.
     assert_eq!(from.take_calls(), ["migrate_out 0"]);
-    assert!(from.get(0).is_none());
+    assert!(from.get(t(0)).is_none());
     let mut to = idle_cpu(1);
-    to.attach(0, moved, Wakeup::default(), 5 * MS);
+    to.attach(t(0), moved, Wakeup::default(), 5 * MS);
     assert_eq!(to.take_calls(), ["migrate_in 0 woken=true"]);
-    assert_eq!(to.state(0), State::Runnable);
+    assert_eq!(to.state(t(0)), State::Runnable);
     // Its sleep (2 ms to 5 ms) is counted, and the move is its wake-up: the idle CPU
     // is asked to switch to it.
-    assert_eq!(to.stats(0).sleep_ns, 3 * MS);
-    assert!(to.stats(0).woken && to.need_resched());
+    assert_eq!(to.stats(t(0)).sleep_ns, 3 * MS);
+    assert!(to.stats(t(0)).woken && to.need_resched());
     let pick = to.pick(|| 6 * MS);
-    assert_eq!((pick.prev, pick.next), (IDLE, 0));
+    assert_eq!((pick.prev, pick.next), (IDLE, t(0)));
 }
 
 #[test]
@@ -329,44 +330,44 @@ fn the_running_task_leaves_runnable_at_its_switch_and_waits_on_the_other_cpu() {
         from.take_calls(),
         ["put_prev 0", "migrate_out 0", "pick None"]
     );
-    assert_eq!((pick.prev, pick.next), (0, IDLE));
+    assert_eq!((pick.prev, pick.next), (t(0), IDLE));
     assert_eq!(pick.prev_state, PrevState::Preempted);
-    assert_eq!(from.state(0), State::Migrating);
+    assert_eq!(from.state(t(0)), State::Migrating);
     // A wake-up finds it runnable: nothing to do.
-    assert!(!from.wake(0, Wakeup::default(), 3 * MS));
-    let moved = from.detach(0, 3 * MS);
-    assert!(from.get(0).is_none());
+    assert!(!from.wake(t(0), Wakeup::default(), 3 * MS));
+    let moved = from.detach(t(0), 3 * MS);
+    assert!(from.get(t(0)).is_none());
     let mut to = idle_cpu(1);
-    to.attach(0, moved, Wakeup::default(), 4 * MS);
+    to.attach(t(0), moved, Wakeup::default(), 4 * MS);
     assert_eq!(to.take_calls(), ["migrate_in 0 woken=false"]);
     // Not a wake-up: its wait since the switch (2 ms) goes on, and ends at the pick.
-    assert!(!to.stats(0).woken);
+    assert!(!to.stats(t(0)).woken);
     let pick = to.pick(|| 5 * MS);
-    assert_eq!(pick.next, 0);
+    assert_eq!(pick.next, t(0));
     assert_eq!(pick.waited.map(|w| (w.ns, w.woken)), Some((3 * MS, false)));
 }
 
 #[test]
 fn a_child_forked_away_waits_on_its_own_cpu() {
     let mut parent_cpu = booted();
-    let moved = parent_cpu.fork_away(1, MS);
+    let moved = parent_cpu.fork_away(t(1), MS);
     assert!(
-        parent_cpu.get(1).is_none(),
+        parent_cpu.get(t(1)).is_none(),
         "the parent's CPU never queued it"
     );
     let mut to = idle_cpu(1);
     to.take_calls();
-    to.attach(1, moved, Wakeup::default(), 2 * MS);
+    to.attach(t(1), moved, Wakeup::default(), 2 * MS);
     assert_eq!(to.take_calls(), ["migrate_in 1 woken=false"]);
     assert!(to.need_resched(), "the idle CPU switches to it");
-    assert_eq!(to.pick(|| 3 * MS).next, 1);
+    assert_eq!(to.pick(|| 3 * MS).next, t(1));
 }
 
 #[test]
 #[should_panic(expected = "a task leaves its CPU before it moves")]
 fn the_running_task_is_not_detached() {
     let mut rq = booted();
-    rq.detach(0, MS);
+    rq.detach(t(0), MS);
 }
 
 #[test]

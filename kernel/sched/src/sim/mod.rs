@@ -40,7 +40,7 @@ enum Waiting {
 }
 
 /// The simulator's idle task: a number no simulated task has.
-const IDLE: TaskId = TaskId::MAX;
+const IDLE: TaskId = TaskId::new(usize::MAX);
 
 /// Everything the simulation knows and measured about one task.
 pub struct SimTask {
@@ -239,7 +239,7 @@ impl<P: Policy> Sim<P> {
         parent: Option<TaskId>,
     ) -> TaskId {
         self.tasks.push(SimTask::new(behavior, uid, parent));
-        self.tasks.len() - 1
+        TaskId::new(self.tasks.len() - 1)
     }
 
     /// Starts a task (no parent) now.

@@ -148,7 +148,7 @@ impl<P: Policy> SmpSim<P> {
         cpu: usize,
         allowed: CpuSet,
     ) -> TaskId {
-        let id = self.tasks.len();
+        let id = TaskId::new(self.tasks.len());
         self.tasks.push(SimTask::new(behavior, uid, None));
         self.cpu_of.push(cpu);
         self.allowed.push(allowed);

@@ -24,7 +24,7 @@ use super::{Action, Behavior, Ctx, SimConfig};
 use crate::Fair;
 use crate::features::Feature;
 use crate::params::{Era, FairParams, Grouping};
-use crate::policy::{ForkKind, Nanos};
+use crate::policy::{ForkKind, Nanos, TaskId};
 use crate::smp::cpuset::CpuSet;
 use crate::smp::invariant::{DEFAULT_THRESHOLD_NS, Report};
 use crate::smp::topology::Topology;
@@ -186,7 +186,7 @@ pub fn run(bug: Bug, set: &[(Feature, bool)]) -> Outcome {
             // takes a pass of the top level per thread, one every 64 ms or so: the first
             // second is the warm-up.
             let nodes = t.node_cpus(1) | t.node_cpus(2);
-            let workers: Vec<usize> = (0..16)
+            let workers: Vec<TaskId> = (0..16)
                 .map(|i| sim.spawn(Box::new(Worker(WORKER_NS)), 1, 0, 8 + i % 8, nodes))
                 .collect();
             (
@@ -331,7 +331,7 @@ impl Behavior for Parallel {
 /// created and spread, is not the steady state the checker is about.
 fn run_until_exited(
     sim: &mut SmpSim<Fair>,
-    tasks: &[usize],
+    tasks: &[TaskId],
     warm_up: Nanos,
     limit: Nanos,
 ) -> Nanos {

@@ -34,6 +34,7 @@ use super::move_tasks::{Env, Queues, move_tasks};
 use super::schedstat::{DomainStats, index};
 use super::shares::{GroupSpan, Share, SharesSplit, ratelimit_ns, split};
 use crate::features::Feature;
+use crate::policy::TaskId;
 use alloc::vec::Vec;
 
 /// `MAX_PINNED_INTERVAL`: how far an all-pinned domain's interval may grow, in ms.
@@ -55,7 +56,7 @@ pub trait Machine {
     /// The CPUs the task running on `cpu` may run on (none if it runs its idle task).
     fn running_allowed(&self, cpu: usize) -> CpuSet;
     /// Moves `tasks` from `from` to `to` (`pull_task`).
-    fn pull(&mut self, from: usize, to: usize, tasks: &[usize]);
+    fn pull(&mut self, from: usize, to: usize, tasks: &[TaskId]);
     /// How the era splits a group's shares across CPUs (2.6.24's full shares everywhere
     /// unless said otherwise).
     fn shares_split(&self) -> SharesSplit {
@@ -109,7 +110,7 @@ impl DomainState {
 pub struct Outcome {
     /// The tasks moved, and from which CPU: pulled here, or — 4.1's and 6.6's retry for
     /// another CPU of this one's group — pushed there.
-    pub pulled: Option<(usize, Vec<usize>)>,
+    pub pulled: Option<(usize, Vec<TaskId>)>,
     /// Load moved (Linux's `ld_moved`): the pass balanced something.
     pub moved: bool,
     /// Some of it came to this CPU (not all to another CPU of its group).

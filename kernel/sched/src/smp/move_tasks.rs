@@ -22,6 +22,7 @@
 //! tasks, not of the groups' shares: the era's known unfairness.
 
 use super::cpuset::CpuSet;
+use crate::policy::TaskId;
 use alloc::vec::Vec;
 
 /// `sysctl_sched_migration_cost`: a task that ran less than this long ago is cache-hot.
@@ -35,7 +36,7 @@ pub const MAX_PRIO: u32 = 140;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Candidate {
     /// Its id.
-    pub task: usize,
+    pub task: TaskId,
     /// Its load weight.
     pub weight: u64,
     /// Its priority (100–139 for nice −20 to 19; lower is better).
@@ -81,7 +82,7 @@ pub struct Env {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Pulled {
     /// The tasks to move, in the order chosen.
-    pub tasks: Vec<usize>,
+    pub tasks: Vec<TaskId>,
     /// The load they carry, in the imbalance's units: their weight, or with split shares
     /// the part of the busiest CPU's load it stands for.
     pub load: u64,

@@ -244,7 +244,7 @@ pub(in crate::sched) fn new_task(
     });
     Task {
         id: TaskId::from_number(0),
-        slot: 0,
+        slot: Slot::new(0),
         cpu: 0,
         affinity: u64::MAX,
         move_to: None,

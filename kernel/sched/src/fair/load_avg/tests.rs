@@ -5,7 +5,8 @@ use super::MIN_SHARES;
 use super::group::{calc_group_shares, tg_load_avg_change};
 use crate::Fair;
 use crate::params::{Era, FairParams, Grouping};
-use crate::policy::{Policy, Wakeup};
+use crate::policy::{Policy, TaskId, Wakeup};
+use crate::task_id::t;
 
 const MS: u64 = 1_000_000;
 /// 32 PELT periods of 1024 × 1024 ns: the half-life.
@@ -20,7 +21,7 @@ fn eevdf(grouping: Grouping) -> Fair {
 /// `tasks` (uid 1, nice 0) spawned at 0 on `f`, run for a second with a tick a millisecond
 /// (each tick the running task gives way to the next, so every task is runnable all the
 /// time and runs its part).
-fn run_a_second(f: &mut Fair, tasks: &[usize]) -> usize {
+fn run_a_second(f: &mut Fair, tasks: &[TaskId]) -> TaskId {
     for &t in tasks {
         f.spawn(t, 1, 0, 0);
     }
@@ -52,15 +53,15 @@ fn a_hog_loads_its_cpu_by_its_weight_and_asleep_halves_in_32_periods() {
     // task's load average is its whole weight, 1024, and so is its CPU's (to a unit of
     // rounding). So is the utilisation: it ran all the time.
     let mut f = eevdf(Grouping::None);
-    let t = run_a_second(&mut f, &[0]);
+    let hog = run_a_second(&mut f, &[t(0)]);
     let avg = f.load_avg().unwrap();
     assert!((1023..=1024).contains(&avg.load), "{avg:?}");
     assert!((1023..=1024).contains(&avg.util), "{avg:?}");
     // It sleeps. Its load stays on the CPU's queue, blocked, and decays: after one
     // half-life of decay (`update_blocked_averages`, as a balancing pass starts) half is
     // left.
-    f.dequeue(t, 1000 * MS);
-    f.put_prev(t, 1000 * MS);
+    f.dequeue(hog, 1000 * MS);
+    f.put_prev(hog, 1000 * MS);
     let before = load(&f);
     f.update_blocked_averages(1000 * MS + HALF_LIFE);
     assert!(
@@ -77,9 +78,9 @@ fn a_task_that_moves_takes_its_load_at_once() {
     // from one runqueue's sums and attached to the other's — where an average left to
     // itself would take ~100 ms to follow.
     let mut a = eevdf(Grouping::None);
-    let running = run_a_second(&mut a, &[0, 1]);
+    let running = run_a_second(&mut a, &[t(0), t(1)]);
     assert_near(load(&a), 2048);
-    let waiting = 1 - running;
+    let waiting = t(1 - running.index());
     let now = 1000 * MS;
     let migrant = a.migrate_out(waiting, now);
     let mut b = eevdf(Grouping::None);
@@ -95,10 +96,10 @@ fn with_groups_a_move_reaches_the_root_through_the_groups_entity() {
     // it brings is added to the entity's, up to a full window — so a CPU that had nothing
     // weighs the group's 1024 right away.
     let mut a = eevdf(Grouping::Uid);
-    let running = run_a_second(&mut a, &[0, 1]);
+    let running = run_a_second(&mut a, &[t(0), t(1)]);
     // Two tasks of one group, always runnable: the group's entity, weight 1024, is.
     assert_near(load(&a), 1024);
-    let waiting = 1 - running;
+    let waiting = t(1 - running.index());
     let now = 1000 * MS;
     let migrant = a.migrate_out(waiting, now);
     let mut b = eevdf(Grouping::Uid);

@@ -20,7 +20,7 @@ impl<P: Policy> SmpSim<P> {
         behavior: Box<dyn Behavior>,
         kind: ForkKind,
     ) {
-        let child = self.tasks.len();
+        let child = TaskId::new(self.tasks.len());
         let (uid, allowed) = (self.tasks[parent].uid, self.allowed[parent]);
         self.tasks.push(SimTask::new(behavior, uid, Some(parent)));
         self.allowed.push(allowed);

@@ -38,7 +38,7 @@ fn hogs_started_on_one_cpu_spread_one_per_cpu() {
     // (the imbalance is one task: CPU 0 down to the average of 1024 per CPU); after that
     // every CPU runs one hog, and no CPU ever idles beside a long wait.
     let sim = four_hogs_on_cpu_0(true);
-    let mut cpus: Vec<usize> = (0..4).map(|t| sim.cpu_of(t)).collect();
+    let mut cpus: Vec<usize> = (0..4).map(|t| sim.cpu_of(TaskId::new(t))).collect();
     cpus.sort_unstable();
     assert_eq!(cpus, [0, 1, 2, 3]);
     assert_eq!(sim.migrations, 3, "three moves, none back");
@@ -90,7 +90,7 @@ fn without_a_balancer_the_invariant_breaks_for_good() {
     // The same machine without balancing: three CPUs idle the whole second while the
     // hogs take turns on CPU 0 — one violation, the whole second.
     let sim = four_hogs_on_cpu_0(false);
-    assert!((0..4).all(|t| sim.cpu_of(t) == 0));
+    assert!((0..4).all(|t| sim.cpu_of(TaskId::new(t)) == 0));
     let r = sim.invariant();
     assert_eq!((r.violations, r.total_ns), (1, 1000 * MS));
     // Together the hogs had one CPU: a quarter of a second each, about.
@@ -108,12 +108,12 @@ fn two_hogs_on_one_package_move_to_the_idle_package_by_active_balancing() {
     sim.spawn(Box::new(Hog), 1, 0, 0, t.all());
     sim.spawn(Box::new(Hog), 1, 0, 1, t.all());
     sim.run_until(1000 * MS);
-    let packages: Vec<usize> = (0..2).map(|h| sim.cpu_of(h) / 2).collect();
+    let packages: Vec<usize> = (0..2).map(|h| sim.cpu_of(TaskId::new(h)) / 2).collect();
     assert_ne!(
         packages[0],
         packages[1],
         "hogs on CPUs {:?}",
-        [sim.cpu_of(0), sim.cpu_of(1)]
+        [sim.cpu_of(TaskId::new(0)), sim.cpu_of(TaskId::new(1))]
     );
     // One move: the push.
     assert_eq!(sim.migrations, 1);
@@ -153,7 +153,7 @@ pub(super) fn five_hogs(era: Era) -> SmpSim<Fair> {
 pub(super) fn one_hog_beside_four(era: Era) -> (Vec<usize>, f64, f64) {
     let mut sim = five_hogs(era);
     sim.run_until(1000 * MS);
-    let cpus = (0..5).map(|t| sim.cpu_of(t)).collect();
+    let cpus = (0..5).map(|t| sim.cpu_of(TaskId::new(t))).collect();
     sim.reset_measurements();
     sim.run_until(3000 * MS);
     let share = |ns: u64| ns as f64 / (2 * 2000 * MS) as f64;
@@ -272,12 +272,12 @@ fn from_2_6_36_a_sleeper_wakes_on_an_idle_core_of_its_cache_not_only_a_sibling()
         sim.spawn(Box::new(Lat3::new(MS)), 1, 0, 0, t.all());
         sim.run_until(500 * MS);
     }
-    assert_eq!(old.cpu_of(1), 0);
+    assert_eq!(old.cpu_of(TaskId::new(1)), 0);
     // Half of 500 ms, give or take lat3's start and a slice at the end.
     assert!((240 * MS..=260 * MS).contains(&old.tasks()[0].cpu_ns));
     // All of it but lat3's first millisecond on CPU 0 (and a tick's accounting).
     assert!(new.tasks()[0].cpu_ns >= 495 * MS);
-    assert_eq!(new.cpu_of(1), 1);
+    assert_eq!(new.cpu_of(TaskId::new(1)), 1);
     let waits = &new.tasks()[1].waits;
     assert!(waits.iter().skip(1).all(|&w| w == 0), "{waits:?}");
 }
@@ -325,7 +325,7 @@ fn at_the_papers_scale_hogs_started_on_one_node_spread_over_all_eight() {
     sim.run_until(2000 * MS);
     let mut per_cpu = [0usize; 64];
     for task in 0..512 {
-        per_cpu[sim.cpu_of(task)] += 1;
+        per_cpu[sim.cpu_of(TaskId::new(task))] += 1;
     }
     assert!(per_cpu.iter().all(|n| (6..=10).contains(n)), "{per_cpu:?}");
     assert_eq!(sim.invariant().violations, 0);

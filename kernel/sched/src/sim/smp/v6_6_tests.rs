@@ -88,7 +88,7 @@ fn a_heavy_hog_alone_on_a_core_hides_its_idle_sibling_until_6_6() {
         let r = sim.invariant();
         if era == Era::V6_6 {
             assert_eq!((r.violations, r.total_ns), (0, 0), "{era:?}");
-            let mut cpus: Vec<usize> = (0..4).map(|t| sim.cpu_of(t)).collect();
+            let mut cpus: Vec<usize> = (0..4).map(|t| sim.cpu_of(TaskId::new(t))).collect();
             cpus.sort_unstable();
             assert_eq!(cpus, [0, 1, 2, 3]);
         } else {
@@ -113,7 +113,7 @@ fn two_packages(on: &[(usize, bool)]) -> SmpSim<Fair> {
 
 /// Which CPU each of the first four tasks is on.
 fn placement(sim: &SmpSim<Fair>) -> [usize; 4] {
-    core::array::from_fn(|t| sim.cpu_of(t))
+    core::array::from_fn(|t| sim.cpu_of(TaskId::new(t)))
 }
 
 #[test]

@@ -5,6 +5,7 @@ use crate::smp::cpu_load::CpuLoad;
 use crate::smp::domains::build_2_6_24;
 use crate::smp::move_tasks::{Candidate, GroupQueues, MAX_PRIO};
 use crate::smp::topology::Topology;
+use crate::task_id::t;
 use alloc::vec;
 
 const MS: u64 = 1_000_000;
@@ -26,7 +27,7 @@ impl Toy {
                     .map(|i| {
                         id += 1;
                         Candidate {
-                            task: id,
+                            task: t(id),
                             weight: 1024,
                             prio: 120,
                             allowed: CpuSet::first(tasks_per_cpu.len()),
@@ -91,9 +92,9 @@ impl Machine for Toy {
             .map_or(CpuSet::EMPTY, |c| c.allowed)
     }
 
-    fn pull(&mut self, from: usize, to: usize, tasks: &[usize]) {
-        for &t in tasks {
-            let i = self.cpus[from].iter().position(|c| c.task == t).unwrap();
+    fn pull(&mut self, from: usize, to: usize, tasks: &[TaskId]) {
+        for &task in tasks {
+            let i = self.cpus[from].iter().position(|c| c.task == task).unwrap();
             let mut c = self.cpus[from].remove(i);
             c.running = self.cpus[to].is_empty();
             self.cpus[to].push(c);
@@ -117,7 +118,7 @@ fn an_idle_cpu_pulls_at_its_tick_and_the_interval_resets() {
     let mut m = Toy::new(&[3, 0]);
     st[0].balance_interval_ms = 4;
     let (outcomes, _) = rebalance_domains(1, true, 10, &d, &mut st, HZ, 8, &mut m);
-    assert_eq!(outcomes[0].pulled, Some((0, vec![2, 3])));
+    assert_eq!(outcomes[0].pulled, Some((0, vec![t(2), t(3)])));
     assert_eq!(m.counts(), [1, 2]);
     assert_eq!(st[0].balance_interval_ms, 1, "back to its minimum");
     assert_eq!(st[0].last_balance, 10);
@@ -197,7 +198,7 @@ fn every_task_pinned_means_balanced_with_a_longer_interval() {
 fn a_newly_idle_cpu_pulls_before_it_sleeps() {
     let (d, mut st) = two_cpus();
     let mut m = Toy::new(&[2, 0]);
-    assert_eq!(idle_balance(1, &d, &mut st, &mut m), Some((0, vec![2])));
+    assert_eq!(idle_balance(1, &d, &mut st, &mut m), Some((0, vec![t(2)])));
     assert_eq!(m.counts(), [1, 1]);
     // Newly idle passes leave the interval as it was.
     assert_eq!(st[0].balance_interval_ms, 1);

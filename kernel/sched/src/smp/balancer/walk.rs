@@ -3,6 +3,7 @@
 //! bottom up, each domain's interval in jiffies, and where a walk stops.
 
 use super::{DomainState, Machine, Outcome, load_balance};
+use crate::policy::TaskId;
 use crate::smp::busiest::IdleType;
 use crate::smp::domains::{Domain, Flags, Rules};
 use alloc::vec::Vec;
@@ -82,7 +83,7 @@ pub fn idle_balance(
     domains: &[Domain],
     states: &mut [DomainState],
     m: &mut impl Machine,
-) -> Option<(usize, Vec<usize>)> {
+) -> Option<(usize, Vec<TaskId>)> {
     for (i, (d, st)) in domains.iter().zip(states.iter_mut()).enumerate() {
         if !d.params.flags.has(Flags::LOAD_BALANCE) {
             continue;

@@ -1,12 +1,13 @@
 //! Which tasks a pass pulls, against worked numbers.
 
 use super::*;
+use crate::task_id::t;
 
 const MS: u64 = 1_000_000;
 
 fn nice0(task: usize, last_ran: u64) -> Candidate {
     Candidate {
-        task,
+        task: t(task),
         weight: 1024,
         prio: 120,
         allowed: CpuSet::first(2),
@@ -51,13 +52,13 @@ fn the_most_owed_cold_tasks_are_pulled_up_to_the_imbalance() {
     // the first is pulled and the pass stops (nothing left to move).
     let tasks = [nice0(3, 10 * MS), nice0(4, 20 * MS), nice0(5, 30 * MS)];
     let p = flat(&tasks, 1024, &env(0));
-    assert_eq!(p.tasks, [3]);
+    assert_eq!(p.tasks, [t(3)]);
     assert_eq!(p.load, 1024);
     assert!(!p.all_pinned);
     let p = flat(&tasks, 1536, &env(0));
     assert_eq!(
         p.tasks,
-        [3, 4],
+        [t(3), t(4)],
         "1536 − 1024 = 512 left: a second task goes"
     );
 }
@@ -67,9 +68,9 @@ fn a_hot_task_stays_until_the_domain_has_failed_enough() {
     // Task 3 ran 0.2 ms ago: hot. cache_nice_tries 1: from the second failure on it
     // may go.
     let tasks = [nice0(3, 100 * MS - 200_000), nice0(4, 10 * MS)];
-    assert_eq!(flat(&tasks, 1024, &env(0)).tasks, [4]);
-    assert_eq!(flat(&tasks, 1024, &env(1)).tasks, [4]);
-    assert_eq!(flat(&tasks, 1024, &env(2)).tasks, [3]);
+    assert_eq!(flat(&tasks, 1024, &env(0)).tasks, [t(4)]);
+    assert_eq!(flat(&tasks, 1024, &env(1)).tasks, [t(4)]);
+    assert_eq!(flat(&tasks, 1024, &env(2)).tasks, [t(3)]);
 }
 
 #[test]
@@ -122,7 +123,7 @@ fn a_heavy_task_goes_only_if_it_would_lead_here() {
         this_load: 0,
         this_best_prio: best,
     };
-    assert_eq!(fair(&[group(MAX_PRIO)], 1024, &env(0)).tasks, [3]);
+    assert_eq!(fair(&[group(MAX_PRIO)], 1024, &env(0)).tasks, [t(3)]);
     // Beside a task of priority 100 here it would not lead: it stays.
     assert!(fair(&[group(100)], 1024, &env(0)).tasks.is_empty());
 }
@@ -143,7 +144,7 @@ fn without_groups_the_whole_imbalance_is_looked_for_at_once() {
             .tasks
             .is_empty()
     );
-    assert_eq!(move_tasks(&Queues::Flat(q), 1024, &env(0)).tasks, [3]);
+    assert_eq!(move_tasks(&Queues::Flat(q), 1024, &env(0)).tasks, [t(3)]);
 }
 
 #[test]
@@ -163,7 +164,7 @@ fn each_group_gives_half_its_difference() {
         this_best_prio: 120,
     };
     let p = fair(&[uid2, uid1], 4096, &env(0));
-    assert_eq!(p.tasks, [3]);
+    assert_eq!(p.tasks, [t(3)]);
 }
 
 #[test]
@@ -192,7 +193,7 @@ fn with_split_shares_a_pull_is_scaled_by_the_groups_part_of_the_cpu() {
         ..env(0)
     };
     let p = move_tasks(&queues, 256, &env);
-    assert_eq!((p.tasks.as_slice(), p.load), ([4].as_slice(), 254));
+    assert_eq!((p.tasks.as_slice(), p.load), ([t(4)].as_slice(), 254));
     // An imbalance of 100 is 400 in uid 2's units: a 1024 task is more than twice
     // that, and from 2.6.27 no slack or priority lets it go.
     assert!(move_tasks(&queues, 100, &env).tasks.is_empty());

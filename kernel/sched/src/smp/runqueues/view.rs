@@ -3,7 +3,7 @@
 //! group's shares split across CPUs.
 
 use super::{Runqueues, stats};
-use crate::policy::{BalanceQueue, Policy, QueuedTask};
+use crate::policy::{BalanceQueue, Policy, QueuedTask, TaskId};
 use crate::smp::balancer::Machine;
 use crate::smp::busiest::CpuStat;
 use crate::smp::cpuset::CpuSet;
@@ -17,7 +17,7 @@ pub struct Balancing<'a, R: Runqueues + ?Sized>(pub &'a mut R);
 
 impl<R: Runqueues + ?Sized> Balancing<'_, R> {
     /// The task `cpu` runs, unless it runs its idle task.
-    fn running(&self, cpu: usize) -> Option<usize> {
+    fn running(&self, cpu: usize) -> Option<TaskId> {
         let rq = self.0.rq(cpu);
         Some(rq.current()).filter(|&t| t != rq.idle())
     }
@@ -156,7 +156,7 @@ impl<R: Runqueues + ?Sized> Machine for Balancing<'_, R> {
             .map_or(CpuSet::EMPTY, |t| self.0.allowed(t))
     }
 
-    fn pull(&mut self, from: usize, to: usize, tasks: &[usize]) {
+    fn pull(&mut self, from: usize, to: usize, tasks: &[TaskId]) {
         for &task in tasks {
             self.0.migrate(task, from, to);
         }

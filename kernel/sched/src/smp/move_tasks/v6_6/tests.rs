@@ -2,11 +2,12 @@
 
 use super::*;
 use crate::smp::cpuset::CpuSet;
+use crate::task_id::t;
 
 /// A task of `h_load` and `util`, cold, allowed on CPUs 0 and 1.
 fn task(task: usize, h_load: u64, util: u64) -> Candidate {
     Candidate {
-        task,
+        task: t(task),
         weight: h_load,
         prio: 120,
         allowed: CpuSet::first(2),
@@ -40,11 +41,11 @@ fn load_moves_while_a_task_fits_and_each_failure_halves_a_task_s_weight() {
         task(3, 1024, 1024),
     ];
     let pulled = detach_tasks(&tasks, Migration::Load, 1500, 4, IdleType::NotIdle, &env(0));
-    assert_eq!(pulled.tasks, [2]);
+    assert_eq!(pulled.tasks, [t(2)]);
     let pulled = detach_tasks(&tasks, Migration::Load, 1500, 4, IdleType::NotIdle, &env(1));
     assert_eq!(
         pulled.tasks,
-        [1],
+        [t(1)],
         "2048 halved is 1024 ≤ 1500; then nothing is left"
     );
 }
@@ -53,10 +54,10 @@ fn load_moves_while_a_task_fits_and_each_failure_halves_a_task_s_weight() {
 fn tasks_move_by_count_and_utilisation_by_spare_capacity() {
     let tasks = [task(1, 1024, 900), task(2, 1024, 300), task(3, 1024, 200)];
     let pulled = detach_tasks(&tasks, Migration::Task, 2, 4, IdleType::Idle, &env(0));
-    assert_eq!(pulled.tasks, [1, 2]);
+    assert_eq!(pulled.tasks, [t(1), t(2)]);
     // 600 of spare capacity: 900 does not fit, 300 and 200 do.
     let pulled = detach_tasks(&tasks, Migration::Util, 600, 4, IdleType::Idle, &env(0));
-    assert_eq!(pulled.tasks, [2, 3]);
+    assert_eq!(pulled.tasks, [t(2), t(3)]);
 }
 
 #[test]
@@ -64,13 +65,13 @@ fn an_idle_cpu_never_empties_the_busiest_and_a_newly_idle_one_takes_one() {
     let tasks = [task(1, 1024, 0), task(2, 1024, 0), task(3, 1024, 0)];
     // Three tasks to move from a CPU running three: an idle balancer stops at one left.
     let pulled = detach_tasks(&tasks, Migration::Task, 3, 3, IdleType::Idle, &env(0));
-    assert_eq!(pulled.tasks, [1, 2]);
+    assert_eq!(pulled.tasks, [t(1), t(2)]);
     // A busy one may take them all.
     let pulled = detach_tasks(&tasks, Migration::Task, 3, 3, IdleType::NotIdle, &env(0));
-    assert_eq!(pulled.tasks, [1, 2, 3]);
+    assert_eq!(pulled.tasks, [t(1), t(2), t(3)]);
     // A CPU about to go idle takes one.
     let pulled = detach_tasks(&tasks, Migration::Task, 3, 3, IdleType::NewlyIdle, &env(0));
-    assert_eq!(pulled.tasks, [1]);
+    assert_eq!(pulled.tasks, [t(1)]);
 }
 
 #[test]
