@@ -384,7 +384,7 @@ fn a_handle_on_need_resched_reads_what_the_runqueue_decides() {
     assert!(flag.is_set(), "a sleep asks for the switch");
     rq.pick(|| MS);
     assert!(!flag.is_set(), "the pick answers it");
-    rq.wake(0, Wakeup::default(), 2 * MS);
+    rq.wake(t(0), Wakeup::default(), 2 * MS);
     assert!(
         flag.is_set(),
         "a task woken beside the idle task asks for it"
