@@ -62,12 +62,12 @@ pub fn set_affinity(id: TaskId, mask: u64) -> Result<(), AffinityError> {
         let to = s.least_loaded(allowed);
         let task = s.task(slot);
         task.affinity = mask;
-        if allowed & 1 << task.cpu != 0 {
-            task.move_to = None;
+        let cpu = task.cpu;
+        if allowed & 1 << cpu != 0 {
+            s.context_mut(slot).move_to = None;
             return Ok(());
         }
-        let cpu = task.cpu;
-        s.task(slot).move_to = Some(to);
+        s.context_mut(slot).move_to = Some(to);
         if s.rqs[cpu].current() == slot {
             let asked_before = s.rqs[cpu].need_resched();
             s.rqs[cpu].request_resched();
@@ -109,7 +109,7 @@ impl Scheduler {
         now: u64,
     ) -> Option<usize> {
         let state = self.state(slot);
-        let to = match self.task(slot).move_to.take() {
+        let to = match self.context_mut(slot).move_to.take() {
             Some(to) => to,
             None if state == State::Migrating => self.cpu_of(slot),
             None => return None,
@@ -126,7 +126,7 @@ impl Scheduler {
             (false, true) => here,
             (false, false) => self.fallback_cpu(slot, to),
         };
-        while self.task_ref(slot).context.on_cpu.load(Ordering::Acquire) {
+        while self.context(slot).on_cpu.load(Ordering::Acquire) {
             crate::sync::cross_call::serve();
             core::hint::spin_loop();
         }

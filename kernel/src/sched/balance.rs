@@ -182,10 +182,10 @@ impl Scheduler {
     fn push_to(&mut self, to: usize, from: &[usize]) {
         for &cpu in from {
             let running = self.rqs[cpu].current();
-            if running == self.rqs[cpu].idle() || self.task_ref(running).move_to.is_some() {
+            if running == self.rqs[cpu].idle() || self.context(running).move_to.is_some() {
                 continue;
             }
-            self.task(running).move_to = Some(to);
+            self.context_mut(running).move_to = Some(to);
             let asked_before = self.rqs[cpu].need_resched();
             self.rqs[cpu].request_resched();
             self.kick_if_asked(cpu, asked_before);
@@ -227,9 +227,9 @@ impl Scheduler {
         let affinity = self.task_ref(slot).affinity;
         if let Some(to) = self.balance_self(cpu, Flags::BALANCE_EXEC, affinity)
             && to != cpu
-            && self.task_ref(slot).move_to.is_none()
+            && self.context(slot).move_to.is_none()
         {
-            self.task(slot).move_to = Some(to);
+            self.context_mut(slot).move_to = Some(to);
             self.this_rq_mut().request_resched();
         }
     }
@@ -268,13 +268,14 @@ impl Scheduler {
         now: u64,
     ) {
         debug_assert!(self.is_online(to), "task {slot} moved to offline CPU {to}");
+        let comm = self.comm(slot);
         let moved = self.rqs[from].detach(slot, now);
         self.task(slot).cpu = to;
         if to != from {
             let (current, hardirq) = (self.current_slot(), this_cpu().in_interrupt());
             let orig_cpu = from as u16;
             let kind = trace::Kind::Migrate { orig_cpu };
-            self.record(now, current, hardirq, kind, slot);
+            self.record_about(now, current, hardirq, kind, comm, to);
         }
         let asked_before = self.rqs[to].need_resched();
         self.rqs[to].attach(slot, moved, wakeup, now);
@@ -341,7 +342,7 @@ impl Runqueues for Scheduler {
     }
 
     fn leaving(&self, task: Slot) -> bool {
-        let on_cpu = &self.task_ref(task).context.on_cpu;
+        let on_cpu = &self.context(task).on_cpu;
         on_cpu.load(core::sync::atomic::Ordering::Acquire)
     }
 

@@ -42,8 +42,8 @@ pub fn set_task_nice(id: TaskId, nice: i8) -> bool {
         let Some(t) = s.live_task_by_id(id) else {
             return false;
         };
-        t.set_nice(nice);
         let slot = t.slot;
+        s.set_nice_level(slot, nice);
         s.task_rq_mut(slot).set_nice(slot, nice, clock::now());
         true
     })

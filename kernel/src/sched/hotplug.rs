@@ -174,8 +174,8 @@ impl Scheduler {
         let now = crate::time::clock::now();
         let slots: alloc::vec::Vec<Slot> = self.slots.iter().flatten().map(|t| t.slot).collect();
         for slot in slots {
+            let pending_here = self.context(slot).move_to == Some(cpu);
             let task = self.task_ref(slot);
-            let pending_here = task.move_to == Some(cpu);
             if (task.cpu != cpu && !pending_here) || !self.alive(slot) {
                 continue;
             }
@@ -183,7 +183,7 @@ impl Scheduler {
             // `__migrate_task` leaves a task whose destination went inactive where it is.
             let stays = task.cpu != cpu && task.affinity & 1 << task.cpu != 0;
             let to = (!stays).then(|| self.fallback_cpu(slot, cpu));
-            self.task(slot).move_to = to;
+            self.context_mut(slot).move_to = to;
             if self.rqs[cpu].current() == slot {
                 self.rqs[cpu].request_resched();
             } else if self.state(slot) == State::Runnable {
@@ -222,9 +222,10 @@ impl Scheduler {
         if let Some(to) = near.or_else(|| allowed.lowest()) {
             return to;
         }
+        let process = self.context(slot).address_space.is_some();
         let task = self.task(slot);
         task.affinity = u64::MAX;
-        if task.context.address_space.is_some() {
+        if process {
             let (pid, name) = (pid_of(task.id), &task.name);
             crate::println!("process {pid} ({name}) no longer affine to cpu{cpu}");
         }

@@ -32,6 +32,7 @@ mod observe;
 pub mod proc;
 pub mod procview;
 mod resched;
+mod runqueue;
 pub mod setup;
 mod sleep;
 mod state;

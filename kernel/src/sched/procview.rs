@@ -91,6 +91,7 @@ pub fn task_view(id: TaskId) -> Option<TaskView> {
         }
         let state = s.state(slot);
         let rq = s.task_rq(slot);
+        let space = rq.context(slot).address_space.clone();
         let mut stats = *rq.stats(slot);
         stats.cpu_ns = stats.cpu_ns_at(now, state == State::Running);
         let (policy, policy_name) = (rq.policy().task_info(slot), rq.policy().name());
@@ -101,7 +102,7 @@ pub fn task_view(id: TaskId) -> Option<TaskView> {
             uid: t.uid,
             nice: t.nice,
             state,
-            kernel_thread: t.context.address_space.is_none(),
+            kernel_thread: space.is_none(),
             threads: threads.len(),
             started_at: t.started_at,
             times,
@@ -116,7 +117,7 @@ pub fn task_view(id: TaskId) -> Option<TaskView> {
             rss_pages: 0,
             program: Default::default(),
         };
-        Some((view, t.group.clone(), t.context.address_space.clone()))
+        Some((view, t.group.clone(), space))
     })?;
     // The group's and the space's own locks are taken after the scheduler's is released.
     if let Some(group) = group {

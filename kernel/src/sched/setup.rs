@@ -3,6 +3,7 @@
 //! boot options into a scheduling policy from the `sched` crate (the options' own
 //! `Config::fair_params` builds the fair class's parameters).
 
+use super::runqueue::Runqueue;
 use super::{RECENT_EVENTS, Scheduler, TRACE_EVENTS, debugger, new_task, trace_start};
 use super::{trace, with_sched};
 use crate::arch::irq;
@@ -65,7 +66,7 @@ pub fn init(config: &Config, online: &[usize], topology: Topology) {
         // The boot task takes slot 0 and the idle task slot 1, in that order.
         let (main, idle) = (Slot::new(0), Slot::new(1));
         let mut s = Scheduler {
-            rqs: alloc::vec![Rq::new(0, policy, idle)],
+            rqs: Vec::new(),
             ap_idle: alloc::vec![None],
             balancing: super::balance::BalanceState::new(config, topology),
             online: alloc::vec![0],
@@ -79,16 +80,26 @@ pub fn init(config: &Config, online: &[usize], topology: Topology) {
             recent: trace::Trace::new(RECENT_EVENTS, online.len()),
             echo: log::log_enabled!(log::Level::Trace),
         };
-        assert_eq!(s.add(new_task("main", 0, 0, None, None, None)).1, main);
-        let idle_task = new_task("idle", 0, 0, Some((idle_loop, 0)), Some(idle_stack), None);
+        // The boot flow runs on the bootloader's stack, and its context is saved at its
+        // first switch: it has none to start from.
+        let (main_task, _) = new_task("main", 0, 0, None, None, None);
+        assert_eq!(s.add(main_task).1, main);
+        let (idle_task, idle_context) =
+            new_task("idle", 0, 0, Some((idle_loop, 0)), Some(idle_stack), None);
         assert_eq!(s.add(idle_task).1, idle);
         // Linux's idle task appears in events as `swapper/0`, pid 0.
-        let idle = s.task(idle);
-        idle.context.comm = trace::Comm::new(idle.id, &idle.name, idle.nice, true);
-        s.rqs[0].run_boot_task(main, 0, 0, now);
-        super::resched::publish(0, s.rqs[0].resched_flag());
-        let main = s.task(main);
-        main.context = Context::running(main.context.comm);
+        let (id, comm) = (s.task_ref(idle).id, s.task_ref(idle).comm(true));
+        let idle_context = Context {
+            id,
+            process: id,
+            comm,
+            ..idle_context
+        };
+        let rq = Runqueue::new(Rq::new(0, policy, idle), idle_context);
+        super::resched::publish(0, rq.resched_flag());
+        s.rqs.push(rq);
+        let main_context = Context::running(s.task_ref(main).id, s.task_ref(main).comm(false));
+        s.rqs[0].run_boot_task(main, main_context, (0, 0), now);
         s.add_cpus(online, config);
         s.build_balancer();
         *super::runqueue().lock() = Some(s);
@@ -171,20 +182,22 @@ impl Scheduler {
         let last = online.iter().copied().max().unwrap_or(0);
         for cpu in self.rqs.len()..=last {
             let policy = policy_from(config, time::tick_ns());
-            let rq = Rq::new(cpu, policy, idle_slot_of(cpu));
+            // Its idle task runs now (its CPU's boot flow): its context is saved at its
+            // first switch, and it has no stack of its own to free (it runs on the one its
+            // CPU was started on).
+            let idle_id = TaskId::from_number(usize::MAX - cpu);
+            let idle_context = Context::running(idle_id, trace::Comm::idle(cpu));
+            let rq = Runqueue::new(Rq::new(cpu, policy, idle_slot_of(cpu)), idle_context);
             super::resched::publish(cpu, rq.resched_flag());
             self.rqs.push(rq);
             self.ap_idle.push(None);
             if let Some(area) = crate::percpu::cpu(cpu).filter(|_| online.contains(&cpu)) {
                 area.set_idle_slot(idle_slot_of(cpu));
-                // Its context is saved at its first switch; it has no stack of its own
-                // to free (it runs on the one its CPU was started on).
-                let mut idle = new_task("idle", 0, 0, None, None, None);
-                idle.id = TaskId::from_number(usize::MAX - cpu);
+                let (mut idle, _) = new_task("idle", 0, 0, None, None, None);
+                idle.id = idle_id;
                 idle.slot = idle_slot_of(cpu);
                 idle.cpu = cpu;
                 idle.affinity = 1 << cpu;
-                idle.context = Context::running(trace::Comm::idle(cpu));
                 self.ap_idle[cpu] = Some(Box::new(idle));
             }
         }

@@ -4,6 +4,7 @@
 //! scheduler shares: the running CPU's runqueue, a task's runqueue and state, the counts
 //! of runnable tasks, and the trace's recorder.
 
+use super::runqueue::Runqueue;
 use super::{balance, trace};
 use crate::percpu::this_cpu;
 use crate::sync::{Rank, SpinLock};
@@ -11,16 +12,13 @@ use crate::task::{Slot, State, Task, TaskId};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
-use sched::{Policy, Rq};
 
 pub(super) struct Scheduler {
     /// The runqueues, one per CPU up to the last online, indexed by its number (Linux's per-CPU
     /// `runqueues`): each has its own policy instance, its current and idle tasks, its
-    /// `need_resched`, and the state and statistics of the tasks placed on it (by slot). A
-    /// task is on one runqueue at a time, the one its [`Task::cpu`] names: placed there when
-    /// it is made (`proc::create`), it stays there (balancing comes with the policy's
-    /// multiprocessor half).
-    pub(super) rqs: Vec<Rq<dyn Policy + Send>>,
+    /// `need_resched`, and the scheduling state, statistics and context of the tasks on it
+    /// (`runqueue`). A task is on one runqueue at a time, the one its [`Task::cpu`] names.
+    pub(super) rqs: Vec<Runqueue>,
     /// Each AP's idle task, by CPU number (`None` for CPU 0, whose idle task has a slot,
     /// and for CPUs that did not come up): its boot flow, known by a slot no task has
     /// (`setup::idle_slot_of`), so that the APs move no task's slot.
@@ -75,12 +73,12 @@ pub(super) fn with_sched<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
 
 impl Scheduler {
     /// The running CPU's runqueue (Linux's `this_rq()`).
-    pub(super) fn this_rq(&self) -> &Rq<dyn Policy + Send> {
+    pub(super) fn this_rq(&self) -> &Runqueue {
         &self.rqs[this_cpu().index()]
     }
 
     /// The running CPU's runqueue, to change.
-    pub(super) fn this_rq_mut(&mut self) -> &mut Rq<dyn Policy + Send> {
+    pub(super) fn this_rq_mut(&mut self) -> &mut Runqueue {
         &mut self.rqs[this_cpu().index()]
     }
 
@@ -90,12 +88,12 @@ impl Scheduler {
     }
 
     /// The runqueue that holds the task in `slot` (Linux's `task_rq()`).
-    pub(super) fn task_rq(&self, slot: Slot) -> &Rq<dyn Policy + Send> {
+    pub(super) fn task_rq(&self, slot: Slot) -> &Runqueue {
         &self.rqs[self.cpu_of(slot)]
     }
 
     /// The runqueue that holds the task in `slot`, to change.
-    pub(super) fn task_rq_mut(&mut self, slot: Slot) -> &mut Rq<dyn Policy + Send> {
+    pub(super) fn task_rq_mut(&mut self, slot: Slot) -> &mut Runqueue {
         let cpu = self.cpu_of(slot);
         &mut self.rqs[cpu]
     }
@@ -153,7 +151,7 @@ impl Scheduler {
     /// A user process (or thread) that has not exited: what the process limit counts and
     /// what `kill(-1)` and PRIO_USER reach.
     pub(super) fn is_live_process(&self, t: &Task) -> bool {
-        t.context.address_space.is_some() && self.alive(t.slot)
+        self.context(t.slot).address_space.is_some() && self.alive(t.slot)
     }
 
     /// The running task stops being runnable: it sleeps at the `schedule()` this asks for.
@@ -161,9 +159,11 @@ impl Scheduler {
         // A push (active or exec balancing) is for a task that stays runnable, as Linux's
         // stopper moves only a queued one: a task that sleeps first keeps its CPU. (A move
         // its affinity asks for — its CPU no longer allowed — stays marked.)
-        let t = self.task(self.current_slot());
-        if t.move_to.is_some() && t.affinity & 1 << t.cpu != 0 {
-            t.move_to = None;
+        let t = self.task_ref(self.current_slot());
+        let stays_allowed = t.affinity & 1 << t.cpu != 0;
+        let context = self.current_context();
+        if context.move_to.is_some() && stays_allowed {
+            context.move_to = None;
         }
         self.this_rq_mut().block_current(now);
     }
@@ -172,7 +172,7 @@ impl Scheduler {
 impl Scheduler {
     /// How the task in `slot` appears in trace events.
     pub(super) fn comm(&mut self, slot: Slot) -> trace::Comm {
-        self.task(slot).context.comm
+        self.context(slot).comm
     }
 
     /// Records `kind` of event, about the task in `about`, at `now` while the task in
@@ -186,8 +186,23 @@ impl Scheduler {
         kind: trace::Kind,
         about: Slot,
     ) {
-        let (current, task) = (self.comm(on_cpu), self.comm(about));
-        let target_cpu = self.cpu_of(about) as u16;
+        let (task, target_cpu) = (self.comm(about), self.cpu_of(about));
+        self.record_about(now, on_cpu, hardirq, kind, task, target_cpu);
+    }
+
+    /// [`Scheduler::record`] of an event about a task shown as `task`, on `target_cpu`: a
+    /// task between two runqueues (a move) has its context in hand, on neither.
+    pub(super) fn record_about(
+        &mut self,
+        now: u64,
+        on_cpu: Slot,
+        hardirq: bool,
+        kind: trace::Kind,
+        task: trace::Comm,
+        target_cpu: usize,
+    ) {
+        let current = self.comm(on_cpu);
+        let target_cpu = target_cpu as u16;
         let flags = self.flags(hardirq);
         let event = self.recent.next_slot();
         *event = trace::Event {

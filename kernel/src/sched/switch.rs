@@ -5,7 +5,6 @@
 //! Interrupts are off throughout, asserted at the top of [`schedule`]; the scheduler's lock is
 //! taken once, for `pick`, and released before the stacks change (see `sched`'s module docs).
 
-use super::table::task_in;
 use super::{Scheduler, Slot, runqueue, trace, with_sched};
 use crate::arch::irq;
 use crate::arch::switch::switch_context;
@@ -39,22 +38,19 @@ impl Scheduler {
     /// The runqueue puts the current task back and picks the next (see `sched::rq`); this
     /// returns what switching to it needs (`None` if the current task keeps the CPU). The
     /// switch's event is written straight into the flight recorder, each task's name read
-    /// from the task itself.
+    /// from its context. It reads nothing of a task but its context, on this runqueue.
     #[inline(always)]
     fn pick(&mut self) -> Option<Switch> {
         self.balance_newly_idle();
         let Scheduler {
             rqs,
-            slots,
-            ap_idle,
             recent,
             trace,
             echo,
             ..
         } = self;
         let rq = &mut rqs[this_cpu().index()];
-        let current = task_in(slots, ap_idle, rq.current());
-        let moving = current.move_to.is_some();
+        let moving = rq.context(rq.current()).move_to.is_some();
         if moving && rq.state(rq.current()) == State::Running {
             // It is to move to another CPU: it leaves this one at this pick, still
             // runnable, and the next task here hands it over (`finish_switch`, once its
@@ -71,10 +67,11 @@ impl Scheduler {
         if moving && rq.state(pick.prev) == State::Migrating {
             this_cpu().hand_off_moving(pick.prev);
         }
-        let n = task_in(slots, ap_idle, pick.next);
-        n.context.on_cpu.store(true, Ordering::Relaxed);
-        this_cpu().set_current(n.id, n.group.as_ref().map_or(n.id, |g| g.leader));
+        let to_idle = pick.next == rq.idle();
+        let n = rq.context(pick.next);
+        this_cpu().set_current(n.id, n.process);
         this_cpu().set_current_slot(pick.next);
+        n.on_cpu.store(true, Ordering::Relaxed);
         let event = recent.next_slot();
         event.at = pick.now;
         event.cpu = rq.cpu() as u16;
@@ -86,25 +83,23 @@ impl Scheduler {
         event.kind = trace::Kind::Switch {
             prev_state: pick.prev_state,
         };
-        event.task = n.context.comm;
-        let (load, kernel_stack_top) = (n.context.rsp, n.context.kernel_stack_top);
-        let address_space = n.context.address_space.as_ref().map(|a| a.level_4_frame());
-        super::current::set_current_space(n.context.address_space.as_ref());
-        super::current::set_current_files(n.context.files.as_ref());
+        event.task = n.comm;
+        let (load, kernel_stack_top) = (n.rsp, n.kernel_stack_top);
+        let address_space = n.address_space.as_ref().map(|a| a.level_4_frame());
+        super::current::set_current_space(n.address_space.as_ref());
+        super::current::set_current_files(n.files.as_ref());
         let load_cpu = n
-            .context
             .user_cpu
             .as_deref()
             .map_or(core::ptr::null(), |c| c as *const _);
-        let p = task_in(slots, ap_idle, pick.prev);
-        event.current = p.context.comm;
+        let p = rq.context_mut(pick.prev);
+        event.current = p.comm;
         let save_cpu = p
-            .context
             .user_cpu
             .as_deref_mut()
             .map_or(core::ptr::null_mut(), |c| c as *mut _);
-        let save = &raw mut p.context.rsp;
-        let leaving = NonNull::from(&p.context.on_cpu);
+        let save = &raw mut p.rsp;
+        let leaving = NonNull::from(&p.on_cpu);
         trace::publish(event, trace, *echo);
         Some(Switch {
             save,
@@ -113,7 +108,7 @@ impl Scheduler {
             address_space,
             save_cpu,
             load_cpu,
-            to_idle: pick.next == rq.idle(),
+            to_idle,
             leaving,
         })
     }
@@ -270,14 +265,14 @@ pub(super) fn finish_switch() -> bool {
     };
     let dead = with_sched(|s| {
         let task = s.slots[slot].take()?;
-        s.rqs[task.cpu].remove(slot);
+        let (_, context) = s.rqs[task.cpu].remove(slot);
         s.free_slots.push(slot);
         s.by_id.remove(&task.id);
-        Some(task)
+        Some((task, context))
     });
-    if let Some(task) = &dead {
+    if let Some((task, context)) = &dead {
         assert!(
-            task.holds_only_its_stack(),
+            task.holds_only_its_stack() && context.holds_nothing(),
             "task {} exited holding more than its stack",
             task.id
         );

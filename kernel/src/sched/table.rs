@@ -8,8 +8,9 @@
 //! switch (which holds the scheduler's fields apart) both use them.
 
 use super::{Scheduler, setup};
-use crate::task::{Slot, Task, TaskId};
+use crate::task::{Context, Slot, Task, TaskId};
 use alloc::boxed::Box;
+use alloc::string::String;
 
 /// A table of tasks by slot, `None` where a slot is free.
 type Slots = [Option<Box<Task>>];
@@ -74,10 +75,44 @@ impl Scheduler {
         }
         let id = self.next_id;
         self.next_id = self.next_id.next();
-        let mut task = Box::new(Task { id, slot, ..task });
-        task.refresh_comm();
-        self.slots[slot] = Some(task);
+        self.slots[slot] = Some(Box::new(Task { id, slot, ..task }));
         self.by_id.insert(id, slot);
         (id, slot)
+    }
+
+    /// The context of the task in `slot`, on its CPU's runqueue.
+    pub(super) fn context(&self, slot: Slot) -> &Context {
+        self.task_rq(slot).context(slot)
+    }
+
+    /// The context of the task in `slot`, to change.
+    pub(super) fn context_mut(&mut self, slot: Slot) -> &mut Context {
+        let cpu = self.cpu_of(slot);
+        self.rqs[cpu].context_mut(slot)
+    }
+
+    /// The running task's context.
+    pub(super) fn current_context(&mut self) -> &mut Context {
+        let current = self.current_slot();
+        self.this_rq_mut().context_mut(current)
+    }
+
+    /// Makes the trace's name of the task in `slot` again, after its id, name or nice changed.
+    pub(super) fn refresh_comm(&mut self, slot: Slot) {
+        let idle = self.context(slot).comm.is_idle();
+        let comm = self.task_ref(slot).comm(idle);
+        self.context_mut(slot).comm = comm;
+    }
+
+    /// Gives the task in `slot` a new name (`execve`, `prctl(PR_SET_NAME)`).
+    pub(super) fn rename(&mut self, slot: Slot, name: &str) {
+        self.task(slot).name = String::from(name);
+        self.refresh_comm(slot);
+    }
+
+    /// Gives the task in `slot` a new nice level (the policy is told separately).
+    pub(super) fn set_nice_level(&mut self, slot: Slot, nice: i8) {
+        self.task(slot).nice = nice;
+        self.refresh_comm(slot);
     }
 }

@@ -57,13 +57,13 @@ impl Scheduler {
         );
         // Its CPU went offline while it slept: it wakes where `select_fallback_rq` says.
         let prev = self.cpu_of(slot);
-        if !self.is_online(prev) && self.task_ref(slot).move_to.is_none() {
+        if !self.is_online(prev) && self.context(slot).move_to.is_none() {
             let to = self.fallback_cpu(slot, prev);
-            self.task(slot).move_to = Some(to);
+            self.context_mut(slot).move_to = Some(to);
         }
         // Its affinity no longer allows its CPU: it wakes on its new one (Linux's
         // `select_task_rq` at a wake-up chooses among the allowed CPUs).
-        if self.task_ref(slot).move_to.is_some() {
+        if self.context(slot).move_to.is_some() {
             if let Some(to) = self.finish_move(slot, wakeup, now) {
                 self.woken_onto(to);
             }
@@ -71,7 +71,7 @@ impl Scheduler {
         }
         // Where the era wakes it (a task still leaving its CPU stays there, as Linux's
         // `try_to_wake_up` keeps a `task_running` one).
-        let cpu = if self.task_ref(slot).context.on_cpu.load(Ordering::Acquire) {
+        let cpu = if self.context(slot).on_cpu.load(Ordering::Acquire) {
             prev
         } else {
             self.wake_cpu(slot, prev, wakeup)

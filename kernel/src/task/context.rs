@@ -1,14 +1,15 @@
 //! A task's context: what a CPU loads to run the task and saves as it leaves it — its saved
 //! kernel stack pointer, the top of its kernel stack, its FPU/SSE registers and FS base,
-//! its address space and open files — with the flag that says a CPU is still on it and the
-//! name traces show it by (Linux's `thread_struct` with `task_struct`'s `mm`, `files`,
-//! `on_cpu` and `comm`).
+//! its address space and open files — with its ids, the flag that says a CPU is still on
+//! it, a move it is to make, and the name traces show it by (Linux's `thread_struct` with
+//! `task_struct`'s `pid`, `mm`, `files`, `on_cpu` and `comm`).
 //!
 //! Apart from the rest of the task because the switch needs nothing else: the process
 //! model (family, signals, thread group) is the task table's, and the switch never reads
 //! it. Who may touch a context: the task itself while it runs; the CPU switching to it or
 //! away from it otherwise, once `on_cpu` says no other CPU is still on it.
 
+use super::TaskId;
 use crate::arch::user_state::UserCpuState;
 use crate::sched::trace::Comm;
 use crate::user::address_space::AddressSpace;
@@ -18,6 +19,14 @@ use alloc::sync::Arc;
 use core::sync::atomic::AtomicBool;
 
 pub struct Context {
+    /// The task's id, and its process's (its thread group leader's; its own for a kernel
+    /// thread): what the CPU that runs it reads as `current` (`PerCpu::set_current`).
+    pub(crate) id: TaskId,
+    pub(crate) process: TaskId,
+    /// The CPU the task moves to when it next leaves its own (its affinity no longer
+    /// allows the one it is on, or the balancer pushes it): see `sched::affinity`. Here,
+    /// because the switch that hands the task over reads it.
+    pub(crate) move_to: Option<usize>,
     /// The saved stack pointer while the task is not running.
     pub(crate) rsp: u64,
     /// Top of its kernel stack, where interrupts and system calls from ring 3 land (0 for
@@ -45,6 +54,9 @@ impl Context {
     /// stack (0 for the boot task, which runs on the bootloader's), shown as `comm`.
     pub(crate) fn new(rsp: u64, kernel_stack_top: u64, comm: Comm) -> Context {
         Context {
+            id: TaskId::from_number(0),
+            process: TaskId::from_number(0),
+            move_to: None,
             rsp,
             kernel_stack_top,
             user_cpu: None,
@@ -55,10 +67,18 @@ impl Context {
         }
     }
 
-    /// The context of a task that runs now, on the CPU it starts on (the boot task, an
-    /// AP's boot flow): its registers are saved at its first switch.
-    pub(crate) fn running(comm: Comm) -> Context {
+    /// Whether it holds nothing the task's end must give back (files, address space, FPU
+    /// state): what an exited task's context must be when the next task frees it.
+    pub(crate) fn holds_nothing(&self) -> bool {
+        self.files.is_none() && self.address_space.is_none() && self.user_cpu.is_none()
+    }
+
+    /// The context of kernel thread `id`, which runs now on the CPU it starts on (the boot
+    /// task, an AP's boot flow): its registers are saved at its first switch.
+    pub(crate) fn running(id: TaskId, comm: Comm) -> Context {
         Context {
+            id,
+            process: id,
             on_cpu: AtomicBool::new(true),
             ..Context::new(0, 0, comm)
         }

@@ -21,32 +21,18 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 impl Task {
-    /// Gives the task a new name (`execve`).
-    pub fn rename(&mut self, name: &str) {
-        self.name = String::from(name);
-        self.refresh_comm();
-    }
-
     /// Whether the task holds nothing but its kernel stack (and plain data): what an exited
-    /// task must be when the next task frees it.
+    /// task must be when the next task frees it (its context is checked apart:
+    /// [`Context::holds_nothing`]).
     pub fn holds_only_its_stack(&self) -> bool {
-        self.context.files.is_none()
-            && self.context.address_space.is_none()
-            && self.group.is_none()
-            && self.context.user_cpu.is_none()
-            && self.fork_frame.is_none()
+        self.group.is_none() && self.fork_frame.is_none()
     }
 
-    /// Gives the task a new nice level (the policy is told separately).
-    pub fn set_nice(&mut self, nice: i8) {
-        self.nice = nice;
-        self.refresh_comm();
-    }
-
-    /// Remakes `comm` from the id, name and nice; the idle task keeps its `swapper/0`.
-    pub(crate) fn refresh_comm(&mut self) {
-        let idle = self.context.comm.is_idle();
-        self.context.comm = crate::sched::trace::Comm::new(self.id, &self.name, self.nice, idle);
+    /// How trace events show the task, made from its id, name and nice (`idle`: as an idle
+    /// task, `swapper/N`). Kept in its context, and made again when one of the three changes
+    /// (`sched`'s `Scheduler::refresh_comm`).
+    pub(crate) fn comm(&self, idle: bool) -> crate::sched::trace::Comm {
+        crate::sched::trace::Comm::new(self.id, &self.name, self.nice, idle)
     }
 }
 
@@ -64,15 +50,10 @@ pub struct Task {
     /// The CPUs the task may run on, one bit each (Linux's `cpus_mask`, set by
     /// `sched_setaffinity`): inherited from its creator.
     pub affinity: u64,
-    /// The CPU the task moves to when it next leaves its own (its affinity no longer
-    /// allows the one it is on): see `sched::affinity`.
-    pub(crate) move_to: Option<usize>,
-    /// What a CPU loads to run it and saves as it leaves (see [`Context`]).
-    pub(crate) context: Context,
-    /// Changed only through [`Task::rename`], which keeps `comm` in step.
+    /// Changed only by the scheduler, which keeps the context's `comm` in step.
     pub name: String,
     pub uid: u32,
-    /// Changed only through [`Task::set_nice`], which keeps `comm` in step.
+    /// Changed only by the scheduler, which keeps the context's `comm` in step.
     pub nice: i8,
     /// When it was created (ns of the monotonic clock): `/proc/PID/stat`'s starttime.
     pub started_at: u64,

@@ -108,24 +108,31 @@ pub(in crate::sched) fn create(new: NewTask) -> Result<TaskId, SpawnError> {
         let inherited = (p.blocked_signals, p.altstack, p.group.clone());
         let affinity = p.affinity;
         let child_of = new.child.then_some(parent);
-        let mut task = new_task(&name, uid, nice, Some(new.entry), Some(stack), child_of);
+        let (mut task, mut context) =
+            new_task(&name, uid, nice, Some(new.entry), Some(stack), child_of);
         let (here, cpu) = (this_cpu().index(), s.cpu_for_new_task(affinity));
         task.cpu = cpu;
         task.affinity = affinity;
         let (id, slot) = s.start(task, now);
         if let Some(process) = new.process {
-            s.task(slot).attach(process, id, inherited);
+            s.task(slot).attach(process, &mut context, id, inherited);
         }
+        let t = s.task_ref(slot);
+        (context.id, context.process) = (id, t.group.as_ref().map_or(id, |g| g.leader));
+        context.comm = t.comm(false);
         let asked_before = s.rqs[cpu].need_resched();
         match new.placement {
-            Placement::Fork(kind) if cpu == here => s.this_rq_mut().fork(slot, kind, now),
+            Placement::Fork(kind) if cpu == here => {
+                s.this_rq_mut().fork(slot, context, kind, now);
+            }
             // On another CPU the parent's policy sets the child up and the other CPU's
             // queues it, as its era did (`sched::rq::Rq::fork_away`).
             Placement::Fork(_) => {
                 let moving = s.this_rq_mut().fork_away(slot, now);
-                s.rqs[cpu].attach(slot, moving, ::sched::Wakeup::default(), now);
+                let wakeup = ::sched::Wakeup::default();
+                s.rqs[cpu].attach(slot, (moving, context), wakeup, now);
             }
-            Placement::Spawn { uid, nice } => s.rqs[cpu].spawn(slot, uid, nice, now),
+            Placement::Spawn { uid, nice } => s.rqs[cpu].spawn(slot, context, (uid, nice), now),
         }
         s.kick_if_asked(cpu, asked_before);
         s.record_new(slot, now);
@@ -149,6 +156,7 @@ impl Task {
     fn attach(
         &mut self,
         process: Process,
+        context: &mut Context,
         id: TaskId,
         parent: (
             u64,
@@ -173,9 +181,9 @@ impl Task {
         if forked {
             self.altstack = altstack;
         }
-        self.context.address_space = Some(process.space);
-        self.context.files = Some(process.files);
-        self.context.user_cpu = Some(process.cpu);
+        context.address_space = Some(process.space);
+        context.files = Some(process.files);
+        context.user_cpu = Some(process.cpu);
         self.user_start = process.user_start;
         self.fork_frame = process.fork_frame;
         self.set_tid = process.set_tid;
@@ -228,8 +236,8 @@ impl Scheduler {
     }
 }
 
-/// A task's data, before it has an id or a slot; `stack` is `None` only for the boot task,
-/// which runs on the bootloader's.
+/// A task's data and its context, before it has an id or a slot; `stack` is `None` only for
+/// the boot task, which runs on the bootloader's.
 pub(in crate::sched) fn new_task(
     name: &str,
     uid: u32,
@@ -237,17 +245,19 @@ pub(in crate::sched) fn new_task(
     entry: Option<(fn(u64), u64)>,
     stack: Option<KernelStack>,
     parent: Option<TaskId>,
-) -> Task {
+) -> (Task, Context) {
     let rsp = stack.as_ref().map_or(0, |s| {
         // SAFETY: a fresh stack, mapped and unused.
         unsafe { initial_stack(s.top(), task_entry) }
     });
-    Task {
+    // Its comm is made again with the task's id once it has one.
+    let comm = trace::Comm::new(TaskId::from_number(0), name, nice, false);
+    let context = Context::new(rsp, stack.as_ref().map_or(0, KernelStack::top), comm);
+    let task = Task {
         id: TaskId::from_number(0),
         slot: Slot::new(0),
         cpu: 0,
         affinity: u64::MAX,
-        move_to: None,
         user_start: None,
         fork_frame: None,
         group: None,
@@ -259,12 +269,6 @@ pub(in crate::sched) fn new_task(
         robust_list: 0,
         saved_mask: None,
         altstack: crate::user::signal::altstack::AltStack::default(),
-        // Its comm is made again with the id when the task is added (`Scheduler::add`).
-        context: Context::new(
-            rsp,
-            stack.as_ref().map_or(0, KernelStack::top),
-            trace::Comm::new(TaskId::from_number(0), name, nice, false),
-        ),
         name: String::from(name),
         uid,
         nice,
@@ -280,7 +284,8 @@ pub(in crate::sched) fn new_task(
         parked: false,
         unpark_token: false,
         wake_pending: false,
-    }
+    };
+    (task, context)
 }
 
 /// User processes and threads alive, or being made: checked against [`MAX_PROCESSES`]

@@ -103,7 +103,7 @@ pub fn exit() -> ! {
 pub fn release_files() {
     let files = with_sched(|s| {
         crate::sched::current::set_current_files(None);
-        s.current_task().context.files.take()
+        s.current_context().files.take()
     });
     drop(files);
 }
@@ -125,14 +125,11 @@ fn release_resources() {
         {
             s.hang_up_orphaned_groups(g.leader, g.pgid(), g.sid());
         }
+        let context = s.current_context();
+        let (space, user_cpu) = (context.address_space.take(), context.user_cpu.take());
         let t = s.current_task();
         let id = t.id;
-        let parts = (
-            t.context.address_space.take(),
-            t.group.take(),
-            t.context.user_cpu.take(),
-            t.fork_frame.take(),
-        );
+        let parts = (space, t.group.take(), user_cpu, t.fork_frame.take());
         if let Some(group) = &parts.1 {
             group.thread_ended(id);
         }

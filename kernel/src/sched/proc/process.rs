@@ -107,14 +107,14 @@ fn return_forked(_: u64) {
 pub fn replace_program(space: Arc<AddressSpace>, name: &str) {
     let frame = space.level_4_frame();
     let old = with_sched(|s| {
-        let t = s.current_task();
-        t.rename(name);
+        s.rename(s.current_slot(), name);
         // The alternate signal stack was in the old program's memory (Linux's exec resets
         // it too); the mask and the pending signals stay.
-        t.altstack = Default::default();
-        let top = t.context.kernel_stack_top;
+        s.current_task().altstack = Default::default();
+        let context = s.current_context();
+        let top = context.kernel_stack_top;
         crate::sched::current::set_current_space(Some(&space));
-        let old = t.context.address_space.replace(space);
+        let old = context.address_space.replace(space);
         // Interrupts are off: the scheduler's lock is held.
         crate::arch::switch::prepare(Some(frame), top);
         old
@@ -133,8 +133,7 @@ pub fn replace_program(space: Arc<AddressSpace>, name: &str) {
 /// (`unshare_files`): the close-on-exec descriptors it closes next are then its own only.
 pub fn unshare_files() {
     let shared = with_sched(|s| {
-        let t = s.current_task();
-        let files = t.context.files.as_ref()?;
+        let files = s.current_context().files.as_ref()?;
         (Arc::strong_count(files) > 1).then(|| files.clone())
     });
     let Some(shared) = shared else {
@@ -144,7 +143,7 @@ pub fn unshare_files() {
     let own = shared.lock().fork();
     let old = with_sched(|s| {
         crate::sched::current::set_current_files(Some(&own));
-        s.current_task().context.files.replace(own)
+        s.current_context().files.replace(own)
     });
     drop((old, shared));
 }
@@ -211,7 +210,7 @@ pub fn current_name() -> alloc::string::String {
 
 /// Renames the running thread (`prctl(PR_SET_NAME)`).
 pub fn rename_current(name: &str) {
-    with_sched(|s| s.current_task().rename(name));
+    with_sched(|s| s.rename(s.current_slot(), name));
 }
 
 /// Sets where the running thread's robust futex list is (`set_robust_list`).

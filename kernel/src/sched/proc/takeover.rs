@@ -78,6 +78,8 @@ impl Scheduler {
         self.by_id.insert(heir, old);
         self.task(old).id = heir;
         self.task(new).id = leader;
+        self.context_mut(old).id = heir;
+        self.context_mut(new).id = leader;
         // The signals sent to one of them alone stay that task's (Linux's `de_thread`
         // keeps the exec'ing thread's own pending signals; the leader's go with it).
         if let Some(group) = self.task(new).group.clone() {
