@@ -64,7 +64,7 @@ test: deps lint
 	cargo test -p bootopts
 	cargo test -p boot
 	cargo test -p kernel --target x86_64-unknown-none --no-fail-fast
-	cargo test -p kernel --target x86_64-unknown-none --release --test lock_order
+	cargo test -p kernel --target x86_64-unknown-none --release --test lock_order --test lock_order_keys
 	cargo test -p systests
 
 lint:

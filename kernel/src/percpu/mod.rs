@@ -19,6 +19,7 @@
 //! GS-relative operation costs what an operation on a static did.
 
 mod handoff;
+mod locks;
 
 pub use handoff::Handoff;
 
@@ -64,6 +65,9 @@ pub struct PerCpu {
     /// The ranks of the locks held, one bit each: the lock-order checker's record, and the
     /// count of locks held (two locks of one rank are never held together).
     ranks_held: AtomicU64,
+    /// The keys of the keyed locks held (the runqueues', by CPU number), one bit each: see
+    /// `locks`.
+    keys_held: AtomicU64,
     /// Scheduler ticks so far, and those of them that found the CPU in ring 3 (for
     /// `/proc/stat`'s user time).
     ticks: AtomicU64,
@@ -94,6 +98,7 @@ impl PerCpu {
             files: AtomicPtr::new(null_mut()),
             preempt_count: AtomicU64::new(0),
             ranks_held: AtomicU64::new(0),
+            keys_held: AtomicU64::new(0),
             ticks: AtomicU64::new(0),
             user_ticks: AtomicU64::new(0),
             handoff_leaving: AtomicPtr::new(null_mut()),
@@ -205,6 +210,7 @@ const SPACE: usize = offset_of!(PerCpu, space);
 const FILES: usize = offset_of!(PerCpu, files);
 const PREEMPT_COUNT: usize = offset_of!(PerCpu, preempt_count);
 const RANKS_HELD: usize = offset_of!(PerCpu, ranks_held);
+const KEYS_HELD: usize = offset_of!(PerCpu, keys_held);
 const TICKS: usize = offset_of!(PerCpu, ticks);
 const USER_TICKS: usize = offset_of!(PerCpu, user_ticks);
 const HANDOFF_LEAVING: usize = offset_of!(PerCpu, handoff_leaving);
@@ -332,56 +338,6 @@ impl ThisCpu {
     /// The periodic tick starts (`true`) or stops on this CPU.
     pub fn set_tick_on(&self, on: bool) {
         cpu_local::write::<TICK_ON>(u64::from(on));
-    }
-
-    /// How many spin locks this CPU holds.
-    pub fn locks_held(&self) -> u64 {
-        u64::from(cpu_local::read::<RANKS_HELD>().count_ones())
-    }
-
-    /// Whether the CPU holds no spin lock and is in no interrupt handler: where a switch may
-    /// happen (Linux's `preemptible()`, with interrupts off asked apart).
-    #[inline(always)]
-    pub fn preemptible(&self) -> bool {
-        cpu_local::read::<PREEMPT_COUNT>() | cpu_local::read::<RANKS_HELD>() == 0
-    }
-
-    /// A lock of `rank` is being taken (interrupts are off): checked against the ranks
-    /// held, in every build (a read, a mask test and a write of this CPU's word, which is
-    /// also the count of locks held).
-    #[inline(always)]
-    pub(crate) fn lock_taken(&self, rank: u32) {
-        let held = cpu_local::read::<RANKS_HELD>();
-        if crate::sync::lock_order::violated(held, rank) {
-            crate::sync::lock_order::violation(held, rank, self.index());
-        }
-        cpu_local::write::<RANKS_HELD>(held | 1 << rank);
-    }
-
-    /// A lock of `rank` was taken by a try, which never waits and so is not held to the
-    /// order (interrupts are off; no lock of its rank is held).
-    #[inline(always)]
-    pub(crate) fn lock_tried(&self, rank: u32) {
-        let held = cpu_local::read::<RANKS_HELD>();
-        cpu_local::write::<RANKS_HELD>(held | 1 << rank);
-    }
-
-    /// Whether a lock of `rank` is held.
-    #[inline(always)]
-    pub(crate) fn holds_rank(&self, rank: u32) -> bool {
-        cpu_local::read::<RANKS_HELD>() & 1 << rank != 0
-    }
-
-    /// A lock of `rank` was released (interrupts are still off).
-    #[inline(always)]
-    pub(crate) fn lock_released(&self, rank: u32) {
-        cpu_local::clear_bit::<RANKS_HELD>(rank);
-    }
-
-    /// Whether the one lock this CPU holds is of `rank`, outside any interrupt handler.
-    #[inline(always)]
-    pub fn holds_only(&self, rank: u32) -> bool {
-        cpu_local::read::<RANKS_HELD>() == 1 << rank && cpu_local::read::<PREEMPT_COUNT>() == 0
     }
 }
 

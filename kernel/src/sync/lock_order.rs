@@ -35,6 +35,9 @@ pub enum Rank {
     WaitQueue,
     /// The scheduler's state (`sched`): wake-ups happen under the locks above.
     Sched,
+    /// A CPU's runqueue (`sched::runqueue`), keyed by CPU: several are taken lowest CPU
+    /// first (`sync::KeyedLock`), under `Sched` or alone.
+    Runqueue,
     /// A process's signal actions and pending signals (`sched::proc::sighand`): a signal
     /// is sent under `Sched`, and an alarm's timer armed under it.
     Signals,
@@ -72,6 +75,7 @@ impl Rank {
         Rank::Terminal,
         Rank::WaitQueue,
         Rank::Sched,
+        Rank::Runqueue,
         Rank::Signals,
         Rank::Timers,
         Rank::Layout,
@@ -112,5 +116,28 @@ pub fn violation(held_ranks: u64, taking: u32, cpu: usize) -> ! {
         "lock order violated on CPU {cpu}: taking {:?} (rank {taking}) while holding {:?} (rank {held})",
         name(taking),
         name(held)
+    );
+}
+
+/// The report of a violation on CPU `cpu` in taking the lock of `rank` keyed `key`, with
+/// the ranks in `held_ranks` and the keys in `held_keys` held: the lock out of order is a
+/// rank above `rank`, or a key of `rank` at or above `key`.
+#[cold]
+#[inline(never)]
+pub fn keyed_violation(held_ranks: u64, held_keys: u64, rank: u32, key: u32, cpu: usize) -> ! {
+    let name = |rank: u32| Rank::ALL[rank as usize];
+    if held_ranks >> rank >> 1 != 0 {
+        // A rank above: named as any rank out of order is.
+        violation(held_ranks & !(1 << rank), rank, cpu)
+    }
+    if held_keys == 0 {
+        // A lock of the rank taken without a key.
+        violation(held_ranks, rank, cpu)
+    }
+    let held = (held_keys >> key << key).trailing_zeros();
+    panic!(
+        "lock order violated on CPU {cpu}: taking {:?} {key} (rank {rank}) while holding {:?} {held}",
+        name(rank),
+        name(rank)
     );
 }

@@ -53,7 +53,7 @@ impl<T> SpinLock<T> {
 
     /// Sets the flag if it was clear: whether this call took the lock.
     #[inline(always)]
-    fn try_acquire(&self) -> bool {
+    pub(super) fn try_acquire(&self) -> bool {
         self.locked
             .compare_exchange(false, true, Acquire, Relaxed)
             .is_ok()
@@ -61,7 +61,7 @@ impl<T> SpinLock<T> {
 
     /// Clears the flag: the stores made under the lock are seen by its next holder.
     #[inline(always)]
-    fn release(&self) {
+    pub(super) fn release(&self) {
         self.locked.store(false, Release);
     }
 
@@ -85,7 +85,7 @@ impl<T> SpinLock<T> {
     /// and the cycles it took ([`super::lock_stat`]).
     #[cold]
     #[inline(never)]
-    fn wait(&self) {
+    pub(super) fn wait(&self) {
         let started = crate::arch::tsc::read();
         let mut spins = 0;
         loop {
@@ -119,6 +119,11 @@ impl<T> SpinLock<T> {
             irq::restore(irq_were_on);
             None
         }
+    }
+
+    /// The lock's rank.
+    pub(super) fn rank(&self) -> Rank {
+        self.rank
     }
 
     /// The value, without locking: for gdb's helpers, which read it while the machine is
