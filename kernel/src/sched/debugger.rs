@@ -99,7 +99,14 @@ pub(super) fn write_rq(s: &Scheduler, cpu: usize, out: &mut dyn Write) -> fmt::R
 /// Writes the last `n` trace events (from the trace with `trace=on`, else from the
 /// always-kept recent events): what `cfslab-trace N` shows.
 fn write_trace(s: &Scheduler, n: usize, out: &mut dyn Write) -> fmt::Result {
-    s.trace.as_ref().unwrap_or(&s.recent).write_last(n, out)
+    if let Some(written) = super::tracing::write_traced(n, out) {
+        return written;
+    }
+    let mut rings = [None; bootopts::MAX_CPUS as usize];
+    for &cpu in &s.online {
+        rings[cpu] = Some(&s.rqs[cpu].recent);
+    }
+    super::tracing::write_recent(&rings, n, s.online.len(), out)
 }
 
 /// A writer into [`CFSLAB_GDB_TEXT`] that stops at its end.

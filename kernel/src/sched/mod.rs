@@ -40,6 +40,7 @@ mod switch;
 mod table;
 mod tick;
 pub mod trace;
+mod tracing;
 pub mod waitqueue;
 mod wakeup;
 

@@ -1,7 +1,7 @@
 //! Looking at the scheduler: per-task statistics, the switch count, the policy's own view, and
 //! the scheduling trace (started, stopped, printed).
 
-use super::{Scheduler, debugger, trace, with_sched};
+use super::{Scheduler, debugger, trace, tracing, with_sched};
 use crate::task::{TaskId, TaskStats};
 use crate::time::clock;
 use alloc::string::String;
@@ -18,18 +18,20 @@ pub const RECENT_EVENTS: usize = 256;
 /// [`switch_count`] at that moment. A ring already there is let go first: two rings of
 /// 5 MB at once would need room the heap may not have beside the initramfs.
 pub fn trace_start(capacity: usize) -> u64 {
-    let (old, cpus) = with_sched(|s| (s.trace.take(), s.online.len()));
-    drop(old);
+    drop(tracing::replace_trace(None));
+    let cpus = with_sched(|s| s.online.len());
     let ring = trace::Trace::new(capacity, cpus);
+    // Under the scheduler's lock, so that no switch comes between the count and the ring.
     with_sched(|s| {
-        s.trace = Some(ring);
+        let none = tracing::replace_trace(Some(ring));
+        debug_assert!(none.is_none(), "one trace at a time");
         s.switches()
     })
 }
 
 /// Stops tracing; returns the trace and the [`switch_count`] at that moment.
 pub fn trace_stop() -> (Option<trace::Trace>, u64) {
-    with_sched(|s| (s.trace.take(), s.switches()))
+    with_sched(|s| (tracing::replace_trace(None), s.switches()))
 }
 
 /// Prints a trace between the markers tools look for.

@@ -9,6 +9,8 @@
 //! policy crate's `Rq` are redefined here to take or give its context with it, so the two
 //! cannot get out of step; everything else is the `Rq`'s, reached through `Deref`.
 
+use super::RECENT_EVENTS;
+use super::trace::Trace;
 use crate::task::{Context, Slot};
 use alloc::vec::Vec;
 use core::ops::{Deref, DerefMut};
@@ -22,6 +24,9 @@ pub(in crate::sched) struct Runqueue {
     contexts: Vec<Option<Context>>,
     /// Its idle task's (whose slot may be one no other task has: `setup::idle_slot_of`).
     idle: Context,
+    /// This CPU's last few events, always kept: its flight recorder (`tracing`), what gdb's
+    /// `cfslab-trace` shows without `trace=on`.
+    pub(in crate::sched) recent: Trace,
 }
 
 impl Deref for Runqueue {
@@ -45,6 +50,7 @@ impl Runqueue {
             rq,
             contexts: Vec::new(),
             idle,
+            recent: Trace::new(RECENT_EVENTS, 1),
         }
     }
 

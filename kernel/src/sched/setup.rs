@@ -4,7 +4,7 @@
 //! `Config::fair_params` builds the fair class's parameters).
 
 use super::runqueue::Runqueue;
-use super::{RECENT_EVENTS, Scheduler, TRACE_EVENTS, debugger, new_task, trace_start};
+use super::{Scheduler, TRACE_EVENTS, debugger, new_task, trace_start};
 use super::{trace, with_sched};
 use crate::arch::irq;
 use crate::config::{Config, Policy as ConfigPolicy};
@@ -76,10 +76,12 @@ pub fn init(config: &Config, online: &[usize], topology: Topology) {
             free_slots: Vec::new(),
             by_id: BTreeMap::new(),
             next_id: TaskId::from_number(0),
-            trace: None,
-            recent: trace::Trace::new(RECENT_EVENTS, online.len()),
-            echo: log::log_enabled!(log::Level::Trace),
         };
+        // `log=trace`: read from the log level once, as the scheduler starts (the level is
+        // set once, before), rather than asked of the logger at every event.
+        if log::log_enabled!(log::Level::Trace) {
+            super::tracing::echo_events();
+        }
         // The boot flow runs on the bootloader's stack, and its context is saved at its
         // first switch: it has none to start from.
         let (main_task, _) = new_task("main", 0, 0, None, None, None);

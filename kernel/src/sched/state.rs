@@ -5,7 +5,7 @@
 //! of runnable tasks, and the trace's recorder.
 
 use super::runqueue::Runqueue;
-use super::{balance, trace};
+use super::{balance, trace, tracing};
 use crate::percpu::this_cpu;
 use crate::sync::{Rank, SpinLock};
 use crate::task::{Slot, State, Task, TaskId};
@@ -41,14 +41,6 @@ pub(super) struct Scheduler {
     pub(super) by_id: BTreeMap<TaskId, Slot>,
     /// The id the next task gets: ids are never reused.
     pub(super) next_id: TaskId,
-    /// The scheduling trace, while tracing (`trace=on`).
-    pub(super) trace: Option<trace::Trace>,
-    /// The last few events, always kept: what gdb's `cfslab-trace` shows without `trace=on`.
-    pub(super) recent: trace::Trace,
-    /// `log=trace`: every event goes to the console too, as it happens. Read from the log
-    /// level once, when the scheduler starts (the level is set once, before), rather than
-    /// asked of the logger at every switch.
-    pub(super) echo: bool,
 }
 
 /// The scheduler's state — every CPU's runqueue and the task table — behind one IRQ-safe
@@ -204,7 +196,7 @@ impl Scheduler {
         let current = self.comm(on_cpu);
         let target_cpu = target_cpu as u16;
         let flags = self.flags(hardirq);
-        let event = self.recent.next_slot();
+        let event = self.this_rq_mut().recent.next_slot();
         *event = trace::Event {
             at: now,
             cpu: this_cpu().index() as u16,
@@ -214,7 +206,7 @@ impl Scheduler {
             kind,
             task,
         };
-        trace::publish(event, &mut self.trace, self.echo);
+        tracing::publish(event);
     }
 
     /// The CPU's flags for an event recorded now (`hardirq`: in the timer interrupt).

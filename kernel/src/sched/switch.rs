@@ -5,7 +5,7 @@
 //! Interrupts are off throughout, asserted at the top of [`schedule`]; the scheduler's lock is
 //! taken once, for `pick`, and released before the stacks change (see `sched`'s module docs).
 
-use super::{Scheduler, Slot, runqueue, trace, with_sched};
+use super::{Scheduler, Slot, runqueue, trace, tracing, with_sched};
 use crate::arch::irq;
 use crate::arch::switch::switch_context;
 use crate::arch::user_state::UserCpuState;
@@ -42,14 +42,7 @@ impl Scheduler {
     #[inline(always)]
     fn pick(&mut self) -> Option<Switch> {
         self.balance_newly_idle();
-        let Scheduler {
-            rqs,
-            recent,
-            trace,
-            echo,
-            ..
-        } = self;
-        let rq = &mut rqs[this_cpu().index()];
+        let rq = &mut self.rqs[this_cpu().index()];
         let moving = rq.context(rq.current()).move_to.is_some();
         if moving && rq.state(rq.current()) == State::Running {
             // It is to move to another CPU: it leaves this one at this pick, still
@@ -68,22 +61,12 @@ impl Scheduler {
             this_cpu().hand_off_moving(pick.prev);
         }
         let to_idle = pick.next == rq.idle();
+        let need_resched = rq.need_resched();
         let n = rq.context(pick.next);
         this_cpu().set_current(n.id, n.process);
         this_cpu().set_current_slot(pick.next);
         n.on_cpu.store(true, Ordering::Relaxed);
-        let event = recent.next_slot();
-        event.at = pick.now;
-        event.cpu = rq.cpu() as u16;
-        event.target_cpu = event.cpu;
-        event.flags = trace::Flags {
-            need_resched: rq.need_resched(),
-            hardirq: false,
-        };
-        event.kind = trace::Kind::Switch {
-            prev_state: pick.prev_state,
-        };
-        event.task = n.comm;
+        let next_comm = n.comm;
         let (load, kernel_stack_top) = (n.rsp, n.kernel_stack_top);
         let address_space = n.address_space.as_ref().map(|a| a.level_4_frame());
         super::current::set_current_space(n.address_space.as_ref());
@@ -93,14 +76,30 @@ impl Scheduler {
             .as_deref()
             .map_or(core::ptr::null(), |c| c as *const _);
         let p = rq.context_mut(pick.prev);
-        event.current = p.comm;
+        let prev_comm = p.comm;
         let save_cpu = p
             .user_cpu
             .as_deref_mut()
             .map_or(core::ptr::null_mut(), |c| c as *mut _);
         let save = &raw mut p.rsp;
         let leaving = NonNull::from(&p.on_cpu);
-        trace::publish(event, trace, *echo);
+        let cpu = rq.cpu() as u16;
+        let event = rq.recent.next_slot();
+        *event = trace::Event {
+            at: pick.now,
+            cpu,
+            target_cpu: cpu,
+            flags: trace::Flags {
+                need_resched,
+                hardirq: false,
+            },
+            current: prev_comm,
+            kind: trace::Kind::Switch {
+                prev_state: pick.prev_state,
+            },
+            task: next_comm,
+        };
+        tracing::publish(event);
         Some(Switch {
             save,
             load,

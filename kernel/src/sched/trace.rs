@@ -260,17 +260,46 @@ impl Trace {
             .try_for_each(|event| write_event(out, event))
     }
 
-    /// Linux 6.x's header (`print_func_help_header_irq`).
     fn write_header(&self, out: &mut dyn fmt::Write) -> fmt::Result {
-        writeln!(out, "# tracer: nop\n#")?;
-        writeln!(
-            out,
-            "# entries-in-buffer/entries-written: {}/{}   #P:{}\n#",
-            self.events.len(),
-            self.written,
-            self.cpus
-        )?;
-        const HEADER: &str = "\
+        write_header(out, self.events.len(), self.written, self.cpus)
+    }
+
+    /// The events it holds.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Whether it holds no event.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// The events ever recorded into it.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Its `i`-th oldest event (`i` below [`Trace::len`]).
+    pub fn oldest(&self, i: usize) -> &Event {
+        let split = (self.written & self.mask) as usize;
+        &self.events[(split + i) % self.events.len()]
+    }
+}
+
+/// Linux 6.x's header (`print_func_help_header_irq`) of a trace holding `held` events of
+/// the `written` recorded, on `cpus` CPUs.
+pub fn write_header(
+    out: &mut dyn fmt::Write,
+    held: usize,
+    written: u64,
+    cpus: usize,
+) -> fmt::Result {
+    writeln!(out, "# tracer: nop\n#")?;
+    writeln!(
+        out,
+        "# entries-in-buffer/entries-written: {held}/{written}   #P:{cpus}\n#"
+    )?;
+    const HEADER: &str = "\
 #                                _-----=> irqs-off/BH-disabled
 #                               / _----=> need-resched
 #                              | / _---=> hardirq/softirq
@@ -280,8 +309,7 @@ impl Trace {
 #           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION
 #              | |         |   |||||     |         |
 ";
-        out.write_str(HEADER)
-    }
+    out.write_str(HEADER)
 }
 
 /// Writes one event as one ftrace text line (also what `log=trace` prints as it happens).

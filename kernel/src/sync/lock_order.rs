@@ -38,6 +38,9 @@ pub enum Rank {
     /// A CPU's runqueue (`sched::runqueue`), keyed by CPU: several are taken lowest CPU
     /// first (`sync::KeyedLock`), under `Sched` or alone.
     Runqueue,
+    /// The trace while tracing (`sched::tracing`): an event is published under a runqueue's
+    /// lock or the scheduler's.
+    Trace,
     /// A process's signal actions and pending signals (`sched::proc::sighand`): a signal
     /// is sent under `Sched`, and an alarm's timer armed under it.
     Signals,
@@ -76,6 +79,7 @@ impl Rank {
         Rank::WaitQueue,
         Rank::Sched,
         Rank::Runqueue,
+        Rank::Trace,
         Rank::Signals,
         Rank::Timers,
         Rank::Layout,
