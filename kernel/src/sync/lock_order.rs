@@ -35,8 +35,10 @@ pub enum Rank {
     WaitQueue,
     /// The scheduler's state (`sched`): wake-ups happen under the locks above.
     Sched,
-    /// A CPU's runqueue (`sched::runqueue`), keyed by CPU: several are taken lowest CPU
-    /// first (`sync::KeyedLock`), under `Sched` or alone.
+    /// A CPU's runqueue's own lock, keyed by CPU, several taken lowest CPU first
+    /// (`sync::KeyedLock`), inside `Sched`. The runqueues are still under `Sched` alone:
+    /// this rank is the place their own locks take, and `kernel/tests/lock_order_keys.rs`
+    /// holds the keyed order to it.
     Runqueue,
     /// The trace while tracing (`sched::tracing`): an event is published under a runqueue's
     /// lock or the scheduler's.
