@@ -74,6 +74,39 @@ impl Runqueue {
         context.expect("the task's context is on its runqueue")
     }
 
+    /// What a switch from task `prev` to task `next` (two tasks on this runqueue) writes
+    /// at once: this CPU's recorder, where the switch's event goes, and both contexts.
+    #[inline(always)]
+    pub(in crate::sched) fn switch_parts(
+        &mut self,
+        prev: Slot,
+        next: Slot,
+    ) -> (&mut Trace, &mut Context, &mut Context) {
+        fn on_queue(c: Option<&mut Option<Context>>) -> &mut Context {
+            let context = c.and_then(Option::as_mut);
+            context.expect("the task's context is on its runqueue")
+        }
+        let idle = self.rq.idle();
+        let (prev, next) = if prev == idle {
+            (
+                &mut self.idle,
+                on_queue(self.contexts.get_mut(next.index())),
+            )
+        } else if next == idle {
+            (
+                on_queue(self.contexts.get_mut(prev.index())),
+                &mut self.idle,
+            )
+        } else {
+            let [p, n] = self
+                .contexts
+                .get_disjoint_mut([prev.index(), next.index()])
+                .expect("a switch is between two tasks on the runqueue");
+            (on_queue(Some(p)), on_queue(Some(n)))
+        };
+        (&mut self.recent, prev, next)
+    }
+
     /// Task `slot`'s context comes onto this runqueue.
     fn put(&mut self, slot: Slot, context: Context) {
         if self.contexts.len() <= slot.index() {

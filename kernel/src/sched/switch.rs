@@ -61,12 +61,26 @@ impl Scheduler {
             this_cpu().hand_off_moving(pick.prev);
         }
         let to_idle = pick.next == rq.idle();
-        let need_resched = rq.need_resched();
-        let n = rq.context(pick.next);
+        let (need_resched, cpu) = (rq.need_resched(), rq.cpu() as u16);
+        let (recorder, p, n) = rq.switch_parts(pick.prev, pick.next);
         this_cpu().set_current(n.id, n.process);
         this_cpu().set_current_slot(pick.next);
         n.on_cpu.store(true, Ordering::Relaxed);
-        let next_comm = n.comm;
+        // The event is written in place, field by field, not built and copied in (80
+        // bytes, about 40 instructions of every switch).
+        let event = recorder.next_slot();
+        event.at = pick.now;
+        event.cpu = cpu;
+        event.target_cpu = cpu;
+        event.flags = trace::Flags {
+            need_resched,
+            hardirq: false,
+        };
+        event.kind = trace::Kind::Switch {
+            prev_state: pick.prev_state,
+        };
+        event.task = n.comm;
+        event.current = p.comm;
         let (load, kernel_stack_top) = (n.rsp, n.kernel_stack_top);
         let address_space = n.address_space.as_ref().map(|a| a.level_4_frame());
         super::current::set_current_space(n.address_space.as_ref());
@@ -75,30 +89,12 @@ impl Scheduler {
             .user_cpu
             .as_deref()
             .map_or(core::ptr::null(), |c| c as *const _);
-        let p = rq.context_mut(pick.prev);
-        let prev_comm = p.comm;
         let save_cpu = p
             .user_cpu
             .as_deref_mut()
             .map_or(core::ptr::null_mut(), |c| c as *mut _);
         let save = &raw mut p.rsp;
         let leaving = NonNull::from(&p.on_cpu);
-        let cpu = rq.cpu() as u16;
-        let event = rq.recent.next_slot();
-        *event = trace::Event {
-            at: pick.now,
-            cpu,
-            target_cpu: cpu,
-            flags: trace::Flags {
-                need_resched,
-                hardirq: false,
-            },
-            current: prev_comm,
-            kind: trace::Kind::Switch {
-                prev_state: pick.prev_state,
-            },
-            task: next_comm,
-        };
         tracing::publish(event);
         Some(Switch {
             save,

@@ -61,9 +61,14 @@ impl Scheduler {
             let to = self.fallback_cpu(slot, prev);
             self.context_mut(slot).move_to = Some(to);
         }
+        let context = self.rqs[prev].context(slot);
+        let (moving, leaving) = (
+            context.move_to.is_some(),
+            context.on_cpu.load(Ordering::Acquire),
+        );
         // Its affinity no longer allows its CPU: it wakes on its new one (Linux's
         // `select_task_rq` at a wake-up chooses among the allowed CPUs).
-        if self.context(slot).move_to.is_some() {
+        if moving {
             if let Some(to) = self.finish_move(slot, wakeup, now) {
                 self.woken_onto(to);
             }
@@ -71,7 +76,7 @@ impl Scheduler {
         }
         // Where the era wakes it (a task still leaving its CPU stays there, as Linux's
         // `try_to_wake_up` keeps a `task_running` one).
-        let cpu = if self.context(slot).on_cpu.load(Ordering::Acquire) {
+        let cpu = if leaving {
             prev
         } else {
             self.wake_cpu(slot, prev, wakeup)
