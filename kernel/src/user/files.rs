@@ -6,6 +6,7 @@
 
 use crate::sched::WaitQueue;
 use crate::sync::{Rank, SpinLock};
+use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -132,7 +133,18 @@ pub enum File {
         write: bool,
     },
     /// A file or directory of the tree (`user::fs`): the initramfs, /proc, /sys.
-    Node(super::fs::open_file::NodeFile),
+    Node(Box<dyn TreeFile>),
+}
+
+/// An open file of the tree (`user::fs::open_file::NodeFile`, the one kind there is), as
+/// the table holds it: by what it is, not by its type. The table sits below the tree — the
+/// tree holds `/proc`, which reads the scheduler, which holds every task's table — so the
+/// table does not name the tree's types (as Linux's `struct file` reaches its filesystem
+/// through `f_op` and `private_data`); `open_file` lends the `NodeFile` back to the system
+/// calls (its `Deref` for `dyn TreeFile`).
+pub trait TreeFile: Send + Sync {
+    /// The file as what it is, for the tree to recognise its own.
+    fn as_any(&self) -> &dyn core::any::Any;
 }
 
 impl File {

@@ -5,6 +5,7 @@
 //! policy: CFS's three tunables or EEVDF's base slice, the features that policy honours,
 //! and none under O(1) (2.6.11 had neither sysctls nor features for its scheduler).
 
+use crate::sched::hotplug::{self, HotplugError};
 use crate::sched::knobs;
 use crate::user::errno;
 use alloc::format;
@@ -61,7 +62,7 @@ impl Knob {
     pub fn text(self) -> Result<String, i64> {
         let params = || knobs::fair_params().ok_or(-errno::ENOENT);
         Ok(match self {
-            Knob::CpuOnline(cpu) => super::cpus::online_text(cpu),
+            Knob::CpuOnline(cpu) => online_text(cpu),
             Knob::Sysctl(t) => format!("{}\n", t.get(&params()?.tunables)),
             Knob::Features => features_line(&params()?),
             Knob::CpuShare(uid) => {
@@ -80,7 +81,7 @@ impl Knob {
     pub fn write(self, bytes: &[u8]) -> Result<(), i64> {
         let text = || core::str::from_utf8(bytes).map_err(|_| -errno::EINVAL);
         let result = match self {
-            Knob::CpuOnline(cpu) => return super::cpus::write_online(cpu, bytes),
+            Knob::CpuOnline(cpu) => return write_online(cpu, bytes),
             Knob::Sysctl(t) => knobs::set_tunable(t, number(text()?)?),
             Knob::Features => {
                 let (feature, on) = feature_setting(text()?)?;
@@ -133,4 +134,61 @@ fn feature_setting(text: &str) -> Result<(Feature, bool), i64> {
     Feature::from_name(name)
         .map(|f| (f, on))
         .ok_or(-errno::EINVAL)
+}
+
+/// What `cpuN/online` reads: `1` or `0`, and a newline.
+pub fn online_text(cpu: usize) -> String {
+    let (_, online) = hotplug::cpu_masks();
+    format!("{}\n", u8::from(online & 1 << cpu != 0))
+}
+
+/// A write to `cpuN/online`: [`kstrtobool`]'s value, then the CPU taken down or brought up
+/// (the write returns once it is done); writing the state it is in changes nothing.
+pub fn write_online(cpu: usize, bytes: &[u8]) -> Result<(), i64> {
+    // An empty write changes nothing (sysfs does not call the file's store for one).
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    let up = kstrtobool(bytes).ok_or(-errno::EINVAL)?;
+    let done = match up {
+        true => hotplug::cpu_up(cpu),
+        false => hotplug::cpu_down(cpu),
+    };
+    done.map_err(|e| match e {
+        HotplugError::NoSuchCpu => -errno::ENODEV,
+        HotplugError::Busy => -errno::EBUSY,
+        HotplugError::NoAnswer => -errno::EIO,
+    })
+}
+
+/// Linux's `kstrtobool` (lib/kstrtox.c, 6.1: `t`/`f` since 6.0), which sysfs's boolean
+/// files read: the first character decides — `1`, `y`, `t` true; `0`, `n`, `f` false, in
+/// either case — or, after an `o`, the second: `on` true, `of` false. Anything else is no
+/// value (EINVAL).
+pub fn kstrtobool(text: &[u8]) -> Option<bool> {
+    match text {
+        [b'1' | b'y' | b'Y' | b't' | b'T', ..] => Some(true),
+        [b'0' | b'n' | b'N' | b'f' | b'F', ..] => Some(false),
+        [b'o' | b'O', b'n' | b'N', ..] => Some(true),
+        [b'o' | b'O', b'f' | b'F', ..] => Some(false),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test_case]
+    fn kstrtobool_reads_the_first_characters_as_linux_does() {
+        for yes in [&b"1\n"[..], b"y", b"Yes", b"on", b"ON\n", b"1junk", b"true"] {
+            assert_eq!(kstrtobool(yes), Some(true), "{yes:?}");
+        }
+        for no in [&b"0\n"[..], b"n", b"No", b"off", b"OfF", b"false"] {
+            assert_eq!(kstrtobool(no), Some(false), "{no:?}");
+        }
+        for bad in [&b""[..], b"\n", b"2", b"o", b"ox", b" 1", b"-1"] {
+            assert_eq!(kstrtobool(bad), None, "{bad:?}");
+        }
+    }
 }

@@ -110,6 +110,22 @@ pub fn open(path: &[u8], from: &str, flags: u64, uid: u32) -> Result<NodeFile, i
     })
 }
 
+impl crate::user::files::TreeFile for NodeFile {
+    fn as_any(&self) -> &dyn core::any::Any {
+        self
+    }
+}
+
+/// A file the table holds as a tree's file is a `NodeFile`: the system calls read it as one.
+impl core::ops::Deref for dyn crate::user::files::TreeFile {
+    type Target = NodeFile;
+
+    fn deref(&self) -> &NodeFile {
+        let file = self.as_any().downcast_ref();
+        file.expect("the tree's open files are NodeFiles")
+    }
+}
+
 impl NodeFile {
     fn with<R>(&self, f: impl FnOnce(&mut OpenState) -> R) -> R {
         f(&mut self.state.lock())

@@ -63,7 +63,7 @@ pub fn openat(dirfd: u64, path: u64, flags: u64) -> i64 {
     // starts with are.
     let file = match node.node {
         Node::File(FileNode::Device(Device::Tty | Device::Console)) => Arc::new(File::Console),
-        _ => Arc::new(File::Node(node)),
+        _ => Arc::new(File::Node(alloc::boxed::Box::new(node))),
     };
     let close_on_exec = flags & open_file::flags::O_CLOEXEC != 0;
     let fd = files.lock().install_from(0, file, close_on_exec);
