@@ -41,6 +41,7 @@ mod table;
 mod tick;
 pub mod trace;
 mod tracing;
+pub use tracing::RECENT_EVENTS;
 pub mod waitqueue;
 mod wakeup;
 
@@ -50,7 +51,7 @@ pub use current::{
     with_current_address_space,
 };
 pub use observe::{
-    RECENT_EVENTS, TRACE_EVENTS, current_cpu_ns, current_if_unlocked, idle_cpu_ns, idle_ns_by_cpu,
+    TRACE_EVENTS, current_cpu_ns, current_if_unlocked, idle_cpu_ns, idle_ns_by_cpu,
     print_sched_debug, print_trace, switch_count, task_stats, trace_start, trace_stop, with_policy,
 };
 pub(in crate::sched) use proc::create::new_task;

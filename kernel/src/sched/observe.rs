@@ -11,9 +11,6 @@ use sched::Policy;
 /// Events the ring keeps with `trace=on` (about 5 MB).
 pub const TRACE_EVENTS: usize = 65_536;
 
-/// Events always kept, tracing or not, for gdb's `cfslab-trace` (a flight recorder).
-pub const RECENT_EVENTS: usize = 256;
-
 /// Starts (or restarts, emptied) tracing into a ring of `capacity` events. Returns the
 /// [`switch_count`] at that moment. A ring already there is let go first: two rings of
 /// 5 MB at once would need room the heap may not have beside the initramfs.

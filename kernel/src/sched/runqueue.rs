@@ -9,8 +9,8 @@
 //! policy crate's `Rq` are redefined here to take or give its context with it, so the two
 //! cannot get out of step; everything else is the `Rq`'s, reached through `Deref`.
 
-use super::RECENT_EVENTS;
 use super::trace::Trace;
+use super::tracing::RECENT_EVENTS;
 use crate::task::{Context, Slot};
 use alloc::vec::Vec;
 use core::ops::{Deref, DerefMut};

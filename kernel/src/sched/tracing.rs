@@ -11,6 +11,9 @@ use crate::sync::{Rank, SpinLock};
 use core::fmt;
 use core::sync::atomic::{AtomicBool, Ordering};
 
+/// Events each CPU's recorder keeps, tracing or not, for gdb's `cfslab-trace`.
+pub const RECENT_EVENTS: usize = 256;
+
 /// Where events go beyond the recorders.
 struct Tracing {
     /// The trace, while tracing.

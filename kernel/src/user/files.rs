@@ -38,6 +38,34 @@ struct PipeState {
 }
 
 impl Pipe {
+    /// Whether a read (`write` false) or a write at this end would wait now, as `poll` asks.
+    pub fn readiness(&self, write: bool) -> Readiness {
+        self.with(|s| {
+            if write {
+                Readiness {
+                    writable: s.bytes.len() < PIPE_BYTES,
+                    error: s.readers == 0,
+                    ..Readiness::default()
+                }
+            } else {
+                Readiness {
+                    readable: !s.bytes.is_empty(),
+                    hangup: s.writers == 0,
+                    ..Readiness::default()
+                }
+            }
+        })
+    }
+
+    /// The queue a task waiting at this end sleeps on.
+    pub fn wait_queue(&self, write: bool) -> &WaitQueue {
+        if write {
+            &self.writable
+        } else {
+            &self.readable
+        }
+    }
+
     /// A pipe and its two ends: (read, write); `None` if [`MAX_PIPES`] exist already.
     pub fn open() -> Option<(File, File)> {
         use core::sync::atomic::Ordering::Relaxed;
@@ -148,50 +176,6 @@ pub trait TreeFile: Send + Sync {
 }
 
 impl File {
-    /// Whether a read or a write would wait now. The console's writes go straight out; a
-    /// read waits for a line typed (`user::tty`).
-    pub fn readiness(&self) -> Readiness {
-        match self {
-            File::Console => Readiness {
-                readable: super::tty::readable(),
-                writable: true,
-                ..Readiness::default()
-            },
-            // Generated text is always there to read; a knob always takes a write.
-            File::Node(_) => Readiness {
-                readable: true,
-                writable: true,
-                ..Readiness::default()
-            },
-            File::Pipe { pipe, write } => pipe.with(|s| {
-                if *write {
-                    Readiness {
-                        writable: s.bytes.len() < PIPE_BYTES,
-                        error: s.readers == 0,
-                        ..Readiness::default()
-                    }
-                } else {
-                    Readiness {
-                        readable: !s.bytes.is_empty(),
-                        hangup: s.writers == 0,
-                        ..Readiness::default()
-                    }
-                }
-            }),
-        }
-    }
-
-    /// The queue a task waiting for this file's readiness to change sleeps on (the console's
-    /// is its readers': it is always writable).
-    pub fn wait_queue(&self) -> Option<&WaitQueue> {
-        match self {
-            File::Console => Some(super::tty::wait_queue()),
-            File::Pipe { pipe, write: true } => Some(&pipe.writable),
-            File::Pipe { pipe, write: false } => Some(&pipe.readable),
-            File::Node(_) => None,
-        }
-    }
-
     fn pipe_end(pipe: Arc<Pipe>, write: bool) -> File {
         pipe.with(|s| {
             if write {

@@ -13,7 +13,7 @@
 
 use super::{errno, space};
 use crate::arch::irq;
-use crate::sched;
+use crate::sched::{self, WaitQueue};
 use crate::time::clock;
 use crate::user::files::{File, MAX_FDS, Readiness};
 use alloc::sync::Arc;
@@ -25,6 +25,35 @@ fn open_file(fd: i64) -> Option<Arc<File>> {
     files.lock().get(fd)
 }
 
+/// Whether a read or a write of `file` would wait now (each kind of file's `poll`). The
+/// console's writes go straight out; a read waits for a line typed (`user::tty`).
+/// Generated text is always there to read, and a knob always takes a write.
+fn readiness(file: &File) -> Readiness {
+    match file {
+        File::Console => Readiness {
+            readable: crate::user::tty::readable(),
+            writable: true,
+            ..Readiness::default()
+        },
+        File::Node(_) => Readiness {
+            readable: true,
+            writable: true,
+            ..Readiness::default()
+        },
+        File::Pipe { pipe, write } => pipe.readiness(*write),
+    }
+}
+
+/// The queue a task waiting for `file`'s readiness to change sleeps on (the console's is
+/// its readers': it is always writable).
+fn wait_queue(file: &File) -> Option<&WaitQueue> {
+    match file {
+        File::Console => Some(crate::user::tty::wait_queue()),
+        File::Pipe { pipe, write } => Some(pipe.wait_queue(*write)),
+        File::Node(_) => None,
+    }
+}
+
 /// Waits until `done(readiness of each file)` holds, the clock reads `deadline` or the task
 /// is killed; returns the files' last readiness (a file that is `None` is never ready).
 fn wait_ready(
@@ -33,7 +62,7 @@ fn wait_ready(
     done: impl Fn(&[Readiness]) -> bool,
 ) -> Vec<Readiness> {
     let me = sched::current();
-    let queues = || files.iter().flatten().filter_map(|f| f.wait_queue());
+    let queues = || files.iter().flatten().filter_map(|f| wait_queue(f));
     let slack = deadline.map_or(0, |d| {
         crate::time::poll_slack(d.saturating_sub(clock::now()))
     });
@@ -44,7 +73,7 @@ fn wait_ready(
             queues().for_each(|q| q.add_current());
             let ready: Vec<Readiness> = files
                 .iter()
-                .map(|f| f.as_ref().map(|f| f.readiness()).unwrap_or_default())
+                .map(|f| f.as_ref().map(|f| readiness(f)).unwrap_or_default())
                 .collect();
             let expired = deadline.is_some_and(|d| clock::now() >= d);
             if done(&ready) || expired || sched::signal_pending() {
