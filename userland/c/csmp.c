@@ -323,9 +323,10 @@ static int spread(int n, int pinned_first, long long ms)
 }
 
 /* `csmp affine`, on three CPUs: where a wake-up puts a task whose CPU is busy. A hog runs
- * on CPU 1; the wakee sleeps there on a pipe, allowed every CPU; the waker, on CPU 0,
- * writes to the pipe, and the wakee says where it woke. 2.6.36's `select_idle_sibling`
- * moves it to the idle CPU 2; 2.6.24 wakes it where it slept (smp_tasks.rs). */
+ * on CPU 1; the wakee sleeps there on a pipe, then is allowed every CPU; the waker, on
+ * CPU 0, writes to the pipe, and the wakee says where it woke. 2.6.36's
+ * `select_idle_sibling` moves it to the idle CPU 2; 2.6.24 pulls it to the waker's CPU
+ * (smp_tasks.rs). */
 static int affine(void)
 {
 	int to_wakee[2], to_waker[2];
@@ -340,11 +341,6 @@ static int affine(void)
 	pid_t wakee = fork();
 	if (wakee == 0) {
 		pin(1);
-		cpu_set_t all;
-		CPU_ZERO(&all);
-		for (int cpu = 0; cpu < 3; cpu++)
-			CPU_SET(cpu, &all);
-		sched_setaffinity(0, sizeof all, &all);
 		int cpu = here();
 		write(to_waker[1], &cpu, sizeof cpu);
 		char byte;
@@ -358,6 +354,13 @@ static int affine(void)
 	/* Long enough for the wakee to be asleep in its read. */
 	struct timespec pause = {0, 20 * 1000 * 1000};
 	nanosleep(&pause, NULL);
+	/* Every CPU allowed only now, asleep: a balancing pass moves no sleeping task, so
+	 * the wakee is on CPU 1 when it wakes, however the CPUs' instructions interleave. */
+	cpu_set_t all;
+	CPU_ZERO(&all);
+	for (int cpu = 0; cpu < 3; cpu++)
+		CPU_SET(cpu, &all);
+	sched_setaffinity(wakee, sizeof all, &all);
 	write(to_wakee[1], "x", 1);
 	read(to_waker[0], &woke, sizeof woke);
 	kill(hogger, SIGKILL);
