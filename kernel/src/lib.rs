@@ -130,6 +130,10 @@ pub fn init(boot_info: &'static mut BootInfo) -> Boot {
     console::set_level(config.log);
     println!("boot options: {config}");
     let time = time::init(config.clockevent, config.effective_hz(), config.hrtimer);
+    if config.smp > 1 {
+        // Every multi-CPU run goes on from the same virtual instant (see `time::anchor`).
+        time::anchor::wait();
+    }
     let cpus = cpus::bring_up(config.smp, rsdp).unwrap_or_else(|error| match error {
         cpus::BringUpError::Mismatch { asked, found } => {
             let cpus = if found == 1 { "CPU" } else { "CPUs" };

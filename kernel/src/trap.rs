@@ -37,6 +37,7 @@ pub fn timer_interrupt(regs: &mut TrapFrame) {
             Action::Wake(task) => sched::wake_up(task, now),
             Action::LabProgress => crate::lab::progress::report(now),
             Action::Alarm(leader) => crate::sched::proc::signal::alarm_expired(leader, now),
+            Action::Anchor => {}
             #[cfg(test)]
             Action::Test(record, data) => record(data, now),
         }

@@ -299,3 +299,35 @@ fn the_kernel_and_the_simulator_spread_pinned_hogs_alike() {
         assert_eq!((sim_moves, kernel_moves), expected, "{}", run.stdout);
     }
 }
+
+#[test]
+fn a_multi_cpu_run_repeats_byte_for_byte() {
+    // Under -icount QEMU runs the CPUs in turn and cuts their turns with a timer of its own;
+    // the firmware takes a different time on every boot, so without the anchor (the boot
+    // CPU halts until a fixed absolute TSC before the others start, time::anchor) the
+    // turns fall differently and so do the CPUs' interleavings. `csmp affine` on three
+    // CPUs with every scheduler event traced is as sensitive as a run gets: a hog, a
+    // pinned waker, a wake-up across CPUs, balancing passes. Two boots print the same
+    // bytes, the trace's timestamps included.
+    let flags = ["--icount-shift", "2", "--smp", "3"];
+    let runs: Vec<_> = (0..2)
+        .map(|_| systests::boot_with("log=trace -- /bin/csmp affine", &flags))
+        .collect();
+    for run in &runs {
+        assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    }
+    let first_difference = runs[0]
+        .stdout
+        .lines()
+        .zip(runs[1].stdout.lines())
+        .position(|(a, b)| a != b);
+    assert_eq!(
+        first_difference.map(|at| (
+            runs[0].stdout.lines().nth(at),
+            runs[1].stdout.lines().nth(at)
+        )),
+        None,
+        "the second run differs"
+    );
+    assert_eq!(runs[0].stdout, runs[1].stdout);
+}

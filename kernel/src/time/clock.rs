@@ -43,6 +43,20 @@ pub fn now() -> u64 {
     ((u128::from(ticks) * u128::from(mult)) >> FRACTION_BITS) as u64
 }
 
+/// From here on the clock counts from the machine's reset, not from calibration: it jumps
+/// forward by the time the firmware took, which differs from boot to boot
+/// (`time::anchor`, for multi-CPU runs only).
+pub fn count_from_reset() {
+    TSC_AT_BOOT.store(0, Ordering::Relaxed);
+}
+
+/// What the clock reads when the TSC reads `tsc` (0 for a TSC before calibration).
+pub fn at_tsc(tsc: u64) -> u64 {
+    let ticks = tsc.saturating_sub(TSC_AT_BOOT.load(Ordering::Relaxed));
+    let mult = NS_PER_TICK_32_32.load(Ordering::Relaxed);
+    ((u128::from(ticks) * u128::from(mult)) >> FRACTION_BITS) as u64
+}
+
 /// Spins until the clock reads `deadline`.
 pub fn spin_until(deadline: u64) {
     while now() < deadline {

@@ -45,6 +45,8 @@ pub enum Action {
     /// A process's ITIMER_REAL expires (`alarm`, `setitimer`): SIGALRM to the process
     /// this task leads.
     Alarm(TaskId),
+    /// The boot CPU's wait for the anchor ends (`time::anchor`): waking it is all.
+    Anchor,
     /// The kernel's own tests: `record(data, now)`.
     #[cfg(test)]
     Test(fn(u64, u64), u64),

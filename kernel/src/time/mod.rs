@@ -2,6 +2,7 @@
 //! the periodic scheduler tick built on them. Mechanism only: what an expired timer *does*
 //! (the tick calls the scheduler) is decided in the timer interrupt, `trap::timer_interrupt`.
 
+pub mod anchor;
 pub mod clock;
 pub mod hrtimer;
 
