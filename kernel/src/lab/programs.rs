@@ -23,7 +23,7 @@ use crate::config::scenarios::Scenario;
 use crate::config::tasks::{TaskKind, TaskSpec};
 use crate::println;
 use crate::sched;
-use crate::sched::proc::exit::Exit;
+use crate::sched::proc::exit_status::Exit;
 use crate::task::TaskId;
 use crate::user::process;
 use alloc::format;

@@ -113,3 +113,12 @@ pub(super) fn killed_task_exited() {
 pub fn kills_pending() -> bool {
     KILLS_PENDING.load(Ordering::Relaxed) != 0
 }
+
+/// The signal the running task was killed with, if any. Every system call asks at its end:
+/// while no task at all is marked (nearly always), the answer needs no lock.
+pub fn current_killed() -> Option<u8> {
+    if !kills_pending() {
+        return None;
+    }
+    super::state::with_sched(|s| s.current_task().killed)
+}

@@ -42,30 +42,31 @@ mod tick;
 pub mod trace;
 mod tracing;
 pub use tracing::RECENT_EVENTS;
+mod wait;
 pub mod waitqueue;
 mod wakeup;
 
 pub use credentials::{PermissionDenied, processes_of, set_task_nice, setuid, task_nice};
 pub use current::{
-    current, current_address_space, current_files, current_process, kills_pending,
+    current, current_address_space, current_files, current_killed, current_process, kills_pending,
     with_current_address_space,
 };
 pub use observe::{
     TRACE_EVENTS, current_cpu_ns, current_if_unlocked, idle_cpu_ns, idle_ns_by_cpu,
     print_sched_debug, print_trace, switch_count, task_stats, trace_start, trace_stop, with_policy,
 };
+pub use proc::children::{WaitTarget, Zombie};
 pub(in crate::sched) use proc::create::new_task;
 pub use proc::create::{MAX_PROCESSES, SpawnError};
 pub use proc::family::{
-    WaitTarget, Zombie, has_child, parent_of, reap_child, set_exit_status, take_job_report,
-    wait_child, wait_for_child,
+    has_child, parent_of, reap_child, set_exit_status, take_job_report, wait_child, wait_for_child,
 };
 pub use proc::lifecycle::{
     BOOT_TASK, exec_done, exit, join, join_unless, release_files, spawn, spawn_child,
 };
 pub use proc::process::{
-    Clone, current_killed, current_name, current_uid, fork_process, kill_task, rename_current,
-    replace_program, robust_list_of, set_robust_list, spawn_process, task_uid, unshare_files,
+    Clone, current_name, current_uid, fork_process, kill_task, rename_current, replace_program,
+    robust_list_of, set_robust_list, spawn_process, task_uid, unshare_files,
 };
 pub use proc::signal::signal_pending;
 pub use proc::takeover::{hand_over_process, wait_to_lead};
@@ -80,9 +81,9 @@ pub use sleep::{
     wake_up, yield_now,
 };
 pub(in crate::sched) use sleep::{sleep_current, wake_up_from};
+pub use switch::preempt_from_interrupt;
 pub use switch::wait_for_exited_stacks;
 pub(in crate::sched) use switch::{change_then_reschedule, schedule};
-pub use switch::{preempt_from_interrupt, task_entry};
 pub use tick::tick;
 pub use waitqueue::WaitQueue;
 

@@ -4,7 +4,7 @@
 //! file read is consistent with itself, as Linux's are per read.
 
 use super::{Scheduler, debugger, with_sched};
-use crate::sched::proc::thread_group::CpuTimes;
+use crate::sched::proc::exit_status::CpuTimes;
 use crate::task::{State, Task, TaskId, TaskStats};
 use crate::time::clock;
 use alloc::string::String;

@@ -296,19 +296,13 @@ pub(super) fn change_then_reschedule<R>(f: impl FnOnce(&mut Scheduler) -> R) -> 
     result
 }
 
-/// Where every new task starts (called by the switch trampoline, interrupts off).
-pub extern "C" fn task_entry() -> ! {
-    // A task queued here by the hand-off runs first, as `switch_under` would let it.
+/// A new task's first step, with interrupts off (Linux's `schedule_tail`): the switch that
+/// started it is finished, and a task queued here by the hand-off runs first, as
+/// `switch_under` would let it.
+pub(super) fn schedule_tail() {
     if finish_switch() && super::resched::asked_here() {
         schedule();
     }
-    let (function, argument) = with_sched(|s| {
-        let current = s.current_slot();
-        s.task(current).entry.expect("a spawned task has an entry")
-    });
-    irq::enable();
-    function(argument);
-    super::exit()
 }
 
 /// Called at the end of an interrupt handler, after `irq_exit` (interrupts off): switch if

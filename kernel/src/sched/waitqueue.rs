@@ -1,20 +1,16 @@
-//! Wait queues (Linux's `wait_queue_head_t`): tasks sleep on one until another task, or an
-//! interrupt, wakes them. A waiter joins the queue *before* it looks at its condition, and
-//! looks and sleeps with interrupts off (Linux's `prepare_to_wait` order). So no wake-up is
-//! lost: one from this CPU cannot come between the look and the sleep, and one from another
-//! CPU that made the condition true after the look finds the waiter on the queue — still
-//! running, perhaps, and then its sleep returns at once (`Task::wake_pending`).
+//! Wait queues (Linux's `wait_queue_head_t`): who waits for something, in the order they
+//! came. This module is the queue alone — its waiters and its lock — and names nothing of
+//! the scheduler, so that what holds one (a pipe, the terminal, a table of open files)
+//! stands on it without standing on the scheduler. Sleeping on a queue and waking it are
+//! the scheduler's own (`sched::wait`, as Linux keeps `wait.c` in `kernel/sched/`).
 
-use super::{current, sleep_current, wake_up_from};
-use crate::arch::irq;
 use crate::sync::{Rank, SpinLock};
 use crate::task::TaskId;
 use alloc::collections::VecDeque;
-use sched::SyncWake;
 
 /// Tasks waiting for something.
 pub struct WaitQueue {
-    waiters: SpinLock<VecDeque<TaskId>>,
+    pub(super) waiters: SpinLock<VecDeque<TaskId>>,
 }
 
 impl Default for WaitQueue {
@@ -31,89 +27,16 @@ impl WaitQueue {
         }
     }
 
-    /// Sleeps until `condition()` holds (at once if it already does).
-    pub fn wait_until(&self, condition: impl Fn() -> bool) {
-        loop {
-            let slept = irq::without(|| {
-                // Joining after the look would let a waker on another CPU find the queue
-                // empty between the two: the waiter would sleep on a condition already true.
-                self.add_current();
-                if condition() {
-                    self.remove(current());
-                    return false;
-                }
-                sleep_current();
-                true
-            });
-            if !slept {
-                return;
-            }
-        }
-    }
-
-    /// Adds the running task to the queue without sleeping: for a task about to look at its
-    /// condition and perhaps sleep on several queues at once (`poll`), which takes itself off
-    /// them with [`Self::remove`] when it wakes or need not sleep. Interrupts must be off
-    /// from here to the sleep.
-    pub fn add_current(&self) {
-        debug_assert!(!irq::enabled());
-        let me = current();
+    /// Puts `task` at the end of the queue, unless it is on it already.
+    pub(super) fn add(&self, task: TaskId) {
         let mut waiters = self.waiters.lock();
-        if !waiters.contains(&me) {
-            waiters.push_back(me);
+        if !waiters.contains(&task) {
+            waiters.push_back(task);
         }
     }
 
     /// Takes `task` off the queue, if it is on it.
     pub fn remove(&self, task: TaskId) {
         self.waiters.lock().retain(|&t| t != task);
-    }
-
-    /// Wakes the longest waiter, if any.
-    pub fn wake_one(&self) {
-        let waiter = self.waiters.lock().pop_front();
-        if let Some(task) = waiter {
-            wake_up_from(&[task], SyncWake::No);
-        }
-    }
-
-    /// Wakes every waiter. The wake-ups may switch tasks, so no lock may be held across them:
-    /// the waiters are first moved out. A few (nearly always one) are copied to the stack
-    /// and the queue keeps its buffer; had the buffer itself been moved out, the woken task
-    /// (which often runs at once and sleeps again on this queue) would find the queue without
-    /// one and allocate — a heap round trip on every pipe transfer. Waking allocates nothing,
-    /// and an empty queue costs one look.
-    pub fn wake_all(&self) {
-        self.wake_all_as(SyncWake::No);
-    }
-
-    /// Wakes every waiter as a caller about to sleep (Linux's
-    /// `wake_up_interruptible_sync`: a pipe's reader waking the writers, or a writer the
-    /// readers): the wake-up placement may count the caller's CPU without it.
-    pub fn wake_all_sync(&self) {
-        self.wake_all_as(SyncWake::WakerSleeps);
-    }
-
-    fn wake_all_as(&self, sync: SyncWake) {
-        const FEW: usize = 4;
-        irq::without(|| {
-            let mut queue = self.waiters.lock();
-            match queue.len() {
-                0 => {}
-                n if n <= FEW => {
-                    let mut few = [TaskId::from_number(0); FEW];
-                    for (slot, task) in few.iter_mut().zip(queue.drain(..)) {
-                        *slot = task;
-                    }
-                    drop(queue);
-                    wake_up_from(&few[..n], sync);
-                }
-                _ => {
-                    let mut many = core::mem::take(&mut *queue);
-                    drop(queue);
-                    wake_up_from(many.make_contiguous(), sync);
-                }
-            }
-        });
     }
 }

@@ -97,9 +97,9 @@ pub struct Task {
     /// parent exits first, its children pass to the boot task, as Linux's pass to init.
     pub(crate) parent: Option<TaskId>,
     /// Its children: how many are unreaped, and the zombies among them (`sched::proc::family`).
-    pub(crate) children: crate::sched::proc::family::Children,
+    pub(crate) children: crate::sched::proc::children::Children,
     /// How it ended, once a process has filed it (`sched::proc::exit`): its zombie carries it.
-    pub(crate) exit_status: Option<crate::sched::proc::exit::ExitStatus>,
+    pub(crate) exit_status: Option<crate::sched::proc::exit_status::ExitStatus>,
     /// Sleeping in `sched::park`.
     pub(crate) parked: bool,
     /// An `unpark` came while the task was not parked: its next `park` returns at once.

@@ -8,7 +8,7 @@ use super::stack;
 use super::{elf, initramfs};
 use crate::println;
 use crate::sched;
-use crate::sched::proc::exit::Exit;
+use crate::sched::proc::exit_status::Exit;
 use crate::task::TaskId;
 use alloc::string::String;
 use alloc::sync::Arc;

@@ -7,14 +7,15 @@
 //! limit, a kernel stack, then under the scheduler's lock the task itself, its process, the
 //! runqueue's placement, the trace, and for a vfork the parent's sleep.
 
-use super::family;
+use super::children;
+use super::lifecycle::task_entry;
 use super::thread_group::{InheritedActions, ThreadGroup};
 use crate::arch::switch::initial_stack;
 use crate::arch::user_mode::TrapFrame;
 use crate::arch::user_state::UserCpuState;
 use crate::mm::stack::KernelStack;
 use crate::percpu::this_cpu;
-use crate::sched::{Scheduler, change_then_reschedule, task_entry, trace};
+use crate::sched::{Scheduler, change_then_reschedule, trace};
 use crate::task::{Context, Slot, Task, TaskId};
 use crate::time::clock;
 use crate::user::address_space::AddressSpace;
@@ -279,7 +280,7 @@ pub(in crate::sched) fn new_task(
         waiters: Vec::new(),
         vfork_parent: None,
         parent,
-        children: family::Children::default(),
+        children: children::Children::default(),
         exit_status: None,
         parked: false,
         unpark_token: false,

@@ -4,29 +4,9 @@
 //! (`family`). The leader files it once every other thread is gone (`thread_ends`); the
 //! task's own end is `lifecycle::exit`.
 
+use super::exit_status::{Exit, ExitStatus};
 use super::thread_ends;
-use super::thread_group::CpuTimes;
 use crate::sched;
-
-/// How a process ended: Linux's wait status (exit status << 8, or the killing signal).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
-    Status(u8),
-    Signal(u8),
-}
-
-/// How a process ended, as its zombie carries it to its parent (`family`): how it
-/// ended, and its CPU time — its threads' and its reaped children's, as `wait4`'s rusage
-/// reports it, and its threads' alone.
-#[derive(Debug, Clone, Copy)]
-pub struct ExitStatus {
-    pub exit: Exit,
-    pub times: CpuTimes,
-    /// Its threads' CPU time alone (the lab's `cpu` lines: a task's own share).
-    pub own: CpuTimes,
-    /// Its process group, for a `wait4` on a group.
-    pub pgid: u32,
-}
 
 /// Ends the running thread (`exit`); the process ends with its last thread.
 pub fn exit_thread(status: u8) -> ! {
@@ -99,17 +79,5 @@ fn release_tid() {
         && space.write(addr, &0u32.to_le_bytes()).is_ok()
     {
         crate::sched::futex::wake(&space, addr, 1, !0);
-    }
-}
-
-/// Writes the running thread's tid at each non-zero address (CLONE_PARENT_SETTID,
-/// CLONE_CHILD_SETTID); a bad address is ignored, as Linux ignores it.
-pub fn write_tid(addresses: [u64; 2]) {
-    let Some(space) = sched::current_address_space() else {
-        return;
-    };
-    let tid = crate::task::pid_of(sched::current()) as u32;
-    for addr in addresses.into_iter().filter(|&a| a != 0) {
-        let _ = space.write(addr, &tid.to_le_bytes());
     }
 }

@@ -10,73 +10,13 @@
 //! them. The kernel counts children itself, so no child can be missed or counted twice
 //! however parent and child are scheduled.
 
-use super::exit::ExitStatus;
+use super::children::{WaitTarget, Zombie};
+use super::exit_status::ExitStatus;
 use super::lifecycle::BOOT_TASK;
 use crate::sched::{Scheduler, change_then_reschedule, with_sched};
 use crate::task::{Slot, TaskId};
 use crate::time::clock;
-use alloc::collections::VecDeque;
 use sched::{SyncWake, Wakeup};
-
-/// Which children a wait is for (`wait4`'s pid): any, one, or those of a process group.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WaitTarget {
-    Any,
-    Child(TaskId),
-    Group(u32),
-}
-
-impl WaitTarget {
-    /// Whether the child `id`, whose process group is `pgid`, is one the wait is for.
-    fn matches(self, id: TaskId, pgid: Option<u32>) -> bool {
-        match self {
-            WaitTarget::Any => true,
-            WaitTarget::Child(c) => c == id,
-            WaitTarget::Group(g) => pgid == Some(g),
-        }
-    }
-}
-
-/// A child that has ended and has not been reaped yet.
-#[derive(Debug)]
-pub struct Zombie {
-    /// Its id.
-    pub id: TaskId,
-    /// How it ended, if it was a process (a kernel thread leaves none).
-    pub status: Option<ExitStatus>,
-}
-
-/// A task's children: how many are alive or unreaped, and the ended ones, oldest first.
-#[derive(Debug, Default)]
-pub struct Children {
-    /// Started and not yet reaped (alive or zombies).
-    count: u32,
-    /// Ended and not yet reaped.
-    zombies: VecDeque<Zombie>,
-    /// The task sleeps until a child ends.
-    waiting: bool,
-}
-
-impl Children {
-    /// Takes the oldest zombie `target` names off the list: it is reaped.
-    fn reap(&mut self, target: WaitTarget) -> Option<Zombie> {
-        let at = self.zombies.iter().position(|z| z.is(target))?;
-        let zombie = self.zombies.remove(at)?;
-        self.count -= 1;
-        Some(zombie)
-    }
-
-    /// Whether a zombie `target` names is there to reap.
-    fn has_zombie(&self, target: WaitTarget) -> bool {
-        self.zombies.iter().any(|z| z.is(target))
-    }
-}
-
-impl Zombie {
-    fn is(&self, target: WaitTarget) -> bool {
-        target.matches(self.id, self.status.map(|s| s.pgid))
-    }
-}
 
 impl Scheduler {
     /// A new child of the running task.

@@ -67,6 +67,20 @@ pub fn exec_done() {
     });
 }
 
+/// Where every new task starts (called by the switch trampoline, interrupts off): it
+/// finishes the switch that started it, runs its function, and ends when that returns
+/// (Linux's `ret_from_fork` and `kthread`).
+pub extern "C" fn task_entry() -> ! {
+    switch::schedule_tail();
+    let (function, argument) = with_sched(|s| {
+        let current = s.current_slot();
+        s.task(current).entry.expect("a spawned task has an entry")
+    });
+    irq::enable();
+    function(argument);
+    exit()
+}
+
 /// Ends the running task: what it holds beyond its kernel stack is released here, in its
 /// own context; its parent and any `join` waiters wake; and the next task frees its stack.
 pub fn exit() -> ! {
@@ -175,6 +189,6 @@ pub fn join_unless(id: TaskId, stop: impl Fn() -> bool) -> bool {
         }
     }
     // A parent joining its child has reaped it (as pthread_join does).
-    with_sched(|s| s.reap(super::family::WaitTarget::Child(id)));
+    with_sched(|s| s.reap(super::children::WaitTarget::Child(id)));
     true
 }

@@ -13,8 +13,10 @@
 //! - [`process`]: a user task's start, `execve`'s change of program, kills;
 //! - [`lifecycle`]: the kernel-thread wrappers, a task's own end (`exit`, which releases
 //!   its files and address space in its own context) and `join`;
-//! - [`exit`]: how a process ends (`exit`, `exit_group`, a fatal signal) and its status;
+//! - [`exit`]: how a process ends (`exit`, `exit_group`, a fatal signal); [`exit_status`],
+//!   what the end reports (how, and the CPU time used);
 //! - [`family`]: parents, children, the one zombie list and the one re-parenting;
+//!   [`children`], what a parent holds of its children;
 //! - [`groups`]: process groups and sessions across the table (a signal to a group);
 //! - [`sighand`], [`sigpending`], [`signal`], [`deliver`]: a process's signal actions and
 //!   the signals pending for it and for each of its threads, sending one (its default
@@ -27,9 +29,11 @@
 //! lock; it never touches the runqueue but through `Rq`'s protocol.
 
 pub mod alarm;
+pub mod children;
 pub mod create;
 pub mod deliver;
 pub mod exit;
+pub mod exit_status;
 pub mod family;
 pub mod groups;
 pub mod lifecycle;

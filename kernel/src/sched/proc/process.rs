@@ -95,11 +95,23 @@ fn return_forked(_: u64) {
         let frame = *t.fork_frame.take().expect("a fork frame");
         (frame, core::mem::take(&mut t.set_tid))
     });
-    super::exit::write_tid(set_tid);
+    write_tid(set_tid);
     crate::arch::irq::disable();
     // SAFETY: the switch loaded the child's address space, a copy of (or the same as) the
     // parent's, in which the frame's rip and rsp are the parent's user addresses.
     unsafe { crate::arch::user_mode::resume_user(&frame) }
+}
+
+/// Writes the running thread's tid at each non-zero address (CLONE_PARENT_SETTID,
+/// CLONE_CHILD_SETTID); a bad address is ignored, as Linux ignores it.
+fn write_tid(addresses: [u64; 2]) {
+    let Some(space) = crate::sched::current_address_space() else {
+        return;
+    };
+    let tid = crate::task::pid_of(crate::sched::current()) as u32;
+    for addr in addresses.into_iter().filter(|&a| a != 0) {
+        let _ = space.write(addr, &tid.to_le_bytes());
+    }
 }
 
 /// Replaces the running process's program: its address space, entry and name (`execve`).
@@ -167,15 +179,6 @@ impl Scheduler {
         self.wake(id, ::sched::Wakeup::default(), clock::now());
         true
     }
-}
-
-/// The signal the running task was killed with, if any. Every system call asks at its end:
-/// while no task at all is marked (nearly always), the answer needs no lock.
-pub fn current_killed() -> Option<u8> {
-    if !crate::sched::kills_pending() {
-        return None;
-    }
-    with_sched(|s| s.current_task().killed)
 }
 
 /// Whether task `id` exists (alive) and its uid.

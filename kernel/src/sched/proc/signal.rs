@@ -295,12 +295,12 @@ pub(in crate::sched) fn child_ended(
     parent: TaskId,
     child_pid: u32,
     uid: u32,
-    status: super::exit::Exit,
+    status: super::exit_status::Exit,
 ) {
     use super::sighand::{CLD_EXITED, CLD_KILLED};
     let (code, value) = match status {
-        super::exit::Exit::Status(code) => (CLD_EXITED, i32::from(code)),
-        super::exit::Exit::Signal(signal) => (CLD_KILLED, i32::from(signal)),
+        super::exit_status::Exit::Status(code) => (CLD_EXITED, i32::from(code)),
+        super::exit_status::Exit::Signal(signal) => (CLD_KILLED, i32::from(signal)),
     };
     let info = SigInfo {
         code,

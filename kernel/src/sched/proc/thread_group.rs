@@ -11,53 +11,12 @@
 //!
 //! Its signal actions and pending signals are its [`SigHand`]'s, under a lock of their own.
 
-use super::exit::Exit;
+use super::exit_status::{CpuTimes, Exit};
 use super::sighand::{SigAction, SigHand};
 use crate::sync::{Rank, SpinLock};
 use crate::task::TaskId;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-
-/// CPU time split into user and system time, in nanoseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CpuTimes {
-    pub user_ns: u64,
-    pub system_ns: u64,
-    /// Context switches the task asked for (it slept) and ones it did not (preempted or
-    /// yielded), as `ru_nvcsw` and `ru_nivcsw` count them.
-    pub voluntary_switches: u64,
-    pub involuntary_switches: u64,
-}
-
-impl CpuTimes {
-    /// Splits `runtime` (the scheduler's exact CPU time) between user and system in the
-    /// proportion of the ticks that found the task in each, as Linux's `cputime_adjust`
-    /// does: ticks are a sample, the runtime is the truth. No tick at all counts as user
-    /// time, as there.
-    pub fn from_ticks(runtime: u64, user_ticks: u64, system_ticks: u64) -> CpuTimes {
-        let system_ns = if system_ticks == 0 {
-            0
-        } else if user_ticks == 0 {
-            runtime
-        } else {
-            let total = u128::from(user_ticks + system_ticks);
-            (u128::from(runtime) * u128::from(system_ticks) / total) as u64
-        };
-        CpuTimes {
-            user_ns: runtime - system_ns,
-            system_ns,
-            ..CpuTimes::default()
-        }
-    }
-
-    /// Both summed.
-    pub fn add(&mut self, other: CpuTimes) {
-        self.user_ns += other.user_ns;
-        self.system_ns += other.system_ns;
-        self.voluntary_switches += other.voluntary_switches;
-        self.involuntary_switches += other.involuntary_switches;
-    }
-}
 
 /// What the threads of one process share.
 pub struct ThreadGroup {

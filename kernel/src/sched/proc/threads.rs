@@ -2,7 +2,8 @@
 //! of a process, their CPU time, the running thread's tid bookkeeping and signal mask, and
 //! ending a whole group.
 
-use super::thread_group::{CpuTimes, ThreadGroup};
+use super::exit_status::CpuTimes;
+use super::thread_group::ThreadGroup;
 use crate::sched::{Scheduler, with_sched};
 use crate::task::{Slot, State, Task, TaskId};
 use crate::time::clock;

@@ -8,7 +8,7 @@
 use super::{errno, exec_strings, space};
 use crate::arch::user_mode::TrapFrame;
 use crate::sched::WaitTarget;
-use crate::sched::proc::exit::{Exit, ExitStatus};
+use crate::sched::proc::exit_status::{Exit, ExitStatus};
 use crate::sched::proc::sighand::JobReport;
 use crate::sched::proc::thread_ends;
 use crate::sched::{self, ForkKind};

@@ -6,7 +6,7 @@
 
 use super::{errno, space};
 use crate::sched;
-use crate::sched::proc::thread_group::CpuTimes;
+use crate::sched::proc::exit_status::CpuTimes;
 
 const RUSAGE_SELF: i64 = 0;
 const RUSAGE_CHILDREN: i64 = -1;
