@@ -17,12 +17,21 @@
  *     WAKES wake-ups.
  * Under icount virtual time is instructions, so a round trip's nanoseconds are the
  * instructions both CPUs spent on it, idle CPUs' halts aside.
+ *
+ * `smpbench storm`, on however many CPUs the machine has: a wake-up storm. STORM_SLEEPERS
+ * threads, thread i pinned to CPU i mod N, sleep in FUTEX_WAIT on one word; the main
+ * thread, on CPU 0, bumps the word and wakes them all with one FUTEX_WAKE, then sleeps
+ * until the last has answered; STORM_ROUNDS rounds. Its figure is the round's time over the
+ * sleepers: what one wake-up costs the machine, every CPU's instructions counted, which
+ * stays flat as CPUs are added unless the wake-ups wait for each other (a lock they all
+ * take, its cache line passed around).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -244,6 +253,55 @@ static long long wake_to_running(void)
 	return delays[WAKES / 2];
 }
 
+/* The wake-up storm (see the top): `generation` is the word the sleepers wait on,
+ * `answered` counts the sleepers that have woken in this round. */
+#define STORM_SLEEPERS 8
+#define STORM_ROUNDS 400
+static volatile int generation, answered;
+static int storm_cpus;
+
+static void *storm_sleeper(void *arg)
+{
+	pin((int)(long)arg % storm_cpus);
+	int seen = 0;
+	for (int r = 0; r < STORM_ROUNDS; r++) {
+		while (generation == seen)
+			syscall(SYS_futex, &generation, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+		seen = generation;
+		if (__atomic_add_fetch(&answered, 1, __ATOMIC_SEQ_CST) == STORM_SLEEPERS)
+			syscall(SYS_futex, &answered, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
+	return NULL;
+}
+
+static long long storm(int cpus)
+{
+	storm_cpus = cpus;
+	pthread_t threads[STORM_SLEEPERS];
+	for (long i = 0; i < STORM_SLEEPERS; i++)
+		if (pthread_create(&threads[i], NULL, storm_sleeper, (void *)i))
+			return -1;
+	/* Long enough for every sleeper to be on its CPU and asleep: the first round too is
+	 * a storm, but it is not counted. */
+	for (int i = 0; i < 10; i++)
+		doze();
+	long long start = 0;
+	for (int r = 0; r < STORM_ROUNDS; r++) {
+		if (r == 1)
+			start = now_ns();
+		answered = 0;
+		__atomic_add_fetch(&generation, 1, __ATOMIC_SEQ_CST);
+		syscall(SYS_futex, &generation, FUTEX_WAKE_PRIVATE, STORM_SLEEPERS, NULL, NULL, 0);
+		int now;
+		while ((now = answered) != STORM_SLEEPERS)
+			syscall(SYS_futex, &answered, FUTEX_WAIT_PRIVATE, now, NULL, NULL, 0);
+	}
+	long long took = now_ns() - start;
+	for (int i = 0; i < STORM_SLEEPERS; i++)
+		pthread_join(threads[i], NULL);
+	return took / ((STORM_ROUNDS - 1) * STORM_SLEEPERS);
+}
+
 /* cfslab's /proc/lock_stat (Linux has the file only with CONFIG_LOCK_STAT, and another
  * layout): the waits for the scheduler's one lock over the whole run, printed if found. */
 static void scheduler_lock_waits(void)
@@ -266,9 +324,25 @@ static long long pipe_of(int unused)
 	return pipe_batch();
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 2 && strcmp(argv[1], "storm") == 0) {
+		/* The CPUs this process may use, counted before it pins itself to CPU 0. */
+		cpu_set_t all;
+		if (sched_getaffinity(0, sizeof all, &all) != 0)
+			return 1;
+		int cpus = CPU_COUNT(&all);
+		pin(0);
+		long long ns = storm(cpus);
+		if (ns < 0) {
+			printf("smpbench: the storm failed\n");
+			return 1;
+		}
+		printf("smpbench: storm, %d CPUs: %lld ns per wake-up\n", cpus, ns);
+		scheduler_lock_waits();
+		return 0;
+	}
 	pin(0);
 	long long pipes = best_of(pipe_of, 0);
 	long long two = best_of(futex_batch, 1);

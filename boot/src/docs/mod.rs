@@ -26,6 +26,7 @@ mod gdb;
 mod run_output;
 mod sim_bench;
 mod smp_bench;
+mod storm_bench;
 mod wasted_kernel;
 mod wasted_sim;
 

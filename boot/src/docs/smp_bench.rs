@@ -95,7 +95,7 @@ fn figures_of(output: &str) -> Result<Value, String> {
 
 /// The line cfslab's smpbench adds from `/proc/lock_stat`: `[waits, spins]` of the
 /// scheduler's lock over the run.
-fn lock_waits_of(output: &str) -> Result<Value, String> {
+pub(super) fn lock_waits_of(output: &str) -> Result<Value, String> {
     let rest = output
         .lines()
         .find_map(|l| l.trim().strip_prefix("smpbench: scheduler lock waits: "))

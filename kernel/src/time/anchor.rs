@@ -13,11 +13,12 @@
 //!
 //! What is fixed: the first whole second of TSC time, and never less than [`ANCHOR_S`]
 //! seconds (the boot reaches here at about 0.2 s, so a later anchor keeps the same value
-//! if the boot grows). From the anchor on, the kernel's clock counts from the machine's
-//! reset instead of from its calibration, whose instant differs as the firmware's time
-//! does: the timers the kernel arms then fall at the same instants on every boot, and so
-//! do the kick timer's cuts against them. (Measured: without the new epoch two runs of the
-//! same 8-CPU scenario still differed; with it, they repeat byte for byte.)
+//! if the boot grows). The kernel's clock starts again at 0 at the anchor instead of
+//! counting from its calibration, whose instant differs as the firmware's time does: the
+//! timers the kernel arms then fall at the same instants on every boot, and so do the kick
+//! timer's cuts against them. (Measured: without the new start two runs of the same 8-CPU
+//! scenario still differed; with it, they repeat byte for byte.) A multi-CPU run's clock
+//! thus reads from the anchor as a one-CPU run's reads from calibration.
 
 use super::{clock, hrtimer};
 use crate::arch::{irq, tsc};
@@ -36,7 +37,7 @@ pub fn wait() -> u64 {
     loop {
         irq::disable();
         if tsc::read() >= anchor {
-            clock::count_from_reset();
+            clock::restart_at(anchor);
             irq::enable();
             return anchor;
         }

@@ -43,11 +43,12 @@ pub fn now() -> u64 {
     ((u128::from(ticks) * u128::from(mult)) >> FRACTION_BITS) as u64
 }
 
-/// From here on the clock counts from the machine's reset, not from calibration: it jumps
-/// forward by the time the firmware took, which differs from boot to boot
-/// (`time::anchor`, for multi-CPU runs only).
-pub fn count_from_reset() {
-    TSC_AT_BOOT.store(0, Ordering::Relaxed);
+/// The clock starts again at 0 when the TSC reads `tsc` (`time::anchor`, before the other
+/// CPUs start): from there on it counts from a fixed instant of the machine instead of from
+/// calibration, whose instant differs from boot to boot. Only the boot's own set-up has
+/// read the clock before, and keeps no reading of it.
+pub fn restart_at(tsc: u64) {
+    TSC_AT_BOOT.store(tsc, Ordering::Relaxed);
 }
 
 /// What the clock reads when the TSC reads `tsc` (0 for a TSC before calibration).
