@@ -36,6 +36,8 @@ pub struct Args {
     pub interactive: bool,
     /// `run --profile`: count the guest instructions per kernel function (profile.rs).
     pub profile: bool,
+    /// `run --repeat K`: boot K times and check that every run prints the same bytes.
+    pub repeat: u32,
 }
 
 impl Default for Args {
@@ -56,6 +58,7 @@ impl Default for Args {
             verbose: false,
             trace_file: None,
             profile: false,
+            repeat: 1,
             add: Vec::new(),
             busybox: false,
             input: None,
@@ -153,6 +156,7 @@ fn parse_args(rest: &[String], gdb_mode: bool) -> Result<Args, String> {
             "--kernel" => args.kernel = Some(it.next().ok_or("--kernel needs a path")?.into()),
             "--verbose" | "-v" => args.verbose = true,
             "--profile" if !gdb_mode => args.profile = true,
+            "--repeat" if !gdb_mode => args.repeat = number(arg, it.next(), 1..=100)?,
             "--trace" if !gdb_mode => {
                 args.trace_file = Some(it.next().ok_or("--trace needs a file")?.into());
                 // Tracing is the kernel's boot option; ask for it too.
@@ -218,6 +222,14 @@ fn without_smp(mode: &str, args: Args) -> Result<Args, String> {
     }
 }
 
+/// Refuses `--repeat` where it would be ignored: only `run` repeats a boot.
+fn without_repeat(mode: &str, args: Args) -> Result<Args, String> {
+    match args.repeat {
+        1 => Ok(args),
+        _ => Err(format!("{mode} takes no --repeat (it is run's)")),
+    }
+}
+
 /// Parses the arguments after the program name.
 pub fn parse(argv: &[String]) -> Result<Mode, String> {
     let Some((mode, rest)) = argv.split_first() else {
@@ -229,10 +241,16 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
         return Ok(Mode::Help);
     }
     match mode.as_str() {
-        "run" => Ok(Mode::Run(with_smp_option(parse_args(rest, false)?))),
+        "run" => {
+            let args = with_smp_option(parse_args(rest, false)?);
+            if args.repeat > 1 && (args.interactive || args.profile) {
+                return Err("--repeat takes neither --interactive nor --profile".into());
+            }
+            Ok(Mode::Run(args))
+        }
         "gdb" => Ok(Mode::Gdb(with_smp_option(parse_args(rest, true)?))),
         "linux" => {
-            let args = parse_args(rest, false)?;
+            let args = without_repeat("linux", parse_args(rest, false)?)?;
             match args.options.first().map(String::as_str) {
                 Some("--") if args.options.len() > 1 => Ok(Mode::Linux(args)),
                 Some(other) if other != "--" => Err(format!(
@@ -263,6 +281,7 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
                 .cloned()
                 .collect();
             let args = without_smp("compare", parse_args(&rest, false)?)?;
+            let args = without_repeat("compare", args)?;
             if args.options.is_empty() {
                 Ok(Mode::Compare { args, part })
             } else {
@@ -290,7 +309,7 @@ pub fn parse(argv: &[String]) -> Result<Mode, String> {
                 }
             }
             Ok(Mode::Lab {
-                args: without_smp("lab", parse_args(&others, false)?)?,
+                args: without_repeat("lab", without_smp("lab", parse_args(&others, false)?)?)?,
                 seconds,
                 seeds,
                 jobs,

@@ -29,6 +29,7 @@ mod markers;
 mod perfetto;
 mod profile;
 mod qemu;
+mod repeat;
 mod rq_lengths;
 mod serial_output;
 mod shape;
@@ -186,6 +187,11 @@ fn run(args: &Args) -> Result<Status, String> {
     // A person at the console takes their time.
     let limit = (!args.interactive).then(|| Duration::from_secs(timeout));
     let (status, timing, output) = qemu::run(&machine, limit, echo)?;
+    if args.repeat > 1
+        && let Some(differ) = repeat::check(&machine, limit, &output, args.repeat)?
+    {
+        return Ok(differ);
+    }
     if let Some((pipe, counter)) = profiling {
         // If QEMU never opened the log, the counter still waits in `open`: release it.
         let _ = std::fs::OpenOptions::new().write(true).open(&pipe);

@@ -27,6 +27,9 @@ pub enum Status {
     NoReport = 4,
     /// 5: the host side failed before booting (kernel build, disk image, QEMU not found).
     HostError = 5,
+    /// 6: `run --repeat K`: the runs' outputs differ (the boot tool prints the first line
+    /// that does).
+    NotRepeated = 6,
     /// 64: the boot tool was called wrongly (EX_USAGE).
     Usage = 64,
 }
@@ -65,6 +68,7 @@ impl fmt::Display for Status {
             Status::Timeout => "timed out",
             Status::NoReport => "QEMU ended without a report from the kernel",
             Status::HostError => "host-side error",
+            Status::NotRepeated => "the runs differ",
             Status::Usage => "usage error",
         })
     }

@@ -62,10 +62,14 @@ options:
                        line in its place
   --profile            run: afterwards, print the guest instructions per kernel function
                        (from a program's first instruction when one runs); ~10x slower
+  --repeat K           run: boot K times (the first one's output shown) and exit with
+                       status 6 and the first line that differs unless every run printed
+                       the same bytes
   --input FILE         run: type FILE at the console, a line at each shell prompt (^C,
                        ^D, ^U lines are those keys; ^H and ^U inside a line too)
   --interactive        run: this terminal is the console (Ctrl-C goes to cfslab, not
                        QEMU); no timeout. make shell uses it
 
 exit status: 0 success, 1 kernel failure or panic, 2 bad boot options, 3 timeout,
-             4 no report from the kernel, 5 host-side error, 64 usage error";
+             4 no report from the kernel, 5 host-side error, 6 runs that differ
+             (--repeat), 64 usage error";

@@ -306,40 +306,56 @@ fn a_multi_cpu_run_repeats_byte_for_byte() {
     // the firmware takes a different time on every boot, so without the anchor (the boot
     // CPU halts until a fixed absolute TSC before the others start, and the clock starts
     // there: time::anchor) the turns fall differently and so do the CPUs' interleavings.
-    // The Group Imbalance scenario on the lab's 8 CPUs in 4 nodes is as sensitive as a run
-    // gets: its wasted CPU time and the jobs each node ran move with any change of
-    // interleaving (three unanchored runs gave three results). Two boots print the same
-    // bytes. The output is a few lines: a console that fills the pipe to the boot tool
-    // waits for the host to drain it (the UART's back-pressure), which a loaded host does
-    // late, and that is a host dependence the anchor does not remove (docs/kernel.md).
-    let flags = [
-        "--icount-shift",
-        "2",
-        "--smp",
-        &bootopts::wasted::CPUS.to_string(),
-        "--numa",
-        &bootopts::wasted::NODES.to_string(),
-    ]
-    .map(String::from);
-    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-    let runs: Vec<_> = (0..2)
-        .map(|_| systests::boot_with("run=wasted-group-imbalance", &flags))
-        .collect();
-    for run in &runs {
-        assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
-    }
-    let first_difference = runs[0]
-        .stdout
-        .lines()
-        .zip(runs[1].stdout.lines())
-        .position(|(a, b)| a != b);
-    assert_eq!(
-        first_difference.map(|at| (
-            runs[0].stdout.lines().nth(at),
-            runs[1].stdout.lines().nth(at)
-        )),
-        None,
-        "the second run differs"
+    // `run --repeat 2` boots twice and exits with status 6 and the first differing line
+    // unless both runs printed the same bytes. On the lab's 8 CPUs in 4 nodes, the Group
+    // Imbalance scenario is as sensitive as a run gets: its wasted CPU time and the jobs
+    // each node ran move with any change of interleaving (three unanchored runs gave three
+    // results); on 2 CPUs, hogs spread by the balancer. The consoles are a few lines: one
+    // that fills the pipe to the boot tool waits for the host to drain it (the UART's
+    // back-pressure), a host dependence the anchor does not remove (docs/kernel.md). The
+    // optimised kernel, as the lab and the docs run it: one of three runs of the debug
+    // kernel's Group Imbalance differed still, from a source not found yet.
+    let (cpus, nodes) = (
+        bootopts::wasted::CPUS.to_string(),
+        bootopts::wasted::NODES.to_string(),
     );
-    assert_eq!(runs[0].stdout, runs[1].stdout);
+    let runs: [&[&str]; 2] = [
+        &[
+            "--smp",
+            &cpus,
+            "--numa",
+            &nodes,
+            "--opts",
+            "run=wasted-group-imbalance",
+        ],
+        &["--smp", "2", "--opts", "-- /bin/csmp spread 2"],
+    ];
+    for flags in runs {
+        let mut args = vec!["run", "--release", "--icount-shift", "2", "--repeat", "2"];
+        args.extend_from_slice(flags);
+        let run = systests::boot_tool(&args);
+        assert_eq!(run.status, 0, "{:?}: {}{}", flags, run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains("boot: 2 runs printed the same "),
+            "{}",
+            run.stderr
+        );
+    }
+    // And the check can fail: without -icount virtual time follows the host's clock, and
+    // the TSC's measured rate on the fourth line differs from run to run.
+    let run = systests::boot_tool(&[
+        "run",
+        "--realtime",
+        "--repeat",
+        "2",
+        "--opts",
+        "-- /bin/true",
+    ]);
+    assert_eq!(run.status, 6, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("boot: run 2 of 2 differs from run 1 at line "),
+        "{}",
+        run.stderr
+    );
 }

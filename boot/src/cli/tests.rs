@@ -189,3 +189,29 @@ fn a_bad_cpu_count_is_refused() {
         assert_eq!(parse(&argv(line)).unwrap_err(), why, "{line}");
     }
 }
+
+#[test]
+fn repeat_is_run_s_and_takes_a_count() {
+    let Mode::Run(args) = parse(&argv("run --repeat 3 --smp 2")).unwrap() else {
+        panic!()
+    };
+    assert_eq!(args.repeat, 3);
+    let Mode::Run(args) = parse(&argv("run")).unwrap() else {
+        panic!()
+    };
+    assert_eq!(args.repeat, 1);
+    for (line, error) in [
+        ("run --repeat 0", "out of range"),
+        ("run --repeat many", "not a number"),
+        ("run --repeat", "needs a value"),
+        ("run --repeat 2 --interactive", "neither --interactive"),
+        ("run --repeat 2 --profile", "neither --interactive"),
+        ("gdb --repeat 2", "unknown flag --repeat"),
+        ("linux --repeat 2 -- /bin/true", "linux takes no --repeat"),
+        ("compare --repeat 2", "compare takes no --repeat"),
+        ("lab --repeat 2", "lab takes no --repeat"),
+    ] {
+        let got = parse(&argv(line)).unwrap_err();
+        assert!(got.contains(error), "{line}: {got}");
+    }
+}
