@@ -243,7 +243,14 @@ fn captured(program: &str, args: &[&str]) -> Result<String, String> {
 /// `cargo boot run --release ARGS` (the optimised kernel, as `make run` boots it), its
 /// output captured.
 fn boot_run(args: &[&str]) -> Result<String, String> {
-    let mut all = vec!["run", "-q", "-p", "boot", "--", "run", "--release"];
+    let mut all = vec!["run", "--release"];
+    all.extend_from_slice(args);
+    boot_tool(&all)
+}
+
+/// `cargo boot ARGS` (any mode: `run`, `linux`), its output captured.
+fn boot_tool(args: &[&str]) -> Result<String, String> {
+    let mut all = vec!["run", "-q", "-p", "boot", "--"];
     all.extend_from_slice(args);
     captured(&cargo(), &all)
 }

@@ -43,12 +43,7 @@ const GOAL_RATIO: f64 = 0.5;
 
 /// Runs smpbench on both kernels; returns `{ "cfslab": {label: ns}, "linux": {...} }`.
 pub fn generate() -> Result<Value, String> {
-    let cargo = super::cargo();
-    let boot = |args: &[&str]| {
-        let mut all = vec!["run", "-q", "-p", "boot", "--"];
-        all.extend_from_slice(args);
-        super::captured(&cargo, &all)
-    };
+    let boot = super::boot_tool;
     let cfslab = boot(&[
         "run",
         "--release",
@@ -134,17 +129,24 @@ pub fn render(data: &str) -> Result<String, String> {
             grouped(linux),
         ));
     }
-    let waits = &value["smp"]["cfslab_lock_waits"];
+    text.push_str(&lock_waits_line(&value, "smp", "Over cfslab's whole run")?);
+    Ok(text)
+}
+
+/// The line under a table of cfslab's runs: how often, during the run `lead` names, a CPU
+/// found the scheduler's one lock taken (`[waits, spins]`, `cfslab_lock_waits` of the data's
+/// `section`).
+pub(super) fn lock_waits_line(value: &Value, section: &str, lead: &str) -> Result<String, String> {
+    let waits = &value[section]["cfslab_lock_waits"];
     let (Some(waits), Some(spins)) = (waits[0].as_u64(), waits[1].as_u64()) else {
-        return Err(format!("{DATA} has no smp lock waits for cfslab"));
+        return Err(format!("{DATA} has no {section} lock waits for cfslab"));
     };
-    text.push_str(&format!(
-        "\nOver cfslab's whole run, a CPU found the scheduler's one lock taken {} times, and \
-         spun {} times in all waiting for it (`/proc/lock_stat`).\n",
+    Ok(format!(
+        "\n{lead}, a CPU found the scheduler's one lock taken {} times, and spun {} times in \
+         all waiting for it (`/proc/lock_stat`).\n",
         grouped(waits),
         grouped(spins)
-    ));
-    Ok(text)
+    ))
 }
 
 #[cfg(test)]

@@ -16,12 +16,7 @@ const CPUS: [u32; 4] = [1, 2, 4, 8];
 /// `{ "cfslab": {"N": ns}, "linux": {"N": ns}, "cfslab_lock_waits": [waits, spins] }`, the
 /// waits those of the largest machine.
 pub fn generate() -> Result<Value, String> {
-    let cargo = super::cargo();
-    let boot = |args: &[&str]| {
-        let mut all = vec!["run", "-q", "-p", "boot", "--"];
-        all.extend_from_slice(args);
-        super::captured(&cargo, &all)
-    };
+    let boot = super::boot_tool;
     let (mut cfslab, mut linux) = (serde_json::Map::new(), serde_json::Map::new());
     let mut waits = Value::Null;
     for cpus in CPUS {
@@ -91,17 +86,9 @@ pub fn render(data: &str) -> Result<String, String> {
             times(ours, linux),
         ));
     }
-    let waits = &value["storm"]["cfslab_lock_waits"];
-    let (Some(waits), Some(spins)) = (waits[0].as_u64(), waits[1].as_u64()) else {
-        return Err(format!("{DATA} has no storm lock waits for cfslab"));
-    };
     let largest = CPUS[CPUS.len() - 1];
-    text.push_str(&format!(
-        "\nOn {largest} CPUs, a CPU found cfslab's one scheduler lock taken {} times during the \
-         run, and spun {} times in all waiting for it (`/proc/lock_stat`).\n",
-        grouped(waits),
-        grouped(spins)
-    ));
+    let lead = format!("Over cfslab's run on {largest} CPUs");
+    text.push_str(&super::smp_bench::lock_waits_line(&value, "storm", &lead)?);
     Ok(text)
 }
 
