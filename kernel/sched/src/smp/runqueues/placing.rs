@@ -59,12 +59,19 @@ pub fn wake_cpu<R: Runqueues + ?Sized>(
     waker_cpu: usize,
     sync_waker: Option<SyncWaker>,
 ) -> usize {
+    // A task allowed its own CPU alone has no choice to make: Linux's `select_task_rq`
+    // asks the class only when `nr_cpus_allowed > 1`. No CPU's load is read — a snapshot
+    // of every CPU's would cost each wake-up of a pinned task more the more CPUs there are.
+    let allowed = r.allowed(task);
+    if allowed == CpuSet::one(prev) {
+        return prev;
+    }
     let now = r.now();
     let info = r.rq(prev).policy().task_info(task);
     let wake = Wake {
         prev,
         this_cpu: waker_cpu,
-        allowed: r.allowed(task),
+        allowed,
         weight: info.map_or(NICE_0_LOAD, |i| i.weight),
         sync_waker_weight: sync_waker.map(|w| w.weight),
         hot: info.is_some_and(|i| now.saturating_sub(i.exec_start) < MIGRATION_COST_NS),
