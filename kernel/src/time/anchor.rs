@@ -26,9 +26,9 @@ use crate::arch::{irq, tsc};
 /// The earliest anchor, in seconds of TSC time since the machine's reset.
 pub const ANCHOR_S: u64 = 1;
 
-/// Halts the (boot) CPU until the TSC reads the anchor, and returns the anchor's TSC value.
+/// Halts the (boot) CPU until the TSC reads the anchor, where the clock starts again.
 /// The timer device is set up ([`super::init`]) and the APs are not started yet.
-pub fn wait() -> u64 {
+pub fn wait() {
     let hz = clock::tsc_hz();
     let anchor = tsc::read().div_ceil(hz).max(ANCHOR_S) * hz;
     // The wake-up: a timer that does nothing but end the halt (the APIC timer's: several
@@ -39,7 +39,7 @@ pub fn wait() -> u64 {
         if tsc::read() >= anchor {
             clock::restart_at(anchor);
             irq::enable();
-            return anchor;
+            return;
         }
         irq::enable_and_wait();
     }

@@ -36,9 +36,14 @@ pub fn tsc_hz() -> u64 {
     TSC_HZ.load(Ordering::Relaxed)
 }
 
-/// Nanoseconds since [`calibrate`].
+/// Nanoseconds since [`calibrate`] (on several CPUs, since the anchor: [`restart_at`]).
 pub fn now() -> u64 {
-    let ticks = tsc::read().wrapping_sub(TSC_AT_BOOT.load(Ordering::Relaxed));
+    ns_of(tsc::read().wrapping_sub(TSC_AT_BOOT.load(Ordering::Relaxed)))
+}
+
+/// `ticks` of the TSC in nanoseconds.
+#[inline(always)]
+fn ns_of(ticks: u64) -> u64 {
     let mult = NS_PER_TICK_32_32.load(Ordering::Relaxed);
     ((u128::from(ticks) * u128::from(mult)) >> FRACTION_BITS) as u64
 }
@@ -53,9 +58,7 @@ pub fn restart_at(tsc: u64) {
 
 /// What the clock reads when the TSC reads `tsc` (0 for a TSC before calibration).
 pub fn at_tsc(tsc: u64) -> u64 {
-    let ticks = tsc.saturating_sub(TSC_AT_BOOT.load(Ordering::Relaxed));
-    let mult = NS_PER_TICK_32_32.load(Ordering::Relaxed);
-    ((u128::from(ticks) * u128::from(mult)) >> FRACTION_BITS) as u64
+    ns_of(tsc.saturating_sub(TSC_AT_BOOT.load(Ordering::Relaxed)))
 }
 
 /// Spins until the clock reads `deadline`.
