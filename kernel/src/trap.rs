@@ -102,13 +102,16 @@ pub extern "C" fn syscall(regs: &mut TrapFrame) {
 }
 
 /// A page fault in ring 3 that may be the program's due: a store to a page shared
-/// copy-on-write since a fork (`write` and `present`), or a first touch of a stack page
-/// (not `present`). True if it was and the page is there now: the access runs again.
+/// copy-on-write since a fork (`write` and `present`), a first touch of a stack page (not
+/// `present`), or a touch of a page another CPU was replacing with its copy-on-write copy
+/// (not `present` then, present now). True if it was and the page is there now: the access
+/// runs again.
 pub fn user_page_fault(address: u64, write: bool, present: bool) -> bool {
     if present {
         write && crate::user::cow::resolve_write_fault(address)
     } else {
-        crate::user::stack::resolve_missing_page(address)
+        crate::user::cow::resolve_replaced_page(address)
+            || crate::user::stack::resolve_missing_page(address)
     }
 }
 
