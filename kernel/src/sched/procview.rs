@@ -97,7 +97,7 @@ pub fn task_view(id: TaskId) -> Option<TaskView> {
         let (policy, policy_name) = (rq.policy().task_info(slot), rq.policy().name());
         let view = TaskView {
             id,
-            parent: t.parent,
+            parent: crate::sched::proc::family::family().parent(id),
             name: t.name.clone(),
             uid: t.uid,
             nice: t.nice,

@@ -84,10 +84,10 @@ pub fn init(config: &Config, online: &[usize], topology: Topology) {
         }
         // The boot flow runs on the bootloader's stack, and its context is saved at its
         // first switch: it has none to start from.
-        let (main_task, _) = new_task("main", 0, 0, None, None, None);
+        let (main_task, _) = new_task("main", 0, 0, None, None);
         assert_eq!(s.add(main_task).1, main);
         let (idle_task, idle_context) =
-            new_task("idle", 0, 0, Some((idle_loop, 0)), Some(idle_stack), None);
+            new_task("idle", 0, 0, Some((idle_loop, 0)), Some(idle_stack));
         assert_eq!(s.add(idle_task).1, idle);
         // Linux's idle task appears in events as `swapper/0`, pid 0.
         let (id, comm) = (s.task_ref(idle).id, s.task_ref(idle).comm(true));
@@ -195,7 +195,7 @@ impl Scheduler {
             self.ap_idle.push(None);
             if let Some(area) = crate::percpu::cpu(cpu).filter(|_| online.contains(&cpu)) {
                 area.set_idle_slot(idle_slot_of(cpu));
-                let (mut idle, _) = new_task("idle", 0, 0, None, None, None);
+                let (mut idle, _) = new_task("idle", 0, 0, None, None);
                 idle.id = idle_id;
                 idle.slot = idle_slot_of(cpu);
                 idle.cpu = cpu;

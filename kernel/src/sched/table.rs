@@ -67,6 +67,20 @@ impl Scheduler {
         self.slots[slot].as_deref_mut()
     }
 
+    /// The task with id `id`, to read, if it has not exited (or exited but is not freed yet).
+    pub(super) fn task_ref_by_id(&self, id: TaskId) -> Option<&Task> {
+        let slot = *self.by_id.get(&id)?;
+        self.slots[slot].as_deref()
+    }
+
+    /// Task `id`'s process, if it is a user task.
+    pub(super) fn group_of_task(
+        &self,
+        id: TaskId,
+    ) -> Option<&alloc::sync::Arc<super::proc::thread_group::ThreadGroup>> {
+        self.task_ref_by_id(id)?.group.as_ref()
+    }
+
     /// Gives `task` a fresh id and a slot; returns both.
     pub(super) fn add(&mut self, task: Task) -> (TaskId, Slot) {
         let slot = self.free_slots.pop().unwrap_or(Slot::new(self.slots.len()));

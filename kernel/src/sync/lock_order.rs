@@ -35,6 +35,9 @@ pub enum Rank {
     WaitQueue,
     /// The scheduler's state (`sched`): wake-ups happen under the locks above.
     Sched,
+    /// The family tree (`sched::proc::family`): parents, children, zombies. Inside
+    /// `Sched`, since a child's end wakes its parent under it; alone for a reap.
+    Family,
     /// A CPU's runqueue's own lock, keyed by CPU, several taken lowest CPU first
     /// (`sync::KeyedLock`), inside `Sched`. The runqueues are still under `Sched` alone:
     /// this rank is the place their own locks take, and `kernel/tests/lock_order_keys.rs`
@@ -80,6 +83,7 @@ impl Rank {
         Rank::Terminal,
         Rank::WaitQueue,
         Rank::Sched,
+        Rank::Family,
         Rank::Runqueue,
         Rank::Trace,
         Rank::Signals,

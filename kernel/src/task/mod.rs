@@ -1,7 +1,8 @@
 //! Tasks: what the kernel keeps of each thread of execution — a kernel thread, or a thread
 //! of a user process in ring 3: an id, a name, a uid and a nice level, a kernel stack with
-//! a guard page, a saved stack pointer while it is not running, its parent, and for a
-//! process its address space, files and thread group. Its scheduling part (state and
+//! a guard page, a saved stack pointer while it is not running, and for a process its
+//! address space, files and thread group. Its parent and children are the family tree's
+//! (`sched::proc::family`). Its scheduling part (state and
 //! statistics) is the runqueue's (`sched::rq`); which task runs when is the scheduler's
 //! business ([`crate::sched`]).
 //!
@@ -93,11 +94,6 @@ pub struct Task {
     pub(crate) waiters: Vec<TaskId>,
     /// The vfork parent sleeping until this task execs or exits.
     pub(crate) vfork_parent: Option<TaskId>,
-    /// The task that started this one (`None` for the boot task and the idle task). When a
-    /// parent exits first, its children pass to the boot task, as Linux's pass to init.
-    pub(crate) parent: Option<TaskId>,
-    /// Its children: how many are unreaped, and the zombies among them (`sched::proc::family`).
-    pub(crate) children: crate::sched::proc::children::Children,
     /// How it ended, once a process has filed it (`sched::proc::exit`): its zombie carries it.
     pub(crate) exit_status: Option<crate::sched::proc::exit_status::ExitStatus>,
     /// Sleeping in `sched::park`.

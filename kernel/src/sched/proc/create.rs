@@ -7,7 +7,6 @@
 //! limit, a kernel stack, then under the scheduler's lock the task itself, its process, the
 //! runqueue's placement, the trace, and for a vfork the parent's sleep.
 
-use super::children;
 use super::lifecycle::task_entry;
 use super::thread_group::{InheritedActions, ThreadGroup};
 use crate::arch::switch::initial_stack;
@@ -109,12 +108,11 @@ pub(in crate::sched) fn create(new: NewTask) -> Result<TaskId, SpawnError> {
         let inherited = (p.blocked_signals, p.altstack, p.group.clone());
         let affinity = p.affinity;
         let child_of = new.child.then_some(parent);
-        let (mut task, mut context) =
-            new_task(&name, uid, nice, Some(new.entry), Some(stack), child_of);
+        let (mut task, mut context) = new_task(&name, uid, nice, Some(new.entry), Some(stack));
         let (here, cpu) = (this_cpu().index(), s.cpu_for_new_task(affinity));
         task.cpu = cpu;
         task.affinity = affinity;
-        let (id, slot) = s.start(task, now);
+        let (id, slot) = s.start(task, child_of, now);
         if let Some(process) = new.process {
             s.task(slot).attach(process, &mut context, id, inherited);
         }
@@ -215,15 +213,14 @@ impl Scheduler {
 
     /// Adds `task` (made by [`new_task`]), not yet known to the runqueue (the caller's
     /// `rq.spawn` or `rq.fork` makes it runnable): its id and slot. A task with a parent
-    /// (always the running task) counts among its children, whom `wait` reaps; one without
-    /// — a thread — ends by itself.
-    fn start(&mut self, task: Task, now: u64) -> (TaskId, Slot) {
-        let child = task.parent.is_some();
-        debug_assert!(task.parent.is_none_or(|p| p == self.current_id()));
+    /// (always the running task) is among its children in the family tree, and `wait`
+    /// reaps it; one without — a thread — ends by itself.
+    fn start(&mut self, task: Task, parent: Option<TaskId>, now: u64) -> (TaskId, Slot) {
+        debug_assert!(parent.is_none_or(|p| p == self.current_id()));
         let (id, slot) = self.add(task);
         self.task(slot).started_at = now;
-        if child {
-            self.count_child();
+        if let Some(parent) = parent {
+            super::family::family().born(id, parent);
         }
         (id, slot)
     }
@@ -245,7 +242,6 @@ pub(in crate::sched) fn new_task(
     nice: i8,
     entry: Option<(fn(u64), u64)>,
     stack: Option<KernelStack>,
-    parent: Option<TaskId>,
 ) -> (Task, Context) {
     let rsp = stack.as_ref().map_or(0, |s| {
         // SAFETY: a fresh stack, mapped and unused.
@@ -279,8 +275,6 @@ pub(in crate::sched) fn new_task(
         _stack: stack,
         waiters: Vec::new(),
         vfork_parent: None,
-        parent,
-        children: children::Children::default(),
         exit_status: None,
         parked: false,
         unpark_token: false,

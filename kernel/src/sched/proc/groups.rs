@@ -11,6 +11,7 @@
 //! a stopped member, the group gets SIGHUP then SIGCONT, so that it does not stay stopped
 //! for ever (Linux's `kill_orphaned_pgrp`).
 
+use super::family::family;
 use super::sighand::{SI_KERNEL, SIGCONT, SIGHUP, SigInfo};
 use crate::sched::{Scheduler, change_then_reschedule, with_sched};
 use crate::task::{Task, TaskId};
@@ -36,11 +37,12 @@ impl Scheduler {
     /// Whether process group `pgid` is orphaned (see the module's docs), not counting
     /// `leaving`, a process that is ending, as a member or as a parent.
     pub(in crate::sched) fn orphaned_pgrp(&self, pgid: u32, leaving: Option<TaskId>) -> bool {
+        let tree = family();
         !self
             .processes()
             .filter(|&(t, g, _)| g == pgid && Some(t.id) != leaving)
             .any(|(t, _, sid)| {
-                t.parent
+                tree.parent(t.id)
                     .filter(|&p| Some(p) != leaving)
                     .and_then(|p| self.group_and_session(p))
                     .is_some_and(|(g, s)| g != pgid && s == sid)
@@ -52,22 +54,18 @@ impl Scheduler {
     /// in its session — gets SIGHUP then SIGCONT if a member is stopped (see the module's
     /// docs).
     pub(in crate::sched) fn hang_up_orphaned_groups(&mut self, id: TaskId, pgid: u32, sid: u32) {
-        let kept_by = |s: &Self, t: &Task| {
-            t.parent
-                .and_then(|p| s.group_and_session(p))
-                .is_some_and(|(g, si)| si == sid && g != pgid)
-        };
-        let mut groups: Vec<u32> = self
-            .processes()
-            .filter(|&(t, g, si)| t.parent == Some(id) && g != pgid && si == sid)
-            .map(|(_, g, _)| g)
+        let tree = family();
+        // Its children's groups in its session (its live children: those the tree lists).
+        let mut groups: Vec<u32> = (tree.live_children(id).iter())
+            .filter_map(|&c| self.group_and_session(c))
+            .filter(|&(g, si)| g != pgid && si == sid)
+            .map(|(g, _)| g)
             .collect();
-        if self
-            .slots
-            .iter()
-            .flatten()
-            .any(|t| t.id == id && kept_by(self, t))
-        {
+        // Its own, if its parent kept it.
+        let kept = (tree.parent(id).and_then(|p| self.group_and_session(p)))
+            .is_some_and(|(g, si)| si == sid && g != pgid);
+        drop(tree);
+        if kept {
             groups.push(pgid);
         }
         groups.sort_unstable();

@@ -101,8 +101,7 @@ pub fn exit() -> ! {
         if let Some(parent) = s.task(slot).vfork_parent.take() {
             s.wake(parent, VFORK_PARENT, now);
         }
-        let parent = s.task(slot).parent;
-        s.notify_parent(id, parent, now);
+        s.notify_parent(id, now);
         switch::leave_for_reaping(slot);
     });
     schedule();
@@ -189,6 +188,6 @@ pub fn join_unless(id: TaskId, stop: impl Fn() -> bool) -> bool {
         }
     }
     // A parent joining its child has reaped it (as pthread_join does).
-    with_sched(|s| s.reap(super::children::WaitTarget::Child(id)));
+    super::family::reap_child(super::children::WaitTarget::Child(id));
     true
 }

@@ -26,7 +26,8 @@
 //!   share, which tasks they are, how they end together, and `execve` from a thread.
 //!
 //! It is a part of `sched` because it works on the scheduler's table of tasks, under its
-//! lock; it never touches the runqueue but through `Rq`'s protocol.
+//! lock; it never touches the runqueue but through `Rq`'s protocol. The family tree
+//! (parents, children, zombies) has a lock of its own (`family`).
 
 pub mod alarm;
 pub mod children;

@@ -48,8 +48,8 @@ impl Scheduler {
         let Some(leader) = self.task_by_id(group.leader) else {
             return;
         };
-        let (uid, parent) = (leader.uid, leader.parent);
-        let Some(parent) = parent else {
+        let uid = leader.uid;
+        let Some(parent) = super::family::family().parent(group.leader) else {
             return;
         };
         super::family::wake_waiting_parent(self, parent, clock::now());

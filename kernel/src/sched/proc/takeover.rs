@@ -85,14 +85,12 @@ impl Scheduler {
         if let Some(group) = self.task(new).group.clone() {
             group.sighand.swap_threads(leader, heir);
         }
-        // The process's own links go with its id. (A thread is no one's child and has
-        // neither a vfork parent nor children of the process's.)
-        let o = self.task(old);
-        let (parent, vfork_parent) = (o.parent.take(), o.vfork_parent.take());
-        let n = self.task(new);
-        n.parent = parent;
-        n.vfork_parent = vfork_parent;
-        self.pass_children(old, new);
+        // The process's own links go with its id: its parent and children are the family
+        // tree's, by id, and so already the heir's; the children the heir started as a
+        // thread join them. (A thread is no one's child and has no vfork parent.)
+        let vfork_parent = self.task(old).vfork_parent.take();
+        self.task(new).vfork_parent = vfork_parent;
+        super::family::family().heir_takes_over(heir, leader);
         // What named the heir's old id names the process now.
         let rename = |id: &mut TaskId| {
             if *id == heir {
@@ -100,7 +98,6 @@ impl Scheduler {
             }
         };
         for t in self.slots.iter_mut().flatten() {
-            t.parent.iter_mut().for_each(rename);
             t.vfork_parent.iter_mut().for_each(rename);
             t.waiters.iter_mut().for_each(rename);
         }
