@@ -35,14 +35,15 @@ pub enum Rank {
     WaitQueue,
     /// The scheduler's state (`sched`): wake-ups happen under the locks above.
     Sched,
-    /// The family tree (`sched::proc::family`): parents, children, zombies. Inside
-    /// `Sched`, since a child's end wakes its parent under it; alone for a reap.
-    Family,
     /// A CPU's runqueue's own lock, keyed by CPU, several taken lowest CPU first
     /// (`sync::KeyedLock`), inside `Sched`. The runqueues are still under `Sched` alone:
     /// this rank is the place their own locks take, and `kernel/tests/lock_order_keys.rs`
     /// holds the keyed order to it.
     Runqueue,
+    /// The family tree (`sched::proc::family`): parents, children, zombies. Inside
+    /// `Sched` and the runqueues, which a child's end holds; alone for a reap. Nothing
+    /// is woken under it.
+    Family,
     /// The trace while tracing (`sched::tracing`): an event is published under a runqueue's
     /// lock or the scheduler's.
     Trace,
@@ -83,8 +84,8 @@ impl Rank {
         Rank::Terminal,
         Rank::WaitQueue,
         Rank::Sched,
-        Rank::Family,
         Rank::Runqueue,
+        Rank::Family,
         Rank::Trace,
         Rank::Signals,
         Rank::Timers,

@@ -13,7 +13,8 @@
 //!
 //! The tree has its own lock, `FAMILY`, taken inside the scheduler's (a child's end wakes
 //! its parent, and a stop tells it, under the scheduler's lock) and alone by what needs the
-//! tree only: `getppid`, a reap. Each task's children are listed, so an end re-parents its
+//! tree only: `getppid`, a reap. It is released before anyone is woken: a wake-up takes a
+//! runqueue's lock, which ranks outside it. Each task's children are listed, so an end re-parents its
 //! own children, not a walk over every task.
 
 use super::children::{Children, WaitTarget, Zombie};
