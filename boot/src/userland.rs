@@ -38,9 +38,21 @@ pub const RUST_PROGRAMS: [&str; 24] = [
 ];
 
 /// The C programs, `userland/c/NAME.c` each.
-pub const C_PROGRAMS: [&str; 13] = [
-    "ctest", "cthreads", "hostile", "ccalls", "csignals", "cjobs", "cfaults", "cqueue", "csmp",
-    "craces", "smpbench", "wasted", "chotplug",
+pub const C_PROGRAMS: [&str; 14] = [
+    "ctest",
+    "cthreads",
+    "hostile",
+    "ccalls",
+    "csignals",
+    "cjobs",
+    "cfaults",
+    "cqueue",
+    "csmp",
+    "craces",
+    "smpbench",
+    "wasted",
+    "chotplug",
+    "messaging",
 ];
 
 /// C programs built from one source with other flags: the binary's name, the source's

@@ -69,6 +69,7 @@ pub fn generate() -> Result<String, String> {
         "churn": churn_of(&churn)?,
         "smp": super::smp_bench::generate()?,
         "storm": super::storm_bench::generate()?,
+        "messaging": super::messaging_bench::generate()?,
         "sim": super::sim_bench::generate()?,
     });
     let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())? + "\n";
@@ -80,6 +81,7 @@ pub fn generate() -> Result<String, String> {
         render_churn,
         super::smp_bench::render,
         super::storm_bench::render,
+        super::messaging_bench::render,
         super::sim_bench::render,
     ] {
         render(&text)?;

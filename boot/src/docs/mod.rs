@@ -23,6 +23,7 @@
 mod bench;
 mod blocks;
 mod gdb;
+mod messaging_bench;
 mod run_output;
 mod sim_bench;
 mod smp_bench;

@@ -6,7 +6,7 @@
 //! needs no lock either.
 
 use crate::percpu::this_cpu;
-use crate::task::TaskId;
+use crate::task::{TaskId, TaskRef};
 use crate::user::address_space::AddressSpace;
 use crate::user::files::{FileTable, Files};
 use alloc::sync::Arc;
@@ -20,6 +20,15 @@ static KILLS_PENDING: AtomicUsize = AtomicUsize::new(0);
 /// The running task's id: a new task can read its own id as soon as it runs.
 pub fn current() -> TaskId {
     this_cpu().current()
+}
+
+/// The running task as its wakers keep it (its id and slot).
+pub fn current_ref() -> TaskRef {
+    let cpu = this_cpu();
+    TaskRef {
+        id: cpu.current(),
+        slot: cpu.current_slot(),
+    }
 }
 
 /// The running task's process id: its leader's id (its own for a kernel thread).

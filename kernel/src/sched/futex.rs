@@ -8,7 +8,7 @@
 use crate::arch::irq;
 use crate::sched;
 use crate::sync::{Rank, SpinLock};
-use crate::task::TaskId;
+use crate::task::TaskRef;
 use crate::time::clock;
 use crate::user::address_space::AddressSpace;
 use crate::user::errno;
@@ -20,7 +20,7 @@ struct Waiter {
     space: usize,
     addr: u64,
     bitset: u32,
-    task: TaskId,
+    task: TaskRef,
 }
 
 /// Every sleeper, oldest first (FUTEX_WAKE wakes in arrival order, as Linux's plist does for
@@ -39,7 +39,7 @@ pub fn wait(
     deadline: Option<u64>,
     bitset: u32,
 ) -> i64 {
-    let me = sched::current();
+    let me = sched::current_ref();
     let slept = irq::without(|| {
         // The word is read and the waiter queued under the waiters' lock (Linux's hash
         // bucket lock): a waker changes the word first and takes the lock after, so either
@@ -74,7 +74,7 @@ pub fn wait(
     let still_queued = {
         let mut waiters = WAITERS.lock();
         let before = waiters.len();
-        waiters.retain(|w| w.task != me);
+        waiters.retain(|w| w.task.id != me.id);
         waiters.len() != before
     };
     // Still queued and not timed out: a signal (restart, or EINTR after a handler), or a
@@ -92,23 +92,34 @@ pub fn wait(
 pub fn wake(space: &AddressSpace, addr: u64, count: u32, bitset: u32) -> i64 {
     let key = key(space);
     irq::without(|| {
-        let mut woken = Vec::new();
+        // The sleepers are taken off under the lock and woken after it, all at once
+        // (Linux's `wake_q`). A few — nearly always one — go on the stack: a heap round
+        // trip would cost a futex ping-pong a good share of its wake-up.
+        const FEW: usize = 4;
+        let (mut few, mut more) = ([TaskRef::UNUSED; FEW], Vec::new());
+        let mut n = 0;
         {
             let mut waiters = WAITERS.lock();
             let mut i = 0;
-            while i < waiters.len() && woken.len() < count as usize {
+            while i < waiters.len() && n < count as usize {
                 let w = &waiters[i];
                 if w.space == key && w.addr == addr && w.bitset & bitset != 0 {
-                    woken.push(waiters.remove(i).task);
+                    let task = waiters.remove(i).task;
+                    match few.get_mut(n) {
+                        Some(place) => *place = task,
+                        None => more.push(task),
+                    }
+                    n += 1;
                 } else {
                     i += 1;
                 }
             }
         }
-        for &task in &woken {
-            sched::wake_task(task);
+        sched::wake_tasks(&few[..n.min(FEW)]);
+        if !more.is_empty() {
+            sched::wake_tasks(&more);
         }
-        woken.len() as i64
+        n as i64
     })
 }
 

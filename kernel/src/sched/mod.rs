@@ -48,8 +48,8 @@ mod wakeup;
 
 pub use credentials::{PermissionDenied, processes_of, set_task_nice, setuid, task_nice};
 pub use current::{
-    current, current_address_space, current_files, current_killed, current_process, kills_pending,
-    with_current_address_space,
+    current, current_address_space, current_files, current_killed, current_process, current_ref,
+    kills_pending, with_current_address_space,
 };
 pub use observe::{
     TRACE_EVENTS, current_cpu_ns, current_if_unlocked, idle_cpu_ns, idle_ns_by_cpu,
@@ -59,11 +59,10 @@ pub use proc::children::{WaitTarget, Zombie};
 pub(in crate::sched) use proc::create::new_task;
 pub use proc::create::{MAX_PROCESSES, SpawnError};
 pub use proc::family::{
-    has_child, parent_of, reap_child, set_exit_status, take_job_report, wait_child, wait_for_child,
+    BOOT_TASK, has_child, parent_of, reap_child, set_exit_status, take_job_report, wait_child,
+    wait_for_child,
 };
-pub use proc::lifecycle::{
-    BOOT_TASK, exec_done, exit, join, join_unless, release_files, spawn, spawn_child,
-};
+pub use proc::lifecycle::{exec_done, exit, join, join_unless, release_files, spawn, spawn_child};
 pub use proc::process::{
     Clone, current_name, current_uid, fork_process, kill_task, rename_current, replace_program,
     robust_list_of, set_robust_list, spawn_process, task_uid, unshare_files,
@@ -77,7 +76,7 @@ pub use proc::threads::{
 };
 pub use setup::{TasksAlive, init, set_policy};
 pub use sleep::{
-    park, sleep, sleep_until, sleep_until_tick_boundary, sleep_until_woken, unpark, wake_task,
+    park, sleep, sleep_until, sleep_until_tick_boundary, sleep_until_woken, unpark, wake_tasks,
     wake_up, yield_now,
 };
 pub(in crate::sched) use sleep::{sleep_current, wake_up_from};

@@ -8,7 +8,7 @@
 //! (`Task::wake_pending`).
 
 use super::{Scheduler, change_then_reschedule};
-use crate::task::TaskId;
+use crate::task::{TaskId, TaskRef};
 use crate::time::{self, clock, hrtimer};
 use sched::{SyncWake, Wakeup};
 
@@ -57,7 +57,7 @@ pub(super) fn sleep_current() {
 
 /// Wakes `tasks` from task context, switching at once if the policy says a wakee should
 /// preempt the caller; `sync` says whether the caller is about to sleep (WF_SYNC).
-pub(super) fn wake_up_from(tasks: &[TaskId], sync: SyncWake) {
+pub(super) fn wake_up_from(tasks: &[TaskRef], sync: SyncWake) {
     change_then_reschedule(|s| {
         let now = clock::now();
         let wakeup = Wakeup {
@@ -65,7 +65,7 @@ pub(super) fn wake_up_from(tasks: &[TaskId], sync: SyncWake) {
             ..Wakeup::default()
         };
         for &task in tasks {
-            s.wake(task, wakeup, now);
+            s.wake_ref(task, wakeup, now);
         }
     });
 }
@@ -127,10 +127,11 @@ impl Scheduler {
     }
 }
 
-/// Wakes `task` from task context if it sleeps (a futex wake); the caller may be switched
-/// away at once if the policy says the wakee should preempt it.
-pub fn wake_task(task: TaskId) {
-    wake_up_from(&[task], SyncWake::No);
+/// Wakes `tasks` from task context, those that sleep (the sleepers a futex wake took off
+/// its word, in their order); the caller may be switched away once all are woken, if the
+/// policy says a wakee should preempt it (Linux's `wake_up_q` after the bucket's lock).
+pub fn wake_tasks(tasks: &[TaskRef]) {
+    wake_up_from(tasks, SyncWake::No);
 }
 
 /// Gives up the CPU if the policy has someone else to run.

@@ -7,9 +7,9 @@
 //! (`Task::wake_pending`).
 
 use super::waitqueue::WaitQueue;
-use super::{current, sleep_current, wake_up_from};
+use super::{current, current_ref, sleep_current, wake_up_from};
 use crate::arch::irq;
-use crate::task::TaskId;
+use crate::task::TaskRef;
 use sched::SyncWake;
 
 impl WaitQueue {
@@ -39,7 +39,7 @@ impl WaitQueue {
     /// from here to the sleep.
     pub fn add_current(&self) {
         debug_assert!(!irq::enabled());
-        self.add(current());
+        self.add(current_ref());
     }
 
     /// Wakes the longest waiter, if any.
@@ -74,7 +74,7 @@ impl WaitQueue {
             match queue.len() {
                 0 => {}
                 n if n <= FEW => {
-                    let mut few = [TaskId::from_number(0); FEW];
+                    let mut few = [TaskRef::UNUSED; FEW];
                     for (slot, task) in few.iter_mut().zip(queue.drain(..)) {
                         *slot = task;
                     }

@@ -5,12 +5,12 @@
 //! the scheduler's own (`sched::wait`, as Linux keeps `wait.c` in `kernel/sched/`).
 
 use crate::sync::{Rank, SpinLock};
-use crate::task::TaskId;
+use crate::task::{TaskId, TaskRef};
 use alloc::collections::VecDeque;
 
 /// Tasks waiting for something.
 pub struct WaitQueue {
-    pub(super) waiters: SpinLock<VecDeque<TaskId>>,
+    pub(super) waiters: SpinLock<VecDeque<TaskRef>>,
 }
 
 impl Default for WaitQueue {
@@ -28,15 +28,15 @@ impl WaitQueue {
     }
 
     /// Puts `task` at the end of the queue, unless it is on it already.
-    pub(super) fn add(&self, task: TaskId) {
+    pub(super) fn add(&self, task: TaskRef) {
         let mut waiters = self.waiters.lock();
-        if !waiters.contains(&task) {
+        if !waiters.iter().any(|w| w.id == task.id) {
             waiters.push_back(task);
         }
     }
 
     /// Takes `task` off the queue, if it is on it.
     pub fn remove(&self, task: TaskId) {
-        self.waiters.lock().retain(|&t| t != task);
+        self.waiters.lock().retain(|w| w.id != task);
     }
 }

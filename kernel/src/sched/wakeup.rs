@@ -9,7 +9,7 @@
 use super::{Scheduler, trace};
 use crate::arch::irq;
 use crate::percpu::this_cpu;
-use crate::task::{State, TaskId};
+use crate::task::{Slot, State, TaskId, TaskRef};
 use core::sync::atomic::Ordering;
 use sched::Wakeup;
 
@@ -17,10 +17,25 @@ impl Scheduler {
     /// Wakes task `id` if it sleeps (an id of a task that has exited is ignored, and so is
     /// one of a task that is not asleep: the runqueue's rule).
     pub(super) fn wake(&mut self, id: TaskId, wakeup: Wakeup, now: u64) {
+        if let Some(&slot) = self.by_id.get(&id) {
+            self.wake_slot(slot, wakeup, now);
+        }
+    }
+
+    /// Wakes `task` if it sleeps, found by its slot without a search if it still holds the
+    /// slot (see [`TaskRef`]).
+    pub(super) fn wake_ref(&mut self, task: TaskRef, wakeup: Wakeup, now: u64) {
+        let there = self.slots.get(task.slot.index()).and_then(|t| t.as_deref());
+        if there.is_some_and(|t| t.id == task.id) {
+            self.wake_slot(task.slot, wakeup, now);
+        } else {
+            self.wake(task.id, wakeup, now);
+        }
+    }
+
+    /// Wakes the task in `slot` (see [`Scheduler::wake`]).
+    fn wake_slot(&mut self, slot: Slot, wakeup: Wakeup, now: u64) {
         debug_assert!(!irq::enabled(), "wake-ups run with interrupts off");
-        let Some(&slot) = self.by_id.get(&id) else {
-            return;
-        };
         match self.state(slot) {
             State::Sleeping => {}
             // It runs. On another CPU it may be about to sleep: it has put itself on a wait

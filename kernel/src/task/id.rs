@@ -45,6 +45,25 @@ pub fn id_of_pid(pid: i64) -> Option<TaskId> {
     usize::try_from(pid).ok()?.checked_sub(1).map(TaskId)
 }
 
+/// A task as the things that wake it keep it — a wait queue, a futex's waiters: its id and
+/// its slot (Linux's wait-queue entry holds the `task_struct` itself). The slot finds the
+/// task without a search; it is reused once the task has exited, so a wake-up takes it only
+/// if the task there still has the id (else it looks the id up: the task was renamed, as a
+/// thread that execs takes its leader's id).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskRef {
+    pub id: TaskId,
+    pub slot: Slot,
+}
+
+impl TaskRef {
+    /// A place holder in a buffer of references, never read as a task.
+    pub const UNUSED: TaskRef = TaskRef {
+        id: TaskId(0),
+        slot: Slot::new(0),
+    };
+}
+
 /// A task's place in the scheduler's table and the policy's: small, dense, reused after
 /// the task has exited. The policy's [`sched::TaskId`], under the kernel's name for it: a
 /// type, not a `usize`, so that neither a [`TaskId`] nor a CPU's number passes for one.

@@ -15,7 +15,7 @@ mod context;
 mod id;
 
 pub use context::Context;
-pub use id::{Slot, TaskId, id_of_pid, pid_of};
+pub use id::{Slot, TaskId, TaskRef, id_of_pid, pid_of};
 
 use crate::mm::stack::KernelStack;
 use alloc::string::String;

@@ -19,7 +19,6 @@
 
 use super::children::{Children, WaitTarget, Zombie};
 use super::exit_status::ExitStatus;
-use super::lifecycle::BOOT_TASK;
 use super::thread_group::ThreadGroup;
 use crate::sched::{Scheduler, change_then_reschedule, with_sched};
 use crate::sync::{Rank, SpinLock, SpinLockGuard};
@@ -28,6 +27,10 @@ use crate::time::clock;
 use alloc::collections::BTreeMap;
 use alloc::sync::Arc;
 use sched::{SyncWake, Wakeup};
+
+/// The boot task's id: it adopts the children of tasks that exit before them (Linux's
+/// init).
+pub const BOOT_TASK: TaskId = TaskId::from_number(0);
 
 /// What the tree keeps of one task: its parent and its children. A task has an entry
 /// from its start (if it has a parent) or its first child, to its end.

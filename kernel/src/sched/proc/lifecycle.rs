@@ -17,9 +17,6 @@ const VFORK_PARENT: Wakeup = Wakeup {
     sync: SyncWake::No,
 };
 
-/// The boot task's id: it adopts the children of tasks that exit before them.
-pub const BOOT_TASK: TaskId = TaskId::from_number(0);
-
 /// Starts a kernel thread running `entry(argument)` as `uid` at `nice`, a child of the
 /// running task. It may run at once if the policy says it should preempt the caller; it can
 /// read its own id with [`crate::sched::current`] from its first instruction.
