@@ -310,7 +310,10 @@ fn a_multi_cpu_run_repeats_byte_for_byte() {
     // unless both runs printed the same bytes. On the lab's 8 CPUs in 4 nodes, the Group
     // Imbalance scenario is as sensitive as a run gets: its wasted CPU time and the jobs
     // each node ran move with any change of interleaving (three unanchored runs gave three
-    // results); on 2 CPUs, hogs spread by the balancer. The consoles are a few lines: one
+    // results); on 2 CPUs, hogs spread by the balancer; and threaded C programs, whose
+    // threads wake each other across CPUs: `cthreads` at 2 CPUs, and at 4 CPUs `craces
+    // cow-write`, forks beside threads that write on every CPU (its outcome once depended on
+    // which CPU touched a page first). The consoles are a few lines: one
     // that fills the pipe to the boot tool waits for the host to drain it (the UART's
     // back-pressure), a host dependence the anchor does not remove (docs/kernel.md). The
     // optimised kernel, as the lab and the docs run it: one of three runs of the debug
@@ -319,7 +322,7 @@ fn a_multi_cpu_run_repeats_byte_for_byte() {
         bootopts::wasted::CPUS.to_string(),
         bootopts::wasted::NODES.to_string(),
     );
-    let runs: [&[&str]; 2] = [
+    let runs: [&[&str]; 4] = [
         &[
             "--smp",
             &cpus,
@@ -329,6 +332,8 @@ fn a_multi_cpu_run_repeats_byte_for_byte() {
             "run=wasted-group-imbalance",
         ],
         &["--smp", "2", "--opts", "-- /bin/csmp spread 2"],
+        &["--smp", "2", "--opts", "-- /bin/cthreads"],
+        &["--smp", "4", "--opts", "-- /bin/craces cow-write"],
     ];
     for flags in runs {
         let mut args = vec!["run", "--release", "--icount-shift", "2", "--repeat", "2"];
