@@ -19,29 +19,7 @@ const GOAL_PERCENT: f64 = 1.0;
 /// "cfslab_all_ns": ns, "linux_ns": ns, "cfslab_lock_waits": { "CLASS": [waits, spins,
 /// cycles] } }`: the median runs' times, and cfslab's runs' together with their waits.
 pub fn generate() -> Result<Value, String> {
-    let boot = super::boot_tool;
-    let smp = CPUS.to_string();
-    let ours = boot(&[
-        "run",
-        "--release",
-        "--icount-shift",
-        "0",
-        "--smp",
-        &smp,
-        "--opts",
-        "-- /bin/messaging",
-    ])?;
-    let theirs = boot(&[
-        "linux",
-        "--icount-shift",
-        "0",
-        "--smp",
-        &smp,
-        "--timeout",
-        "300",
-        "--",
-        "/bin/messaging",
-    ])?;
+    let (ours, theirs) = super::on_both_kernels(CPUS, &["/bin/messaging"])?;
     let (load, ours_ns) = run_of(&ours)?;
     Ok(json!({
         "cpus": CPUS,

@@ -256,6 +256,36 @@ fn boot_tool(args: &[&str]) -> Result<String, String> {
     captured(&cargo(), &all)
 }
 
+/// `argv` (a program under `/bin` and its arguments) on cfslab's optimised kernel and on
+/// Linux 6.1, each in QEMU with `cpus` CPUs at `-icount shift=0`, as `make bench` times
+/// both: the two consoles, cfslab's first.
+fn on_both_kernels(cpus: u32, argv: &[&str]) -> Result<(String, String), String> {
+    let smp = cpus.to_string();
+    let opts = format!("-- {}", argv.join(" "));
+    let cfslab = boot_tool(&[
+        "run",
+        "--release",
+        "--icount-shift",
+        "0",
+        "--smp",
+        &smp,
+        "--opts",
+        &opts,
+    ])?;
+    let mut linux = vec![
+        "linux",
+        "--icount-shift",
+        "0",
+        "--smp",
+        &smp,
+        "--timeout",
+        "300",
+        "--",
+    ];
+    linux.extend_from_slice(argv);
+    Ok((cfslab, boot_tool(&linux)?))
+}
+
 fn cargo() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }

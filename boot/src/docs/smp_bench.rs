@@ -43,28 +43,7 @@ const GOAL_RATIO: f64 = 0.5;
 
 /// Runs smpbench on both kernels; returns `{ "cfslab": {label: ns}, "linux": {...} }`.
 pub fn generate() -> Result<Value, String> {
-    let boot = super::boot_tool;
-    let cfslab = boot(&[
-        "run",
-        "--release",
-        "--icount-shift",
-        "0",
-        "--smp",
-        "2",
-        "--opts",
-        "-- /bin/smpbench",
-    ])?;
-    let linux = boot(&[
-        "linux",
-        "--icount-shift",
-        "0",
-        "--smp",
-        "2",
-        "--timeout",
-        "300",
-        "--",
-        "/bin/smpbench",
-    ])?;
+    let (cfslab, linux) = super::on_both_kernels(2, &["/bin/smpbench"])?;
     Ok(json!({
         "cfslab": figures_of(&cfslab)?,
         "linux": figures_of(&linux)?,

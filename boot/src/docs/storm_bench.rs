@@ -16,33 +16,11 @@ const CPUS: [u32; 4] = [1, 2, 4, 8];
 /// `{ "cfslab": {"N": ns}, "linux": {"N": ns}, "cfslab_lock_waits": [waits, spins] }`, the
 /// waits those of the largest machine.
 pub fn generate() -> Result<Value, String> {
-    let boot = super::boot_tool;
     let (mut cfslab, mut linux) = (serde_json::Map::new(), serde_json::Map::new());
     let mut waits = Value::Null;
     for cpus in CPUS {
         let smp = cpus.to_string();
-        let ours = boot(&[
-            "run",
-            "--release",
-            "--icount-shift",
-            "0",
-            "--smp",
-            &smp,
-            "--opts",
-            "-- /bin/smpbench storm",
-        ])?;
-        let theirs = boot(&[
-            "linux",
-            "--icount-shift",
-            "0",
-            "--smp",
-            &smp,
-            "--timeout",
-            "300",
-            "--",
-            "/bin/smpbench",
-            "storm",
-        ])?;
+        let (ours, theirs) = super::on_both_kernels(cpus, &["/bin/smpbench", "storm"])?;
         cfslab.insert(smp.clone(), json!(figure_of(&ours, cpus)?));
         linux.insert(smp, json!(figure_of(&theirs, cpus)?));
         waits = super::smp_bench::lock_waits_of(&ours)?;
