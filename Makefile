@@ -95,8 +95,8 @@ bench: deps
 # The seeds' workloads as user programs and microbench, on cfslab and on Linux 6.1 in the
 # same QEMU and icount, side by side, then hogs, wake-ups and two Wasted Cores workloads on
 # 4 and 8 CPUs (three runs of Linux, one of cfslab, which repeats): target/compare/REPORT.md
-# and its CDF plots; then
-# docs/compare/ and the tables of docs/compare.md and docs/performance.md.
+# and its CDF plots; then docs/compare/ and the tables of docs/compare.md and
+# docs/performance.md.
 compare: deps
 	@$(BOOT) compare
 
