@@ -4,19 +4,27 @@
 //! So no wake-up is lost: one from this CPU cannot come between the look and the sleep,
 //! and one from another CPU that made the condition true after the look finds the waiter
 //! on the queue — still running, perhaps, and then its sleep returns at once
-//! (`Task::wake_pending`).
+//! (`Task::wake_pending`). (A first look before joining only lets a condition that already
+//! holds skip the queue, as `wait_event` does.) A waker looks at the queue's count before
+//! its lock (`WaitQueue::has_waiters`), past a fence that pairs with the one a waiter
+//! passes between joining and looking.
 
 use super::waitqueue::WaitQueue;
 use super::{current, current_ref, sleep_current, wake_up_from};
 use crate::arch::irq;
 use crate::task::TaskRef;
+use alloc::collections::VecDeque;
 use sched::SyncWake;
 
 impl WaitQueue {
     /// Sleeps until `condition()` holds (at once if it already does).
     pub fn wait_until(&self, condition: impl Fn() -> bool) {
-        loop {
-            let slept = irq::without(|| {
+        // A condition that holds needs no queue (Linux's `wait_event` looks first too): after
+        // a wake-up, the usual case, the waiter goes on without joining the queue again to
+        // leave it at once.
+        let mut slept = false;
+        while !condition() {
+            slept = irq::without(|| {
                 // Joining after the look would let a waker on another CPU find the queue
                 // empty between the two: the waiter would sleep on a condition already true.
                 self.add_current();
@@ -31,6 +39,12 @@ impl WaitQueue {
                 return;
             }
         }
+        if slept {
+            // The queue's wake-up took the waiter off it; any other (a kill, a timer) left it
+            // there, and a later `wake_one` must not spend itself on a task gone (Linux's
+            // `finish_wait`).
+            self.remove(current());
+        }
     }
 
     /// Adds the running task to the queue without sleeping: for a task about to look at its
@@ -44,7 +58,10 @@ impl WaitQueue {
 
     /// Wakes the longest waiter, if any.
     pub fn wake_one(&self) {
-        let waiter = self.waiters.lock().pop_front();
+        if !self.has_waiters() {
+            return;
+        }
+        let waiter = self.change(VecDeque::pop_front);
         if let Some(task) = waiter {
             wake_up_from(&[task], SyncWake::No);
         }
@@ -69,23 +86,24 @@ impl WaitQueue {
 
     fn wake_all_as(&self, sync: SyncWake) {
         const FEW: usize = 4;
+        if !self.has_waiters() {
+            return;
+        }
         irq::without(|| {
-            let mut queue = self.waiters.lock();
-            match queue.len() {
-                0 => {}
+            let mut few = [TaskRef::UNUSED; FEW];
+            let (n, many) = self.change(|queue| match queue.len() {
                 n if n <= FEW => {
-                    let mut few = [TaskRef::UNUSED; FEW];
                     for (slot, task) in few.iter_mut().zip(queue.drain(..)) {
                         *slot = task;
                     }
-                    drop(queue);
-                    wake_up_from(&few[..n], sync);
+                    (n, None)
                 }
-                _ => {
-                    let mut many = core::mem::take(&mut *queue);
-                    drop(queue);
-                    wake_up_from(many.make_contiguous(), sync);
-                }
+                n => (n, Some(core::mem::take(queue))),
+            });
+            match many {
+                None if n > 0 => wake_up_from(&few[..n], sync),
+                None => {}
+                Some(mut many) => wake_up_from(many.make_contiguous(), sync),
             }
         });
     }

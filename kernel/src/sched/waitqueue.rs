@@ -7,10 +7,15 @@
 use crate::sync::{Rank, SpinLock};
 use crate::task::{TaskId, TaskRef};
 use alloc::collections::VecDeque;
+use core::sync::atomic::{AtomicUsize, Ordering, fence};
 
 /// Tasks waiting for something.
 pub struct WaitQueue {
-    pub(super) waiters: SpinLock<VecDeque<TaskRef>>,
+    waiters: SpinLock<VecDeque<TaskRef>>,
+    /// How many wait, as the lock's holder last left the queue: what a waker reads first,
+    /// without the lock (Linux's `waitqueue_active`), so that waking an empty queue — a pipe
+    /// write's wake-up of writers that are not there — costs a fence and a load.
+    waiting: AtomicUsize,
 }
 
 impl Default for WaitQueue {
@@ -24,19 +29,44 @@ impl WaitQueue {
     pub const fn new() -> Self {
         WaitQueue {
             waiters: SpinLock::new(Rank::WaitQueue, VecDeque::new()),
+            waiting: AtomicUsize::new(0),
         }
     }
 
     /// Puts `task` at the end of the queue, unless it is on it already.
+    ///
+    /// The count is published before the caller looks at its condition, and a waker looks
+    /// at the count after making the condition true, each past a full fence (Linux's
+    /// `set_current_state` and `wq_has_sleeper`): either the waiter sees the condition, or
+    /// the waker sees the waiter.
     pub(super) fn add(&self, task: TaskRef) {
-        let mut waiters = self.waiters.lock();
-        if !waiters.iter().any(|w| w.id == task.id) {
-            waiters.push_back(task);
+        self.change(|waiters| {
+            if !waiters.iter().any(|w| w.id == task.id) {
+                waiters.push_back(task);
+            }
+        });
+        fence(Ordering::SeqCst);
+    }
+
+    /// Takes `task` off the queue, if it is on it: nothing to do, without the lock, once the
+    /// queue is empty (a wake-up emptied it, the usual case when a waiter leaves).
+    pub fn remove(&self, task: TaskId) {
+        if self.has_waiters() {
+            self.change(|waiters| waiters.retain(|w| w.id != task));
         }
     }
 
-    /// Takes `task` off the queue, if it is on it.
-    pub fn remove(&self, task: TaskId) {
-        self.waiters.lock().retain(|w| w.id != task);
+    /// Whether anyone may wait (see [`Self::add`]): a waker's first look, without the lock.
+    pub(super) fn has_waiters(&self) -> bool {
+        fence(Ordering::SeqCst);
+        self.waiting.load(Ordering::Relaxed) != 0
+    }
+
+    /// Changes the waiters under their lock, and publishes how many there are now.
+    pub(super) fn change<R>(&self, f: impl FnOnce(&mut VecDeque<TaskRef>) -> R) -> R {
+        let mut waiters = self.waiters.lock();
+        let result = f(&mut waiters);
+        self.waiting.store(waiters.len(), Ordering::Relaxed);
+        result
     }
 }
