@@ -58,7 +58,7 @@ pub(in crate::sched) fn family() -> SpinLockGuard<'static, FamilyTree> {
 }
 
 /// A child's end, as its parent is to hear of it: who the parent is, and whether it waits.
-pub(in crate::sched) struct Orphaning {
+pub(in crate::sched) struct ParentToTell {
     pub parent: TaskId,
     pub parent_waits: bool,
 }
@@ -96,7 +96,7 @@ impl FamilyTree {
         &mut self,
         id: TaskId,
         status: Option<ExitStatus>,
-    ) -> Option<Orphaning> {
+    ) -> Option<ParentToTell> {
         let links = self.links.remove(&id)?;
         if !links.children.none() {
             for child in &links.children.live {
@@ -110,7 +110,7 @@ impl FamilyTree {
         let children = self.children(parent);
         children.ended(Zombie { id, status });
         let parent_waits = core::mem::take(&mut children.waiting);
-        Some(Orphaning {
+        Some(ParentToTell {
             parent,
             parent_waits,
         })
