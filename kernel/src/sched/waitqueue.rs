@@ -1,8 +1,8 @@
 //! Wait queues (Linux's `wait_queue_head_t`): who waits for something, in the order they
-//! came. This module is the queue alone — its waiters and its lock — and names nothing of
-//! the scheduler, so that what holds one (a pipe, the terminal, a table of open files)
-//! stands on it without standing on the scheduler. Sleeping on a queue and waking it are
-//! the scheduler's own (`sched::wait`, as Linux keeps `wait.c` in `kernel/sched/`).
+//! came. This module is the queue alone — its waiters, their count and its lock — and names
+//! nothing of the scheduler, so that what holds one (a pipe, the terminal, a table of open
+//! files) stands on it without standing on the scheduler. Sleeping on a queue and waking it
+//! are the scheduler's own (`sched::wait`, as Linux keeps `wait.c` in `kernel/sched/`).
 
 use crate::sync::{Rank, SpinLock};
 use crate::task::{TaskId, TaskRef};
