@@ -303,17 +303,21 @@ static long long storm(int cpus)
 }
 
 /* cfslab's /proc/lock_stat (Linux has the file only with CONFIG_LOCK_STAT, and another
- * layout): the waits for the scheduler's one lock over the whole run, printed if found. */
+ * layout): the waits for the scheduler's locks — its own and the runqueues' — over the
+ * whole run, printed if found. */
 static void scheduler_lock_waits(void)
 {
 	FILE *f = fopen("/proc/lock_stat", "r");
 	if (!f)
 		return;
 	char line[256];
-	long long contentions = 0, spins = 0;
+	long long contentions = 0, spins = 0, c, s;
 	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "Sched: %lld %lld", &contentions, &spins) == 2)
-			break;
+		if (sscanf(line, "Sched: %lld %lld", &c, &s) == 2 ||
+		    sscanf(line, "Runqueue: %lld %lld", &c, &s) == 2) {
+			contentions += c;
+			spins += s;
+		}
 	fclose(f);
 	printf("smpbench: scheduler lock waits: %lld, %lld spins\n", contentions, spins);
 }

@@ -68,7 +68,7 @@ fn figures_of(output: &str) -> Result<Value, String> {
 }
 
 /// The line cfslab's smpbench adds from `/proc/lock_stat`: `[waits, spins]` of the
-/// scheduler's lock over the run.
+/// scheduler's locks (its own and the runqueues') over the run.
 pub(super) fn lock_waits_of(output: &str) -> Result<Value, String> {
     let rest = output
         .lines()
@@ -113,7 +113,7 @@ pub fn render(data: &str) -> Result<String, String> {
 }
 
 /// The line under a table of cfslab's runs: how often, during the run `lead` names, a CPU
-/// found the scheduler's one lock taken (`[waits, spins]`, `cfslab_lock_waits` of the data's
+/// found one of the scheduler's locks taken (`[waits, spins]`, `cfslab_lock_waits` of the data's
 /// `section`).
 pub(super) fn lock_waits_line(value: &Value, section: &str, lead: &str) -> Result<String, String> {
     let waits = &value[section]["cfslab_lock_waits"];
@@ -121,8 +121,8 @@ pub(super) fn lock_waits_line(value: &Value, section: &str, lead: &str) -> Resul
         return Err(format!("{DATA} has no {section} lock waits for cfslab"));
     };
     Ok(format!(
-        "\n{lead}, a CPU found the scheduler's one lock taken {} times, and spun {} times in \
-         all waiting for it (`/proc/lock_stat`).\n",
+        "\n{lead}, a CPU found one of the scheduler's locks (its own or a runqueue's) taken {} \
+         times, and spun {} times in all waiting (`/proc/lock_stat`).\n",
         grouped(waits),
         grouped(spins)
     ))

@@ -71,10 +71,13 @@ impl ThisCpu {
             cpu_local::read::<RANKS_HELD>(),
             cpu_local::read::<KEYS_HELD>(),
         );
-        // Its rank held without keys, a rank above it, or a key at or above this one.
-        let plain_same_rank = held & 1 << rank != 0 && keys == 0;
-        if plain_same_rank || held >> rank >> 1 != 0 || keys >> key != 0 {
-            crate::sync::lock_order::keyed_violation(held, keys, rank, key, self.index());
+        // Nothing held of its rank or above: the common case, one test. Else its rank may
+        // be held only through keys below this one, and nothing above it.
+        if held >> rank != 0 {
+            let plain_same_rank = keys == 0;
+            if plain_same_rank || held >> rank >> 1 != 0 || keys >> key != 0 {
+                crate::sync::lock_order::keyed_violation(held, keys, rank, key, self.index());
+            }
         }
         cpu_local::write::<RANKS_HELD>(held | 1 << rank);
         cpu_local::write::<KEYS_HELD>(keys | 1 << key);
@@ -88,6 +91,16 @@ impl ThisCpu {
         if keys == 0 {
             cpu_local::clear_bit::<RANKS_HELD>(rank);
         }
+    }
+
+    /// Whether the one lock this CPU holds is the lock of `rank` keyed `key`, outside any
+    /// interrupt handler: three compares, where counting the locks held would take a
+    /// software popcount (the kernel's target has no `popcnt`).
+    #[inline(always)]
+    pub fn holds_only_key(&self, rank: u32, key: u32) -> bool {
+        cpu_local::read::<RANKS_HELD>() == 1 << rank
+            && cpu_local::read::<KEYS_HELD>() == 1 << key
+            && cpu_local::read::<PREEMPT_COUNT>() == 0
     }
 
     /// Whether this CPU holds the lock of `rank` keyed `key` (a runqueue's, by CPU).

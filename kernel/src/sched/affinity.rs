@@ -42,7 +42,8 @@ pub enum AffinityError {
 pub fn affinity_of(id: TaskId) -> Option<u64> {
     with_sched(|s| {
         let online = s.online_mask;
-        Some(s.live_task_by_id(id)?.affinity & online)
+        let slot = s.live_task_by_id(id)?.slot;
+        Some(s.context(slot).affinity & online)
     })
 }
 
@@ -60,9 +61,8 @@ pub fn set_affinity(id: TaskId, mask: u64) -> Result<(), AffinityError> {
             return Err(AffinityError::NoTask);
         }
         let to = s.least_loaded(allowed);
-        let task = s.task(slot);
-        task.affinity = mask;
-        let cpu = task.cpu;
+        s.context_mut(slot).affinity = mask;
+        let cpu = s.cpu_of(slot);
         if allowed & 1 << cpu != 0 {
             s.context_mut(slot).move_to = None;
             return Ok(());
@@ -120,7 +120,7 @@ impl Scheduler {
         // Its destination went offline since it was marked (`hotplug`): it stays where it
         // is if it may, as Linux's `__migrate_task` leaves it, else it falls back.
         let here = self.cpu_of(slot);
-        let may_stay = self.is_online(here) && self.task_ref(slot).affinity & 1 << here != 0;
+        let may_stay = self.is_online(here) && self.context(slot).affinity & 1 << here != 0;
         let to = match (self.is_online(to), may_stay) {
             (true, _) => to,
             (false, true) => here,

@@ -3,9 +3,11 @@
 //! (`scheduler_tick` → `rebalance_domains`), by a CPU about to idle (`idle_balance`), and by
 //! a fork, an exec or a wake-up (`select_task_rq`), in the era the policy runs.
 //!
-//! The scheduler lends its runqueues through [`Runqueues`]: every CPU's runqueue is behind
-//! the one scheduler lock, so a pass reads and moves tasks on any CPU while it holds it (no
-//! double runqueue locking, as Linux needs). A pull moves a waiting task at once; a push
+//! The scheduler lends its runqueues through [`Runqueues`]: a pass runs under `with_sched`,
+//! which holds the scheduler's lock and the runqueues', so it reads and moves tasks on any
+//! CPU (where Linux's passes take two runqueues at a time, `double_rq_lock`). Each CPU's own
+//! part of the balancer (`state::CpuBalancing`) lives on its runqueue, so that a wake-up
+//! onto the CPU and the CPU's look before a newly-idle pass need that runqueue's lock alone. A pull moves a waiting task at once; a push
 //! (active balancing) marks the busiest CPU's running task to move, and that CPU hands it
 //! over at its next switch (`affinity`'s two steps, the stopper thread's part).
 //!
@@ -33,9 +35,9 @@ use sched::smp::runqueues::{self, CpuBalance, Runqueues, SyncWaker};
 use sched::smp::schedstat::DomainStats;
 use sched::smp::shares::SharesSplit;
 use sched::{Policy, Rq, SyncWake, Uid, Wakeup};
-use state::Balancer;
+use state::{Balancer, CpuBalancing, TickRest};
 
-mod state;
+pub(super) mod state;
 pub(super) use state::BalanceState;
 
 /// Takes CPU 0 out of balancing for the rest of the boot, as `isolcpus=0` (or a cpuset of
@@ -98,6 +100,7 @@ impl Scheduler {
                 let rules = Rules::of(era);
                 let features = features.unwrap_or(rules.era_features());
                 let jiffies = clock::now() / crate::time::tick_ns();
+                let split = SharesSplit::of(era).unwrap_or(SharesSplit::Full);
                 let topology = &self.balancing.topology;
                 let online = CpuSet::from_bits(self.online_mask);
                 let came_back = self.balancing.cpu_came_back;
@@ -108,17 +111,32 @@ impl Scheduler {
                     };
                     restrict_to(topology, cpu, built, online)
                 };
-                let cpus = (0..self.rqs.len())
-                    .map(|cpu| CpuBalance::with_domains(topology, cpu, domains_of(cpu), jiffies))
-                    .collect();
-                Some(Balancer {
-                    cpus,
-                    split: SharesSplit::of(era).unwrap_or(SharesSplit::Full),
-                    rules,
-                })
+                for cpu in 0..self.rqs.len() {
+                    let state = CpuBalance::with_domains(topology, cpu, domains_of(cpu), jiffies);
+                    self.rqs[cpu].balance = Some(CpuBalancing {
+                        state,
+                        rules,
+                        split,
+                    });
+                }
+                Some(Balancer { split, rules })
             }
             _ => None,
         };
+        if self.balancing.balancer.is_none() {
+            self.rqs.iter_mut().for_each(|rq| rq.balance = None);
+        }
+        self.publish_next_balances();
+    }
+
+    /// Every CPU's `next_balance` as the lock-free check at each tick reads it
+    /// (`state::publish_next_balance`).
+    fn publish_next_balances(&self) {
+        for (cpu, rq) in self.rqs.iter().enumerate() {
+            if let Some(b) = &rq.balance {
+                state::publish_next_balance(cpu, b.state.next_balance);
+            }
+        }
     }
 
     /// The domains rebuilt over the CPUs online now (`hotplug`; Linux's
@@ -128,10 +146,11 @@ impl Scheduler {
     /// after a hotplug (`build_after_hotplug`, which may lose the NUMA levels as 4.1 did).
     pub(super) fn rebuild_domains(&mut self, came_back: bool) {
         self.balancing.cpu_came_back |= came_back;
-        let old = self.balancing.balancer.take();
+        let old: Vec<_> = self.rqs.iter_mut().map(|rq| rq.balance.take()).collect();
         self.build_balancer();
-        if let (Some(old), Some(new)) = (old, &mut self.balancing.balancer) {
-            for (new, old) in new.cpus.iter_mut().zip(old.cpus) {
+        for (rq, old) in self.rqs.iter_mut().zip(old) {
+            if let (Some(old), Some(new)) = (old, &mut rq.balance) {
+                let (old, new) = (old.state, &mut new.state);
                 new.cpu_load = old.cpu_load;
                 new.held_shares = old.held_shares;
                 new.idle_stamp = old.idle_stamp;
@@ -139,6 +158,7 @@ impl Scheduler {
                 new.next_balance = old.next_balance;
             }
         }
+        self.publish_next_balances();
     }
 
     /// The CPUs of `cpu`'s NUMA node (none for a CPU the topology does not know).
@@ -153,15 +173,26 @@ impl Scheduler {
     /// The balancing part of the running CPU's tick (interrupts off, under the lock): its
     /// own periodic pass when due, then the passes due for the idle CPUs whose tick has
     /// stopped (see the module's docs), and the pushes they ask for.
-    pub(super) fn balance_tick(&mut self, now: u64) {
-        if self.balancing.balancer.is_none() {
+    /// `rest` says what is left once this CPU's own share is done (`tick`).
+    pub(super) fn balance_tick(&mut self, now: u64, rest: TickRest) {
+        if self.balancing.balancer.is_none() || rest == TickRest::Nothing {
             return;
         }
         let tick_ns = crate::time::tick_ns();
         let (jiffies, hz) = (now / tick_ns, 1_000_000_000 / tick_ns);
         let cpu = this_cpu().index();
-        let pushes = runqueues::tick(self, cpu, jiffies, hz);
+        let pushes = match rest {
+            TickRest::Whole => runqueues::tick(self, cpu, jiffies, hz),
+            _ => runqueues::tick_after_load_update(self, cpu, jiffies, hz),
+        };
         self.push_to(cpu, &pushes);
+        self.balance_idle_cpus(cpu, jiffies, hz);
+        self.publish_next_balances();
+    }
+
+    /// The periodic passes due for the idle CPUs whose tick has stopped, run from busy
+    /// CPU `cpu`'s tick (see the module's docs).
+    fn balance_idle_cpus(&mut self, cpu: usize, jiffies: u64, hz: u64) {
         if self.rqs[cpu].current() == self.rqs[cpu].idle() {
             return;
         }
@@ -201,14 +232,6 @@ impl Scheduler {
         }
     }
 
-    /// A task wakes onto `cpu`: its idle spell, if it was idle, ends (`ttwu_do_wakeup`'s
-    /// `avg_idle`, which the newly-idle pass reads).
-    pub(super) fn woken_onto(&mut self, cpu: usize) {
-        if self.balancing.balancer.is_some() {
-            runqueues::woken_onto(self, cpu);
-        }
-    }
-
     /// The CPU a task on `cpu` allowed on `affinity` goes to as it forks or execs
     /// (`flag`: SD_BALANCE_FORK or SD_BALANCE_EXEC), by the era's `sched_balance_self`;
     /// `None` without a balancer.
@@ -224,7 +247,7 @@ impl Scheduler {
     /// exec balancing picks, if not its own, and asks for the switch that moves it.
     fn balance_exec(&mut self) {
         let (slot, cpu) = (self.current_slot(), this_cpu().index());
-        let affinity = self.task_ref(slot).affinity;
+        let affinity = self.context(slot).affinity;
         if let Some(to) = self.balance_self(cpu, Flags::BALANCE_EXEC, affinity)
             && to != cpu
             && self.context(slot).move_to.is_none()
@@ -272,10 +295,10 @@ impl Scheduler {
         let moved = self.rqs[from].detach(slot, now);
         self.task(slot).cpu = to;
         if to != from {
-            let (current, hardirq) = (self.current_slot(), this_cpu().in_interrupt());
+            let hardirq = this_cpu().in_interrupt();
             let orig_cpu = from as u16;
             let kind = trace::Kind::Migrate { orig_cpu };
-            self.record_about(now, current, hardirq, kind, comm, to);
+            self.record_about(now, hardirq, kind, comm, to);
         }
         let asked_before = self.rqs[to].need_resched();
         self.rqs[to].attach(slot, moved, wakeup, now);
@@ -284,17 +307,16 @@ impl Scheduler {
 
     /// CPU `cpu`'s domains, bottom up: each one's CPUs (one bit each) and counters.
     pub(super) fn domain_schedstats(&self, cpu: usize) -> Vec<(u64, DomainStats)> {
-        let Some(b) = &self.balancing.balancer else {
+        let Some(c) = self.cpu_balance(cpu) else {
             return Vec::new();
         };
-        let c = &b.cpus[cpu];
         let spans = c.domains.iter().map(|d| d.span.bits());
         spans.zip(c.states.iter().map(|s| s.stats)).collect()
     }
 
     /// CPU `cpu`'s balancing state, if there is a balancer.
     pub(super) fn cpu_balance(&self, cpu: usize) -> Option<&CpuBalance> {
-        Some(&self.balancing.balancer.as_ref()?.cpus[cpu])
+        Some(&self.rqs[cpu].balance.as_ref()?.state)
     }
 
     fn balancer(&self) -> &Balancer {
@@ -321,20 +343,17 @@ impl Runqueues for Scheduler {
     }
 
     fn balance(&self, cpu: usize) -> &CpuBalance {
-        &self.balancer().cpus[cpu]
+        let b = self.rqs[cpu].balance.as_ref();
+        &b.expect("balancing on one CPU").state
     }
 
     fn balance_mut(&mut self, cpu: usize) -> &mut CpuBalance {
-        &mut self
-            .balancing
-            .balancer
-            .as_mut()
-            .expect("balancing on one CPU")
-            .cpus[cpu]
+        let b = self.rqs[cpu].balance.as_mut();
+        &mut b.expect("balancing on one CPU").state
     }
 
     fn allowed(&self, task: Slot) -> CpuSet {
-        CpuSet::from_bits(self.task_ref(task).affinity & self.online_mask)
+        CpuSet::from_bits(self.context(task).affinity & self.online_mask)
     }
 
     fn uid(&self, task: Slot) -> Uid {

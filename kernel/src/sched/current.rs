@@ -22,12 +22,13 @@ pub fn current() -> TaskId {
     this_cpu().current()
 }
 
-/// The running task as its wakers keep it (its id and slot).
+/// The running task as its wakers keep it (its id, slot and CPU).
 pub fn current_ref() -> TaskRef {
     let cpu = this_cpu();
     TaskRef {
         id: cpu.current(),
         slot: cpu.current_slot(),
+        cpu: cpu.index(),
     }
 }
 

@@ -149,12 +149,15 @@ pub extern "C" fn cfslab_gdb_dump(what: u64, n: u64) -> u64 {
         truncated: false,
         reserve: 32,
     };
+    // The runqueues are read without their locks too, for the same reason.
+    let inspecting = super::runqueue::Inspecting::start();
     let _ = match what {
         PS => write_ps(s, &mut text),
         RQ => write_rq(s, n as usize, &mut text),
         TRACE => write_trace(s, n as usize, &mut text),
         _ => writeln!(text, "cfslab_gdb_dump: unknown dump {what}"),
     };
+    drop(inspecting);
     if text.truncated {
         text.reserve = 0;
         let _ = text.write_str("\n[... truncated]\n");

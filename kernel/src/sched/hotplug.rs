@@ -170,6 +170,7 @@ impl Scheduler {
         set_state(cpu, CpuState::Dying);
         self.online.retain(|&c| c != cpu);
         self.online_mask &= !(1 << cpu);
+        super::state::ONLINE.store(self.online_mask, core::sync::atomic::Ordering::Relaxed);
         self.rebuild_domains(false);
         let now = crate::time::clock::now();
         let slots: alloc::vec::Vec<Slot> = self.slots.iter().flatten().map(|t| t.slot).collect();
@@ -181,7 +182,7 @@ impl Scheduler {
             }
             // A move elsewhere that was to end here is called off, as Linux's
             // `__migrate_task` leaves a task whose destination went inactive where it is.
-            let stays = task.cpu != cpu && task.affinity & 1 << task.cpu != 0;
+            let stays = task.cpu != cpu && self.context(slot).affinity & 1 << task.cpu != 0;
             let to = (!stays).then(|| self.fallback_cpu(slot, cpu));
             self.context_mut(slot).move_to = to;
             if self.rqs[cpu].current() == slot {
@@ -199,6 +200,7 @@ impl Scheduler {
         self.online.push(cpu);
         self.online.sort_unstable();
         self.online_mask |= 1 << cpu;
+        super::state::ONLINE.store(self.online_mask, core::sync::atomic::Ordering::Relaxed);
         self.rebuild_domains(true);
     }
 
@@ -217,14 +219,15 @@ impl Scheduler {
     /// the first allowed online CPU, else (it allows none) the first online CPU, its
     /// affinity widened to every CPU.
     pub(super) fn fallback_cpu(&mut self, slot: Slot, cpu: usize) -> usize {
-        let allowed = CpuSet::from_bits(self.task_ref(slot).affinity & self.online_mask);
+        let allowed = CpuSet::from_bits(self.context(slot).affinity & self.online_mask);
         let near = (self.node_cpus_of(cpu) & allowed).lowest();
         if let Some(to) = near.or_else(|| allowed.lowest()) {
             return to;
         }
-        let process = self.context(slot).address_space.is_some();
-        let task = self.task(slot);
-        task.affinity = u64::MAX;
+        let context = self.context_mut(slot);
+        context.affinity = u64::MAX;
+        let process = context.address_space.is_some();
+        let task = self.task_ref(slot);
         if process {
             let (pid, name) = (pid_of(task.id), &task.name);
             crate::println!("process {pid} ({name}) no longer affine to cpu{cpu}");

@@ -50,7 +50,7 @@ pub fn set_group_shares(uid: u32, shares: u64) -> Result<u64, KnobError> {
     with_sched(|s| {
         let now = clock::now();
         let mut given = 0;
-        for rq in &mut s.rqs {
+        for rq in s.rqs.iter_mut() {
             given = rq.set_group_shares(uid, shares, now)?;
         }
         Ok(given)

@@ -31,15 +31,21 @@ fn fold(load: u64, exp: u64, active: u64) -> u64 {
     new / FIXED_1
 }
 
-/// Called at every tick with the clock and, lazily, the number of runnable tasks: folds
-/// them in when a sample is due (then `runnable` is called, under the scheduler's lock).
+/// Whether a sample is due at `now` (what [`tick`] checks first, without its lock).
+pub fn due(now: u64) -> bool {
+    now >= NEXT_SAMPLE.load(Ordering::Relaxed)
+}
+
+/// Called from the boot CPU's tick with the clock and, lazily, the number of runnable
+/// tasks: folds them in when a sample is due (then `runnable` is called, under the
+/// scheduler's lock).
 pub fn tick(now: u64, runnable: impl FnOnce() -> u64) {
-    if now < NEXT_SAMPLE.load(Ordering::Relaxed) {
+    if !due(now) {
         return;
     }
     let mut averages = LOAD.lock();
     // Checked again under the lock, so that one tick folds one sample.
-    if now < NEXT_SAMPLE.load(Ordering::Relaxed) {
+    if !due(now) {
         return;
     }
     let active = runnable() * FIXED_1;

@@ -3,15 +3,18 @@
 //! runs, and never calls the policy itself: it tells a runqueue what happened, and the
 //! runqueue asks the policy, in Linux's order (docs/scheduler.md §13).
 //!
-//! Locking and interrupts (docs/architecture.md, "Locks and interrupts"). All scheduler state,
-//! every CPU's runqueue included, is behind one IRQ-safe spin lock, `SCHED` (interrupts off
-//! while it is held: a timer interrupt arriving while a task held it would otherwise spin
-//! forever in the handler), taken through `with_sched`. Operations that may wake, block or
-//! start a task go through `change_then_reschedule`, which switches after the change — at
-//! once in task context, at the interrupt's end in a handler. `schedule()` asserts its rules
-//! in every build and releases the lock *before* switching stacks: the next task may be
-//! anywhere, including in its own `schedule()` about to return, and must be able to take the
-//! lock. Preemption from an interrupt happens after its `irq_exit` (`trap.rs`): the handler
+//! Locking and interrupts (docs/architecture.md, "Locks and interrupts"). Each CPU's runqueue
+//! has an IRQ-safe lock of its own (`runqueue`; interrupts off while it is held: a timer
+//! interrupt arriving while a task held it would otherwise spin forever in the handler),
+//! which the switch, the tick's charge, a sleep and a yield take alone. The rest of the
+//! state — the task table, the balancer — is behind `SCHED`, and `with_sched` takes it and
+//! then the runqueues' locks, lowest CPU first, as far as it needs (`runqueue::Runqueues`);
+//! `with_tasks` takes the table alone. Operations that may wake or start a task go
+//! through `change_then_reschedule`, which switches after the change — at once in task
+//! context, at the interrupt's end in a handler. `schedule()` asserts its rules in every
+//! build and releases its runqueue's lock *before* switching stacks: the next task may be
+//! anywhere, including in its own `schedule()` about to return, and must be able to take
+//! it. Preemption from an interrupt happens after its `irq_exit` (`trap.rs`): the handler
 //! calls `schedule()` on the interrupted task's stack; the task resumes there later and
 //! returns from the interrupt as if nothing happened.
 //!
@@ -88,4 +91,4 @@ pub use waitqueue::WaitQueue;
 
 pub(in crate::sched) use crate::task::Slot;
 pub use sched::ForkKind;
-pub(in crate::sched) use state::{SCHED, Scheduler, runqueue, with_sched};
+pub(in crate::sched) use state::{SCHED, Scheduler, with_current_context, with_sched, with_tasks};

@@ -2,6 +2,7 @@
 //! the scheduling trace (started, stopped, printed).
 
 use super::{Scheduler, debugger, trace, tracing, with_sched};
+use crate::percpu::this_cpu;
 use crate::task::{TaskId, TaskStats};
 use crate::time::clock;
 use alloc::string::String;
@@ -91,21 +92,21 @@ pub fn with_policy<R>(f: impl FnOnce(&dyn Policy) -> R) -> R {
 /// The running task's id, without waiting for the scheduler lock (for fault reports, which
 /// may come while it is held).
 pub fn current_if_unlocked() -> Option<TaskId> {
-    let sched = super::runqueue().try_lock()?;
+    let sched = super::SCHED.try_lock()?;
     let s = sched.as_ref()?;
     // An AP's idle task has no slot (`setup::idle_slot_of`): no id to report.
     s.slots
-        .get(s.current_slot().index())?
+        .get(crate::percpu::this_cpu().current_slot().index())?
         .as_ref()
         .map(|t| t.id)
 }
 
-/// CPU time of the running task so far (no allocation: cheap enough for a measuring loop).
+/// CPU time of the running task so far (no allocation, and only this CPU's runqueue's lock:
+/// cheap enough for a measuring loop, and the same cost whatever the number of CPUs).
 pub fn current_cpu_ns() -> u64 {
-    with_sched(|s| {
-        let now = clock::now();
-        s.this_rq().stats(s.current_slot()).cpu_ns_at(now, true)
-    })
+    let rq = super::runqueue::lock(this_cpu().index());
+    let rq = rq.as_ref().expect("a runqueue");
+    rq.stats(rq.current()).cpu_ns_at(clock::now(), true)
 }
 
 /// CPU time CPU 0's idle task has had so far: CPU 0's idle time (what the lab and

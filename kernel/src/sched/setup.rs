@@ -4,6 +4,7 @@
 //! `Config::fair_params` builds the fair class's parameters).
 
 use super::runqueue::Runqueue;
+use super::runqueue::Runqueues;
 use super::{Scheduler, TRACE_EVENTS, debugger, new_task, trace_start};
 use super::{trace, with_sched};
 use crate::arch::irq;
@@ -66,7 +67,7 @@ pub fn init(config: &Config, online: &[usize], topology: Topology) {
         // The boot task takes slot 0 and the idle task slot 1, in that order.
         let (main, idle) = (Slot::new(0), Slot::new(1));
         let mut s = Scheduler {
-            rqs: Vec::new(),
+            rqs: Runqueues::new(),
             ap_idle: alloc::vec![None],
             balancing: super::balance::BalanceState::new(config, topology),
             online: alloc::vec![0],
@@ -97,15 +98,16 @@ pub fn init(config: &Config, online: &[usize], topology: Topology) {
             comm,
             ..idle_context
         };
-        let rq = Runqueue::new(Rq::new(0, policy, idle), idle_context);
+        let mut rq = Runqueue::new(Rq::new(0, policy, idle), idle_context);
         super::resched::publish(0, rq.resched_flag());
-        s.rqs.push(rq);
         let main_context = Context::running(s.task_ref(main).id, s.task_ref(main).comm(false));
-        s.rqs[0].run_boot_task(main, main_context, (0, 0), now);
+        rq.run_boot_task(main, main_context, (0, 0), now);
+        s.rqs.push(rq);
         s.add_cpus(online, config);
-        s.build_balancer();
-        *super::runqueue().lock() = Some(s);
+        *super::SCHED.lock() = Some(s);
     });
+    // With every runqueue in place: the balancer reads them.
+    with_sched(Scheduler::build_balancer);
     // Nothing in the kernel calls gdb's entry point; naming it here keeps the linker from
     // dropping it (and the text buffer it writes).
     core::hint::black_box(debugger::cfslab_gdb_dump as extern "C" fn(u64, u64) -> u64);
@@ -133,7 +135,7 @@ pub fn set_policy(config: &Config) -> Result<(), TasksAlive> {
             return Err(TasksAlive(live - 1));
         }
         s.rqs[0].replace_policy(policy, 0, 0, clock::now());
-        for rq in &mut s.rqs[1..] {
+        for rq in s.rqs.iter_mut().skip(1) {
             rq.replace_idle_policy(policy_from(config, time::tick_ns()));
         }
         s.build_balancer();
@@ -188,7 +190,10 @@ impl Scheduler {
             // first switch, and it has no stack of its own to free (it runs on the one its
             // CPU was started on).
             let idle_id = TaskId::from_number(usize::MAX - cpu);
-            let idle_context = Context::running(idle_id, trace::Comm::idle(cpu));
+            let idle_context = Context {
+                affinity: 1 << cpu,
+                ..Context::running(idle_id, trace::Comm::idle(cpu))
+            };
             let rq = Runqueue::new(Rq::new(cpu, policy, idle_slot_of(cpu)), idle_context);
             super::resched::publish(cpu, rq.resched_flag());
             self.rqs.push(rq);
@@ -199,12 +204,12 @@ impl Scheduler {
                 idle.id = idle_id;
                 idle.slot = idle_slot_of(cpu);
                 idle.cpu = cpu;
-                idle.affinity = 1 << cpu;
                 self.ap_idle[cpu] = Some(Box::new(idle));
             }
         }
         self.online = online.to_vec();
         self.online_mask = online.iter().fold(0, |mask, &cpu| mask | 1 << cpu);
+        super::state::ONLINE.store(self.online_mask, core::sync::atomic::Ordering::Relaxed);
         self.present_mask = self.online_mask;
     }
 }

@@ -7,9 +7,13 @@
 //! a wait queue before it has blocked) is kept, and the task's next sleep returns at once
 //! (`Task::wake_pending`).
 
-use super::{Scheduler, change_then_reschedule};
-use crate::task::{TaskId, TaskRef};
+use super::runqueue::Runqueue;
+use super::trace::Kind;
+use super::{Scheduler, change_then_reschedule, runqueue};
+use crate::percpu::this_cpu;
+use crate::task::{State, TaskId, TaskRef};
 use crate::time::{self, clock, hrtimer};
+use core::sync::atomic::Ordering;
 use sched::{SyncWake, Wakeup};
 
 /// Sleeps until the clock reads `deadline` (rounded up to a tick with `hrtimer=off`), or
@@ -31,12 +35,12 @@ pub fn sleep_until(deadline: u64) {
 /// wakers will find it (wait queues, for `poll`) with interrupts off, and keeps them off
 /// until here.
 pub fn sleep_until_woken(deadline: Option<u64>, slack: u64) {
-    let timer = change_then_reschedule(|s| {
-        if s.take_wake_pending() {
+    let timer = sleep_on_this_rq(|rq| {
+        if rq.take_wake_pending() {
             return None;
         }
-        s.block_current(clock::now());
-        let me = s.current_id();
+        rq.block_current(clock::now());
+        let me = super::current_ref();
         let expiry = deadline.map(time::sleep_expiry);
         expiry.map(|e| hrtimer::start_range(e, slack, hrtimer::Action::Wake(me)))
     });
@@ -48,26 +52,133 @@ pub fn sleep_until_woken(deadline: Option<u64>, slack: u64) {
 /// Puts the running task to sleep until someone wakes it (its waker must know it: a wait
 /// queue, a timer).
 pub(super) fn sleep_current() {
-    change_then_reschedule(|s| {
-        if !s.take_wake_pending() {
-            s.block_current(clock::now());
+    sleep_on_this_rq(|rq| {
+        if !rq.take_wake_pending() {
+            rq.block_current(clock::now());
         }
     });
+}
+
+/// Runs `f` on this CPU's runqueue, which holds the running task, then switches if it asked
+/// (under the same lock): a task going to sleep, or yielding, touches its own runqueue and
+/// nothing else. A waker, which holds this runqueue's lock too, finds the task either still
+/// running (and leaves it a pending wake-up, which `f` takes) or asleep: never half-way.
+fn sleep_on_this_rq<R>(f: impl FnOnce(&mut Runqueue) -> R) -> R {
+    let mut rq = runqueue::lock(this_cpu().index());
+    let runqueue = rq.as_mut().expect("a runqueue");
+    let result = f(runqueue);
+    if runqueue.need_resched() {
+        let irq_were_on = super::switch::schedule_locked(rq);
+        crate::arch::irq::restore(irq_were_on);
+    }
+    result
 }
 
 /// Wakes `tasks` from task context, switching at once if the policy says a wakee should
 /// preempt the caller; `sync` says whether the caller is about to sleep (WF_SYNC).
 pub(super) fn wake_up_from(tasks: &[TaskRef], sync: SyncWake) {
-    change_then_reschedule(|s| {
-        let now = clock::now();
-        let wakeup = Wakeup {
-            sync,
-            ..Wakeup::default()
-        };
-        for &task in tasks {
-            s.wake_ref(task, wakeup, now);
+    let wakeup = Wakeup {
+        sync,
+        ..Wakeup::default()
+    };
+    wake_refs(tasks, wakeup, clock::now());
+}
+
+/// Wakes `tasks` with `wakeup` as of `now`, each under its runqueue's lock where it can be
+/// ([`wake_on_its_cpu`]), else under the scheduler's; then switches at once if the policy
+/// says a wakee should preempt the caller and the caller is a task (an interrupt handler's
+/// switch waits for the interrupt's end).
+fn wake_refs(tasks: &[TaskRef], wakeup: Wakeup, now: u64) {
+    let irq_were_on = crate::arch::irq::save_and_disable();
+    for &task in tasks {
+        if wake_on_its_cpu(task, wakeup, now) {
+            continue;
         }
-    });
+        let woken = || {
+            super::state::with_sched(|s| {
+                let must_wait = s.must_wait_for_leaving(task);
+                if !must_wait {
+                    s.wake_ref(task, wakeup, now);
+                }
+                !must_wait
+            })
+        };
+        while !woken() {
+            crate::sync::cross_call::serve();
+            core::hint::spin_loop();
+        }
+    }
+    if super::resched::asked_here() && !this_cpu().in_interrupt() {
+        super::schedule();
+    }
+    crate::arch::irq::restore(irq_were_on);
+}
+
+/// A wake-up under the runqueue locks it needs alone (Linux's `try_to_wake_up`, which takes
+/// the task's `rq->lock`, not every CPU's): for a task allowed one CPU, found on that CPU's
+/// runqueue, where its reference says it was, and not moving. It takes that runqueue's lock
+/// and, for another CPU's, this CPU's too (lowest CPU first, `lock_two`), for the waking
+/// event goes to this CPU's flight recorder, as Linux's trace event is written on the
+/// waker's CPU. True if done (a task not asleep is left as the slow path leaves it). Else
+/// the caller takes the whole scheduler: the task moved, or is allowed several CPUs and the
+/// era's placement, which reads the others' loads, chooses.
+fn wake_on_its_cpu(task: TaskRef, wakeup: Wakeup, now: u64) -> bool {
+    let here = this_cpu().index();
+    if task.cpu == here {
+        let mut rq = runqueue::lock(here);
+        return wake_locked(rq.as_mut().expect("a runqueue"), None, task, wakeup, now);
+    }
+    let [mut here_rq, mut rq] = runqueue::lock_two(here, task.cpu);
+    match (rq.as_mut(), here_rq.as_mut()) {
+        (Some(rq), Some(here_rq)) => wake_locked(rq, Some(here_rq), task, wakeup, now),
+        _ => false,
+    }
+}
+
+/// [`wake_on_its_cpu`] under its locks: `rq` the runqueue the task was on, `here_rq` this
+/// CPU's if it is another.
+fn wake_locked(
+    rq: &mut Runqueue,
+    here_rq: Option<&mut Runqueue>,
+    task: TaskRef,
+    wakeup: Wakeup,
+    now: u64,
+) -> bool {
+    let (here, there) = (this_cpu().index(), rq.cpu());
+    let Some(context) = rq.try_context(task.slot) else {
+        return false;
+    };
+    let online = super::state::ONLINE.load(Ordering::Relaxed);
+    let allowed_there_only = context.affinity & online == 1 << there;
+    if context.id != task.id || !allowed_there_only || context.move_to.is_some() {
+        return false;
+    }
+    match rq.state(task.slot) {
+        State::Sleeping => {}
+        // Running, perhaps about to sleep on another CPU, as `Scheduler::wake` explains:
+        // its next sleep, which takes this same lock, returns at once; the IPI makes a task
+        // in ring 3 pass by the kill and signal check (`kick_process`).
+        State::Running if there != here => {
+            rq.context_mut(task.slot).wake_pending = true;
+            crate::cpus::ipi::send_reschedule(there);
+            return true;
+        }
+        _ => return true,
+    }
+    let wakeup = Wakeup {
+        from_interrupt: this_cpu().in_interrupt(),
+        ..wakeup
+    };
+    let (kind, comm) = (Kind::Waking, rq.context(task.slot).comm);
+    match here_rq {
+        Some(here_rq) => here_rq.record_event(now, wakeup.from_interrupt, kind, comm, there),
+        None => rq.record_event(now, wakeup.from_interrupt, kind, comm, there),
+    }
+    rq.woken_onto();
+    let asked_before = rq.need_resched();
+    rq.wake(task.slot, wakeup, now);
+    rq.kick_if_asked(asked_before);
+    true
 }
 
 /// Sleeps until the next tick boundary. What starts then (a lab window, the first program)
@@ -85,8 +196,8 @@ pub fn sleep(ns: u64) {
 /// Wakes `task` if it sleeps, as of `now` (a timer's expiry is read once for all the timers
 /// of an interrupt). From task context the caller may be switched away at once; from an
 /// interrupt the switch waits for the interrupt's end.
-pub fn wake_up(task: TaskId, now: u64) {
-    change_then_reschedule(|s| s.wake(task, Wakeup::default(), now));
+pub fn wake_up(task: TaskRef, now: u64) {
+    wake_refs(&[task], Wakeup::default(), now);
 }
 
 /// Sleeps until [`unpark`] names the running task — at once if that
@@ -109,12 +220,6 @@ pub fn unpark(task: TaskId) {
 }
 
 impl Scheduler {
-    /// Whether a wake-up came while the running task ran, forgetting it.
-    fn take_wake_pending(&mut self) -> bool {
-        let me = self.current_slot();
-        core::mem::take(&mut self.task(me).wake_pending)
-    }
-
     fn unpark(&mut self, id: TaskId, wakeup: Wakeup, now: u64) {
         let Some(task) = self.task_by_id(id) else {
             return;
@@ -136,8 +241,7 @@ pub fn wake_tasks(tasks: &[TaskRef]) {
 
 /// Gives up the CPU if the policy has someone else to run.
 pub fn yield_now() {
-    change_then_reschedule(|s| {
-        let now = clock::now();
-        s.this_rq_mut().yield_current(now);
-    });
+    // This CPU's runqueue alone, and the pick under the same lock: a yield touches nothing
+    // else.
+    sleep_on_this_rq(|rq| rq.yield_current(clock::now()));
 }

@@ -1,11 +1,12 @@
-//! The scheduler's state and its one lock: the task table, every CPU's runqueue (the
-//! policy crate's `sched::rq::Rq`), the balancer's state and the trace, behind `SCHED`
-//! (see `sched`'s module docs for the rules), with the accessors every part of the
-//! scheduler shares: the running CPU's runqueue, a task's runqueue and state, the counts
-//! of runnable tasks, and the trace's recorder.
+//! The scheduler's state beside the runqueues — the task table, the balancer's state, the
+//! online CPUs — behind `SCHED`, with every runqueue reached through it while `with_sched`
+//! holds their locks too (see `sched`'s module docs for the rules); and the accessors every
+//! part of the scheduler shares: the running CPU's runqueue, a task's runqueue, state and
+//! context, the counts of runnable tasks, and the events' recorder.
 
 use super::runqueue::Runqueue;
-use super::{balance, trace, tracing};
+use super::runqueue::Runqueues;
+use super::{balance, trace};
 use crate::percpu::this_cpu;
 use crate::sync::{Rank, SpinLock};
 use crate::task::{Slot, State, Task, TaskId};
@@ -18,7 +19,7 @@ pub(super) struct Scheduler {
     /// `runqueues`): each has its own policy instance, its current and idle tasks, its
     /// `need_resched`, and the scheduling state, statistics and context of the tasks on it
     /// (`runqueue`). A task is on one runqueue at a time, the one its [`Task::cpu`] names.
-    pub(super) rqs: Vec<Runqueue>,
+    pub(super) rqs: Runqueues,
     /// Each AP's idle task, by CPU number (`None` for CPU 0, whose idle task has a slot,
     /// and for CPUs that did not come up): its boot flow, known by a slot no task has
     /// (`setup::idle_slot_of`), so that the APs move no task's slot.
@@ -43,24 +44,46 @@ pub(super) struct Scheduler {
     pub(super) next_id: TaskId,
 }
 
-/// The scheduler's state — every CPU's runqueue and the task table — behind one IRQ-safe
-/// lock (interrupts are off while it is held: a timer interrupt arriving while a task held
-/// it would spin forever in the handler). One lock for all the CPUs' runqueues, where Linux
-/// has one per runqueue: the simplest rule that is right on several CPUs, until per-CPU
-/// runqueue locks and their double-locking come with migration. gdb's helpers read its
-/// data while it is held (see [`debugger`]).
+/// The CPUs online, one bit each: a copy of [`Scheduler::online_mask`] that a wake-up and
+/// the tick read without the scheduler's lock (`sleep::wake_on_its_cpu`), written with it.
+pub(super) static ONLINE: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
+
+/// The scheduler's state beside the runqueues — the task table, the balancer, the online
+/// CPUs — behind one IRQ-safe lock (interrupts are off while it is held: a timer interrupt
+/// arriving while a task held it would spin forever in the handler). [`with_sched`] takes
+/// runqueue locks after it, in CPU order, for as long as it lends the scheduler out
+/// (`runqueue::Runqueues`). gdb's helpers read its data while it is held (see
+/// [`debugger`]).
 pub(super) static SCHED: SpinLock<Option<Scheduler>> = SpinLock::new(Rank::Sched, None);
 
-/// The scheduler's lock (`runqueue()` in the kernel's vocabulary: `this_rq()`'s lock, which
-/// every CPU shares for now).
-#[inline(always)]
-pub(super) fn runqueue() -> &'static SpinLock<Option<Scheduler>> {
-    &SCHED
+/// The one way to the scheduler's whole state: its lock, then the runqueues' — those of the
+/// CPUs up to the last that holds a task at once, any further one as it is reached, in CPU
+/// order (`runqueue::Runqueues`).
+pub(super) fn with_sched<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
+    let mut sched = SCHED.lock();
+    let s = sched.as_mut().expect("scheduler not started");
+    s.rqs.start_lending();
+    let result = f(s);
+    s.rqs.stop_lending();
+    result
 }
 
-/// The one way to the scheduler's state.
-pub(super) fn with_sched<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
-    f(runqueue().lock().as_mut().expect("scheduler not started"))
+/// The task table alone, without any runqueue: for what reads or changes tasks' process
+/// data (signal masks, uids, names, robust lists, their thread group) and nothing a
+/// runqueue holds. A runqueue reached under it panics, in every build (`runqueue`'s index
+/// checks that its lock is held). Its cost does not grow with the number of CPUs, where
+/// [`with_sched`]'s does: a uniprocessor run's figures do not move with `smp=`.
+pub(super) fn with_tasks<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
+    f(SCHED.lock().as_mut().expect("scheduler not started"))
+}
+
+/// The running task's context, under this CPU's runqueue's lock alone (the context is on
+/// that runqueue): its files, its address space, as the task itself changes them.
+pub(super) fn with_current_context<R>(f: impl FnOnce(&mut crate::task::Context) -> R) -> R {
+    let mut rq = super::runqueue::lock(this_cpu().index());
+    let rq = rq.as_mut().expect("a runqueue");
+    let current = rq.current();
+    f(rq.context_mut(current))
 }
 
 impl Scheduler {
@@ -105,7 +128,13 @@ impl Scheduler {
     /// its runqueue's `current`, read with one instruction on every system call's way.
     pub(super) fn current_slot(&self) -> Slot {
         let slot = this_cpu().current_slot();
-        debug_assert_eq!(slot, self.this_rq().current(), "the per-CPU current slot");
+        // (Checked where the runqueue is held: `with_tasks` holds none.)
+        let cpu = this_cpu().index();
+        debug_assert!(
+            !this_cpu().holds_key(crate::sync::Rank::Runqueue as u32, cpu as u32)
+                || slot == self.this_rq().current(),
+            "the per-CPU current slot"
+        );
         slot
     }
 
@@ -148,15 +177,6 @@ impl Scheduler {
 
     /// The running task stops being runnable: it sleeps at the `schedule()` this asks for.
     pub(super) fn block_current(&mut self, now: u64) {
-        // A push (active or exec balancing) is for a task that stays runnable, as Linux's
-        // stopper moves only a queued one: a task that sleeps first keeps its CPU. (A move
-        // its affinity asks for — its CPU no longer allowed — stays marked.)
-        let t = self.task_ref(self.current_slot());
-        let stays_allowed = t.affinity & 1 << t.cpu != 0;
-        let context = self.current_context();
-        if context.move_to.is_some() && stays_allowed {
-            context.move_to = None;
-        }
         self.this_rq_mut().block_current(now);
     }
 }
@@ -167,19 +187,12 @@ impl Scheduler {
         self.context(slot).comm
     }
 
-    /// Records `kind` of event, about the task in `about`, at `now` while the task in
-    /// `on_cpu` ran (`hardirq`: in the timer interrupt's handler): into the recent-events
-    /// ring always, then on (`trace::publish`).
-    pub(super) fn record(
-        &mut self,
-        now: u64,
-        on_cpu: Slot,
-        hardirq: bool,
-        kind: trace::Kind,
-        about: Slot,
-    ) {
+    /// Records `kind` of event, about the task in `about`, at `now`, on this CPU
+    /// (`hardirq`: in the timer interrupt's handler): into its recent-events ring always,
+    /// then on (`trace::publish`).
+    pub(super) fn record(&mut self, now: u64, hardirq: bool, kind: trace::Kind, about: Slot) {
         let (task, target_cpu) = (self.comm(about), self.cpu_of(about));
-        self.record_about(now, on_cpu, hardirq, kind, task, target_cpu);
+        self.record_about(now, hardirq, kind, task, target_cpu);
     }
 
     /// [`Scheduler::record`] of an event about a task shown as `task`, on `target_cpu`: a
@@ -187,33 +200,12 @@ impl Scheduler {
     pub(super) fn record_about(
         &mut self,
         now: u64,
-        on_cpu: Slot,
         hardirq: bool,
         kind: trace::Kind,
         task: trace::Comm,
         target_cpu: usize,
     ) {
-        let current = self.comm(on_cpu);
-        let target_cpu = target_cpu as u16;
-        let flags = self.flags(hardirq);
-        let event = self.this_rq_mut().recent.next_slot();
-        *event = trace::Event {
-            at: now,
-            cpu: this_cpu().index() as u16,
-            target_cpu,
-            flags,
-            current,
-            kind,
-            task,
-        };
-        tracing::publish(event);
-    }
-
-    /// The CPU's flags for an event recorded now (`hardirq`: in the timer interrupt).
-    pub(super) fn flags(&self, hardirq: bool) -> trace::Flags {
-        trace::Flags {
-            need_resched: self.this_rq().need_resched(),
-            hardirq,
-        }
+        let rq = self.this_rq_mut();
+        rq.record_event(now, hardirq, kind, task, target_cpu);
     }
 }

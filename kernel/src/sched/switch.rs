@@ -2,15 +2,17 @@
 //! back to the policy, the policy picks the next, the statistics and the trace record the
 //! switch, and `schedule` changes stacks, address space and user CPU state.
 //!
-//! Interrupts are off throughout, asserted at the top of [`schedule`]; the scheduler's lock is
-//! taken once, for `pick`, and released before the stacks change (see `sched`'s module docs).
+//! Interrupts are off throughout, asserted at the top of [`schedule`]; this CPU's runqueue's
+//! lock is taken once, for the pick, and released before the stacks change — the switch
+//! takes no other lock (see `sched`'s module docs).
 
+use super::runqueue::Runqueue;
 use super::{Scheduler, Slot, runqueue, trace, tracing, with_sched};
 use crate::arch::irq;
 use crate::arch::switch::switch_context;
 use crate::arch::user_state::UserCpuState;
 use crate::percpu::this_cpu;
-use crate::sync::SpinLockGuard;
+use crate::sync::KeyedGuard;
 use crate::task::State;
 use crate::time::clock;
 use core::ptr::NonNull;
@@ -34,15 +36,15 @@ struct Switch {
     leaving: NonNull<AtomicBool>,
 }
 
-impl Scheduler {
+impl Runqueue {
     /// The runqueue puts the current task back and picks the next (see `sched::rq`); this
     /// returns what switching to it needs (`None` if the current task keeps the CPU). The
-    /// switch's event is written straight into the flight recorder, each task's name read
-    /// from its context. It reads nothing of a task but its context, on this runqueue.
+    /// switch's event is written straight into this CPU's flight recorder, each task's name
+    /// read from its context. It reads nothing but this runqueue: its lock is the only one
+    /// the switch takes.
     #[inline(always)]
-    fn pick(&mut self) -> Option<Switch> {
-        self.balance_newly_idle();
-        let rq = &mut self.rqs[this_cpu().index()];
+    fn pick_switch(&mut self) -> Option<Switch> {
+        let rq = self;
         let moving = rq.context(rq.current()).move_to.is_some();
         if moving && rq.state(rq.current()) == State::Running {
             // It is to move to another CPU: it leaves this one at this pick, still
@@ -110,8 +112,9 @@ impl Scheduler {
 }
 
 /// Switches to whichever task the policy picks. Interrupts must be off, and stay off until
-/// the switch is done: the lock is released before the stacks are switched (the next task
-/// may be anywhere, including in its own `schedule()`, and must be able to take it).
+/// the switch is done: the runqueue's lock is released before the stacks are switched (the
+/// next task may be anywhere, including in its own `schedule()`, and must be able to take
+/// it).
 pub(super) fn schedule() {
     // Its rules, checked in every build (xv6's `sched()`): with interrupts on, a tick could
     // switch away in the middle of a switch; with a spin lock held, the next task could spin
@@ -121,34 +124,69 @@ pub(super) fn schedule() {
     if !this_cpu().preemptible() {
         not_preemptible(0);
     }
-    switch_under(super::runqueue().lock());
+    switch_under(this_rq_to_pick());
 }
 
-/// [`schedule`] for a caller that has just changed the scheduler's state under its lock
-/// (`change_then_reschedule`) and holds it still, its only lock: the pick goes on under it,
-/// one lock round trip fewer on every voluntary switch. Returns whether interrupts were on
-/// when the caller took the lock: it turns them back on once this task runs again.
-pub(super) fn schedule_locked(sched: SpinLockGuard<'_, Option<Scheduler>>) -> bool {
+/// [`schedule`] for a caller that holds this CPU's runqueue's lock, its only lock, having
+/// just changed the runqueue (a yield): the pick goes on under it. Returns whether
+/// interrupts were on when the caller took the lock: it turns them back on once this task
+/// runs again.
+pub(super) fn schedule_locked(rq: KeyedGuard<'static, Option<Runqueue>>) -> bool {
     // The same rules; interrupts are off by the lock's type.
-    if !this_cpu().holds_only(crate::sync::Rank::Sched as u32) {
+    let (rank, cpu) = (
+        crate::sync::Rank::Runqueue as u32,
+        this_cpu().index() as u32,
+    );
+    if !this_cpu().holds_only_key(rank, cpu) {
         not_preemptible(1);
     }
-    switch_under(sched)
+    let (rq, taken_with_irqs_on) = ready_to_pick(rq);
+    let irq_were_on = switch_under(rq);
+    taken_with_irqs_on.unwrap_or(irq_were_on)
 }
 
-/// Picks under the lock `sched`, releases it (interrupts stay off) and switches; then, as
-/// Linux's `schedule()` loops `while (need_resched())`, switches again while a reschedule
-/// is asked by the time this task runs again. Only one thing can ask for it here with no
-/// interrupt to say so: the hand-off this task finishes as it resumes puts a task whose
-/// move was called off back on this runqueue (`finish_switch`), and that task would
+/// This CPU's runqueue, locked, for a pick (see [`ready_to_pick`]).
+#[inline(always)]
+fn this_rq_to_pick() -> KeyedGuard<'static, Option<Runqueue>> {
+    ready_to_pick(runqueue::lock(this_cpu().index())).0
+}
+
+/// This CPU's runqueue `rq`, locked, made ready for a pick. A CPU about to find nothing to
+/// run first tries to pull work from the others (Linux's newly-idle balance, which also lets
+/// go of its runqueue's lock to look at the others'), unless its own idle spells say it is
+/// not worth it (read under its own lock, as Linux reads `avg_idle`): the pass needs every
+/// runqueue, so it runs under the scheduler's lock, and the runqueue is taken again for the
+/// pick — then this also returns whether interrupts were on when `rq` was taken (they stay
+/// off).
+#[inline(always)]
+fn ready_to_pick(
+    mut rq: KeyedGuard<'static, Option<Runqueue>>,
+) -> (KeyedGuard<'static, Option<Runqueue>>, Option<bool>) {
+    let runqueue = rq.as_mut().expect("a runqueue");
+    // (No balancer, the common case on one CPU, is the first and cheapest test.)
+    let no_balancer = runqueue.balance.is_none();
+    if no_balancer || !runqueue.policy().nothing_queued() || runqueue.skips_newly_idle() {
+        return (rq, None);
+    }
+    let irq_were_on = rq.unlock_keeping_irqs_off();
+    with_sched(Scheduler::balance_newly_idle);
+    (runqueue::lock(this_cpu().index()), Some(irq_were_on))
+}
+
+/// Picks under the runqueue's lock `rq`, releases it (interrupts stay off) and switches;
+/// then, as Linux's `schedule()` loops `while (need_resched())`, switches again while a
+/// reschedule is asked by the time this task runs again. Only one thing can ask for it here
+/// with no interrupt to say so: the hand-off this task finishes as it resumes puts a task
+/// whose move was called off back on this runqueue (`finish_switch`), and that task would
 /// otherwise wait for the next tick. Any other CPU that asks sends the reschedule IPI,
 /// which the return from its interrupt answers; so the flag is read only after such a
-/// hand-off, and the common switch pays nothing for the loop.
+/// hand-off, and the common switch pays nothing for the loop. Returns whether interrupts
+/// were on when `rq` was taken.
 #[inline(always)]
-fn switch_under(sched: SpinLockGuard<'_, Option<Scheduler>>) -> bool {
-    let (irq_were_on, mut queued_here) = switch_once(sched);
+fn switch_under(rq: KeyedGuard<'static, Option<Runqueue>>) -> bool {
+    let (irq_were_on, mut queued_here) = switch_once(rq);
     while queued_here && super::resched::asked_here() {
-        queued_here = switch_once(runqueue().lock()).1;
+        queued_here = switch_once(this_rq_to_pick()).1;
     }
     irq_were_on
 }
@@ -157,9 +195,9 @@ fn switch_under(sched: SpinLockGuard<'_, Option<Scheduler>>) -> bool {
 /// whether interrupts were on when the lock was taken, and whether the switch's hand-off
 /// queued a task on this CPU.
 #[inline(always)]
-fn switch_once(mut sched: SpinLockGuard<'_, Option<Scheduler>>) -> (bool, bool) {
-    let switch = sched.as_mut().expect("scheduler not started").pick();
-    let irq_were_on = sched.unlock_keeping_irqs_off();
+fn switch_once(mut rq: KeyedGuard<'static, Option<Runqueue>>) -> (bool, bool) {
+    let switch = rq.as_mut().expect("a runqueue").pick_switch();
+    let irq_were_on = rq.unlock_keeping_irqs_off();
     if let Some(Switch {
         save,
         load,
@@ -284,15 +322,14 @@ pub(super) fn finish_switch() -> bool {
 /// ([`preempt_from_interrupt`]). Every operation that may wake, block or start a task goes
 /// through here.
 pub(super) fn change_then_reschedule<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
-    let mut sched = runqueue().lock();
-    let s = sched.as_mut().expect("scheduler not started");
-    let result = f(s);
-    // The switch picks under the same lock, with interrupts off from the change on: a tick
-    // in between could switch first, and this switch would be a second one for one reason.
-    if s.this_rq().need_resched() && !this_cpu().in_interrupt() {
-        let irq_were_on = schedule_locked(sched);
-        irq::restore(irq_were_on);
+    // Interrupts stay off from the change to the switch: a tick in between could switch
+    // first, and this switch would be a second one for one reason.
+    let irq_were_on = irq::save_and_disable();
+    let result = with_sched(f);
+    if super::resched::asked_here() && !this_cpu().in_interrupt() {
+        schedule();
     }
+    irq::restore(irq_were_on);
     result
 }
 

@@ -1,23 +1,38 @@
 //! The scheduler tick (Linux's `scheduler_tick`), the one scheduler entry of the timer
-//! interrupt's tick: the running task's runqueue and policy, the balancer's periodic
-//! pass, and — on the boot CPU — the load average and the invariant's checker.
+//! interrupt's tick: under this CPU's runqueue lock alone, the running task's charge and the
+//! policy's check, and the CPU's own share of balancing (its load history); then, under the
+//! scheduler's lock and every runqueue's, only when there is something to do there — a
+//! balancing pass due (Linux raises its balancing softirq only then too), or, on the boot
+//! CPU, a load-average sample or the invariant's check.
 
-use super::loadavg;
+use super::balance::state::{TickRest, checking_invariant};
 use super::state::with_sched;
+use super::{loadavg, runqueue};
 use crate::percpu::this_cpu;
 
 /// The scheduler tick (from the timer interrupt), which found the CPU in ring 3 if
 /// `user_mode`: the policy may ask for a preemption.
 pub fn tick(now: u64, user_mode: bool) {
-    with_sched(|s| {
-        s.this_rq_mut().tick(now, user_mode);
-        s.balance_tick(now);
-        // The load average is the machine's: sampled once, by the boot CPU's tick.
-        if this_cpu().index() == 0 {
-            loadavg::tick(now, || s.runnable_tasks());
-            s.check_invariant(now);
-        }
-    });
+    let cpu = this_cpu().index();
+    let jiffies = now / crate::time::tick_ns();
+    let rest = {
+        let mut rq = runqueue::lock(cpu);
+        let rq = rq.as_mut().expect("a runqueue");
+        rq.tick(now, user_mode);
+        rq.balance_tick_here(jiffies)
+    };
+    // The load average and the invariant are the machine's: looked at by the boot CPU's
+    // tick (CPU 0 never stops its tick).
+    let machine = cpu == 0 && (loadavg::due(now) || checking_invariant());
+    if rest != TickRest::Nothing || machine {
+        with_sched(|s| {
+            s.balance_tick(now, rest);
+            if cpu == 0 {
+                loadavg::tick(now, || s.runnable_tasks());
+                s.check_invariant(now);
+            }
+        });
+    }
     if user_mode {
         this_cpu().count_user_tick();
     }

@@ -3,8 +3,11 @@
 //! one a change of affinity or an offline CPU leaves it — and that CPU is told to
 //! reschedule if the wakee should preempt what it runs (`resched_curr`'s IPI).
 //!
-//! Interrupts are off throughout (asserted at the top of [`Scheduler::wake`]): a wake-up
-//! runs under the scheduler's lock, from a task or from an interrupt handler.
+//! Interrupts are off throughout (asserted at the top of [`Scheduler::wake`]): this is the
+//! wake-up under the scheduler's lock and every runqueue's (`with_sched`), from a task or
+//! from an interrupt handler. A task allowed one CPU is woken under that CPU's runqueue
+//! lock instead, when its waker finds it there (`sleep::wake_on_its_cpu`): the same steps,
+//! with no placement to make.
 
 use super::{Scheduler, trace};
 use crate::arch::irq;
@@ -33,6 +36,23 @@ impl Scheduler {
         }
     }
 
+    /// Whether waking `task` now would wait for a CPU to finish switching away from it: it
+    /// sleeps, is to move, and the CPU it slept on has not saved its registers yet (its
+    /// `on_cpu`). The waker then lets the scheduler go and tries again (`sleep::wake_refs`),
+    /// as Linux's `try_to_wake_up` waits on `on_cpu` holding no runqueue lock: the CPU it
+    /// waits for may need the scheduler's lock to finish that switch (a newly-idle pass),
+    /// so a wait under the lock could last for ever.
+    pub(super) fn must_wait_for_leaving(&self, task: TaskRef) -> bool {
+        let there = self.slots.get(task.slot.index()).and_then(|t| t.as_deref());
+        let Some(t) = there.filter(|t| t.id == task.id) else {
+            return false;
+        };
+        let context = self.rqs[t.cpu].context(task.slot);
+        self.state(task.slot) == State::Sleeping
+            && context.move_to.is_some()
+            && context.on_cpu.load(Ordering::Acquire)
+    }
+
     /// Wakes the task in `slot` (see [`Scheduler::wake`]).
     fn wake_slot(&mut self, slot: Slot, wakeup: Wakeup, now: u64) {
         debug_assert!(!irq::enabled(), "wake-ups run with interrupts off");
@@ -46,7 +66,7 @@ impl Scheduler {
             State::Running => {
                 let cpu = self.cpu_of(slot);
                 if cpu != this_cpu().index() {
-                    self.task(slot).wake_pending = true;
+                    self.context_mut(slot).wake_pending = true;
                     // Perhaps in ring 3 there: the reschedule IPI makes it pass its way
                     // back to ring 3 now, where a kill or a signal that came with this
                     // wake-up is taken (Linux's `kick_process`).
@@ -62,14 +82,7 @@ impl Scheduler {
             from_interrupt: this_cpu().in_interrupt(),
             ..wakeup
         };
-        let current = self.current_slot();
-        self.record(
-            now,
-            current,
-            wakeup.from_interrupt,
-            trace::Kind::Waking,
-            slot,
-        );
+        self.record(now, wakeup.from_interrupt, trace::Kind::Waking, slot);
         // Its CPU went offline while it slept: it wakes where `select_fallback_rq` says.
         let prev = self.cpu_of(slot);
         if !self.is_online(prev) && self.context(slot).move_to.is_none() {
@@ -85,7 +98,7 @@ impl Scheduler {
         // `select_task_rq` at a wake-up chooses among the allowed CPUs).
         if moving {
             if let Some(to) = self.finish_move(slot, wakeup, now) {
-                self.woken_onto(to);
+                self.rqs[to].woken_onto();
             }
             return;
         }
@@ -96,7 +109,7 @@ impl Scheduler {
         } else {
             self.wake_cpu(slot, prev, wakeup)
         };
-        self.woken_onto(cpu);
+        self.rqs[cpu].woken_onto();
         if cpu != prev {
             self.move_between(slot, prev, cpu, wakeup, now);
             return;
@@ -106,13 +119,8 @@ impl Scheduler {
         self.kick_if_asked(cpu, asked_before);
     }
 
-    /// CPU `cpu`'s runqueue was just changed, and `asked_before` says whether it already
-    /// asked for a reschedule: if it asks now and is another CPU, that CPU is sent the
-    /// reschedule IPI, whose interrupt's end switches (Linux's `resched_curr`). Once per
-    /// request: a CPU already asked has its IPI on the way.
+    /// CPU `cpu`'s runqueue was just changed (see `Runqueue::kick_if_asked`).
     pub(super) fn kick_if_asked(&self, cpu: usize, asked_before: bool) {
-        if !asked_before && self.rqs[cpu].need_resched() && cpu != this_cpu().index() {
-            crate::cpus::ipi::send_reschedule(cpu);
-        }
+        self.rqs[cpu].kick_if_asked(asked_before);
     }
 }

@@ -35,6 +35,13 @@ impl<T> KeyedLock<T> {
         }
     }
 
+    /// Gives the lock key `key` (below 64): for statics made as an array of one value, each
+    /// then keyed by its place.
+    pub const fn set_key(&mut self, key: u32) {
+        assert!(key < u64::BITS, "a lock's key is one bit of a word");
+        self.key = key;
+    }
+
     /// Takes the lock, with interrupts off until the guard is dropped.
     #[inline(always)]
     pub fn lock(&self) -> KeyedGuard<'_, T> {
@@ -48,6 +55,31 @@ impl<T> KeyedLock<T> {
             irq_were_on,
             _this_cpu: PhantomData,
         }
+    }
+
+    /// Takes the lock with interrupts already off, leaving no guard: for a holder that
+    /// takes several and keeps count of them itself (the runqueues' lender, `sched`), and
+    /// gives each back with [`KeyedLock::release_held`].
+    #[inline(always)]
+    pub fn acquire_held(&self) {
+        debug_assert!(!irq::enabled(), "a lock without a guard, interrupts on");
+        this_cpu().keyed_lock_taken(self.lock.rank() as u32, self.key);
+        if !self.lock.try_acquire() {
+            self.lock.wait();
+        }
+    }
+
+    /// Releases a lock taken with [`KeyedLock::acquire_held`]: this CPU must hold it
+    /// (checked in every build: releasing another CPU's lock would let two in).
+    #[inline(always)]
+    pub fn release_held(&self) {
+        let rank = self.lock.rank() as u32;
+        assert!(
+            this_cpu().holds_key(rank, self.key),
+            "released a lock this CPU does not hold"
+        );
+        self.lock.release();
+        this_cpu().keyed_lock_released(rank, self.key);
     }
 
     /// The lock's key.

@@ -27,6 +27,13 @@ pub struct Context {
     /// allows the one it is on, or the balancer pushes it): see `sched::affinity`. Here,
     /// because the switch that hands the task over reads it.
     pub(crate) move_to: Option<usize>,
+    /// The CPUs the task may run on, one bit each (Linux's `cpus_mask`, set by
+    /// `sched_setaffinity`): inherited from its creator.
+    pub(crate) affinity: u64,
+    /// A wake-up came while the task ran: its next sleep returns at once (see
+    /// `sched::sleep`). On several CPUs a waker may find a task on its wait queue before
+    /// the task has gone to sleep: this is how that wake-up is not lost.
+    pub(crate) wake_pending: bool,
     /// The saved stack pointer while the task is not running.
     pub(crate) rsp: u64,
     /// Top of its kernel stack, where interrupts and system calls from ring 3 land (0 for
@@ -57,6 +64,8 @@ impl Context {
             id: TaskId::from_number(0),
             process: TaskId::from_number(0),
             move_to: None,
+            affinity: u64::MAX,
+            wake_pending: false,
             rsp,
             kernel_stack_top,
             user_cpu: None,

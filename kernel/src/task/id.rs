@@ -45,15 +45,19 @@ pub fn id_of_pid(pid: i64) -> Option<TaskId> {
     usize::try_from(pid).ok()?.checked_sub(1).map(TaskId)
 }
 
-/// A task as the things that wake it keep it — a wait queue, a futex's waiters: its id and
-/// its slot (Linux's wait-queue entry holds the `task_struct` itself). The slot finds the
-/// task without a search; it is reused once the task has exited, so a wake-up takes it only
-/// if the task there still has the id (else it looks the id up: the task was renamed, as a
-/// thread that execs takes its leader's id).
+/// A task as the things that wake it keep it — a wait queue, a futex's waiters: its id, its
+/// slot and the CPU it was on when it was taken (Linux's wait-queue entry holds the
+/// `task_struct` itself, whose `cpu` a waker reads). The slot finds the task without a
+/// search; it is reused once the task has exited, so a wake-up takes it only if the task
+/// there still has the id (else it looks the id up: the task was renamed, as a thread that
+/// execs takes its leader's id). The CPU is a hint: a waker looks for the task on that
+/// CPU's runqueue under that runqueue's lock alone, and takes the scheduler's whole state
+/// if the task has moved since.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TaskRef {
     pub id: TaskId,
     pub slot: Slot,
+    pub cpu: usize,
 }
 
 impl TaskRef {
@@ -61,6 +65,7 @@ impl TaskRef {
     pub const UNUSED: TaskRef = TaskRef {
         id: TaskId(0),
         slot: Slot::new(0),
+        cpu: 0,
     };
 }
 

@@ -48,9 +48,6 @@ pub struct Task {
     /// The CPU whose runqueue holds the task (Linux's `task_cpu()`): `/proc/PID/stat`'s
     /// processor field.
     pub cpu: usize,
-    /// The CPUs the task may run on, one bit each (Linux's `cpus_mask`, set by
-    /// `sched_setaffinity`): inherited from its creator.
-    pub affinity: u64,
     /// Changed only by the scheduler, which keeps the context's `comm` in step.
     pub name: String,
     pub uid: u32,
@@ -100,8 +97,4 @@ pub struct Task {
     pub(crate) parked: bool,
     /// An `unpark` came while the task was not parked: its next `park` returns at once.
     pub(crate) unpark_token: bool,
-    /// A wake-up came while the task ran: its next sleep returns at once (see
-    /// `sched::sleep`). On several CPUs a waker may find a task on its wait queue before
-    /// the task has gone to sleep: this is how that wake-up is not lost.
-    pub(crate) wake_pending: bool,
 }

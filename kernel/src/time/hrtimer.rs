@@ -27,7 +27,7 @@ use super::clock;
 use crate::arch::apic;
 use crate::percpu::this_cpu;
 use crate::sync::{Rank, SpinLock};
-use crate::task::TaskId;
+use crate::task::{TaskId, TaskRef};
 use alloc::collections::BTreeMap;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -38,8 +38,9 @@ pub enum Action {
     /// after each expiry, so ticks do not drift with interrupt latency. While the PIT
     /// drives the tick its expiries are skipped: each PIT interrupt is a tick itself.
     Tick,
-    /// A timed sleep ends: wake this task.
-    Wake(TaskId),
+    /// A timed sleep ends: wake this task (as its wakers keep it: its CPU is where the
+    /// wake-up looks first).
+    Wake(TaskRef),
     /// A long lab window prints how far it has got (`lab::progress`).
     LabProgress,
     /// A process's ITIMER_REAL expires (`alarm`, `setitimer`): SIGALRM to the process

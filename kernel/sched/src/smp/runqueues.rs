@@ -110,6 +110,28 @@ impl CpuBalance {
     pub fn held(&self, uid: Uid) -> u64 {
         self.last_share(uid).map_or(0, |s| s.shares)
     }
+
+    /// A task was woken onto this CPU (`try_to_wake_up`; `ttwu_do_wakeup` from 3.0): if it
+    /// was idle, its idle spell ends and goes into its average ([`avg_idle`]) by `rules`'
+    /// era. The clock is read only then: most wake-ups find their CPU busy.
+    pub fn woken(&mut self, rules: Rules, now: impl FnOnce() -> Nanos) {
+        if let Some(stamp) = self.idle_stamp.take() {
+            let spell = now().saturating_sub(stamp);
+            self.avg_idle = avg_idle::update(rules, self.avg_idle, spell);
+        }
+    }
+
+    /// Whether this CPU, about to idle at `now`, skips its newly-idle pass, its idle spells
+    /// too short to be worth one in `rules`' era ([`avg_idle::skips_newidle`]); if it does,
+    /// its idle spell starts now. It reads nothing but this CPU's state, as Linux's
+    /// `idle_balance` looks at `avg_idle` before it lets go of its runqueue's lock.
+    pub fn skips_newly_idle(&mut self, rules: Rules, now: Nanos) -> bool {
+        let skips = avg_idle::skips_newidle(rules, self.switches(), self.avg_idle);
+        if skips {
+            self.idle_stamp = Some(now);
+        }
+        skips
+    }
 }
 
 /// The runqueues, as their holder lets the balancer read and change them.
@@ -153,11 +175,15 @@ pub trait Runqueues {
 /// `weighted_cpuload`: 2.6.24–2.6.26 count the tasks' weight; later eras the top-level
 /// entities', a group's with its share here.
 pub fn weighted_cpuload<R: Runqueues + ?Sized>(r: &R, cpu: usize) -> u64 {
-    let policy = r.rq(cpu).policy();
+    load_of(r.rq(cpu).policy(), r.split())
+}
+
+/// [`weighted_cpuload`] of the CPU whose policy is `policy`, its shares split by `split`.
+pub fn load_of<P: Policy + ?Sized>(policy: &P, split: SharesSplit) -> u64 {
     if let Some(avg) = policy.load_avg() {
         // 6.6's `cpu_load`: the root runqueue's load average.
         avg.load
-    } else if r.split().load_is_tasks() {
+    } else if split.load_is_tasks() {
         policy.balance_queues().iter().map(|q| q.load).sum()
     } else {
         policy.runqueues()[0].load
@@ -170,6 +196,24 @@ pub fn weighted_cpuload<R: Runqueues + ?Sized>(r: &R, cpu: usize) -> u64 {
 pub fn tick<R: Runqueues + ?Sized>(r: &mut R, cpu: usize, jiffies: u64, hz: u64) -> Vec<usize> {
     sync_group_loads(r, cpu);
     update_cpu_load(r, cpu);
+    tick_after_load_update(r, cpu, jiffies, hz)
+}
+
+/// Whether [`tick`]'s first part reads `cpu`'s runqueue alone, so that a caller may run it
+/// under that runqueue's lock ([`update_cpu_load_of`]) and take every runqueue only for
+/// [`tick_after_load_update`] when a pass is due: every split but 6.6's, whose tick first
+/// reads every CPU's group loads.
+pub fn tick_starts_on_its_cpu(split: SharesSplit) -> bool {
+    split != SharesSplit::FromLoadAvg
+}
+
+/// [`tick`] once `cpu`'s load is updated: `rebalance_domains` if a domain is due.
+pub fn tick_after_load_update<R: Runqueues + ?Sized>(
+    r: &mut R,
+    cpu: usize,
+    jiffies: u64,
+    hz: u64,
+) -> Vec<usize> {
     if jiffies < r.balance(cpu).next_balance {
         return Vec::new();
     }
@@ -218,6 +262,11 @@ pub fn update_cpu_load<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) {
     r.balance_mut(cpu).cpu_load.tick(load);
 }
 
+/// [`update_cpu_load`] of the CPU whose policy is `policy` and balancing state `b`.
+pub fn update_cpu_load_of<P: Policy + ?Sized>(policy: &P, b: &mut CpuBalance, split: SharesSplit) {
+    b.cpu_load.tick(load_of(policy, split));
+}
+
 /// Runs `pass` on `cpu`'s domains and their states, taken out of its balancing state for
 /// the pass (which reads and changes the runqueues through `r`) and put back after.
 fn with_domains<R: Runqueues + ?Sized, T>(
@@ -263,9 +312,8 @@ pub fn rebalance<R: Runqueues + ?Sized>(
 /// with SD_BALANCE_NEWIDLE — unless its idle spells are too short to be worth it in this
 /// era ([`avg_idle::skips_newidle`]). Returns whether it pulled anything.
 pub fn idle_balance<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) -> bool {
-    let b = r.balance(cpu);
-    if avg_idle::skips_newidle(r.rules(), b.switches(), b.avg_idle) {
-        r.balance_mut(cpu).idle_stamp = Some(r.now());
+    let (rules, now) = (r.rules(), r.now());
+    if r.balance_mut(cpu).skips_newly_idle(rules, now) {
         return false;
     }
     update_blocked_averages(r, cpu);
@@ -281,12 +329,10 @@ pub fn idle_balance<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) -> bool {
 /// idle, its idle spell ends, and goes into its average ([`avg_idle`]).
 pub fn woken_onto<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) {
     // Most wake-ups find their CPU busy: the clock is read only for one that was idle.
-    let Some(stamp) = r.balance_mut(cpu).idle_stamp.take() else {
-        return;
-    };
-    let (now, rules) = (r.now(), r.rules());
-    let b = r.balance_mut(cpu);
-    b.avg_idle = avg_idle::update(rules, b.avg_idle, now.saturating_sub(stamp));
+    if r.balance(cpu).idle_stamp.is_some() {
+        let (rules, now) = (r.rules(), r.now());
+        r.balance_mut(cpu).woken(rules, || now);
+    }
 }
 
 /// Whether `cpu`'s policy has nothing runnable (its queues are empty): what makes a CPU

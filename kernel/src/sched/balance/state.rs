@@ -8,7 +8,7 @@ use ::sched::smp::invariant::Checker;
 use ::sched::smp::runqueues::CpuBalance;
 use ::sched::smp::shares::SharesSplit;
 use ::sched::smp::topology::Topology;
-use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// What the scheduler keeps for balancing.
 pub struct BalanceState {
@@ -33,6 +33,7 @@ impl BalanceState {
     /// the state a machine of one CPU has.
     pub fn new(config: &Config, topology: Topology) -> BalanceState {
         let threshold_ns = u64::from(config.invariant_ms) * 1_000_000;
+        CHECKING_INVARIANT.store(config.invariant, Ordering::Relaxed);
         BalanceState {
             balancer: None,
             invariant: config.invariant.then(|| Checker::new(threshold_ns)),
@@ -43,13 +44,64 @@ impl BalanceState {
     }
 }
 
-/// The balancer's state, with a fair policy on two CPUs or more.
+/// The balancer's state, with a fair policy on two CPUs or more. Each CPU's own part is on
+/// its runqueue ([`CpuBalancing`]).
 pub struct Balancer {
-    /// Each CPU's balancing state, by CPU number (a CPU that did not come up has one that
-    /// no domain names).
-    pub(super) cpus: Vec<CpuBalance>,
     /// How the era splits a group's shares across CPUs.
     pub(super) split: SharesSplit,
     /// Which era's balancer and wake-up placement run.
     pub(super) rules: Rules,
+}
+
+/// One CPU's part of the balancer — its domains, load history and idle spells, and the
+/// era's rules they follow — kept on its runqueue (`Runqueue::balance`), as Linux keeps
+/// `idle_stamp`, `avg_idle`, `next_balance` and the domains in `struct rq`: a wake-up onto
+/// the CPU and the CPU's check before a newly-idle pass need that runqueue's lock alone.
+pub struct CpuBalancing {
+    pub(in crate::sched) state: CpuBalance,
+    pub(in crate::sched) rules: Rules,
+    pub(in crate::sched) split: SharesSplit,
+}
+
+/// What is left of a tick's balancing once its CPU's own share is done
+/// (`Runqueue::balance_tick_here`), for the tick to take every runqueue only when needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TickRest {
+    /// Nothing: no balancer, or no pass due.
+    Nothing,
+    /// This CPU's load history is updated; a pass may be due, this CPU's or an idle one's.
+    Passes,
+    /// All of it: the era's tick reads every CPU before its own load (6.6's group loads).
+    Whole,
+}
+
+/// The invariant's checker runs (`invariant=on`): a copy the tick reads without a lock.
+static CHECKING_INVARIANT: AtomicBool = AtomicBool::new(false);
+
+/// Whether the invariant's checker runs (see [`CHECKING_INVARIANT`]).
+pub(in crate::sched) fn checking_invariant() -> bool {
+    CHECKING_INVARIANT.load(Ordering::Relaxed)
+}
+
+/// Each CPU's `next_balance` (in jiffies), written whenever the balancer sets it, so that a
+/// tick can tell without any lock whether a pass — its own CPU's or a tickless idle CPU's —
+/// is due (Linux's `nohz.next_balance` plays this part for the idle CPUs).
+static NEXT_BALANCE: [AtomicU64; CPUS] = [const { AtomicU64::new(0) }; CPUS];
+const CPUS: usize = bootopts::MAX_CPUS as usize;
+
+/// CPU `cpu`'s next pass is due at tick `jiffies` (see [`NEXT_BALANCE`]).
+pub(in crate::sched) fn publish_next_balance(cpu: usize, jiffies: u64) {
+    NEXT_BALANCE[cpu].store(jiffies, Ordering::Relaxed);
+}
+
+/// Whether, at tick `jiffies`, a CPU whose tick has stopped other than `cpu` is due a pass
+/// that `cpu`'s tick runs on its behalf (`Scheduler::balance_tick`): a superset of the
+/// passes that run, read without a lock.
+pub(in crate::sched) fn idle_pass_may_be_due(cpu: usize, jiffies: u64, online: u64) -> bool {
+    (0..CPUS).any(|other| {
+        other != cpu
+            && online & 1 << other != 0
+            && NEXT_BALANCE[other].load(Ordering::Relaxed) <= jiffies
+            && crate::percpu::cpu(other).is_some_and(|c| !c.tick_on())
+    })
 }

@@ -106,12 +106,12 @@ pub(in crate::sched) fn create(new: NewTask) -> Result<TaskId, SpawnError> {
         };
         let name = new.name.map_or_else(|| p.name.clone(), String::from);
         let inherited = (p.blocked_signals, p.altstack, p.group.clone());
-        let affinity = p.affinity;
         let child_of = new.child.then_some(parent);
         let (mut task, mut context) = new_task(&name, uid, nice, Some(new.entry), Some(stack));
+        let affinity = s.context(parent_slot).affinity;
         let (here, cpu) = (this_cpu().index(), s.cpu_for_new_task(affinity));
         task.cpu = cpu;
-        task.affinity = affinity;
+        context.affinity = affinity;
         let (id, slot) = s.start(task, child_of, now);
         if let Some(process) = new.process {
             s.task(slot).attach(process, &mut context, id, inherited);
@@ -228,9 +228,8 @@ impl Scheduler {
     /// Traces a new child as Linux 6.1 does: `sched_process_fork` in the parent, then
     /// `sched_wakeup_new` once the policy has queued it.
     fn record_new(&mut self, slot: Slot, now: u64) {
-        let parent = self.current_slot();
-        self.record(now, parent, false, trace::Kind::Fork, slot);
-        self.record(now, parent, false, trace::Kind::WakeupNew, slot);
+        self.record(now, false, trace::Kind::Fork, slot);
+        self.record(now, false, trace::Kind::WakeupNew, slot);
     }
 }
 
@@ -254,7 +253,6 @@ pub(in crate::sched) fn new_task(
         id: TaskId::from_number(0),
         slot: Slot::new(0),
         cpu: 0,
-        affinity: u64::MAX,
         user_start: None,
         fork_frame: None,
         group: None,
@@ -278,7 +276,6 @@ pub(in crate::sched) fn new_task(
         exit_status: None,
         parked: false,
         unpark_token: false,
-        wake_pending: false,
     };
     (task, context)
 }

@@ -4,7 +4,9 @@
 
 use super::create::{NewTask, Placement, SpawnError, create};
 use crate::arch::irq;
-use crate::sched::{change_then_reschedule, schedule, switch, trace, with_sched};
+use crate::sched::{
+    change_then_reschedule, schedule, switch, trace, with_current_context, with_sched,
+};
 use crate::task::TaskId;
 use crate::time::clock;
 use ::sched::ForkKind;
@@ -87,7 +89,7 @@ pub fn exit() -> ! {
         let now = clock::now();
         let slot = s.current_slot();
         let id = s.current_id();
-        s.record(now, slot, false, trace::Kind::Exit, slot);
+        s.record(now, false, trace::Kind::Exit, slot);
         if s.task(slot).killed.is_some() {
             crate::sched::current::killed_task_exited();
         }
@@ -111,9 +113,9 @@ pub fn exit() -> ! {
 /// ending process calls this before the steps of its end that must not be interrupted
 /// (`exit::end`); [`exit`] calls it again, which is then a no-op.
 pub fn release_files() {
-    let files = with_sched(|s| {
+    let files = with_current_context(|context| {
         crate::sched::current::set_current_files(None);
-        s.current_context().files.take()
+        context.files.take()
     });
     drop(files);
 }

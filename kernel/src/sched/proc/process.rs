@@ -3,7 +3,7 @@
 
 use super::create::{Group, NewTask, Placement, Process, create};
 use crate::arch::user_state::UserCpuState;
-use crate::sched::{Scheduler, with_sched};
+use crate::sched::{Scheduler, with_current_context, with_sched, with_tasks};
 use crate::task::TaskId;
 use crate::time::clock;
 use crate::user::address_space::AddressSpace;
@@ -90,7 +90,7 @@ pub fn fork_process(clone: Clone) -> Result<TaskId, super::create::SpawnError> {
 /// A forked process's first code in the kernel: its tid where `clone` was asked to write it,
 /// then back to ring 3 where its parent called.
 fn return_forked(_: u64) {
-    let (frame, set_tid) = with_sched(|s| {
+    let (frame, set_tid) = with_tasks(|s| {
         let t = s.current_task();
         let frame = *t.fork_frame.take().expect("a fork frame");
         (frame, core::mem::take(&mut t.set_tid))
@@ -144,8 +144,8 @@ pub fn replace_program(space: Arc<AddressSpace>, name: &str) {
 /// process (`clone` with CLONE_FILES but not CLONE_THREAD), as Linux's `execve` does
 /// (`unshare_files`): the close-on-exec descriptors it closes next are then its own only.
 pub fn unshare_files() {
-    let shared = with_sched(|s| {
-        let files = s.current_context().files.as_ref()?;
+    let shared = with_current_context(|context| {
+        let files = context.files.as_ref()?;
         (Arc::strong_count(files) > 1).then(|| files.clone())
     });
     let Some(shared) = shared else {
@@ -153,9 +153,9 @@ pub fn unshare_files() {
     };
     // Copied outside the scheduler's lock (the table's own is taken), installed under it.
     let own = shared.lock().fork();
-    let old = with_sched(|s| {
+    let old = with_current_context(|context| {
         crate::sched::current::set_current_files(Some(&own));
-        s.current_context().files.replace(own)
+        context.files.replace(own)
     });
     drop((old, shared));
 }
@@ -189,7 +189,7 @@ pub fn task_uid(id: TaskId) -> Option<u32> {
 /// A new process's first code in the kernel: the switch has loaded its address space and
 /// kernel stack; off to ring 3.
 fn enter_ring_3(_: u64) {
-    let (entry, sp) = with_sched(|s| {
+    let (entry, sp) = with_tasks(|s| {
         let me = s.current_slot();
         s.task(me).user_start.take().expect("a process has a start")
     });
@@ -208,7 +208,7 @@ impl Scheduler {
 
 /// The running task's name.
 pub fn current_name() -> alloc::string::String {
-    with_sched(|s| s.current_task().name.clone())
+    with_tasks(|s| s.current_task().name.clone())
 }
 
 /// Renames the running thread (`prctl(PR_SET_NAME)`).
@@ -218,7 +218,7 @@ pub fn rename_current(name: &str) {
 
 /// Sets where the running thread's robust futex list is (`set_robust_list`).
 pub fn set_robust_list(head: u64) {
-    with_sched(|s| s.current_task().robust_list = head);
+    with_tasks(|s| s.current_task().robust_list = head);
 }
 
 /// Task `id`'s robust list head and its uid, if it is alive.
@@ -231,5 +231,5 @@ pub fn robust_list_of(id: TaskId) -> Option<(u64, u32)> {
 
 /// The running task's uid.
 pub fn current_uid() -> u32 {
-    with_sched(|s| s.current_task().uid)
+    with_tasks(|s| s.current_task().uid)
 }

@@ -4,7 +4,7 @@
 
 use super::exit_status::CpuTimes;
 use super::thread_group::ThreadGroup;
-use crate::sched::{Scheduler, with_sched};
+use crate::sched::{Scheduler, with_sched, with_tasks};
 use crate::task::{Slot, State, Task, TaskId};
 use crate::time::clock;
 use alloc::sync::Arc;
@@ -41,7 +41,7 @@ impl Scheduler {
 
 /// The running task's process (`None` in a kernel thread).
 pub fn current_group() -> Option<Arc<ThreadGroup>> {
-    with_sched(|s| s.current_task().group.clone())
+    with_tasks(|s| s.current_task().group.clone())
 }
 
 /// The live threads of the process task `id` belongs to (just `id` for a kernel thread;
@@ -84,13 +84,13 @@ pub fn live_threads_times(group: &Arc<ThreadGroup>) -> CpuTimes {
 
 /// Sets where the running thread's tid is cleared when it ends (`set_tid_address`).
 pub fn set_clear_child_tid(addr: u64) {
-    with_sched(|s| s.current_task().clear_child_tid = addr);
+    with_tasks(|s| s.current_task().clear_child_tid = addr);
 }
 
 /// Takes, as the running thread ends, where its tid is to be cleared and where its robust
 /// futex list is (0: nowhere), in one look.
 pub fn take_exit_addresses() -> (u64, u64) {
-    with_sched(|s| {
+    with_tasks(|s| {
         let t = s.current_task();
         (
             core::mem::take(&mut t.clear_child_tid),
@@ -101,12 +101,12 @@ pub fn take_exit_addresses() -> (u64, u64) {
 
 /// The running thread's blocked signals.
 pub fn blocked_signals() -> u64 {
-    with_sched(|s| s.current_task().blocked_signals)
+    with_tasks(|s| s.current_task().blocked_signals)
 }
 
 /// Sets the running thread's blocked signals.
 pub fn set_blocked_signals(set: u64) {
-    with_sched(|s| s.current_task().blocked_signals = set);
+    with_tasks(|s| s.current_task().blocked_signals = set);
 }
 
 /// Runs `f` on the running thread's signal state, in one look under the lock: its mask,
@@ -114,7 +114,7 @@ pub fn set_blocked_signals(set: u64) {
 pub fn with_thread_signals<R>(
     f: impl FnOnce(&mut u64, &mut Option<u64>, &mut crate::user::signal::altstack::AltStack) -> R,
 ) -> R {
-    with_sched(|s| {
+    with_tasks(|s| {
         let t = s.current_task();
         f(&mut t.blocked_signals, &mut t.saved_mask, &mut t.altstack)
     })
@@ -122,7 +122,7 @@ pub fn with_thread_signals<R>(
 
 /// `rt_sigsuspend`: `mask` replaces the running thread's mask until a handler has run.
 pub fn suspend_mask(mask: u64) {
-    with_sched(|s| {
+    with_tasks(|s| {
         let t = s.current_task();
         t.saved_mask = Some(t.blocked_signals);
         t.blocked_signals = mask;
@@ -131,12 +131,12 @@ pub fn suspend_mask(mask: u64) {
 
 /// Sets the blocked signals the running thread waits for all the same (`rt_sigtimedwait`).
 pub fn set_waiting_for(set: u64) {
-    with_sched(|s| s.current_task().waiting_for = set);
+    with_tasks(|s| s.current_task().waiting_for = set);
 }
 
 /// Whether task `id` blocks `signal` (1..=64).
 pub fn blocks(id: TaskId, signal: u8) -> bool {
-    with_sched(|s| {
+    with_tasks(|s| {
         s.task_by_id(id)
             .is_some_and(|t| t.blocked_signals & (1 << (signal - 1)) != 0)
     })
@@ -144,5 +144,5 @@ pub fn blocks(id: TaskId, signal: u8) -> bool {
 
 /// The process task `id` is a thread of (`None` for a kernel thread or a task gone).
 pub fn group_of(id: TaskId) -> Option<Arc<ThreadGroup>> {
-    with_sched(|s| s.task_by_id(id)?.group.clone())
+    with_tasks(|s| s.task_by_id(id)?.group.clone())
 }
