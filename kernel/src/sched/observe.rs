@@ -2,7 +2,6 @@
 //! the scheduling trace (started, stopped, printed).
 
 use super::{Scheduler, debugger, trace, tracing, with_sched};
-use crate::percpu::this_cpu;
 use crate::task::{TaskId, TaskStats};
 use crate::time::clock;
 use alloc::string::String;
@@ -104,7 +103,7 @@ pub fn current_if_unlocked() -> Option<TaskId> {
 /// CPU time of the running task so far (no allocation, and only this CPU's runqueue's lock:
 /// cheap enough for a measuring loop, and the same cost whatever the number of CPUs).
 pub fn current_cpu_ns() -> u64 {
-    let rq = super::runqueue::lock(this_cpu().index());
+    let rq = super::runqueue::lock_this_cpu();
     let rq = rq.as_ref().expect("a runqueue");
     rq.stats(rq.current()).cpu_ns_at(clock::now(), true)
 }

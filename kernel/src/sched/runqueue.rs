@@ -360,6 +360,13 @@ pub(super) fn lock(cpu: usize) -> KeyedGuard<'static, Option<Runqueue>> {
     RUNQUEUES[cpu].lock()
 }
 
+/// This CPU's runqueue, locked: the CPU is read once interrupts are off, so that a task
+/// cannot be moved between reading it and taking the lock (`KeyedLock::lock_chosen`).
+#[inline(always)]
+pub(super) fn lock_this_cpu() -> KeyedGuard<'static, Option<Runqueue>> {
+    KeyedLock::lock_chosen(&RUNQUEUES, || this_cpu().index())
+}
+
 /// The runqueues of CPUs `a` and `b` (two CPUs), locked lowest CPU first as Linux's
 /// `double_rq_lock` takes them, handed back as `a`'s then `b`'s. Interrupts must already be
 /// off: then neither guard turns them back on, whichever is dropped first.

@@ -64,7 +64,7 @@ pub(super) fn sleep_current() {
 /// nothing else. A waker, which holds this runqueue's lock too, finds the task either still
 /// running (and leaves it a pending wake-up, which `f` takes) or asleep: never half-way.
 fn sleep_on_this_rq<R>(f: impl FnOnce(&mut Runqueue) -> R) -> R {
-    let mut rq = runqueue::lock(this_cpu().index());
+    let mut rq = runqueue::lock_this_cpu();
     let runqueue = rq.as_mut().expect("a runqueue");
     let result = f(runqueue);
     if runqueue.need_resched() {

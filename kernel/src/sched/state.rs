@@ -80,7 +80,7 @@ pub(super) fn with_tasks<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
 /// The running task's context, under this CPU's runqueue's lock alone (the context is on
 /// that runqueue): its files, its address space, as the task itself changes them.
 pub(super) fn with_current_context<R>(f: impl FnOnce(&mut crate::task::Context) -> R) -> R {
-    let mut rq = super::runqueue::lock(this_cpu().index());
+    let mut rq = super::runqueue::lock_this_cpu();
     let rq = rq.as_mut().expect("a runqueue");
     let current = rq.current();
     f(rq.context_mut(current))

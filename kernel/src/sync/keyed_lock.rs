@@ -57,6 +57,25 @@ impl<T> KeyedLock<T> {
         }
     }
 
+    /// Takes the lock of `locks` that `which` names, choosing it once interrupts are off:
+    /// for a lock picked by the CPU the caller runs on, which holds still only then (with
+    /// interrupts on, the task could be preempted and moved between the choice and the
+    /// lock, and take another CPU's).
+    #[inline(always)]
+    pub fn lock_chosen(locks: &[KeyedLock<T>], which: impl FnOnce() -> usize) -> KeyedGuard<'_, T> {
+        let irq_were_on = irq::save_and_disable();
+        let lock = &locks[which()];
+        this_cpu().keyed_lock_taken(lock.lock.rank() as u32, lock.key);
+        if !lock.lock.try_acquire() {
+            lock.lock.wait();
+        }
+        KeyedGuard {
+            lock,
+            irq_were_on,
+            _this_cpu: PhantomData,
+        }
+    }
+
     /// Takes the lock with interrupts already off, leaving no guard: for a holder that
     /// takes several and keeps count of them itself (the runqueues' lender, `sched`), and
     /// gives each back with [`KeyedLock::release_held`].
