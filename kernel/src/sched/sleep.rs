@@ -94,19 +94,7 @@ fn wake_refs(tasks: &[TaskRef], wakeup: Wakeup, now: u64) {
         if wake_on_its_cpu(task, wakeup, now) {
             continue;
         }
-        let woken = || {
-            super::state::with_sched(|s| {
-                let must_wait = s.must_wait_for_leaving(task);
-                if !must_wait {
-                    s.wake_ref(task, wakeup, now);
-                }
-                !must_wait
-            })
-        };
-        while !woken() {
-            crate::sync::cross_call::serve();
-            core::hint::spin_loop();
-        }
+        super::state::with_sched(|s| s.wake_ref(task, wakeup, now));
     }
     if super::resched::asked_here() && !this_cpu().in_interrupt() {
         super::schedule();

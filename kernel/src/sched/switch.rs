@@ -46,10 +46,11 @@ impl Runqueue {
     fn pick_switch(&mut self) -> Option<Switch> {
         let rq = self;
         let moving = rq.context(rq.current()).move_to.is_some();
-        if moving && rq.state(rq.current()) == State::Running {
+        if moving && matches!(rq.state(rq.current()), State::Running | State::Runnable) {
             // It is to move to another CPU: it leaves this one at this pick, still
             // runnable, and the next task here hands it over (`finish_switch`, once its
-            // registers are saved).
+            // registers are saved). Runnable, not running: it blocked, and a wake-up came
+            // before this pick (`Scheduler::wake` leaves such a task here, marked).
             rq.leave_to_move();
         }
         let pick = rq.pick(clock::now);

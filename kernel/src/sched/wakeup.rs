@@ -36,23 +36,6 @@ impl Scheduler {
         }
     }
 
-    /// Whether waking `task` now would wait for a CPU to finish switching away from it: it
-    /// sleeps, is to move, and the CPU it slept on has not saved its registers yet (its
-    /// `on_cpu`). The waker then lets the scheduler go and tries again (`sleep::wake_refs`),
-    /// as Linux's `try_to_wake_up` waits on `on_cpu` holding no runqueue lock: the CPU it
-    /// waits for may need the scheduler's lock to finish that switch (a newly-idle pass),
-    /// so a wait under the lock could last for ever.
-    pub(super) fn must_wait_for_leaving(&self, task: TaskRef) -> bool {
-        let there = self.slots.get(task.slot.index()).and_then(|t| t.as_deref());
-        let Some(t) = there.filter(|t| t.id == task.id) else {
-            return false;
-        };
-        let context = self.rqs[t.cpu].context(task.slot);
-        self.state(task.slot) == State::Sleeping
-            && context.move_to.is_some()
-            && context.on_cpu.load(Ordering::Acquire)
-    }
-
     /// Wakes the task in `slot` (see [`Scheduler::wake`]).
     fn wake_slot(&mut self, slot: Slot, wakeup: Wakeup, now: u64) {
         debug_assert!(!irq::enabled(), "wake-ups run with interrupts off");
@@ -95,8 +78,12 @@ impl Scheduler {
             context.on_cpu.load(Ordering::Acquire),
         );
         // Its affinity no longer allows its CPU: it wakes on its new one (Linux's
-        // `select_task_rq` at a wake-up chooses among the allowed CPUs).
-        if moving {
+        // `select_task_rq` at a wake-up chooses among the allowed CPUs) — unless its CPU is
+        // still switching away from it. That CPU may be waiting for the scheduler's lock
+        // this wake-up holds (a newly-idle pass, before it picks), so the move cannot wait
+        // for it here: the task wakes where it is, runnable and still marked, and that
+        // pick hands it over as it would a running task marked to move (`pick_switch`).
+        if moving && !leaving {
             if let Some(to) = self.finish_move(slot, wakeup, now) {
                 self.rqs[to].woken_onto();
             }
