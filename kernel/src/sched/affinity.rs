@@ -71,7 +71,7 @@ pub fn set_affinity(id: TaskId, mask: u64) -> Result<(), AffinityError> {
         if s.rqs[cpu].current() == slot {
             let asked_before = s.rqs[cpu].need_resched();
             s.rqs[cpu].request_resched();
-            s.kick_if_asked(cpu, asked_before);
+            s.rqs[cpu].kick_if_asked(asked_before);
         } else if s.state(slot) == State::Runnable {
             let _ = s.finish_move(slot, ::sched::Wakeup::default(), crate::time::clock::now());
         }

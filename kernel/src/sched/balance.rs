@@ -219,7 +219,7 @@ impl Scheduler {
             self.context_mut(running).move_to = Some(to);
             let asked_before = self.rqs[cpu].need_resched();
             self.rqs[cpu].request_resched();
-            self.kick_if_asked(cpu, asked_before);
+            self.rqs[cpu].kick_if_asked(asked_before);
         }
     }
 
@@ -302,7 +302,7 @@ impl Scheduler {
         }
         let asked_before = self.rqs[to].need_resched();
         self.rqs[to].attach(slot, moved, wakeup, now);
-        self.kick_if_asked(to, asked_before);
+        self.rqs[to].kick_if_asked(asked_before);
     }
 
     /// CPU `cpu`'s domains, bottom up: each one's CPUs (one bit each) and counters.

@@ -9,43 +9,24 @@
 //! policy crate's `Rq` are redefined here to take or give its context with it, so the two
 //! cannot get out of step; everything else is the `Rq`'s, reached through `Deref`.
 //!
-//! Where the runqueues live: every CPU's behind a lock of its own (Linux's `rq->lock`),
-//! keyed by CPU so that several are taken lowest CPU first, as Linux's `double_rq_lock`
-//! takes two (`sync::KeyedLock`; the lock-order checker holds every build to it).
-//!
-//! Three ways in:
-//! - **one CPU's own runqueue, alone** ([`lock`]): the switch, the tick's charge to the
-//!   running task, a sleep, a yield, a wake-up of a task allowed this CPU alone — what each
-//!   CPU does many times a second touches its own runqueue and nothing else, so CPUs switch
-//!   side by side;
-//! - **two runqueues, lowest CPU first** ([`lock_two`], Linux's `double_rq_lock`): a
-//!   wake-up of a task allowed one CPU, on that CPU, from another (the waker's own runqueue
-//!   gets the event);
-//! - **the runqueues, after the scheduler's lock** ([`Runqueues`], through `with_sched`):
-//!   the rest — other wake-ups, forks, exits, moves, the balancer's passes, `/proc` — locks
-//!   the task table, then the runqueues of CPUs 0 up to the last that holds a task, and any
-//!   further one as it reaches it, always in CPU order; it reaches them by index for as
-//!   long as it holds them. (Linux takes only the runqueues an operation touches: a wake-up
-//!   its task's, a move the two. cfslab's next step for the rest.)
-//!
-//! The index checks, in every build, that this CPU holds the runqueue's lock: that is what
-//! makes a reference into the lock's value safe to hand out without a guard.
+//! Where the runqueues live, and the ways to take their locks: [`locks`].
 
 use super::balance::state::{CpuBalancing, TickRest, idle_pass_may_be_due};
 use super::trace::Trace;
 use super::tracing::RECENT_EVENTS;
 use crate::percpu::this_cpu;
-use crate::sync::{KeyedGuard, KeyedLock, Rank};
 use crate::task::{Context, Slot};
 use crate::time::clock;
 use alloc::vec::Vec;
-use core::cell::Cell;
 use core::ops::{Deref, DerefMut};
-use core::ops::{Index, IndexMut};
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::Ordering;
 use sched::smp::runqueues;
 use sched::weights::Nice;
 use sched::{ForkKind, Moving, Policy, Rq, SchedTask, Uid, Wakeup};
+
+mod locks;
+pub(super) use locks::{Inspecting, Runqueues, lock, lock_this_cpu, lock_two};
+
 /// The kernel's runqueue of one CPU (see the module's docs).
 pub(in crate::sched) struct Runqueue {
     rq: Rq<dyn Policy + Send>,
@@ -58,14 +39,9 @@ pub(in crate::sched) struct Runqueue {
     pub(in crate::sched) recent: Trace,
     /// This CPU's part of the balancer, while there is one (`balance::build_balancer`).
     pub(in crate::sched) balance: Option<CpuBalancing>,
-    /// How many tasks' contexts are here (its idle task's aside): see [`HOLDING_TASKS`].
+    /// How many tasks' contexts are here (its idle task's aside): see `locks::HOLDING_TASKS`.
     tasks: usize,
 }
-
-/// The CPUs whose runqueue holds a task other than its idle task, one bit each: those whose
-/// locks `with_sched` takes before it lends the scheduler out (see [`Runqueues`]). Changed
-/// only under the scheduler's lock (a task comes onto a runqueue or leaves it only so).
-static HOLDING_TASKS: AtomicU64 = AtomicU64::new(0);
 
 impl Deref for Runqueue {
     type Target = Rq<dyn Policy + Send>;
@@ -204,7 +180,7 @@ impl Runqueue {
         let before = self.contexts[slot].replace(context);
         assert!(before.is_none(), "task {slot} put on a runqueue twice");
         self.tasks += 1;
-        HOLDING_TASKS.fetch_or(1 << self.rq.cpu(), Ordering::Relaxed);
+        locks::holds_a_task(self.rq.cpu());
     }
 
     /// Task `slot`'s context leaves this runqueue.
@@ -213,7 +189,7 @@ impl Runqueue {
         let context = context.expect("the task's context is on its runqueue");
         self.tasks -= 1;
         if self.tasks == 0 {
-            HOLDING_TASKS.fetch_and(!(1 << self.rq.cpu()), Ordering::Relaxed);
+            locks::holds_no_task(self.rq.cpu());
         }
         context
     }
@@ -286,6 +262,30 @@ impl Runqueue {
         self.rq.block_current(now);
     }
 
+    /// Task `slot`, asleep on this runqueue, wakes here (the end of Linux's
+    /// `ttwu_do_activate`): this CPU's idle spell ends if it was idle, the policy queues
+    /// the task, and the CPU is kicked if the wakee should preempt what it runs. The
+    /// wake-up's one ending, whether its waker holds this runqueue alone
+    /// (`sleep::wake_on_its_cpu`) or the whole scheduler (`Scheduler::wake`).
+    pub(in crate::sched) fn wake_here(&mut self, slot: Slot, wakeup: Wakeup, now: u64) {
+        self.woken_onto();
+        let asked_before = self.rq.need_resched();
+        self.rq.wake(slot, wakeup, now);
+        self.kick_if_asked(asked_before);
+    }
+
+    /// Task `slot` runs on this CPU, which is not the waker's, and may be about to sleep:
+    /// it has put itself on a wait queue and not yet blocked, a window another CPU's
+    /// wake-up can fall in. Its next sleep, which takes this runqueue's lock, returns at
+    /// once (Linux: the waker sets the task's state back to TASK_RUNNING). Perhaps in ring 3
+    /// there: the reschedule IPI makes it pass its way back to ring 3 now, where a kill or
+    /// a signal that came with this wake-up is taken (Linux's `kick_process`).
+    pub(in crate::sched) fn wake_while_running(&mut self, slot: Slot) {
+        debug_assert_ne!(self.rq.cpu(), this_cpu().index(), "a waker runs elsewhere");
+        self.context_mut(slot).wake_pending = true;
+        crate::cpus::ipi::send_reschedule(self.rq.cpu());
+    }
+
     /// A task was just woken onto this CPU: if the CPU was idle, its idle spell ends
     /// (`CpuBalance::woken`; the newly-idle check reads its average).
     pub(in crate::sched) fn woken_onto(&mut self) {
@@ -336,201 +336,5 @@ impl Runqueue {
     pub(in crate::sched) fn remove(&mut self, slot: Slot) -> (SchedTask, Context) {
         let last = self.rq.remove(slot);
         (last, self.take(slot))
-    }
-}
-
-const CPUS: usize = bootopts::MAX_CPUS as usize;
-
-/// The runqueues, by CPU (`None` past the last CPU that has one).
-static RUNQUEUES: [KeyedLock<Option<Runqueue>>; CPUS] = keyed_by_cpu();
-
-const fn keyed_by_cpu() -> [KeyedLock<Option<Runqueue>>; CPUS] {
-    let mut locks = [const { KeyedLock::new(Rank::Runqueue, 0, None) }; CPUS];
-    let mut cpu = 0;
-    while cpu < CPUS {
-        locks[cpu].set_key(cpu as u32);
-        cpu += 1;
-    }
-    locks
-}
-
-/// CPU `cpu`'s runqueue, locked: its own CPU's way in (see the module's docs).
-#[inline(always)]
-pub(super) fn lock(cpu: usize) -> KeyedGuard<'static, Option<Runqueue>> {
-    RUNQUEUES[cpu].lock()
-}
-
-/// This CPU's runqueue, locked: the CPU is read once interrupts are off, so that a task
-/// cannot be moved between reading it and taking the lock (`KeyedLock::lock_chosen`).
-#[inline(always)]
-pub(super) fn lock_this_cpu() -> KeyedGuard<'static, Option<Runqueue>> {
-    KeyedLock::lock_chosen(&RUNQUEUES, || this_cpu().index())
-}
-
-/// The runqueues of CPUs `a` and `b` (two CPUs), locked lowest CPU first as Linux's
-/// `double_rq_lock` takes them, handed back as `a`'s then `b`'s. Interrupts must already be
-/// off: then neither guard turns them back on, whichever is dropped first.
-#[inline(always)]
-pub(super) fn lock_two(a: usize, b: usize) -> [KeyedGuard<'static, Option<Runqueue>>; 2] {
-    debug_assert!(
-        !crate::arch::irq::enabled(),
-        "two runqueues with interrupts on"
-    );
-    if a < b {
-        let first = lock(a);
-        [first, lock(b)]
-    } else {
-        let first = lock(b);
-        [lock(a), first]
-    }
-}
-
-/// gdb reads the runqueues with the machine stopped, holding no lock ([`Inspecting`]).
-static INSPECTING: AtomicBool = AtomicBool::new(false);
-
-/// While this lives, the runqueues may be read without their locks: only for gdb's helpers,
-/// called with every CPU stopped (`debugger`), where taking a lock could wait for ever. (A
-/// guard, not a function taking a closure: gdb's Rust parser takes a function that holds a
-/// closure for a namespace, and then cannot call it.)
-pub(super) struct Inspecting(());
-
-impl Inspecting {
-    pub(super) fn start() -> Inspecting {
-        INSPECTING.store(true, Ordering::Relaxed);
-        Inspecting(())
-    }
-}
-
-impl Drop for Inspecting {
-    fn drop(&mut self) {
-        INSPECTING.store(false, Ordering::Relaxed);
-    }
-}
-
-/// Every runqueue, as the holder of the scheduler's lock reaches them (see the module's
-/// docs). While `with_sched` lends the scheduler out, this CPU holds the locks of a prefix
-/// of the runqueues, CPUs `0..held`: taken at the start up to the last CPU whose runqueue
-/// holds a task ([`HOLDING_TASKS`]), and further, in CPU order, as the lender reaches a
-/// runqueue past them (an empty CPU a task is placed on, a walk over every CPU). A prefix,
-/// so that every runqueue lock is taken in key order, here as everywhere, and the lender
-/// takes no lock of a CPU it does not touch: a uniprocessor run costs the same on a
-/// machine of one CPU as beside parked ones.
-pub(in crate::sched) struct Runqueues {
-    /// How many CPUs have a runqueue (the first `len`).
-    len: usize,
-    /// `with_sched` lends the runqueues out: reaching one takes its lock if need be.
-    lending: Cell<bool>,
-    /// How many runqueues' locks the lender holds: CPUs `0..held`.
-    held: Cell<usize>,
-}
-
-impl Runqueues {
-    /// No runqueue yet.
-    pub(super) const fn new() -> Runqueues {
-        Runqueues {
-            len: 0,
-            lending: Cell::new(false),
-            held: Cell::new(0),
-        }
-    }
-
-    /// The next CPU's runqueue is `rq` (the scheduler starting: CPU 0's, then the APs').
-    pub(super) fn push(&mut self, rq: Runqueue) {
-        assert_eq!(rq.cpu(), self.len, "runqueues come in CPU order");
-        *lock(self.len) = Some(rq);
-        self.len += 1;
-    }
-
-    /// How many CPUs have a runqueue.
-    pub(super) fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Each runqueue, by CPU.
-    pub(super) fn iter(&self) -> impl Iterator<Item = &Runqueue> {
-        (0..self.len).map(|cpu| &self[cpu])
-    }
-
-    /// Each runqueue, by CPU, to change.
-    pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = &mut Runqueue> {
-        self.hold_through(self.len.saturating_sub(1));
-        (0..self.len).map(|cpu| {
-            check_held(cpu);
-            // SAFETY: this CPU holds the runqueue's lock (checked), and the references the
-            // iterator hands out are to different runqueues, each borrowed from `self`,
-            // which the caller holds mutably (see `Index`).
-            unsafe { (*RUNQUEUES[cpu].as_mut_ptr()).as_mut() }.expect("a CPU's runqueue")
-        })
-    }
-
-    /// `with_sched` starts lending the runqueues out (the scheduler's lock held, interrupts
-    /// off): it takes the locks of CPUs 0 up to the last whose runqueue holds a task.
-    pub(super) fn start_lending(&self) {
-        debug_assert!(!self.lending.get(), "runqueues lent twice");
-        self.lending.set(true);
-        let holding = HOLDING_TASKS.load(Ordering::Relaxed);
-        if holding != 0 {
-            self.hold_through(63 - holding.leading_zeros() as usize);
-        }
-    }
-
-    /// `with_sched` is done: every runqueue lock it took is given back, highest CPU first.
-    pub(super) fn stop_lending(&self) {
-        let held = &RUNQUEUES[..self.held.get()];
-        held.iter().rev().for_each(KeyedLock::release_held);
-        self.held.set(0);
-        self.lending.set(false);
-    }
-
-    /// While lending, holds CPUs `0..=cpu`'s runqueue locks, taking those not held yet in
-    /// CPU order (never while gdb looks: it reads with every CPU stopped). Not lending
-    /// (`with_tasks`), nothing is taken, and reaching a runqueue panics (`check_held`).
-    #[inline(always)]
-    fn hold_through(&self, cpu: usize) {
-        let held = self.held.get();
-        if cpu < held || !self.lending.get() || INSPECTING.load(Ordering::Relaxed) {
-            return;
-        }
-        RUNQUEUES[held..=cpu]
-            .iter()
-            .for_each(KeyedLock::acquire_held);
-        self.held.set(cpu + 1);
-    }
-}
-
-/// This CPU holds runqueue `cpu`'s lock (or gdb is looking, [`Inspecting`]): checked in every
-/// build, a read and a bit test.
-#[inline(always)]
-fn check_held(cpu: usize) {
-    let held = this_cpu().holds_key(Rank::Runqueue as u32, cpu as u32);
-    assert!(
-        held || INSPECTING.load(Ordering::Relaxed),
-        "runqueue {cpu} reached without its lock"
-    );
-}
-
-impl Index<usize> for Runqueues {
-    type Output = Runqueue;
-
-    #[inline(always)]
-    fn index(&self, cpu: usize) -> &Runqueue {
-        self.hold_through(cpu);
-        check_held(cpu);
-        // SAFETY: this CPU holds the runqueue's lock (checked), so no other CPU touches the
-        // value; on this CPU, no guard of it exists beside this (taking its lock again
-        // would break the key order, which panics), and the only `Runqueues` is the
-        // scheduler's, whose borrow this reference keeps. (gdb's reads happen with every
-        // CPU stopped.)
-        unsafe { (*RUNQUEUES[cpu].as_mut_ptr()).as_ref() }.expect("a CPU's runqueue")
-    }
-}
-
-impl IndexMut<usize> for Runqueues {
-    #[inline(always)]
-    fn index_mut(&mut self, cpu: usize) -> &mut Runqueue {
-        self.hold_through(cpu);
-        check_held(cpu);
-        // SAFETY: as for `index`, and `self` is borrowed mutably for as long as this lives.
-        unsafe { (*RUNQUEUES[cpu].as_mut_ptr()).as_mut() }.expect("a CPU's runqueue")
     }
 }

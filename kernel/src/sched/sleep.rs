@@ -143,12 +143,8 @@ fn wake_locked(
     }
     match rq.state(task.slot) {
         State::Sleeping => {}
-        // Running, perhaps about to sleep on another CPU, as `Scheduler::wake` explains:
-        // its next sleep, which takes this same lock, returns at once; the IPI makes a task
-        // in ring 3 pass by the kill and signal check (`kick_process`).
         State::Running if there != here => {
-            rq.context_mut(task.slot).wake_pending = true;
-            crate::cpus::ipi::send_reschedule(there);
+            rq.wake_while_running(task.slot);
             return true;
         }
         _ => return true,
@@ -162,10 +158,7 @@ fn wake_locked(
         Some(here_rq) => here_rq.record_event(now, wakeup.from_interrupt, kind, comm, there),
         None => rq.record_event(now, wakeup.from_interrupt, kind, comm, there),
     }
-    rq.woken_onto();
-    let asked_before = rq.need_resched();
-    rq.wake(task.slot, wakeup, now);
-    rq.kick_if_asked(asked_before);
+    rq.wake_here(task.slot, wakeup, now);
     true
 }
 

@@ -41,19 +41,13 @@ impl Scheduler {
         debug_assert!(!irq::enabled(), "wake-ups run with interrupts off");
         match self.state(slot) {
             State::Sleeping => {}
-            // It runs. On another CPU it may be about to sleep: it has put itself on a wait
-            // queue and not yet blocked, a window another CPU's wake-up can fall in. Its next
-            // sleep then returns at once (Linux: the waker sets the task's state back to
-            // TASK_RUNNING). On this CPU it is the task this wake-up interrupted, or its
-            // own waker: not in that window, which it spends with interrupts off.
+            // It runs: on another CPU, perhaps about to sleep (`Runqueue::wake_while_running`).
+            // On this CPU it is the task this wake-up interrupted, or its own waker: not in
+            // that window, which it spends with interrupts off.
             State::Running => {
                 let cpu = self.cpu_of(slot);
                 if cpu != this_cpu().index() {
-                    self.context_mut(slot).wake_pending = true;
-                    // Perhaps in ring 3 there: the reschedule IPI makes it pass its way
-                    // back to ring 3 now, where a kill or a signal that came with this
-                    // wake-up is taken (Linux's `kick_process`).
-                    crate::cpus::ipi::send_reschedule(cpu);
+                    self.rqs[cpu].wake_while_running(slot);
                 }
                 return;
             }
@@ -96,18 +90,11 @@ impl Scheduler {
         } else {
             self.wake_cpu(slot, prev, wakeup)
         };
-        self.rqs[cpu].woken_onto();
         if cpu != prev {
+            self.rqs[cpu].woken_onto();
             self.move_between(slot, prev, cpu, wakeup, now);
             return;
         }
-        let asked_before = self.rqs[cpu].need_resched();
-        self.rqs[cpu].wake(slot, wakeup, now);
-        self.kick_if_asked(cpu, asked_before);
-    }
-
-    /// CPU `cpu`'s runqueue was just changed (see `Runqueue::kick_if_asked`).
-    pub(super) fn kick_if_asked(&self, cpu: usize, asked_before: bool) {
-        self.rqs[cpu].kick_if_asked(asked_before);
+        self.rqs[cpu].wake_here(slot, wakeup, now);
     }
 }

@@ -133,7 +133,7 @@ pub(in crate::sched) fn create(new: NewTask) -> Result<TaskId, SpawnError> {
             }
             Placement::Spawn { uid, nice } => s.rqs[cpu].spawn(slot, context, (uid, nice), now),
         }
-        s.kick_if_asked(cpu, asked_before);
+        s.rqs[cpu].kick_if_asked(asked_before);
         s.record_new(slot, now);
         if let Placement::Fork(ForkKind::Vfork) = new.placement {
             s.task(slot).vfork_parent = Some(parent);
