@@ -33,6 +33,34 @@ fn each_program_is_a_static_non_pie_executable_without_an_interpreter() {
     }
 }
 
+/// The user programs are the same bytes in every checkout: none names the directory it was
+/// built in (the boot tool writes it as `/cfslab`). A program's panic messages name its
+/// source files; with the checkout's path they would be longer in a deeper checkout, the
+/// programs' code and data would lie elsewhere, and a workload's figures under `-icount`
+/// could differ from one clone of a commit to another.
+#[test]
+fn no_user_program_names_the_checkout_it_was_built_in() {
+    let root = systests::workspace_root();
+    let root = root.to_str().expect("a UTF-8 path");
+    let mut looked_at = 0;
+    for entry in std::fs::read_dir(programs()).expect("the programs' directory") {
+        let path = entry.expect("an entry").path();
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue; // a directory (cargo's)
+        };
+        if !bytes.starts_with(b"\x7fELF") || path.extension().is_some() {
+            continue; // cargo's own files: dependency lists, libraries
+        }
+        looked_at += 1;
+        let named = bytes.windows(root.len()).any(|w| w == root.as_bytes());
+        assert!(!named, "{} holds {root}", path.display());
+        let renamed = bytes.windows(b"/cfslab/".len()).any(|w| w == b"/cfslab/");
+        assert!(renamed, "{} names no source as /cfslab/...", path.display());
+    }
+    // Every program: the Rust ones and the C ones (and their variants).
+    assert!(looked_at >= 40, "only {looked_at} programs");
+}
+
 /// What `hello a "b c"`... prints with cfslab's environment (HOME=/ TERM=dumb).
 const HELLO: &str = "hello from cfslab's userland: 3 arguments\n  argv[0] = /bin/hello\n  argv[1] = a\n  \
                      argv[2] = b\n  2 environment strings\n";
