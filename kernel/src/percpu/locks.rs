@@ -4,7 +4,7 @@
 //! order as Linux's `double_rq_lock` takes them), one bit per key held in `keys_held`.
 //! Together they are also the count of locks held, which `schedule()` asserts is zero.
 
-use super::{KEYS_HELD, PREEMPT_COUNT, RANKS_HELD, ThisCpu};
+use super::{ACQUISITIONS, KEYS_HELD, PREEMPT_COUNT, RANKS_HELD, ThisCpu};
 use crate::arch::cpu_local;
 
 impl ThisCpu {
@@ -34,6 +34,14 @@ impl ThisCpu {
             crate::sync::lock_order::violation(held, rank, self.index());
         }
         cpu_local::write::<RANKS_HELD>(held | 1 << rank);
+        Self::count_acquisition(rank);
+    }
+
+    /// One more lock of `rank` taken here (`/proc/lock_stat`): one increment of this CPU's
+    /// word, with interrupts off.
+    #[inline(always)]
+    fn count_acquisition(rank: u32) {
+        cpu_local::increment_nth::<ACQUISITIONS, { crate::sync::RANKS }>(rank as usize);
     }
 
     /// A lock of `rank` was taken by a try, which never waits and so is not held to the
@@ -42,6 +50,7 @@ impl ThisCpu {
     pub(crate) fn lock_tried(&self, rank: u32) {
         let held = cpu_local::read::<RANKS_HELD>();
         cpu_local::write::<RANKS_HELD>(held | 1 << rank);
+        Self::count_acquisition(rank);
     }
 
     /// Whether a lock of `rank` is held.
@@ -81,6 +90,7 @@ impl ThisCpu {
         }
         cpu_local::write::<RANKS_HELD>(held | 1 << rank);
         cpu_local::write::<KEYS_HELD>(keys | 1 << key);
+        Self::count_acquisition(rank);
     }
 
     /// A lock of `rank` keyed `key` was released: its rank stays held while other keys are.

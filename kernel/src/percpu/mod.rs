@@ -68,6 +68,9 @@ pub struct PerCpu {
     /// The keys of the keyed locks held (the runqueues', by CPU number), one bit each: see
     /// `locks`.
     keys_held: AtomicU64,
+    /// Locks taken so far on this CPU, per rank (`/proc/lock_stat`'s acquisitions): one
+    /// increment of this CPU's word as each is taken, with interrupts off.
+    acquisitions: [AtomicU64; crate::sync::RANKS],
     /// Scheduler ticks so far, and those of them that found the CPU in ring 3 (for
     /// `/proc/stat`'s user time).
     ticks: AtomicU64,
@@ -99,6 +102,7 @@ impl PerCpu {
             preempt_count: AtomicU64::new(0),
             ranks_held: AtomicU64::new(0),
             keys_held: AtomicU64::new(0),
+            acquisitions: [const { AtomicU64::new(0) }; crate::sync::RANKS],
             ticks: AtomicU64::new(0),
             user_ticks: AtomicU64::new(0),
             handoff_leaving: AtomicPtr::new(null_mut()),
@@ -122,6 +126,11 @@ impl PerCpu {
     /// Scheduler ticks so far on this CPU.
     pub fn ticks(&self) -> u64 {
         self.ticks.load(Relaxed)
+    }
+
+    /// Locks of rank `rank` taken on this CPU so far.
+    pub fn acquisitions(&self, rank: usize) -> u64 {
+        self.acquisitions[rank].load(Relaxed)
     }
 
     /// Ticks that found this CPU in ring 3 so far.
@@ -211,6 +220,7 @@ const FILES: usize = offset_of!(PerCpu, files);
 const PREEMPT_COUNT: usize = offset_of!(PerCpu, preempt_count);
 const RANKS_HELD: usize = offset_of!(PerCpu, ranks_held);
 const KEYS_HELD: usize = offset_of!(PerCpu, keys_held);
+const ACQUISITIONS: usize = offset_of!(PerCpu, acquisitions);
 const TICKS: usize = offset_of!(PerCpu, ticks);
 const USER_TICKS: usize = offset_of!(PerCpu, user_ticks);
 const HANDOFF_LEAVING: usize = offset_of!(PerCpu, handoff_leaving);

@@ -167,6 +167,25 @@ pub fn increment<const OFFSET: usize>() {
     }
 }
 
+/// Adds one to word `index` of the array of `LEN` words at `OFFSET`, in one instruction
+/// (and a bound check: an index past the array changes nothing).
+#[inline(always)]
+pub fn increment_nth<const OFFSET: usize, const LEN: usize>(index: usize) {
+    if index >= LEN {
+        return;
+    }
+    // SAFETY: as `write`, for the word `index` words past OFFSET, within the array of LEN
+    // words there (checked above).
+    unsafe {
+        core::arch::asm!(
+            "inc qword ptr gs:[{offset} + {index} * 8]",
+            index = in(reg) index,
+            offset = const OFFSET,
+            options(nostack),
+        );
+    }
+}
+
 /// Clears bit `bit` (below 64) of the word at `OFFSET`, in one instruction.
 #[inline(always)]
 pub fn clear_bit<const OFFSET: usize>(bit: u32) {

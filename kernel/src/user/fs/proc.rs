@@ -219,22 +219,23 @@ fn meminfo() -> String {
     )
 }
 
-/// `/proc/lock_stat`: per rank of lock (`sync::lock_order`), how many acquisitions had to
-/// wait for another CPU, the spins they took and the TSC cycles they spent in all
-/// (`sync::lock_stat`; Linux's `waittime-total`). Linux's file (with CONFIG_LOCK_STAT) has
-/// a line per lock class with hold and wait times; cfslab counts only in the slow path, so
-/// that a lock taken at once costs nothing more.
+/// `/proc/lock_stat`: per rank of lock (`sync::lock_order`) ever taken, how many
+/// acquisitions had to wait for another CPU, the spins they took and the TSC cycles they
+/// spent in all (`sync::lock_stat`; Linux's `waittime-total`), and the acquisitions in all.
+/// Linux's file (with CONFIG_LOCK_STAT) has a line per lock class with hold and wait times;
+/// cfslab times only the slow path, so that a lock taken at once costs one increment more.
 fn lock_stat() -> String {
     let mut text = String::from(
-        "lock_stat version 0.4 (cfslab: contentions, spins and wait cycles per lock rank)\n\
-         class name                    contentions          spins  waittime-total\n",
+        "lock_stat version 0.4 (cfslab: contentions, spins, wait cycles and acquisitions per \
+         lock rank)\n\
+         class name                    contentions          spins  waittime-total    acquisitions\n",
     );
-    for waits in crate::sync::lock_stat::contended() {
+    for waits in crate::sync::lock_stat::by_rank() {
         let name = format!("{:?}:", waits.rank);
         let _ = writeln!(
             text,
-            "{name:<24} {:>16} {:>14} {:>15}",
-            waits.contentions, waits.spins, waits.cycles
+            "{name:<24} {:>16} {:>14} {:>15} {:>15}",
+            waits.contentions, waits.spins, waits.cycles, waits.acquisitions
         );
     }
     text
