@@ -267,6 +267,7 @@ impl Runqueue {
     /// the task, and the CPU is kicked if the wakee should preempt what it runs. The
     /// wake-up's one ending, whether its waker holds this runqueue alone
     /// (`sleep::wake_on_its_cpu`) or the whole scheduler (`Scheduler::wake`).
+    #[inline(always)]
     pub(in crate::sched) fn wake_here(&mut self, slot: Slot, wakeup: Wakeup, now: u64) {
         self.woken_onto();
         let asked_before = self.rq.need_resched();

@@ -94,12 +94,21 @@ fn wake_refs(tasks: &[TaskRef], wakeup: Wakeup, now: u64) {
         if wake_on_its_cpu(task, wakeup, now) {
             continue;
         }
-        super::state::with_sched(|s| s.wake_ref(task, wakeup, now));
+        wake_under_sched(task, wakeup, now);
     }
     if super::resched::asked_here() && !this_cpu().in_interrupt() {
         super::schedule();
     }
     crate::arch::irq::restore(irq_were_on);
+}
+
+/// A wake-up under the scheduler's lock and the runqueues' (`with_sched`): the way of a
+/// task that moved or may run on several CPUs. Kept out of line, so that the common wake-up
+/// ([`wake_on_its_cpu`]) is not laid out around it.
+#[cold]
+#[inline(never)]
+fn wake_under_sched(task: TaskRef, wakeup: Wakeup, now: u64) {
+    super::state::with_sched(|s| s.wake_ref(task, wakeup, now));
 }
 
 /// A wake-up under the runqueue locks it needs alone (Linux's `try_to_wake_up`, which takes
