@@ -96,12 +96,17 @@ pub(in crate::sched) fn publish_next_balance(cpu: usize, jiffies: u64) {
 
 /// Whether, at tick `jiffies`, a CPU whose tick has stopped other than `cpu` is due a pass
 /// that `cpu`'s tick runs on its behalf (`Scheduler::balance_tick`): a superset of the
-/// passes that run, read without a lock.
+/// passes that run, read without a lock. It looks at the other online CPUs alone, one bit
+/// of `online` each: a tick pays for the CPUs there are, not for every CPU there could be.
 pub(in crate::sched) fn idle_pass_may_be_due(cpu: usize, jiffies: u64, online: u64) -> bool {
-    (0..CPUS).any(|other| {
-        other != cpu
-            && online & 1 << other != 0
-            && NEXT_BALANCE[other].load(Ordering::Relaxed) <= jiffies
-            && crate::percpu::cpu(other).is_some_and(|c| !c.tick_on())
-    })
+    let mut others = online & !(1 << cpu);
+    while others != 0 {
+        let other = others.trailing_zeros() as usize;
+        others &= others - 1;
+        let due = NEXT_BALANCE[other].load(Ordering::Relaxed) <= jiffies;
+        if due && crate::percpu::cpu(other).is_some_and(|c| !c.tick_on()) {
+            return true;
+        }
+    }
+    false
 }
