@@ -4,7 +4,7 @@
 //! order as Linux's `double_rq_lock` takes them), one bit per key held in `keys_held`.
 //! Together they are also the count of locks held, which `schedule()` asserts is zero.
 
-use super::{ACQUISITIONS, KEYS_HELD, PREEMPT_COUNT, RANKS_HELD, ThisCpu};
+use super::{ACQUISITIONS, KEYS_HELD, PREEMPT_COUNT, RANK_BITS, RANKS_HELD, ThisCpu};
 use crate::arch::cpu_local;
 
 impl ThisCpu {
@@ -41,7 +41,7 @@ impl ThisCpu {
     /// word, with interrupts off.
     #[inline(always)]
     fn count_acquisition(rank: u32) {
-        cpu_local::increment_nth::<ACQUISITIONS, { crate::sync::RANKS }>(rank as usize);
+        cpu_local::increment_nth::<ACQUISITIONS, RANK_BITS>(rank as usize);
     }
 
     /// A lock of `rank` was taken by a try, which never waits and so is not held to the

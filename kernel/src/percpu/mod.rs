@@ -69,8 +69,9 @@ pub struct PerCpu {
     /// `locks`.
     keys_held: AtomicU64,
     /// Locks taken so far on this CPU, per rank (`/proc/lock_stat`'s acquisitions): one
-    /// increment of this CPU's word as each is taken, with interrupts off.
-    acquisitions: [AtomicU64; crate::sync::RANKS],
+    /// increment of this CPU's word as each is taken, with interrupts off. A word for each
+    /// bit of `ranks_held`, which holds every rank there can be.
+    acquisitions: [AtomicU64; RANK_BITS],
     /// Scheduler ticks so far, and those of them that found the CPU in ring 3 (for
     /// `/proc/stat`'s user time).
     ticks: AtomicU64,
@@ -102,7 +103,7 @@ impl PerCpu {
             preempt_count: AtomicU64::new(0),
             ranks_held: AtomicU64::new(0),
             keys_held: AtomicU64::new(0),
-            acquisitions: [const { AtomicU64::new(0) }; crate::sync::RANKS],
+            acquisitions: [const { AtomicU64::new(0) }; RANK_BITS],
             ticks: AtomicU64::new(0),
             user_ticks: AtomicU64::new(0),
             handoff_leaving: AtomicPtr::new(null_mut()),
@@ -128,9 +129,9 @@ impl PerCpu {
         self.ticks.load(Relaxed)
     }
 
-    /// Locks of rank `rank` taken on this CPU so far.
+    /// Locks of rank `rank` taken on this CPU so far (0 for a rank there cannot be).
     pub fn acquisitions(&self, rank: usize) -> u64 {
-        self.acquisitions[rank].load(Relaxed)
+        self.acquisitions.get(rank).map_or(0, |n| n.load(Relaxed))
     }
 
     /// Ticks that found this CPU in ring 3 so far.
@@ -221,6 +222,8 @@ const PREEMPT_COUNT: usize = offset_of!(PerCpu, preempt_count);
 const RANKS_HELD: usize = offset_of!(PerCpu, ranks_held);
 const KEYS_HELD: usize = offset_of!(PerCpu, keys_held);
 const ACQUISITIONS: usize = offset_of!(PerCpu, acquisitions);
+/// How many ranks `ranks_held` can hold, one bit each.
+const RANK_BITS: usize = u64::BITS as usize;
 const TICKS: usize = offset_of!(PerCpu, ticks);
 const USER_TICKS: usize = offset_of!(PerCpu, user_ticks);
 const HANDOFF_LEAVING: usize = offset_of!(PerCpu, handoff_leaving);

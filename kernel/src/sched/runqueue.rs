@@ -19,7 +19,6 @@ use crate::task::{Context, Slot};
 use crate::time::clock;
 use alloc::vec::Vec;
 use core::ops::{Deref, DerefMut};
-use core::sync::atomic::Ordering;
 use sched::smp::runqueues;
 use sched::weights::Nice;
 use sched::{ForkKind, Moving, Policy, Rq, SchedTask, Uid, Wakeup};
@@ -298,8 +297,9 @@ impl Runqueue {
     /// The tick's balancing share that is this CPU's alone, at tick `jiffies` — its load
     /// history takes in its load now (`update_cpu_load`), unless the era's tick reads every
     /// CPU first — and what is left (`TickRest`), told from this CPU's `next_balance` and
-    /// the others' as published (`balance::state::idle_pass_may_be_due`), with no other lock.
-    pub(in crate::sched) fn balance_tick_here(&mut self, jiffies: u64) -> TickRest {
+    /// the others' as published (`balance::state::idle_pass_may_be_due`, among the `online`
+    /// CPUs), with no other lock.
+    pub(in crate::sched) fn balance_tick_here(&mut self, jiffies: u64, online: u64) -> TickRest {
         let idle = self.rq.current() == self.rq.idle();
         let Some(b) = &mut self.balance else {
             return TickRest::Nothing;
@@ -308,7 +308,6 @@ impl Runqueue {
             return TickRest::Whole;
         }
         runqueues::update_cpu_load_of(self.rq.policy(), &mut b.state, b.split);
-        let online = super::state::ONLINE.load(Ordering::Relaxed);
         let idle_due = || idle_pass_may_be_due(self.rq.cpu(), jiffies, online);
         match jiffies >= b.state.next_balance || !idle && idle_due() {
             true => TickRest::Passes,

@@ -6,9 +6,10 @@
 //! CPU, a load-average sample or the invariant's check.
 
 use super::balance::state::{TickRest, checking_invariant};
-use super::state::with_sched;
+use super::state::{ONLINE, with_sched};
 use super::{loadavg, runqueue};
 use crate::percpu::this_cpu;
+use core::sync::atomic::Ordering;
 
 /// The scheduler tick (from the timer interrupt), which found the CPU in ring 3 if
 /// `user_mode`: the policy may ask for a preemption.
@@ -19,7 +20,7 @@ pub fn tick(now: u64, user_mode: bool) {
         let mut rq = runqueue::lock(cpu);
         let rq = rq.as_mut().expect("a runqueue");
         rq.tick(now, user_mode);
-        rq.balance_tick_here(jiffies)
+        rq.balance_tick_here(jiffies, ONLINE.load(Ordering::Relaxed))
     };
     // The load average and the invariant are the machine's: looked at by the boot CPU's
     // tick (CPU 0 never stops its tick).

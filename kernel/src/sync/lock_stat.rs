@@ -12,7 +12,8 @@
 use super::Rank;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use super::RANKS;
+/// The ranks, in order (a rank's number is its index).
+const RANKS: usize = Rank::ALL.len();
 
 /// Per rank: acquisitions that had to wait, the spins they took, the cycles they spent.
 static CONTENTIONS: [AtomicU64; RANKS] = [const { AtomicU64::new(0) }; RANKS];

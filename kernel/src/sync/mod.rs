@@ -13,7 +13,4 @@ mod spin_lock;
 
 pub use keyed_lock::{KeyedGuard, KeyedLock};
 pub use lock_order::Rank;
-
-/// How many ranks of lock there are (a rank's number is below it).
-pub const RANKS: usize = Rank::ALL.len();
 pub use spin_lock::{SpinLock, SpinLockGuard};
