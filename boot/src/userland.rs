@@ -131,7 +131,8 @@ pub fn dir() -> PathBuf {
 }
 
 /// Compiles `userland/c/SOURCE.c` with `flags` into `dir/NAME`, unless the binary is newer
-/// than the source and the header they share (`check.h`).
+/// than the source, the header they share (`check.h`) and this tool (which holds the
+/// compiler's options: a binary built with others is built again).
 fn compile_c(
     name: &str,
     source: &str,
@@ -144,10 +145,15 @@ fn compile_c(
     let binary = dir.join(name);
     let header = workspace_root().join("userland/c/check.h");
     let modified = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    if let (Some(src), Some(h), Some(bin)) =
-        (modified(&source), modified(&header), modified(&binary))
-        && bin > src
+    let tool = std::env::current_exe().ok();
+    if let (Some(src), Some(h), Some(tool), Some(bin)) = (
+        modified(&source),
+        modified(&header),
+        tool.as_deref().and_then(modified),
+        modified(&binary),
+    ) && bin > src
         && bin > h
+        && bin > tool
     {
         return Ok(());
     }

@@ -17,8 +17,11 @@
 //! to sleep before its switch — stays marked and moves as it wakes, as Linux's wake-up
 //! chooses among the allowed CPUs: a move never ends a sleep (a vfork parent waits for its
 //! child whatever its affinity does). Either may still be leaving the CPU it last ran on:
-//! the move waits for its `on_cpu` flag to clear (Linux's `try_to_wake_up` waits on
-//! `p->on_cpu` the same way).
+//! once that CPU has picked another task, the move waits for its `on_cpu` flag to clear
+//! (Linux's `try_to_wake_up` waits on `p->on_cpu` the same way), which that CPU does
+//! before it takes any lock; a sleeper woken while still its CPU's current task, which
+//! that CPU has not picked past yet, wakes there and moves at that pick
+//! (`Scheduler::wake`).
 //!
 //! On the new runqueue the policy places the task as its era placed a migrated one
 //! (`sched::rq::Rq::attach`; the CFS eras keep its distance from the runqueue's

@@ -103,9 +103,9 @@ fn wake_refs(tasks: &[TaskRef], wakeup: Wakeup, now: u64) {
 }
 
 /// A wake-up under the scheduler's lock and the runqueues' (`with_sched`): the way of a
-/// task that moved or may run on several CPUs. Kept out of line, so that the common wake-up
-/// ([`wake_on_its_cpu`]) is not laid out around it.
-#[cold]
+/// task that moved or may run on several CPUs. Kept out of line, so that the wake-up of a
+/// task allowed one CPU ([`wake_on_its_cpu`], every wake-up on one CPU) is not laid out
+/// around it.
 #[inline(never)]
 fn wake_under_sched(task: TaskRef, wakeup: Wakeup, now: u64) {
     super::state::with_sched(|s| s.wake_ref(task, wakeup, now));

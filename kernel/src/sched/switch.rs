@@ -59,7 +59,9 @@ impl Runqueue {
         }
         // Only a task that left runnable is handed over now; one that went to sleep before
         // its switch stays marked and moves as it wakes (`Scheduler::wake`), with its
-        // wake-up's own flags — a vfork parent is not woken by a move.
+        // wake-up's own flags — a vfork parent is not woken by a move. (One woken before
+        // this pick left runnable: it moves as a waiting task does, as Linux's
+        // `ttwu_runnable` leaves such a task on its runqueue for the stopper to move.)
         if moving && rq.state(pick.prev) == State::Migrating {
             this_cpu().hand_off_moving(pick.prev);
         }

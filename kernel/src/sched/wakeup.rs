@@ -72,12 +72,16 @@ impl Scheduler {
             context.on_cpu.load(Ordering::Acquire),
         );
         // Its affinity no longer allows its CPU: it wakes on its new one (Linux's
-        // `select_task_rq` at a wake-up chooses among the allowed CPUs) — unless its CPU is
-        // still switching away from it. That CPU may be waiting for the scheduler's lock
-        // this wake-up holds (a newly-idle pass, before it picks), so the move cannot wait
-        // for it here: the task wakes where it is, runnable and still marked, and that
-        // pick hands it over as it would a running task marked to move (`pick_switch`).
-        if moving && !leaving {
+        // `select_task_rq` at a wake-up chooses among the allowed CPUs) — unless it is
+        // still its CPU's current task, blocked but not yet switched away from. That CPU
+        // may be waiting for the scheduler's lock this wake-up holds (a newly-idle pass,
+        // before its pick), so the move cannot wait for its `on_cpu` here: the task wakes
+        // where it is, runnable and still marked, and that pick hands it over as it would
+        // a running task marked to move (`pick_switch`). Once that CPU has picked another
+        // task, it takes no lock until it clears `on_cpu` (`finish_switch`), and the move
+        // waits for it (`finish_move`).
+        let still_current = self.rqs[prev].current() == slot;
+        if moving && !(leaving && still_current) {
             if let Some(to) = self.finish_move(slot, wakeup, now) {
                 self.rqs[to].woken_onto();
             }
