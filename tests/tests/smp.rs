@@ -262,8 +262,8 @@ fn every_cpu_comes_up_and_a_parked_cpu_moves_no_figure() {
         // checks of the other CPUs a tick or a wake-up makes. Work a few instructions
         // longer mostly moves a figure by 1 µs (measured: 50 runs, idle and loaded
         // hosts), but now and then it moves a tick or a wake-up across a decision — which
-        // task a tick finds running — and the tasks'
-        // CPU times move by tens of µs (seen once on CI: 44 µs), a latency by a tick.
+        // task a tick finds running — and the tasks' CPU times move by tens of µs (seen
+        // once on CI: 44 µs), a latency by a tick.
         // SPREAD_US bounds the first, well under one tick (4 ms); a latency statistic may
         // move by a tick more (`Difference::within_spread`). Each difference is printed.
         assert_eq!(got.len(), expected.len(), "{}", run.stdout);

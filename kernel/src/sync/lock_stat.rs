@@ -1,6 +1,7 @@
 //! How often CPUs waited for each rank of lock, and how long (Linux's `/proc/lock_stat`,
-//! CONFIG_LOCK_STAT, reduced to what the slow path knows): a lock taken at the first try
-//! costs nothing here; one that had to wait adds one contention, the spins it took and the
+//! CONFIG_LOCK_STAT, reduced to what the slow path knows, and how often each was taken): a
+//! lock taken at the first try costs one per-CPU increment (below); one that had to wait
+//! adds one contention, the spins it took and the
 //! TSC cycles it spent (Linux's `waittime-total`; under `-icount` a cycle is a virtual
 //! nanosecond). One CPU never waits, so those counters stay zero with `smp=1`. Every
 //! acquisition is counted too, by the CPU that takes the lock in its own state (Linux's
@@ -22,7 +23,7 @@ static WAIT_CYCLES: [AtomicU64; RANKS] = [const { AtomicU64::new(0) }; RANKS];
 
 /// One rank's locks so far, every CPU's together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Waits {
+pub struct RankCounts {
     pub rank: Rank,
     /// Acquisitions that found the lock taken.
     pub contentions: u64,
@@ -41,13 +42,13 @@ pub(super) fn record(rank: Rank, spins: u64, cycles: u64) {
     WAIT_CYCLES[rank as usize].fetch_add(cycles, Relaxed);
 }
 
-/// Each rank that was ever taken, and its waits.
-pub fn by_rank() -> impl Iterator<Item = Waits> {
+/// Each rank that was ever taken: its acquisitions and its waits.
+pub fn by_rank() -> impl Iterator<Item = RankCounts> {
     Rank::ALL.into_iter().filter_map(|rank| {
         let i = rank as usize;
         let cpus = (0..bootopts::MAX_CPUS as usize).filter_map(crate::percpu::cpu);
         let acquisitions = cpus.map(|cpu| cpu.acquisitions(i)).sum();
-        (acquisitions != 0).then(|| Waits {
+        (acquisitions != 0).then(|| RankCounts {
             rank,
             contentions: CONTENTIONS[i].load(Relaxed),
             spins: SPINS[i].load(Relaxed),

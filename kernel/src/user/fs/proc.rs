@@ -230,12 +230,12 @@ fn lock_stat() -> String {
          lock rank)\n\
          class name                    contentions          spins  waittime-total    acquisitions\n",
     );
-    for waits in crate::sync::lock_stat::by_rank() {
-        let name = format!("{:?}:", waits.rank);
+    for counts in crate::sync::lock_stat::by_rank() {
+        let name = format!("{:?}:", counts.rank);
         let _ = writeln!(
             text,
             "{name:<24} {:>16} {:>14} {:>15} {:>15}",
-            waits.contentions, waits.spins, waits.cycles, waits.acquisitions
+            counts.contentions, counts.spins, counts.cycles, counts.acquisitions
         );
     }
     text
