@@ -32,9 +32,14 @@ const HELPERS: &str = include_str!("../gdb/cfslab.py");
 pub fn script(kernel: &Path, port: u16, sysroot: &Path, helpers: &Path) -> String {
     let printers = sysroot.join("lib/rustlib/etc/gdb_load_rust_pretty_printers.py");
     let userland = crate::userland::dir();
+    // The builds name their sources relative to their workspace (`trim-paths`, Cargo.toml):
+    // the kernel's to the checkout, the user programs' to userland/.
+    let root = crate::build::workspace_root();
     format!(
         "set pagination off\n\
          set confirm off\n\
+         directory {root}\n\
+         directory {root}/userland\n\
          set $cfslab_userland = \"{userland}\"\n\
          source {printers}\n\
          source {helpers}\n\
@@ -46,7 +51,8 @@ pub fn script(kernel: &Path, port: u16, sysroot: &Path, helpers: &Path) -> Strin
         printers = printers.display(),
         helpers = helpers.display(),
         userland = userland.display(),
-        kernel = kernel.display()
+        kernel = kernel.display(),
+        root = root.display()
     )
 }
 

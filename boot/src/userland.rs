@@ -82,12 +82,7 @@ pub fn build() -> Result<PathBuf, String> {
     let userland = workspace_root().join("userland");
     let status = Command::new(cargo)
         .current_dir(&userland)
-        .args([
-            "build",
-            "--quiet",
-            "--config",
-            &rustflags_without_checkout(),
-        ])
+        .args(["build", "--quiet"])
         // The userland workspace has its own target directory (in its config); an outer
         // CARGO_TARGET_DIR must not redirect it.
         .env_remove("CARGO_TARGET_DIR")
@@ -106,24 +101,13 @@ pub fn build() -> Result<PathBuf, String> {
     Ok(dir)
 }
 
-/// The checkout's own directory, as the user programs name it instead: a stable name,
-/// so that the programs are the same bytes in every checkout (see
-/// [`rustflags_without_checkout`]).
+/// The checkout's own directory, as the C programs' debug information names it instead
+/// (`-ffile-prefix-map`): a stable name, so that they are the same bytes in every checkout,
+/// as the Rust programs are by their profiles' `trim-paths` (userland/Cargo.toml). The
+/// initramfs carries them whole; a longer path meant longer sections, other addresses in
+/// the archive the kernel unpacks, and figures under `-icount` that differed from one clone
+/// of a commit to another (seen: a CI clone's seed 003 against the same commit's elsewhere).
 const CHECKOUT_AS: &str = "/cfslab";
-
-/// Cargo's `--config` for the Rust programs: userland/.cargo/config.toml's flags (cargo
-/// joins the two lists) and one more, which writes the checkout's directory as
-/// [`CHECKOUT_AS`]. A program names its source files in its panic messages, in its
-/// read-only data; the policy crate's, outside userland's workspace, by their full path.
-/// A longer path then means longer strings, other instruction encodings and other
-/// addresses, and a workload's figures under `-icount` could differ from one checkout to
-/// the next (seen: a CI clone's seed 003 against the same commit's elsewhere).
-fn rustflags_without_checkout() -> String {
-    let root = workspace_root().display().to_string();
-    // A TOML basic string: its backslashes and quotes escaped.
-    let root = root.replace('\\', "\\\\").replace('"', "\\\"");
-    format!("build.rustflags=[\"--remap-path-prefix={root}={CHECKOUT_AS}\"]")
-}
 
 /// Where the user programs are built (userland/.cargo/config.toml's target directory).
 pub fn dir() -> PathBuf {
@@ -161,9 +145,11 @@ fn compile_c(
     // (the same rule as `atomic_file`'s).
     let partial = binary.with_extension(format!("partial-{}", std::process::id()));
     let output = Command::new("musl-gcc")
+        // From the checkout, whatever the caller's directory: the compiler's own directory
+        // goes into the debug information too.
+        .current_dir(workspace_root())
         .args(["-static", "-O2", "-g", "-Wall", "-Werror"])
-        // The same for C (see `rustflags_without_checkout`): its debug information names
-        // the source's directory.
+        // Its debug information names the source's directory (see `CHECKOUT_AS`).
         .arg(format!(
             "-ffile-prefix-map={}={CHECKOUT_AS}",
             workspace_root().display()
