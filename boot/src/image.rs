@@ -11,7 +11,6 @@
 
 use bootloader::{BiosBoot, BootConfig};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The image path for a kernel ELF.
 pub fn image_path(kernel: &Path) -> PathBuf {
@@ -26,15 +25,6 @@ fn quiet_boot_config() -> BootConfig {
     config.frame_buffer_logging = false;
     config.log_level = bootloader_boot_config::LevelFilter::Off;
     config
-}
-
-/// `llvm-objcopy` from the pinned toolchain's `llvm-tools-preview` component.
-fn llvm_objcopy() -> Option<PathBuf> {
-    let sysroot = crate::build::sysroot().ok()?;
-    std::fs::read_dir(sysroot.join("lib/rustlib"))
-        .ok()?
-        .filter_map(|entry| Some(entry.ok()?.path().join("bin/llvm-objcopy")))
-        .find(|path| path.is_file())
 }
 
 /// `path` with `suffix` appended to its file name.
@@ -53,22 +43,12 @@ fn scratch_for(path: &Path) -> PathBuf {
 /// A copy of `kernel` without debug info, next to it; the original if that fails.
 fn stripped_copy(kernel: &Path) -> PathBuf {
     let stripped = with_suffix(kernel, ".stripped");
-    let scratch = scratch_for(&stripped);
-    let done = llvm_objcopy().is_some_and(|objcopy| {
-        Command::new(objcopy)
-            .arg("--strip-debug")
-            .arg(kernel)
-            .arg(&scratch)
-            .status()
-            .is_ok_and(|s| s.success())
-    }) && std::fs::rename(&scratch, &stripped).is_ok();
-    if done {
-        stripped
-    } else {
-        eprintln!(
-            "boot: warning: llvm-objcopy unavailable, the image carries debug info (slower boot)"
-        );
-        kernel.to_path_buf()
+    match crate::strip::without_debug_info(kernel, &stripped) {
+        Ok(()) => stripped,
+        Err(e) => {
+            eprintln!("boot: warning: {e}; the image carries debug info (slower boot)");
+            kernel.to_path_buf()
+        }
     }
 }
 

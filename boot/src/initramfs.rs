@@ -147,17 +147,28 @@ pub fn build(extra: &[PathBuf]) -> Result<PathBuf, String> {
 /// As [`build`], for Linux: [`linux_archive`] with userland's `linuxinit` as `/init`.
 pub fn build_for_linux(extra: &[PathBuf]) -> Result<PathBuf, String> {
     let (dir, files) = programs_and(extra)?;
-    let init = read(&dir.join("linuxinit"))?;
+    let init = read(&crate::strip::cached_copy(
+        &dir.join("linuxinit"),
+        &dir.join("stripped"),
+    )?)?;
     write_named_by_contents(&linux_archive(&init, &files), "initramfs-linux")
 }
 
-/// The built user programs and the `extra` host files, as (name, contents); and the
-/// directory the programs are in.
+/// The built user programs, without their debug information, and the `extra` host files
+/// as given, as (name, contents); and the directory the programs are in.
+///
+/// Why without: a program's DWARF is nine tenths of its file (three of `hog`'s 3.2 MB), the
+/// kernel keeps the archive in its heap, and the DWARF depends on the toolchain that wrote
+/// it — the same commit's programs were 4 MB smaller in all on another machine, which moved
+/// the kernel's heap and with it a multi-CPU run's interleaving. gdb reads the full
+/// programs on the host (`userland::dir`).
 fn programs_and(extra: &[PathBuf]) -> Result<(PathBuf, Files), String> {
     let dir = crate::userland::build()?;
+    let stripped = dir.join("stripped");
     let mut files = Vec::new();
     for name in crate::userland::programs() {
-        files.push((name.to_string(), read(&dir.join(name))?));
+        let program = crate::strip::cached_copy(&dir.join(name), &stripped)?;
+        files.push((name.to_string(), read(&program)?));
     }
     let mut added = Vec::new();
     for path in extra {

@@ -34,6 +34,7 @@ mod rq_lengths;
 mod serial_output;
 mod shape;
 mod status;
+mod strip;
 mod timeout;
 mod usage;
 mod userland;
