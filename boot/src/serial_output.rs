@@ -65,6 +65,25 @@ impl TraceFilter {
     }
 }
 
+/// The capacity asked of the pipe from QEMU's console: Linux's default for unprivileged
+/// users' `pipe-max-size` (a pipe's default is 64 KiB).
+const PIPE_BYTES: i32 = 1 << 20;
+
+/// Asks for a pipe of [`PIPE_BYTES`] (`F_SETPIPE_SZ`; kept as it is if refused). QEMU writes
+/// the console without blocking: into a full pipe the UART's byte waits, its transmitter
+/// busy, until QEMU's main loop sees room — a wait the guest's polling loop spends in
+/// virtual time as long as the host takes to drain the pipe, and a run's figures would
+/// follow the host's load. This thread drains the pipe as it fills, but echoes what it
+/// reads to a stdout that may itself block (a test harness, a pager).
+fn enlarge(pipe: &std::process::ChildStdout) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: fcntl on a descriptor this process owns (the pipe's read end, open for as long
+    // as `pipe` lives) with an integer argument; it changes only the pipe's capacity.
+    unsafe {
+        libc::fcntl(pipe.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_BYTES);
+    }
+}
+
 /// Collects the child's stdout, copying it to ours as it arrives as `echo` says (and to `tap`,
 /// which a console script reads), in a thread.
 pub fn forward_output(
@@ -73,6 +92,7 @@ pub fn forward_output(
     tap: Option<Arc<Mutex<Vec<u8>>>>,
 ) -> Option<std::thread::JoinHandle<Output>> {
     let mut from = child.stdout.take()?;
+    enlarge(&from);
     Some(std::thread::spawn(move || {
         let mut buf = [0u8; 4096];
         let mut out = std::io::stdout();
@@ -123,6 +143,21 @@ pub fn extract_trace(output: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pipe_from_the_console_holds_a_megabyte() {
+        use std::os::fd::AsRawFd;
+        let mut child = std::process::Command::new("true")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("true runs");
+        let pipe = child.stdout.take().expect("piped");
+        enlarge(&pipe);
+        // SAFETY: F_GETPIPE_SZ only reads the capacity of a pipe this test owns.
+        let capacity = unsafe { libc::fcntl(pipe.as_raw_fd(), libc::F_GETPIPE_SZ) };
+        assert_eq!(capacity, PIPE_BYTES);
+        let _ = child.wait();
+    }
 
     #[test]
     fn the_trace_is_held_back_and_summarised() {
