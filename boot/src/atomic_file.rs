@@ -16,8 +16,13 @@ pub fn copy(from: &Path, to: &Path) -> Result<(), String> {
     replace(to, |partial| std::fs::copy(from, partial).map(drop))
 }
 
-fn replace(to: &Path, fill: impl FnOnce(&Path) -> std::io::Result<()>) -> Result<(), String> {
-    let partial = to.with_extension(format!("partial-{}", std::process::id()));
+/// Writes `to` whole or not at all: `fill` writes the file at the path it is given (a
+/// program's output file, say), which then takes `to`'s name.
+pub fn replace(to: &Path, fill: impl FnOnce(&Path) -> std::io::Result<()>) -> Result<(), String> {
+    // The whole name kept (`kernel.img` and `kernel.stripped` get partials of their own).
+    let mut partial = to.as_os_str().to_os_string();
+    partial.push(format!(".partial-{}", std::process::id()));
+    let partial = std::path::PathBuf::from(partial);
     let result = fill(&partial).and_then(|()| std::fs::rename(&partial, to));
     if result.is_err() {
         let _ = std::fs::remove_file(&partial);

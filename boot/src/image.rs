@@ -34,12 +34,6 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// A unique scratch name beside `path`: several test processes may build the same image at
-/// once, so each writes its own file and renames it into place (an atomic replace).
-fn scratch_for(path: &Path) -> PathBuf {
-    with_suffix(path, &format!(".tmp{}", std::process::id()))
-}
-
 /// A copy of `kernel` without debug info, next to it; the original if that fails.
 fn stripped_copy(kernel: &Path) -> PathBuf {
     let stripped = with_suffix(kernel, ".stripped");
@@ -61,12 +55,13 @@ pub fn build_image(kernel: &Path) -> Result<PathBuf, String> {
     if modified(&image).is_some_and(|t| t >= kernel_time) {
         return Ok(image);
     }
-    let scratch = scratch_for(&image);
-    BiosBoot::new(&stripped_copy(kernel))
-        .set_boot_config(&quiet_boot_config())
-        .create_disk_image(&scratch)
-        .map_err(|e| format!("cannot create the disk image {}: {e:#}", image.display()))?;
-    std::fs::rename(&scratch, &image)
-        .map_err(|e| format!("cannot write {}: {e}", image.display()))?;
+    // Whole (`atomic_file`): several test processes may build the same image at once.
+    let stripped = stripped_copy(kernel);
+    crate::atomic_file::replace(&image, |partial| {
+        BiosBoot::new(&stripped)
+            .set_boot_config(&quiet_boot_config())
+            .create_disk_image(partial)
+            .map_err(|e| std::io::Error::other(format!("{e:#}")))
+    })?;
     Ok(image)
 }

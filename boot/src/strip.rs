@@ -16,31 +16,27 @@ fn llvm_objcopy() -> Option<PathBuf> {
         .find(|path| path.is_file())
 }
 
-/// Writes `elf` without its debug information to `to`, whole: under a name of this
-/// process's own, then renamed (several runs may write the same copy at once, and others
-/// may be reading the old one).
+/// Writes `elf` without its debug information to `to`, whole (`atomic_file`: several
+/// runs may write the same copy at once, and others may be reading the old one).
 pub fn without_debug_info(elf: &Path, to: &Path) -> Result<(), String> {
     let objcopy = llvm_objcopy().ok_or(
         "llvm-objcopy not found: the toolchain's llvm-tools-preview component is missing \
          (rustup component add llvm-tools-preview)",
     )?;
-    let mut scratch = to.as_os_str().to_os_string();
-    scratch.push(format!(".tmp{}", std::process::id()));
-    let scratch = PathBuf::from(scratch);
-    let status = Command::new(objcopy)
-        .arg("--strip-debug")
-        .arg(elf)
-        .arg(&scratch)
-        .status()
-        .map_err(|e| format!("cannot run llvm-objcopy: {e}"))?;
-    if !status.success() {
-        let _ = std::fs::remove_file(&scratch);
-        return Err(format!(
-            "llvm-objcopy --strip-debug {} failed",
-            elf.display()
-        ));
-    }
-    std::fs::rename(&scratch, to).map_err(|e| format!("cannot write {}: {e}", to.display()))
+    crate::atomic_file::replace(to, |partial| {
+        let status = Command::new(objcopy)
+            .arg("--strip-debug")
+            .arg(elf)
+            .arg(partial)
+            .status()?;
+        match status.success() {
+            true => Ok(()),
+            false => Err(std::io::Error::other(format!(
+                "llvm-objcopy --strip-debug {} failed",
+                elf.display()
+            ))),
+        }
+    })
 }
 
 /// `elf`'s copy without debug information in `dir`, made again if `elf` is newer.

@@ -14,9 +14,9 @@
 //! before [`ANCHOR_S`]): whole seconds, because QEMU keeps a timer of its own on them
 //! (most likely its RTC's once-a-second update, armed at reset) — anchors a tenth of a
 //! second apart gave two different runs of one 8-CPU scenario, anchors at 1 s and 2 s the
-//! same. The CPU halts (the tick wakes it) until [`POLLED_MS`] before the anchor, polls the
-//! TSC until just before it, then halts once more, the anchor's timer armed:
-//! every vCPU halts (the others have not started), QEMU stops its kick timer and leaps the
+//! same. The CPU halts (its own timer wakes it) until [`POLLED_MS`] before the anchor,
+//! polls the TSC until just before it, then halts once more, the anchor's timer armed: every
+//! vCPU halts (the others have not started), QEMU stops its kick timer and leaps the
 //! clock to the timer, and re-arms the kick timer from there — at the same instant of the
 //! kernel's clock on every boot, since the clock starts again at 0 at the anchor instead of
 //! counting from its calibration (whose instant differs as the firmware's time does).
