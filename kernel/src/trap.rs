@@ -66,10 +66,14 @@ pub fn call_function_interrupt() {
 }
 
 /// Another CPU made a task runnable on this CPU's runqueue and asked it to reschedule (the
-/// IPI, after its EOI; Linux's `scheduler_ipi`), or marked the task running here (a kill):
-/// the interrupt's end does the rest — the switch, and if it came from ring 3 the work
-/// pending before going back.
+/// IPI, after its EOI; Linux's `scheduler_ipi`), left wake-ups on this CPU's wake list for
+/// it to finish (`TTWU_QUEUE`), or marked the task running here (a kill): the wake-ups
+/// are finished here, and the interrupt's end does the rest — the switch, and if it came
+/// from ring 3 the work pending before going back.
 pub fn reschedule_interrupt(regs: &mut TrapFrame) {
+    this_cpu().irq_enter();
+    sched::finish_queued_wakeups();
+    this_cpu().irq_exit();
     return_from_interrupt(regs);
 }
 

@@ -69,6 +69,7 @@ pub fn generate() -> Result<String, String> {
         "churn": churn_of(&churn)?,
         "smp": super::smp_bench::generate()?,
         "storm": super::storm_bench::generate()?,
+        "ttwu": super::ttwu_bench::generate()?,
         "messaging": super::messaging_bench::generate()?,
         "sim": super::sim_bench::generate()?,
     });
@@ -81,6 +82,7 @@ pub fn generate() -> Result<String, String> {
         render_churn,
         super::smp_bench::render,
         super::storm_bench::render,
+        super::ttwu_bench::render,
         super::messaging_bench::render,
         super::sim_bench::render,
     ] {

@@ -18,7 +18,7 @@ pub const SEEDS_DATA: &str = "docs/data/seeds.txt";
 const SESSION_DATA: &str = "docs/data/session.txt";
 
 /// Every block but the lab's and compare's scenario tables, which their own modules check.
-pub const BLOCKS: [Block; 18] = [
+pub const BLOCKS: [Block; 19] = [
     Block {
         tag: "run",
         data: run_output::DATA,
@@ -89,6 +89,12 @@ pub const BLOCKS: [Block; 18] = [
         tag: "bench:storm",
         data: bench::DATA,
         render: super::storm_bench::render,
+        made_by: "boot docs bench (make bench)",
+    },
+    Block {
+        tag: "bench:ttwu",
+        data: bench::DATA,
+        render: super::ttwu_bench::render,
         made_by: "boot docs bench (make bench)",
     },
     Block {

@@ -28,6 +28,7 @@ mod run_output;
 mod sim_bench;
 mod smp_bench;
 mod storm_bench;
+mod ttwu_bench;
 mod wasted_kernel;
 mod wasted_sim;
 

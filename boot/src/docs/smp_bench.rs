@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 /// The figures smpbench prints, by their label, the table's names for them, and whether the
 /// goal ("at most half Linux's") names the path: an IPI round trip, a cross-CPU wake-up, the
 /// reschedule-to-running latency; the others are there to compare.
-const FIGURES: [(&str, &str, bool); 5] = [
+pub(super) const FIGURES: [(&str, &str, bool); 5] = [
     (
         "pipe, processes on two CPUs",
         "pipe ping-pong round trip, processes pinned to CPUs 0 and 1",
@@ -52,7 +52,7 @@ pub fn generate() -> Result<Value, String> {
 }
 
 /// smpbench's lines: `smpbench: LABEL: N ns per WHAT`.
-fn figures_of(output: &str) -> Result<Value, String> {
+pub(super) fn figures_of(output: &str) -> Result<Value, String> {
     let mut out = serde_json::Map::new();
     for (label, _, _) in FIGURES {
         let prefix = format!("smpbench: {label}: ");

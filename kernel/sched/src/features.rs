@@ -64,11 +64,17 @@ pub enum Feature {
     /// 4.1's newly-idle pass, skipped while they average under the migration cost
     /// (`avg_idle`, `smp::avg_idle`) — why the Overload-on-Wakeup bug's overload lasts.
     NewidleOnShortIdle,
+    /// 3.0+: a wake-up of a task whose CPU is another one is put on that CPU's wake list
+    /// and finished there, by the reschedule IPI's handler (Linux's `ttwu_queue`), so that
+    /// the waker never takes a remote runqueue's lock. Off: the waker takes it, as 2.6
+    /// did. A mechanism of the kernel's: the simulator, which has no locks, runs the same
+    /// either way.
+    TtwuQueue,
 }
 
 impl Feature {
     /// Every feature with its name.
-    pub const ALL: [(&'static str, Feature); 22] = [
+    pub const ALL: [(&'static str, Feature); 23] = [
         ("FAIR_SLEEPERS", Feature::FairSleepers),
         ("NEW_FAIR_SLEEPERS", Feature::NewFairSleepers),
         ("GENTLE_FAIR_SLEEPERS", Feature::GentleFairSleepers),
@@ -91,6 +97,7 @@ impl Feature {
         ("WAKE_LONGEST_IDLE", Feature::WakeLongestIdle),
         ("HOTPLUG_KEEPS_NUMA", Feature::HotplugKeepsNuma),
         ("NEWIDLE_ON_SHORT_IDLE", Feature::NewidleOnShortIdle),
+        ("TTWU_QUEUE", Feature::TtwuQueue),
     ];
 
     /// The feature's name, e.g. "START_DEBIT".
@@ -112,12 +119,13 @@ impl Feature {
     /// Which fair policies honour the feature: CFS's placement, granularity and buddy
     /// features mean nothing to EEVDF (6.6 removed them), and EEVDF's lag and deadline
     /// features did not exist in CFS. WAKEUP_PREEMPT is in both. The load balancer's
-    /// switches (the Wasted Cores lab's) act on 6.6's balancer, which only EEVDF runs.
+    /// switches (the Wasted Cores lab's) act on 6.6's balancer, which only EEVDF runs, and
+    /// the CFS eras are 2.6's, before the wake list (3.0).
     pub fn applies_to(self, eevdf: bool) -> bool {
         use Feature::*;
         match self {
             WakeupPreempt => true,
-            PlaceLag | PlaceDeadlineInitial | RunToParity => eevdf,
+            PlaceLag | PlaceDeadlineInitial | RunToParity | TtwuQueue => eevdf,
             _ if self.is_balancing() => eevdf,
             _ => !eevdf,
         }

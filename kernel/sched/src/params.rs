@@ -156,7 +156,7 @@ fn era_features(era: Era) -> &'static [Feature] {
             LastBuddy,
             GroupSleeperCredit,
         ],
-        // The balancer's: the two Wasted Cores bugs Linux fixed (4.9, 4.13), its 5.5
+        // TTWU_QUEUE has been on since 3.0. The balancer's: the two Wasted Cores bugs Linux fixed (4.9, 4.13), its 5.5
         // rework and 5.16's newly-idle pass; the paper's own fixes (LB_MIN_LOAD,
         // WAKE_LONGEST_IDLE) were never merged.
         Era::V6_6 => &[
@@ -168,6 +168,7 @@ fn era_features(era: Era) -> &'static [Feature] {
             NumaGroupsFromSelf,
             HotplugKeepsNuma,
             NewidleOnShortIdle,
+            TtwuQueue,
         ],
     }
 }

@@ -124,6 +124,12 @@ impl PerCpu {
         self.current_slot.store(slot.index(), Relaxed);
     }
 
+    /// The slot of the task this CPU runs, as another CPU sees it (a moment's truth: a
+    /// waker's hint that the CPU is idle, `sched::wakelist`).
+    pub fn current_slot(&self) -> Slot {
+        Slot::new(self.current_slot.load(Relaxed))
+    }
+
     /// Scheduler ticks so far on this CPU.
     pub fn ticks(&self) -> u64 {
         self.ticks.load(Relaxed)

@@ -65,6 +65,7 @@ pub fn set_affinity(id: TaskId, mask: u64) -> Result<(), AffinityError> {
         }
         let to = s.least_loaded(allowed);
         s.context_mut(slot).affinity = mask;
+        super::wakelist::note_affinity(slot, mask);
         let cpu = s.cpu_of(slot);
         if allowed & 1 << cpu != 0 {
             s.context_mut(slot).move_to = None;

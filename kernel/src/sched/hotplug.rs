@@ -150,6 +150,7 @@ pub fn cpu_up(cpu: usize) -> Result<(), HotplugError> {
 pub fn idle_check(cpu: usize) {
     if state(cpu) == CpuState::Dying && with_sched(|s| s.runnable_on(cpu) == 0) {
         set_state(cpu, CpuState::Dead);
+        super::wakelist::close(cpu);
         DEATHS.wake_all();
     }
 }
@@ -197,6 +198,7 @@ impl Scheduler {
     /// `sched_cpu_activate`: `cpu` is online again, and every CPU's domains are rebuilt.
     fn bring_online(&mut self, cpu: usize) {
         set_state(cpu, CpuState::Online);
+        super::wakelist::open(cpu);
         self.online.push(cpu);
         self.online.sort_unstable();
         self.online_mask |= 1 << cpu;
@@ -226,6 +228,7 @@ impl Scheduler {
         }
         let context = self.context_mut(slot);
         context.affinity = u64::MAX;
+        super::wakelist::note_affinity(slot, u64::MAX);
         let process = context.address_space.is_some();
         let task = self.task_ref(slot);
         if process {

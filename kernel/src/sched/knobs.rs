@@ -27,7 +27,8 @@ pub fn set_tunable(tunable: Tunable, value: u64) -> Result<(), KnobError> {
 
 /// Turns a feature on or off. A switch of the balancer's (the Wasted Cores lab's) rebuilds
 /// every CPU's domains at once, as at boot: the domains carry the switches they were built
-/// with (their groups' construction among them), and start balancing afresh.
+/// with (their groups' construction among them), and start balancing afresh. `TTWU_QUEUE`
+/// is the wakers' (`wakelist`), read at every wake-up.
 pub fn set_feature(feature: Feature, on: bool) -> Result<(), KnobError> {
     with_sched(|s| {
         s.rqs
@@ -35,6 +36,9 @@ pub fn set_feature(feature: Feature, on: bool) -> Result<(), KnobError> {
             .try_for_each(|rq| rq.set_feature(feature, on))?;
         if feature.is_balancing() {
             s.build_balancer();
+        }
+        if feature == Feature::TtwuQueue {
+            super::wakelist::set_enabled(on);
         }
         Ok(())
     })

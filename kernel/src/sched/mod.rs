@@ -47,6 +47,7 @@ mod tracing;
 pub use tracing::RECENT_EVENTS;
 mod wait;
 pub mod waitqueue;
+mod wakelist;
 mod wakeup;
 
 pub use credentials::{PermissionDenied, processes_of, set_task_nice, setuid, task_nice};
@@ -88,6 +89,7 @@ pub use switch::wait_for_exited_stacks;
 pub(in crate::sched) use switch::{change_then_reschedule, schedule};
 pub use tick::tick;
 pub use waitqueue::WaitQueue;
+pub use wakelist::finish_queued_wakeups;
 
 pub(in crate::sched) use crate::task::Slot;
 pub use sched::ForkKind;

@@ -29,6 +29,16 @@ pub fn policy_from(config: &Config, tick_ns: u64) -> Box<dyn Policy + Send> {
     Box::new(Fair::new(config.fair_params(era, tick_ns)))
 }
 
+/// Whether `config`'s policy starts with wake-ups queued on their CPU (`TTWU_QUEUE`).
+fn queues_wakeups(config: &Config) -> bool {
+    let era = config.effective_era();
+    let fair = era.filter(|_| config.policy != ConfigPolicy::O1);
+    fair.is_some_and(|era| {
+        let params = config.fair_params(era, time::tick_ns());
+        params.features.has(sched::Feature::TtwuQueue)
+    })
+}
+
 fn idle_loop(_: u64) {
     loop {
         irq::disable();
@@ -62,10 +72,11 @@ fn switch_if_asked() {
 pub fn init(config: &Config, online: &[usize], topology: Topology) {
     let policy = policy_from(config, time::tick_ns());
     let idle_stack = KernelStack::new().expect("no memory for the idle task's stack");
+    super::wakelist::init(&topology, queues_wakeups(config));
     irq::without(|| {
         let now = clock::now();
         // The boot task takes slot 0 and the idle task slot 1, in that order.
-        let (main, idle) = (Slot::new(0), Slot::new(1));
+        let (main, idle) = (Slot::new(0), idle_slot(0));
         let mut s = Scheduler {
             rqs: Runqueues::new(),
             ap_idle: alloc::vec![None],
@@ -135,6 +146,7 @@ pub fn set_policy(config: &Config) -> Result<(), TasksAlive> {
             return Err(TasksAlive(live - 1));
         }
         s.rqs[0].replace_policy(policy, 0, 0, clock::now());
+        super::wakelist::set_enabled(queues_wakeups(config));
         for rq in s.rqs.iter_mut().skip(1) {
             rq.replace_idle_policy(policy_from(config, time::tick_ns()));
         }
@@ -152,6 +164,15 @@ pub fn set_policy(config: &Config) -> Result<(), TasksAlive> {
 /// down).
 fn idle_slot_of(cpu: usize) -> Slot {
     Slot::new(usize::MAX - cpu)
+}
+
+/// The slot of CPU `cpu`'s idle task: the boot CPU's is in the table, after the boot
+/// task's; an AP's is [`idle_slot_of`] it.
+pub(super) fn idle_slot(cpu: usize) -> Slot {
+    match cpu {
+        0 => Slot::new(1),
+        ap => idle_slot_of(ap),
+    }
 }
 
 /// The CPU whose idle task `slot` names (a slot from [`idle_slot_of`]).

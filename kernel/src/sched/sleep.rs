@@ -84,14 +84,21 @@ pub(super) fn wake_up_from(tasks: &[TaskRef], sync: SyncWake) {
     wake_refs(tasks, wakeup, clock::now());
 }
 
-/// Wakes `tasks` with `wakeup` as of `now`, each under its runqueue's lock where it can be
-/// ([`wake_on_its_cpu`]), else under the scheduler's; then switches at once if the policy
-/// says a wakee should preempt the caller and the caller is a task (an interrupt handler's
-/// switch waits for the interrupt's end).
+/// Wakes `tasks` with `wakeup` as of `now`: each left on its CPU's wake list where the
+/// feature `TTWU_QUEUE` says so (`wakelist::queue`), else under its runqueue's lock where
+/// it can be ([`wake_on_its_cpu`]), else under the scheduler's; then switches at once if
+/// the policy says a wakee should preempt the caller and the caller is a task (an
+/// interrupt handler's switch waits for the interrupt's end).
 fn wake_refs(tasks: &[TaskRef], wakeup: Wakeup, now: u64) {
     let irq_were_on = crate::arch::irq::save_and_disable();
+    // A wake-up from an interrupt handler (a timer, the console) has no waker: the running
+    // task was only interrupted (ADAPTIVE_GRAN learns from task wake-ups only).
+    let wakeup = Wakeup {
+        from_interrupt: this_cpu().in_interrupt(),
+        ..wakeup
+    };
     for &task in tasks {
-        if wake_on_its_cpu(task, wakeup, now) {
+        if super::wakelist::queue(task, wakeup) || wake_on_its_cpu(task, wakeup, now) {
             continue;
         }
         wake_under_sched(task, wakeup, now);
@@ -107,7 +114,7 @@ fn wake_refs(tasks: &[TaskRef], wakeup: Wakeup, now: u64) {
 /// task allowed one CPU ([`wake_on_its_cpu`], every wake-up on one CPU) is not laid out
 /// around it.
 #[inline(never)]
-fn wake_under_sched(task: TaskRef, wakeup: Wakeup, now: u64) {
+pub(super) fn wake_under_sched(task: TaskRef, wakeup: Wakeup, now: u64) {
     super::state::with_sched(|s| s.wake_ref(task, wakeup, now));
 }
 
@@ -133,8 +140,9 @@ fn wake_on_its_cpu(task: TaskRef, wakeup: Wakeup, now: u64) -> bool {
 }
 
 /// [`wake_on_its_cpu`] under its locks: `rq` the runqueue the task was on, `here_rq` this
-/// CPU's if it is another.
-fn wake_locked(
+/// CPU's if it is another. Also the end of a wake-up left on `rq`'s wake list, by its own
+/// CPU (`wakelist::finish_queued_wakeups`), which finds out here whether it still fits.
+pub(super) fn wake_locked(
     rq: &mut Runqueue,
     here_rq: Option<&mut Runqueue>,
     task: TaskRef,
@@ -158,10 +166,6 @@ fn wake_locked(
         }
         _ => return true,
     }
-    let wakeup = Wakeup {
-        from_interrupt: this_cpu().in_interrupt(),
-        ..wakeup
-    };
     let (kind, comm) = (Kind::Waking, rq.context(task.slot).comm);
     match here_rq {
         Some(here_rq) => here_rq.record_event(now, wakeup.from_interrupt, kind, comm, there),

@@ -90,6 +90,8 @@ impl Scheduler {
         let id = self.next_id;
         self.next_id = self.next_id.next();
         self.slots[slot] = Some(Box::new(Task { id, slot, ..task }));
+        // Not the affinity of the slot's last task: the creator gives the new one's.
+        super::wakelist::note_affinity(slot, 0);
         self.by_id.insert(id, slot);
         (id, slot)
     }

@@ -36,10 +36,12 @@ pub enum Rank {
     /// The scheduler's state (`sched`): wake-ups happen under the locks above.
     Sched,
     /// A CPU's runqueue's own lock, keyed by CPU, several taken lowest CPU first
-    /// (`sync::KeyedLock`), inside `Sched`. The runqueues are still under `Sched` alone:
-    /// this rank is the place their own locks take, and `kernel/tests/lock_order_keys.rs`
-    /// holds the keyed order to it.
+    /// (`sync::KeyedLock`), alone or inside `Sched` (`sched::runqueue::locks`);
+    /// `kernel/tests/lock_order_keys.rs` holds the keyed order to it.
     Runqueue,
+    /// A CPU's list of wake-ups other CPUs left it (`sched::wakelist`): a waker takes it
+    /// holding no runqueue, the CPU itself before its runqueue's; nothing is taken under it.
+    WakeList,
     /// The family tree (`sched::proc::family`): parents, children, zombies. Inside
     /// `Sched` and the runqueues, which a child's end holds; alone for a reap. Nothing
     /// is woken under it.
@@ -85,6 +87,7 @@ impl Rank {
         Rank::WaitQueue,
         Rank::Sched,
         Rank::Runqueue,
+        Rank::WakeList,
         Rank::Family,
         Rank::Trace,
         Rank::Signals,

@@ -113,6 +113,7 @@ pub(in crate::sched) fn create(new: NewTask) -> Result<TaskId, SpawnError> {
         task.cpu = cpu;
         context.affinity = affinity;
         let (id, slot) = s.start(task, child_of, now);
+        crate::sched::wakelist::note_affinity(slot, affinity);
         if let Some(process) = new.process {
             s.task(slot).attach(process, &mut context, id, inherited);
         }

@@ -1,5 +1,6 @@
 //! The scheduler's writable files, by Linux's paths and rules: the sysctls
-//! `/proc/sys/kernel/sched_*_ns`, `/sys/kernel/debug/sched_features` and (with per-uid
+//! `/proc/sys/kernel/sched_*_ns`, `/sys/kernel/debug/sched_features` (and, under EEVDF,
+//! `/sys/kernel/debug/sched/features`) and (with per-uid
 //! groups, as 2.6.24) `/sys/kernel/uids/UID/cpu_share`. Only root may open them for writing
 //! (`open_file`); a value Linux would refuse is EINVAL. Which knobs exist follows the
 //! policy: CFS's three tunables or EEVDF's base slice, the features that policy honours,
@@ -40,6 +41,16 @@ pub fn debugfs() -> Vec<(&'static str, Knob)> {
     match knobs::fair_params() {
         Some(_) => alloc::vec![("sched_features", Knob::Features)],
         None => Vec::new(),
+    }
+}
+
+/// The files of `/sys/kernel/debug/sched/`, where 5.13 moved the features: `features`,
+/// the same file as `sched_features`, for EEVDF's era (6.6), which has only that path in
+/// Linux; cfslab keeps `sched_features` beside it, the one path every era has.
+pub fn debugfs_sched() -> Vec<(&'static str, Knob)> {
+    match knobs::fair_params() {
+        Some(params) if params.era.is_eevdf() => alloc::vec![("features", Knob::Features)],
+        _ => Vec::new(),
     }
 }
 

@@ -48,6 +48,8 @@ pub enum Dir {
     SysCpu(usize),
     SysKernel,
     SysKernelDebug,
+    /// `/sys/kernel/debug/sched` (5.13+: EEVDF's era).
+    SysKernelDebugSched,
     /// `/sys/kernel/uids`: a directory per uid that has a scheduling group (2.6.24).
     SysKernelUids,
     Uid(u32),
@@ -209,7 +211,17 @@ impl Dir {
                 }
                 entries
             }
-            Dir::SysKernelDebug => knobs::debugfs()
+            Dir::SysKernelDebug => {
+                let mut entries: Vec<_> = knobs::debugfs()
+                    .into_iter()
+                    .map(|(name, k)| file(name, FileNode::Knob(k)))
+                    .collect();
+                if !knobs::debugfs_sched().is_empty() {
+                    entries.push(dir("sched", Dir::SysKernelDebugSched));
+                }
+                entries
+            }
+            Dir::SysKernelDebugSched => knobs::debugfs_sched()
                 .into_iter()
                 .map(|(name, k)| file(name, FileNode::Knob(k)))
                 .collect(),
