@@ -249,7 +249,7 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof path, CPU_DIR "/cpu%d/online", victim);
 	check(strcmp(text_of(path), "1\n") == 0, "the last CPU's online file reads 1");
 	check(strcmp(text_of(CPU_DIR "/offline"), "\n") == 0, "no CPU is offline");
-	check(pipe(report) == 0, "pipe");
+	check_pipe(report, "pipe: the two lowest free descriptors");
 
 	offline_under_hogs(victim, 0, "the last CPU goes offline under running hogs");
 	check(strcmp(text_of(path), "0\n") == 0, "its online file reads 0");

@@ -147,9 +147,10 @@ static void limit(void)
 {
 	struct rlimit lim;
 	getrlimit(RLIMIT_SIGPENDING, &lim);
-	if (lim.rlim_cur > 1000000) {
-		check(1, "the queue's limit: too high to fill here");
-		return;
+	/* A limit too high to fill in a test is lowered first (anyone may lower a limit). */
+	if (lim.rlim_cur > 100000) {
+		lim.rlim_cur = 4096;
+		check(setrlimit(RLIMIT_SIGPENDING, &lim) == 0, "RLIMIT_SIGPENDING lowered to fill");
 	}
 	sigemptyset(&waited);
 	sigaddset(&waited, SIGRTMIN);

@@ -78,7 +78,7 @@ int main(int argc, char **argv, char **envp)
 	check(exit_status_of(pid) == 3, "fork + _exit(3) + waitpid: status 3");
 
 	int fds[2];
-	check(pipe(fds) == 0, "pipe");
+	check_pipe(fds, "pipe: the two lowest free descriptors");
 	pid = fork();
 	if (pid == 0) {
 		char buf[16] = {0};
@@ -127,7 +127,7 @@ int main(int argc, char **argv, char **envp)
 	check(selected == 0 && took >= 10000000LL && took < 1000000000LL,
 	      "select(0, NULL, NULL, NULL, 10 ms) sleeps at least 10 ms");
 
-	check(pipe(fds) == 0, "pipe for poll");
+	check_pipe(fds, "pipe for poll");
 	struct pollfd pfd = {fds[0], POLLIN, 0};
 	int empty = poll(&pfd, 1, 0);
 	write(fds[1], "x", 1);
@@ -140,7 +140,7 @@ int main(int argc, char **argv, char **envp)
 	check(empty == 0 && full == 1 && full_events == POLLIN && hup == 1 && hup_events == POLLHUP,
 	      "poll: an empty pipe times out, a written one is POLLIN, a closed one POLLHUP");
 
-	check(pipe(fds) == 0, "pipe for a child's late write");
+	check_pipe(fds, "pipe for a child's late write");
 	pid = fork();
 	if (pid == 0) {
 		struct timespec later = {0, 5 * 1000 * 1000};

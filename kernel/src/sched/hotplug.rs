@@ -150,7 +150,8 @@ pub fn cpu_up(cpu: usize) -> Result<(), HotplugError> {
 pub fn idle_check(cpu: usize) {
     if state(cpu) == CpuState::Dying && with_sched(|s| s.runnable_on(cpu) == 0) {
         set_state(cpu, CpuState::Dead);
-        super::wakelist::close(cpu);
+        let left = super::wakelist::close(cpu);
+        super::sleep::wake_elsewhere(&left, crate::time::clock::now());
         DEATHS.wake_all();
     }
 }

@@ -80,8 +80,8 @@ pub use proc::threads::{
 };
 pub use setup::{TasksAlive, init, set_policy};
 pub use sleep::{
-    park, sleep, sleep_until, sleep_until_tick_boundary, sleep_until_woken, unpark, wake_tasks,
-    wake_up, yield_now,
+    finish_queued_wakeups, park, sleep, sleep_until, sleep_until_tick_boundary, sleep_until_woken,
+    unpark, wake_tasks, wake_up, yield_now,
 };
 pub(in crate::sched) use sleep::{sleep_current, wake_up_from};
 pub use switch::preempt_from_interrupt;
@@ -89,7 +89,6 @@ pub use switch::wait_for_exited_stacks;
 pub(in crate::sched) use switch::{change_then_reschedule, schedule};
 pub use tick::tick;
 pub use waitqueue::WaitQueue;
-pub use wakelist::finish_queued_wakeups;
 
 pub(in crate::sched) use crate::task::Slot;
 pub use sched::ForkKind;

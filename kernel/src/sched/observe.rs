@@ -93,7 +93,7 @@ pub fn with_policy<R>(f: impl FnOnce(&dyn Policy) -> R) -> R {
 pub fn current_if_unlocked() -> Option<TaskId> {
     let sched = super::SCHED.try_lock()?;
     let s = sched.as_ref()?;
-    // An AP's idle task has no slot (`setup::idle_slot_of`): no id to report.
+    // An AP's idle task has no slot (`table::idle_slot_of`): no id to report.
     s.slots
         .get(crate::percpu::this_cpu().current_slot().index())?
         .as_ref()

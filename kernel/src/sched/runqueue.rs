@@ -31,7 +31,7 @@ pub(in crate::sched) struct Runqueue {
     rq: Rq<dyn Policy + Send>,
     /// The contexts of the tasks on this runqueue, by slot.
     contexts: Vec<Option<Context>>,
-    /// Its idle task's (whose slot may be one no other task has: `setup::idle_slot_of`).
+    /// Its idle task's (whose slot may be one no other task has: `table::idle_slot_of`).
     idle: Context,
     /// This CPU's last few events, always kept: its flight recorder (`tracing`), what gdb's
     /// `cfslab-trace` shows without `trace=on`.

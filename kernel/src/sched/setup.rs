@@ -5,6 +5,7 @@
 
 use super::runqueue::Runqueue;
 use super::runqueue::Runqueues;
+use super::table::{idle_slot, idle_slot_of};
 use super::{Scheduler, TRACE_EVENTS, debugger, new_task, trace_start};
 use super::{trace, with_sched};
 use crate::arch::irq;
@@ -153,31 +154,6 @@ pub fn set_policy(config: &Config) -> Result<(), TasksAlive> {
         s.build_balancer();
         Ok(())
     })
-}
-
-/// What an AP's runqueue knows its idle task by: a number no slot has (slots count up from
-/// 0, one per task). The idle task is the AP's boot flow, idling in [`ap_idle_loop`]; its
-/// `Task` is kept apart (`Scheduler::ap_idle`). Were it given a slot in the table, every
-/// later task's slot would move up by one per AP, and an idle AP would move the figures of
-/// a run: tried, seed003 at `smp=4` then differed from `smp=1` (its maximum latency by
-/// 2 ms; slots index the policy's tables, and how they changed a decision was not pinned
-/// down).
-fn idle_slot_of(cpu: usize) -> Slot {
-    Slot::new(usize::MAX - cpu)
-}
-
-/// The slot of CPU `cpu`'s idle task: the boot CPU's is in the table, after the boot
-/// task's; an AP's is [`idle_slot_of`] it.
-pub(super) fn idle_slot(cpu: usize) -> Slot {
-    match cpu {
-        0 => Slot::new(1),
-        ap => idle_slot_of(ap),
-    }
-}
-
-/// The CPU whose idle task `slot` names (a slot from [`idle_slot_of`]).
-pub(super) fn cpu_of_idle_slot(slot: Slot) -> usize {
-    usize::MAX - slot.index()
 }
 
 /// An AP's idle task, once its boot is done (Linux's `cpu_startup_entry`): with nothing

@@ -9,7 +9,7 @@
 
 use super::runqueue::Runqueue;
 use super::trace::Kind;
-use super::{Scheduler, change_then_reschedule, runqueue};
+use super::{Scheduler, change_then_reschedule, runqueue, wakelist};
 use crate::percpu::this_cpu;
 use crate::task::{State, TaskId, TaskRef};
 use crate::time::{self, clock, hrtimer};
@@ -98,7 +98,7 @@ fn wake_refs(tasks: &[TaskRef], wakeup: Wakeup, now: u64) {
         ..wakeup
     };
     for &task in tasks {
-        if super::wakelist::queue(task, wakeup) || wake_on_its_cpu(task, wakeup, now) {
+        if wakelist::queue(task, wakeup) || wake_on_its_cpu(task, wakeup, now) {
             continue;
         }
         wake_under_sched(task, wakeup, now);
@@ -114,7 +114,7 @@ fn wake_refs(tasks: &[TaskRef], wakeup: Wakeup, now: u64) {
 /// task allowed one CPU ([`wake_on_its_cpu`], every wake-up on one CPU) is not laid out
 /// around it.
 #[inline(never)]
-pub(super) fn wake_under_sched(task: TaskRef, wakeup: Wakeup, now: u64) {
+fn wake_under_sched(task: TaskRef, wakeup: Wakeup, now: u64) {
     super::state::with_sched(|s| s.wake_ref(task, wakeup, now));
 }
 
@@ -139,10 +139,44 @@ fn wake_on_its_cpu(task: TaskRef, wakeup: Wakeup, now: u64) -> bool {
     }
 }
 
+/// Finishes the wake-ups other CPUs left this one on its wake list (`TTWU_QUEUE`,
+/// `wakelist`; Linux's `sched_ttwu_pending`), from the reschedule IPI's handler: each under
+/// this CPU's runqueue lock, taken once for them all, as [`wake_locked`] makes a wake-up
+/// whose waker holds that lock; one that no longer fits (the task moved, its affinity
+/// changed) under the scheduler's. A wake-up that should preempt asks for a switch, which
+/// the interrupt's end makes.
+pub fn finish_queued_wakeups() {
+    let Some(queued) = wakelist::take_queued() else {
+        return;
+    };
+    let now = clock::now();
+    let mut misfits = [None; wakelist::CAPACITY];
+    {
+        let mut rq = runqueue::lock(this_cpu().index());
+        for (q, misfit) in queued.iter().flatten().zip(misfits.iter_mut()) {
+            let woken = rq
+                .as_mut()
+                .is_some_and(|rq| wake_locked(rq, None, q.task, q.wakeup, now));
+            if !woken {
+                *misfit = Some(*q);
+            }
+        }
+    }
+    wake_elsewhere(&misfits, now);
+}
+
+/// Wakes `queued` under the scheduler's lock, which finds each task its CPU: wake-ups
+/// that no longer fit the list they were left on, or that a dying CPU left (`hotplug`).
+pub(super) fn wake_elsewhere(queued: &[Option<wakelist::Queued>], now: u64) {
+    for q in queued.iter().flatten() {
+        wake_under_sched(q.task, q.wakeup, now);
+    }
+}
+
 /// [`wake_on_its_cpu`] under its locks: `rq` the runqueue the task was on, `here_rq` this
 /// CPU's if it is another. Also the end of a wake-up left on `rq`'s wake list, by its own
-/// CPU (`wakelist::finish_queued_wakeups`), which finds out here whether it still fits.
-pub(super) fn wake_locked(
+/// CPU ([`finish_queued_wakeups`]), which finds out here whether it still fits.
+fn wake_locked(
     rq: &mut Runqueue,
     here_rq: Option<&mut Runqueue>,
     task: TaskRef,

@@ -22,7 +22,7 @@ pub(super) struct Scheduler {
     pub(super) rqs: Runqueues,
     /// Each AP's idle task, by CPU number (`None` for CPU 0, whose idle task has a slot,
     /// and for CPUs that did not come up): its boot flow, known by a slot no task has
-    /// (`setup::idle_slot_of`), so that the APs move no task's slot.
+    /// (`table::idle_slot_of`), so that the APs move no task's slot.
     pub(super) ap_idle: Vec<Option<Box<Task>>>,
     /// The machine's shape, the load balancer and the invariant's checker (`balance`).
     pub(super) balancing: balance::BalanceState,
@@ -114,7 +114,7 @@ impl Scheduler {
     }
 
     /// Whether `slot` holds an idle task (CPU 0's: an AP's has no slot yet, see
-    /// `setup::idle_slot_of`). One lookup whatever the number of CPUs, so that a walk over
+    /// `table::idle_slot_of`). One lookup whatever the number of CPUs, so that a walk over
     /// every task costs the same on one CPU as on several.
     pub(super) fn is_idle(&self, slot: Slot) -> bool {
         self.task_rq(slot).idle() == slot

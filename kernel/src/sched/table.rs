@@ -2,12 +2,12 @@
 //! slot and by id (Linux keeps its tasks in a list and a pid hash; the policy crate knows a
 //! task by its slot, so a slot is the key here).
 //!
-//! A slot past the table's end names an AP's idle task (`setup::idle_slot_of`): those are
+//! A slot past the table's end names an AP's idle task ([`idle_slot_of`]): those are
 //! kept apart so that bringing up an AP moves no task's slot. [`task_in`] and
 //! [`task_in_ref`] are the one definition of that rule; the scheduler's own lookups and the
 //! switch (which holds the scheduler's fields apart) both use them.
 
-use super::{Scheduler, setup};
+use super::Scheduler;
 use crate::task::{Context, Slot, Task, TaskId};
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -24,7 +24,7 @@ pub(super) fn task_in<'a>(
 ) -> &'a mut Task {
     match slots.get_mut(slot.index()) {
         Some(task) => task.as_deref_mut().expect("live task"),
-        None => ap_idle[setup::cpu_of_idle_slot(slot)]
+        None => ap_idle[cpu_of_idle_slot(slot)]
             .as_deref_mut()
             .expect("an AP's idle task"),
     }
@@ -35,10 +35,35 @@ pub(super) fn task_in<'a>(
 pub(super) fn task_in_ref<'a>(slots: &'a Slots, ap_idle: &'a Slots, slot: Slot) -> &'a Task {
     match slots.get(slot.index()) {
         Some(task) => task.as_deref().expect("live task"),
-        None => ap_idle[setup::cpu_of_idle_slot(slot)]
+        None => ap_idle[cpu_of_idle_slot(slot)]
             .as_deref()
             .expect("an AP's idle task"),
     }
+}
+
+/// What an AP's runqueue knows its idle task by: a number no slot has (slots count up from
+/// 0, one per task). The idle task is the AP's boot flow, idling in `setup::ap_idle_loop`; its
+/// `Task` is kept apart (`Scheduler::ap_idle`). Were it given a slot in the table, every
+/// later task's slot would move up by one per AP, and an idle AP would move the figures of
+/// a run: tried, seed003 at `smp=4` then differed from `smp=1` (its maximum latency by
+/// 2 ms; slots index the policy's tables, and how they changed a decision was not pinned
+/// down).
+pub(super) fn idle_slot_of(cpu: usize) -> Slot {
+    Slot::new(usize::MAX - cpu)
+}
+
+/// The slot of CPU `cpu`'s idle task: the boot CPU's is in the table, after the boot
+/// task's; an AP's is [`idle_slot_of`] it.
+pub(super) fn idle_slot(cpu: usize) -> Slot {
+    match cpu {
+        0 => Slot::new(1),
+        ap => idle_slot_of(ap),
+    }
+}
+
+/// The CPU whose idle task `slot` names (a slot from [`idle_slot_of`]).
+pub(super) fn cpu_of_idle_slot(slot: Slot) -> usize {
+    usize::MAX - slot.index()
 }
 
 impl Scheduler {
@@ -90,8 +115,6 @@ impl Scheduler {
         let id = self.next_id;
         self.next_id = self.next_id.next();
         self.slots[slot] = Some(Box::new(Task { id, slot, ..task }));
-        // Not the affinity of the slot's last task: the creator gives the new one's.
-        super::wakelist::note_affinity(slot, 0);
         self.by_id.insert(id, slot);
         (id, slot)
     }

@@ -13,22 +13,20 @@
 //! runqueue's), and whether the CPU runs its idle task. A task allowed several CPUs needs
 //! the era's placement first, which reads every CPU's load: it still wakes under the
 //! scheduler's lock (`sleep::wake_under_sched`). Everything the waker read is read again
-//! under the runqueue's lock when the wake-up is finished (`sleep::wake_locked`); a
+//! under the runqueue's lock when the wake-up is finished (`sleep::finish_queued_wakeups`); a
 //! wake-up that no longer fits — the task moved, its affinity changed — takes the
 //! scheduler's lock there, as any other does.
 //!
-//! A CPU going offline closes its list as it dies and hands what is left to the scheduler
-//! (`close`); the waker then takes the lock as without the feature.
+//! A CPU going offline closes its list as it dies and hands what is left back (`close`),
+//! to be woken elsewhere; a waker then takes the lock as without the feature.
 //!
 //! The `sched_waking` event of a queued wake-up is written by the CPU that finishes it, as
 //! it finishes it (the wakee's name is on that runqueue, which the waker does not lock): on
 //! that CPU's line, at that time — where Linux writes `sched_wakeup`.
 
-use super::runqueue;
 use crate::percpu::{self, this_cpu};
 use crate::sync::{Rank, SpinLock};
 use crate::task::{Slot, TaskRef};
-use crate::time::clock;
 use core::sync::atomic::AtomicBool;
 use core::sync::atomic::AtomicU64;
 use core::sync::atomic::Ordering::{Acquire, Relaxed, Release};
@@ -39,7 +37,7 @@ const CPUS: usize = bootopts::MAX_CPUS as usize;
 
 /// Wake-ups a list holds; past that a waker takes the runqueue's lock (a list never waits
 /// long: the first entry's IPI is already on its way).
-const CAPACITY: usize = 16;
+pub(super) const CAPACITY: usize = 16;
 
 /// The slots whose affinity is copied for wakers: more than the tasks alive at once
 /// (`proc::create::MAX_PROCESSES` user tasks, and the kernel's). A task in a slot past it
@@ -48,9 +46,9 @@ const HINTED_SLOTS: usize = 1024;
 
 /// A wake-up left for a CPU: the task, and the wake-up as its waker made it.
 #[derive(Clone, Copy)]
-struct Queued {
-    task: TaskRef,
-    wakeup: Wakeup,
+pub(super) struct Queued {
+    pub(super) task: TaskRef,
+    pub(super) wakeup: Wakeup,
 }
 
 /// One CPU's list (Linux's `rq->wake_list`, an `llist` there; a short array under a lock
@@ -155,47 +153,23 @@ pub(super) fn queue(task: TaskRef, wakeup: Wakeup) -> bool {
 
 /// Whether CPU `cpu` runs its idle task (Linux reads `nr_running`: nothing queued there).
 fn runs_its_idle_task(cpu: usize) -> bool {
-    percpu::cpu(cpu).is_some_and(|area| area.current_slot() == super::setup::idle_slot(cpu))
+    percpu::cpu(cpu).is_some_and(|area| area.current_slot() == super::table::idle_slot(cpu))
 }
 
-/// Finishes the wake-ups other CPUs left this one (the reschedule IPI's handler): each
-/// under this CPU's runqueue lock, taken once for them all; one that no longer fits
-/// (`sleep::wake_locked` says) under the scheduler's. A wake-up that should preempt asks
-/// for a switch, which the interrupt's end makes.
-pub fn finish_queued_wakeups() {
+/// The wake-ups other CPUs left this one, taken from its list (`None` if it holds none:
+/// the reschedule IPI came for something else). The caller finishes them
+/// (`sleep::finish_queued_wakeups`).
+pub(super) fn take_queued() -> Option<[Option<Queued>; CAPACITY]> {
     let cpu = this_cpu().index();
-    if !PENDING[cpu].load(Acquire) {
-        return;
-    }
-    let queued = take(cpu);
-    let now = clock::now();
-    let mut misfits = [None; CAPACITY];
-    {
-        let mut rq = runqueue::lock(cpu);
-        for (q, misfit) in queued.iter().flatten().zip(misfits.iter_mut()) {
-            let woken = rq
-                .as_mut()
-                .is_some_and(|rq| super::sleep::wake_locked(rq, None, q.task, q.wakeup, now));
-            if !woken {
-                *misfit = Some(*q);
-            }
-        }
-    }
-    for q in misfits.iter().flatten() {
-        super::sleep::wake_under_sched(q.task, q.wakeup, now);
-    }
+    PENDING[cpu].load(Acquire).then(|| take(cpu))
 }
 
-/// CPU `cpu` is dead: its list takes nothing more, and what it held is woken by the
-/// scheduler, which finds each task a CPU online (this runs on the dying CPU, whose IPIs
-/// would no longer be answered).
-pub(super) fn close(cpu: usize) {
+/// CPU `cpu` is dead: its list takes nothing more, and what it held is handed back for the
+/// scheduler to wake elsewhere (this runs on the dying CPU, whose IPIs would no longer be
+/// answered).
+pub(super) fn close(cpu: usize) -> [Option<Queued>; CAPACITY] {
     LISTS[cpu].lock().closed = true;
-    let queued = take(cpu);
-    let now = clock::now();
-    for q in queued.iter().flatten() {
-        super::sleep::wake_under_sched(q.task, q.wakeup, now);
-    }
+    take(cpu)
 }
 
 /// Takes CPU `cpu`'s wake-ups, leaving its list empty.
