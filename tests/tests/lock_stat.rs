@@ -34,9 +34,13 @@ fn lock_stat_counts_each_wait_and_the_cycles_it_took() {
     }
 }
 
+/// A `/proc/lock_stat` table: per rank taken, its contentions, spins, wait cycles and
+/// acquisitions.
+type Table = Vec<(String, [u64; 4])>;
+
 /// Reads `/proc/lock_stat`'s header and its table from `lines` (the version line already
 /// read): per rank taken, its contentions, spins, wait cycles and acquisitions.
-fn table<'a>(lines: &mut impl Iterator<Item = &'a str>, output: &str) -> Vec<(String, [u64; 4])> {
+fn table<'a>(lines: &mut impl Iterator<Item = &'a str>, output: &str) -> Table {
     assert_eq!(
         lines
             .next()
@@ -61,8 +65,20 @@ fn table<'a>(lines: &mut impl Iterator<Item = &'a str>, output: &str) -> Vec<(St
         .collect()
 }
 
+/// A run that ended well: its program's output, and each `/proc/lock_stat` table in it.
+fn tables_of(run: &systests::Run) -> (String, Vec<Table>) {
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    let output = systests::program_output(run);
+    let tables = output
+        .split("lock_stat version")
+        .skip(1)
+        .map(|text| table(&mut text.lines().skip(1), &output))
+        .collect();
+    (output, tables)
+}
+
 /// The acquisitions of `rank` in a table (0 if it is not listed: never taken).
-fn acquisitions(table: &[(String, [u64; 4])], rank: &str) -> u64 {
+fn acquisitions(table: &Table, rank: &str) -> u64 {
     table
         .iter()
         .find(|(r, _)| r == rank)
@@ -82,14 +98,7 @@ fn a_wake_up_across_cpus_of_a_pinned_task_takes_two_runqueues_and_not_the_schedu
     // `avg_idle`) — measured: 681. Were each wake-up under it, the count would grow by
     // 60 000 or more; one in twenty is the line.
     let script = "cat /proc/lock_stat; /bin/smpbench >/dev/null; cat /proc/lock_stat";
-    let run = systests::busybox_sh(script, &["--smp", "2"]);
-    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
-    let output = systests::program_output(&run);
-    let tables: Vec<_> = output
-        .split("lock_stat version")
-        .skip(1)
-        .map(|text| table(&mut text.lines().skip(1), &output))
-        .collect();
+    let (output, tables) = tables_of(&systests::busybox_sh(script, &["--smp", "2"]));
     let [before, after] = &tables[..] else {
         panic!("two tables: {output}")
     };
@@ -122,17 +131,8 @@ fn with_ttwu_queue_a_waker_leaves_the_wake_up_to_its_cpu_and_takes_no_runqueue_l
                   cat /sys/kernel/debug/sched/features; \
                   /bin/smpbench >/dev/null; cat /proc/lock_stat";
     let flags = ["--icount-shift", "2", "--busybox", "--smp", "2", "--"];
-    let run = systests::boot_with(
-        "policy=eevdf",
-        &[&flags[..], &["/bin/sh", "-c", script]].concat(),
-    );
-    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
-    let output = systests::program_output(&run);
-    let tables: Vec<_> = output
-        .split("lock_stat version")
-        .skip(1)
-        .map(|text| table(&mut text.lines().skip(1), &output))
-        .collect();
+    let flags = [&flags[..], &["/bin/sh", "-c", script]].concat();
+    let (output, tables) = tables_of(&systests::boot_with("policy=eevdf", &flags));
     let [before, queued, locked] = &tables[..] else {
         panic!("three tables: {output}")
     };
