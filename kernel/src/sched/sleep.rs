@@ -175,7 +175,11 @@ pub(super) fn wake_elsewhere(queued: &[Option<wakelist::Queued>], now: u64) {
 
 /// [`wake_on_its_cpu`] under its locks: `rq` the runqueue the task was on, `here_rq` this
 /// CPU's if it is another. Also the end of a wake-up left on `rq`'s wake list, by its own
-/// CPU ([`finish_queued_wakeups`]), which finds out here whether it still fits.
+/// CPU ([`finish_queued_wakeups`]), which finds out here whether it still fits. That CPU
+/// leaves a task it finds running alone, without `wake_pending`: a sleeper goes from
+/// joining its wait queue to sleeping with interrupts off (`wait`, `futex`, `poll`), so
+/// the IPI that brought the wake-up cannot fall in between — a task running here when it
+/// is taken has slept and been woken already, or never slept.
 fn wake_locked(
     rq: &mut Runqueue,
     here_rq: Option<&mut Runqueue>,
@@ -200,10 +204,15 @@ fn wake_locked(
         }
         _ => return true,
     }
-    let (kind, comm) = (Kind::Waking, rq.context(task.slot).comm);
+    // The event's flags are those of the CPU writing it: a queued wake-up's are the IPI's.
+    let (kind, comm, hardirq) = (
+        Kind::Waking,
+        rq.context(task.slot).comm,
+        this_cpu().in_interrupt(),
+    );
     match here_rq {
-        Some(here_rq) => here_rq.record_event(now, wakeup.from_interrupt, kind, comm, there),
-        None => rq.record_event(now, wakeup.from_interrupt, kind, comm, there),
+        Some(here_rq) => here_rq.record_event(now, hardirq, kind, comm, there),
+        None => rq.record_event(now, hardirq, kind, comm, there),
     }
     rq.wake_here(task.slot, wakeup, now);
     true

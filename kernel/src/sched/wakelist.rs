@@ -9,8 +9,9 @@
 //!
 //! What the waker needs to know without the wakee's runqueue: that the task is allowed
 //! that one CPU alone (`AFFINITY_HINTS`, a copy of each task's affinity kept beside the
-//! scheduler's, as Linux reads `p->cpus_ptr` under the task's own lock rather than its
-//! runqueue's), and whether the CPU runs its idle task. A task allowed several CPUs needs
+//! scheduler's and read without a lock — Linux reads `p->cpus_ptr` under the task's own
+//! lock, which cfslab does not have yet), and whether the CPU runs its idle task. Either
+//! may be out of date by the time the wake-up is finished. A task allowed several CPUs needs
 //! the era's placement first, which reads every CPU's load: it still wakes under the
 //! scheduler's lock (`sleep::wake_under_sched`). Everything the waker read is read again
 //! under the runqueue's lock when the wake-up is finished (`sleep::finish_queued_wakeups`); a
@@ -78,8 +79,7 @@ static LISTS: [SpinLock<WakeList>; CPUS] =
     [const { SpinLock::new(Rank::WakeList, WakeList::EMPTY) }; CPUS];
 
 /// CPU by CPU, whether its list holds a wake-up (Linux's `rq->ttwu_pending`): set with
-/// the first, before the IPI, and cleared as the list is taken, both under the list's
-/// lock, so that the reschedule IPIs that bring no wake-up (a preemption, a kill) do not
+/// each, before any IPI, and cleared as the list is taken, both under the list's lock, so that the reschedule IPIs that bring no wake-up (a preemption, a kill) do not
 /// take the lock to find the list empty.
 static PENDING: [AtomicBool; CPUS] = [const { AtomicBool::new(false) }; CPUS];
 

@@ -40,7 +40,8 @@ pub enum Rank {
     /// `kernel/tests/lock_order_keys.rs` holds the keyed order to it.
     Runqueue,
     /// A CPU's list of wake-ups other CPUs left it (`sched::wakelist`): a waker takes it
-    /// holding no runqueue, the CPU itself before its runqueue's; nothing is taken under it.
+    /// holding no runqueue, the CPU itself lets it go before it takes its runqueue's, and
+    /// hotplug reopens it under the scheduler's; nothing is taken under it.
     WakeList,
     /// The family tree (`sched::proc::family`): parents, children, zombies. Inside
     /// `Sched` and the runqueues, which a child's end holds; alone for a reap. Nothing
