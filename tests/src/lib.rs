@@ -17,6 +17,19 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
+/// A test whose Linux side cannot run on this host (`why`: no root, one CPU) says so in its
+/// result: it fails, naming what is missing, unless `CFSLAB_WITHOUT_LINUX=1` accepts
+/// cfslab's side checked alone — then the reason is printed and the test goes on.
+pub fn linux_side_unavailable(test: &str, why: &str) {
+    let accepted = std::env::var("CFSLAB_WITHOUT_LINUX").is_ok_and(|v| v == "1");
+    assert!(
+        accepted,
+        "{test}: {why}, so Linux's side cannot run here; CFSLAB_WITHOUT_LINUX=1 checks \
+         cfslab's side alone"
+    );
+    eprintln!("{test}: {why}: cfslab's side checked alone (CFSLAB_WITHOUT_LINUX=1)");
+}
+
 /// How many CPUs a run that names no count of its own gets: `SYSTESTS_SMP`'s, else 1.
 pub fn harness_cpus() -> u32 {
     let n = std::env::var("SYSTESTS_SMP")
