@@ -262,17 +262,7 @@ fn boot_tool(args: &[&str]) -> Result<String, String> {
 /// both: the two consoles, cfslab's first.
 fn on_both_kernels(cpus: u32, argv: &[&str]) -> Result<(String, String), String> {
     let smp = cpus.to_string();
-    let opts = format!("-- {}", argv.join(" "));
-    let cfslab = boot_tool(&[
-        "run",
-        "--release",
-        "--icount-shift",
-        "0",
-        "--smp",
-        &smp,
-        "--opts",
-        &opts,
-    ])?;
+    let cfslab = on_cfslab(cpus, &format!("-- {}", argv.join(" ")))?;
     let mut linux = vec![
         "linux",
         "--icount-shift",
@@ -285,6 +275,23 @@ fn on_both_kernels(cpus: u32, argv: &[&str]) -> Result<(String, String), String>
     ];
     linux.extend_from_slice(argv);
     Ok((cfslab, boot_tool(&linux)?))
+}
+
+/// cfslab's optimised kernel booted with boot options `opts` (a program after `--`), in
+/// QEMU with `cpus` CPUs at `-icount shift=0`, as `make bench` times it: its console.
+fn on_cfslab(cpus: u32, opts: &str) -> Result<String, String> {
+    let smp = cpus.to_string();
+    let args = [
+        "run",
+        "--release",
+        "--icount-shift",
+        "0",
+        "--smp",
+        &smp,
+        "--opts",
+        opts,
+    ];
+    boot_tool(&args)
 }
 
 fn cargo() -> String {

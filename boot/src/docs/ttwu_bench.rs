@@ -39,17 +39,7 @@ const PATHS: [&str; 4] = [
 pub fn generate() -> Result<Value, String> {
     let mut runs = serde_json::Map::new();
     for (key, options, _) in RUNS {
-        let opts = format!("{options} -- /bin/smpbench");
-        let output = super::boot_tool(&[
-            "run",
-            "--release",
-            "--icount-shift",
-            "0",
-            "--smp",
-            "2",
-            "--opts",
-            &opts,
-        ])?;
+        let output = super::on_cfslab(2, &format!("{options} -- /bin/smpbench"))?;
         runs.insert(key.to_string(), figures_of(&output)?);
     }
     Ok(Value::Object(runs))
