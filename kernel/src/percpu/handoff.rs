@@ -5,6 +5,8 @@
 //! to that function; kept there as three words, each one GS-relative instruction
 //! (`ThisCpu::hand_off_*` and `ThisCpu::take_handoff` write and take them).
 
+use super::{HANDOFF_EXITED, HANDOFF_LEAVING, HANDOFF_MOVING, ThisCpu};
+use crate::arch::cpu_local;
 use crate::task::Slot;
 use core::ptr::NonNull;
 use core::sync::atomic::AtomicBool;
@@ -33,4 +35,49 @@ pub struct Handoff {
     /// The replaced task exited: the next task frees its stack, all it still holds (its
     /// files and memory went in its own context).
     pub exited: Option<Slot>,
+}
+
+/// The hand-off of a switch to the next task on this CPU ([`Handoff`]).
+impl ThisCpu {
+    /// The switch away from the task whose `on_cpu` flag is `flag` is under way.
+    #[inline(always)]
+    pub fn hand_off_leaving(&self, flag: NonNull<AtomicBool>) {
+        cpu_local::write::<HANDOFF_LEAVING>(flag.as_ptr() as u64);
+    }
+
+    /// The task in `slot`, switched away from, moves to another CPU.
+    #[inline(always)]
+    pub fn hand_off_moving(&self, slot: Slot) {
+        cpu_local::write::<HANDOFF_MOVING>(slot.index() as u64);
+    }
+
+    /// The task in `slot` switches away for the last time.
+    #[inline(always)]
+    pub fn hand_off_exited(&self, slot: Slot) {
+        cpu_local::write::<HANDOFF_EXITED>(slot.index() as u64);
+    }
+
+    /// What the switch that ran this task left to finish, taken: the next switch starts
+    /// from nothing. The common case — nothing moving, nothing exited — costs three reads
+    /// and one write.
+    #[inline(always)]
+    pub fn take_handoff(&self) -> Handoff {
+        let leaving = NonNull::new(cpu_local::read::<HANDOFF_LEAVING>() as *mut AtomicBool);
+        if leaving.is_some() {
+            cpu_local::write::<HANDOFF_LEAVING>(0);
+        }
+        let moving = slot_of(cpu_local::read::<HANDOFF_MOVING>());
+        if moving.is_some() {
+            cpu_local::write::<HANDOFF_MOVING>(NO_SLOT as u64);
+        }
+        let exited = slot_of(cpu_local::read::<HANDOFF_EXITED>());
+        if exited.is_some() {
+            cpu_local::write::<HANDOFF_EXITED>(NO_SLOT as u64);
+        }
+        Handoff {
+            leaving,
+            moving,
+            exited,
+        }
+    }
 }

@@ -30,14 +30,11 @@ pub fn policy_from(config: &Config, tick_ns: u64) -> Box<dyn Policy + Send> {
     Box::new(Fair::new(config.fair_params(era, tick_ns)))
 }
 
-/// Whether `config`'s policy starts with wake-ups queued on their CPU (`TTWU_QUEUE`).
-fn queues_wakeups(config: &Config) -> bool {
-    let era = config.effective_era();
-    let fair = era.filter(|_| config.policy != ConfigPolicy::O1);
-    fair.is_some_and(|era| {
-        let params = config.fair_params(era, time::tick_ns());
-        params.features.has(sched::Feature::TtwuQueue)
-    })
+/// Whether `policy` queues wake-ups on their CPU (`TTWU_QUEUE`): read from the policy as
+/// built, so that the options' defaults and the era's preset are decided in one place.
+fn queues_wakeups(policy: &(dyn Policy + Send)) -> bool {
+    let params = policy.fair_params();
+    params.is_some_and(|p| p.features.has(sched::Feature::TtwuQueue))
 }
 
 fn idle_loop(_: u64) {
@@ -73,7 +70,7 @@ fn switch_if_asked() {
 pub fn init(config: &Config, online: &[usize], topology: Topology) {
     let policy = policy_from(config, time::tick_ns());
     let idle_stack = KernelStack::new().expect("no memory for the idle task's stack");
-    super::wakelist::init(&topology, queues_wakeups(config));
+    super::wakelist::init(&topology, queues_wakeups(policy.as_ref()));
     irq::without(|| {
         let now = clock::now();
         // The boot task takes slot 0 and the idle task slot 1, in that order.
@@ -146,8 +143,8 @@ pub fn set_policy(config: &Config) -> Result<(), TasksAlive> {
         if live != 1 {
             return Err(TasksAlive(live - 1));
         }
+        super::wakelist::set_enabled(queues_wakeups(policy.as_ref()));
         s.rqs[0].replace_policy(policy, 0, 0, clock::now());
-        super::wakelist::set_enabled(queues_wakeups(config));
         for rq in s.rqs.iter_mut().skip(1) {
             rq.replace_idle_policy(policy_from(config, time::tick_ns()));
         }

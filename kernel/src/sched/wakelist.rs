@@ -123,11 +123,14 @@ pub(super) fn queue(task: TaskRef, wakeup: Wakeup) -> bool {
         return false;
     }
     let (here, there) = (this_cpu().index(), task.cpu);
+    if there == here {
+        return false;
+    }
     let online = super::state::ONLINE.load(Relaxed);
     let pinned_there = AFFINITY_HINTS
         .get(task.slot.index())
         .is_some_and(|hint| hint.load(Relaxed) & online == 1 << there);
-    if there == here || !pinned_there {
+    if !pinned_there {
         return false;
     }
     let shares_cache = SHARES_CACHE[here].load(Relaxed) & 1 << there != 0;
