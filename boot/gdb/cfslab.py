@@ -15,17 +15,37 @@
 # the stopped kernel, which formats the same text `log=debug` prints into a buffer, and
 # reads the buffer back. The call runs with interrupts masked (a timer interrupt must not
 # switch tasks under it) and the other vCPUs left stopped; gdb restores every register
-# afterwards.
+# afterwards. A CPU stopped in its idle task's `hlt` is woken first by an NMI
+# (`wake_if_halted`).
 
 import gdb
 
 PS, RQ, TRACE = 0, 1, 2
 IF_FLAG = 0x200
+HLT = b"\xf4"
 
 
 def cpu_of(thread):
     """The CPU a gdb thread is: QEMU's stub names vCPU n thread n + 1."""
     return thread.ptid[1] - 1
+
+
+def wake_if_halted():
+    """The selected CPU, if stopped in `hlt` (its idle task), would not run a call: QEMU
+    keeps it halted until it takes an interrupt, and the call masks them. It is woken by an
+    NMI the kernel takes as the debugger's (kernel/src/arch/x86_64/debugger_nmi.rs): every
+    CPU is marked first, since QEMU's `nmi` reaches them all."""
+    pc = int(gdb.parse_and_eval("$pc"))
+    before = gdb.selected_inferior().read_memory(pc - 1, 1).tobytes()
+    if before != HLT:
+        return
+    flags = gdb.parse_and_eval("&kernel::arch::x86_64::debugger_nmi::DEBUGGER_NMI")
+    size = int(flags.dereference().type.sizeof)
+    gdb.selected_inferior().write_memory(int(flags), b"\x01" * size)
+    try:
+        gdb.execute("monitor nmi", to_string=True)
+    except gdb.error as e:
+        raise gdb.GdbError("cfslab: CPU 0 is halted and QEMU's monitor did not wake it (%s)" % e)
 
 
 def kernel_dump(what, n=0):
@@ -41,6 +61,7 @@ def kernel_dump(what, n=0):
     boot_cpu = [t for t in gdb.selected_inferior().threads() if cpu_of(t) == 0]
     if boot_cpu and boot_cpu[0] != selected:
         boot_cpu[0].switch()
+    wake_if_halted()
     eflags = int(gdb.parse_and_eval("$eflags"))
     locking = gdb.parameter("scheduler-locking")
     try:

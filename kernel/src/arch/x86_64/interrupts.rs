@@ -67,10 +67,14 @@ macro_rules! fatal_handler {
 }
 
 /// An NMI: another CPU's panic stopping this one (`apic::send_stop`), which halts here for
-/// good — NMIs stay blocked until an `iretq` that never comes — or else a fault.
+/// good — NMIs stay blocked until an `iretq` that never comes — or a gdb helper waking this
+/// CPU (`debugger_nmi`), which returns at once, or else a fault.
 extern "x86-interrupt" fn non_maskable_interrupt(frame: InterruptStackFrame) {
     if super::apic::is_stopping() {
         super::irq::halt_forever()
+    }
+    if super::debugger_nmi::take() {
+        return;
     }
     fault_or_fatal(
         describe(("non-maskable interrupt", "NMI", 2), &frame, None),

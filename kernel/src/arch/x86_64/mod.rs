@@ -9,6 +9,7 @@ pub mod ap_start;
 pub mod apic;
 pub mod cpu_local;
 pub mod cpuid;
+pub mod debugger_nmi;
 mod exceptions;
 pub mod fault;
 pub mod fw_cfg;
