@@ -24,7 +24,7 @@ use super::sighand::{
     CLD_CONTINUED, SIG_DFL, SIG_IGN, SIGCHLD, SIGCONT, SIGSTOP, STOP_SIGNALS, SentTo, SigAction,
     SigInfo, UNBLOCKABLE, any_pending, bit,
 };
-use crate::sched::{Scheduler, change_then_reschedule, with_sched};
+use crate::sched::{Scheduler, change_then_reschedule, with_sched, with_tasks};
 use crate::task::{Slot, TaskId};
 use crate::time::clock;
 use alloc::vec::Vec;
@@ -69,6 +69,11 @@ pub enum SendError {
 /// uid's process. One look under the lock, as `kill` to a pid is common (a shell's job
 /// control, a signal to oneself).
 pub fn send_as(id: TaskId, to: SentTo, signal: u8, info: SigInfo) -> Result<(), SendError> {
+    if id == crate::sched::current()
+        && let Some(sent) = with_tasks(|s| s.send_to_self(to, signal, info))
+    {
+        return sent;
+    }
     change_then_reschedule(|s| {
         let uid = s.current_task().uid;
         s.send_signal_from(id, to, signal, SigInfo { uid, ..info }, Some(uid))
@@ -94,6 +99,38 @@ pub fn deliver(id: TaskId, signal: u8) -> bool {
 }
 
 impl Scheduler {
+    /// [`send_as`]'s common case of a signal to oneself (`raise`, `kill(getpid(), …)`): a
+    /// caught or ignored signal that the running thread takes itself, on its way back to
+    /// ring 3. It wakes no one, so it needs the task table and the process's signal state
+    /// alone, not the runqueues (Linux takes `sighand->siglock` alone too, and a runqueue's
+    /// lock only to wake a taker). `None` for every other case, which
+    /// [`send_signal_from`](Self::send_signal_from) decides, as if this had not looked.
+    fn send_to_self(
+        &mut self,
+        to: SentTo,
+        signal: u8,
+        info: SigInfo,
+    ) -> Option<Result<(), SendError>> {
+        let t = self.current_task();
+        let info = SigInfo { uid: t.uid, ..info };
+        let b = bit(signal);
+        let special = UNBLOCKABLE | STOP_SIGNALS | bit(SIGCONT);
+        let takes_it = (t.blocked_signals & !t.waiting_for) & b == 0;
+        if signal == 0 || b & special != 0 || !takes_it {
+            return None;
+        }
+        let blocked = t.blocked_signals & b != 0;
+        let sighand = &t.group.as_ref()?.sighand;
+        let queued = sighand.queue_unless(to, signal, info, |action| {
+            !blocked && (action.handler == SIG_DFL || action.handler == SIG_IGN)
+        });
+        match queued {
+            Err(_) => Some(Err(SendError::QueueFull)),
+            Ok((_, true)) => Some(Ok(())),
+            Ok((action, false)) => ignores(action, signal).then_some(Ok(())),
+        }
+    }
+
     /// [`send`], under the lock.
     pub(in crate::sched) fn send_signal(&mut self, id: TaskId, signal: u8, info: SigInfo) -> bool {
         self.send_signal_from(id, SentTo::Process, signal, info, None)
