@@ -7,6 +7,11 @@
 //! physical memory. So the allocator needs no memory of its own, which is what lets it exist
 //! before the heap does.
 //!
+//! Page tables that a process gives back empty go on a second list, of frames known to hold
+//! zeros (Linux's page-table quicklists, 2.6.22–5.4): a new table taken from it needs no
+//! zeroing, which is most of what making a table costs (512 stores; an `execve` makes half
+//! a dozen tables and its exit frees as many).
+//!
 //! The first mebibyte is never handed out, though the firmware calls most of it usable: the
 //! application processors start there in real mode (their trampoline page, `crate::cpus`),
 //! and the BIOS's data lies there. Linux reserves it whole for the same reasons (since 5.13,
@@ -30,6 +35,8 @@ pub struct BootFrameAllocator {
     next: u64,
     /// Head of the list of freed frames.
     free_list: Option<PhysFrame>,
+    /// Head of the list of freed frames that hold zeros but for their link word.
+    zeroed_list: Option<PhysFrame>,
     /// Where physical address 0 is mapped in virtual memory.
     physical_memory_offset: VirtAddr,
     in_use: u64,
@@ -47,6 +54,7 @@ impl BootFrameAllocator {
             region: 0,
             next: 0,
             free_list: None,
+            zeroed_list: None,
             physical_memory_offset,
             in_use: 0,
         };
@@ -83,6 +91,56 @@ impl BootFrameAllocator {
         (self.physical_memory_offset + frame.start_address().as_u64()).as_mut_ptr()
     }
 
+    /// Takes the head of the list at `head`: its link word names the next.
+    ///
+    /// # Safety
+    /// `head` is on one of this allocator's lists (its first word written by a dealloc).
+    unsafe fn pop(&self, head: PhysFrame) -> Option<PhysFrame> {
+        // SAFETY: the caller's promise; all physical memory is mapped at the offset.
+        let next = unsafe { self.link_of(head).read() };
+        (next != 0).then(|| PhysFrame::containing_address(PhysAddr::new(next)))
+    }
+
+    /// A frame that holds zeros: a table given back empty ([`Self::deallocate_zeroed`]), or
+    /// else any frame, zeroed here.
+    pub fn allocate_zeroed(&mut self) -> Option<PhysFrame> {
+        if let Some(head) = self.zeroed_list {
+            // SAFETY: `head` is on the zeroed list; its link word is its only non-zero
+            // word, cleared here.
+            unsafe {
+                self.zeroed_list = self.pop(head);
+                self.link_of(head).write(0);
+            }
+            self.in_use += 1;
+            return Some(head);
+        }
+        let frame = self.allocate_frame()?;
+        // SAFETY: a frame just handed out, mapped at the offset, used by nothing yet.
+        unsafe { core::ptr::write_bytes(self.link_of(frame).cast::<u8>(), 0, FRAME_SIZE as usize) };
+        Some(frame)
+    }
+
+    /// Gives back `frame`, which holds zeros, for [`Self::allocate_zeroed`].
+    ///
+    /// # Safety
+    /// As [`FrameDeallocator::deallocate_frame`]; and every byte of `frame` is zero (a
+    /// debug build checks it): a frame taken as a page table is not cleared again, so a
+    /// stray entry would map another process's page.
+    pub unsafe fn deallocate_zeroed(&mut self, frame: PhysFrame) {
+        let link = self.link_of(frame);
+        #[cfg(debug_assertions)]
+        {
+            // SAFETY: the caller gives the frame back; it is mapped at the offset.
+            let words = unsafe { core::slice::from_raw_parts(link, FRAME_SIZE as usize / 8) };
+            debug_assert!(words.iter().all(|&w| w == 0), "{frame:?} is not zeroed");
+        }
+        let next = self.zeroed_list.map_or(0, |f| f.start_address().as_u64());
+        // SAFETY: as in `deallocate_frame`.
+        unsafe { link.write(next) };
+        self.zeroed_list = Some(frame);
+        self.in_use -= 1;
+    }
+
     /// Frames handed out and not yet returned.
     pub fn frames_in_use(&self) -> u64 {
         self.in_use
@@ -106,16 +164,19 @@ impl BootFrameAllocator {
 // handed back.
 unsafe impl FrameAllocator<Size4KiB> for BootFrameAllocator {
     fn allocate_frame(&mut self) -> Option<PhysFrame> {
-        let frame = match self.free_list {
-            Some(head) => {
-                // SAFETY: `head` is a free frame, mapped at the physical-memory offset, whose
-                // first word was written by `deallocate_frame` with the next free frame.
-                let next = unsafe { self.link_of(head).read() };
-                self.free_list =
-                    (next != 0).then(|| PhysFrame::containing_address(PhysAddr::new(next)));
-                head
-            }
-            None => self.bump()?,
+        let frame = if let Some(head) = self.free_list {
+            // SAFETY: `head` is a free frame, whose first word was written by
+            // `deallocate_frame` with the next free frame.
+            self.free_list = unsafe { self.pop(head) };
+            head
+        } else if let Some(fresh) = self.bump() {
+            fresh
+        } else {
+            // Memory runs out: the zeroed tables are frames like any other.
+            let head = self.zeroed_list?;
+            // SAFETY: `head` is on the zeroed list.
+            self.zeroed_list = unsafe { self.pop(head) };
+            head
         };
         self.in_use += 1;
         Some(frame)

@@ -8,11 +8,11 @@
 
 use super::layout::Layout;
 use super::page_walk::CHUNK;
-use crate::arch::paging::VirtAddr;
 use crate::arch::paging::{
     FrameAllocator, FrameDeallocator, Mapper, OffsetPageTable, Page, PageTable,
     PageTableFlags as F, PhysFrame, Size4KiB,
 };
+use crate::arch::paging::{PageTableEntry, VirtAddr};
 use crate::cpus::loaded_on::LoadedOn;
 use crate::mm::{MEMORY, Memory, MemoryError};
 use crate::sync::{Rank, SpinLock};
@@ -130,36 +130,30 @@ impl AddressSpace {
         self.pages.load(Relaxed) + self.tables.load(Relaxed) >= MAX_PROCESS_BYTES / PAGE
     }
 
-    /// Maps `page` to `frame` with `flags` (user-accessible tables above it), counting the
-    /// page and any table the mapping had to make. The caller holds the memory lock and
-    /// has noted the page ([`Self::note_pages`]).
+    /// The level-1 entry of the page at `addr` if it maps nothing yet, the tables above it
+    /// made where missing (`page_walk::level_1_entry`); `Ok(None)` if it maps a page
+    /// already. The caller holds the memory lock and has noted the page
+    /// ([`Self::note_pages`]).
+    pub(super) fn free_entry(
+        &self,
+        m: &mut Memory,
+        addr: u64,
+    ) -> Result<Option<&'static mut PageTableEntry>, MemoryError> {
+        let entry = self
+            .level_1_entry(m, addr)
+            .ok_or(MemoryError::Mapping("user memory (out of frames)"))?;
+        Ok(entry.is_unused().then_some(entry))
+    }
+
+    /// Maps `frame` with `flags` at `entry` (from [`Self::free_entry`]), counting the page. A
+    /// page that was not mapped needs no TLB flush.
     ///
     /// # Safety
     /// `frame` may be mapped here: it is fresh, or shared read-only (copy-on-write or the
     /// page cache), so that no writable alias of it exists.
-    #[inline]
-    pub(super) unsafe fn map_page(
-        &self,
-        mapper: &mut OffsetPageTable,
-        m: &mut Memory,
-        page: Page<Size4KiB>,
-        frame: PhysFrame,
-        flags: F,
-    ) -> Result<(), MemoryError> {
-        let parents = F::PRESENT | F::WRITABLE | F::USER_ACCESSIBLE;
-        let before = m.frames.frames_in_use();
-        // SAFETY: the caller's promise about `frame`; the page is in the lower half.
-        let mapped =
-            unsafe { mapper.map_to_with_table_flags(page, frame, flags, parents, &mut m.frames) };
-        let tables_made = m.frames.frames_in_use() - before;
-        if tables_made > 0 {
-            self.tables.fetch_add(tables_made, Relaxed);
-        }
-        mapped
-            .map_err(|_| MemoryError::Mapping("user memory (out of frames)"))?
-            .ignore();
+    pub(super) unsafe fn map_page(&self, entry: &mut PageTableEntry, frame: PhysFrame, flags: F) {
+        entry.set_frame(frame, flags);
         self.pages.fetch_add(1, Relaxed);
-        Ok(())
     }
 
     /// Maps zeroed pages for `start..start + len` (page-aligned outward), user-accessible,
@@ -177,36 +171,21 @@ impl AddressSpace {
             flags |= F::WRITABLE;
         }
         for (from, to) in chunk_spans(first, end) {
-            self.with_mapper(|mapper, m| {
+            with_memory(|m| {
                 self.note_pages(from, to);
-                let offset = mapper.phys_offset();
                 for addr in (from..to).step_by(PAGE as usize) {
-                    let page = Page::<Size4KiB>::containing_address(VirtAddr::new(addr));
-                    if mapper.translate_page(page).is_ok() {
+                    let Some(entry) = self.free_entry(m, addr)? else {
                         continue;
-                    }
+                    };
                     if self.at_limit() {
                         return Err(MemoryError::Mapping("user memory (the process's limit)"));
                     }
                     let frame = m
                         .frames
-                        .allocate_frame()
+                        .allocate_zeroed()
                         .ok_or(MemoryError::Mapping("user memory (out of frames)"))?;
-                    // SAFETY: a fresh frame, through the physical-memory map.
-                    unsafe {
-                        core::ptr::write_bytes(
-                            (offset + frame.start_address().as_u64()).as_mut_ptr::<u8>(),
-                            0,
-                            PAGE as usize,
-                        )
-                    };
                     // SAFETY: a fresh frame: no other mapping aliases it.
-                    if let Err(e) = unsafe { self.map_page(mapper, m, page, frame, flags) } {
-                        // No table frame left: the page's frame goes back.
-                        // SAFETY: the fresh frame was mapped nowhere.
-                        unsafe { m.frames.deallocate_frame(frame) };
-                        return Err(e);
-                    }
+                    unsafe { self.map_page(entry, frame, flags) };
                 }
                 Ok(())
             })?;
@@ -232,15 +211,14 @@ impl AddressSpace {
             .ok_or(MemoryError::Mapping("a file's pages at a bad place"))?
             .next_multiple_of(PAGE);
         let first_index = file_offset / PAGE;
-        self.with_mapper(|mapper, m| {
+        with_memory(|m| {
             for (from, to) in chunk_spans(first, end) {
                 self.note_pages(from, to);
             }
             for (i, addr) in (first..end).step_by(PAGE as usize).enumerate() {
-                let page = Page::<Size4KiB>::containing_address(VirtAddr::new(addr));
-                if mapper.translate_page(page).is_ok() {
+                let Some(entry) = self.free_entry(m, addr)? else {
                     continue;
-                }
+                };
                 if self.at_limit() {
                     return Err(MemoryError::Mapping("user memory (the process's limit)"));
                 }
@@ -250,7 +228,7 @@ impl AddressSpace {
                 // SAFETY: a read-only mapping of a page-cache frame: neither this program nor
                 // any other can change it (none maps it writable; the kernel's copies to
                 // user memory refuse read-only pages that are not copy-on-write).
-                unsafe { self.map_page(mapper, m, page, frame, F::PRESENT | F::USER_ACCESSIBLE) }?;
+                unsafe { self.map_page(entry, frame, F::PRESENT | F::USER_ACCESSIBLE) };
                 m.shares.share(frame);
             }
             Ok(())
@@ -325,10 +303,14 @@ impl Drop for AddressSpace {
             for frame in pages {
                 m.release_user_frame(frame);
             }
-            for frame in self.tables(m).into_iter().chain([self.level_4]) {
-                // SAFETY: each table belonged to this address space alone, which goes.
-                unsafe { m.frames.deallocate_frame(frame) };
+            for frame in self.take_tables(m) {
+                // SAFETY: each table belonged to this address space alone, which goes, and
+                // was cleared.
+                unsafe { m.frames.deallocate_zeroed(frame) };
             }
+            // SAFETY: as the tables; the level-4 table keeps the kernel's half, so it goes
+            // back as a frame like any other (`new` writes each of its entries).
+            unsafe { m.frames.deallocate_frame(self.level_4) };
         })
     }
 }

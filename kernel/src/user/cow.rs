@@ -10,7 +10,6 @@ use crate::arch::paging::TranslateResult;
 use crate::arch::paging::VirtAddr;
 use crate::arch::paging::{FrameAllocator, Mapper, Page, PageTableFlags as F, Size4KiB, Translate};
 use crate::mm::MemoryError;
-use core::sync::atomic::Ordering::Relaxed;
 
 use super::protection::COW;
 
@@ -51,7 +50,7 @@ impl AddressSpace {
             crate::arch::paging::flush_tlb_all();
             // The parent's other threads, on other CPUs, must fault on their next store too.
             self.shoot_down();
-            child.with_mapper_in(m, |mapper, m| child.map_shared(mapper, m, pages))
+            child.map_shared(m, pages)
         })?;
         let layout = parents_layout.clone();
         drop(parents_layout);
@@ -60,27 +59,23 @@ impl AddressSpace {
     }
 
     /// Maps each of `pages` (address, frame, flags) into this new child, one more owner
-    /// for each frame; the memory lock is held (`m`).
+    /// for each frame; the memory lock is held (`m`). The tables the mappings make count in
+    /// the child's limit, as a parent's do.
     fn map_shared(
         &self,
-        mapper: &mut crate::arch::paging::OffsetPageTable,
         m: &mut crate::mm::Memory,
         pages: alloc::vec::Vec<(u64, crate::arch::paging::PhysFrame, F)>,
     ) -> Result<(), MemoryError> {
-        // The tables the child's mappings make count in its limit, as a parent's do.
-        let before = m.frames.frames_in_use();
         for (addr, frame, flags) in pages {
-            let page = Page::<Size4KiB>::containing_address(VirtAddr::new(addr));
-            let parents = F::PRESENT | F::WRITABLE | F::USER_ACCESSIBLE;
-            // SAFETY: the parent's frame, now read-only in both: neither can change it
-            // without a fault that first gives the writer a copy of its own.
-            unsafe { mapper.map_to_with_table_flags(page, frame, flags, parents, &mut m.frames) }
-                .map_err(|_| MemoryError::Mapping("a forked page"))?
-                .ignore();
+            let entry = self
+                .free_entry(m, addr)?
+                .ok_or(MemoryError::Mapping("a forked page, mapped twice"))?;
+            // The parent's frame, now read-only in both: neither can change it without a
+            // fault that first gives the writer a copy of its own. (The child's count of
+            // pages is the parent's already.)
+            entry.set_frame(frame, flags);
             m.shares.share(frame);
         }
-        self.tables
-            .store(m.frames.frames_in_use() - before, Relaxed);
         Ok(())
     }
 

@@ -13,7 +13,7 @@
 
 use super::address_space::{AddressSpace, PAGE, USER_END};
 use crate::arch::paging::PageTableEntry;
-use crate::arch::paging::{FrameDeallocator, PageTable, PhysFrame};
+use crate::arch::paging::{PageTable, PageTableFlags as F, PhysFrame};
 use crate::mm::Memory;
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering::Relaxed;
@@ -96,6 +96,31 @@ impl AddressSpace {
         let span = chunks.span_mut(base, first);
         span.first = span.first.min(first);
         span.end = span.end.max(last + 1);
+    }
+
+    /// The level-1 entry of the page at `addr`, the tables above it made where missing from
+    /// frames that hold zeros ([`crate::mm::frames::BootFrameAllocator::allocate_zeroed`]:
+    /// most often a table another process gave back empty, which needs no clearing). Each
+    /// table made counts in the process's limit. `None` if memory ran out (the tables made
+    /// so far stay, found and freed with the chunk, which the caller noted first). One walk
+    /// down, which the mapping then ends with its one store (the `x86_64` crate's mapper
+    /// walked again, and zeroed each table it made). The caller holds the memory lock.
+    pub(super) fn level_1_entry(
+        &self,
+        m: &mut Memory,
+        addr: u64,
+    ) -> Option<&'static mut PageTableEntry> {
+        let parents = F::PRESENT | F::WRITABLE | F::USER_ACCESSIBLE;
+        let mut frame = self.level_4_frame();
+        for shift in [39, 30, 21] {
+            let entry = &mut table(m, frame)[((addr >> shift) & 511) as usize];
+            if entry.is_unused() {
+                entry.set_frame(m.frames.allocate_zeroed()?, parents);
+                self.tables.fetch_add(1, Relaxed);
+            }
+            frame = entry.frame().ok()?;
+        }
+        Some(&mut table(m, frame)[((addr >> 12) & 511) as usize])
     }
 
     /// The tables that map `chunk`, level 3, level 2 and level 1, as far as they exist (a
@@ -218,8 +243,9 @@ impl AddressSpace {
                 self.shoot_down();
             }
             for frame in unlinked {
-                // SAFETY: the table is empty, no entry refers to it, and no TLB holds it.
-                unsafe { m.frames.deallocate_frame(frame) };
+                // SAFETY: the table is empty (every entry unused: all zeros), no entry
+                // refers to it, and no TLB holds it.
+                unsafe { m.frames.deallocate_zeroed(frame) };
                 self.tables.fetch_sub(1, Relaxed);
             }
         }
@@ -232,8 +258,34 @@ impl AddressSpace {
         *self.chunks.lock() = chunks;
     }
 
-    /// The page tables of the lower half (levels 3, 2 and 1), for `drop`.
-    pub(super) fn tables(&self, m: &Memory) -> Vec<PhysFrame> {
+    /// The page tables of the lower half (levels 3, 2 and 1), each cleared: for `drop`, which
+    /// gives them back as zeroed frames. Each chunk's span of its level-1 table is cleared
+    /// (no entry outside it was ever used), and the entries that led to its level-1 and
+    /// level-2 tables: every entry of a level-2 or level-3 table leads to some chunk's. The
+    /// pages the entries mapped are the caller's to free first.
+    pub(super) fn take_tables(&self, m: &mut Memory) -> Vec<PhysFrame> {
+        let tables = self.tables(m);
+        for &(base, span) in self.chunks.lock().0.iter() {
+            let [l3, l2, l1] = self.tables_of(m, base);
+            if let Some(l1) = l1 {
+                let entries = table(m, l1).iter_mut();
+                entries
+                    .take(span.end)
+                    .skip(span.first)
+                    .for_each(|e| e.set_unused());
+            }
+            if let Some(l2) = l2 {
+                table(m, l2)[((base >> 21) & 511) as usize].set_unused();
+            }
+            if let Some(l3) = l3 {
+                table(m, l3)[((base >> 30) & 511) as usize].set_unused();
+            }
+        }
+        tables
+    }
+
+    /// The page tables of the lower half (levels 3, 2 and 1).
+    fn tables(&self, m: &Memory) -> Vec<PhysFrame> {
         let mut tables = Vec::new();
         for &(base, _) in self.chunks.lock().0.iter() {
             for frame in self.tables_of(m, base).into_iter().flatten() {
