@@ -45,6 +45,8 @@ def wake_if_halted():
     try:
         gdb.execute("monitor nmi", to_string=True)
     except gdb.error as e:
+        # No NMI came: the marks go, so that a later NMI is not taken for the debugger's.
+        gdb.selected_inferior().write_memory(int(flags), b"\x00" * size)
         raise gdb.GdbError("cfslab: CPU 0 is halted and QEMU's monitor did not wake it (%s)" % e)
 
 

@@ -180,10 +180,14 @@ impl AddressSpace {
                     if self.at_limit() {
                         return Err(MemoryError::Mapping("user memory (the process's limit)"));
                     }
+                    // Not from the zeroed tables' list, which stays the page tables' own.
                     let frame = m
                         .frames
-                        .allocate_zeroed()
+                        .allocate_frame()
                         .ok_or(MemoryError::Mapping("user memory (out of frames)"))?;
+                    let bytes = m.mapper.phys_offset() + frame.start_address().as_u64();
+                    // SAFETY: a fresh frame, through the physical-memory map.
+                    unsafe { core::ptr::write_bytes(bytes.as_mut_ptr::<u8>(), 0, PAGE as usize) };
                     // SAFETY: a fresh frame: no other mapping aliases it.
                     unsafe { self.map_page(entry, frame, flags) };
                 }
@@ -321,6 +325,41 @@ mod tests {
 
     fn frames_in_use() -> u64 {
         with_memory(|m| m.frames.frames_in_use())
+    }
+
+    /// An address space's tables go back cleared, on the list of zeroed frames, however its
+    /// chunks share tables: two chunks under one level-2 table (one GiB), and one under
+    /// another level-3 table. A debug build (the kernel's tests) checks each is all zeros
+    /// as it goes on the list; the second round takes them as its tables, uncleared.
+    #[test_case]
+    fn tables_go_back_zeroed_whatever_their_chunks_share() {
+        const PAGES: [u64; 3] = [0x40_0000, 0x60_0000, 0x7fff_ffe0_0000];
+        let baseline = frames_in_use();
+        for _ in 0..2 {
+            let space = AddressSpace::new().unwrap();
+            for at in PAGES {
+                space.map_zeroed(at, PAGE, true).unwrap();
+                space.write(at, &[0xa5; 8]).unwrap();
+            }
+            // Level 4; two level-3 tables, two level-2, three level-1; three pages.
+            assert_eq!(frames_in_use() - baseline, 1 + 2 + 2 + 3 + 3);
+            let mut byte = [0u8; 1];
+            space.read(PAGES[1], &mut byte).unwrap();
+            assert_eq!(byte, [0xa5]);
+            drop(space);
+            assert_eq!(frames_in_use(), baseline);
+        }
+        // The second round's tables came from the zeroed list: a fresh space maps nothing.
+        let space = AddressSpace::new().unwrap();
+        space.map_zeroed(PAGES[0], PAGE, true).unwrap();
+        for at in PAGES.into_iter().skip(1) {
+            assert!(
+                !space.any_mapped(at, at + PAGE),
+                "{at:#x} mapped in a fresh space"
+            );
+        }
+        drop(space);
+        assert_eq!(frames_in_use(), baseline);
     }
 
     /// Two programs mapping the same file's pages share one frame per page, read in once;

@@ -265,8 +265,16 @@ impl AddressSpace {
     /// pages the entries mapped are the caller's to free first.
     pub(super) fn take_tables(&self, m: &mut Memory) -> Vec<PhysFrame> {
         let tables = self.tables(m);
-        for &(base, span) in self.chunks.lock().0.iter() {
-            let [l3, l2, l1] = self.tables_of(m, base);
+        // Every chunk's tables are found before any entry is cleared: chunks in one GiB
+        // share their level-3 entry and level-2 table, and clearing the first chunk's links
+        // would hide the others' tables from their walk.
+        let chunks: Vec<(u64, Span, [Option<PhysFrame>; 3])> = {
+            let chunks = self.chunks.lock();
+            let each = chunks.0.iter();
+            each.map(|&(base, span)| (base, span, self.tables_of(m, base)))
+                .collect()
+        };
+        for (base, span, [l3, l2, l1]) in chunks {
             if let Some(l1) = l1 {
                 let entries = table(m, l1).iter_mut();
                 entries
