@@ -111,12 +111,15 @@ impl Scheduler {
         signal: u8,
         info: SigInfo,
     ) -> Option<Result<(), SendError>> {
+        if signal == 0 {
+            return None; // only a check, which the slow path makes
+        }
         let t = self.current_task();
         let info = SigInfo { uid: t.uid, ..info };
         let b = bit(signal);
         let special = UNBLOCKABLE | STOP_SIGNALS | bit(SIGCONT);
         let takes_it = (t.blocked_signals & !t.waiting_for) & b == 0;
-        if signal == 0 || b & special != 0 || !takes_it {
+        if b & special != 0 || !takes_it {
             return None;
         }
         let blocked = t.blocked_signals & b != 0;
