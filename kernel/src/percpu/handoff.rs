@@ -5,18 +5,14 @@
 //! to that function; kept there as three words, each one GS-relative instruction
 //! (`ThisCpu::hand_off_*` and `ThisCpu::take_handoff` write and take them).
 
-use super::{HANDOFF_EXITED, HANDOFF_LEAVING, HANDOFF_MOVING, ThisCpu};
+use super::{HANDOFF_EXITED, HANDOFF_LEAVING, HANDOFF_MOVING, NO_SLOT, ThisCpu};
 use crate::arch::cpu_local;
 use crate::task::Slot;
 use core::ptr::NonNull;
 use core::sync::atomic::AtomicBool;
 
-/// A word that names no slot (the words hold a slot's index: a slot is a type, a word is
-/// what one GS-relative instruction moves).
-pub(super) const NO_SLOT: usize = usize::MAX;
-
 /// The slot a word names, if any.
-pub(super) fn slot_of(word: u64) -> Option<Slot> {
+fn slot_of(word: u64) -> Option<Slot> {
     (word as usize != NO_SLOT).then_some(Slot::new(word as usize))
 }
 

@@ -18,10 +18,8 @@
 //! Under `-icount` time is instructions, and a lock and its release count twice: a
 //! GS-relative operation costs what an operation on a static did.
 
-mod handoff;
+pub mod handoff;
 mod locks;
-
-pub use handoff::Handoff;
 
 use crate::arch::cpu_local::{self, ArchSlots};
 use crate::task::{Slot, TaskId};
@@ -31,6 +29,10 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering
 
 /// One CPU's own state. `repr(C)`: the entry code reaches the arch's slots, first, at fixed
 /// offsets, and [`ThisCpu`] each field at its offset.
+/// A hand-off word that names no slot (the words hold a slot's index: a slot is a type, a
+/// word is what one GS-relative instruction moves; `handoff` reads them).
+const NO_SLOT: usize = usize::MAX;
+
 #[repr(C)]
 pub struct PerCpu {
     /// The words the entry code keeps here (the user's and the kernel's stack pointers at a
@@ -77,7 +79,7 @@ pub struct PerCpu {
     ticks: AtomicU64,
     user_ticks: AtomicU64,
     /// What the next task to run here finishes for the task it replaced: a
-    /// [`Handoff`], kept as its three words so that each is one GS-relative instruction.
+    /// [`handoff::Handoff`], kept as its three words so that each is one GS-relative instruction.
     handoff_leaving: AtomicPtr<AtomicBool>,
     handoff_moving: AtomicUsize,
     handoff_exited: AtomicUsize,
@@ -107,8 +109,8 @@ impl PerCpu {
             ticks: AtomicU64::new(0),
             user_ticks: AtomicU64::new(0),
             handoff_leaving: AtomicPtr::new(null_mut()),
-            handoff_moving: AtomicUsize::new(handoff::NO_SLOT),
-            handoff_exited: AtomicUsize::new(handoff::NO_SLOT),
+            handoff_moving: AtomicUsize::new(NO_SLOT),
+            handoff_exited: AtomicUsize::new(NO_SLOT),
             tick_on: AtomicU64::new(0),
             seen_stack_unmaps: AtomicU64::new(0),
         }

@@ -279,7 +279,7 @@ pub fn wait_for_exited_stacks() {
 }
 
 /// Runs in the task that was just switched to, and finishes what the switch handed over
-/// ([`crate::percpu::Handoff`]): says the previous task has left this CPU (its `on_cpu`
+/// ([`crate::percpu::handoff::Handoff`]): says the previous task has left this CPU (its `on_cpu`
 /// flag); moves the task that left this CPU for another, if one did (`sched::affinity`: it
 /// wakes there, on another CPU's runqueue); frees the stack of a task that exited — all it
 /// still holds: its files and address space went in its own context, before its last
@@ -307,7 +307,7 @@ pub(super) fn finish_switch() -> bool {
 /// new CPU's runqueue, the stack of one that exited is freed.
 #[cold]
 #[inline(never)]
-fn finish_move_or_exit(handoff: crate::percpu::Handoff) -> bool {
+fn finish_move_or_exit(handoff: crate::percpu::handoff::Handoff) -> bool {
     let queued_here = handoff.moving.is_some_and(|moving| {
         let to = with_sched(|s| s.finish_move(moving, ::sched::Wakeup::default(), clock::now()));
         to == Some(this_cpu().index())

@@ -13,6 +13,7 @@ pub mod cpus;
 pub mod knobs;
 pub mod open_file;
 pub mod proc;
+mod proc_system;
 
 use crate::sched::procview;
 use crate::task::{TaskId, pid_of};
