@@ -141,10 +141,27 @@ fn compile_c(
     {
         return Ok(());
     }
-    // Linked beside its name and renamed whole: another run may be reading the old binary
-    // (the same rule as `atomic_file`'s).
-    let partial = binary.with_extension(format!("partial-{}", std::process::id()));
-    let output = Command::new("musl-gcc")
+    // Linked beside its name and renamed whole (`atomic_file`): another run may be reading
+    // the old binary. The compiler's own complaint is what the caller sees.
+    let mut failure = None;
+    let written = crate::atomic_file::replace(&binary, |partial| {
+        let linked = link_c(&source, flags, partial);
+        linked.map_err(|message| {
+            failure = Some(message);
+            std::io::Error::other("musl-gcc failed")
+        })
+    });
+    failure.map_or(written, Err)
+}
+
+/// Compiles and links `source` with `flags` into `output`: what the first message of an
+/// error says is musl-gcc's own.
+fn link_c(
+    source: &std::path::Path,
+    flags: &[&str],
+    output: &std::path::Path,
+) -> Result<(), String> {
+    let compiled = Command::new("musl-gcc")
         // From the checkout, whatever the caller's directory: the compiler's own directory
         // goes into the debug information too.
         .current_dir(workspace_root())
@@ -156,8 +173,8 @@ fn compile_c(
         ))
         .args(flags)
         .arg("-o")
-        .arg(&partial)
-        .arg(&source)
+        .arg(output)
+        .arg(source)
         .output()
         .map_err(|e| {
             format!(
@@ -166,13 +183,12 @@ fn compile_c(
                 source.display()
             )
         })?;
-    if !output.status.success() {
+    if !compiled.status.success() {
         return Err(format!(
             "musl-gcc failed on {}:\n{}",
             source.display(),
-            String::from_utf8_lossy(&output.stderr)
+            String::from_utf8_lossy(&compiled.stderr)
         ));
     }
-    std::fs::rename(&partial, &binary)
-        .map_err(|e| format!("cannot write {}: {e}", binary.display()))
+    Ok(())
 }
