@@ -362,6 +362,33 @@ mod tests {
         assert_eq!(frames_in_use(), baseline);
     }
 
+    /// A mapping that ran out of frames after its level-3 table leaves that table with
+    /// nothing under it; unmapping the range gives it back (it was once kept linked, and
+    /// never freed).
+    #[test_case]
+    fn a_mapping_that_failed_part_way_leaves_no_table_behind() {
+        const AT: u64 = 0x40_0000;
+        let baseline = frames_in_use();
+        let space = AddressSpace::new().unwrap();
+        with_memory(|m| {
+            space.note_pages(AT, AT + PAGE);
+            let l3 = m.frames.allocate_zeroed().unwrap();
+            let level_4 = m.mapper.phys_offset() + space.level_4.start_address().as_u64();
+            // SAFETY: the space's own level-4 table, through the physical-memory map.
+            let level_4: &mut PageTable = unsafe { &mut *level_4.as_mut_ptr() };
+            level_4[0].set_frame(l3, F::PRESENT | F::WRITABLE | F::USER_ACCESSIBLE);
+            space.tables.fetch_add(1, Relaxed);
+        });
+        space.unmap(AT, PAGE);
+        assert_eq!(
+            space.tables.load(Relaxed),
+            0,
+            "the level-3 table is still there"
+        );
+        drop(space);
+        assert_eq!(frames_in_use(), baseline);
+    }
+
     /// Two programs mapping the same file's pages share one frame per page, read in once;
     /// the frames outlive both programs in the page cache, and dropping the cache gives
     /// every frame back.

@@ -220,11 +220,10 @@ impl AddressSpace {
             ];
             let mut unlinked = Vec::new();
             for (frame, parent, shift) in levels {
+                // No table at this level (a mapping that ran out of frames part-way): the
+                // one above may still be empty.
                 let (Some(frame), Some(parent)) = (frame, parent) else {
-                    if shift == 21 {
-                        continue; // no level-1 table: on to the level-2 one
-                    }
-                    break;
+                    continue;
                 };
                 let span_of_table = 1u64 << shift; // what the table maps
                 let first = base & !(span_of_table - 1);
