@@ -90,6 +90,12 @@ fn gdb_batch(script: &str, commands: &[&str]) -> String {
     )
 }
 
+/// The part of gdb's `text` between the marker lines `from` and `to` (echoed by the session).
+fn between<'a>(text: &'a str, from: &str, to: &str) -> &'a str {
+    let rest = text.split(from).nth(1).unwrap_or_else(|| panic!("{text}"));
+    rest.split(to).next().unwrap()
+}
+
 #[test]
 fn gdb_stops_at_the_kernel_entry_and_steps() {
     let (mut boot, _, script) = start_session("", &[]);
@@ -309,31 +315,27 @@ fn with_two_cpus_gdb_lists_both_and_cfslab_rq_takes_a_cpu() {
     let threads: Vec<&str> = text.lines().filter(row).collect();
     assert_eq!(threads.len(), 2, "info threads:\n{text}");
     assert!(threads[0].starts_with("* 1 "), "{text}");
-    let between = |from: &str, to: &str| -> &str {
-        let rest = text.split(from).nth(1).unwrap_or_else(|| panic!("{text}"));
-        rest.split(to).next().unwrap()
-    };
-    let own = between("---own---\n", "---cpu1---");
+    let own = between(&text, "---own---\n", "---cpu1---");
     assert!(own.contains("\ncpu#0\n") && !own.contains("cpu#1"), "{own}");
     assert!(
         own.lines()
             .any(|l| l.starts_with(">R") && l.contains(" hog ")),
         "{own}"
     );
-    let cpu1 = between("---cpu1---\n", "---cpu5---");
+    let cpu1 = between(&text, "---cpu1---\n", "---cpu5---");
     assert!(
         cpu1.contains("\ncpu#1\n") && !cpu1.contains("cpu#0"),
         "{cpu1}"
     );
     assert!(cpu1.contains("\ncfs_rq[1]:/\n"), "{cpu1}");
-    let cpu5 = between("---cpu5---\n", "---thread2---");
+    let cpu5 = between(&text, "---cpu5---\n", "---thread2---");
     assert_eq!(
         cpu5.lines().next(),
         Some("cfslab-rq: CPU 5 is not online (online: [0, 1])"),
         "{text}"
     );
     // On CPU 1's thread, `cfslab-rq` is CPU 1's, and comes back (the call ran on CPU 0).
-    let thread2 = between("---thread2---\n", "---end---");
+    let thread2 = between(&text, "---thread2---\n", "---end---");
     assert!(
         thread2.contains("\ncpu#1\n") && !thread2.contains("cpu#0"),
         "{text}"
@@ -381,13 +383,9 @@ fn the_helpers_answer_while_every_cpu_halts_in_idle() {
     let ended = boot.wait().expect("the boot tool ran");
     let console = console.try_iter().collect::<Vec<_>>().join("\n");
     assert_eq!(ended.code(), Some(0), "gdb:\n{text}\nconsole:\n{console}");
-    let between = |from: &str, to: &str| -> &str {
-        let rest = text.split(from).nth(1).unwrap_or_else(|| panic!("{text}"));
-        rest.split(to).next().unwrap()
-    };
     for stop in [
-        between("---stop1---\n", "---run-on---"),
-        between("---stop2---\n", "---end---"),
+        between(&text, "---stop1---\n", "---run-on---"),
+        between(&text, "---stop2---\n", "---end---"),
     ] {
         // Stopped just past the idle task's `hlt`, CPU 0 halted: the case being tested.
         let first = stop.lines().next().unwrap_or("");
@@ -399,7 +397,7 @@ fn the_helpers_answer_while_every_cpu_halts_in_idle() {
             "no answer from cfslab-ps:\n{text}"
         );
     }
-    let stop1 = between("---stop1---\n", "---run-on---");
+    let stop1 = between(&text, "---stop1---\n", "---run-on---");
     assert!(
         stop1.contains("\ncpu#0\n"),
         "no answer from cfslab-rq:\n{text}"
