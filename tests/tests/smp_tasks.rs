@@ -120,9 +120,11 @@ fn a_fork_bomb_and_the_fuzzer_on_four_cpus_harm_no_one() {
 fn a_move_between_cpus_is_traced_as_linux_traces_it() {
     // Two moves, each recorded in Linux's `sched_migrate_task` format (`log=trace` echoes
     // each event), in 2.6.36, the default era:
-    // - busybox's `taskset 1` starts on CPU 1 (2.6.36 balances a fork: CPU 0 runs the boot
-    //   task), then allows itself CPU 0 alone: it leaves CPU 1 at its next switch and goes
-    //   to CPU 0 (a new task's first CPU is no move: its fork is not traced as one);
+    // - busybox's `taskset 1` (pid 5: the boot task is pid 1, the idle task's is 2 and each
+    //   CPU's stopper, `migration/N`, takes the next) starts on CPU 1 (2.6.36 balances a
+    //   fork: CPU 0 runs the boot task), then allows itself CPU 0 alone: CPU 1's stopper
+    //   preempts it and moves it to CPU 0 (a new task's first CPU is no move: its fork is
+    //   not traced as one);
     // - as `true` (taskset exec'd it) exits on CPU 0 it wakes the boot task waiting for it
     //   there; 2.6.36's `select_idle_sibling` finds CPU 0 busy (the child is still on it)
     //   and CPU 1, which shares its cache, idle: the boot task wakes on CPU 1.
@@ -137,7 +139,7 @@ fn a_move_between_cpus_is_traced_as_linux_traces_it() {
     assert_eq!(
         moves,
         [
-            "comm=taskset pid=3 prio=120 orig_cpu=1 dest_cpu=0",
+            "comm=taskset pid=5 prio=120 orig_cpu=1 dest_cpu=0",
             "comm=main pid=1 prio=120 orig_cpu=0 dest_cpu=1"
         ],
         "{}",
@@ -148,7 +150,8 @@ fn a_move_between_cpus_is_traced_as_linux_traces_it() {
 #[test]
 fn a_wake_up_is_placed_as_the_era_places_it() {
     // `csmp affine` on three CPUs: a hog on CPU 1; the wakee asleep on a pipe there,
-    // allowed every CPU; the waker on CPU 0 (pid 3, hog 4, wakee 5). Where the wake-up
+    // allowed every CPU; the waker on CPU 0 (pid 6, hog 7, wakee 8: three stoppers come
+    // first). Where the wake-up
     // puts the wakee is read off the trace: a `sched_migrate_task` recorded with its
     // `sched_waking`, at the same instant, is the wake-up's own choice (a later move is
     // a balancing pass's).
@@ -182,7 +185,7 @@ fn a_wake_up_is_placed_as_the_era_places_it() {
             .collect();
         let waking = events
             .iter()
-            .rposition(|e| e.contains("sched_waking: comm=csmp pid=5 "))
+            .rposition(|e| e.contains("sched_waking: comm=csmp pid=8 "))
             .unwrap_or_else(|| panic!("no wake-up of the wakee:\n{}", run.stdout));
         let instant = |e: &str| {
             e.split(": ")
@@ -190,7 +193,7 @@ fn a_wake_up_is_placed_as_the_era_places_it() {
                 .map(|h| h.rsplit(' ').next().map(String::from))
         };
         let moved = events.get(waking + 1).filter(|next| {
-            next.contains("sched_migrate_task: comm=csmp pid=5 ")
+            next.contains("sched_migrate_task: comm=csmp pid=8 ")
                 && instant(next) == instant(events[waking])
         });
         let moved = moved.map(|e| e.split("prio=120 ").nth(1).unwrap_or(""));
@@ -283,12 +286,14 @@ fn the_kernel_and_the_simulator_spread_pinned_hogs_alike() {
         let spread = format!("spread: {cpus} hogs on {cpus} CPUs");
         let kernel_spread = run.stdout.lines().any(|l| l.contains(&spread));
         // A hog leaves CPU 0 only by a balancer's move once it may: `orig_cpu=0` (the
-        // moves onto CPU 0 and the parent's to CPU 1 are the pinning's).
+        // moves onto CPU 0 and the parent's to CPU 1 are the pinning's; the parent is the
+        // first process, after the boot task, the idle task and the N stoppers).
+        let parent = format!("pid={} ", 3 + cpus);
         let kernel_moves = run
             .stdout
             .lines()
             .filter(|l| l.contains("sched_migrate_task: comm=csmp") && l.contains("orig_cpu=0 "))
-            .filter(|l| !l.contains("pid=3 "))
+            .filter(|l| !l.contains(&parent))
             .count();
         let mut sim_sorted = sim_cpus.clone();
         sim_sorted.sort_unstable();

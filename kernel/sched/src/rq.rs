@@ -20,19 +20,22 @@
 //! - a task going to sleep leaves the policy's queue at once (`dequeue_task`), but stays
 //!   current until the next [`Rq::pick`] (`put_prev_task`);
 //! - the idle task is never given to the policy, and gives way to any runnable task;
+//! - the stopper, where there is one, is never given to the policy either, and goes before
+//!   every task the policy has (Linux's `stop_sched_class`, see [`stopper`]);
 //! - the task [`Rq::pick`] chooses must be runnable: asserted in every build.
 
 mod changes;
 mod migration;
 mod resched;
 mod sched_task;
+mod stopper;
 
 pub use migration::Moving;
 pub use resched::ReschedFlag;
 
 pub use sched_task::{PrevState, SchedTask, State, TaskStats, Waited};
 
-use crate::policy::{ForkKind, Migrant, Nanos, Policy, TaskId, Uid, Wakeup};
+use crate::policy::{ForkKind, Nanos, Policy, TaskId, Uid, Wakeup};
 use crate::weights::Nice;
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -73,11 +76,14 @@ pub struct Rq<P: ?Sized + Policy> {
     yielded_at: Option<Nanos>,
     /// Picks that changed the task.
     nr_switches: u64,
-    /// The current task is to move to another CPU at its switch out ([`Rq::leave_to_move`]).
-    moving_current: bool,
-    /// The task that left this CPU for another at its last switch, until [`Rq::detach`].
-    departing: Option<(TaskId, Migrant)>,
+    /// Whether the current task is one of the policy's: neither the idle task nor the
+    /// stopper. Kept as the pick decides, so that the hot paths test one flag.
+    current_in_policy: bool,
     idle_task: SchedTask,
+    /// This CPU's stopper, if it has one ([`Rq::install_stopper`]): its id and scheduling
+    /// part, and whether it is runnable (then the next pick chooses it).
+    stopper: Option<(TaskId, SchedTask)>,
+    stopper_queued: bool,
     tasks: Vec<Option<SchedTask>>,
     policy: Box<P>,
 }
@@ -94,14 +100,15 @@ impl<P: ?Sized + Policy> Rq<P> {
             need_resched: ReschedFlag::default(),
             yielded_at: None,
             nr_switches: 0,
-            moving_current: false,
-            departing: None,
+            current_in_policy: false,
             // Runnable, not Running: until a first pick switches to it, the boot flow (or
             // nothing, in the simulator) is on the CPU.
             idle_task: SchedTask {
                 state: State::Runnable,
                 stats: TaskStats::default(),
             },
+            stopper: None,
+            stopper_queued: false,
             tasks: Vec::new(),
             policy,
         }
@@ -150,7 +157,14 @@ impl<P: ?Sized + Policy> Rq<P> {
         if task == self.idle {
             return Some(&self.idle_task);
         }
-        self.tasks.get(task.index())?.as_ref()
+        match self.tasks.get(task.index()) {
+            Some(Some(t)) => Some(t),
+            _ => self
+                .stopper
+                .as_ref()
+                .filter(|(s, _)| *s == task)
+                .map(|(_, t)| t),
+        }
     }
 
     /// `task`'s state (it must be known).
@@ -172,14 +186,16 @@ impl<P: ?Sized + Policy> Rq<P> {
         if task == self.idle {
             return &mut self.idle_task;
         }
-        self.tasks[task]
-            .as_mut()
-            .expect("a task the runqueue knows")
+        match self.tasks.get_mut(task.index()) {
+            Some(Some(t)) => t,
+            _ => self.stopper_task_mut(task),
+        }
     }
 
     /// Registers `task` as runnable since `now`; the policy is told by the caller.
     fn add(&mut self, task: TaskId, now: Nanos) {
         assert_ne!(task, self.idle, "the idle task is never added");
+        assert!(!self.is_stopper(task), "the stopper is never added");
         if task.index() >= self.tasks.len() {
             self.tasks.resize(task.index() + 1, None);
         }
@@ -214,7 +230,7 @@ impl<P: ?Sized + Policy> Rq<P> {
     /// `wait_for_vfork_done`, a step of the process model, not of the scheduler).
     pub fn fork(&mut self, child: TaskId, kind: ForkKind, now: Nanos) {
         let parent = self.current;
-        assert_ne!(parent, self.idle, "the idle task forks nothing");
+        assert!(self.current_in_policy, "only a policy's task forks");
         self.add(child, now);
         let preempt = self.policy.fork(parent, child, kind, now);
         self.resched_if(preempt);
@@ -228,6 +244,7 @@ impl<P: ?Sized + Policy> Rq<P> {
         let picked = self.policy.pick_next(now);
         assert_eq!(picked, Some(task), "the only runnable task is picked");
         self.current = task;
+        self.current_in_policy = true;
         let t = self.task_mut(task);
         t.state = State::Running;
         t.stats.runnable_since = None;
@@ -238,7 +255,10 @@ impl<P: ?Sized + Policy> Rq<P> {
     /// caller checks); it is registered with `policy` (as `uid`, `nice`) and keeps running.
     pub fn replace_policy(&mut self, policy: Box<P>, uid: Uid, nice: Nice, now: Nanos) {
         let current = self.current;
-        assert_ne!(current, self.idle, "a task replaces the policy");
+        assert!(
+            self.current_in_policy,
+            "a policy's task replaces the policy"
+        );
         self.policy = policy;
         self.policy.spawn(current, uid, nice, now);
         let picked = self.policy.pick_next(now);
@@ -263,6 +283,7 @@ impl<P: ?Sized + Policy> Rq<P> {
     /// asked to give way if the policy says the woken one should preempt it. A wake-up of a
     /// task that is not asleep does nothing; returns whether the task woke.
     pub fn wake(&mut self, task: TaskId, wakeup: Wakeup, now: Nanos) -> bool {
+        debug_assert!(!self.is_stopper(task), "the stopper wakes by wake_stopper");
         let t = self.task_mut(task);
         if t.state != State::Sleeping {
             return false;
@@ -278,7 +299,9 @@ impl<P: ?Sized + Policy> Rq<P> {
             t.stats.sleep_ns += now.saturating_sub(since);
         }
         self.policy.enqueue(task, wakeup, now);
-        let preempt = self.current != self.idle && self.policy.check_preempt_wakeup(task, now);
+        // While the idle task or the stopper runs, the policy has no current task to
+        // weigh the wakee against (the idle task gives way anyway, the stopper never).
+        let preempt = self.current_in_policy && self.policy.check_preempt_wakeup(task, now);
         self.resched_if(preempt);
         true
     }
@@ -287,7 +310,7 @@ impl<P: ?Sized + Policy> Rq<P> {
     /// at the next [`Rq::pick`].
     pub fn block_current(&mut self, now: Nanos) {
         let current = self.current;
-        assert_ne!(current, self.idle, "the idle task never sleeps");
+        assert!(self.current_in_policy, "only a policy's task blocks");
         let t = self.task_mut(current);
         t.state = State::Sleeping;
         t.stats.asleep_since = Some(now);
@@ -299,7 +322,7 @@ impl<P: ?Sized + Policy> Rq<P> {
     /// the last time; then [`Rq::remove`] forgets it.
     pub fn exit_current(&mut self, now: Nanos) {
         let current = self.current;
-        assert_ne!(current, self.idle, "the idle task never exits");
+        assert!(self.current_in_policy, "only a policy's task exits");
         self.task_mut(current).state = State::Exited;
         self.policy.exit(current, now);
         self.need_resched.set();
@@ -324,7 +347,7 @@ impl<P: ?Sized + Policy> Rq<P> {
     /// `user_mode` (where the tick found the CPU) and lets the policy ask for a preemption.
     pub fn tick(&mut self, now: Nanos, user_mode: bool) {
         let current = self.current;
-        if current == self.idle {
+        if !self.current_in_policy {
             return;
         }
         let stats = &mut self.task_mut(current).stats;
@@ -339,15 +362,16 @@ impl<P: ?Sized + Policy> Rq<P> {
 
     /// The current task yields (`sched_yield`); the pick that follows reuses `now`.
     pub fn yield_current(&mut self, now: Nanos) {
-        if self.policy.yield_now(now) {
+        if self.current_in_policy && self.policy.yield_now(now) {
             self.need_resched.set();
             self.yielded_at = Some(now);
         }
     }
 
-    /// `__schedule`: the current task goes back to the policy, the policy picks the next
-    /// (the idle task if none), and the statistics of both are brought up to date. `clock`
-    /// is read unless the current task has just yielded (see `yielded_at`).
+    /// `__schedule`: the current task goes back to the policy, the stopper if it is
+    /// runnable — else the policy, else the idle task — is picked, and the statistics of
+    /// both are brought up to date. `clock` is read unless the current task has just
+    /// yielded (see `yielded_at`).
     #[inline(always)]
     pub fn pick(&mut self, clock: impl FnOnce() -> Nanos) -> Pick {
         let yielded_at = self.yielded_at.take();
@@ -355,14 +379,17 @@ impl<P: ?Sized + Policy> Rq<P> {
         self.need_resched.clear();
         let prev = self.current;
         let prev_is_idle = prev == self.idle;
-        if !prev_is_idle {
+        if self.current_in_policy {
             self.policy.put_prev(prev, now);
         }
         let prev_state = switch_out(self.task_mut(prev), now, yielded_at.is_some(), prev_is_idle);
-        if self.moving_current {
-            self.hand_over(prev, now);
-        }
-        let next = self.policy.pick_next(now).unwrap_or(self.idle);
+        let next = if self.stopper_queued {
+            self.pick_stopper()
+        } else {
+            let picked = self.policy.pick_next(now);
+            self.current_in_policy = picked.is_some();
+            picked.unwrap_or(self.idle)
+        };
         self.current = next;
         let n = self.task_mut(next);
         assert!(

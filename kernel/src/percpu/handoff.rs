@@ -2,10 +2,10 @@
 //! `finish_task_switch`): the work on the task just replaced that cannot be done before its
 //! registers are saved, and so falls to the next task, in `sched::switch::finish_switch`.
 //! One typed value, handed over in the CPU's own state with interrupts off from the switch
-//! to that function; kept there as three words, each one GS-relative instruction
+//! to that function; kept there as two words, each one GS-relative instruction
 //! (`ThisCpu::hand_off_*` and `ThisCpu::take_handoff` write and take them).
 
-use super::{HANDOFF_EXITED, HANDOFF_LEAVING, HANDOFF_MOVING, NO_SLOT, ThisCpu};
+use super::{HANDOFF_EXITED, HANDOFF_LEAVING, NO_SLOT, ThisCpu};
 use crate::arch::cpu_local;
 use crate::task::Slot;
 use core::ptr::NonNull;
@@ -24,10 +24,6 @@ pub struct Handoff {
     /// on the flag, as `try_to_wake_up` waits on `p->on_cpu`). `None` at a CPU's first
     /// switch, which replaces no task's saved state.
     pub leaving: Option<NonNull<AtomicBool>>,
-    /// The replaced task left this CPU still runnable, to move to another
-    /// (`sched::affinity`): the next task attaches it there, its registers saved by then
-    /// — the part Linux's stopper thread plays.
-    pub moving: Option<Slot>,
     /// The replaced task exited: the next task frees its stack, all it still holds (its
     /// files and memory went in its own context).
     pub exited: Option<Slot>,
@@ -41,12 +37,6 @@ impl ThisCpu {
         cpu_local::write::<HANDOFF_LEAVING>(flag.as_ptr() as u64);
     }
 
-    /// The task in `slot`, switched away from, moves to another CPU.
-    #[inline(always)]
-    pub fn hand_off_moving(&self, slot: Slot) {
-        cpu_local::write::<HANDOFF_MOVING>(slot.index() as u64);
-    }
-
     /// The task in `slot` switches away for the last time.
     #[inline(always)]
     pub fn hand_off_exited(&self, slot: Slot) {
@@ -54,26 +44,17 @@ impl ThisCpu {
     }
 
     /// What the switch that ran this task left to finish, taken: the next switch starts
-    /// from nothing. The common case — nothing moving, nothing exited — costs three reads
-    /// and one write.
+    /// from nothing. The common case — no task exited — costs two reads and one write.
     #[inline(always)]
     pub fn take_handoff(&self) -> Handoff {
         let leaving = NonNull::new(cpu_local::read::<HANDOFF_LEAVING>() as *mut AtomicBool);
         if leaving.is_some() {
             cpu_local::write::<HANDOFF_LEAVING>(0);
         }
-        let moving = slot_of(cpu_local::read::<HANDOFF_MOVING>());
-        if moving.is_some() {
-            cpu_local::write::<HANDOFF_MOVING>(NO_SLOT as u64);
-        }
         let exited = slot_of(cpu_local::read::<HANDOFF_EXITED>());
         if exited.is_some() {
             cpu_local::write::<HANDOFF_EXITED>(NO_SLOT as u64);
         }
-        Handoff {
-            leaving,
-            moving,
-            exited,
-        }
+        Handoff { leaving, exited }
     }
 }

@@ -79,9 +79,8 @@ pub struct PerCpu {
     ticks: AtomicU64,
     user_ticks: AtomicU64,
     /// What the next task to run here finishes for the task it replaced: a
-    /// [`handoff::Handoff`], kept as its three words so that each is one GS-relative instruction.
+    /// [`handoff::Handoff`], kept as its two words so that each is one GS-relative instruction.
     handoff_leaving: AtomicPtr<AtomicBool>,
-    handoff_moving: AtomicUsize,
     handoff_exited: AtomicUsize,
     /// How many kernel-stack unmaps this CPU's TLB has caught up with (`mm::stack`).
     seen_stack_unmaps: AtomicU64,
@@ -109,7 +108,6 @@ impl PerCpu {
             ticks: AtomicU64::new(0),
             user_ticks: AtomicU64::new(0),
             handoff_leaving: AtomicPtr::new(null_mut()),
-            handoff_moving: AtomicUsize::new(NO_SLOT),
             handoff_exited: AtomicUsize::new(NO_SLOT),
             tick_on: AtomicU64::new(0),
             seen_stack_unmaps: AtomicU64::new(0),
@@ -235,7 +233,6 @@ const RANK_BITS: usize = u64::BITS as usize;
 const TICKS: usize = offset_of!(PerCpu, ticks);
 const USER_TICKS: usize = offset_of!(PerCpu, user_ticks);
 const HANDOFF_LEAVING: usize = offset_of!(PerCpu, handoff_leaving);
-const HANDOFF_MOVING: usize = offset_of!(PerCpu, handoff_moving);
 const HANDOFF_EXITED: usize = offset_of!(PerCpu, handoff_exited);
 const TICK_ON: usize = offset_of!(PerCpu, tick_on);
 const SEEN_STACK_UNMAPS: usize = offset_of!(PerCpu, seen_stack_unmaps);

@@ -3,25 +3,23 @@
 //!
 //! A task is on one runqueue at a time (`Task::cpu`). Before the policy's multiprocessor
 //! half brings balancing, a task changes CPU only here: when its affinity stops allowing
-//! the CPU it is on. It cannot be taken off a runqueue while its registers are still
-//! being saved on the CPU it is leaving, so it moves in two steps, as Linux's migration
-//! does with its stopper thread:
-//! 1. it is marked ([`Task::move_to`]) and, if it runs, its CPU is asked to reschedule (at
-//!    once if it is the caller, by IPI if it runs on another CPU);
-//! 2. at that switch it leaves the old runqueue still runnable (`sched::rq::Rq::leave_to_move`:
-//!    the stopper's part), and the next task on the old CPU — its registers saved by then
-//!    — hands it over: [`Scheduler::finish_move`] attaches it to the new runqueue, where
-//!    it waits for that CPU.
+//! the CPU it is on. It is marked with the CPU it goes to (`Context::move_to`), and:
+//! - a task waiting for its CPU moves at once ([`Scheduler::finish_move`]);
+//! - a running one is moved by its CPU's stopper (`stopper`, Linux's `stop_one_cpu` with
+//!   `migration_cpu_stop`), which preempts it — by the reschedule IPI if it runs on
+//!   another CPU — and moves it once its registers are saved: the caller changing its own
+//!   affinity returns from here on its new CPU;
+//! - a sleeping one — or a running one that goes to sleep before its stopper runs — stays
+//!   marked and moves as it wakes, as Linux's wake-up chooses among the allowed CPUs: a
+//!   move never ends a sleep (a vfork parent waits for its child whatever its affinity
+//!   does). It may still be leaving the CPU it last ran on: once that CPU has picked
+//!   another task, the move waits for its `on_cpu` flag to clear (Linux's `try_to_wake_up`
+//!   waits on `p->on_cpu` the same way), which that CPU does before it takes any lock; a
+//!   sleeper woken while still its CPU's current task wakes there, and its stopper moves
+//!   it (`Scheduler::wake`).
 //!
-//! A task waiting for its CPU moves at once; a sleeping one — or a running one that goes
-//! to sleep before its switch — stays marked and moves as it wakes, as Linux's wake-up
-//! chooses among the allowed CPUs: a move never ends a sleep (a vfork parent waits for its
-//! child whatever its affinity does). Either may still be leaving the CPU it last ran on:
-//! once that CPU has picked another task, the move waits for its `on_cpu` flag to clear
-//! (Linux's `try_to_wake_up` waits on `p->on_cpu` the same way), which that CPU does
-//! before it takes any lock; a sleeper woken while still its CPU's current task, which
-//! that CPU has not picked past yet, wakes there and moves at that pick
-//! (`Scheduler::wake`).
+//! A CPU's idle task and its stopper belong to it: their affinity does not change (Linux's
+//! `PF_NO_SETAFFINITY`, EINVAL).
 //!
 //! On the new runqueue the policy places the task as its era placed a migrated one
 //! (`sched::rq::Rq::attach`; the CFS eras keep its distance from the runqueue's
@@ -39,6 +37,8 @@ pub enum AffinityError {
     NoTask,
     /// The mask holds no CPU that is online (Linux: EINVAL).
     NoOnlineCpu,
+    /// The task is a CPU's own (its idle task or its stopper; Linux: EINVAL).
+    PerCpuThread,
 }
 
 /// The CPUs task `id` may run on, among those online.
@@ -63,6 +63,9 @@ pub fn set_affinity(id: TaskId, mask: u64) -> Result<(), AffinityError> {
         if !s.alive(slot) {
             return Err(AffinityError::NoTask);
         }
+        if s.is_idle(slot) || s.is_stopper(slot) {
+            return Err(AffinityError::PerCpuThread);
+        }
         let to = s.least_loaded(allowed);
         s.context_mut(slot).affinity = mask;
         super::wakelist::note_affinity(slot, mask);
@@ -73,9 +76,7 @@ pub fn set_affinity(id: TaskId, mask: u64) -> Result<(), AffinityError> {
         }
         s.context_mut(slot).move_to = Some(to);
         if s.rqs[cpu].current() == slot {
-            let asked_before = s.rqs[cpu].need_resched();
-            s.rqs[cpu].request_resched();
-            s.rqs[cpu].kick_if_asked(asked_before);
+            s.stop_to_migrate(slot);
         } else if s.state(slot) == State::Runnable {
             let _ = s.finish_move(slot, ::sched::Wakeup::default(), crate::time::clock::now());
         }
@@ -98,14 +99,11 @@ impl Scheduler {
 
     /// The task in `slot`, marked to move, is not current on its CPU: off that runqueue,
     /// onto its new CPU's, woken there (with `wakeup`) if it slept, and that CPU told if it
-    /// should switch. A task that left its CPU to move but whose mark was taken back
-    /// meanwhile (a new affinity that allows its CPU again) goes back onto its own
-    /// runqueue.
+    /// should switch.
     ///
-    /// If it is still leaving its CPU (step 2 of the module's docs, or a sleep that has
-    /// not finished switching away), this waits until its registers are saved — a few
-    /// instructions on that CPU, which takes no lock before it says so.
-    /// Returns the CPU it went to (`None`: nothing to move).
+    /// If it is still leaving its CPU (a sleep that has not finished switching away), this
+    /// waits until its registers are saved — a few instructions on that CPU, which takes no
+    /// lock before it says so. Returns the CPU it went to (`None`: nothing to move).
     pub(super) fn finish_move(
         &mut self,
         slot: Slot,
@@ -113,11 +111,7 @@ impl Scheduler {
         now: u64,
     ) -> Option<usize> {
         let state = self.state(slot);
-        let to = match self.context_mut(slot).move_to.take() {
-            Some(to) => to,
-            None if state == State::Migrating => self.cpu_of(slot),
-            None => return None,
-        };
+        let to = self.context_mut(slot).move_to.take()?;
         if state == State::Exited {
             return None;
         }

@@ -209,17 +209,16 @@ impl Scheduler {
         }
     }
 
-    /// Active balancing: each CPU in `from` was asked to push its running task to `to`.
+    /// Active balancing: each CPU in `from` was asked to push its running task to `to`,
+    /// which its stopper does (Linux's `active_load_balance_cpu_stop`).
     fn push_to(&mut self, to: usize, from: &[usize]) {
         for &cpu in from {
             let running = self.rqs[cpu].current();
-            if running == self.rqs[cpu].idle() || self.context(running).move_to.is_some() {
+            if !self.rqs[cpu].runs_policy_task() || self.context(running).move_to.is_some() {
                 continue;
             }
             self.context_mut(running).move_to = Some(to);
-            let asked_before = self.rqs[cpu].need_resched();
-            self.rqs[cpu].request_resched();
-            self.rqs[cpu].kick_if_asked(asked_before);
+            self.stop_to_migrate(running);
         }
     }
 
@@ -244,7 +243,8 @@ impl Scheduler {
     }
 
     /// `sched_exec`'s choice: the running task is marked to move to the CPU the era's
-    /// exec balancing picks, if not its own, and asks for the switch that moves it.
+    /// exec balancing picks, if not its own, and this CPU's stopper moves it there (Linux's
+    /// `sched_exec` calls `stop_one_cpu` the same way).
     fn balance_exec(&mut self) {
         let (slot, cpu) = (self.current_slot(), this_cpu().index());
         let affinity = self.context(slot).affinity;
@@ -253,7 +253,7 @@ impl Scheduler {
             && self.context(slot).move_to.is_none()
         {
             self.context_mut(slot).move_to = Some(to);
-            self.this_rq_mut().request_resched();
+            self.stop_to_migrate(slot);
         }
     }
 

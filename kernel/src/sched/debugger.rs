@@ -57,7 +57,6 @@ pub(super) fn write_ps(s: &Scheduler, out: &mut dyn Write) -> fmt::Result {
             _ if s.is_idle(t.slot) => "idle",
             State::Running => "running",
             State::Runnable => "runnable",
-            State::Migrating => "migrating",
             State::Sleeping => "sleeping",
             State::Exited => "exited",
         };
@@ -255,7 +254,7 @@ fn write_tasks(s: &Scheduler, cpu: usize, out: &mut dyn Write) -> fmt::Result {
         let row = TaskRow {
             running: slot == rq.current(),
             state: match s.state(slot) {
-                State::Running | State::Runnable | State::Migrating => 'R',
+                State::Running | State::Runnable => 'R',
                 State::Sleeping => 'S',
                 State::Exited => 'Z',
             },

@@ -179,7 +179,7 @@ impl Scheduler {
         for slot in slots {
             let pending_here = self.context(slot).move_to == Some(cpu);
             let task = self.task_ref(slot);
-            if (task.cpu != cpu && !pending_here) || !self.alive(slot) {
+            if (task.cpu != cpu && !pending_here) || !self.alive(slot) || self.is_stopper(slot) {
                 continue;
             }
             // A move elsewhere that was to end here is called off, as Linux's
@@ -188,7 +188,7 @@ impl Scheduler {
             let to = (!stays).then(|| self.fallback_cpu(slot, cpu));
             self.context_mut(slot).move_to = to;
             if self.rqs[cpu].current() == slot {
-                self.rqs[cpu].request_resched();
+                self.stop_to_migrate(slot);
             } else if self.state(slot) == State::Runnable {
                 let _ = self.finish_move(slot, ::sched::Wakeup::default(), now);
             }

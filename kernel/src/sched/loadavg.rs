@@ -38,17 +38,18 @@ pub fn due(now: u64) -> bool {
 
 /// Called from the boot CPU's tick with the clock and, lazily, the number of runnable
 /// tasks: folds them in when a sample is due (then `runnable` is called, under the
-/// scheduler's lock).
+/// scheduler's lock, and before this module's: counting may take runqueue locks, which
+/// rank below it).
 pub fn tick(now: u64, runnable: impl FnOnce() -> u64) {
     if !due(now) {
         return;
     }
+    let active = runnable() * FIXED_1;
     let mut averages = LOAD.lock();
     // Checked again under the lock, so that one tick folds one sample.
     if !due(now) {
         return;
     }
-    let active = runnable() * FIXED_1;
     for (average, exp) in averages.iter_mut().zip(EXP) {
         *average = fold(*average, exp, active);
     }

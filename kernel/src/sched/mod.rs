@@ -39,6 +39,7 @@ mod runqueue;
 pub mod setup;
 mod sleep;
 mod state;
+mod stopper;
 mod switch;
 mod table;
 mod tick;

@@ -17,6 +17,7 @@ use super::tracing::RECENT_EVENTS;
 use crate::percpu::this_cpu;
 use crate::task::{Context, Slot};
 use crate::time::clock;
+use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::ops::{Deref, DerefMut};
 use sched::smp::runqueues;
@@ -24,7 +25,9 @@ use sched::weights::Nice;
 use sched::{ForkKind, Moving, Policy, Rq, SchedTask, Uid, Wakeup};
 
 mod locks;
+mod stop_work;
 pub(super) use locks::{Inspecting, Runqueues, lock, lock_this_cpu, lock_two};
+pub(super) use stop_work::StopWork;
 
 /// The kernel's runqueue of one CPU (see the module's docs).
 pub(in crate::sched) struct Runqueue {
@@ -38,8 +41,11 @@ pub(in crate::sched) struct Runqueue {
     pub(in crate::sched) recent: Trace,
     /// This CPU's part of the balancer, while there is one (`balance::build_balancer`).
     pub(in crate::sched) balance: Option<CpuBalancing>,
-    /// How many tasks' contexts are here (its idle task's aside): see `locks::HOLDING_TASKS`.
+    /// How many tasks' contexts are here (its idle task's and its stopper's aside): see
+    /// `locks::HOLDING_TASKS`.
     tasks: usize,
+    /// What this CPU's stopper is asked to do, in the order asked ([`stop_work`]).
+    stop_work: VecDeque<StopWork>,
 }
 
 impl Deref for Runqueue {
@@ -66,6 +72,7 @@ impl Runqueue {
             recent: Trace::new(RECENT_EVENTS, 1),
             balance: None,
             tasks: 0,
+            stop_work: VecDeque::new(),
         }
     }
 
@@ -173,13 +180,38 @@ impl Runqueue {
 
     /// Task `slot`'s context comes onto this runqueue.
     fn put(&mut self, slot: Slot, context: Context) {
+        self.put_context(slot, context);
+        self.tasks += 1;
+        locks::holds_a_task(self.rq.cpu());
+    }
+
+    fn put_context(&mut self, slot: Slot, context: Context) {
         if self.contexts.len() <= slot.index() {
             self.contexts.resize_with(slot.index() + 1, || None);
         }
         let before = self.contexts[slot].replace(context);
         assert!(before.is_none(), "task {slot} put on a runqueue twice");
-        self.tasks += 1;
-        locks::holds_a_task(self.rq.cpu());
+    }
+
+    /// Task `slot` becomes this CPU's stopper ([`Rq::install_stopper`]). It stays here for
+    /// good, asleep but for its turns, and is not counted among the tasks that make
+    /// `with_sched` take this runqueue.
+    pub(in crate::sched) fn install_stopper(&mut self, slot: Slot, context: Context, now: u64) {
+        self.put_context(slot, context);
+        self.rq.install_stopper(slot, now);
+    }
+
+    /// Queues `work` for this CPU's stopper (once: the same work asked twice is done once);
+    /// the caller wakes the stopper.
+    pub(in crate::sched) fn queue_stop_work(&mut self, work: StopWork) {
+        if !self.stop_work.contains(&work) {
+            self.stop_work.push_back(work);
+        }
+    }
+
+    /// The stopper's next work, if any.
+    pub(in crate::sched) fn take_stop_work(&mut self) -> Option<StopWork> {
+        self.stop_work.pop_front()
     }
 
     /// Task `slot`'s context leaves this runqueue.
@@ -251,8 +283,9 @@ impl Runqueue {
     /// `schedule()` that follows.
     pub(in crate::sched) fn block_current(&mut self, now: u64) {
         // A push (active or exec balancing) is for a task that stays runnable, as Linux's
-        // stopper moves only a queued one: a task that sleeps first keeps its CPU. (A move
-        // its affinity asks for — its CPU no longer allowed — stays marked.)
+        // stopper moves only a queued one: a task that sleeps before its stopper runs keeps
+        // its CPU. (A move its affinity asks for — its CPU no longer allowed — stays marked,
+        // and is made as it wakes.)
         let (current, here) = (self.rq.current(), self.rq.cpu());
         let context = self.context_mut(current);
         if context.move_to.is_some() && context.affinity & 1 << here != 0 {

@@ -48,12 +48,11 @@ fn idle_loop(_: u64) {
 
 /// The idle task, interrupts off, about to halt: if a task was queued on this CPU since it
 /// last looked, it switches to it first (Linux's `do_idle` halts only `while
-/// (!need_resched())`). Every other CPU that queues a task here sends the reschedule IPI,
-/// which wakes the halt; but this CPU queues one on itself with no interrupt to say so
-/// when the task it has just switched away from to move elsewhere is to stay after all
-/// (its affinity changed back before the move: `finish_switch`'s hand-off puts it back on
-/// this runqueue) — without this look the CPU would halt beside it for good. The look reads
-/// the flag without the scheduler's lock (`resched`).
+/// (!need_resched())`). Another CPU that queues a task here sends the reschedule IPI, which
+/// wakes the halt; but a task this CPU queued on itself (a timer's wake-up in an interrupt
+/// the idle task took before it got here) has no interrupt left to say so — without this
+/// look the CPU would halt beside it until the next one. The look reads the flag without
+/// the runqueue's lock (`resched`).
 fn switch_if_asked() {
     // (An AP idles before the scheduler has started, `cpus::ap_main`: nothing is asked then.
     // `schedule()` itself switches again for as long as a reschedule is asked.)
@@ -70,6 +69,14 @@ fn switch_if_asked() {
 pub fn init(config: &Config, online: &[usize], topology: Topology) {
     let policy = policy_from(config, time::tick_ns());
     let idle_stack = KernelStack::new().expect("no memory for the idle task's stack");
+    // With more than one CPU, each gets a stopper (`stopper`): one stack each, by CPU.
+    let last = online.iter().copied().max().unwrap_or(0);
+    let mut stopper_stacks: Vec<Option<KernelStack>> = (0..=last)
+        .map(|cpu| {
+            let wanted = online.len() > 1 && online.contains(&cpu);
+            wanted.then(|| KernelStack::new().expect("no memory for a stopper's stack"))
+        })
+        .collect();
     super::wakelist::init(&topology, queues_wakeups(policy.as_ref()));
     irq::without(|| {
         let now = clock::now();
@@ -111,8 +118,11 @@ pub fn init(config: &Config, online: &[usize], topology: Topology) {
         super::resched::publish(0, rq.resched_flag());
         let main_context = Context::running(s.task_ref(main).id, s.task_ref(main).comm(false));
         rq.run_boot_task(main, main_context, (0, 0), now);
+        if let Some(stack) = stopper_stacks[0].take() {
+            s.add_stopper(&mut rq, stack, now);
+        }
         s.rqs.push(rq);
-        s.add_cpus(online, config);
+        s.add_cpus(online, config, &mut stopper_stacks, now);
         *super::SCHED.lock() = Some(s);
     });
     // With every runqueue in place: the balancer reads them.
@@ -126,19 +136,19 @@ pub fn init(config: &Config, online: &[usize], topology: Topology) {
     }
 }
 
-/// Tasks still alive other than the boot task and the idle tasks.
+/// Tasks still alive other than the boot task and each CPU's own (idle, stopper).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TasksAlive(pub usize);
 
 /// Replaces the policy, e.g. between two lab scenarios. Only the boot task may exist besides
-/// the idle tasks (the caller reaps every task it started first, see [`wait_child`]): it is
+/// each CPU's idle task and stopper (which the policy never sees) (the caller reaps every task it started first, see [`wait_child`]): it is
 /// registered with the new policy and keeps running; every other CPU gets an instance too.
 pub fn set_policy(config: &Config) -> Result<(), TasksAlive> {
     let policy = policy_from(config, time::tick_ns());
     with_sched(|s| {
         let live = s.slots.iter().flatten();
         let live = live
-            .filter(|t| !s.is_idle(t.slot) && s.alive(t.slot))
+            .filter(|t| !s.is_idle(t.slot) && !s.is_stopper(t.slot) && s.alive(t.slot))
             .count();
         if live != 1 {
             return Err(TasksAlive(live - 1));
@@ -173,10 +183,17 @@ pub fn ap_idle_loop() -> ! {
 
 impl Scheduler {
     /// The APs in `online` (by number) join: a runqueue each under its own instance of
-    /// `config`'s policy, running its idle task. A CPU below the last that did not come up
+    /// `config`'s policy, running its idle task, with its stopper if `stopper_stacks` has
+    /// a stack for it. A CPU below the last that did not come up
     /// gets a runqueue too, which is never given a task (runqueues are indexed by CPU
     /// number), and is not listed.
-    fn add_cpus(&mut self, online: &[usize], config: &Config) {
+    fn add_cpus(
+        &mut self,
+        online: &[usize],
+        config: &Config,
+        stopper_stacks: &mut [Option<KernelStack>],
+        now: u64,
+    ) {
         let last = online.iter().copied().max().unwrap_or(0);
         for cpu in self.rqs.len()..=last {
             let policy = policy_from(config, time::tick_ns());
@@ -188,8 +205,11 @@ impl Scheduler {
                 affinity: 1 << cpu,
                 ..Context::running(idle_id, trace::Comm::idle(cpu))
             };
-            let rq = Runqueue::new(Rq::new(cpu, policy, idle_slot_of(cpu)), idle_context);
+            let mut rq = Runqueue::new(Rq::new(cpu, policy, idle_slot_of(cpu)), idle_context);
             super::resched::publish(cpu, rq.resched_flag());
+            if let Some(stack) = stopper_stacks.get_mut(cpu).and_then(Option::take) {
+                self.add_stopper(&mut rq, stack, now);
+            }
             self.rqs.push(rq);
             self.ap_idle.push(None);
             if let Some(area) = crate::percpu::cpu(cpu).filter(|_| online.contains(&cpu)) {

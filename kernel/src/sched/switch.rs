@@ -13,7 +13,6 @@ use crate::arch::switch::switch_context;
 use crate::arch::user_state::UserCpuState;
 use crate::percpu::this_cpu;
 use crate::sync::KeyedGuard;
-use crate::task::State;
 use crate::time::clock;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -45,25 +44,9 @@ impl Runqueue {
     #[inline(always)]
     fn pick_switch(&mut self) -> Option<Switch> {
         let rq = self;
-        let moving = rq.context(rq.current()).move_to.is_some();
-        if moving && matches!(rq.state(rq.current()), State::Running | State::Runnable) {
-            // It is to move to another CPU: it leaves this one at this pick, still
-            // runnable, and the next task here hands it over (`finish_switch`, once its
-            // registers are saved). Runnable, not running: it blocked, and a wake-up came
-            // before this pick (`Scheduler::wake` leaves such a task here, marked).
-            rq.leave_to_move();
-        }
         let pick = rq.pick(clock::now);
         if !pick.switches() {
             return None;
-        }
-        // Only a task that left runnable is handed over now; one that went to sleep before
-        // its switch stays marked and moves as it wakes (`Scheduler::wake`), with its
-        // wake-up's own flags — a vfork parent is not woken by a move. (One woken before
-        // this pick left runnable: it moves as a waiting task does, as Linux's
-        // `ttwu_runnable` leaves such a task on its runqueue for the stopper to move.)
-        if moving && rq.state(pick.prev) == State::Migrating {
-            this_cpu().hand_off_moving(pick.prev);
         }
         let to_idle = pick.next == rq.idle();
         let (need_resched, cpu) = (rq.need_resched(), rq.cpu() as u16);
@@ -178,29 +161,13 @@ fn ready_to_pick(
     (runqueue::lock(this_cpu().index()), Some(irq_were_on))
 }
 
-/// Picks under the runqueue's lock `rq`, releases it (interrupts stay off) and switches;
-/// then, as Linux's `schedule()` loops `while (need_resched())`, switches again while a
-/// reschedule is asked by the time this task runs again. Only one thing can ask for it here
-/// with no interrupt to say so: the hand-off this task finishes as it resumes puts a task
-/// whose move was called off back on this runqueue (`finish_switch`), and that task would
-/// otherwise wait for the next tick. Any other CPU that asks sends the reschedule IPI,
-/// which the return from its interrupt answers; so the flag is read only after such a
-/// hand-off, and the common switch pays nothing for the loop. Returns whether interrupts
-/// were on when `rq` was taken.
+/// Picks under the runqueue's lock `rq`, releases it (interrupts stay off) and, if the pick
+/// changes the task, switches. Returns whether interrupts were on when the lock was taken.
+/// (No loop, as Linux's `schedule()` loops `while (need_resched())`: a reschedule asked of
+/// this CPU while it switched comes with an interrupt, the reschedule IPI, or was asked
+/// by this CPU itself before it took the lock, and so was answered by this pick.)
 #[inline(always)]
-fn switch_under(rq: KeyedGuard<'static, Option<Runqueue>>) -> bool {
-    let (irq_were_on, mut queued_here) = switch_once(rq);
-    while queued_here && super::resched::asked_here() {
-        queued_here = switch_once(this_rq_to_pick()).1;
-    }
-    irq_were_on
-}
-
-/// One pick and, if it changes the task, one switch (see [`switch_under`]); returns
-/// whether interrupts were on when the lock was taken, and whether the switch's hand-off
-/// queued a task on this CPU.
-#[inline(always)]
-fn switch_once(mut rq: KeyedGuard<'static, Option<Runqueue>>) -> (bool, bool) {
+fn switch_under(mut rq: KeyedGuard<'static, Option<Runqueue>>) -> bool {
     let switch = rq.as_mut().expect("a runqueue").pick_switch();
     let irq_were_on = rq.unlock_keeping_irqs_off();
     if let Some(Switch {
@@ -237,9 +204,9 @@ fn switch_once(mut rq: KeyedGuard<'static, Option<Runqueue>>) -> (bool, bool) {
         // which lives until the task after it has run `finish_switch`; `load` was saved by
         // this function or made by `initial_stack` on the next task's live stack.
         unsafe { switch_context(save, load) };
-        return (irq_were_on, finish_switch());
+        finish_switch();
     }
-    (irq_were_on, false)
+    irq_were_on
 }
 
 /// `schedule()` was called holding a spin lock (beyond the scheduler's own `own`) or in an
@@ -279,42 +246,30 @@ pub fn wait_for_exited_stacks() {
 }
 
 /// Runs in the task that was just switched to, and finishes what the switch handed over
-/// ([`crate::percpu::handoff::Handoff`]): says the previous task has left this CPU (its `on_cpu`
-/// flag); moves the task that left this CPU for another, if one did (`sched::affinity`: it
-/// wakes there, on another CPU's runqueue); frees the stack of a task that exited — all it
-/// still holds: its files and address space went in its own context, before its last
-/// switch (`proc::lifecycle::release_resources`). Nothing here switches this CPU; returns
-/// whether the task it moved stayed on this CPU after all (its move called off), queued
-/// here with no interrupt to say so (see [`switch_under`]).
+/// ([`crate::percpu::handoff::Handoff`]): says the previous task has left this CPU (its
+/// `on_cpu` flag), and frees the stack of a task that exited — all it still holds: its
+/// files and address space went in its own context, before its last switch
+/// (`proc::lifecycle::release_resources`). Nothing here switches this CPU.
 #[inline(always)]
-pub(super) fn finish_switch() -> bool {
+pub(super) fn finish_switch() {
     let handoff = this_cpu().take_handoff();
     if let Some(leaving) = handoff.leaving {
         // SAFETY: the flag is in the previous task's boxed `Task`, which lives at least
-        // until `finish_move_or_exit` frees it; its registers are saved, so other CPUs may
-        // run it from now on.
+        // until `free_exited` frees it; its registers are saved, so other CPUs may run it
+        // from now on.
         unsafe { leaving.as_ref() }.store(false, Ordering::Release);
     }
-    // Inlined into every switch for this one test: the common switch, which moves no task
-    // and frees no stack, pays no call (the kernel-thread switch's instruction budget).
-    if handoff.moving.is_none() && handoff.exited.is_none() {
-        return false;
+    // Inlined into every switch for this one test: the common switch, which frees no
+    // stack, pays no call (the kernel-thread switch's instruction budget).
+    if let Some(slot) = handoff.exited {
+        free_exited(slot);
     }
-    finish_move_or_exit(handoff)
 }
 
-/// [`finish_switch`]'s rare part: the task that left this CPU to move is attached to its
-/// new CPU's runqueue, the stack of one that exited is freed.
+/// [`finish_switch`]'s rare part: the stack of the task that exited is freed.
 #[cold]
 #[inline(never)]
-fn finish_move_or_exit(handoff: crate::percpu::handoff::Handoff) -> bool {
-    let queued_here = handoff.moving.is_some_and(|moving| {
-        let to = with_sched(|s| s.finish_move(moving, ::sched::Wakeup::default(), clock::now()));
-        to == Some(this_cpu().index())
-    });
-    let Some(slot) = handoff.exited else {
-        return queued_here;
-    };
+fn free_exited(slot: Slot) {
     let dead = with_sched(|s| {
         let task = s.slots[slot].take()?;
         let (_, context) = s.rqs[task.cpu].remove(slot);
@@ -332,7 +287,6 @@ fn finish_move_or_exit(handoff: crate::percpu::handoff::Handoff) -> bool {
     // Dropped after the lock: freeing the stack takes the memory lock.
     drop(dead);
     STACKS_TO_FREE.fetch_sub(1, Ordering::AcqRel);
-    queued_here
 }
 
 /// "Change state under the lock, then reschedule if needed": runs `f` on the scheduler and,
@@ -353,12 +307,9 @@ pub(super) fn change_then_reschedule<R>(f: impl FnOnce(&mut Scheduler) -> R) -> 
 }
 
 /// A new task's first step, with interrupts off (Linux's `schedule_tail`): the switch that
-/// started it is finished, and a task queued here by the hand-off runs first, as
-/// `switch_under` would let it.
+/// started it is finished.
 pub(super) fn schedule_tail() {
-    if finish_switch() && super::resched::asked_here() {
-        schedule();
-    }
+    finish_switch();
 }
 
 /// Called at the end of an interrupt handler, after `irq_exit` (interrupts off): switch if

@@ -76,10 +76,11 @@ impl Scheduler {
         // still its CPU's current task, blocked but not yet switched away from. That CPU
         // may be waiting for the scheduler's lock this wake-up holds (a newly-idle pass,
         // before its pick), so the move cannot wait for its `on_cpu` here: the task wakes
-        // where it is, runnable and still marked, and that pick hands it over as it would
-        // a running task marked to move (`pick_switch`). Once that CPU has picked another
-        // task, it takes no lock until it clears `on_cpu` (`finish_switch`), and the move
-        // waits for it (`finish_move`).
+        // where it is, runnable again, and that CPU's stopper moves it, as it moves a
+        // running task (Linux's `ttwu_runnable` leaves such a task where it is, and
+        // `migration_cpu_stop` moves it). Once that CPU has picked another task, it takes
+        // no lock until it clears `on_cpu` (`finish_switch`), and the move waits for it
+        // (`finish_move`).
         let still_current = self.rqs[prev].current() == slot;
         if moving && !(leaving && still_current) {
             if let Some(to) = self.finish_move(slot, wakeup, now) {
@@ -100,5 +101,8 @@ impl Scheduler {
             return;
         }
         self.rqs[cpu].wake_here(slot, wakeup, now);
+        if moving {
+            self.stop_to_migrate(slot);
+        }
     }
 }

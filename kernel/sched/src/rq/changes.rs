@@ -1,27 +1,24 @@
 //! What changes a task or the policy while tasks run — a nice level, a uid, a tunable, a
 //! feature, a group's shares — through the runqueue, which owns the policy. Each applies
-//! from the policy's next decision. A task between two CPUs ([`super::Moving`]) takes a
-//! new nice level or uid with it.
+//! from the policy's next decision. The stopper is not the policy's: a nice level or a uid
+//! given to it changes nothing.
 
 use super::Rq;
 use crate::policy::{Nanos, Policy, TaskId, Uid};
 use crate::weights::Nice;
 
 impl<P: ?Sized + Policy> Rq<P> {
-    /// Changes a task's nice value (carried along if it is between two CPUs).
+    /// Changes a task's nice value.
     pub fn set_nice(&mut self, task: TaskId, nice: Nice, now: Nanos) {
-        match &mut self.departing {
-            Some((t, migrant)) if *t == task => migrant.nice = nice,
-            _ => self.policy.set_nice(task, nice, now),
+        if !self.is_stopper(task) {
+            self.policy.set_nice(task, nice, now);
         }
     }
 
-    /// Changes a task's uid (and so, with per-uid groups, its group; carried along if it
-    /// is between two CPUs).
+    /// Changes a task's uid (and so, with per-uid groups, its group).
     pub fn set_uid(&mut self, task: TaskId, uid: Uid, now: Nanos) {
-        match &mut self.departing {
-            Some((t, migrant)) if *t == task => migrant.uid = uid,
-            _ => self.policy.set_uid(task, uid, now),
+        if !self.is_stopper(task) {
+            self.policy.set_uid(task, uid, now);
         }
     }
 

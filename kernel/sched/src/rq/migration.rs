@@ -6,9 +6,9 @@
 //! scheduler lock) and attaches only once the task's registers are saved on the CPU it
 //! left.
 //!
-//! Three ways in: a task waiting or asleep is detached as it is; the running task is
-//! marked ([`Rq::leave_to_move`]) and leaves the policy at its switch out, still runnable;
-//! a child that starts on another CPU is set up by its parent's ([`Rq::fork_away`]).
+//! Two ways in: a task waiting or asleep is detached as it is — a running one is first
+//! preempted by its CPU's stopper ([`super::stopper`]), and then waits like any other; a
+//! child that starts on another CPU is set up by its parent's ([`Rq::fork_away`]).
 
 use super::Rq;
 use super::sched_task::{SchedTask, State, TaskStats};
@@ -23,39 +23,21 @@ pub struct Moving {
 }
 
 impl<P: ?Sized + Policy> Rq<P> {
-    /// The current task is to move to another CPU: it leaves this one at the next
-    /// [`Rq::pick`] still runnable, and is taken off this CPU's policy there (Linux's
-    /// migration stopper preempts it and moves it before anything else runs; here the
-    /// switch does the stopper's part). [`Rq::detach`] then hands it over.
-    pub fn leave_to_move(&mut self) {
-        assert_ne!(self.current, self.idle, "the idle task never moves");
-        self.moving_current = true;
-        self.need_resched.set();
-    }
-
     /// Takes `task` off this runqueue to move it to another CPU's (the first half of a
     /// migration, Linux's `deactivate_task` + `set_task_cpu`): a task waiting for this CPU,
-    /// one asleep (which the move will wake), or the one that left at the last switch
-    /// ([`Rq::leave_to_move`]). Its scheduling part and what the policy knew of it go to
-    /// [`Rq::attach`].
+    /// or one asleep (which the move will wake). Its scheduling part and what the policy
+    /// knew of it go to [`Rq::attach`].
     pub fn detach(&mut self, task: TaskId, now: Nanos) -> Moving {
         assert_ne!(task, self.current, "a task leaves its CPU before it moves");
         assert_ne!(task, self.idle, "the idle task never moves");
+        assert!(!self.is_stopper(task), "the stopper never moves");
         let sched = self.tasks[task].take().expect("a task the runqueue knows");
-        let migrant = match self.departing.take_if(|(t, _)| *t == task) {
-            Some((_, migrant)) => {
-                assert_eq!(sched.state, State::Migrating);
-                migrant
-            }
-            None => {
-                assert!(
-                    matches!(sched.state, State::Runnable | State::Sleeping),
-                    "task {task} moves while {:?}",
-                    sched.state
-                );
-                self.policy.migrate_out(task, now)
-            }
-        };
+        assert!(
+            matches!(sched.state, State::Runnable | State::Sleeping),
+            "task {task} moves while {:?}",
+            sched.state
+        );
+        let migrant = self.policy.migrate_out(task, now);
         Moving { sched, migrant }
     }
 
@@ -101,19 +83,5 @@ impl<P: ?Sized + Policy> Rq<P> {
         self.tasks[task] = Some(sched);
         let preempt = self.policy.migrate_in(task, migrant, woken, now);
         self.resched_if(preempt);
-    }
-
-    /// [`Rq::pick`]'s stopper step: `prev`, switched out still runnable, is to move
-    /// ([`Rq::leave_to_move`]), and leaves this CPU's policy now, before anything could
-    /// pick it again.
-    #[cold]
-    pub(super) fn hand_over(&mut self, prev: TaskId, now: Nanos) {
-        self.moving_current = false;
-        if self.state(prev) != State::Runnable {
-            return;
-        }
-        let migrant = self.policy.migrate_out(prev, now);
-        self.departing = Some((prev, migrant));
-        self.task_mut(prev).state = State::Migrating;
     }
 }

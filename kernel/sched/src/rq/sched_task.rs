@@ -15,10 +15,6 @@ pub enum State {
     Sleeping,
     /// Finished; it leaves the CPU at the next pick for the last time.
     Exited,
-    /// Runnable, and on its way to another CPU: taken off this CPU's policy at its switch
-    /// out, attached to the other's once its registers are saved (Linux's
-    /// `TASK_ON_RQ_MIGRATING`).
-    Migrating,
 }
 
 /// How the task that left the CPU left it: the trace's `prev_state`.
@@ -117,8 +113,8 @@ pub struct Waited {
 pub(super) fn switch_out(p: &mut SchedTask, now: Nanos, yielded: bool, is_idle: bool) -> PrevState {
     p.stats.cpu_ns += now - p.stats.switched_in_at;
     let prev_state = match p.state {
-        State::Running | State::Runnable | State::Migrating if yielded => PrevState::Yielded,
-        State::Running | State::Runnable | State::Migrating => PrevState::Preempted,
+        State::Running | State::Runnable if yielded => PrevState::Yielded,
+        State::Running | State::Runnable => PrevState::Preempted,
         State::Sleeping => PrevState::Sleeping,
         State::Exited => PrevState::Dead,
     };

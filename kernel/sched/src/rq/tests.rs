@@ -1,7 +1,7 @@
 //! The protocol's rules, each checked on the calls an [`Rq`] makes into a recording policy.
 
 use super::*;
-use crate::policy::{RunqueueInfo, TaskInfo};
+use crate::policy::{Migrant, RunqueueInfo, TaskInfo};
 use crate::task_id::t;
 use crate::{Era, Fair, FairParams};
 use alloc::string::String;
@@ -116,6 +116,7 @@ impl Policy for Recorder {
 }
 
 const IDLE: TaskId = t(99);
+const STOPPER: TaskId = t(98);
 const MS: Nanos = 1_000_000;
 
 /// A runqueue on CPU 0 whose boot task 0 runs.
@@ -319,32 +320,48 @@ fn a_sleeper_moves_to_another_cpu_and_wakes_there() {
 }
 
 #[test]
-fn the_running_task_leaves_runnable_at_its_switch_and_waits_on_the_other_cpu() {
-    // The stopper's order: put back, taken off this CPU's policy, then the pick — which
-    // cannot choose it again.
+fn the_stopper_preempts_the_running_task_which_then_moves_as_a_waiting_one() {
+    // Linux's order for moving a running task: the stopper is woken and preempts it
+    // whatever the policy says; the task is put back, queued; the stopper takes it off
+    // this CPU's policy like any waiting task; then the policy picks again.
     let mut from = booted();
-    from.leave_to_move();
+    from.install_stopper(STOPPER, 0);
     from.take_calls();
+    assert!(from.wake_stopper(MS));
+    assert!(from.need_resched(), "a stopper with work always preempts");
+    assert!(!from.wake_stopper(MS), "a second wake-up finds it runnable");
     let pick = from.pick(|| 2 * MS);
-    assert_eq!(
-        from.take_calls(),
-        ["put_prev 0", "migrate_out 0", "pick None"]
-    );
-    assert_eq!((pick.prev, pick.next), (t(0), IDLE));
+    // The policy is asked for no task: the stopper goes first.
+    assert_eq!(from.take_calls(), ["put_prev 0"]);
+    assert_eq!((pick.prev, pick.next), (t(0), STOPPER));
     assert_eq!(pick.prev_state, PrevState::Preempted);
-    assert_eq!(from.state(t(0)), State::Migrating);
-    // A wake-up finds it runnable: nothing to do.
-    assert!(!from.wake(t(0), Wakeup::default(), 3 * MS));
-    let moved = from.detach(t(0), 3 * MS);
-    assert!(from.get(t(0)).is_none());
+    assert!(!from.runs_policy_task());
+    // While it runs, the tick charges the policy nothing and a wake-up preempts nothing.
+    from.tick(2 * MS, false);
+    assert_eq!(from.take_calls(), Vec::<String>::new());
+    let moved = from.detach(t(0), 2 * MS);
+    assert_eq!(from.take_calls(), ["migrate_out 0"]);
+    from.stopper_sleeps(2 * MS);
+    assert!(from.need_resched(), "its turn ends at once");
+    let pick = from.pick(|| 3 * MS);
+    assert_eq!(from.take_calls(), ["pick None"]);
+    assert_eq!((pick.prev, pick.next), (STOPPER, IDLE));
     let mut to = idle_cpu(1);
     to.attach(t(0), moved, Wakeup::default(), 4 * MS);
     assert_eq!(to.take_calls(), ["migrate_in 0 woken=false"]);
-    // Not a wake-up: its wait since the switch (2 ms) goes on, and ends at the pick.
+    // Not a wake-up: its wait since it was preempted (2 ms) goes on, and ends at the pick.
     assert!(!to.stats(t(0)).woken);
     let pick = to.pick(|| 5 * MS);
     assert_eq!(pick.next, t(0));
     assert_eq!(pick.waited.map(|w| (w.ns, w.woken)), Some((3 * MS, false)));
+}
+
+#[test]
+#[should_panic(expected = "the stopper never moves")]
+fn the_stopper_is_not_detached() {
+    let mut rq = booted();
+    rq.install_stopper(STOPPER, 0);
+    rq.detach(STOPPER, MS);
 }
 
 #[test]

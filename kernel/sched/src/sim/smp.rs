@@ -14,7 +14,7 @@
 //! Deterministic: the same inputs give the same schedule, bit for bit.
 
 use super::timers::Timers;
-use super::{Action, Behavior, IDLE, SimConfig, SimTask, Waiting, exit_wakes};
+use super::{Action, Behavior, IDLE, STOPPER, SimConfig, SimTask, Waiting, exit_wakes};
 use crate::features::Features;
 use crate::policy::{Nanos, Policy, SyncWake, TaskId, Uid, Wakeup};
 use crate::programs::Rng;
@@ -34,8 +34,9 @@ use heatmap::Heatmap;
 struct Cpu<P: Policy> {
     rq: Rq<P>,
     balance: CpuBalance,
-    /// Its running task is to be pushed to this CPU (active balancing).
-    push_to: Option<usize>,
+    /// A task this CPU's stopper is to push, and the CPU it goes to (active balancing,
+    /// exec balancing): the task that ran when it was asked.
+    push: Option<(TaskId, usize)>,
 }
 
 /// The simulated machine of several CPUs (see the module's docs).
@@ -79,10 +80,14 @@ impl<P: Policy> SmpSim<P> {
         let rules = era.map_or(Rules::V2_6_24, Rules::of);
         let features = params.map_or(rules.era_features(), |p| p.features);
         let cpus = (0..topology.len())
-            .map(|cpu| Cpu {
-                rq: Rq::new(cpu, Box::new(policy()), IDLE),
-                balance: CpuBalance::new(topology, cpu, rules, features, 0),
-                push_to: None,
+            .map(|cpu| {
+                let mut rq = Rq::new(cpu, Box::new(policy()), IDLE);
+                rq.install_stopper(STOPPER, 0);
+                Cpu {
+                    rq,
+                    balance: CpuBalance::new(topology, cpu, rules, features, 0),
+                    push: None,
+                }
             })
             .collect();
         SmpSim {
@@ -157,7 +162,7 @@ impl<P: Policy> SmpSim<P> {
     }
 
     fn current(&self, cpu: usize) -> Option<TaskId> {
-        Some(self.cpus[cpu].rq.current()).filter(|&t| t != IDLE)
+        Some(self.cpus[cpu].rq.current()).filter(|&t| t != IDLE && t != STOPPER)
     }
 
     fn work_left(&self, task: TaskId) -> Nanos {
@@ -165,25 +170,46 @@ impl<P: Policy> SmpSim<P> {
     }
 
     /// `schedule()` on `cpu`: a CPU about to go idle balances first (2.6.24's
-    /// `idle_balance`), then the pick; a task marked to be pushed goes to its new CPU.
+    /// `idle_balance`), then the pick; if it chose the stopper, the stopper runs at once
+    /// and the CPU picks again.
     fn schedule(&mut self, cpu: usize) {
         if self.balancing && runqueues::nothing_runnable(self, cpu) {
             runqueues::idle_balance(self, cpu);
         }
         let now = self.now;
-        let pick = self.cpus[cpu].rq.pick(|| now);
-        if let Some(to) = self.cpus[cpu].push_to.take()
-            && self.cpus[cpu]
-                .rq
-                .get(pick.prev)
-                .is_some_and(|t| t.state == State::Migrating)
-        {
-            self.move_task(pick.prev, cpu, to);
+        let mut pick = self.cpus[cpu].rq.pick(|| now);
+        if pick.next == STOPPER {
+            self.run_stopper(cpu);
+            pick = self.cpus[cpu].rq.pick(|| now);
         }
         if pick.next == IDLE {
             return;
         }
         self.tasks[pick.next].record_wait(pick.waited);
+    }
+
+    /// `cpu`'s stopper, in no time: the task it was asked to push, preempted by it and so
+    /// waiting here now, goes to its new CPU (a task that went to sleep first stays: the
+    /// stopper moves only a queued task, as Linux's `active_load_balance_cpu_stop`).
+    fn run_stopper(&mut self, cpu: usize) {
+        if let Some((task, to)) = self.cpus[cpu].push.take()
+            && self.cpu_of[task] == cpu
+            && self.cpus[cpu].rq.state(task) == State::Runnable
+        {
+            self.move_task(task, cpu, to);
+        }
+        self.cpus[cpu].rq.stopper_sleeps(self.now);
+    }
+
+    /// Asks `cpu`'s stopper to push its running task to `to`, unless it has a push to make
+    /// already or runs no task.
+    pub(super) fn push_running(&mut self, cpu: usize, to: usize) {
+        if let Some(task) = self.current(cpu)
+            && self.cpus[cpu].push.is_none()
+        {
+            self.cpus[cpu].push = Some((task, to));
+            self.cpus[cpu].rq.wake_stopper(self.now);
+        }
     }
 
     fn move_task(&mut self, task: TaskId, from: usize, to: usize) {
@@ -205,10 +231,7 @@ impl<P: Policy> SmpSim<P> {
             return;
         }
         for from in runqueues::tick(self, cpu, jiffies, hz) {
-            if self.cpus[from].push_to.is_none() {
-                self.cpus[from].push_to = Some(cpu);
-                self.cpus[from].rq.leave_to_move();
-            }
+            self.push_running(from, cpu);
         }
     }
 

@@ -105,7 +105,7 @@ fn state(v: &TaskView) -> (char, &'static str) {
         return ('T', "T (stopped)");
     }
     match v.state {
-        State::Running | State::Runnable | State::Migrating => ('R', "R (running)"),
+        State::Running | State::Runnable => ('R', "R (running)"),
         State::Sleeping => ('S', "S (sleeping)"),
         State::Exited => ('Z', "Z (zombie)"),
     }

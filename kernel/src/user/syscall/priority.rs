@@ -140,6 +140,7 @@ pub fn sched_setaffinity(pid: i64, len: u64, mask: u64) -> i64 {
     match sched::affinity::set_affinity(id, u64::from_le_bytes(word)) {
         Ok(()) => 0,
         Err(sched::affinity::AffinityError::NoOnlineCpu) => -errno::EINVAL,
+        Err(sched::affinity::AffinityError::PerCpuThread) => -errno::EINVAL,
         Err(sched::affinity::AffinityError::NoTask) => -errno::ESRCH,
     }
 }

@@ -45,9 +45,8 @@ impl<P: Policy> SmpSim<P> {
     /// picks, pushed there by its CPU's migration thread.
     pub(super) fn exec_balance(&mut self, cpu: usize, task: TaskId) {
         let to = runqueues::balance_self(self, cpu, Flags::BALANCE_EXEC, self.allowed[task]);
-        if to != cpu && self.cpus[cpu].push_to.is_none() {
-            self.cpus[cpu].push_to = Some(to);
-            self.cpus[cpu].rq.leave_to_move();
+        if to != cpu {
+            self.push_running(cpu, to);
         }
     }
 
