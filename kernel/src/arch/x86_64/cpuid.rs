@@ -14,7 +14,9 @@ pub struct Identity {
     pub max_leaf: u32,
 }
 
-fn leaf(n: u32) -> CpuidResult {
+/// CPUID's registers for leaf `n` (sub-leaf 0). The one place the basic CPUID call is made,
+/// so that its SAFETY argument is written once (`debugger_nmi` reads the APIC id through it).
+pub(super) fn leaf(n: u32) -> CpuidResult {
     // SAFETY: CPUID exists on every x86_64 CPU and only reads identification registers.
     #[allow(unused_unsafe)]
     unsafe {

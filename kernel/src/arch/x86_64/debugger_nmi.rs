@@ -18,9 +18,6 @@ pub static DEBUGGER_NMI: [AtomicBool; 256] = [const { AtomicBool::new(false) }; 
 /// Whether the NMI being handled is the debugger's: this CPU was marked, and is not any
 /// more. Reads no per-CPU state (an NMI may arrive in ring 3, with the user's GS base).
 pub fn take() -> bool {
-    // SAFETY: CPUID exists on every x86_64 CPU and only reads identification registers.
-    #[allow(unused_unsafe)]
-    let leaf_1 = unsafe { core::arch::x86_64::__cpuid(1) };
-    let apic_id = (leaf_1.ebx >> 24) as usize;
+    let apic_id = (super::cpuid::leaf(1).ebx >> 24) as usize;
     DEBUGGER_NMI[apic_id].swap(false, Ordering::SeqCst)
 }
