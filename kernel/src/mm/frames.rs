@@ -114,6 +114,13 @@ impl BootFrameAllocator {
             self.in_use += 1;
             return Some(head);
         }
+        self.allocate_cleared()
+    }
+
+    /// Any frame ([`FrameAllocator::allocate_frame`]), zeroed here: for a user page
+    /// (`AddressSpace::map_zeroed`; the zeroed list is the page tables', and gives a frame
+    /// only when no other is left), and for a table when that list is empty.
+    pub fn allocate_cleared(&mut self) -> Option<PhysFrame> {
         let frame = self.allocate_frame()?;
         // SAFETY: a frame just handed out, mapped at the offset, used by nothing yet.
         unsafe { core::ptr::write_bytes(self.link_of(frame).cast::<u8>(), 0, FRAME_SIZE as usize) };

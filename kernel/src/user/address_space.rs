@@ -183,11 +183,8 @@ impl AddressSpace {
                     // Not from the zeroed tables' list, which stays the page tables' own.
                     let frame = m
                         .frames
-                        .allocate_frame()
+                        .allocate_cleared()
                         .ok_or(MemoryError::Mapping("user memory (out of frames)"))?;
-                    let bytes = m.mapper.phys_offset() + frame.start_address().as_u64();
-                    // SAFETY: a fresh frame, through the physical-memory map.
-                    unsafe { core::ptr::write_bytes(bytes.as_mut_ptr::<u8>(), 0, PAGE as usize) };
                     // SAFETY: a fresh frame: no other mapping aliases it.
                     unsafe { self.map_page(entry, frame, flags) };
                 }
