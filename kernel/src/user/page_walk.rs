@@ -263,7 +263,6 @@ impl AddressSpace {
     /// level-2 tables: every entry of a level-2 or level-3 table leads to some chunk's. The
     /// pages the entries mapped are the caller's to free first.
     pub(super) fn take_tables(&self, m: &mut Memory) -> Vec<PhysFrame> {
-        let tables = self.tables(m);
         // Every chunk's tables are found before any entry is cleared: chunks in one GiB
         // share their level-3 entry and level-2 table, and clearing the first chunk's links
         // would hide the others' tables from their walk.
@@ -273,6 +272,16 @@ impl AddressSpace {
             each.map(|&(base, span)| (base, span, self.tables_of(m, base)))
                 .collect()
         };
+        // Each table once, though chunks share their upper ones.
+        let mut tables = Vec::new();
+        for frame in chunks
+            .iter()
+            .flat_map(|(_, _, found)| found.iter().flatten())
+        {
+            if !tables.contains(frame) {
+                tables.push(*frame);
+            }
+        }
         for (base, span, [l3, l2, l1]) in chunks {
             if let Some(l1) = l1 {
                 let entries = table(m, l1).iter_mut();
@@ -286,19 +295,6 @@ impl AddressSpace {
             }
             if let Some(l3) = l3 {
                 table(m, l3)[((base >> 30) & 511) as usize].set_unused();
-            }
-        }
-        tables
-    }
-
-    /// The page tables of the lower half (levels 3, 2 and 1).
-    fn tables(&self, m: &Memory) -> Vec<PhysFrame> {
-        let mut tables = Vec::new();
-        for &(base, _) in self.chunks.lock().0.iter() {
-            for frame in self.tables_of(m, base).into_iter().flatten() {
-                if !tables.contains(&frame) {
-                    tables.push(frame);
-                }
             }
         }
         tables
