@@ -39,6 +39,20 @@ pub(super) fn ignores(action: SigAction, signal: u8) -> bool {
     action.handler == SIG_IGN || (action.handler == SIG_DFL && ignored_by_default(signal))
 }
 
+/// Whether thread `t` takes `signal` when it is pending: it does not block it, or waits for
+/// it (`sigtimedwait`), which unblocks it for the wait. Both the running thread's fast path
+/// and the choice of a thread to wake ask it, so that they never disagree.
+fn takes(t: &crate::task::Task, signal: u8) -> bool {
+    (t.blocked_signals & !t.waiting_for) & bit(signal) == 0
+}
+
+/// The test the common case gives `queue_unless`: a signal that is not blocked, at its
+/// default action or ignored, is not queued there — it is dropped, or its default action is
+/// the slow path's to carry out. Only a caught or blocked signal is queued at once.
+fn not_queued_at_once(action: SigAction, blocked: bool) -> bool {
+    !blocked && (action.handler == SIG_DFL || action.handler == SIG_IGN)
+}
+
 /// Sends `signal` to every process: the console's Ctrl-C (`user::tty`), from its interrupt.
 /// The terminal's foreground process group is every process, as cfslab has no groups.
 pub fn signal_every_process(signal: u8, info: SigInfo) {
@@ -118,14 +132,13 @@ impl Scheduler {
         let info = SigInfo { uid: t.uid, ..info };
         let b = bit(signal);
         let special = UNBLOCKABLE | STOP_SIGNALS | bit(SIGCONT);
-        let takes_it = (t.blocked_signals & !t.waiting_for) & b == 0;
-        if b & special != 0 || !takes_it {
+        if b & special != 0 || !takes(t, signal) {
             return None;
         }
         let blocked = t.blocked_signals & b != 0;
         let sighand = &t.group.as_ref()?.sighand;
         let queued = sighand.queue_unless(to, signal, info, |action| {
-            !blocked && (action.handler == SIG_DFL || action.handler == SIG_IGN)
+            not_queued_at_once(action, blocked)
         });
         match queued {
             Err(_) => Some(Err(SendError::QueueFull)),
@@ -192,7 +205,7 @@ impl Scheduler {
             let (action, queued) = group
                 .sighand
                 .queue_unless(to, signal, info, |action| {
-                    !blocked && (action.handler == SIG_DFL || action.handler == SIG_IGN)
+                    not_queued_at_once(action, blocked)
                 })
                 .map_err(|_| SendError::QueueFull)?;
             if queued {
@@ -264,12 +277,11 @@ impl Scheduler {
     /// `complete_signal`). Only an interruptible sleep ends: a vfork parent waits for its
     /// child whatever comes (but SIGKILL), as Linux's `wait_for_vfork_done`.
     fn wake_a_taker(&mut self, named: Slot, to: SentTo, signal: u8) {
-        let takes = |t: &crate::task::Task| (t.blocked_signals & !t.waiting_for) & bit(signal) == 0;
         let taker = match self.slots[named].as_deref() {
-            Some(t) if takes(t) => Some((t.id, named)),
+            Some(t) if takes(t, signal) => Some((t.id, named)),
             Some(t) if to == SentTo::Process => t.group.as_ref().and_then(|group| {
                 self.threads_of(group)
-                    .find(|t| takes(t))
+                    .find(|t| takes(t, signal))
                     .map(|t| (t.id, t.slot))
             }),
             _ => None,
