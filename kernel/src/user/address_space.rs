@@ -91,11 +91,6 @@ impl AddressSpace {
         self.pages.load(Relaxed)
     }
 
-    /// A forked child starts with its parent's pages (shared, but counted in each).
-    pub(super) fn set_mapped_pages(&self, pages: u64) {
-        self.pages.store(pages, Relaxed);
-    }
-
     /// The frame CR3 must hold while the program runs.
     pub fn level_4_frame(&self) -> PhysFrame {
         self.level_4

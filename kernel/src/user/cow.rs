@@ -35,7 +35,6 @@ impl AddressSpace {
         let parents_layout = self.layout.lock();
         with_memory(|m| {
             child.copy_chunks(self);
-            child.set_mapped_pages(self.mapped_pages());
             let mut pages = alloc::vec::Vec::new();
             self.for_each_page(m, |addr, entry| {
                 let mut flags = entry.flags();
@@ -59,8 +58,10 @@ impl AddressSpace {
     }
 
     /// Maps each of `pages` (address, frame, flags) into this new child, one more owner
-    /// for each frame; the memory lock is held (`m`). The tables the mappings make count in
-    /// the child's limit, as a parent's do.
+    /// for each frame; the memory lock is held (`m`). Each page counts in the child's pages
+    /// as it is mapped (`map_page`), and the tables the mappings make in its limit, as a
+    /// parent's do: `pages` is every page the parent counts, so the child's count ends equal
+    /// to the parent's.
     fn map_shared(
         &self,
         m: &mut crate::mm::Memory,
@@ -70,10 +71,10 @@ impl AddressSpace {
             let entry = self
                 .free_entry(m, addr)?
                 .ok_or(MemoryError::Mapping("a forked page, mapped twice"))?;
-            // The parent's frame, now read-only in both: neither can change it without a
-            // fault that first gives the writer a copy of its own. (The child's count of
-            // pages is the parent's already.)
-            entry.set_frame(frame, flags);
+            // SAFETY: the parent's frame, now read-only in both (`fork` made the writable
+            // ones copy-on-write): neither can change it without a fault that first gives
+            // the writer a copy of its own.
+            unsafe { self.map_page(entry, frame, flags) };
             m.shares.share(frame);
         }
         Ok(())
@@ -190,6 +191,7 @@ mod tests {
         // The child's level-4, -3, -2 and -1 tables, and no page.
         assert_eq!(frames_in_use() - before_fork, 4);
         assert_eq!(with_memory(|m| m.shares.shared_frames()), 16);
+        assert_eq!((parent.mapped_pages(), child.mapped_pages()), (16, 16));
 
         child.write(BASE + 5 * PAGE + 7, &[2, 2]).unwrap();
         assert_eq!(frames_in_use() - before_fork, 5, "one page copied");
