@@ -2,6 +2,7 @@
 //! `make run` does) and read what it printed. Tests assert on the machine-readable lines
 //! (`RESULT {...}`, `boot options: ...`, `bad boot option ...`), never on decoration.
 
+pub mod gdb_session;
 pub mod imports;
 
 use serde_json::Value;
