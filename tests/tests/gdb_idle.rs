@@ -50,10 +50,11 @@ fn the_helpers_answer_while_every_cpu_halts_in_idle() {
         // Stopped just past the idle task's `hlt`, CPU 0 halted: the case being tested.
         let first = stop.lines().next().unwrap_or("");
         assert!(first.contains("hlt"), "not stopped in hlt:\n{text}");
-        // `cfslab-ps` answered: the shell (pid 3) sleeps, waiting for a line.
+        // `cfslab-ps` answered: the shell (pid 5, after the two CPUs' stoppers) sleeps,
+        // waiting for a line.
         assert!(
             stop.lines()
-                .any(|l| l.trim_start().starts_with("3 sh ") && l.contains("sleeping")),
+                .any(|l| l.trim_start().starts_with("5 sh ") && l.contains("sleeping")),
             "no answer from cfslab-ps:\n{text}"
         );
     }

@@ -18,7 +18,7 @@ use super::{Action, Behavior, IDLE, STOPPER, SimConfig, SimTask, Waiting, exit_w
 use crate::features::Features;
 use crate::policy::{Nanos, Policy, SyncWake, TaskId, Uid, Wakeup};
 use crate::programs::Rng;
-use crate::rq::{Rq, State};
+use crate::rq::Rq;
 use crate::smp::cpuset::CpuSet;
 use crate::smp::domains::Rules;
 use crate::smp::invariant::{Checker, Report};
@@ -186,53 +186,6 @@ impl<P: Policy> SmpSim<P> {
             return;
         }
         self.tasks[pick.next].record_wait(pick.waited);
-    }
-
-    /// `cpu`'s stopper, in no time: the task it was asked to push, preempted by it and so
-    /// waiting here now, goes to its new CPU (a task that went to sleep first stays: the
-    /// stopper moves only a queued task, as Linux's `active_load_balance_cpu_stop`).
-    fn run_stopper(&mut self, cpu: usize) {
-        if let Some((task, to)) = self.cpus[cpu].push.take()
-            && self.cpu_of[task] == cpu
-            && self.cpus[cpu].rq.state(task) == State::Runnable
-        {
-            self.move_task(task, cpu, to);
-        }
-        self.cpus[cpu].rq.stopper_sleeps(self.now);
-    }
-
-    /// Asks `cpu`'s stopper to push its running task to `to`, unless it has a push to make
-    /// already or runs no task.
-    pub(super) fn push_running(&mut self, cpu: usize, to: usize) {
-        if let Some(task) = self.current(cpu)
-            && self.cpus[cpu].push.is_none()
-        {
-            self.cpus[cpu].push = Some((task, to));
-            self.cpus[cpu].rq.wake_stopper(self.now);
-        }
-    }
-
-    fn move_task(&mut self, task: TaskId, from: usize, to: usize) {
-        let moving = self.cpus[from].rq.detach(task, self.now);
-        self.cpus[to]
-            .rq
-            .attach(task, moving, Wakeup::default(), self.now);
-        self.cpu_of[task] = to;
-        self.migrations += 1;
-    }
-
-    /// The balancing part of `cpu`'s tick; an active balance marks the busiest CPU's
-    /// running task to be pushed at once.
-    fn balance_tick(&mut self, cpu: usize) {
-        let jiffies = self.now / self.config.tick_ns;
-        let hz = 1_000_000_000 / self.config.tick_ns;
-        if !self.balancing {
-            runqueues::update_cpu_load(self, cpu);
-            return;
-        }
-        for from in runqueues::tick(self, cpu, jiffies, hz) {
-            self.push_running(from, cpu);
-        }
     }
 
     /// Lets `cpu`'s running task make its zero-time decisions until it has CPU work or
@@ -414,6 +367,7 @@ impl<P: Policy> Runqueues for SmpSim<P> {
 
 pub mod heatmap;
 mod hotplug;
+mod moving;
 mod placing;
 
 #[cfg(test)]
