@@ -82,8 +82,10 @@ pub struct Rq<P: ?Sized + Policy> {
     current_in_policy: bool,
     idle_task: SchedTask,
     /// This CPU's stopper, if it has one ([`Rq::install_stopper`]): its id and scheduling
-    /// part, and whether it is runnable (then the next pick chooses it).
+    /// part.
     stopper: Option<(TaskId, SchedTask)>,
+    /// Whether the stopper is runnable, from [`Rq::wake_stopper`] to
+    /// [`Rq::stopper_sleeps`]: every pick meanwhile chooses it.
     stopper_queued: bool,
     tasks: Vec<Option<SchedTask>>,
     policy: Box<P>,
@@ -210,9 +212,11 @@ impl<P: ?Sized + Policy> Rq<P> {
         });
     }
 
-    /// A preemption request: the current task gives way at the next opportunity.
+    /// A preemption request from the policy: the current task gives way at the next
+    /// opportunity — if it is the policy's (the stopper gives way to nothing); the idle task
+    /// gives way to whatever arrives.
     fn resched_if(&mut self, preempt: bool) {
-        if preempt || self.current == self.idle {
+        if preempt && self.current_in_policy || self.current == self.idle {
             self.need_resched.set();
         }
     }
@@ -241,11 +245,13 @@ impl<P: ?Sized + Policy> Rq<P> {
     /// asked to give way if the policy says the woken one should preempt it. A wake-up of a
     /// task that is not asleep does nothing; returns whether the task woke.
     pub fn wake(&mut self, task: TaskId, wakeup: Wakeup, now: Nanos) -> bool {
-        debug_assert!(!self.is_stopper(task), "the stopper wakes by wake_stopper");
-        let t = self.task_mut(task);
-        if t.state != State::Sleeping {
-            return false;
-        }
+        let t = match self.tasks.get_mut(task.index()) {
+            Some(Some(t)) if t.state == State::Sleeping => t,
+            Some(Some(_)) => return false,
+            // Not the policy's: the idle task never sleeps, and the stopper is woken by
+            // `wake_stopper` alone (it must never reach the policy's queue).
+            _ => return self.not_policy_task(task),
+        };
         t.state = State::Runnable;
         t.stats.runnable_since = Some(now);
         t.stats.woken = true;
@@ -292,13 +298,6 @@ impl<P: ?Sized + Policy> Rq<P> {
         let t = self.tasks[task].take().expect("a task the runqueue knows");
         assert_eq!(t.state, State::Exited, "only an exited task is removed");
         t
-    }
-
-    /// Asks the running task to give the CPU up at the next opportunity (Linux's
-    /// `resched_curr`), whatever the policy would say: a task that is to move to another
-    /// CPU leaves this one so.
-    pub fn request_resched(&mut self) {
-        self.need_resched.set();
     }
 
     /// The periodic tick (`scheduler_tick`): charges the tick to user or system time by

@@ -7,9 +7,10 @@
 //! which holds the scheduler's lock and the runqueues', so it reads and moves tasks on any
 //! CPU (where Linux's passes take two runqueues at a time, `double_rq_lock`). Each CPU's own
 //! part of the balancer (`state::CpuBalancing`) lives on its runqueue, so that a wake-up
-//! onto the CPU and the CPU's look before a newly-idle pass need that runqueue's lock alone. A pull moves a waiting task at once; a push
-//! (active balancing) marks the busiest CPU's running task to move, and that CPU hands it
-//! over at its next switch (`affinity`'s two steps, the stopper thread's part).
+//! onto the CPU and the CPU's look before a newly-idle pass need that runqueue's lock
+//! alone. A pull moves a waiting task at once; a push (active balancing) marks the busiest
+//! CPU's running task to move, and that CPU's stopper moves it (`stopper`, as Linux's
+//! `active_load_balance_cpu_stop`).
 //!
 //! **Idle CPUs and their stopped tick.** An idle AP stops its tick (under `-icount` a CPU
 //! halted with no timer costs the machine no instructions). 2.6.24 keeps one idle CPU
@@ -303,6 +304,14 @@ impl Scheduler {
         let asked_before = self.rqs[to].need_resched();
         self.rqs[to].attach(slot, moved, wakeup, now);
         self.rqs[to].kick_if_asked(asked_before);
+        // A move to a CPU its affinity allows settles any move it was marked for: say a
+        // pull took it while its stopper was on the way (the stopper then finds it gone).
+        // Left marked, a running task would never be pushed again (`push_to` skips a
+        // marked task).
+        let context = self.rqs[to].context_mut(slot);
+        if context.affinity & 1 << to != 0 {
+            context.move_to = None;
+        }
     }
 
     /// CPU `cpu`'s domains, bottom up: each one's CPUs (one bit each) and counters.

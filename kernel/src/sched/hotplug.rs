@@ -6,8 +6,8 @@
 //! A CPU goes through three states ([`CpuState`]). Going down, under one hold of the
 //! scheduler's lock ([`Scheduler::take_offline`]), it leaves the online set, every domain
 //! is rebuilt over the CPUs left (`sched::smp::domains::restrict_to`), and its tasks leave:
-//! those waiting move at once, the running one is marked to move and its CPU asked to
-//! switch (`affinity`'s two steps), each to the CPU `select_fallback_rq` picks — its node's
+//! those waiting move at once, the running one is marked to move and moved by the CPU's
+//! stopper (`stopper`), each to the CPU `select_fallback_rq` picks — its node's
 //! first allowed CPU, else any allowed one, else its affinity is widened to every CPU and
 //! the console says `process N (NAME) no longer affine to cpuM`, as Linux's does. A task
 //! asleep on it moves when it wakes (the same rule, at `try_to_wake_up`). The CPU, left

@@ -195,7 +195,8 @@ impl Runqueue {
 
     /// Task `slot` becomes this CPU's stopper ([`Rq::install_stopper`]). It stays here for
     /// good, asleep but for its turns, and is not counted among the tasks that make
-    /// `with_sched` take this runqueue.
+    /// `with_sched` take this runqueue: a CPU that holds only its idle task and its stopper
+    /// costs the lender no lock (a parked CPU costs a uniprocessor run nothing).
     pub(in crate::sched) fn install_stopper(&mut self, slot: Slot, context: Context, now: u64) {
         self.put_context(slot, context);
         self.rq.install_stopper(slot, now);

@@ -141,8 +141,9 @@ pub fn init(config: &Config, online: &[usize], topology: Topology) {
 pub struct TasksAlive(pub usize);
 
 /// Replaces the policy, e.g. between two lab scenarios. Only the boot task may exist besides
-/// each CPU's idle task and stopper (which the policy never sees) (the caller reaps every task it started first, see [`wait_child`]): it is
-/// registered with the new policy and keeps running; every other CPU gets an instance too.
+/// each CPU's idle task and stopper, which the policy never sees: the caller reaps every
+/// task it started first (see [`wait_child`]). The boot task is registered with the new
+/// policy and keeps running; every other CPU gets an instance too.
 pub fn set_policy(config: &Config) -> Result<(), TasksAlive> {
     let policy = policy_from(config, time::tick_ns());
     with_sched(|s| {

@@ -12,9 +12,10 @@
 //! the stopper moves it as one (`Scheduler::finish_move`: detach, then attach on the new
 //! CPU, both under the locks that hold the two runqueues).
 //!
-//! A task that went to sleep before its stopper ran stays marked, and moves as it wakes
-//! (`wakeup`); one that exited is forgotten. With one CPU there is nothing to move to, and
-//! no stopper.
+//! A task that went to sleep before its stopper ran is not moved: a change of affinity
+//! stays marked, and moves it as it wakes (`wakeup`); a push or an exec's placement, for a
+//! task that keeps running, is forgotten (`Runqueue::block_current`). One that exited is
+//! forgotten too. With one CPU there is nothing to move to, and no stopper.
 
 use super::runqueue::{Runqueue, StopWork};
 use super::{Scheduler, change_then_reschedule, new_task};

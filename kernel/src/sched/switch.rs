@@ -151,9 +151,14 @@ fn ready_to_pick(
     mut rq: KeyedGuard<'static, Option<Runqueue>>,
 ) -> (KeyedGuard<'static, Option<Runqueue>>, Option<bool>) {
     let runqueue = rq.as_mut().expect("a runqueue");
-    // (No balancer, the common case on one CPU, is the first and cheapest test.)
-    let no_balancer = runqueue.balance.is_none();
-    if no_balancer || !runqueue.policy().nothing_queued() || runqueue.skips_newly_idle() {
+    // The tests in the order of their cost, each made only if those before it fail: no
+    // balancer (the common case on one CPU), a runnable stopper (the pick chooses it: the
+    // CPU is not about to idle), something queued, the idle spells.
+    if runqueue.balance.is_none()
+        || runqueue.stopper_runnable()
+        || !runqueue.policy().nothing_queued()
+        || runqueue.skips_newly_idle()
+    {
         return (rq, None);
     }
     let irq_were_on = rq.unlock_keeping_irqs_off();

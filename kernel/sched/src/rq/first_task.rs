@@ -1,5 +1,7 @@
-//! A runqueue's first task and its policy's replacement: the boot flow becomes a task
-//! without a switch, and between two lab scenarios a new policy takes over from the old
+//! A runqueue's first task and its policy's replacement (Linux's `sched_init` and
+//! `init_idle` make the boot flow the first task; Linux has no replacement of a class's
+//! state, which the lab needs): the boot flow becomes a task without a switch, and between
+//! two lab scenarios a new policy takes over from the old
 //! with only that task alive (each CPU's idle task and stopper are never the policy's, so
 //! they stay as they are).
 
@@ -42,7 +44,8 @@ impl<P: ?Sized + Policy> Rq<P> {
     /// Replaces the policy of a runqueue whose CPU runs its idle task and has no other task
     /// (another CPU's, while the boot task's changes policy with [`Rq::replace_policy`]).
     pub fn replace_idle_policy(&mut self, policy: Box<P>) {
-        assert_eq!(self.current, self.idle, "an idle CPU's policy is replaced");
+        // Its stopper may still be current, asleep but not yet switched away from.
+        assert!(!self.current_in_policy, "an idle CPU's policy is replaced");
         assert!(
             self.tasks
                 .iter()

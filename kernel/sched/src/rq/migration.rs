@@ -46,7 +46,7 @@ impl<P: ?Sized + Policy> Rq<P> {
     /// queued by the other's [`Rq::attach`].
     pub fn fork_away(&mut self, child: TaskId, now: Nanos) -> Moving {
         let parent = self.current;
-        assert_ne!(parent, self.idle, "the idle task forks nothing");
+        assert!(self.current_in_policy, "only a policy's task forks");
         let (migrant, preempt) = self.policy.fork_away(parent, child, now);
         self.resched_if(preempt);
         let sched = SchedTask {

@@ -9,8 +9,10 @@
 //! What the stopper does is the caller's (the kernel's migration thread, the simulator's
 //! inline step); the runqueue only schedules it: [`Rq::wake_stopper`] makes it runnable
 //! and asks for a reschedule, whatever the policy would say, the next [`Rq::pick`]
-//! chooses it, and [`Rq::stopper_sleeps`] ends its turn. While it runs the policy has no
-//! current task: the tick charges nothing, a wake-up preempts nothing.
+//! chooses it — again and again, should it be switched away from — until
+//! [`Rq::stopper_sleeps`] ends its turn. While it runs the policy has no current task: the
+//! tick charges nothing, and nothing the policy says preempts it (Linux's `wakeup_preempt`
+//! never preempts a task of a higher class).
 
 use super::Rq;
 use super::sched_task::{SchedTask, State, TaskStats};
@@ -78,15 +80,35 @@ impl<P: ?Sized + Policy> Rq<P> {
         let sched = self.stopper_task_mut(current);
         sched.state = State::Sleeping;
         sched.stats.asleep_since = Some(now);
+        self.stopper_queued = false;
         self.need_resched.set();
     }
 
-    /// [`Rq::pick`]'s choice while the stopper is runnable.
+    /// Whether the stopper is runnable (then the next pick chooses it): from its wake-up
+    /// to its sleep, as Linux counts a queued task in `nr_running`.
+    pub fn stopper_runnable(&self) -> bool {
+        self.stopper_queued
+    }
+
+    /// [`Rq::pick`]'s choice while the stopper is runnable. It stays runnable until it
+    /// sleeps: if anything switches away from it before then (an interrupt's reschedule),
+    /// the next pick chooses it again at once.
     #[cold]
     pub(super) fn pick_stopper(&mut self) -> TaskId {
-        self.stopper_queued = false;
         self.current_in_policy = false;
         self.stopper().expect("a queued stopper")
+    }
+
+    /// [`Rq::wake`] of a task this runqueue holds outside the policy: nothing to do (the
+    /// idle task never sleeps; the stopper is woken by [`Rq::wake_stopper`] alone). Any
+    /// other task is one it does not know.
+    #[cold]
+    pub(super) fn not_policy_task(&self, task: TaskId) -> bool {
+        assert!(
+            task == self.idle || self.is_stopper(task),
+            "task {task}, which the runqueue does not know"
+        );
+        false
     }
 
     /// The stopper's scheduling part (`task` must be the stopper: any other task this
@@ -99,3 +121,6 @@ impl<P: ?Sized + Policy> Rq<P> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 /// A policy that records each call it gets, then passes it on to CFS.
-struct Recorder {
+pub(super) struct Recorder {
     inner: Fair,
     calls: Vec<String>,
 }
@@ -115,12 +115,11 @@ impl Policy for Recorder {
     }
 }
 
-const IDLE: TaskId = t(99);
-const STOPPER: TaskId = t(98);
-const MS: Nanos = 1_000_000;
+pub(super) const IDLE: TaskId = t(99);
+pub(super) const MS: Nanos = 1_000_000;
 
 /// A runqueue on CPU 0 whose boot task 0 runs.
-fn booted() -> Rq<Recorder> {
+pub(super) fn booted() -> Rq<Recorder> {
     let inner = Fair::new(FairParams::preset(Era::V2_6_24));
     let mut rq = Rq::new(
         0,
@@ -136,7 +135,7 @@ fn booted() -> Rq<Recorder> {
 }
 
 impl Rq<Recorder> {
-    fn take_calls(&mut self) -> Vec<String> {
+    pub(super) fn take_calls(&mut self) -> Vec<String> {
         core::mem::take(&mut self.policy.calls)
     }
 }
@@ -260,7 +259,7 @@ fn a_pick_of_a_task_that_is_not_runnable_panics() {
 }
 
 /// A runqueue on CPU `cpu` that has run nothing but its idle task.
-fn idle_cpu(cpu: usize) -> Rq<Recorder> {
+pub(super) fn idle_cpu(cpu: usize) -> Rq<Recorder> {
     let inner = Fair::new(FairParams::preset(Era::V2_6_24));
     let recorder = Recorder {
         inner,
@@ -317,51 +316,6 @@ fn a_sleeper_moves_to_another_cpu_and_wakes_there() {
     assert!(to.stats(t(0)).woken && to.need_resched());
     let pick = to.pick(|| 6 * MS);
     assert_eq!((pick.prev, pick.next), (IDLE, t(0)));
-}
-
-#[test]
-fn the_stopper_preempts_the_running_task_which_then_moves_as_a_waiting_one() {
-    // Linux's order for moving a running task: the stopper is woken and preempts it
-    // whatever the policy says; the task is put back, queued; the stopper takes it off
-    // this CPU's policy like any waiting task; then the policy picks again.
-    let mut from = booted();
-    from.install_stopper(STOPPER, 0);
-    from.take_calls();
-    assert!(from.wake_stopper(MS));
-    assert!(from.need_resched(), "a stopper with work always preempts");
-    assert!(!from.wake_stopper(MS), "a second wake-up finds it runnable");
-    let pick = from.pick(|| 2 * MS);
-    // The policy is asked for no task: the stopper goes first.
-    assert_eq!(from.take_calls(), ["put_prev 0"]);
-    assert_eq!((pick.prev, pick.next), (t(0), STOPPER));
-    assert_eq!(pick.prev_state, PrevState::Preempted);
-    assert!(!from.runs_policy_task());
-    // While it runs, the tick charges the policy nothing and a wake-up preempts nothing.
-    from.tick(2 * MS, false);
-    assert_eq!(from.take_calls(), Vec::<String>::new());
-    let moved = from.detach(t(0), 2 * MS);
-    assert_eq!(from.take_calls(), ["migrate_out 0"]);
-    from.stopper_sleeps(2 * MS);
-    assert!(from.need_resched(), "its turn ends at once");
-    let pick = from.pick(|| 3 * MS);
-    assert_eq!(from.take_calls(), ["pick None"]);
-    assert_eq!((pick.prev, pick.next), (STOPPER, IDLE));
-    let mut to = idle_cpu(1);
-    to.attach(t(0), moved, Wakeup::default(), 4 * MS);
-    assert_eq!(to.take_calls(), ["migrate_in 0 woken=false"]);
-    // Not a wake-up: its wait since it was preempted (2 ms) goes on, and ends at the pick.
-    assert!(!to.stats(t(0)).woken);
-    let pick = to.pick(|| 5 * MS);
-    assert_eq!(pick.next, t(0));
-    assert_eq!(pick.waited.map(|w| (w.ns, w.woken)), Some((3 * MS, false)));
-}
-
-#[test]
-#[should_panic(expected = "the stopper never moves")]
-fn the_stopper_is_not_detached() {
-    let mut rq = booted();
-    rq.install_stopper(STOPPER, 0);
-    rq.detach(STOPPER, MS);
 }
 
 #[test]

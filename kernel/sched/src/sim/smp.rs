@@ -170,22 +170,26 @@ impl<P: Policy> SmpSim<P> {
     }
 
     /// `schedule()` on `cpu`: a CPU about to go idle balances first (2.6.24's
-    /// `idle_balance`), then the pick; if it chose the stopper, the stopper runs at once
-    /// and the CPU picks again.
+    /// `idle_balance`; not when its stopper is to run, which the pick chooses first), then
+    /// the pick; if it chose the stopper, the stopper runs at once and the CPU schedules
+    /// again, as the kernel's stopper does as it sleeps.
     fn schedule(&mut self, cpu: usize) {
-        if self.balancing && runqueues::nothing_runnable(self, cpu) {
-            runqueues::idle_balance(self, cpu);
-        }
-        let now = self.now;
-        let mut pick = self.cpus[cpu].rq.pick(|| now);
-        if pick.next == STOPPER {
-            self.run_stopper(cpu);
-            pick = self.cpus[cpu].rq.pick(|| now);
-        }
-        if pick.next == IDLE {
+        loop {
+            let stopper_next = self.cpus[cpu].rq.stopper_runnable();
+            if self.balancing && !stopper_next && runqueues::nothing_runnable(self, cpu) {
+                runqueues::idle_balance(self, cpu);
+            }
+            let now = self.now;
+            let pick = self.cpus[cpu].rq.pick(|| now);
+            if pick.next == STOPPER {
+                self.run_stopper(cpu);
+                continue;
+            }
+            if pick.next != IDLE {
+                self.tasks[pick.next].record_wait(pick.waited);
+            }
             return;
         }
-        self.tasks[pick.next].record_wait(pick.waited);
     }
 
     /// Lets `cpu`'s running task make its zero-time decisions until it has CPU work or

@@ -27,7 +27,8 @@ use core::cell::Cell;
 use core::ops::{Index, IndexMut};
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-/// The CPUs whose runqueue holds a task other than its idle task, one bit each: those whose
+/// The CPUs whose runqueue holds a task other than its idle task and its stopper (which
+/// stay, and would make every CPU count), one bit each: those whose
 /// locks `with_sched` takes before it lends the scheduler out (see [`Runqueues`]). Changed
 /// only under the scheduler's lock (a task comes onto a runqueue or leaves it only so).
 static HOLDING_TASKS: AtomicU64 = AtomicU64::new(0);
@@ -37,7 +38,7 @@ pub(super) fn holds_a_task(cpu: usize) {
     HOLDING_TASKS.fetch_or(1 << cpu, Ordering::Relaxed);
 }
 
-/// CPU `cpu`'s runqueue holds no task but its idle task now.
+/// CPU `cpu`'s runqueue holds no task but its idle task and its stopper now.
 pub(super) fn holds_no_task(cpu: usize) {
     HOLDING_TASKS.fetch_and(!(1 << cpu), Ordering::Relaxed);
 }

@@ -1,5 +1,6 @@
 //! How tasks move between the simulated CPUs once they run: the balancer's part of each
-//! tick, and each CPU's stopper, which moves a running task the balancer or exec balancing
+//! tick (Linux's `trigger_load_balance`), and each CPU's stopper
+//! (`active_load_balance_cpu_stop`, `migration_cpu_stop`), which moves a running task the balancer or exec balancing
 //! pushes (run inline, in no time, through the same `Rq` calls as the kernel's
 //! `migration/N`: `Rq::wake_stopper`, the pick, `Rq::stopper_sleeps`).
 
