@@ -42,10 +42,6 @@ enum Waiting {
 /// The simulator's idle task: a number no simulated task has.
 const IDLE: TaskId = TaskId::new(usize::MAX);
 
-/// The simulator's stopper (each CPU of [`smp::SmpSim`] has one): another number no
-/// simulated task has. It runs inline, in no time (`SmpSim::run_stopper`).
-const STOPPER: TaskId = TaskId::new(usize::MAX - 1);
-
 /// Everything the simulation knows and measured about one task.
 pub struct SimTask {
     /// The behaviour's name.

@@ -14,7 +14,7 @@
 //! Deterministic: the same inputs give the same schedule, bit for bit.
 
 use super::timers::Timers;
-use super::{Action, Behavior, IDLE, STOPPER, SimConfig, SimTask, Waiting, exit_wakes};
+use super::{Action, Behavior, IDLE, SimConfig, SimTask, Waiting, exit_wakes};
 use crate::features::Features;
 use crate::policy::{Nanos, Policy, SyncWake, TaskId, Uid, Wakeup};
 use crate::programs::Rng;
@@ -29,6 +29,10 @@ use crate::weights::Nice;
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use heatmap::Heatmap;
+
+/// The stopper of each simulated CPU: a number no simulated task has (nor the idle task).
+/// It runs inline, in no time (`SmpSim::run_stopper`).
+const STOPPER: TaskId = TaskId::new(usize::MAX - 1);
 
 /// One simulated CPU.
 struct Cpu<P: Policy> {
