@@ -1,6 +1,6 @@
 //! What each CPU keeps for itself (Linux's per-CPU variables): its index, which names its
-//! runqueue, the task it runs, how deep in interrupt handlers it is, the spin locks it
-//! holds, and its tick count.
+//! runqueue, the task it runs and that task's address space and open files, how deep in
+//! interrupt handlers it is, the spin locks it holds, and its tick count.
 //!
 //! Each CPU has one [`PerCpu`] (the boot CPU's is a static, the others' are made as they
 //! start), and its GS base points at it (`arch::cpu_local`). [`this_cpu`] names the running
@@ -9,9 +9,9 @@
 //! CPU's (for `/proc/stat`).
 //!
 //! A low module: the locks (`sync`) and the clock read it, so it names no module above them.
-//! What the scheduler keeps here it names by number (a runqueue by the CPU's index, a task
-//! by its id and slot); what needs a type above this layer — the running task's address
-//! space and files — `sched::current` keeps itself, per CPU, typed.
+//! What the scheduler keeps here it keeps untyped (a runqueue by its index, the running
+//! task's address space and files as bare pointers), and `sched` reads them as what they
+//! are.
 //!
 //! Every field is changed only by its own CPU, with interrupts off or in one instruction, so
 //! no write needs a `lock` prefix; the fields are atomics so that other CPUs may read them.
@@ -54,6 +54,12 @@ pub struct PerCpu {
     /// keeps, as Linux keeps `current` per CPU beside `rq->curr`, so that the scheduler
     /// finds the running task with one instruction at every system call.
     current_slot: AtomicUsize,
+    /// The running task's address space and open files (null for a kernel thread): what its
+    /// `Arc`s point at, so that a system call reaches them without the scheduler's lock, as
+    /// Linux's `current->mm` and `current->files`. `sched::current` writes them and turns
+    /// them into owners, and is the only module that does.
+    space: AtomicPtr<()>,
+    files: AtomicPtr<()>,
     /// Linux's `preempt_count`'s hardirq part: the interrupt handlers entered and not yet
     /// left (from bit 16). The locks held are `ranks_held`'s bits: together, zero in both
     /// is the one state `schedule()` may run in.
@@ -93,6 +99,8 @@ impl PerCpu {
             current: AtomicUsize::new(0),
             current_process: AtomicUsize::new(0),
             current_slot: AtomicUsize::new(0),
+            space: AtomicPtr::new(null_mut()),
+            files: AtomicPtr::new(null_mut()),
             preempt_count: AtomicU64::new(0),
             ranks_held: AtomicU64::new(0),
             keys_held: AtomicU64::new(0),
@@ -214,6 +222,8 @@ const INDEX: usize = offset_of!(PerCpu, index);
 const CURRENT: usize = offset_of!(PerCpu, current);
 const CURRENT_PROCESS: usize = offset_of!(PerCpu, current_process);
 const CURRENT_SLOT: usize = offset_of!(PerCpu, current_slot);
+const SPACE: usize = offset_of!(PerCpu, space);
+const FILES: usize = offset_of!(PerCpu, files);
 const PREEMPT_COUNT: usize = offset_of!(PerCpu, preempt_count);
 const RANKS_HELD: usize = offset_of!(PerCpu, ranks_held);
 const KEYS_HELD: usize = offset_of!(PerCpu, keys_held);
@@ -268,6 +278,30 @@ impl ThisCpu {
     pub fn set_current(&self, id: TaskId, process: TaskId) {
         cpu_local::write::<CURRENT>(id.number() as u64);
         cpu_local::write::<CURRENT_PROCESS>(process.number() as u64);
+    }
+
+    /// The running task's address space, as the pointer of its `Arc`.
+    #[inline(always)]
+    pub fn space(&self) -> *const () {
+        cpu_local::read::<SPACE>() as *const ()
+    }
+
+    /// The running task's open files, as the pointer of its `Arc`.
+    #[inline(always)]
+    pub fn files(&self) -> *const () {
+        cpu_local::read::<FILES>() as *const ()
+    }
+
+    /// The running task's address space is now `space` (the switch, `execve`, exit).
+    #[inline(always)]
+    pub fn set_space(&self, space: *const ()) {
+        cpu_local::write::<SPACE>(space as u64);
+    }
+
+    /// The running task's open files are now `files` (the switch, exit).
+    #[inline(always)]
+    pub fn set_files(&self, files: *const ()) {
+        cpu_local::write::<FILES>(files as u64);
     }
 
     /// Whether the CPU is in an interrupt handler.

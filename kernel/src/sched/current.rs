@@ -2,41 +2,16 @@
 //! in the CPU's [`PerCpu`](crate::percpu::PerCpu) (the switch writes it). System calls ask
 //! "who am I?" on every call (`getpid`, the kill check at their end): a load instead of a
 //! lock round trip. Its address space and open files, which nearly every system call needs,
-//! come the same way, from a per-CPU table of typed pointers kept here ([`RUNNING`]:
-//! `PerCpu` is below the types they name). And whether any task is marked killed, so that
-//! the kill check usually needs no lock either.
+//! come the same way. And whether any task is marked killed, so that the kill check usually
+//! needs no lock either.
 
 use crate::percpu::this_cpu;
 use crate::task::{TaskId, TaskRef};
 use crate::user::address_space::AddressSpace;
 use crate::user::files::{FileTable, Files};
 use alloc::sync::Arc;
-use core::ptr::null_mut;
-use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
-
-/// What one CPU's running task holds that its system calls need: its address space and its
-/// open files, as the pointers of the `Arc`s the task itself holds (null: none, a kernel
-/// thread). Written only here, by the switch and the calls that replace them
-/// ([`set_current_space_and_files`] and the like), and read only by the CPU itself: which
-/// is what makes the readers below sound.
-struct Running {
-    space: AtomicPtr<AddressSpace>,
-    files: AtomicPtr<FileTable>,
-}
-
-/// Each CPU's [`Running`], by CPU index.
-static RUNNING: [Running; bootopts::MAX_CPUS as usize] = [const {
-    Running {
-        space: AtomicPtr::new(null_mut()),
-        files: AtomicPtr::new(null_mut()),
-    }
-}; bootopts::MAX_CPUS as usize];
-
-/// This CPU's [`Running`].
-#[inline(always)]
-fn running() -> &'static Running {
-    &RUNNING[this_cpu().index()]
-}
+use core::ptr::null;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Tasks marked killed that have not exited yet: while there are none, a system call's
 /// end need not look at the running task's mark.
@@ -62,61 +37,39 @@ pub fn current_process() -> TaskId {
     this_cpu().current_process()
 }
 
-/// The running task's address space is now `space` (`execve`, exit).
+/// The running task's address space is now `space` (the switch, `execve`, exit). This and
+/// [`set_current_files`] are the only writers of the CPU's untyped pointers, which is what
+/// lets the readers below cast them back.
+/// Each address space knows the CPUs running it (`cpus::loaded_on`), for TLB shootdowns:
+/// this CPU leaves the old one's and joins the new one's.
 #[inline(always)]
 pub(in crate::sched) fn set_current_space(space: Option<&Arc<AddressSpace>>) {
-    let cpu = this_cpu().index();
-    replace_space(&RUNNING[cpu], cpu, space);
-}
-
-/// The running task's open files are now `files` (exit).
-#[inline(always)]
-pub(in crate::sched) fn set_current_files(files: Option<&Files>) {
-    replace_files(running(), files);
-}
-
-/// The switch's change of both, with one look at this CPU's [`Running`].
-#[inline(always)]
-pub(in crate::sched) fn set_current_space_and_files(
-    space: Option<&Arc<AddressSpace>>,
-    files: Option<&Files>,
-) {
-    let cpu = this_cpu().index();
-    let running = &RUNNING[cpu];
-    replace_space(running, cpu, space);
-    replace_files(running, files);
-}
-
-/// CPU `cpu`'s running task's address space becomes `space`. Each address space knows the
-/// CPUs running it (`cpus::loaded_on`), for TLB shootdowns: this CPU leaves the old one's
-/// and joins the new one's.
-#[inline(always)]
-fn replace_space(running: &Running, cpu: usize, space: Option<&Arc<AddressSpace>>) {
-    let old = running.space.load(Ordering::Relaxed);
-    let new = space.map_or(null_mut(), |s| Arc::as_ptr(s).cast_mut());
+    let cpu = this_cpu();
+    let old = cpu.space().cast::<AddressSpace>();
+    let new = space.map_or(null(), Arc::as_ptr);
     if old != new {
         // SAFETY: a non-null pointer here is the running task's `Arc<AddressSpace>`, which
         // it still holds (a switch's previous task, an execve's old program, an exit's
         // space about to be dropped: each caller drops it only after this).
         if let Some(old) = unsafe { old.as_ref() } {
-            old.loaded_on.set(cpu, false);
+            old.loaded_on.set(cpu.index(), false);
         }
         if let Some(new) = space {
-            new.loaded_on.set(cpu, true);
+            new.loaded_on.set(cpu.index(), true);
         }
     }
-    running.space.store(new, Ordering::Relaxed);
+    cpu.set_space(new.cast());
 }
 
+/// The running task's open files are now `files` (the switch, exit).
 #[inline(always)]
-fn replace_files(running: &Running, files: Option<&Files>) {
-    let files = files.map_or(null_mut(), |f| Arc::as_ptr(f).cast_mut());
-    running.files.store(files, Ordering::Relaxed);
+pub(in crate::sched) fn set_current_files(files: Option<&Files>) {
+    this_cpu().set_files(files.map_or(null(), |f| Arc::as_ptr(f).cast()));
 }
 
 /// The running process's address space (`None` in a kernel thread).
 pub fn current_address_space() -> Option<Arc<AddressSpace>> {
-    let space = running().space.load(Ordering::Relaxed);
+    let space = this_cpu().space().cast::<AddressSpace>();
     // SAFETY: a non-null pointer is the running task's own `Arc<AddressSpace>`
     // (`Task::address_space`), set by the switch as it picked this task
     // ([`set_current_space`], the only writer, stores nothing else). Only the task itself
@@ -138,7 +91,7 @@ pub fn current_address_space() -> Option<Arc<AddressSpace>> {
 /// of the task): the `Arc` the task holds is what keeps the borrowed space alive.
 #[inline(always)]
 pub unsafe fn with_current_address_space<R>(f: impl FnOnce(&AddressSpace) -> R) -> Option<R> {
-    let space = running().space.load(Ordering::Relaxed);
+    let space = this_cpu().space().cast::<AddressSpace>();
     // SAFETY: as in `current_address_space`, a non-null pointer is the running task's own
     // `Arc<AddressSpace>`, which only the task itself drops or replaces; the caller vouches
     // that `f` does neither, so the space outlives the borrow.
@@ -148,7 +101,7 @@ pub unsafe fn with_current_address_space<R>(f: impl FnOnce(&AddressSpace) -> R) 
 
 /// The running process's open files (`None` in a kernel thread, and in a process ending).
 pub fn current_files() -> Option<Files> {
-    let files = running().files.load(Ordering::Relaxed);
+    let files = this_cpu().files().cast::<FileTable>();
     // SAFETY: as for the address space above: the running task's own `Arc` (`Task::files`),
     // which only it drops (`proc::lifecycle::release_files`), after clearing the pointer.
     (!files.is_null()).then(|| unsafe {

@@ -71,7 +71,8 @@ impl Runqueue {
         event.current = p.comm;
         let (load, kernel_stack_top) = (n.rsp, n.kernel_stack_top);
         let address_space = n.address_space.as_ref().map(|a| a.level_4_frame());
-        super::current::set_current_space_and_files(n.address_space.as_ref(), n.files.as_ref());
+        super::current::set_current_space(n.address_space.as_ref());
+        super::current::set_current_files(n.files.as_ref());
         let load_cpu = n
             .user_cpu
             .as_deref()
