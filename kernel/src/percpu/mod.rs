@@ -11,7 +11,11 @@
 //! A low module: the locks (`sync`) and the clock read it, so it names no module above them.
 //! What the scheduler keeps here it keeps untyped (a runqueue by its index, the running
 //! task's address space and files as bare pointers), and `sched` reads them as what they
-//! are.
+//! are. The pointers are here, not in a typed table by CPU up in `sched`, because a
+//! GS-relative word is read in one instruction: a task may be preempted between any two,
+//! and moved to another CPU by its stopper, so one that first found its CPU's entry and
+//! then read it could read another CPU's running task's (a typed table was tried, and a
+//! system call on four CPUs found no address space).
 //!
 //! Every field is changed only by its own CPU, with interrupts off or in one instruction, so
 //! no write needs a `lock` prefix; the fields are atomics so that other CPUs may read them.
