@@ -287,6 +287,16 @@ pub fn fuzz_ran_to_its_end(run: &Run) {
 /// end with status 0 and every frame back. Returns the host's output and cfslab's run, for
 /// the caller to compare.
 pub fn checked_on_both(native: &mut Command, name: &str) -> (String, Run) {
+    let expected = checked_natively(native, name);
+    let run = on_cfslab("", &format!("/bin/{name}"), &[]);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert_nothing_leaked(&run);
+    (expected, run)
+}
+
+/// [`checked_on_both`]'s host half: runs `native`, which must pass every check (its output
+/// ending in `NAME: all checks passed`), and returns its output.
+pub fn checked_natively(native: &mut Command, name: &str) -> String {
     let native = native.output().expect("runs natively");
     let expected = String::from_utf8_lossy(&native.stdout).into_owned();
     assert!(native.status.success(), "{expected}");
@@ -294,10 +304,7 @@ pub fn checked_on_both(native: &mut Command, name: &str) -> (String, Run) {
         expected.ends_with(&format!("{name}: all checks passed\n")),
         "{expected}"
     );
-    let run = on_cfslab("", &format!("/bin/{name}"), &[]);
-    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
-    assert_nothing_leaked(&run);
-    (expected, run)
+    expected
 }
 
 /// The program's lines on cfslab: between the self-check's RESULT and its own.

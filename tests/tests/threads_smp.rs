@@ -8,27 +8,13 @@
 
 use std::process::Command;
 use systests::user_programs as programs;
-use systests::{assert_nothing_leaked, program_output};
-
-/// What `name` prints natively (it must pass its own checks there).
-fn native(name: &str) -> String {
-    let native = Command::new(programs().join(name))
-        .output()
-        .expect("runs natively");
-    let expected = String::from_utf8_lossy(&native.stdout).into_owned();
-    assert!(native.status.success(), "{expected}");
-    assert!(
-        expected.ends_with(&format!("{name}: all checks passed\n")),
-        "{expected}"
-    );
-    expected
-}
+use systests::{assert_nothing_leaked, checked_natively, program_output};
 
 /// Runs `/bin/name` on cfslab at 2 and then 4 CPUs, and compares its output with the
 /// native run's, less the kernel's own line for a thread that segfaults on purpose
 /// (`cthreads`; Linux writes it to its log, not the console).
 fn same_as_native_on_several_cpus(name: &str) {
-    let expected = native(name);
+    let expected = checked_natively(&mut Command::new(programs().join(name)), name);
     let segfault = format!("{name}[");
     for cpus in ["2", "4"] {
         let run = systests::on_cfslab("", &format!("/bin/{name}"), &["--smp", cpus]);
