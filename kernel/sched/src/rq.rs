@@ -85,7 +85,8 @@ pub struct Rq<P: ?Sized + Policy> {
     /// part.
     stopper: Option<(TaskId, SchedTask)>,
     /// Whether the stopper is runnable, from [`Rq::wake_stopper`] to
-    /// [`Rq::stopper_sleeps`]: every pick meanwhile chooses it.
+    /// [`Rq::stopper_sleeps`]: every pick meanwhile chooses it. (Its state says as much —
+    /// not asleep — but the pick, on every switch, tests this one flag instead.)
     stopper_queued: bool,
     tasks: Vec<Option<SchedTask>>,
     policy: Box<P>,
