@@ -32,30 +32,34 @@ struct Difference {
 impl Difference {
     /// Whether the difference is within the spread the test allows: a latency count may
     /// gain or lose the sample that lands on the window's edge, a share moves in its third
-    /// decimal, a latency statistic by at most a tick more than [`SPREAD_US`] — a wake-up
-    /// a few instructions later can fall past the tick that would have run it, and that
-    /// sample moves by a tick, the percentiles with it (measured: a change that only
-    /// resized the kernel's runqueue records moved seed003's p99 and max by 4002 µs and its
-    /// p50 by 1340 at `smp=4`, not at `smp=1`) — and every other figure (µs, the tasks' CPU
-    /// times) by at most [`SPREAD_US`]. The minimum, the maximum and the 99th percentile,
-    /// which in a 300 ms window are one sample each, may move by two ticks: a wake-up pushed
-    /// past one tick can find the next one taken too (seen on CI: the maximum and p99 by
-    /// 7998 µs, the tasks' CPU times by 153 µs; another run, the minimum by 765 µs). The
-    /// window's own length is a wake-up's lateness too: it ends when the boot task runs
-    /// after its timer, beside make's jobs, and what the window's other tasks had
-    /// (`other_us`) is the window less the listed tasks and idle time, so it moves with it
-    /// (seen on CI: both by about 500 µs, with p90 by a tick). A share is compared to
-    /// within its printed third decimal (0.011 against 0.012 is one step, whatever the
-    /// floats' last bits say).
+    /// decimal, every figure that is not a latency (the tasks' CPU times, in µs) by at most
+    /// [`SPREAD_US`], and a latency statistic — the mean, the minimum, a percentile, the
+    /// maximum — by at most two ticks more.
+    ///
+    /// Why two ticks: a wake-up a few instructions later can fall past the tick that would
+    /// have run it, and then that sample moves by a tick; it can find the next one taken too
+    /// (measured: a change that only resized the kernel's runqueue records moved seed003's
+    /// p99 and max by 4002 µs and its p50 by 1340 at `smp=4`, not at `smp=1`; seen on CI: the
+    /// maximum and p99 by 7998 µs, p90 by 5845). Each statistic is an order statistic of the
+    /// samples (or their mean), and an order statistic of samples each moved by at most `d`
+    /// moves by at most `d` itself, whichever samples cross which (for the same number of
+    /// samples), so one bound serves them
+    /// all; a per-statistic bound (p90 by one tick, p99 by two) was tighter than that argument
+    /// allows and failed on CI. The window's own length is a wake-up's lateness too: it ends
+    /// when the boot task runs after its timer, beside make's jobs, and what the window's
+    /// other tasks had (`other_us`) is the window less the listed tasks and idle time, so it
+    /// moves with it (seen on CI: both by about 500 µs). A share is compared to within its
+    /// printed third decimal (0.011 against 0.012 is one step, whatever the floats' last bits
+    /// say).
     fn within_spread(&self) -> bool {
         let by = (self.alone - self.here).abs();
         match self.at.rsplit('.').next() {
             Some("n" | "missed") => by <= 1.0,
             Some("share") => (by * 1000.0).round() <= 1.0,
-            Some("min_us" | "p99_us" | "max_us") => by <= 2.0 * TICK_US + SPREAD_US,
-            Some("avg_us" | "p50_us" | "p90_us" | "window_us" | "other_us") => {
-                by <= TICK_US + SPREAD_US
-            }
+            Some(
+                "min_us" | "avg_us" | "p50_us" | "p90_us" | "p99_us" | "max_us" | "window_us"
+                | "other_us",
+            ) => by <= 2.0 * TICK_US + SPREAD_US,
             _ => by <= SPREAD_US,
         }
     }
@@ -161,6 +165,11 @@ fn every_cpu_comes_up_and_a_parked_cpu_moves_no_figure() {
             .filter(|d| !d.within_spread())
             .map(|d| d.at.as_str())
             .collect();
-        assert!(beyond.is_empty(), "beyond the spread: {beyond:?}");
+        assert!(
+            beyond.is_empty(),
+            "beyond the spread: {beyond:?}\n--- smp=1:\n{}\n--- smp=4:\n{}",
+            alone.stdout,
+            run.stdout
+        );
     }
 }
