@@ -224,10 +224,11 @@ impl Scheduler {
     }
 
     /// `idle_balance`: the running CPU is about to pick with nothing runnable here; it
-    /// pulls from its domains first (under the lock, at `schedule`).
+    /// pulls from its domains first (under the lock, at `schedule`) — if it still has
+    /// nothing to run, its runqueue having been let go of on the way here.
     pub(super) fn balance_newly_idle(&mut self) {
         let cpu = this_cpu().index();
-        if self.balancing.balancer.is_some() && runqueues::nothing_runnable(self, cpu) {
+        if self.balancing.balancer.is_some() && self.rqs[cpu].about_to_idle() {
             runqueues::idle_balance(self, cpu);
         }
     }

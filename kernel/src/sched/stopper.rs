@@ -96,8 +96,7 @@ impl Scheduler {
     /// `migration_cpu_stop`: `task`, preempted on `cpu` by this stopper, moves where it is
     /// marked to — if it is still that task, still here, and still waiting for the CPU.
     fn migrate_preempted(&mut self, task: TaskRef, cpu: usize, now: u64) {
-        let there = self.slots.get(task.slot.index()).and_then(|t| t.as_deref());
-        if there.is_none_or(|t| t.id != task.id || t.cpu != cpu) {
+        if self.task_of_ref(task).is_none_or(|t| t.cpu != cpu) {
             return;
         }
         if self.state(task.slot) == State::Runnable {

@@ -152,13 +152,9 @@ fn ready_to_pick(
 ) -> (KeyedGuard<'static, Option<Runqueue>>, Option<bool>) {
     let runqueue = rq.as_mut().expect("a runqueue");
     // The tests in the order of their cost, each made only if those before it fail: no
-    // balancer (the common case on one CPU), a runnable stopper (the pick chooses it: the
-    // CPU is not about to idle), something queued, the idle spells.
-    if runqueue.balance.is_none()
-        || runqueue.stopper_runnable()
-        || !runqueue.policy().nothing_queued()
-        || runqueue.skips_newly_idle()
-    {
+    // balancer (the common case on one CPU), a CPU with something to run (its stopper or a
+    // queued task), the idle spells.
+    if runqueue.balance.is_none() || !runqueue.about_to_idle() || runqueue.skips_newly_idle() {
         return (rq, None);
     }
     let irq_were_on = rq.unlock_keeping_irqs_off();

@@ -8,7 +8,7 @@
 //! switch (which holds the scheduler's fields apart) both use them.
 
 use super::Scheduler;
-use crate::task::{Context, Slot, Task, TaskId};
+use crate::task::{Context, Slot, Task, TaskId, TaskRef};
 use alloc::boxed::Box;
 use alloc::string::String;
 
@@ -96,6 +96,14 @@ impl Scheduler {
     pub(super) fn task_ref_by_id(&self, id: TaskId) -> Option<&Task> {
         let slot = *self.by_id.get(&id)?;
         self.slots[slot].as_deref()
+    }
+
+    /// The task `task` names if it still holds the slot it was taken in (the slot is
+    /// reused once a task has exited, and a thread that execs takes its leader's id: see
+    /// [`TaskRef`]).
+    pub(super) fn task_of_ref(&self, task: TaskRef) -> Option<&Task> {
+        let there = self.slots.get(task.slot.index())?.as_deref()?;
+        (there.id == task.id).then_some(there)
     }
 
     /// Task `id`'s process, if it is a user task.

@@ -28,8 +28,7 @@ impl Scheduler {
     /// Wakes `task` if it sleeps, found by its slot without a search if it still holds the
     /// slot (see [`TaskRef`]).
     pub(super) fn wake_ref(&mut self, task: TaskRef, wakeup: Wakeup, now: u64) {
-        let there = self.slots.get(task.slot.index()).and_then(|t| t.as_deref());
-        if there.is_some_and(|t| t.id == task.id) {
+        if self.task_of_ref(task).is_some() {
             self.wake_slot(task.slot, wakeup, now);
         } else {
             self.wake(task.id, wakeup, now);

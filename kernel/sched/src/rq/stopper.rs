@@ -90,6 +90,15 @@ impl<P: ?Sized + Policy> Rq<P> {
         self.stopper_queued
     }
 
+    /// Whether the next [`Rq::pick`] would choose the idle task: no stopper to run and
+    /// nothing queued in the policy. Only then does a CPU balance newly-idle before its pick:
+    /// Linux's `pick_next_task_fair` balances where it finds nothing to run, which a
+    /// runnable stopper, of a higher class, keeps it from reaching. The kernel's switch and
+    /// the simulator's `schedule` both ask this, so they order the three alike.
+    pub fn about_to_idle(&self) -> bool {
+        !self.stopper_queued && self.policy.nothing_queued()
+    }
+
     /// [`Rq::pick`]'s choice while the stopper is runnable. It stays runnable until it
     /// sleeps: if anything switches away from it before then (an interrupt's reschedule),
     /// the next pick chooses it again at once.

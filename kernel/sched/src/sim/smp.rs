@@ -179,8 +179,7 @@ impl<P: Policy> SmpSim<P> {
     /// again, as the kernel's stopper does as it sleeps.
     fn schedule(&mut self, cpu: usize) {
         loop {
-            let stopper_next = self.cpus[cpu].rq.stopper_runnable();
-            if self.balancing && !stopper_next && runqueues::nothing_runnable(self, cpu) {
+            if self.balancing && self.cpus[cpu].rq.about_to_idle() {
                 runqueues::idle_balance(self, cpu);
             }
             let now = self.now;

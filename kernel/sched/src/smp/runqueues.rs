@@ -335,12 +335,6 @@ pub fn woken_onto<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) {
     }
 }
 
-/// Whether `cpu`'s policy has nothing runnable (its queues are empty): what makes a CPU
-/// about to schedule balance first.
-pub fn nothing_runnable<R: Runqueues + ?Sized>(r: &R, cpu: usize) -> bool {
-    r.rq(cpu).policy().nothing_queued()
-}
-
 /// Every CPU's load as the balancer reads it.
 pub fn stats<R: Runqueues + ?Sized>(r: &R) -> Vec<CpuStat> {
     (0..r.len())

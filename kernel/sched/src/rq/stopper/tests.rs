@@ -76,3 +76,19 @@ fn a_stopper_switched_away_from_before_it_sleeps_is_picked_again_at_once() {
     assert!(!rq.stopper_runnable());
     assert_ne!(rq.pick(|| 4 * MS).next, STOPPER);
 }
+
+#[test]
+fn a_cpu_is_about_to_idle_only_with_no_stopper_to_run_and_nothing_queued() {
+    // Only then does a CPU balance newly-idle before its pick: a runnable stopper is picked
+    // before the policy is even asked, so a CPU whose stopper has work is not about to idle.
+    let mut rq = idle_cpu(1);
+    rq.install_stopper(STOPPER, 0);
+    assert!(rq.about_to_idle());
+    rq.wake_stopper(MS);
+    assert!(!rq.about_to_idle(), "its stopper runs next");
+    assert_eq!(rq.pick(|| MS).next, STOPPER);
+    rq.stopper_sleeps(2 * MS);
+    assert!(rq.about_to_idle());
+    rq.spawn(t(1), 0, 0, 2 * MS);
+    assert!(!rq.about_to_idle(), "a task is queued");
+}
