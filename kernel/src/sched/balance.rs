@@ -295,7 +295,7 @@ impl Scheduler {
         debug_assert!(self.is_online(to), "task {slot} moved to offline CPU {to}");
         let comm = self.comm(slot);
         let moved = self.rqs[from].detach(slot, now);
-        self.task(slot).cpu = to;
+        moved.1.cpu.set(to);
         if to != from {
             let hardirq = this_cpu().in_interrupt();
             let orig_cpu = from as u16;

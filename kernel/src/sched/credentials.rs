@@ -21,6 +21,7 @@ pub fn setuid(uid: u32) -> Result<(), PermissionDenied> {
         match s.task(me).uid {
             0 => {
                 s.task(me).uid = uid;
+                s.context_mut(me).uid = uid;
                 s.this_rq_mut().set_uid(me, uid, clock::now());
                 Ok(())
             }

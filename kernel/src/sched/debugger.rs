@@ -247,7 +247,7 @@ fn write_tasks(s: &Scheduler, cpu: usize, out: &mut dyn Write) -> fmt::Result {
         let Some(t) = s.slots[slot].as_deref() else {
             continue;
         };
-        if t.cpu != cpu || slot == rq.idle() {
+        if t.cpu.get() != cpu || slot == rq.idle() {
             continue;
         }
         let stats = rq.stats(slot);

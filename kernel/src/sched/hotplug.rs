@@ -177,14 +177,13 @@ impl Scheduler {
         let now = crate::time::clock::now();
         let slots: alloc::vec::Vec<Slot> = self.slots.iter().flatten().map(|t| t.slot).collect();
         for slot in slots {
-            let pending_here = self.context(slot).move_to == Some(cpu);
-            let task = self.task_ref(slot);
-            if (task.cpu != cpu && !pending_here) || !self.alive(slot) || self.is_stopper(slot) {
+            let (pending_here, on) = (self.context(slot).move_to == Some(cpu), self.cpu_of(slot));
+            if (on != cpu && !pending_here) || !self.alive(slot) || self.is_stopper(slot) {
                 continue;
             }
             // A move elsewhere that was to end here is called off, as Linux's
             // `__migrate_task` leaves a task whose destination went inactive where it is.
-            let stays = task.cpu != cpu && self.context(slot).affinity & 1 << task.cpu != 0;
+            let stays = on != cpu && self.context(slot).affinity & 1 << on != 0;
             let to = (!stays).then(|| self.fallback_cpu(slot, cpu));
             self.context_mut(slot).move_to = to;
             if self.rqs[cpu].current() == slot {

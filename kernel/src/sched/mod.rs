@@ -45,6 +45,7 @@ mod table;
 mod tick;
 pub mod trace;
 mod tracing;
+mod ttwu;
 pub use tracing::RECENT_EVENTS;
 mod wait;
 pub mod waitqueue;

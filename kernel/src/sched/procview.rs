@@ -110,7 +110,7 @@ pub fn task_view(id: TaskId) -> Option<TaskView> {
             stats,
             policy,
             policy_name,
-            cpu: t.cpu,
+            cpu: t.cpu.get(),
             pgid: 0,
             sid: 0,
             stopped: false,
@@ -186,7 +186,7 @@ impl Scheduler {
             run_ns: 0,
             wait_ns: 0,
         };
-        let on_cpu = self.slots.iter().flatten().filter(|t| t.cpu == cpu);
+        let on_cpu = self.slots.iter().flatten().filter(|t| t.cpu.get() == cpu);
         for t in on_cpu.filter(|t| t.slot != idle) {
             let stats = rq.stats(t.slot);
             stat.wakeups += stats.wakeups;

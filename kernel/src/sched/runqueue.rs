@@ -26,7 +26,7 @@ use sched::{ForkKind, Moving, Policy, Rq, SchedTask, Uid, Wakeup};
 
 mod locks;
 mod stop_work;
-pub(super) use locks::{Inspecting, Runqueues, lock, lock_this_cpu, lock_two};
+pub(super) use locks::{Inspecting, Runqueues, lock, lock_this_cpu, lock_three, lock_two};
 pub(super) use stop_work::StopWork;
 
 /// The kernel's runqueue of one CPU (see the module's docs).

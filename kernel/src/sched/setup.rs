@@ -116,7 +116,10 @@ pub fn init(config: &Config, online: &[usize], topology: Topology) {
         };
         let mut rq = Runqueue::new(Rq::new(0, policy, idle), idle_context);
         super::resched::publish(0, rq.resched_flag());
-        let main_context = Context::running(s.task_ref(main).id, s.task_ref(main).comm(false));
+        let main_context = Context {
+            cpu: s.task_ref(main).cpu.clone(),
+            ..Context::running(s.task_ref(main).id, s.task_ref(main).comm(false))
+        };
         rq.run_boot_task(main, main_context, (0, 0), now);
         if let Some(stack) = stopper_stacks[0].take() {
             s.add_stopper(&mut rq, stack, now);
@@ -218,7 +221,7 @@ impl Scheduler {
                 let (mut idle, _) = new_task("idle", 0, 0, None, None);
                 idle.id = idle_id;
                 idle.slot = idle_slot_of(cpu);
-                idle.cpu = cpu;
+                idle.cpu.set(cpu);
                 self.ap_idle[cpu] = Some(Box::new(idle));
             }
         }

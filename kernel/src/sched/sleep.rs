@@ -98,7 +98,10 @@ fn wake_refs(tasks: &[TaskRef], wakeup: Wakeup, now: u64) {
         ..wakeup
     };
     for &task in tasks {
-        if wakelist::queue(task, wakeup) || wake_on_its_cpu(task, wakeup, now) {
+        if wakelist::queue(task, wakeup)
+            || wake_on_its_cpu(task, wakeup, now)
+            || super::ttwu::wake_placed(task, wakeup, now)
+        {
             continue;
         }
         wake_under_sched(task, wakeup, now);

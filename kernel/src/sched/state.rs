@@ -97,9 +97,20 @@ impl Scheduler {
         &mut self.rqs[this_cpu().index()]
     }
 
-    /// The CPU whose runqueue holds the task in `slot` (Linux's `task_cpu()`).
+    /// The CPU whose runqueue holds the task in `slot` (Linux's `task_cpu()`), that
+    /// runqueue held from here on while the scheduler is lent out. A waker holding only
+    /// runqueue locks may move a sleeping task meanwhile (`ttwu`): the number is sure once
+    /// the runqueue it names is held and it has not changed (Linux's `task_rq_lock` loop;
+    /// the runqueues held only grow, so this ends).
     pub(super) fn cpu_of(&self, slot: Slot) -> usize {
-        self.task_ref(slot).cpu
+        let cpu = &self.task_ref(slot).cpu;
+        loop {
+            let on = cpu.get();
+            self.rqs.hold(on);
+            if cpu.get() == on {
+                return on;
+            }
+        }
     }
 
     /// The runqueue that holds the task in `slot` (Linux's `task_rq()`).
@@ -160,7 +171,7 @@ impl Scheduler {
     pub(super) fn runnable_on(&self, cpu: usize) -> u64 {
         let tasks = self.slots.iter().flatten();
         tasks
-            .filter(|t| t.cpu == cpu && self.is_runnable(t))
+            .filter(|t| self.cpu_of(t.slot) == cpu && self.is_runnable(t))
             .count() as u64
     }
 

@@ -46,7 +46,8 @@ impl Scheduler {
         let (task, context) = new_task(&name, 0, 0, entry, Some(stack));
         let (id, slot) = self.add(task);
         let task = self.task(slot);
-        (task.cpu, task.started_at) = (cpu, now);
+        task.cpu.set(cpu);
+        task.started_at = now;
         let comm = self.task_ref(slot).comm(false);
         let context = Context {
             id,
@@ -76,8 +77,7 @@ impl Scheduler {
     /// Asks the stopper of the CPU that runs the task in `slot` to move it to the CPU its
     /// mark names (see the module's docs).
     pub(super) fn stop_to_migrate(&mut self, slot: crate::task::Slot) {
-        let task = self.task_ref(slot);
-        let (id, cpu) = (task.id, task.cpu);
+        let (id, cpu) = (self.task_ref(slot).id, self.cpu_of(slot));
         self.ask_stopper(cpu, StopWork::Migrate(TaskRef { id, slot, cpu }));
     }
 
@@ -96,7 +96,7 @@ impl Scheduler {
     /// `migration_cpu_stop`: `task`, preempted on `cpu` by this stopper, moves where it is
     /// marked to — if it is still that task, still here, and still waiting for the CPU.
     fn migrate_preempted(&mut self, task: TaskRef, cpu: usize, now: u64) {
-        if self.task_of_ref(task).is_none_or(|t| t.cpu != cpu) {
+        if self.task_of_ref(task).is_none() || self.cpu_of(task.slot) != cpu {
             return;
         }
         if self.state(task.slot) == State::Runnable {

@@ -272,8 +272,10 @@ pub(super) fn finish_switch() {
 #[inline(never)]
 fn free_exited(slot: Slot) {
     let dead = with_sched(|s| {
+        // (An exited task is not woken: its CPU stays put.)
+        let cpu = s.slots[slot].as_ref()?.cpu.get();
         let task = s.slots[slot].take()?;
-        let (_, context) = s.rqs[task.cpu].remove(slot);
+        let (_, context) = s.rqs[cpu].remove(slot);
         s.free_slots.push(slot);
         s.by_id.remove(&task.id);
         Some((task, context))

@@ -9,7 +9,7 @@
 //! it. Who may touch a context: the task itself while it runs; the CPU switching to it or
 //! away from it otherwise, once `on_cpu` says no other CPU is still on it.
 
-use super::TaskId;
+use super::{TaskCpu, TaskId};
 use crate::arch::user_state::UserCpuState;
 use crate::sched::trace::Comm;
 use crate::user::address_space::AddressSpace;
@@ -54,6 +54,12 @@ pub struct Context {
     /// How trace events show the task (pid, name, prio), made when its id, name or nice
     /// change rather than at each of the several events of every switch.
     pub(crate) comm: Comm,
+    /// The CPU whose runqueue holds it, the same number as the task table's (see
+    /// [`TaskCpu`]): here, so that a waker that moves the task can say where it went.
+    pub(crate) cpu: TaskCpu,
+    /// Its uid, a copy of the task table's: a wake-up's placement weighs its group (2.6.36's
+    /// `effective_load`) without the table.
+    pub(crate) uid: u32,
 }
 
 impl Context {
@@ -73,6 +79,8 @@ impl Context {
             files: None,
             on_cpu: AtomicBool::new(false),
             comm,
+            cpu: TaskCpu::default(),
+            uid: 0,
         }
     }
 

@@ -12,9 +12,11 @@
 //! and dense and is reused after exit: the scheduling policies index their tables by it.
 
 mod context;
+mod cpu;
 mod id;
 
 pub use context::Context;
+pub use cpu::TaskCpu;
 pub use id::{Slot, TaskId, TaskRef, id_of_pid, pid_of};
 
 use crate::mm::stack::KernelStack;
@@ -46,8 +48,8 @@ pub struct Task {
     pub id: TaskId,
     pub(crate) slot: Slot,
     /// The CPU whose runqueue holds the task (Linux's `task_cpu()`): `/proc/PID/stat`'s
-    /// processor field.
-    pub cpu: usize,
+    /// processor field. Shared with its context ([`TaskCpu`]).
+    pub cpu: TaskCpu,
     /// Changed only by the scheduler, which keeps the context's `comm` in step.
     pub name: String,
     pub uid: u32,

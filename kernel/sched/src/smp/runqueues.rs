@@ -24,6 +24,7 @@ use super::topology::Topology;
 use crate::features::Features;
 use crate::policy::{Nanos, Policy, TaskId, Uid};
 use crate::rq::{Rq, State};
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 pub use view::Balancing;
@@ -34,8 +35,9 @@ pub use view::Balancing;
 pub struct CpuBalance {
     /// `rq->cpu_load[]`.
     pub cpu_load: CpuLoad,
-    /// Its scheduling domains, bottom up.
-    pub domains: Vec<Domain>,
+    /// Its scheduling domains, bottom up: shared, for they change only when they are
+    /// rebuilt whole, and a wake-up reads every CPU's ([`placing::CpuFigures`]).
+    pub domains: Arc<[Domain]>,
     /// Each domain's interval, last balance and failures.
     pub states: Vec<DomainState>,
     /// `rq->next_balance`, in jiffies.
@@ -84,7 +86,7 @@ impl CpuBalance {
             .collect();
         CpuBalance {
             cpu_load: CpuLoad::default(),
-            domains,
+            domains: domains.into(),
             states,
             next_balance: jiffies,
             held_shares: Vec::new(),
@@ -267,21 +269,18 @@ pub fn update_cpu_load_of<P: Policy + ?Sized>(policy: &P, b: &mut CpuBalance, sp
     b.cpu_load.tick(load_of(policy, split));
 }
 
-/// Runs `pass` on `cpu`'s domains and their states, taken out of its balancing state for
-/// the pass (which reads and changes the runqueues through `r`) and put back after.
+/// Runs `pass` on `cpu`'s domains and their states, the states taken out of its balancing
+/// state for the pass (which reads and changes the runqueues through `r`) and put back
+/// after.
 fn with_domains<R: Runqueues + ?Sized, T>(
     r: &mut R,
     cpu: usize,
     pass: impl FnOnce(&mut R, &[Domain], &mut [DomainState]) -> T,
 ) -> T {
     let b = r.balance_mut(cpu);
-    let (domains, mut states) = (
-        core::mem::take(&mut b.domains),
-        core::mem::take(&mut b.states),
-    );
+    let (domains, mut states) = (b.domains.clone(), core::mem::take(&mut b.states));
     let result = pass(r, &domains, &mut states);
-    let b = r.balance_mut(cpu);
-    (b.domains, b.states) = (domains, states);
+    r.balance_mut(cpu).states = states;
     result
 }
 
@@ -337,27 +336,30 @@ pub fn woken_onto<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) {
 
 /// Every CPU's load as the balancer reads it.
 pub fn stats<R: Runqueues + ?Sized>(r: &R) -> Vec<CpuStat> {
+    let split = r.split();
     (0..r.len())
-        .map(|cpu| {
-            let rq = r.rq(cpu);
-            let queues = rq.policy().balance_queues();
-            let current = rq.current();
-            let idle = current == rq.idle();
-            // The current task counts while it is still queued: one about to sleep (a
-            // newly-idle pass) has left the queue already, as in Linux.
-            let queued = !idle && rq.state(current) == State::Running;
-            let avg = rq.policy().load_avg();
-            CpuStat {
-                load: weighted_cpuload(r, cpu),
-                nr_running: queues.iter().map(|q| q.waiting.len() as u32).sum::<u32>()
-                    + u32::from(queued),
-                cpu_load: r.balance(cpu).cpu_load,
-                idle,
-                util: avg.map_or(0, |a| a.util.min(1024)),
-                runnable: avg.map_or(0, |a| a.runnable),
-            }
-        })
+        .map(|cpu| cpu_stat(r.rq(cpu), r.balance(cpu), split))
         .collect()
+}
+
+/// The load of the CPU whose runqueue is `rq` and balancing state `b`, as the balancer and
+/// a wake-up's placement read it.
+pub fn cpu_stat<P: Policy + ?Sized>(rq: &Rq<P>, b: &CpuBalance, split: SharesSplit) -> CpuStat {
+    let queues = rq.policy().balance_queues();
+    let current = rq.current();
+    let idle = current == rq.idle();
+    // The current task counts while it is still queued: one about to sleep (a newly-idle
+    // pass) has left the queue already, as in Linux.
+    let queued = !idle && rq.state(current) == State::Running;
+    let avg = rq.policy().load_avg();
+    CpuStat {
+        load: load_of(rq.policy(), split),
+        nr_running: queues.iter().map(|q| q.waiting.len() as u32).sum::<u32>() + u32::from(queued),
+        cpu_load: b.cpu_load,
+        idle,
+        util: avg.map_or(0, |a| a.util.min(1024)),
+        runnable: avg.map_or(0, |a| a.runnable),
+    }
 }
 
 /// What the Wasted Cores invariant sees of the CPUs in `cpus` now: which run their idle
@@ -382,4 +384,4 @@ pub fn snapshot<R: Runqueues + ?Sized>(r: &R, cpus: CpuSet) -> Snapshot {
 mod placing;
 mod view;
 
-pub use placing::{SyncWaker, balance_self, wake_cpu};
+pub use placing::{Machine, SyncWaker, Wakee, Waker, balance_self, choose_wake_cpu, wake_cpu};

@@ -107,10 +107,10 @@ pub(in crate::sched) fn create(new: NewTask) -> Result<TaskId, SpawnError> {
         let name = new.name.map_or_else(|| p.name.clone(), String::from);
         let inherited = (p.blocked_signals, p.altstack, p.group.clone());
         let child_of = new.child.then_some(parent);
-        let (mut task, mut context) = new_task(&name, uid, nice, Some(new.entry), Some(stack));
+        let (task, mut context) = new_task(&name, uid, nice, Some(new.entry), Some(stack));
         let affinity = s.context(parent_slot).affinity;
         let (here, cpu) = (this_cpu().index(), s.cpu_for_new_task(affinity));
-        task.cpu = cpu;
+        task.cpu.set(cpu);
         context.affinity = affinity;
         let (id, slot) = s.start(task, child_of, now);
         crate::sched::wakelist::note_affinity(slot, affinity);
@@ -249,11 +249,12 @@ pub(in crate::sched) fn new_task(
     });
     // Its comm is made again with the task's id once it has one.
     let comm = trace::Comm::new(TaskId::from_number(0), name, nice, false);
-    let context = Context::new(rsp, stack.as_ref().map_or(0, KernelStack::top), comm);
+    let mut context = Context::new(rsp, stack.as_ref().map_or(0, KernelStack::top), comm);
+    context.uid = uid;
     let task = Task {
         id: TaskId::from_number(0),
         slot: Slot::new(0),
-        cpu: 0,
+        cpu: context.cpu.clone(),
         user_start: None,
         fork_frame: None,
         group: None,

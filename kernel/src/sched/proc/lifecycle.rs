@@ -5,7 +5,7 @@
 use super::create::{NewTask, Placement, SpawnError, create};
 use crate::arch::irq;
 use crate::sched::{
-    change_then_reschedule, schedule, switch, trace, with_current_context, with_sched,
+    change_then_reschedule, schedule, switch, trace, with_current_context, with_sched, with_tasks,
 };
 use crate::task::TaskId;
 use crate::time::clock;
@@ -71,7 +71,8 @@ pub fn exec_done() {
 /// (Linux's `ret_from_fork` and `kthread`).
 pub extern "C" fn task_entry() -> ! {
     switch::schedule_tail();
-    let (function, argument) = with_sched(|s| {
+    // The task table alone: nothing here touches a runqueue.
+    let (function, argument) = with_tasks(|s| {
         let current = s.current_slot();
         s.task(current).entry.expect("a spawned task has an entry")
     });

@@ -90,6 +90,41 @@ pub(in crate::sched) fn lock_two(a: usize, b: usize) -> [KeyedGuard<'static, Opt
     }
 }
 
+/// The runqueues of up to three CPUs (a CPU named twice is taken once), locked lowest CPU
+/// first, as [`lock_two`] takes two: a wake-up that moves its task takes the waker's, the
+/// task's and the one it goes to (`ttwu`). Interrupts must already be off.
+pub(in crate::sched) fn lock_three(cpus: [usize; 3]) -> Locked {
+    assert!(
+        !crate::arch::irq::enabled(),
+        "three runqueues with interrupts on"
+    );
+    let mut sorted = cpus;
+    sorted.sort_unstable();
+    let mut locked = Locked {
+        guards: [None, None, None],
+    };
+    for (i, cpu) in sorted.into_iter().enumerate() {
+        if i == 0 || sorted[i - 1] != cpu {
+            locked.guards[i] = Some((cpu, lock(cpu)));
+        }
+    }
+    locked
+}
+
+/// The runqueues [`lock_three`] took, each reached by its CPU; released together.
+pub(in crate::sched) struct Locked {
+    guards: [Option<(usize, KeyedGuard<'static, Option<Runqueue>>)>; 3],
+}
+
+impl Locked {
+    /// CPU `cpu`'s runqueue, which must be among those taken.
+    pub(in crate::sched) fn rq(&mut self, cpu: usize) -> &mut Runqueue {
+        let guard = self.guards.iter_mut().flatten().find(|(c, _)| *c == cpu);
+        let rq = guard.and_then(|(_, g)| g.as_mut());
+        rq.expect("a runqueue among those locked")
+    }
+}
+
 /// gdb reads the runqueues with the machine stopped, holding no lock ([`Inspecting`]).
 static INSPECTING: AtomicBool = AtomicBool::new(false);
 
@@ -185,6 +220,13 @@ impl Runqueues {
         held.iter().rev().for_each(KeyedLock::release_held);
         self.held.set(0);
         self.lending.set(false);
+    }
+
+    /// While lending, holds runqueue `cpu`'s lock from here on (with those of the CPUs
+    /// before it: see [`Runqueues`]); not lending, does nothing.
+    #[inline(always)]
+    pub(in crate::sched) fn hold(&self, cpu: usize) {
+        self.hold_through(cpu);
     }
 
     /// While lending, holds CPUs `0..=cpu`'s runqueue locks, taking those not held yet in
