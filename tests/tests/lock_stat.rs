@@ -112,6 +112,39 @@ fn a_wake_up_across_cpus_of_a_pinned_task_takes_two_runqueues_and_not_the_schedu
 }
 
 #[test]
+fn a_wake_up_of_a_task_allowed_every_cpu_takes_runqueue_locks_and_not_the_schedulers_lock() {
+    // `smpbench free` at two CPUs: the futex ping-pong between two threads allowed every
+    // CPU, 2000 round trips, two wake-ups each. Every wake-up is placed by the era's rules,
+    // which read every CPU's load — each CPU's under its own runqueue lock, one at a time —
+    // and is made under the runqueue locks of the waker, the wakee's CPU and the CPU chosen
+    // (`sched/ttwu.rs`), as Linux's `try_to_wake_up` takes no lock of the whole scheduler.
+    // The scheduler's lock is left to the thread's creation and end, the ticks that may
+    // have a balancing pass due and the newly-idle passes the era does not skip — measured:
+    // MEASURED. A wake-up under it would add 4000; one in four is the line. The runqueue
+    // locks: at least the two CPUs' figures and the waker's and wakee's runqueues for each.
+    let script =
+        "cat /proc/lock_stat; /bin/smpbench free >/dev/null && echo ran; cat /proc/lock_stat";
+    let (output, tables) = tables_of(&systests::busybox_sh(script, &["--smp", "2"]));
+    let [before, after] = &tables[..] else {
+        panic!("two tables: {output}")
+    };
+    assert!(output.contains("\nran\n"), "{output}");
+    let taken = |rank| acquisitions(after, rank) - acquisitions(before, rank);
+    let wake_ups = 2 * 2000;
+    println!("Sched {}, Runqueue {}", taken("Sched"), taken("Runqueue"));
+    assert!(
+        taken("Sched") < wake_ups / 4,
+        "{}: {output}",
+        taken("Sched")
+    );
+    assert!(
+        taken("Runqueue") >= 3 * wake_ups,
+        "{}: {output}",
+        taken("Runqueue")
+    );
+}
+
+#[test]
 fn with_ttwu_queue_a_waker_leaves_the_wake_up_to_its_cpu_and_takes_no_runqueue_lock() {
     // smpbench under EEVDF (6.6, which has TTWU_QUEUE on), then again with the feature
     // turned off at run time. Its cross-CPU wake-ups — pipe and futex ping-pongs between

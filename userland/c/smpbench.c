@@ -18,6 +18,9 @@
  * Under icount virtual time is instructions, so a round trip's nanoseconds are the
  * instructions both CPUs spent on it, idle CPUs' halts aside.
  *
+ * `smpbench free`: the futex ping-pong once more, ROUNDS round trips, both threads allowed
+ * every CPU and neither pinned, so that each wake-up is placed by the scheduler's rules.
+ *
  * `smpbench storm`, on however many CPUs the machine has: a wake-up storm. STORM_SLEEPERS
  * threads, thread i pinned to CPU i mod N, sleep in FUTEX_WAIT on one word; the main
  * thread, on CPU 0, bumps the word and wakes them all with one FUTEX_WAKE, then sleeps
@@ -123,7 +126,8 @@ static void hand_over(int to)
 static void *pong(void *arg)
 {
 	(void)arg;
-	pin(pong_cpu);
+	if (pong_cpu >= 0)
+		pin(pong_cpu);
 	for (int i = 0; i < ROUNDS; i++) {
 		wait_for(1);
 		hand_over(0);
@@ -331,6 +335,14 @@ static long long pipe_of(int unused)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 2 && strcmp(argv[1], "free") == 0) {
+		/* Both threads allowed every CPU: each wake-up is placed by the scheduler. */
+		long long ns = futex_batch(-1);
+		if (ns < 0)
+			return 1;
+		printf("smpbench: futex, threads allowed every CPU: %lld ns round trip\n", ns);
+		return 0;
+	}
 	if (argc == 2 && strcmp(argv[1], "storm") == 0) {
 		/* The CPUs this process may use, counted before it pins itself to CPU 0. */
 		cpu_set_t all;

@@ -135,6 +135,11 @@ fn wake_on_its_cpu(task: TaskRef, wakeup: Wakeup, now: u64) -> bool {
         let mut rq = runqueue::lock(here);
         return wake_locked(rq.as_mut().expect("a runqueue"), None, task, wakeup, now);
     }
+    // A task allowed several CPUs is placed by the era's rules (`ttwu`): not worth the two
+    // locks to find that out.
+    if wakelist::allowed_several(task) {
+        return false;
+    }
     let [mut here_rq, mut rq] = runqueue::lock_two(here, task.cpu);
     match (rq.as_mut(), here_rq.as_mut()) {
         (Some(rq), Some(here_rq)) => wake_locked(rq, Some(here_rq), task, wakeup, now),

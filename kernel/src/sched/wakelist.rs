@@ -154,6 +154,16 @@ pub(super) fn queue(task: TaskRef, wakeup: Wakeup) -> bool {
     true
 }
 
+/// Whether the task `task` names is allowed several of the online CPUs, by the copy of its
+/// affinity (read without a lock, so perhaps out of date: a waker reads it only to choose
+/// which way to try first, and each way checks under its locks).
+pub(super) fn allowed_several(task: TaskRef) -> bool {
+    let online = super::state::ONLINE.load(Relaxed);
+    AFFINITY_HINTS
+        .get(task.slot.index())
+        .is_some_and(|hint| (hint.load(Relaxed) & online).count_ones() > 1)
+}
+
 /// Whether CPU `cpu` runs its idle task (Linux reads `nr_running`: nothing queued there).
 fn runs_its_idle_task(cpu: usize) -> bool {
     percpu::cpu(cpu).is_some_and(|area| area.current_slot() == super::table::idle_slot(cpu))
