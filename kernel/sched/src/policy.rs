@@ -282,6 +282,25 @@ pub trait Policy {
     /// runqueues, the newest group first).
     fn balance_queues(&self) -> Vec<BalanceQueue>;
 
+    /// The weight queued at the root now, the running task's included (Linux's
+    /// `rq->cfs.load.weight`): the first of [`Policy::runqueues`]' loads, read without
+    /// making them — a wake-up's placement reads it of every CPU.
+    fn root_load(&self) -> u64 {
+        self.runqueues().first().map_or(0, |q| q.load)
+    }
+
+    /// How many tasks wait in [`Policy::balance_queues`] (the running one aside), counted
+    /// without making the queues.
+    fn waiting_tasks(&self) -> u32 {
+        let queues = self.balance_queues();
+        queues.iter().map(|q| q.waiting.len() as u32).sum()
+    }
+
+    /// [`Policy::balance_queues`]' loads summed, without making the queues.
+    fn queued_load(&self) -> u64 {
+        self.balance_queues().iter().map(|q| q.load).sum()
+    }
+
     /// Whether nothing is queued, the running task included while it is (the class's
     /// `nr_running` is 0): what makes a CPU about to schedule balance first. Asked at every
     /// switch of a balancing CPU, so without building the queues.

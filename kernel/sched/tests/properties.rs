@@ -173,6 +173,13 @@ fn check_fair_queues(
     min_vruntimes: &mut Vec<u64>,
 ) -> Result<(), TestCaseError> {
     let queues = policy.runqueues();
+    // The figures a placement reads without making the queues are theirs.
+    let balance = policy.balance_queues();
+    prop_assert_eq!(policy.root_load(), queues[0].load);
+    let waiting: usize = balance.iter().map(|q| q.waiting.len()).sum();
+    prop_assert_eq!(policy.waiting_tasks() as usize, waiting);
+    let load: u64 = balance.iter().map(|q| q.load).sum();
+    prop_assert_eq!(policy.queued_load(), load);
     let root_tasks: Vec<TaskId> = (0..model.len())
         .map(TaskId::new)
         .filter(|&t| model[t] == Model::Runnable)

@@ -299,6 +299,18 @@ impl Policy for Fair {
         self.balance_queues_fair()
     }
 
+    fn root_load(&self) -> u64 {
+        self.rq(ROOT).load
+    }
+
+    fn waiting_tasks(&self) -> u32 {
+        self.leaves().map(|q| q.iter().count() as u32).sum()
+    }
+
+    fn queued_load(&self) -> u64 {
+        self.leaves().map(|q| q.load).sum()
+    }
+
     fn nothing_queued(&self) -> bool {
         // A group's entity is on the root while its queue holds a task.
         self.rq(ROOT).nr_running == 0

@@ -20,7 +20,7 @@
 //!   the queue — at its sleep, or at the move), and `place_entity` puts it at the new
 //!   runqueue's weighted average minus that lag, with a deadline a full slice away.
 
-use super::{Enqueue, Fair, ROOT};
+use super::{Enqueue, Fair, FairRq, ROOT};
 use crate::params::{Era, Grouping};
 use crate::pelt::Avg;
 use crate::policy::{BalanceQueue, Carried, Migrant, Nanos, QueuedTask, TaskId, Wakeup};
@@ -192,17 +192,20 @@ impl Fair {
     /// [`crate::Policy::balance_queues`]: the runqueues whose entities are tasks — each
     /// uid's, newest first, with groups; the root's without — with their waiting tasks in
     /// timeline order.
-    pub(super) fn balance_queues_fair(&self) -> Vec<BalanceQueue> {
+    /// The leaf runqueues, which queue tasks, the newest group first: every group's with
+    /// groups, the root's without.
+    pub(super) fn leaves(&self) -> impl Iterator<Item = &FairRq> {
         let grouped = self.params.grouping != Grouping::None;
-        let leaves: Vec<usize> = if grouped {
-            (ROOT + 1..self.runqueues.len()).rev().collect()
-        } else {
-            alloc::vec![ROOT]
+        let leaves = match grouped {
+            true => ROOT + 1..self.runqueues.len(),
+            false => ROOT..ROOT + 1,
         };
-        leaves
-            .into_iter()
-            .map(|rq| {
-                let q = self.rq(rq);
+        leaves.rev().map(|rq| self.rq(rq))
+    }
+
+    pub(super) fn balance_queues_fair(&self) -> Vec<BalanceQueue> {
+        self.leaves()
+            .map(|q| {
                 let tasks = q.iter().chain(q.curr.filter(|&c| self.se(c).on_rq));
                 let best_nice = tasks.map(|id| self.se(id).nice).min();
                 BalanceQueue {

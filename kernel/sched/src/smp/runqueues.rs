@@ -186,9 +186,9 @@ pub fn load_of<P: Policy + ?Sized>(policy: &P, split: SharesSplit) -> u64 {
         // 6.6's `cpu_load`: the root runqueue's load average.
         avg.load
     } else if split.load_is_tasks() {
-        policy.balance_queues().iter().map(|q| q.load).sum()
+        policy.queued_load()
     } else {
-        policy.runqueues()[0].load
+        policy.root_load()
     }
 }
 
@@ -345,7 +345,6 @@ pub fn stats<R: Runqueues + ?Sized>(r: &R) -> Vec<CpuStat> {
 /// The load of the CPU whose runqueue is `rq` and balancing state `b`, as the balancer and
 /// a wake-up's placement read it.
 pub fn cpu_stat<P: Policy + ?Sized>(rq: &Rq<P>, b: &CpuBalance, split: SharesSplit) -> CpuStat {
-    let queues = rq.policy().balance_queues();
     let current = rq.current();
     let idle = current == rq.idle();
     // The current task counts while it is still queued: one about to sleep (a newly-idle
@@ -354,7 +353,7 @@ pub fn cpu_stat<P: Policy + ?Sized>(rq: &Rq<P>, b: &CpuBalance, split: SharesSpl
     let avg = rq.policy().load_avg();
     CpuStat {
         load: load_of(rq.policy(), split),
-        nr_running: queues.iter().map(|q| q.waiting.len() as u32).sum::<u32>() + u32::from(queued),
+        nr_running: rq.policy().waiting_tasks() + u32::from(queued),
         cpu_load: b.cpu_load,
         idle,
         util: avg.map_or(0, |a| a.util.min(1024)),
