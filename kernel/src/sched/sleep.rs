@@ -86,7 +86,9 @@ pub(super) fn wake_up_from(tasks: &[TaskRef], sync: SyncWake) {
 
 /// Wakes `tasks` with `wakeup` as of `now`: each left on its CPU's wake list where the
 /// feature `TTWU_QUEUE` says so (`wakelist::queue`), else under its runqueue's lock where
-/// it can be ([`wake_on_its_cpu`]), else under the scheduler's; then switches at once if
+/// it can be ([`wake_on_its_cpu`]: a task allowed one CPU), else where the era places it,
+/// under the runqueue locks that touches (`ttwu`), else under the scheduler's lock; then
+/// switches at once if
 /// the policy says a wakee should preempt the caller and the caller is a task (an
 /// interrupt handler's switch waits for the interrupt's end).
 fn wake_refs(tasks: &[TaskRef], wakeup: Wakeup, now: u64) {
@@ -113,7 +115,7 @@ fn wake_refs(tasks: &[TaskRef], wakeup: Wakeup, now: u64) {
 }
 
 /// A wake-up under the scheduler's lock and the runqueues' (`with_sched`): the way of a
-/// task that moved or may run on several CPUs. Kept out of line, so that the wake-up of a
+/// task that moved, or that the ways without it left (`ttwu`'s module docs say which). Kept out of line, so that the wake-up of a
 /// task allowed one CPU ([`wake_on_its_cpu`], every wake-up on one CPU) is not laid out
 /// around it.
 #[inline(never)]
@@ -127,8 +129,7 @@ fn wake_under_sched(task: TaskRef, wakeup: Wakeup, now: u64) {
 /// and, for another CPU's, this CPU's too (lowest CPU first, `lock_two`), for the waking
 /// event goes to this CPU's flight recorder, as Linux's trace event is written on the
 /// waker's CPU. True if done (a task not asleep is left as the slow path leaves it). Else
-/// the caller takes the whole scheduler: the task moved, or is allowed several CPUs and the
-/// era's placement, which reads the others' loads, chooses.
+/// the task is allowed several CPUs, and the era's placement chooses (`ttwu`), or it moved.
 fn wake_on_its_cpu(task: TaskRef, wakeup: Wakeup, now: u64) -> bool {
     let here = this_cpu().index();
     if task.cpu == here {

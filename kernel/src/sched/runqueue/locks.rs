@@ -7,15 +7,17 @@
 //!   running task, a sleep, a yield, a wake-up of a task allowed this CPU alone — what each
 //!   CPU does many times a second touches its own runqueue and nothing else, so CPUs switch
 //!   side by side;
-//! - **two runqueues, lowest CPU first** ([`lock_two`], Linux's `double_rq_lock`): a
-//!   wake-up of a task allowed one CPU, on that CPU, from another (the waker's own runqueue
-//!   gets the event);
+//! - **two or three runqueues, lowest CPU first** ([`lock_two`], Linux's
+//!   `double_rq_lock`, and [`lock_three`]): a wake-up of a task allowed one CPU, on that
+//!   CPU, from another (the waker's own runqueue gets the event); a wake-up of a task
+//!   allowed several, which first reads each CPU's figures under that CPU's lock alone,
+//!   then takes the waker's, the task's and the chosen CPU's together (`ttwu`);
 //! - **the runqueues, after the scheduler's lock** ([`Runqueues`], through `with_sched`):
-//!   the rest — other wake-ups, forks, exits, moves, the balancer's passes, `/proc` — locks
-//!   the task table, then the runqueues of CPUs 0 up to the last that holds a task, and any
-//!   further one as it reaches it, always in CPU order; it reaches them by index for as
-//!   long as it holds them. (Linux takes only the runqueues an operation touches: a wake-up
-//!   its task's, a move the two. cfslab's next step for the rest.)
+//!   the rest — forks, exits, other moves, the balancer's passes, `/proc` — locks the task
+//!   table, then the runqueues of CPUs 0 up to the last that holds a task, and any further
+//!   one as it reaches it, always in CPU order; it reaches them by index for as long as it
+//!   holds them. (Linux takes only the runqueues an operation touches: a newly-idle pass
+//!   this CPU's and the busiest's. cfslab's next step for the rest.)
 //!
 //! The index checks, in every build, that this CPU holds the runqueue's lock: that is what
 //! makes a reference into the lock's value safe to hand out without a guard.
@@ -30,7 +32,8 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 /// The CPUs whose runqueue holds a task other than its idle task and its stopper (which
 /// stay, and would make every CPU count), one bit each: those whose
 /// locks `with_sched` takes before it lends the scheduler out (see [`Runqueues`]). Changed
-/// only under the scheduler's lock (a task comes onto a runqueue or leaves it only so).
+/// under the runqueue's lock as a task comes or goes; a lender that missed a change takes
+/// the runqueue as it reaches it.
 static HOLDING_TASKS: AtomicU64 = AtomicU64::new(0);
 
 /// CPU `cpu`'s runqueue holds a task now.
