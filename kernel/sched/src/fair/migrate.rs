@@ -189,9 +189,6 @@ impl Fair {
         self.check_preempt(task, now, f.forked)
     }
 
-    /// [`crate::Policy::balance_queues`]: the runqueues whose entities are tasks — each
-    /// uid's, newest first, with groups; the root's without — with their waiting tasks in
-    /// timeline order.
     /// The leaf runqueues, which queue tasks, the newest group first: every group's with
     /// groups, the root's without.
     pub(super) fn leaves(&self) -> impl Iterator<Item = &FairRq> {
@@ -203,6 +200,9 @@ impl Fair {
         leaves.rev().map(|rq| self.rq(rq))
     }
 
+    /// [`crate::Policy::balance_queues`]: the runqueues whose entities are tasks — each
+    /// uid's, newest first, with groups; the root's without — with their waiting tasks in
+    /// timeline order.
     pub(super) fn balance_queues_fair(&self) -> Vec<BalanceQueue> {
         self.leaves()
             .map(|q| {
