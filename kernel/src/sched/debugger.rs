@@ -51,17 +51,22 @@ pub(super) fn write_ps(s: &Scheduler, out: &mut dyn Write) -> fmt::Result {
             continue;
         };
         let rq = s.task_rq(t.slot);
+        // gdb may have stopped the kernel in the middle of a move: the task is on no
+        // runqueue for that moment (its context in the mover's hands), and is left out.
+        let Some(on_rq) = rq.get(t.slot) else {
+            continue;
+        };
         let info = rq.policy().task_info(t.slot);
-        let stats = rq.stats(t.slot);
-        let state = match s.state(t.slot) {
-            _ if s.is_idle(t.slot) => "idle",
+        let stats = &on_rq.stats;
+        let state = match on_rq.state {
+            _ if rq.idle() == t.slot => "idle",
             State::Running => "running",
             State::Runnable => "runnable",
             State::Sleeping => "sleeping",
             State::Exited => "exited",
         };
         // An idle task is pid 0, as Linux's swappers are.
-        let pid = if s.is_idle(t.slot) { 0 } else { pid_of(t.id) };
+        let pid = if rq.idle() == t.slot { 0 } else { pid_of(t.id) };
         write!(
             out,
             "{pid:>5} {:<15} {:>4} {:>4} {state:<8} ",

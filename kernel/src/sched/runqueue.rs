@@ -4,7 +4,10 @@
 //!
 //! A task's context is where the task is: it comes onto a runqueue with the task (spawn,
 //! fork, a move's attach) and leaves with it (a move's detach, the reaping of an exited
-//! task), so a switch needs its own CPU's runqueue and nothing else — the step that lets
+//! task), boxed, so that it never moves in memory while the task lives: a switch keeps
+//! pointers to the previous task's saved stack pointer and `on_cpu` flag after it lets go
+//! of the runqueue's lock, while another CPU may attach a task here and grow the table of
+//! contexts. So a switch needs its own CPU's runqueue and nothing else — the step that lets
 //! each runqueue have a lock of its own. The methods that move a task in or out of the
 //! policy crate's `Rq` are redefined here to take or give its context with it, so the two
 //! cannot get out of step; everything else is the `Rq`'s, reached through `Deref`.
@@ -17,6 +20,7 @@ use super::tracing::RECENT_EVENTS;
 use crate::percpu::this_cpu;
 use crate::task::{Context, Slot};
 use crate::time::clock;
+use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::ops::{Deref, DerefMut};
@@ -32,9 +36,11 @@ pub(super) use stop_work::StopWork;
 /// The kernel's runqueue of one CPU (see the module's docs).
 pub(in crate::sched) struct Runqueue {
     rq: Rq<dyn Policy + Send>,
-    /// The contexts of the tasks on this runqueue, by slot.
-    contexts: Vec<Option<Context>>,
-    /// Its idle task's (whose slot may be one no other task has: `table::idle_slot_of`).
+    /// The contexts of the tasks on this runqueue, by slot, each in the box it was made in
+    /// (see the module's docs: the table may grow while a switch holds pointers into one).
+    contexts: Vec<Option<Box<Context>>>,
+    /// Its idle task's (whose slot may be one no other task has: `table::idle_slot_of`),
+    /// which never leaves: it stays where the runqueue is, in its lock, for good.
     idle: Context,
     /// This CPU's last few events, always kept: its flight recorder (`tracing`), what gdb's
     /// `cfslab-trace` shows without `trace=on`.
@@ -82,7 +88,7 @@ impl Runqueue {
         if slot == self.rq.idle() {
             return Some(&self.idle);
         }
-        self.contexts.get(slot.index()).and_then(Option::as_ref)
+        self.contexts.get(slot.index()).and_then(Option::as_deref)
     }
 
     /// Records `kind` of event about a task shown as `task`, on CPU `target_cpu`, in this
@@ -131,7 +137,7 @@ impl Runqueue {
         if slot == self.rq.idle() {
             return &self.idle;
         }
-        let context = self.contexts.get(slot.index()).and_then(Option::as_ref);
+        let context = self.contexts.get(slot.index()).and_then(Option::as_deref);
         context.expect("the task's context is on its runqueue")
     }
 
@@ -141,7 +147,10 @@ impl Runqueue {
         if slot == self.rq.idle() {
             return &mut self.idle;
         }
-        let context = self.contexts.get_mut(slot.index()).and_then(Option::as_mut);
+        let context = self
+            .contexts
+            .get_mut(slot.index())
+            .and_then(Option::as_deref_mut);
         context.expect("the task's context is on its runqueue")
     }
 
@@ -153,8 +162,8 @@ impl Runqueue {
         prev: Slot,
         next: Slot,
     ) -> (&mut Trace, &mut Context, &mut Context) {
-        fn on_queue(c: Option<&mut Option<Context>>) -> &mut Context {
-            let context = c.and_then(Option::as_mut);
+        fn on_queue(c: Option<&mut Option<Box<Context>>>) -> &mut Context {
+            let context = c.and_then(Option::as_deref_mut);
             context.expect("the task's context is on its runqueue")
         }
         let idle = self.rq.idle();
@@ -179,13 +188,13 @@ impl Runqueue {
     }
 
     /// Task `slot`'s context comes onto this runqueue.
-    fn put(&mut self, slot: Slot, context: Context) {
+    fn put(&mut self, slot: Slot, context: Box<Context>) {
         self.put_context(slot, context);
         self.tasks += 1;
         locks::holds_a_task(self.rq.cpu());
     }
 
-    fn put_context(&mut self, slot: Slot, context: Context) {
+    fn put_context(&mut self, slot: Slot, context: Box<Context>) {
         if self.contexts.len() <= slot.index() {
             self.contexts.resize_with(slot.index() + 1, || None);
         }
@@ -197,7 +206,12 @@ impl Runqueue {
     /// good, asleep but for its turns, and is not counted among the tasks that make
     /// `with_sched` take this runqueue: a CPU that holds only its idle task and its stopper
     /// costs the lender no lock (a parked CPU costs a uniprocessor run nothing).
-    pub(in crate::sched) fn install_stopper(&mut self, slot: Slot, context: Context, now: u64) {
+    pub(in crate::sched) fn install_stopper(
+        &mut self,
+        slot: Slot,
+        context: Box<Context>,
+        now: u64,
+    ) {
         self.put_context(slot, context);
         self.rq.install_stopper(slot, now);
     }
@@ -216,7 +230,7 @@ impl Runqueue {
     }
 
     /// Task `slot`'s context leaves this runqueue.
-    fn take(&mut self, slot: Slot) -> Context {
+    fn take(&mut self, slot: Slot) -> Box<Context> {
         let context = self.contexts.get_mut(slot.index()).and_then(Option::take);
         let context = context.expect("the task's context is on its runqueue");
         self.tasks -= 1;
@@ -230,7 +244,7 @@ impl Runqueue {
     pub(in crate::sched) fn run_boot_task(
         &mut self,
         slot: Slot,
-        context: Context,
+        context: Box<Context>,
         (uid, nice): (Uid, Nice),
         now: u64,
     ) {
@@ -242,7 +256,7 @@ impl Runqueue {
     pub(in crate::sched) fn spawn(
         &mut self,
         slot: Slot,
-        context: Context,
+        context: Box<Context>,
         (uid, nice): (Uid, Nice),
         now: u64,
     ) {
@@ -254,7 +268,7 @@ impl Runqueue {
     pub(in crate::sched) fn fork(
         &mut self,
         slot: Slot,
-        context: Context,
+        context: Box<Context>,
         kind: ForkKind,
         now: u64,
     ) {
@@ -263,7 +277,7 @@ impl Runqueue {
     }
 
     /// Task `slot` leaves this runqueue for another ([`Rq::detach`]), its context with it.
-    pub(in crate::sched) fn detach(&mut self, slot: Slot, now: u64) -> (Moving, Context) {
+    pub(in crate::sched) fn detach(&mut self, slot: Slot, now: u64) -> (Moving, Box<Context>) {
         let moving = self.rq.detach(slot, now);
         (moving, self.take(slot))
     }
@@ -272,7 +286,7 @@ impl Runqueue {
     pub(in crate::sched) fn attach(
         &mut self,
         slot: Slot,
-        (moving, context): (Moving, Context),
+        (moving, context): (Moving, Box<Context>),
         wakeup: Wakeup,
         now: u64,
     ) {
@@ -298,8 +312,9 @@ impl Runqueue {
     /// Task `slot`, asleep on this runqueue, wakes here (the end of Linux's
     /// `ttwu_do_activate`): this CPU's idle spell ends if it was idle, the policy queues
     /// the task, and the CPU is kicked if the wakee should preempt what it runs. The
-    /// wake-up's one ending, whether its waker holds this runqueue alone
-    /// (`sleep::wake_on_its_cpu`) or the whole scheduler (`Scheduler::wake`).
+    /// wake-up's one ending, whether its waker holds this runqueue (and its own) alone
+    /// (`sleep::wake_on_its_cpu`), the runqueues its placement touches (`ttwu::wake_on`)
+    /// or the whole scheduler (`Scheduler::wake`).
     #[inline(always)]
     pub(in crate::sched) fn wake_here(&mut self, slot: Slot, wakeup: Wakeup, now: u64) {
         self.woken_onto();
@@ -367,7 +382,7 @@ impl Runqueue {
 
     /// Forgets exited task `slot` ([`Rq::remove`]); returns its last scheduling part and
     /// its context.
-    pub(in crate::sched) fn remove(&mut self, slot: Slot) -> (SchedTask, Context) {
+    pub(in crate::sched) fn remove(&mut self, slot: Slot) -> (SchedTask, Box<Context>) {
         let last = self.rq.remove(slot);
         (last, self.take(slot))
     }

@@ -112,14 +112,14 @@ pub fn init(config: &Config, online: &[usize], topology: Topology) {
             id,
             process: id,
             comm,
-            ..idle_context
+            ..*idle_context
         };
         let mut rq = Runqueue::new(Rq::new(0, policy, idle), idle_context);
         super::resched::publish(0, rq.resched_flag());
-        let main_context = Context {
+        let main_context = Box::new(Context {
             cpu: s.task_ref(main).cpu.clone(),
             ..Context::running(s.task_ref(main).id, s.task_ref(main).comm(false))
-        };
+        });
         rq.run_boot_task(main, main_context, (0, 0), now);
         if let Some(stack) = stopper_stacks[0].take() {
             s.add_stopper(&mut rq, stack, now);
@@ -209,6 +209,9 @@ impl Scheduler {
                 affinity: 1 << cpu,
                 ..Context::running(idle_id, trace::Comm::idle(cpu))
             };
+            // Its entry in the task table (an online CPU's) shares the CPU number.
+            idle_context.cpu.set(cpu);
+            let idle_cpu = idle_context.cpu.clone();
             let mut rq = Runqueue::new(Rq::new(cpu, policy, idle_slot_of(cpu)), idle_context);
             super::resched::publish(cpu, rq.resched_flag());
             if let Some(stack) = stopper_stacks.get_mut(cpu).and_then(Option::take) {
@@ -221,7 +224,7 @@ impl Scheduler {
                 let (mut idle, _) = new_task("idle", 0, 0, None, None);
                 idle.id = idle_id;
                 idle.slot = idle_slot_of(cpu);
-                idle.cpu.set(cpu);
+                idle.cpu = idle_cpu;
                 self.ap_idle[cpu] = Some(Box::new(idle));
             }
         }

@@ -101,7 +101,8 @@ impl Scheduler {
     /// runqueue held from here on while the scheduler is lent out. A waker holding only
     /// runqueue locks may move a sleeping task meanwhile (`ttwu`): the number is sure once
     /// the runqueue it names is held and it has not changed (Linux's `task_rq_lock` loop;
-    /// the runqueues held only grow, so this ends).
+    /// the runqueues held only grow, so this ends). Not lent out (`with_tasks`), it is the
+    /// number as last written, a hint: such a caller reaches no runqueue (`check_held`).
     pub(super) fn cpu_of(&self, slot: Slot) -> usize {
         let cpu = &self.task_ref(slot).cpu;
         loop {

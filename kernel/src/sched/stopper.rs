@@ -21,7 +21,7 @@ use super::runqueue::{Runqueue, StopWork};
 use super::{Scheduler, change_then_reschedule, new_task};
 use crate::mm::stack::KernelStack;
 use crate::percpu::this_cpu;
-use crate::task::{Context, State, TaskRef};
+use crate::task::{State, TaskRef};
 use crate::time::clock;
 use alloc::format;
 
@@ -43,19 +43,14 @@ impl Scheduler {
         let cpu = rq.cpu();
         let name = format!("migration/{cpu}");
         let entry = Some((stopper_thread as fn(u64), cpu as u64));
-        let (task, context) = new_task(&name, 0, 0, entry, Some(stack));
+        let (task, mut context) = new_task(&name, 0, 0, entry, Some(stack));
         let (id, slot) = self.add(task);
         let task = self.task(slot);
         task.cpu.set(cpu);
         task.started_at = now;
         let comm = self.task_ref(slot).comm(false);
-        let context = Context {
-            id,
-            process: id,
-            comm,
-            affinity: 1 << cpu,
-            ..context
-        };
+        (context.id, context.process, context.comm) = (id, id, comm);
+        context.affinity = 1 << cpu;
         rq.install_stopper(slot, context, now);
     }
 

@@ -191,8 +191,10 @@ fn switch_under(mut rq: KeyedGuard<'static, Option<Runqueue>>) -> bool {
         // The next task's address space (a kernel thread keeps the current one, unless it
         // belongs to a process that may be about to be freed) and kernel stack for ring 3.
         crate::arch::switch::prepare(address_space, kernel_stack_top);
-        // SAFETY: both point into boxed `Task`s that live until after the switch (see
-        // below); nothing else touches them with interrupts off.
+        // SAFETY: each points into a task's `UserCpuState`, a box of its own in the task's
+        // context: the previous task's lives until its context is freed (below), the next
+        // one's until it exits, in its own context; only the task's CPU touches it, and
+        // this CPU runs neither task now (interrupts off).
         unsafe {
             if let Some(prev) = save_cpu.as_mut() {
                 prev.save();
@@ -201,9 +203,11 @@ fn switch_under(mut rq: KeyedGuard<'static, Option<Runqueue>>) -> bool {
                 next.restore();
             }
         }
-        // SAFETY: interrupts are off; `save` points into the previous task's boxed `Task`,
-        // which lives until the task after it has run `finish_switch`; `load` was saved by
-        // this function or made by `initial_stack` on the next task's live stack.
+        // SAFETY: interrupts are off; `save` points into the previous task's context, a
+        // box that never moves (a move or a remote attach moves the box, not what is in
+        // it: `runqueue`'s docs) and is freed no sooner than by the `finish_switch` of the
+        // task after it; `load` was saved by this function or made by `initial_stack` on
+        // the next task's live stack.
         unsafe { switch_context(save, load) };
         finish_switch();
     }
@@ -255,9 +259,9 @@ pub fn wait_for_exited_stacks() {
 pub(super) fn finish_switch() {
     let handoff = this_cpu().take_handoff();
     if let Some(leaving) = handoff.leaving {
-        // SAFETY: the flag is in the previous task's boxed `Task`, which lives at least
-        // until `free_exited` frees it; its registers are saved, so other CPUs may run it
-        // from now on.
+        // SAFETY: the flag is in the previous task's boxed context, which does not move
+        // and lives at least until `free_exited` frees it, below; its registers are saved,
+        // so other CPUs may run it from now on.
         unsafe { leaving.as_ref() }.store(false, Ordering::Release);
     }
     // Inlined into every switch for this one test: the common switch, which frees no

@@ -23,6 +23,7 @@ use super::state::ONLINE;
 use super::trace::Kind;
 use crate::percpu::this_cpu;
 use crate::task::{State, TaskRef};
+use crate::time::clock;
 use ::sched::smp::cpuset::CpuSet;
 use ::sched::smp::domains::Rules;
 use ::sched::smp::runqueues::{Machine, SyncWaker, Wakee, Waker, choose_wake_cpu};
@@ -34,7 +35,7 @@ use core::sync::atomic::Ordering;
 /// module's docs). True if done — woken, found awake, or left a pending wake-up as it was
 /// about to sleep; false if the wake-up is the scheduler's lock's to make.
 pub(super) fn wake_placed(task: TaskRef, wakeup: Wakeup, now: u64) -> bool {
-    let (wakee, era) = match look_at_wakee(task, now) {
+    let (wakee, era) = match look_at_wakee(task) {
         Look::Done => return true,
         Look::Elsewhere => return false,
         Look::Asleep { wakee, era } => (wakee, era),
@@ -69,7 +70,7 @@ enum Look {
 }
 
 /// The first look, under the lock of the wakee's CPU alone.
-fn look_at_wakee(task: TaskRef, now: u64) -> Look {
+fn look_at_wakee(task: TaskRef) -> Look {
     let mut guard = runqueue::lock(task.cpu);
     let Some(rq) = guard.as_mut() else {
         return Look::Elsewhere;
@@ -98,7 +99,9 @@ fn look_at_wakee(task: TaskRef, now: u64) -> Look {
     };
     let era = (!leaving).then_some((b.rules, b.split));
     let policy_rq: &Rq<dyn Policy + Send> = rq;
-    let wakee = Wakee::read(policy_rq, &b.state, task.slot, (allowed, uid), now);
+    // Its cache-hotness is judged at this moment, under its CPU's lock, as the
+    // scheduler's lock's way reads the clock under that lock (`Runqueues::now`).
+    let wakee = Wakee::read(policy_rq, &b.state, task.slot, (allowed, uid), clock::now());
     Look::Asleep { wakee, era }
 }
 

@@ -242,14 +242,20 @@ pub(in crate::sched) fn new_task(
     nice: i8,
     entry: Option<(fn(u64), u64)>,
     stack: Option<KernelStack>,
-) -> (Task, Context) {
+) -> (Task, Box<Context>) {
     let rsp = stack.as_ref().map_or(0, |s| {
         // SAFETY: a fresh stack, mapped and unused.
         unsafe { initial_stack(s.top(), task_entry) }
     });
     // Its comm is made again with the task's id once it has one.
     let comm = trace::Comm::new(TaskId::from_number(0), name, nice, false);
-    let mut context = Context::new(rsp, stack.as_ref().map_or(0, KernelStack::top), comm);
+    // Boxed once, for the task's life: it travels with the task from runqueue to runqueue
+    // and never moves in memory (see `runqueue`'s docs).
+    let mut context = Box::new(Context::new(
+        rsp,
+        stack.as_ref().map_or(0, KernelStack::top),
+        comm,
+    ));
     context.uid = uid;
     let task = Task {
         id: TaskId::from_number(0),
