@@ -24,7 +24,7 @@
 //! Balancing runs with a fair policy on two CPUs or more. O(1) (2.6.11) places a new task
 //! on the least loaded CPU and does not balance (its own `load_balance` is not built).
 
-use super::{Scheduler, trace, with_sched};
+use super::{Scheduler, runqueue, with_sched};
 use crate::percpu::this_cpu;
 use crate::task::Slot;
 use crate::time::clock;
@@ -281,9 +281,8 @@ impl Scheduler {
         runqueues::wake_cpu(self, slot, prev, cpu, sync_waker)
     }
 
-    /// Moves task `slot`, waiting or woken, from `from`'s runqueue to `to`'s: detached,
-    /// its CPU changed, attached with `wakeup` — traced as Linux's `sched_migrate_task`
-    /// when the CPU changes — and `to` told if it should switch.
+    /// Moves task `slot`, waiting or woken, from `from`'s runqueue to `to`'s, attached
+    /// with `wakeup` (`runqueue::move_task`, under the runqueues this holds).
     pub(super) fn move_between(
         &mut self,
         slot: Slot,
@@ -293,26 +292,7 @@ impl Scheduler {
         now: u64,
     ) {
         debug_assert!(self.is_online(to), "task {slot} moved to offline CPU {to}");
-        let comm = self.comm(slot);
-        let moved = self.rqs[from].detach(slot, now);
-        moved.1.cpu.set(to);
-        if to != from {
-            let hardirq = this_cpu().in_interrupt();
-            let orig_cpu = from as u16;
-            let kind = trace::Kind::Migrate { orig_cpu };
-            self.record_about(now, hardirq, kind, comm, to);
-        }
-        let asked_before = self.rqs[to].need_resched();
-        self.rqs[to].attach(slot, moved, wakeup, now);
-        self.rqs[to].kick_if_asked(asked_before);
-        // A move to a CPU its affinity allows settles any move it was marked for: say a
-        // pull took it while its stopper was on the way (the stopper then finds it gone).
-        // Left marked, a running task would never be pushed again (`push_to` skips a
-        // marked task).
-        let context = self.rqs[to].context_mut(slot);
-        if context.affinity & 1 << to != 0 {
-            context.move_to = None;
-        }
+        runqueue::move_task(&mut self.rqs, slot, (from, to), wakeup, now);
     }
 
     /// CPU `cpu`'s domains, bottom up: each one's CPUs (one bit each) and counters.

@@ -41,9 +41,11 @@ pub(super) fn wake_placed(task: TaskRef, wakeup: Wakeup, now: u64) -> bool {
         Look::Asleep { wakee, era } => (wakee, era),
     };
     // A task still leaving its CPU wakes there, as Linux's `try_to_wake_up` keeps a
-    // `task_running` one: no placement.
+    // `task_running` one, and so does one whose online CPUs are its own alone: no
+    // placement, and no other CPU's lock.
     let target = match era {
         None => wakee.prev,
+        Some(_) if !wakee.has_choice() => wakee.prev,
         Some((rules, split)) => {
             let waker = look_at_waker(wakeup, &wakee, rules, split);
             let (Some(waker), Some(machine)) = (waker, look_at_machine(split)) else {
@@ -171,17 +173,7 @@ fn wake_on(task: TaskRef, prev: usize, to: usize, wakeup: Wakeup, now: u64) -> b
         locked.rq(prev).wake_here(task.slot, wakeup, now);
         return true;
     }
-    // As `Scheduler::move_between` moves a task, with the wake-up.
     locked.rq(to).woken_onto();
-    let moved = locked.rq(prev).detach(task.slot, now);
-    moved.1.cpu.set(to);
-    let kind = Kind::Migrate {
-        orig_cpu: prev as u16,
-    };
-    locked.rq(here).record_event(now, hardirq, kind, comm, to);
-    let rq = locked.rq(to);
-    let asked_before = rq.need_resched();
-    rq.attach(task.slot, moved, wakeup, now);
-    rq.kick_if_asked(asked_before);
+    runqueue::move_task(&mut locked, task.slot, (prev, to), wakeup, now);
     true
 }

@@ -65,21 +65,19 @@ pub fn wake_cpu<R: Runqueues + ?Sized>(
     waker_cpu: usize,
     sync_waker: Option<SyncWaker>,
 ) -> usize {
-    // A task allowed its own CPU alone has no choice to make: Linux's `select_task_rq`
-    // asks the class only when `nr_cpus_allowed > 1`. No CPU's load is read — a snapshot
-    // of every CPU's would cost each wake-up of a pinned task more the more CPUs there are.
-    let allowed = r.allowed(task);
-    if allowed == CpuSet::one(prev) {
-        return prev;
-    }
     let (rules, split) = (r.rules(), r.split());
     let wakee = Wakee::read(
         r.rq(prev),
         r.balance(prev),
         task,
-        (allowed, r.uid(task)),
+        (r.allowed(task), r.uid(task)),
         r.now(),
     );
+    // No CPU's load is read for a task with no choice: a snapshot of every CPU's would
+    // cost each wake-up of a pinned task more the more CPUs there are.
+    if !wakee.has_choice() {
+        return prev;
+    }
     let waker_rq = r.rq(waker_cpu);
     let waker = Waker::read(
         waker_rq,
@@ -141,6 +139,13 @@ impl Wakee {
             switches: b.switches(),
             smt: b.smt,
         }
+    }
+
+    /// Whether it may wake anywhere but on its own CPU: one allowed its own CPU alone has
+    /// no choice to make, as Linux's `select_task_rq` asks the class only when
+    /// `nr_cpus_allowed > 1`.
+    pub fn has_choice(&self) -> bool {
+        self.allowed != CpuSet::one(self.prev)
     }
 }
 
@@ -228,7 +233,7 @@ impl Machine {
 /// The era's choice for a wake-up (`select_task_rq_fair`), from what was read of the
 /// wakee, its waker and the machine.
 pub fn choose_wake_cpu(wakee: &Wakee, waker: &Waker, machine: &Machine, rules: Rules) -> usize {
-    if wakee.allowed == CpuSet::one(wakee.prev) {
+    if !wakee.has_choice() {
         return wakee.prev;
     }
     let stats = machine.stats.as_slice();
