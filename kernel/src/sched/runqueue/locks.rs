@@ -10,8 +10,8 @@
 //! - **two or three runqueues, lowest CPU first** ([`lock_two`], Linux's
 //!   `double_rq_lock`, and [`lock_three`]): a wake-up of a task allowed one CPU, on that
 //!   CPU, from another (the waker's own runqueue gets the event); a wake-up of a task
-//!   allowed several, which first reads the CPUs its placement looks at, each under its
-//!   lock alone, then takes the waker's, the task's and the chosen CPU's together (`ttwu`);
+//!   allowed several, which first reads each CPU's figures under that CPU's lock alone,
+//!   then takes the waker's, the task's and the chosen CPU's together (`ttwu`);
 //! - **the runqueues, after the scheduler's lock** ([`Runqueues`], through `with_sched`):
 //!   the rest — forks, exits, other moves, the balancer's passes, `/proc` — locks the task
 //!   table, then the runqueues of CPUs 0 up to the last that holds a task, and any further

@@ -2,7 +2,6 @@
 //! one last-level cache, MC's `imbalance_pct` 117).
 
 use super::*;
-use crate::smp::busiest::CpuStat;
 use crate::smp::domains::{Rules, build};
 use crate::smp::topology::Topology;
 use alloc::vec::Vec;
