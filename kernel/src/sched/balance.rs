@@ -24,7 +24,7 @@
 //! Balancing runs with a fair policy on two CPUs or more. O(1) (2.6.11) places a new task
 //! on the least loaded CPU and does not balance (its own `load_balance` is not built).
 
-use super::{Scheduler, runqueue, with_sched};
+use super::{Scheduler, moving, with_sched};
 use crate::percpu::this_cpu;
 use crate::task::Slot;
 use crate::time::clock;
@@ -282,7 +282,7 @@ impl Scheduler {
     }
 
     /// Moves task `slot`, waiting or woken, from `from`'s runqueue to `to`'s, attached
-    /// with `wakeup` (`runqueue::move_task`, under the runqueues this holds).
+    /// with `wakeup` (`moving::move_task`, under the runqueues this holds).
     pub(super) fn move_between(
         &mut self,
         slot: Slot,
@@ -292,7 +292,7 @@ impl Scheduler {
         now: u64,
     ) {
         debug_assert!(self.is_online(to), "task {slot} moved to offline CPU {to}");
-        runqueue::move_task(&mut self.rqs, slot, (from, to), wakeup, now);
+        moving::move_task(&mut self.rqs, slot, (from, to), wakeup, now);
     }
 
     /// CPU `cpu`'s domains, bottom up: each one's CPUs (one bit each) and counters.

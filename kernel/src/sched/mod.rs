@@ -32,6 +32,7 @@ pub mod futex;
 pub mod hotplug;
 pub mod knobs;
 pub mod loadavg;
+mod moving;
 mod observe;
 pub mod proc;
 pub mod procview;

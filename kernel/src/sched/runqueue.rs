@@ -29,10 +29,8 @@ use sched::weights::Nice;
 use sched::{ForkKind, Moving, Policy, Rq, SchedTask, Uid, Wakeup};
 
 mod locks;
-mod moving;
 mod stop_work;
 pub(super) use locks::{Inspecting, Locked, Runqueues, lock, lock_this_cpu, lock_three, lock_two};
-pub(super) use moving::move_task;
 pub(super) use stop_work::StopWork;
 
 /// The kernel's runqueue of one CPU (see the module's docs).

@@ -174,6 +174,6 @@ fn wake_on(task: TaskRef, prev: usize, to: usize, wakeup: Wakeup, now: u64) -> b
         return true;
     }
     locked.rq(to).woken_onto();
-    runqueue::move_task(&mut locked, task.slot, (prev, to), wakeup, now);
+    super::moving::move_task(&mut locked, task.slot, (prev, to), wakeup, now);
     true
 }

@@ -8,9 +8,9 @@
 //! runqueues its placement touches (`ttwu`), or the holder of the whole scheduler
 //! (`Scheduler::move_between`: the balancer, a change of affinity, the slow wake-up).
 
-use super::{Locked, Runqueue, Runqueues};
+use super::runqueue::{Locked, Runqueue, Runqueues};
+use super::trace::Kind;
 use crate::percpu::this_cpu;
-use crate::sched::trace::Kind;
 use crate::task::Slot;
 use sched::Wakeup;
 
