@@ -291,7 +291,6 @@ impl Scheduler {
         wakeup: Wakeup,
         now: u64,
     ) {
-        debug_assert!(self.is_online(to), "task {slot} moved to offline CPU {to}");
         moving::move_task(&mut self.rqs, slot, (from, to), wakeup, now);
     }
 

@@ -8,8 +8,9 @@
 //! interrupt arriving while a task held it would otherwise spin forever in the handler),
 //! which the switch, the tick's charge, a sleep and a yield take alone; a wake-up takes its
 //! task's and the waker's, and the chosen CPU's to move the task (`sleep`, `ttwu`). The
-//! rest of the state — the task table, the balancer — is behind `SCHED`, and `with_sched` takes it and
-//! then the runqueues' locks, lowest CPU first, as far as it needs (`runqueue::Runqueues`);
+//! rest of the state — the task table, the balancer — is behind `SCHED`, and `with_sched`
+//! takes it and then the runqueues' locks, lowest CPU first, as far as it needs
+//! (`runqueue::Runqueues`);
 //! `with_tasks` takes the table alone. Operations that may wake or start a task go
 //! through `change_then_reschedule`, which switches after the change — at once in task
 //! context, at the interrupt's end in a handler. `schedule()` asserts its rules in every

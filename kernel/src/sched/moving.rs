@@ -44,6 +44,13 @@ pub(in crate::sched) fn move_task(
     wakeup: Wakeup,
     now: u64,
 ) {
+    // Every mover has checked, under the runqueues' locks, that `to` is online: a task
+    // left on an offline CPU's runqueue would never run again.
+    let online = super::state::ONLINE.load(core::sync::atomic::Ordering::Relaxed);
+    debug_assert!(
+        online & 1 << to != 0,
+        "task {slot} moved to offline CPU {to}"
+    );
     let moved = rqs.held(from).detach(slot, now);
     moved.1.cpu.set(to);
     if to != from {

@@ -88,9 +88,8 @@ pub(super) fn wake_up_from(tasks: &[TaskRef], sync: SyncWake) {
 /// feature `TTWU_QUEUE` says so (`wakelist::queue`), else under its runqueue's lock where
 /// it can be ([`wake_on_its_cpu`]: a task allowed one CPU), else where the era places it,
 /// under the runqueue locks that touches (`ttwu`), else under the scheduler's lock; then
-/// switches at once if
-/// the policy says a wakee should preempt the caller and the caller is a task (an
-/// interrupt handler's switch waits for the interrupt's end).
+/// switches at once if the policy says a wakee should preempt the caller and the caller is
+/// a task (an interrupt handler's switch waits for the interrupt's end).
 fn wake_refs(tasks: &[TaskRef], wakeup: Wakeup, now: u64) {
     let irq_were_on = crate::arch::irq::save_and_disable();
     // A wake-up from an interrupt handler (a timer, the console) has no waker: the running
@@ -115,9 +114,9 @@ fn wake_refs(tasks: &[TaskRef], wakeup: Wakeup, now: u64) {
 }
 
 /// A wake-up under the scheduler's lock and the runqueues' (`with_sched`): the way of a
-/// task that moved, or that the ways without it left (`ttwu`'s module docs say which). Kept out of line, so that the wake-up of a
-/// task allowed one CPU ([`wake_on_its_cpu`], every wake-up on one CPU) is not laid out
-/// around it.
+/// task that moved, or that the ways without it left (`ttwu`'s module docs say which).
+/// Kept out of line, so that the wake-up of a task allowed one CPU ([`wake_on_its_cpu`],
+/// every wake-up on one CPU) is not laid out around it.
 #[inline(never)]
 fn wake_under_sched(task: TaskRef, wakeup: Wakeup, now: u64) {
     super::state::with_sched(|s| s.wake_ref(task, wakeup, now));

@@ -13,10 +13,10 @@
 //! lock, which cfslab does not have yet), and whether the CPU runs its idle task. Either
 //! may be out of date by the time the wake-up is finished. A task allowed several CPUs needs
 //! the era's placement first, which reads every CPU's load: it wakes where that places it,
-//! under the runqueue locks it touches (`ttwu`), not through a list. Everything the waker read is read again
-//! under the runqueue's lock when the wake-up is finished (`sleep::finish_queued_wakeups`); a
-//! wake-up that no longer fits — the task moved, its affinity changed — takes the
-//! scheduler's lock there, as any other does.
+//! under the runqueue locks it touches (`ttwu`), not through a list. Everything the waker
+//! read is read again under the runqueue's lock when the wake-up is finished
+//! (`sleep::finish_queued_wakeups`); a wake-up that no longer fits — the task moved, its
+//! affinity changed — takes the scheduler's lock there, as any other does.
 //!
 //! A CPU going offline closes its list as it dies and hands what is left back (`close`),
 //! to be woken elsewhere; a waker then takes the lock as without the feature.
