@@ -4,9 +4,10 @@
 
 use super::exit_status::CpuTimes;
 use super::thread_group::ThreadGroup;
-use crate::sched::{Scheduler, with_sched, with_tasks};
+use crate::sched::{Scheduler, runqueue, with_sched, with_tasks};
 use crate::task::{Slot, State, Task, TaskId};
 use crate::time::clock;
+use ::sched::TaskStats;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -14,13 +15,8 @@ impl Scheduler {
     /// The CPU time so far of the task in `slot` (counting the current run if it is on the
     /// CPU at `now`), split into user and system time.
     pub(in crate::sched) fn cpu_times(&self, slot: Slot, now: u64) -> CpuTimes {
-        let s = self.task_rq(slot).stats(slot);
-        let cpu_ns = s.cpu_ns_at(now, self.state(slot) == State::Running);
-        CpuTimes {
-            voluntary_switches: s.voluntary_switches,
-            involuntary_switches: s.involuntary_switches,
-            ..CpuTimes::from_ticks(cpu_ns, s.user_ticks, s.system_ticks)
-        }
+        let running = self.state(slot) == State::Running;
+        times_of(self.task_rq(slot).stats(slot), now, running)
     }
 
     fn in_group(&self, t: &Task, group: &Arc<ThreadGroup>) -> bool {
@@ -36,6 +32,16 @@ impl Scheduler {
             .flatten()
             .map(|t| &**t)
             .filter(move |t| self.in_group(t, group))
+    }
+}
+
+/// A task's CPU time from its statistics, counting the current run if it is `running` at
+/// `now`, split into user and system time.
+fn times_of(s: &TaskStats, now: u64, running: bool) -> CpuTimes {
+    CpuTimes {
+        voluntary_switches: s.voluntary_switches,
+        involuntary_switches: s.involuntary_switches,
+        ..CpuTimes::from_ticks(s.cpu_ns_at(now, running), s.user_ticks, s.system_ticks)
     }
 }
 
@@ -65,13 +71,23 @@ pub fn threads_in(group: &Arc<ThreadGroup>) -> Vec<TaskId> {
     with_sched(|s| s.threads_of(group).map(|t| t.id).collect())
 }
 
-/// The running thread's CPU time.
+/// The running thread's CPU time, under this CPU's runqueue's lock alone, where its
+/// figures are (Linux's `task_sched_runtime` on `current`).
 pub fn current_thread_times() -> CpuTimes {
-    with_sched(|s| s.cpu_times(s.current_slot(), clock::now()))
+    let rq = runqueue::lock_this_cpu();
+    let rq = rq.as_ref().expect("a runqueue");
+    times_of(rq.stats(rq.current()), clock::now(), true)
 }
 
-/// The CPU time of `group`'s live threads.
+/// The CPU time of the live threads of `group`, the running thread's process. A process of
+/// one thread, nearly every one, has only the caller's: read under this CPU's runqueue's
+/// lock alone, as Linux's `thread_group_cputime` reads the caller's, so that a program
+/// polling its own CPU clock (a CPU hog timing itself) takes no lock another CPU needs.
+/// Several threads are read together, under the scheduler's lock.
 pub fn live_threads_times(group: &Arc<ThreadGroup>) -> CpuTimes {
+    if !group.has_other_threads() {
+        return current_thread_times();
+    }
     with_sched(|s| {
         let now = clock::now();
         let mut sum = CpuTimes::default();
