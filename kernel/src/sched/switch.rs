@@ -49,6 +49,7 @@ impl Runqueue {
             return None;
         }
         let to_idle = pick.next == rq.idle();
+        rq.say_runs_idle(to_idle);
         let (need_resched, cpu) = (rq.need_resched(), rq.cpu() as u16);
         let (recorder, p, n) = rq.switch_parts(pick.prev, pick.next);
         this_cpu().set_current(n.id, n.process);

@@ -2,10 +2,12 @@
 //! (Linux's `try_to_wake_up`, from 2.6.24's to 6.6's, which takes the task's `pi_lock` and
 //! the runqueue it wakes on, never every CPU's).
 //!
-//! The era's placement (`select_task_rq`) reads the machine in three looks, each under one
-//! runqueue lock: the wakee under its CPU's, the waker under its own, then every CPU's load
-//! figures under that CPU's lock alone, one CPU after the other ([`Machine`]; Linux reads
-//! them with no lock at all, and decides on figures that may have moved since). Then the
+//! The era's placement (`select_task_rq`) reads the machine in looks, each under one
+//! runqueue lock: the wakee, with its CPU's load figures, under its CPU's; the waker, with
+//! its own CPU's, under its own; then any other CPU's figures as the placement reaches them,
+//! under that CPU's lock alone — and whether a CPU is idle, all a search for an idle CPU
+//! asks of most, from what its switch last said, with no lock ([`Machine`]; Linux reads
+//! all of these with no lock at all, and decides on figures that may have moved since). Then the
 //! runqueues of the waker, the wakee's CPU and the chosen CPU are taken together, lowest
 //! CPU first, and the wakee is looked at again: still asleep where it was, with nothing
 //! about it changed — its affinity, a move marked for it, its CPUs online. It wakes there,
@@ -26,7 +28,9 @@ use crate::task::{State, TaskRef};
 use crate::time::clock;
 use ::sched::smp::cpuset::CpuSet;
 use ::sched::smp::domains::Rules;
-use ::sched::smp::runqueues::{Machine, SyncWaker, Wakee, Waker, choose_wake_cpu};
+use ::sched::smp::runqueues::{
+    CpuFigures, Machine, ReadCpu, SyncWaker, Wakee, Waker, choose_wake_cpu,
+};
 use ::sched::smp::shares::SharesSplit;
 use ::sched::{Policy, Rq, SyncWake, Wakeup};
 use core::sync::atomic::Ordering;
@@ -35,22 +39,27 @@ use core::sync::atomic::Ordering;
 /// module's docs). True if done — woken, found awake, or left a pending wake-up as it was
 /// about to sleep; false if the wake-up is the scheduler's lock's to make.
 pub(super) fn wake_placed(task: TaskRef, wakeup: Wakeup, now: u64) -> bool {
-    let (wakee, era) = match look_at_wakee(task) {
+    let (wakee, placing) = match look_at_wakee(task) {
         Look::Done => return true,
         Look::Elsewhere => return false,
-        Look::Asleep { wakee, era } => (wakee, era),
+        Look::Asleep { wakee, placing } => (wakee, placing),
     };
     // A task still leaving its CPU wakes there, as Linux's `try_to_wake_up` keeps a
     // `task_running` one, and so does one whose online CPUs are its own alone: no
     // placement, and no other CPU's lock.
-    let target = match era {
+    let target = match placing {
         None => wakee.prev,
         Some(_) if !wakee.has_choice() => wakee.prev,
-        Some((rules, split)) => {
-            let waker = look_at_waker(wakeup, &wakee, rules, split);
-            let (Some(waker), Some(machine)) = (waker, look_at_machine(split)) else {
+        Some(Placing { rules, split, prev }) => {
+            let Some((waker, here)) = look_at_waker(wakeup, &wakee, rules, split) else {
                 return false;
             };
+            // The other CPUs are read as the era's placement reaches them: any that has a
+            // runqueue, online or not (the wakee's domains, read a moment ago, may name
+            // one that has just gone).
+            let mut machine = Machine::new(runqueue::made(), &EachUnderItsLock);
+            machine.knows(wakee.prev, prev);
+            machine.knows(waker.cpu, here);
             choose_wake_cpu(&wakee, &waker, &machine, rules)
         }
     };
@@ -63,12 +72,20 @@ enum Look {
     Done,
     /// It is not where its reference says, or not as this path takes it.
     Elsewhere,
-    /// It sleeps: what its placement reads of it, and the era's rules and shares split to
-    /// place it by (`None`: still leaving its CPU, it wakes there).
+    /// It sleeps: what its placement reads of it, and what it is placed by (`None`: still
+    /// leaving its CPU, it wakes there).
     Asleep {
         wakee: Wakee,
-        era: Option<(Rules, SharesSplit)>,
+        placing: Option<Placing>,
     },
+}
+
+/// What a wakee's placement starts from: the era's rules and shares split, and the figures
+/// of its CPU, read with it.
+struct Placing {
+    rules: Rules,
+    split: SharesSplit,
+    prev: CpuFigures,
 }
 
 /// The first look, under the lock of the wakee's CPU alone.
@@ -99,17 +116,27 @@ fn look_at_wakee(task: TaskRef) -> Look {
     let Some(b) = rq.balance.as_ref() else {
         return Look::Elsewhere;
     };
-    let era = (!leaving).then_some((b.rules, b.split));
     let policy_rq: &Rq<dyn Policy + Send> = rq;
     // Its cache-hotness is judged at this moment, under its CPU's lock, as the
     // scheduler's lock's way reads the clock under that lock (`Runqueues::now`).
     let wakee = Wakee::read(policy_rq, &b.state, task.slot, (allowed, uid), clock::now());
-    Look::Asleep { wakee, era }
+    let placing = (!leaving).then(|| Placing {
+        rules: b.rules,
+        split: b.split,
+        prev: CpuFigures::read(policy_rq, &b.state, b.split),
+    });
+    Look::Asleep { wakee, placing }
 }
 
 /// The waker's side, under this CPU's lock alone: a synchronous waker (one about to sleep
-/// or exit) is the task running here, from task context (`None`: no balancer here).
-fn look_at_waker(wakeup: Wakeup, wakee: &Wakee, rules: Rules, split: SharesSplit) -> Option<Waker> {
+/// or exit) is the task running here, from task context; and this CPU's figures (`None`:
+/// no balancer here).
+fn look_at_waker(
+    wakeup: Wakeup,
+    wakee: &Wakee,
+    rules: Rules,
+    split: SharesSplit,
+) -> Option<(Waker, CpuFigures)> {
     let guard = runqueue::lock(this_cpu().index());
     let rq = guard.as_ref()?;
     let b = rq.balance.as_ref()?;
@@ -123,28 +150,32 @@ fn look_at_waker(wakeup: Wakeup, wakee: &Wakee, rules: Rules, split: SharesSplit
             exiting: wakeup.sync == SyncWake::WakerExits,
         });
     let policy_rq: &Rq<dyn Policy + Send> = rq;
-    Some(Waker::read(
-        policy_rq,
-        &b.state,
-        (rules, split),
-        sync_waker,
-        wakee,
-    ))
+    let figures = CpuFigures::read(policy_rq, &b.state, split);
+    let waker = Waker::read(policy_rq, &b.state, (rules, split), sync_waker, wakee);
+    Some((waker, figures))
 }
 
-/// Every CPU's figures, each under its own lock alone, in CPU order (`None`: a CPU without
-/// a balancer, which the balancer being rebuilt leaves for a moment).
-fn look_at_machine(split: SharesSplit) -> Option<Machine> {
-    let mut machine = Machine::default();
-    for cpu in 0..bootopts::MAX_CPUS as usize {
+/// The other CPUs as a wake-up's placement reads them: each one's figures under its lock
+/// alone, and whether it is idle from what its switch last said, with no lock
+/// (`runqueue::runs_idle`).
+struct EachUnderItsLock;
+
+impl ReadCpu for EachUnderItsLock {
+    fn figures(&self, cpu: usize) -> CpuFigures {
         let guard = runqueue::lock(cpu);
-        let Some(rq) = guard.as_ref() else {
-            break;
+        let Some((rq, b)) = guard
+            .as_ref()
+            .and_then(|rq| Some((rq, rq.balance.as_ref()?)))
+        else {
+            return CpuFigures::absent();
         };
         let policy_rq: &Rq<dyn Policy + Send> = rq;
-        machine.read(policy_rq, &rq.balance.as_ref()?.state, split);
+        CpuFigures::read(policy_rq, &b.state, b.split)
     }
-    Some(machine)
+
+    fn idle(&self, cpu: usize) -> bool {
+        runqueue::runs_idle(cpu)
+    }
 }
 
 /// The second look and the wake-up itself, under the runqueue locks of this CPU, of the

@@ -27,9 +27,10 @@
 //!   busy with exactly one task goes instead to the first idle CPU of that CPU's SMT, then
 //!   MC, span (`wake_idle`, while the domains have SD_WAKE_IDLE).
 
-use super::busiest::{CpuStat, div_power};
+use super::busiest::div_power;
 use super::cpuset::CpuSet;
 use super::domains::{Domain, Flags, Rules, SCHED_LOAD_SCALE};
+pub use figures::Figures;
 
 /// Half a domain's `imbalance_pct` above 100 (`100 + (pct − 100) / 2`).
 fn half_pct(domain: &Domain) -> u64 {
@@ -42,7 +43,7 @@ pub fn find_idlest_group(
     domain: &Domain,
     this_cpu: usize,
     allowed: CpuSet,
-    stats: &[CpuStat],
+    stats: &(impl Figures + ?Sized),
 ) -> Option<usize> {
     let idx = domain.params.forkexec_idx;
     let mut this_load = None;
@@ -87,7 +88,7 @@ pub fn find_idlest_cpu(
     group: CpuSet,
     this_cpu: usize,
     allowed: CpuSet,
-    stats: &[CpuStat],
+    stats: &(impl Figures + ?Sized),
 ) -> usize {
     let mut best: Option<(usize, u64)> = None;
     for i in (group & allowed).iter() {
@@ -105,7 +106,7 @@ pub fn balance_self<'a>(
     cpu: usize,
     flag: u32,
     allowed: CpuSet,
-    stats: &[CpuStat],
+    stats: &(impl Figures + ?Sized),
     domains: impl Fn(usize) -> &'a [Domain],
 ) -> usize {
     // The highest of `cpu`'s domains with the flag among those narrower than `weight`.
@@ -163,7 +164,7 @@ pub struct Wake {
 /// `domains_of(c)` any CPU's (for `wake_idle`).
 pub fn select_wake_cpu<'a>(
     w: &Wake,
-    stats: &[CpuStat],
+    stats: &(impl Figures + ?Sized),
     smt: bool,
     domains_of: impl Fn(usize) -> &'a [Domain],
 ) -> usize {
@@ -176,7 +177,7 @@ pub fn select_wake_cpu<'a>(
 }
 
 /// The affine and passive-balance tests: the waker's CPU, or the task's previous one.
-fn affine_or_prev(w: &Wake, stats: &[CpuStat], this_domains: &[Domain]) -> usize {
+fn affine_or_prev(w: &Wake, stats: &(impl Figures + ?Sized), this_domains: &[Domain]) -> usize {
     if w.prev == w.this_cpu || !w.allowed.contains(w.this_cpu) {
         return w.prev;
     }
@@ -214,21 +215,27 @@ fn affine_or_prev(w: &Wake, stats: &[CpuStat], this_domains: &[Domain]) -> usize
 
 /// `wake_idle`: `cpu` if it is idle or has more than one task; else the first idle CPU the
 /// task may use in `cpu`'s domains with SD_WAKE_IDLE, bottom up; else `cpu`.
-pub fn wake_idle(cpu: usize, allowed: CpuSet, stats: &[CpuStat], domains: &[Domain]) -> usize {
-    if stats[cpu].idle || stats[cpu].nr_running > 1 {
+pub fn wake_idle(
+    cpu: usize,
+    allowed: CpuSet,
+    stats: &(impl Figures + ?Sized),
+    domains: &[Domain],
+) -> usize {
+    if stats.idle(cpu) || stats[cpu].nr_running > 1 {
         return cpu;
     }
     for d in domains
         .iter()
         .take_while(|d| d.params.flags.has(Flags::WAKE_IDLE))
     {
-        if let Some(idle) = (d.span & allowed).iter().find(|&i| stats[i].idle) {
+        if let Some(idle) = (d.span & allowed).iter().find(|&i| stats.idle(i)) {
             return idle;
         }
     }
     cpu
 }
 
+mod figures;
 pub mod v2_6_36;
 pub mod v6_6;
 

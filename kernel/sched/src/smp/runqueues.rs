@@ -36,7 +36,7 @@ pub struct CpuBalance {
     /// `rq->cpu_load[]`.
     pub cpu_load: CpuLoad,
     /// Its scheduling domains, bottom up: shared, for they change only when they are
-    /// rebuilt whole, and a wake-up reads every CPU's ([`placing::CpuFigures`]).
+    /// rebuilt whole, and a wake-up reads those of the CPUs it looks at ([`CpuFigures`]).
     pub domains: Arc<[Domain]>,
     /// Each domain's interval, last balance and failures.
     pub states: Vec<DomainState>,
@@ -380,7 +380,9 @@ pub fn snapshot<R: Runqueues + ?Sized>(r: &R, cpus: CpuSet) -> Snapshot {
     snap
 }
 
+mod machine;
 mod placing;
 mod view;
 
-pub use placing::{Machine, SyncWaker, Wakee, Waker, balance_self, choose_wake_cpu, wake_cpu};
+pub use machine::{CpuFigures, Machine, ReadCpu};
+pub use placing::{SyncWaker, Wakee, Waker, balance_self, choose_wake_cpu, wake_cpu};

@@ -10,8 +10,8 @@
 //! - **two or three runqueues, lowest CPU first** ([`lock_two`], Linux's
 //!   `double_rq_lock`, and [`lock_three`]): a wake-up of a task allowed one CPU, on that
 //!   CPU, from another (the waker's own runqueue gets the event); a wake-up of a task
-//!   allowed several, which first reads each CPU's figures under that CPU's lock alone,
-//!   then takes the waker's, the task's and the chosen CPU's together (`ttwu`);
+//!   allowed several, which first reads the CPUs its placement looks at, each under its
+//!   lock alone, then takes the waker's, the task's and the chosen CPU's together (`ttwu`);
 //! - **the runqueues, after the scheduler's lock** ([`Runqueues`], through `with_sched`):
 //!   the rest — forks, exits, other moves, the balancer's passes, `/proc` — locks the task
 //!   table, then the runqueues of CPUs 0 up to the last that holds a task, and any further
@@ -27,7 +27,7 @@ use crate::percpu::this_cpu;
 use crate::sync::{KeyedGuard, KeyedLock, Rank};
 use core::cell::Cell;
 use core::ops::{Index, IndexMut};
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// The CPUs whose runqueue holds a task other than its idle task and its stopper (which
 /// stay, and would make every CPU count), one bit each: those whose
@@ -47,6 +47,16 @@ pub(super) fn holds_no_task(cpu: usize) {
 }
 
 const CPUS: usize = bootopts::MAX_CPUS as usize;
+
+/// How many CPUs have a runqueue: those of `0..MADE`, each made once, as its CPU starts,
+/// and kept while it is offline. Read with no lock, by a wake-up sizing its view of the
+/// machine (`ttwu`).
+static MADE: AtomicUsize = AtomicUsize::new(0);
+
+/// How many CPUs have a runqueue (Linux's possible CPUs, as cfslab counts them).
+pub(in crate::sched) fn made() -> usize {
+    MADE.load(Ordering::Acquire)
+}
 
 /// The runqueues, by CPU (`None` past the last CPU that has one).
 static RUNQUEUES: [KeyedLock<Option<Runqueue>>; CPUS] = keyed_by_cpu();
@@ -160,7 +170,6 @@ impl Drop for Inspecting {
 /// machine of one CPU as beside parked ones.
 pub(in crate::sched) struct Runqueues {
     /// How many CPUs have a runqueue (the first `len`).
-    len: usize,
     /// `with_sched` lends the runqueues out: reaching one takes its lock if need be.
     lending: Cell<bool>,
     /// How many runqueues' locks the lender holds: CPUs `0..held`.
@@ -171,7 +180,6 @@ impl Runqueues {
     /// No runqueue yet.
     pub(in crate::sched) const fn new() -> Runqueues {
         Runqueues {
-            len: 0,
             lending: Cell::new(false),
             held: Cell::new(0),
         }
@@ -179,25 +187,26 @@ impl Runqueues {
 
     /// The next CPU's runqueue is `rq` (the scheduler starting: CPU 0's, then the APs').
     pub(in crate::sched) fn push(&mut self, rq: Runqueue) {
-        assert_eq!(rq.cpu(), self.len, "runqueues come in CPU order");
-        *lock(self.len) = Some(rq);
-        self.len += 1;
+        let cpu = made();
+        assert_eq!(rq.cpu(), cpu, "runqueues come in CPU order");
+        *lock(cpu) = Some(rq);
+        MADE.store(cpu + 1, Ordering::Release);
     }
 
     /// How many CPUs have a runqueue.
     pub(in crate::sched) fn len(&self) -> usize {
-        self.len
+        made()
     }
 
     /// Each runqueue, by CPU.
     pub(in crate::sched) fn iter(&self) -> impl Iterator<Item = &Runqueue> {
-        (0..self.len).map(|cpu| &self[cpu])
+        (0..self.len()).map(|cpu| &self[cpu])
     }
 
     /// Each runqueue, by CPU, to change.
     pub(in crate::sched) fn iter_mut(&mut self) -> impl Iterator<Item = &mut Runqueue> {
-        self.hold_through(self.len.saturating_sub(1));
-        (0..self.len).map(|cpu| {
+        self.hold_through(self.len().saturating_sub(1));
+        (0..self.len()).map(|cpu| {
             check_held(cpu);
             // SAFETY: this CPU holds the runqueue's lock (checked), and the references the
             // iterator hands out are to different runqueues, each borrowed from `self`,

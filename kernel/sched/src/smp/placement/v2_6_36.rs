@@ -20,10 +20,9 @@
 //! (`update_shares`, `super::super::shares`) is left out here: the split of the last
 //! balancing pass is read.
 
-use super::super::busiest::CpuStat;
 use super::super::cpuset::CpuSet;
 use super::super::domains::{Domain, Flags};
-use super::half_pct;
+use super::{Figures, half_pct};
 
 /// A group's runqueue on one CPU as `effective_load` reads it (2.6.27–2.6.37's shares).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,7 +76,7 @@ pub struct Wake {
 }
 
 /// `wake_affine`: may the task go to the waker's CPU, by `sd`'s rules?
-fn wake_affine(sd: &Domain, w: &Wake, stats: &[CpuStat]) -> bool {
+fn wake_affine(sd: &Domain, w: &Wake, stats: &(impl Figures + ?Sized)) -> bool {
     let idx = sd.params.wake_idx;
     let (prev, this) = (&stats[w.prev], &stats[w.this_cpu]);
     let load = prev.cpu_load.source(prev.load, idx);
@@ -108,10 +107,10 @@ fn wake_affine(sd: &Domain, w: &Wake, stats: &[CpuStat]) -> bool {
 pub fn select_idle_sibling<'a>(
     target: usize,
     w: &Wake,
-    stats: &[CpuStat],
+    stats: &(impl Figures + ?Sized),
     domains_of: impl Fn(usize) -> &'a [Domain],
 ) -> usize {
-    if (target == w.this_cpu || target == w.prev) && stats[target].idle {
+    if (target == w.this_cpu || target == w.prev) && stats.idle(target) {
         return target;
     }
     let mut chosen = target;
@@ -119,7 +118,7 @@ pub fn select_idle_sibling<'a>(
         if !sd.params.flags.has(Flags::SHARE_PKG_RESOURCES) {
             break;
         }
-        if let Some(idle) = (sd.span & w.allowed).iter().find(|&i| stats[i].idle) {
+        if let Some(idle) = (sd.span & w.allowed).iter().find(|&i| stats.idle(i)) {
             chosen = idle;
         }
         if sd.span.contains(w.this_cpu) && sd.span.contains(w.prev) {
@@ -132,7 +131,7 @@ pub fn select_idle_sibling<'a>(
 /// `select_task_rq_fair` for a wake-up in 2.6.36 (see the module's docs).
 pub fn select_wake_cpu<'a>(
     w: &Wake,
-    stats: &[CpuStat],
+    stats: &(impl Figures + ?Sized),
     domains_of: impl Fn(usize) -> &'a [Domain] + Copy,
 ) -> usize {
     let affine_sd = w

@@ -22,9 +22,9 @@
 //! SIS_UTIL's figure from the last balancing pass (computed from the utilisation now), and
 //! an idle CPU's exit latency and idle time stamp (the first idle CPU wins).
 
-use crate::smp::busiest::CpuStat;
 use crate::smp::cpuset::CpuSet;
 use crate::smp::domains::{Domain, Flags, SCHED_LOAD_SCALE};
+use crate::smp::placement::Figures;
 
 /// One CPU's capacity.
 const CAPACITY: u64 = SCHED_LOAD_SCALE;
@@ -45,8 +45,9 @@ pub struct Wake {
 }
 
 /// `available_idle_cpu`: running its idle task, nothing queued.
-fn idle(stats: &[CpuStat], cpu: usize) -> bool {
-    stats[cpu].idle && stats[cpu].nr_running == 0
+fn idle(stats: &(impl Figures + ?Sized), cpu: usize) -> bool {
+    // The flag first: a CPU found busy is not read further.
+    stats.idle(cpu) && stats[cpu].nr_running == 0
 }
 
 /// `sd_llc`: `cpu`'s last-level-cache domain's span (the highest with
@@ -68,7 +69,7 @@ fn siblings(domains: &[Domain], cpu: usize) -> CpuSet {
 }
 
 /// `wake_affine_idle` (WA_IDLE).
-fn affine_idle(w: &Wake, stats: &[CpuStat], share_cache: bool) -> Option<usize> {
+fn affine_idle(w: &Wake, stats: &(impl Figures + ?Sized), share_cache: bool) -> Option<usize> {
     if idle(stats, w.this_cpu) && share_cache {
         return Some(if idle(stats, w.prev) {
             w.prev
@@ -84,7 +85,7 @@ fn affine_idle(w: &Wake, stats: &[CpuStat], share_cache: bool) -> Option<usize> 
 
 /// `wake_affine_weight` (WA_WEIGHT, WA_BIAS): the waker's CPU with the task against the
 /// previous CPU without it, the latter raised by half the domain's margin.
-fn affine_weight(sd: &Domain, w: &Wake, stats: &[CpuStat]) -> Option<usize> {
+fn affine_weight(sd: &Domain, w: &Wake, stats: &(impl Figures + ?Sized)) -> Option<usize> {
     let mut this_eff = stats[w.this_cpu].load as i64;
     if let Some(waker) = w.sync_waker_load {
         let waker = waker as i64;
@@ -104,7 +105,7 @@ fn affine_weight(sd: &Domain, w: &Wake, stats: &[CpuStat]) -> Option<usize> {
 }
 
 /// `wake_affine`: the waker's CPU, or the previous one.
-fn wake_affine(sd: &Domain, w: &Wake, stats: &[CpuStat], share_cache: bool) -> usize {
+fn wake_affine(sd: &Domain, w: &Wake, stats: &(impl Figures + ?Sized), share_cache: bool) -> usize {
     let target = affine_idle(w, stats, share_cache).or_else(|| affine_weight(sd, w, stats));
     if target == Some(w.this_cpu) {
         w.this_cpu
@@ -115,7 +116,7 @@ fn wake_affine(sd: &Domain, w: &Wake, stats: &[CpuStat], share_cache: bool) -> u
 
 /// `nr_idle_scan` (SIS_UTIL): how many CPUs of a cache of `span` a wake-up may look at —
 /// fewer the more of it is used, none past 1024 × 100 / `pct` per CPU.
-fn idle_scan(span: CpuSet, stats: &[CpuStat], pct: u64) -> u64 {
+fn idle_scan(span: CpuSet, stats: &(impl Figures + ?Sized), pct: u64) -> u64 {
     let weight = span.len() as u64;
     let util: u64 = span.iter().map(|c| stats[c].util).sum();
     let x = util / weight;
@@ -130,7 +131,7 @@ fn select_idle_cpu<'a>(
     llc: (CpuSet, u64),
     has_idle_core: bool,
     target: usize,
-    stats: &[CpuStat],
+    stats: &(impl Figures + ?Sized),
     domains_of: &impl Fn(usize) -> &'a [Domain],
 ) -> Option<usize> {
     let (span, pct) = llc;
@@ -172,7 +173,7 @@ fn select_idle_cpu<'a>(
 fn select_idle_sibling<'a>(
     w: &Wake,
     target: usize,
-    stats: &[CpuStat],
+    stats: &(impl Figures + ?Sized),
     domains_of: &impl Fn(usize) -> &'a [Domain],
 ) -> usize {
     if idle(stats, target) {
@@ -212,7 +213,7 @@ fn select_idle_sibling<'a>(
 /// `select_task_rq_fair` at a wake-up.
 pub fn select_wake_cpu<'a>(
     w: &Wake,
-    stats: &[CpuStat],
+    stats: &(impl Figures + ?Sized),
     domains_of: impl Fn(usize) -> &'a [Domain],
 ) -> usize {
     let mut target = w.prev;

@@ -4,22 +4,20 @@
 //! `select_idle_sibling`), from [`crate::smp::placement`] — or, with `WAKE_LONGEST_IDLE`,
 //! the Wasted Cores paper's wake-up fix ([`longest_idle`]). The caller moves the task.
 
-use super::{CpuBalance, Runqueues, cpu_stat, stats};
+use super::machine::{CpuFigures, Machine, ReadCpu};
+use super::{CpuBalance, Runqueues, stats};
 use crate::features::{Feature, Features};
 use crate::policy::{Nanos, Policy, TaskId, Uid};
 use crate::rq::Rq;
-use crate::smp::busiest::CpuStat;
 use crate::smp::cpuset::CpuSet;
-use crate::smp::domains::{Domain, Flags, Rules};
+use crate::smp::domains::{Flags, Rules};
 use crate::smp::group_imbalance;
 use crate::smp::move_tasks::MIGRATION_COST_NS;
 use crate::smp::placement::v2_6_36::{self, GroupHere, effective_load};
 use crate::smp::placement::v6_6::{self, Leaving};
-use crate::smp::placement::{self, Wake};
+use crate::smp::placement::{self, Figures, Wake};
 use crate::smp::shares::SharesSplit;
 use crate::weights::NICE_0_LOAD;
-use alloc::sync::Arc;
-use alloc::vec::Vec;
 
 /// `sched_balance_self`: the CPU a task on `cpu` that may run on `allowed` goes to as it
 /// forks (`flag` SD_BALANCE_FORK) or execs (SD_BALANCE_EXEC).
@@ -86,11 +84,18 @@ pub fn wake_cpu<R: Runqueues + ?Sized>(
         sync_waker,
         &wakee,
     );
-    let mut machine = Machine::default();
-    for cpu in 0..r.len() {
-        machine.read(r.rq(cpu), r.balance(cpu), split);
-    }
+    let held = Held(r);
+    let machine = Machine::new(r.len(), &held);
     choose_wake_cpu(&wakee, &waker, &machine, rules)
+}
+
+/// Runqueues held whole, read CPU by CPU as a [`Machine`].
+struct Held<'a, R: Runqueues + ?Sized>(&'a R);
+
+impl<R: Runqueues + ?Sized> ReadCpu for Held<'_, R> {
+    fn figures(&self, cpu: usize) -> CpuFigures {
+        CpuFigures::read(self.0.rq(cpu), self.0.balance(cpu), self.0.split())
+    }
 }
 
 /// The wakee as its placement reads it, under the lock of its CPU (`prev`).
@@ -206,40 +211,16 @@ impl Waker {
     }
 }
 
-/// The machine as a wake-up's placement reads it, CPU by CPU, each under its own lock (or
-/// all under their holder's): each CPU's load figures, when it went idle, its domains.
-/// Linux reads other CPUs' figures without their locks, and decides on figures that may
-/// have moved by then; so may these, each read whole.
-#[derive(Debug, Clone, Default)]
-pub struct Machine {
-    /// Each CPU's load figures, by CPU.
-    pub stats: Vec<CpuStat>,
-    /// When each went idle with nothing to pull (`rq->idle_stamp`).
-    pub idle_stamps: Vec<Option<Nanos>>,
-    /// Each one's domains.
-    pub domains: Vec<Arc<[Domain]>>,
-}
-
-impl Machine {
-    /// The next CPU's figures: its runqueue `rq`, balanced by `b`.
-    pub fn read<P: Policy + ?Sized>(&mut self, rq: &Rq<P>, b: &CpuBalance, split: SharesSplit) {
-        debug_assert_eq!(rq.cpu(), self.stats.len(), "CPUs are read in order");
-        self.stats.push(cpu_stat(rq, b, split));
-        self.idle_stamps.push(b.idle_stamp);
-        self.domains.push(b.domains.clone());
-    }
-}
-
 /// The era's choice for a wake-up (`select_task_rq_fair`), from what was read of the
 /// wakee, its waker and the machine.
 pub fn choose_wake_cpu(wakee: &Wakee, waker: &Waker, machine: &Machine, rules: Rules) -> usize {
     if !wakee.has_choice() {
         return wakee.prev;
     }
-    let stats = machine.stats.as_slice();
-    let domains_of = |c: usize| &*machine.domains[c];
+    let stats = machine;
+    let domains_of = |c: usize| machine.domains(c);
     if wakee.switches.has(Feature::WakeLongestIdle)
-        && let Some(cpu) = longest_idle(wakee.prev, wakee.allowed, stats, &machine.idle_stamps)
+        && let Some(cpu) = longest_idle(wakee.prev, wakee.allowed, machine)
     {
         return cpu;
     }
@@ -283,21 +264,17 @@ pub fn choose_wake_cpu(wakee: &Wakee, waker: &Waker, machine: &Machine, rules: R
 /// previous CPU if it is idle, else the allowed CPU that has idled longest, anywhere in the
 /// machine — not only in the previous CPU's cache (§3.3). `None` if no CPU idles: then
 /// the usual placement decides.
-fn longest_idle(
-    prev: usize,
-    allowed: CpuSet,
-    stats: &[CpuStat],
-    idle_stamps: &[Option<Nanos>],
-) -> Option<usize> {
-    let idle = |c: usize| stats[c].idle && stats[c].nr_running == 0;
+fn longest_idle(prev: usize, allowed: CpuSet, machine: &Machine) -> Option<usize> {
+    // The flag first: a CPU found busy is not read further.
+    let idle = |c: usize| machine.idle(c) && machine[c].nr_running == 0;
     if allowed.contains(prev) && idle(prev) {
         return Some(prev);
     }
     // A CPU idle since before it first balanced counts as idle longest (stamp 0).
     allowed
         .iter()
-        .filter(|&c| c < stats.len() && idle(c))
-        .min_by_key(|&c| idle_stamps[c].unwrap_or(0))
+        .filter(|&c| c < machine.cpus() && idle(c))
+        .min_by_key(|&c| machine.idle_stamp(c).unwrap_or(0))
 }
 
 /// Uid `uid`'s group on the CPU whose policy is `policy` and balancing state `b`, as

@@ -2,6 +2,7 @@
 //! one last-level cache, MC's `imbalance_pct` 117).
 
 use super::*;
+use crate::smp::busiest::CpuStat;
 use crate::smp::domains::{Rules, build};
 use crate::smp::topology::Topology;
 use alloc::vec::Vec;
