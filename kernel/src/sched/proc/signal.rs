@@ -24,7 +24,7 @@ use super::sighand::{
     CLD_CONTINUED, SIG_DFL, SIG_IGN, SIGCHLD, SIGCONT, SIGSTOP, STOP_SIGNALS, SentTo, SigAction,
     SigInfo, UNBLOCKABLE, any_pending, bit,
 };
-use crate::sched::{Scheduler, change_then_reschedule, with_sched, with_tasks};
+use crate::sched::{Scheduler, change_then_reschedule, with_tasks};
 use crate::task::{Slot, TaskId};
 use crate::time::clock;
 use alloc::vec::Vec;
@@ -326,12 +326,13 @@ impl Scheduler {
 }
 
 /// [`Scheduler::current_signal_pending`] for the running thread: no lock while no process
-/// has a signal pending and no task is marked killed.
+/// has a signal pending and no task is marked killed, and the task table alone otherwise
+/// (what it reads is the task's and its process's, none of it on a runqueue).
 pub fn signal_pending() -> bool {
     if !any_pending() && !crate::sched::kills_pending() {
         return false;
     }
-    with_sched(|s| s.current_signal_pending())
+    with_tasks(|s| s.current_signal_pending())
 }
 
 /// The running thread's pending signals (blocked ones included): `rt_sigpending`'s answer
