@@ -61,6 +61,10 @@ pub enum Rank {
     Stacks,
     /// Physical frames and page tables (`mm`).
     Memory,
+    /// An address space's page tables (`user::address_space`, Linux's
+    /// `mm->page_table_lock`): changed under `Memory` and this; a copy to or from the
+    /// program walks them under this alone.
+    PageTables,
     /// An address space's list of mapped chunks (`user::page_walk`): page-table walks note
     /// and read them under `Memory`.
     Chunks,
@@ -96,6 +100,7 @@ impl Rank {
         Rank::Layout,
         Rank::Stacks,
         Rank::Memory,
+        Rank::PageTables,
         Rank::Chunks,
         Rank::TestOuter,
         Rank::TestInner,

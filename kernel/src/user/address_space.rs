@@ -34,6 +34,16 @@ pub const MAX_PROCESS_BYTES: u64 = 64 << 20;
 
 pub struct AddressSpace {
     level_4: PhysFrame,
+    /// Where all of physical memory is mapped (the memory's own offset, kept here so that
+    /// a copy reaches the tables without the memory lock).
+    phys_offset: VirtAddr,
+    /// The lock of the lower half's page tables (Linux's `mm->page_table_lock`). A change
+    /// to them — a mapping made, changed or gone, a frame given back — holds the memory
+    /// lock and this one ([`Self::with_mapper`], [`Self::with_memory_and_tables`]); a
+    /// copy to or from the program holds this one alone ([`Self::with_tables`]). So two
+    /// processes copy at once on two CPUs, where under the memory lock every `read` and
+    /// `write` of every process queued behind each other's.
+    page_tables: SpinLock<()>,
     /// Pages mapped in the lower half (shared copy-on-write pages count in each owner).
     pages: AtomicU64,
     /// Page tables of the lower half (levels 3, 2 and 1): they count in the limit too.
@@ -76,6 +86,8 @@ impl AddressSpace {
             }
             Ok(AddressSpace {
                 level_4: frame,
+                phys_offset: offset,
+                page_tables: SpinLock::new(Rank::PageTables, ()),
                 pages: AtomicU64::new(0),
                 tables: AtomicU64::new(0),
                 loaded_on: LoadedOn::default(),
@@ -96,27 +108,46 @@ impl AddressSpace {
         self.level_4
     }
 
+    /// The lower half's page tables and the frames, to change: the memory lock, then the
+    /// page tables' (see [`AddressSpace::page_tables`]).
     pub(super) fn with_mapper<R>(
         &self,
         f: impl FnOnce(&mut OffsetPageTable, &mut Memory) -> R,
     ) -> R {
-        with_memory(|m| self.with_mapper_in(m, f))
+        self.with_memory_and_tables(|m| f(&mut self.mapper(), m))
     }
 
-    /// [`Self::with_mapper`] for a caller that holds the memory lock already (`m`).
-    pub(super) fn with_mapper_in<R>(
-        &self,
-        m: &mut Memory,
-        f: impl FnOnce(&mut OffsetPageTable, &mut Memory) -> R,
-    ) -> R {
-        let offset = m.mapper.phys_offset();
-        // SAFETY: our level-4 table, reached through the physical-memory map; only this
-        // mapper touches its lower half while the memory lock (`m`) is held.
+    /// The memory lock, then this address space's page tables' lock: what every change to
+    /// its lower half holds (the walks that change entries in place take `m`).
+    pub(super) fn with_memory_and_tables<R>(&self, f: impl FnOnce(&mut Memory) -> R) -> R {
+        with_memory(|m| {
+            let _tables = self.page_tables.lock();
+            f(m)
+        })
+    }
+
+    /// The lower half's page tables to read, under their own lock alone: a copy to or from
+    /// the program, which reaches its frames through the physical-memory map. No frame
+    /// mapped there is given back while the lock is held (that is a change).
+    pub(super) fn with_tables<R>(&self, f: impl FnOnce(&OffsetPageTable) -> R) -> R {
+        let _tables = self.page_tables.lock();
+        f(&self.mapper())
+    }
+
+    /// A mapper of the lower half; the caller holds the page tables' lock.
+    fn mapper(&self) -> OffsetPageTable<'_> {
+        debug_assert!(
+            crate::percpu::this_cpu().holds_rank(Rank::PageTables as u32),
+            "page tables walked without their lock"
+        );
+        let offset = self.phys_offset;
+        // SAFETY: our level-4 table, reached through the physical-memory map; only a
+        // holder of the page tables' lock (the caller) touches its lower half, and the
+        // upper half, the kernel's, is only read through it.
         let table: &mut PageTable =
             unsafe { &mut *(offset + self.level_4.start_address().as_u64()).as_mut_ptr() };
         // SAFETY: as above; the offset is the physical-memory map's.
-        let mut mapper = unsafe { OffsetPageTable::new(table, offset) };
-        f(&mut mapper, m)
+        unsafe { OffsetPageTable::new(table, offset) }
     }
 
     /// Whether one more page would pass the process's limit: its pages and its page
@@ -127,7 +158,7 @@ impl AddressSpace {
 
     /// The level-1 entry of the page at `addr` if it maps nothing yet, the tables above it
     /// made where missing (`page_walk::level_1_entry`); `Ok(None)` if it maps a page
-    /// already. The caller holds the memory lock and has noted the page
+    /// already. The caller holds the memory lock and the page tables' and has noted the page
     /// ([`Self::note_pages`]).
     pub(super) fn free_entry(
         &self,
@@ -166,7 +197,7 @@ impl AddressSpace {
             flags |= F::WRITABLE;
         }
         for (from, to) in chunk_spans(first, end) {
-            with_memory(|m| {
+            self.with_memory_and_tables(|m| {
                 self.note_pages(from, to);
                 for addr in (from..to).step_by(PAGE as usize) {
                     let Some(entry) = self.free_entry(m, addr)? else {
@@ -207,7 +238,7 @@ impl AddressSpace {
             .ok_or(MemoryError::Mapping("a file's pages at a bad place"))?
             .next_multiple_of(PAGE);
         let first_index = file_offset / PAGE;
-        with_memory(|m| {
+        self.with_memory_and_tables(|m| {
             for (from, to) in chunk_spans(first, end) {
                 self.note_pages(from, to);
             }

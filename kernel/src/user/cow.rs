@@ -5,7 +5,7 @@
 //! private copy; the last owner simply gets write access back. So a fork costs page
 //! tables, not memory, and a fork followed by `execve` copies almost nothing.
 
-use super::address_space::{AddressSpace, PAGE, with_memory};
+use super::address_space::{AddressSpace, PAGE};
 use crate::arch::paging::TranslateResult;
 use crate::arch::paging::VirtAddr;
 use crate::arch::paging::{FrameAllocator, Mapper, Page, PageTableFlags as F, Size4KiB, Translate};
@@ -33,7 +33,9 @@ impl AddressSpace {
         // time: a fork in between gives the child the range with part of its pages (Linux
         // holds `mmap_lock` across both).
         let parents_layout = self.layout.lock();
-        with_memory(|m| {
+        // The parent's page tables change (its writable pages become copy-on-write); the
+        // child's are its own until it is returned, so no one else can walk them.
+        self.with_memory_and_tables(|m| {
             child.copy_chunks(self);
             let mut pages = alloc::vec::Vec::new();
             self.for_each_page(m, |addr, entry| {
@@ -171,6 +173,7 @@ pub fn resolve_replaced_page(addr: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::user::address_space::with_memory;
 
     fn frames_in_use() -> u64 {
         with_memory(|m| m.frames.frames_in_use())

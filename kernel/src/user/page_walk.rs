@@ -78,7 +78,8 @@ impl Chunks {
 fn table(m: &Memory, frame: PhysFrame) -> &'static mut PageTable {
     let offset = m.mapper.phys_offset();
     // SAFETY: a page-table frame of this address space, through the physical-memory map;
-    // the memory lock the caller holds keeps every other walker out.
+    // the memory lock the caller holds keeps every other change out (a change holds it and
+    // the page tables' lock; a copy that reads them meanwhile holds the latter).
     unsafe { &mut *(offset + frame.start_address().as_u64()).as_mut_ptr() }
 }
 

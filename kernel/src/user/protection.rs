@@ -3,7 +3,7 @@
 //! bit that marks a page copy-on-write (`user::cow`), through which write access always
 //! comes back, since a read-only page's frame may be shared.
 
-use super::address_space::{AddressSpace, USER_END, with_memory};
+use super::address_space::{AddressSpace, USER_END};
 use crate::arch::paging::{PageTableFlags as F, VirtAddr};
 
 /// The page-table bit that marks a copy-on-write page (bit 9, available to software; see
@@ -35,7 +35,7 @@ impl AddressSpace {
     pub fn protect(&self, start: u64, len: u64, access: Access) -> u64 {
         let end = start.saturating_add(len).min(USER_END);
         let mut changed = 0;
-        with_memory(|m| {
+        self.with_memory_and_tables(|m| {
             self.for_each_page_in(m, start, end, |addr, entry| {
                 let mut flags = entry.flags();
                 flags.set(F::USER_ACCESSIBLE, access != Access::None);

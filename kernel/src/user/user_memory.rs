@@ -40,7 +40,8 @@ impl AddressSpace {
         let mut table: *const u64 = (mapper.level_4_table() as *const PageTable).cast();
         for shift in [39, 30, 21] {
             // SAFETY: `table` is a page table (the level-4 one, then what a present, non-huge
-            // entry points at, through the physical-memory map; the memory lock is held), and
+            // entry points at, through the physical-memory map; the page tables' lock is held,
+            // or the memory lock, which every change to them holds too), and
             // the index is below 512.
             let entry = unsafe { *table.add(((addr >> shift) & 511) as usize) };
             if entry & (PRESENT | HUGE) != PRESENT {
@@ -185,7 +186,7 @@ impl AddressSpace {
     /// `write`: the pages must be writable — a page still shared copy-on-write gets its own
     /// copy first, as the program's own store would. Untouched stack pages in the range are
     /// grown first, as a fault there would. Both are the rare case: a range that is all there
-    /// already takes the memory lock once.
+    /// already takes the page tables' lock once, and not the memory lock.
     fn copy(
         &self,
         addr: u64,
@@ -197,8 +198,8 @@ impl AddressSpace {
         if len == 0 {
             return Ok(());
         }
-        let copied = self
-            .with_mapper(|mapper, _| Self::copy_if_present(mapper, addr, len, write, &mut each));
+        let copied =
+            self.with_tables(|mapper| Self::copy_if_present(mapper, addr, len, write, &mut each));
         if copied.is_ok() {
             return Ok(());
         }
@@ -206,11 +207,11 @@ impl AddressSpace {
         if write {
             self.unshare(addr, len)?;
         }
-        self.with_mapper(|mapper, _| Self::copy_if_present(mapper, addr, len, write, &mut each))
+        self.with_tables(|mapper| Self::copy_if_present(mapper, addr, len, write, &mut each))
     }
 
-    /// The copy itself, with the memory lock held: nothing is copied unless every page of
-    /// the range allows the access.
+    /// The copy itself, with the page tables' lock held: nothing is copied unless every
+    /// page of the range allows the access.
     fn copy_if_present(
         mapper: &OffsetPageTable,
         addr: u64,

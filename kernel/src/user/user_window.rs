@@ -1,7 +1,7 @@
 //! A small range of a program's memory worked on in place (Linux's `user_access_begin` …
 //! `unsafe_put_user` … `user_access_end`, which a signal frame is written with): the pages
 //! are checked once, then the caller reads and writes the program's bytes through the
-//! physical-memory map while the memory lock is held.
+//! physical-memory map while the address space's page-table lock is held.
 //!
 //! Why not `read` and `write`: a signal frame is about a kilobyte, built field by field. Staged
 //! in the kernel and copied out, it costs every byte twice (and the FPU image three times);
@@ -11,7 +11,7 @@
 use super::address_space::{AddressSpace, Fault, PAGE, USER_END};
 use core::marker::PhantomData;
 
-/// A checked range of user memory, reachable while the memory lock is held (the window
+/// A checked range of user memory, reachable while the page tables' lock is held (the window
 /// lives only inside [`AddressSpace::with_window`]). Its bytes are the program's: any
 /// value may be there.
 pub struct Window<'a> {
@@ -44,7 +44,7 @@ impl Window<'_> {
             return None;
         };
         // SAFETY: `len` bytes of a checked user page, reached through the physical-memory
-        // map; the memory lock (held for the window's life) keeps the page mapped and its
+        // map; the page tables' lock (held for the window's life) keeps the page mapped and its
         // frame this program's, and `&mut self` makes this the only slice of the window. A
         // thread of the program on another CPU may store to the same bytes meanwhile: plain
         // bytes, a race of the program's own, as when Linux's `copy_to_user` meets one.
@@ -97,7 +97,7 @@ impl Window<'_> {
 
 impl AddressSpace {
     /// Runs `f` on user memory `addr..addr + len` (at most a page) in place, with the
-    /// memory lock held; `write`: the program may write it, and `f` will. `EFAULT` (and `f`
+    /// page tables' lock held; `write`: the program may write it, and `f` will. `EFAULT` (and `f`
     /// is not called) unless all of it is the program's memory. As for `write`, a stack page
     /// not touched yet is grown and a page shared copy-on-write is given its own copy first.
     #[inline]
@@ -114,7 +114,7 @@ impl AddressSpace {
         }
         let mut f = Some(f);
         let mut attempt = || {
-            self.with_mapper(|mapper, _| {
+            self.with_tables(|mapper| {
                 let offset = mapper.phys_offset();
                 let table = Self::last_table(mapper, addr)?;
                 let first = Self::leaf(table, addr, write)?;
