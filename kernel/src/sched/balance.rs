@@ -32,13 +32,16 @@ use alloc::vec::Vec;
 use sched::smp::cpuset::CpuSet;
 use sched::smp::domains::{Flags, Rules, build_after_hotplug, build_with, restrict_to};
 use sched::smp::invariant::Report;
-use sched::smp::runqueues::{self, CpuBalance, Runqueues, SyncWaker};
+use sched::smp::runqueues::{self, CpuBalance, SyncWaker};
 use sched::smp::schedstat::DomainStats;
 use sched::smp::shares::SharesSplit;
-use sched::{Policy, Rq, SyncWake, Uid, Wakeup};
+use sched::{SyncWake, Wakeup};
 use state::{Balancer, CpuBalancing, TickRest};
 
+mod lent;
 pub(super) mod state;
+use lent::Lent;
+pub(super) use lent::balance_newly_idle;
 pub(super) use state::BalanceState;
 
 /// Takes CPU 0 out of balancing for the rest of the boot, as `isolcpus=0` (or a cpuset of
@@ -75,7 +78,7 @@ impl Scheduler {
     pub(super) fn check_invariant(&mut self, now: u64) {
         if self.balancing.invariant.is_some() {
             let online = CpuSet::from_bits(self.online_mask);
-            let snapshot = runqueues::snapshot(self, online);
+            let snapshot = runqueues::snapshot(&self.lent(), online);
             if let Some(checker) = &mut self.balancing.invariant {
                 checker.observe(now, &snapshot);
             }
@@ -183,8 +186,8 @@ impl Scheduler {
         let (jiffies, hz) = (now / tick_ns, 1_000_000_000 / tick_ns);
         let cpu = this_cpu().index();
         let pushes = match rest {
-            TickRest::Whole => runqueues::tick(self, cpu, jiffies, hz),
-            _ => runqueues::tick_after_load_update(self, cpu, jiffies, hz),
+            TickRest::Whole => runqueues::tick(&mut self.lent(), cpu, jiffies, hz),
+            _ => runqueues::tick_after_load_update(&mut self.lent(), cpu, jiffies, hz),
         };
         self.push_to(cpu, &pushes);
         self.balance_idle_cpus(cpu, jiffies, hz);
@@ -203,8 +206,11 @@ impl Scheduler {
             if idle == cpu || !tickless || self.rqs[idle].current() != self.rqs[idle].idle() {
                 continue;
             }
-            if jiffies >= self.balance(idle).next_balance {
-                let pushes = runqueues::rebalance(self, idle, jiffies, hz);
+            if self
+                .cpu_balance(idle)
+                .is_some_and(|b| jiffies >= b.next_balance)
+            {
+                let pushes = runqueues::rebalance(&mut self.lent(), idle, jiffies, hz);
                 self.push_to(idle, &pushes);
             }
         }
@@ -223,25 +229,16 @@ impl Scheduler {
         }
     }
 
-    /// `idle_balance`: the running CPU is about to pick with nothing runnable here; it
-    /// pulls from its domains first (under the lock, at `schedule`) — if it still has
-    /// nothing to run, its runqueue having been let go of on the way here.
-    pub(super) fn balance_newly_idle(&mut self) {
-        let cpu = this_cpu().index();
-        if self.balancing.balancer.is_some() && self.rqs[cpu].about_to_idle() {
-            runqueues::idle_balance(self, cpu);
-        }
-    }
-
     /// The CPU a task on `cpu` allowed on `affinity` goes to as it forks or execs
     /// (`flag`: SD_BALANCE_FORK or SD_BALANCE_EXEC), by the era's `sched_balance_self`;
     /// `None` without a balancer.
-    pub(super) fn balance_self(&self, cpu: usize, flag: u32, affinity: u64) -> Option<usize> {
+    pub(super) fn balance_self(&mut self, cpu: usize, flag: u32, affinity: u64) -> Option<usize> {
         self.balancing.balancer.as_ref()?;
         let allowed = CpuSet::from_bits(affinity & self.online_mask);
         // `sched_balance_self` starts from `cpu`, which the task may no longer be allowed
         // (its move is pending): then the caller chooses among the allowed CPUs.
-        Some(runqueues::balance_self(self, cpu, flag, allowed)).filter(|&to| allowed.contains(to))
+        let to = runqueues::balance_self(&self.lent(), cpu, flag, allowed);
+        Some(to).filter(|&to| allowed.contains(to))
     }
 
     /// `sched_exec`'s choice: the running task is marked to move to the CPU the era's
@@ -262,7 +259,7 @@ impl Scheduler {
     /// The CPU sleeping task `slot`, last on `prev`, wakes on: the era's wake-up placement
     /// when balancing, else its own. A synchronous `wakeup` from a task (not an interrupt)
     /// tells the placement that the running task is about to give its CPU up.
-    pub(super) fn wake_cpu(&self, slot: Slot, prev: usize, wakeup: Wakeup) -> usize {
+    pub(super) fn wake_cpu(&mut self, slot: Slot, prev: usize, wakeup: Wakeup) -> usize {
         if self.balancing.balancer.is_none() {
             return prev;
         }
@@ -275,10 +272,10 @@ impl Scheduler {
         .flatten()
         .map(|info| SyncWaker {
             weight: info.weight,
-            uid: Runqueues::uid(self, waker),
+            uid: self.rqs[cpu].context(waker).uid,
             exiting: wakeup.sync == SyncWake::WakerExits,
         });
-        runqueues::wake_cpu(self, slot, prev, cpu, sync_waker)
+        runqueues::wake_cpu(&self.lent(), slot, prev, cpu, sync_waker)
     }
 
     /// Moves task `slot`, waiting or woken, from `from`'s runqueue to `to`'s, attached
@@ -308,65 +305,12 @@ impl Scheduler {
         Some(&self.rqs[cpu].balance.as_ref()?.state)
     }
 
-    fn balancer(&self) -> &Balancer {
-        self.balancing
-            .balancer
-            .as_ref()
-            .expect("balancing on one CPU")
-    }
-}
-
-impl Runqueues for Scheduler {
-    type Policy = dyn Policy + Send;
-
-    fn len(&self) -> usize {
-        self.rqs.len()
-    }
-
-    fn rq(&self, cpu: usize) -> &Rq<dyn Policy + Send> {
-        &self.rqs[cpu]
-    }
-
-    fn rq_mut(&mut self, cpu: usize) -> &mut Rq<dyn Policy + Send> {
-        &mut self.rqs[cpu]
-    }
-
-    fn balance(&self, cpu: usize) -> &CpuBalance {
-        let b = self.rqs[cpu].balance.as_ref();
-        &b.expect("balancing on one CPU").state
-    }
-
-    fn balance_mut(&mut self, cpu: usize) -> &mut CpuBalance {
-        let b = self.rqs[cpu].balance.as_mut();
-        &mut b.expect("balancing on one CPU").state
-    }
-
-    fn allowed(&self, task: Slot) -> CpuSet {
-        CpuSet::from_bits(self.context(task).affinity & self.online_mask)
-    }
-
-    fn uid(&self, task: Slot) -> Uid {
-        self.task_ref(task).uid
-    }
-
-    fn leaving(&self, task: Slot) -> bool {
-        let on_cpu = &self.context(task).on_cpu;
-        on_cpu.load(core::sync::atomic::Ordering::Acquire)
-    }
-
-    fn now(&self) -> u64 {
-        clock::now()
-    }
-
-    fn split(&self) -> SharesSplit {
-        self.balancer().split
-    }
-
-    fn rules(&self) -> Rules {
-        self.balancer().rules
-    }
-
-    fn migrate(&mut self, task: Slot, from: usize, to: usize) {
-        self.move_between(task, from, to, Wakeup::default(), clock::now());
+    /// The runqueues as the balancer reads them ([`Lent`]), lent by this holder.
+    fn lent(&mut self) -> Lent<'_> {
+        Lent {
+            balancer: self.balancing.balancer,
+            online_mask: self.online_mask,
+            rqs: &mut self.rqs,
+        }
     }
 }

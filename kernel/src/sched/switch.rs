@@ -159,7 +159,7 @@ fn ready_to_pick(
         return (rq, None);
     }
     let irq_were_on = rq.unlock_keeping_irqs_off();
-    with_sched(Scheduler::balance_newly_idle);
+    super::balance::balance_newly_idle();
     (runqueue::lock(this_cpu().index()), Some(irq_were_on))
 }
 

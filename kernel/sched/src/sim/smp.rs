@@ -347,11 +347,11 @@ impl<P: Policy> Runqueues for SmpSim<P> {
         &mut self.cpus[cpu].balance
     }
 
-    fn allowed(&self, task: TaskId) -> CpuSet {
+    fn allowed(&self, _cpu: usize, task: TaskId) -> CpuSet {
         self.allowed[task]
     }
 
-    fn uid(&self, task: TaskId) -> Uid {
+    fn uid(&self, _cpu: usize, task: TaskId) -> Uid {
         self.tasks[task].uid
     }
 

@@ -154,13 +154,15 @@ pub trait Runqueues {
     fn balance(&self, cpu: usize) -> &CpuBalance;
     /// CPU `cpu`'s balancing state, to change.
     fn balance_mut(&mut self, cpu: usize) -> &mut CpuBalance;
-    /// The CPUs task `task` may run on.
-    fn allowed(&self, task: TaskId) -> CpuSet;
-    /// Task `task`'s user (its group, with per-uid groups).
-    fn uid(&self, task: TaskId) -> Uid;
-    /// Task `task` is still leaving the CPU it was preempted on (its registers not yet
-    /// saved): Linux's `task_running`, which keeps a task where it is.
-    fn leaving(&self, _task: TaskId) -> bool {
+    /// The CPUs task `task`, on `cpu`'s runqueue, may run on. (Each of these three is asked
+    /// of a task where the caller found it, so that a holder that keeps a task's data with
+    /// its runqueue, as the kernel does, reads it there.)
+    fn allowed(&self, cpu: usize, task: TaskId) -> CpuSet;
+    /// Task `task`'s user (its group, with per-uid groups); it is on `cpu`'s runqueue.
+    fn uid(&self, cpu: usize, task: TaskId) -> Uid;
+    /// Task `task`, on `cpu`'s runqueue, is still leaving the CPU it was preempted on (its
+    /// registers not yet saved): Linux's `task_running`, which keeps a task where it is.
+    fn leaving(&self, _cpu: usize, _task: TaskId) -> bool {
         false
     }
     /// The clock, in ns.
@@ -372,7 +374,7 @@ pub fn snapshot<R: Runqueues + ?Sized>(r: &R, cpus: CpuSet) -> Snapshot {
         }
         for q in rq.policy().balance_queues() {
             for w in q.waiting {
-                let allowed = r.allowed(w.task);
+                let allowed = r.allowed(cpu, w.task);
                 snap.waiting.push(Waiting { cpu, allowed });
             }
         }

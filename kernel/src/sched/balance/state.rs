@@ -46,6 +46,7 @@ impl BalanceState {
 
 /// The balancer's state, with a fair policy on two CPUs or more. Each CPU's own part is on
 /// its runqueue ([`CpuBalancing`]).
+#[derive(Debug, Clone, Copy)]
 pub struct Balancer {
     /// How the era splits a group's shares across CPUs.
     pub(super) split: SharesSplit,

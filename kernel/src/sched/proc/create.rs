@@ -202,7 +202,7 @@ impl Scheduler {
     /// With one CPU allowed there is nothing to weigh, and the choice costs the same few
     /// instructions on one CPU as on several: the lab's tasks, pinned to CPU 0, then run
     /// the same instructions whatever `smp=` says, and so give the same figures.
-    fn cpu_for_new_task(&self, affinity: u64) -> usize {
+    fn cpu_for_new_task(&mut self, affinity: u64) -> usize {
         let allowed = affinity & self.online_mask;
         if allowed.is_power_of_two() {
             return allowed.trailing_zeros() as usize;

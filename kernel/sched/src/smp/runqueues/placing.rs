@@ -68,7 +68,7 @@ pub fn wake_cpu<R: Runqueues + ?Sized>(
         r.rq(prev),
         r.balance(prev),
         task,
-        (r.allowed(task), r.uid(task)),
+        (r.allowed(prev, task), r.uid(prev, task)),
         r.now(),
     );
     // No CPU's load is read for a task with no choice: a snapshot of every CPU's would

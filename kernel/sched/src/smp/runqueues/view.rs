@@ -33,10 +33,10 @@ impl<R: Runqueues + ?Sized> Balancing<'_, R> {
             task: w.task,
             weight: w.h_load,
             prio: w.prio,
-            allowed: r.allowed(w.task),
+            allowed: r.allowed(busiest, w.task),
             last_ran: policy.task_info(w.task).map_or(0, |i| i.exec_start),
             // A task still leaving the CPU it was preempted on stays, as a running one.
-            running: running || r.leaving(w.task),
+            running: running || r.leaving(busiest, w.task),
             util: w.util,
         }
     }
@@ -116,7 +116,7 @@ impl<R: Runqueues + ?Sized> Machine for Balancing<'_, R> {
                     .map(|w| self.candidate(busiest, w))
                     .collect();
                 if let Some(c) = running
-                    && (q.uid.is_none() || q.uid == Some(r.uid(c.task)))
+                    && (q.uid.is_none() || q.uid == Some(r.uid(busiest, c.task)))
                 {
                     tasks.push(c);
                 }
@@ -153,7 +153,7 @@ impl<R: Runqueues + ?Sized> Machine for Balancing<'_, R> {
 
     fn running_allowed(&self, cpu: usize) -> CpuSet {
         self.running(cpu)
-            .map_or(CpuSet::EMPTY, |t| self.0.allowed(t))
+            .map_or(CpuSet::EMPTY, |t| self.0.allowed(cpu, t))
     }
 
     fn pull(&mut self, from: usize, to: usize, tasks: &[TaskId]) {
