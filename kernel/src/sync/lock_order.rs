@@ -59,7 +59,8 @@ pub enum Rank {
     Layout,
     /// The kernel-stack slots (`mm::stack`): a new stack is mapped under it.
     Stacks,
-    /// Physical frames and page tables (`mm`).
+    /// Physical frames and the kernel's page tables (`mm`); a process's page tables change
+    /// under it and their own lock (`PageTables`).
     Memory,
     /// An address space's page tables (`user::address_space`, Linux's
     /// `mm->page_table_lock`): changed under `Memory` and this; a copy to or from the

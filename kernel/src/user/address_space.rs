@@ -158,7 +158,8 @@ impl AddressSpace {
 
     /// The level-1 entry of the page at `addr` if it maps nothing yet, the tables above it
     /// made where missing (`page_walk::level_1_entry`); `Ok(None)` if it maps a page
-    /// already. The caller holds the memory lock and the page tables' and has noted the page
+    /// already. The caller holds the memory lock and the page tables' (or the address space
+    /// is a fork's child, which no one else reaches yet) and has noted the page
     /// ([`Self::note_pages`]).
     pub(super) fn free_entry(
         &self,

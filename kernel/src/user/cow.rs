@@ -159,11 +159,11 @@ pub fn resolve_write_fault(addr: u64) -> bool {
 /// Linux's `wp_page_copy` clears the entry, then sets it): a sibling thread that touches the
 /// page in between faults on a page that is, a moment later, mapped again. Linux's fault
 /// path finds the new entry under the page-table lock and returns; so does this, under the
-/// memory lock, which the copy holds from the unmap to the map.
+/// page tables' lock, which the copy holds from the unmap to the map.
 pub fn resolve_replaced_page(addr: u64) -> bool {
     crate::sched::current_address_space().is_some_and(|space| {
         let page = VirtAddr::new(addr & !(PAGE - 1));
-        space.with_mapper(|mapper, _| match mapper.translate(page) {
+        space.with_tables(|mapper| match mapper.translate(page) {
             TranslateResult::Mapped { flags, .. } => flags.contains(F::USER_ACCESSIBLE),
             _ => false,
         })

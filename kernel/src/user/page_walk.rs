@@ -105,7 +105,9 @@ impl AddressSpace {
     /// table made counts in the process's limit. `None` if memory ran out (the tables made
     /// so far stay, found and freed with the chunk, which the caller noted first). One walk
     /// down, which the mapping then ends with its one store (the `x86_64` crate's mapper
-    /// walked again, and zeroed each table it made). The caller holds the memory lock.
+    /// walked again, and zeroed each table it made). The caller holds the memory lock and,
+    /// unless no one else can reach this address space yet (a fork's child), its page
+    /// tables' lock.
     pub(super) fn level_1_entry(
         &self,
         m: &mut Memory,
@@ -135,7 +137,8 @@ impl AddressSpace {
     }
 
     /// Calls `f(address, entry)` for every mapped page of the lower half, with the memory
-    /// lock held: the one walk over a process's pages.
+    /// lock held (and the page tables' lock, for an `f` that changes entries): the one walk
+    /// over a process's pages.
     pub(super) fn for_each_page(&self, m: &mut Memory, f: impl FnMut(u64, &mut PageTableEntry)) {
         self.for_each_page_in(m, 0, USER_END, f);
     }

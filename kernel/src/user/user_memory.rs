@@ -77,12 +77,23 @@ impl AddressSpace {
         })
     }
 
-    /// Copies a program's bytes to `addr` as the loader does: read-only pages too.
+    /// Copies a program's bytes to `addr` as the loader does: read-only pages too. A page at
+    /// a time, each under its own hold of the page tables' lock, with interrupts on between:
+    /// the loader fills a new address space while the old program's other threads may still
+    /// run, and one of them changing its mappings waits for this CPU to answer its TLB
+    /// shootdown, which it can only between holds.
     pub fn load(&self, addr: u64, bytes: &[u8]) -> Result<(), Fault> {
-        self.copy(addr, bytes.len(), false, |user, i, n| {
-            // SAFETY: as in `write`.
-            unsafe { core::ptr::copy_nonoverlapping(bytes[i..].as_ptr(), user, n) }
-        })
+        let mut done = 0;
+        while done < bytes.len() {
+            let at = addr.checked_add(done as u64).ok_or(Fault)?;
+            let piece = &bytes[done..][..((PAGE - at % PAGE) as usize).min(bytes.len() - done)];
+            self.copy(at, piece.len(), false, |user, i, n| {
+                // SAFETY: as in `write`.
+                unsafe { core::ptr::copy_nonoverlapping(piece[i..].as_ptr(), user, n) }
+            })?;
+            done += piece.len();
+        }
+        Ok(())
     }
 
     /// Copies `buf.len()` bytes from user address `addr` into `buf`.
