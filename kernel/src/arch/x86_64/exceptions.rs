@@ -4,8 +4,10 @@
 //! can show the program's registers to its handler (in the `ucontext`) and return to
 //! whatever the handler leaves there (Linux's `idtentry` entries, arch/x86/entry/entry_64.S).
 //! What the exception means is decided above: `crate::trap::user_exception` in ring 3; in
-//! the kernel a breakpoint is counted and resumed, and anything else is fatal ([`fatal`],
-//! which a test may replace with [`set_fatal_hook`]; `interrupts` uses it too).
+//! the kernel a breakpoint is counted and resumed, the one `fxrstor` of a program's FPU image
+//! that may fault resumes at its fix-up (`user_state::fxrstor_fixup`), and anything else is
+//! fatal ([`fatal`], which a test may replace with [`set_fatal_hook`]; `interrupts` uses it
+//! too).
 
 use super::fault::{Fault, PAGE_FAULT_VECTOR};
 use super::trap_entry::trap_entry;
@@ -138,6 +140,12 @@ fn exception(
         if fault.vector == 3 {
             BREAKPOINTS.fetch_add(1, Ordering::Relaxed);
             log::debug!("breakpoint (#BP) at rip={:#x}", frame.rip);
+            return;
+        }
+        if fault.vector == 13
+            && let Some(resume) = super::user_state::fxrstor_fixup(frame.rip)
+        {
+            frame.rip = resume;
             return;
         }
         fatal(fault)

@@ -143,11 +143,44 @@ pub fn restore_fpu_if_valid(image: &[u8]) -> bool {
     if mxcsr & !mask != 0 {
         return false;
     }
-    // SAFETY: MXCSR has no bit outside the CPU's mask (checked just above, and nothing can
-    // change the image in between: the caller holds the memory lock, interrupts off, on the
-    // one CPU); 512 readable bytes aligned to 16.
-    unsafe { core::arch::asm!("fxrstor64 [{}]", in(reg) image.as_ptr(), options(nostack)) };
-    true
+    // SAFETY: 512 readable bytes aligned to 16 (checked above; the caller holds the page
+    // tables' lock, so they stay mapped). Their MXCSR was valid a moment ago; a thread of
+    // the program on another CPU may have changed it since, and then `fxrstor` faults,
+    // which `fxrstor_fixup` turns into a failure here.
+    unsafe { cfslab_fxrstor_user(image.as_ptr()) == 0 }
+}
+
+// `fxrstor` of an image in a program's memory, the one kernel instruction a program may
+// make fault: between the check of its MXCSR and this load, a thread of the program on
+// another CPU may store reserved bits there, and `fxrstor` then raises #GP in ring 0. The
+// instruction is the function's first, so at the fault the stack is as at its entry, and
+// the handler resumes at `cfslab_fxrstor_user_fixup` ([`fxrstor_fixup`]), which returns
+// 1 where the load returns 0: Linux's exception-table fix-up for its `fxrstor_safe`.
+core::arch::global_asm!(
+    ".pushsection .text.cfslab_fxrstor_user, \"ax\"",
+    ".global cfslab_fxrstor_user",
+    "cfslab_fxrstor_user:",
+    "fxrstor64 [rdi]",
+    "xor eax, eax",
+    "ret",
+    ".global cfslab_fxrstor_user_fixup",
+    "cfslab_fxrstor_user_fixup:",
+    "mov eax, 1",
+    "ret",
+    ".popsection",
+);
+
+unsafe extern "C" {
+    /// Loads the FPU image at `image` (512 bytes aligned to 16): 0, or 1 if it faulted.
+    fn cfslab_fxrstor_user(image: *const u8) -> u32;
+    fn cfslab_fxrstor_user_fixup();
+}
+
+/// Where a general-protection fault in the kernel at `rip` resumes, if it is the one
+/// allowed there (see `cfslab_fxrstor_user`); `None` for any other, which is fatal.
+pub(super) fn fxrstor_fixup(rip: u64) -> Option<u64> {
+    let load = cfslab_fxrstor_user as *const () as u64;
+    (rip == load).then_some(cfslab_fxrstor_user_fixup as *const () as u64)
 }
 
 /// The FPU's state after `execve` (see [`UserCpuState::initial`]), made once.
@@ -268,4 +301,27 @@ pub fn take_debug_status() -> u64 {
         core::arch::asm!("mov dr6, {}", in(reg) RESET, options(nomem, nostack));
     }
     status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test_case]
+    fn an_fpu_load_that_faults_fails_and_the_kernel_goes_on() {
+        // Two images side by side, aligned to 16: one starting 8 bytes in is misaligned, on
+        // which `fxrstor` raises #GP — the fault a reserved MXCSR bit raises on hardware
+        // (QEMU's `fxrstor` does not check MXCSR, but does check alignment).
+        #[repr(C, align(16))]
+        struct Two([u8; 2 * FPU_BYTES]);
+        let mut two = Two([0; 2 * FPU_BYTES]);
+        two.0[..FPU_BYTES].copy_from_slice(&initial_fx().0);
+        two.0[8..8 + FPU_BYTES].copy_from_slice(&initial_fx().0);
+        // SAFETY: 512 readable bytes; misaligned, so the load faults and is caught.
+        assert_eq!(unsafe { cfslab_fxrstor_user(two.0[8..].as_ptr()) }, 1);
+        two.0[..FPU_BYTES].copy_from_slice(&initial_fx().0);
+        // SAFETY: 512 bytes aligned to 16, a valid image.
+        assert_eq!(unsafe { cfslab_fxrstor_user(two.0.as_ptr()) }, 0);
+        reset_fpu();
+    }
 }
