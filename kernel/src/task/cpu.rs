@@ -1,6 +1,7 @@
 //! Which CPU's runqueue holds a task (Linux's `task_cpu()`, `p->cpu`), one number shared by
 //! the task's entry in the task table and its context. A waker that holds only runqueue
-//! locks moves a sleeping task and says where it went through the context in its hands
+//! locks moves a sleeping task, and a newly-idle pass a queued one, and says where it went
+//! through the context in its hands
 //! (Linux's `set_task_cpu`, under the locks of the runqueue the task leaves and the one it
 //! joins); the holder of the task table reads it through the table, and knows it for sure
 //! once it holds the runqueue it names and the number has not changed (`sched`'s

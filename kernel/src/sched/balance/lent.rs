@@ -5,8 +5,12 @@
 //! Nothing here reads the task table: a task's affinity, user and `on_cpu` flag are read off
 //! its context, on the runqueue the balancer found it on. So a pass that needs nothing more
 //! — a CPU's newly-idle pass, Linux's `idle_balance`, which takes runqueue locks and no
-//! other — runs without the scheduler's lock ([`balance_newly_idle`]), and fork, exit and
-//! the other holders of that lock do not wait for it. The passes that run under the
+//! other — runs without the scheduler's lock ([`balance_newly_idle`]), and what takes that
+//! lock for the task table alone (a signal mask, a process's group) does not wait for it,
+//! nor does a holder of it until it reaches a runqueue. Like every lender it holds the
+//! runqueues from CPU 0's on, in CPU order (`runqueue::Runqueues`), so it and a holder of
+//! the scheduler's lock that has reached a runqueue follow one another whole: none sees the
+//! other move a task under it. The passes that run under the
 //! scheduler's lock (the tick's, a fork's and an exec's placement, the invariant's look)
 //! read the machine through the same view.
 

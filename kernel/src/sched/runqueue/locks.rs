@@ -13,11 +13,17 @@
 //!   allowed several, which first reads the CPUs its placement looks at, each under its
 //!   lock alone, then takes the waker's, the task's and the chosen CPU's together (`ttwu`);
 //! - **the runqueues, after the scheduler's lock** ([`Runqueues`], through `with_sched`):
-//!   the rest — forks, exits, other moves, the balancer's passes, `/proc` — locks the task
-//!   table, then the runqueues of CPUs 0 up to the last that holds a task, and any further
-//!   one as it reaches it, always in CPU order; it reaches them by index for as long as it
-//!   holds them. (Linux takes only the runqueues an operation touches: a newly-idle pass
-//!   this CPU's and the busiest's. cfslab's next step for the rest.)
+//!   the rest — forks, exits, other moves, the tick's balancing passes, `/proc` — locks the
+//!   task table, then the runqueues of CPUs 0 up to the last that holds a task, and any
+//!   further one as it reaches it, always in CPU order; it reaches them by index for as
+//!   long as it holds them;
+//! - **the runqueues alone, the same way** (a [`Runqueues`] of its own): a newly-idle pass
+//!   (`balance::balance_newly_idle`), which needs nothing of the task table. Every lender
+//!   holds CPU 0's runqueue from its first reach to its end, so lenders, with the scheduler's
+//!   lock or without, follow one another whole: a holder of the scheduler's lock that has
+//!   reached a runqueue sees no pass move a task under it. (Linux takes only the runqueues
+//!   an operation touches: a newly-idle pass this CPU's and the busiest's. cfslab's next
+//!   step; the holders that count tasks over several runqueues must then hold them all.)
 //!
 //! The index checks, in every build, that this CPU holds the runqueue's lock: that is what
 //! makes a reference into the lock's value safe to hand out without a guard.
@@ -160,8 +166,8 @@ impl Drop for Inspecting {
     }
 }
 
-/// Every runqueue, as the holder of the scheduler's lock reaches them (see the module's
-/// docs). While `with_sched` lends the scheduler out, this CPU holds the locks of a prefix
+/// Every runqueue, as its lender reaches them: the holder of the scheduler's lock, or a
+/// newly-idle pass (see the module's docs). While lent, this CPU holds the locks of a prefix
 /// of the runqueues, CPUs `0..held`: taken at the start up to the last CPU whose runqueue
 /// holds a task ([`HOLDING_TASKS`]), and further, in CPU order, as the lender reaches a
 /// runqueue past them (an empty CPU a task is placed on, a walk over every CPU). A prefix,
@@ -215,8 +221,9 @@ impl Runqueues {
         })
     }
 
-    /// `with_sched` starts lending the runqueues out (the scheduler's lock held, interrupts
-    /// off): it takes the locks of CPUs 0 up to the last whose runqueue holds a task.
+    /// The lender starts (`with_sched` with the scheduler's lock held, or a newly-idle pass;
+    /// interrupts off): it takes the locks of CPUs 0 up to the last whose runqueue holds a
+    /// task.
     pub(in crate::sched) fn start_lending(&self) {
         debug_assert!(!self.lending.get(), "runqueues lent twice");
         self.lending.set(true);
@@ -277,9 +284,10 @@ impl Index<usize> for Runqueues {
         check_held(cpu);
         // SAFETY: this CPU holds the runqueue's lock (checked), so no other CPU touches the
         // value; on this CPU, no guard of it exists beside this (taking its lock again
-        // would break the key order, which panics), and the only `Runqueues` is the
-        // scheduler's, whose borrow this reference keeps. (gdb's reads happen with every
-        // CPU stopped.)
+        // would break the key order, which panics), and one lender at a time lends it on this
+        // CPU — the scheduler's inside `with_sched`, or a newly-idle pass's, which runs with
+        // interrupts off outside it — whose borrow this reference keeps. (gdb's reads happen
+        // with every CPU stopped.)
         unsafe { (*RUNQUEUES[cpu].as_mut_ptr()).as_ref() }.expect("a CPU's runqueue")
     }
 }
