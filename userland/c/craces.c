@@ -373,9 +373,17 @@ static void *busy(void *arg)
 	return NULL;
 }
 
-/* The mean lateness, in µs, of SLEEPS sleeps of 1 ms by a thread pinned to the last CPU,
+static int by_value(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+	return (x > y) - (x < y);
+}
+
+/* The median lateness, in µs, of SLEEPS sleeps of 1 ms by a thread pinned to the last CPU,
  * with a busy thread pinned beside it, and with `all_busy`, one more pinned to each other
- * CPU. */
+ * CPU. The median, not the mean: on a busy host a few sleeps are late by the host's own
+ * load (natively, under the test suite's other jobs, the mean once reached 1.2 ms), which
+ * moves the mean and not the median. */
 static long long late_wakeups(int all_busy)
 {
 	int n = cpus(), last = n - 1;
@@ -390,12 +398,12 @@ static long long late_wakeups(int all_busy)
 	/* Let each busy thread reach its CPU. */
 	struct timespec settle = {0, 20000000};
 	nanosleep(&settle, NULL);
-	long long late = 0;
+	long long late[SLEEPS];
 	for (int i = 0; i < SLEEPS; i++) {
 		struct timespec t = {0, 1000000};
 		long long before = now_ns();
 		nanosleep(&t, NULL);
-		late += now_ns() - before - 1000000;
+		late[i] = now_ns() - before - 1000000;
 	}
 	atomic_store(&stop, 1);
 	for (int c = all_busy ? 0 : last; c < n; c++)
@@ -404,7 +412,8 @@ static long long late_wakeups(int all_busy)
 	for (int c = 0; c < n; c++)
 		CPU_SET(c, &set);
 	sched_setaffinity(0, sizeof set, &set);
-	return late / SLEEPS / 1000;
+	qsort(late, SLEEPS, sizeof late[0], by_value);
+	return late[SLEEPS / 2] / 1000;
 }
 
 /* ---- mprotect ---------------------------------------------------------------------- */
@@ -523,15 +532,15 @@ int main(int argc, char **argv)
 	}
 	if (all || strcmp(only, "wake") == 0) {
 		long long late = late_wakeups(0);
-		printf("wake: mean lateness %lld us\n", late);
+		printf("wake: median lateness %lld us\n", late);
 		/* A wake-up that waits for its CPU's next tick is late by half a tick (2 ms at
-		 * HZ 250) on average; one that preempts the busy thread at once, by the
+		 * HZ 250) in the median; one that preempts the busy thread at once, by the
 		 * wake-up's own path. */
 		check(late < 1000, "a 1 ms sleeper beside a busy thread on its CPU is late by "
 				   "under 1 ms");
 		/* With every CPU busy, QEMU's round-robin of the vCPUs delays the timer's
 		 * interrupt itself (docs/kernel.md): measured, not checked. */
-		printf("wake: every CPU busy: mean lateness %lld us\n", late_wakeups(1));
+		printf("wake: every CPU busy: median lateness %lld us\n", late_wakeups(1));
 	}
 	if (failures == 0)
 		printf("craces: all checks passed\n");
