@@ -24,29 +24,18 @@ use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::ops::{Deref, DerefMut};
-use core::sync::atomic::{AtomicBool, Ordering};
 use sched::smp::runqueues;
 use sched::weights::Nice;
 use sched::{ForkKind, Moving, Policy, Rq, SchedTask, Uid, Wakeup};
 
 mod locks;
+mod runs_idle;
 mod stop_work;
 pub(super) use locks::{
     Inspecting, Locked, Runqueues, lock, lock_this_cpu, lock_three, lock_two, made,
 };
+pub(super) use runs_idle::runs_idle;
 pub(super) use stop_work::StopWork;
-
-/// CPU by CPU, whether it runs its idle task, as its switch last said under its runqueue's
-/// lock: what a wake-up's search for an idle CPU reads of the CPUs it passes over, without
-/// their locks (Linux's `idle_cpu` reads `rq->curr` with none; `ttwu`).
-static RUNS_IDLE: [AtomicBool; CPUS] = [const { AtomicBool::new(false) }; CPUS];
-
-const CPUS: usize = bootopts::MAX_CPUS as usize;
-
-/// Whether CPU `cpu` runs its idle task, as its switch last said (see [`RUNS_IDLE`]).
-pub(super) fn runs_idle(cpu: usize) -> bool {
-    RUNS_IDLE[cpu].load(Ordering::Relaxed)
-}
 
 /// The kernel's runqueue of one CPU (see the module's docs).
 pub(in crate::sched) struct Runqueue {
@@ -86,7 +75,7 @@ impl DerefMut for Runqueue {
 impl Runqueue {
     /// A runqueue around `rq`, its idle task's context `idle`.
     pub(in crate::sched) fn new(rq: Rq<dyn Policy + Send>, idle: Context) -> Runqueue {
-        RUNS_IDLE[rq.cpu()].store(rq.current() == rq.idle(), Ordering::Relaxed);
+        runs_idle::say(rq.cpu(), rq.current() == rq.idle());
         Runqueue {
             rq,
             contexts: Vec::new(),
@@ -174,7 +163,7 @@ impl Runqueue {
     /// ([`runs_idle`]), by its switch, under this runqueue's lock.
     #[inline(always)]
     pub(in crate::sched) fn say_runs_idle(&self, idle: bool) {
-        RUNS_IDLE[self.rq.cpu()].store(idle, Ordering::Relaxed);
+        runs_idle::say(self.rq.cpu(), idle);
     }
 
     /// What a switch from task `prev` to task `next` (two tasks on this runqueue) writes

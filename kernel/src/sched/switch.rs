@@ -145,8 +145,8 @@ fn this_rq_to_pick() -> KeyedGuard<'static, Option<Runqueue>> {
 /// go of its runqueue's lock to look at the others'), unless its own idle spells say it is
 /// not worth it (read under its own lock, as Linux reads `avg_idle`): the pass takes the
 /// runqueues' locks in CPU order (`balance::balance_newly_idle`), so this one is let go of
-/// first and taken again for the pick — then this also returns whether interrupts were on when `rq` was taken (they stay
-/// off).
+/// first and taken again for the pick — then this also returns whether interrupts were on
+/// when `rq` was taken (they stay off).
 #[inline(always)]
 fn ready_to_pick(
     mut rq: KeyedGuard<'static, Option<Runqueue>>,

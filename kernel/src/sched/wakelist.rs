@@ -12,7 +12,8 @@
 //! scheduler's and read without a lock — Linux reads `p->cpus_ptr` under the task's own
 //! lock, which cfslab does not have yet), and whether the CPU runs its idle task. Either
 //! may be out of date by the time the wake-up is finished. A task allowed several CPUs needs
-//! the era's placement first, which reads every CPU's load: it wakes where that places it,
+//! the era's placement first, which reads the load of the CPUs its era looks at: it wakes
+//! where that places it,
 //! under the runqueue locks it touches (`ttwu`), not through a list. Everything the waker
 //! read is read again under the runqueue's lock when the wake-up is finished
 //! (`sleep::finish_queued_wakeups`); a wake-up that no longer fits — the task moved, its

@@ -175,8 +175,7 @@ impl Drop for Inspecting {
 /// takes no lock of a CPU it does not touch: a uniprocessor run costs the same on a
 /// machine of one CPU as beside parked ones.
 pub(in crate::sched) struct Runqueues {
-    /// How many CPUs have a runqueue (the first `len`).
-    /// `with_sched` lends the runqueues out: reaching one takes its lock if need be.
+    /// The lender lends the runqueues out: reaching one takes its lock if need be.
     lending: Cell<bool>,
     /// How many runqueues' locks the lender holds: CPUs `0..held`.
     held: Cell<usize>,

@@ -42,9 +42,7 @@ impl CpuFigures {
             domains: b.domains.clone(),
         }
     }
-}
 
-impl CpuFigures {
     /// A CPU with no balancer (one the balancer being rebuilt leaves for a moment): busy,
     /// with no domains, so that no placement chooses it.
     pub fn absent() -> Self {
