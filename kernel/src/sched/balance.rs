@@ -314,6 +314,7 @@ impl Scheduler {
             balancer: self.balancing.balancer,
             online_mask: self.online_mask,
             rqs: &mut self.rqs,
+            spare: core::cell::OnceCell::new(),
         }
     }
 }

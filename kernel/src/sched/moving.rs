@@ -9,7 +9,7 @@
 //! (`balance::Lent`), or the holder of the whole scheduler (`Scheduler::move_between`: the
 //! tick's balancing, a change of affinity, the slow wake-up).
 
-use super::runqueue::{Locked, Runqueue, Runqueues};
+use super::runqueue::{Focused, Locked, Runqueue, Runqueues};
 use super::trace::Kind;
 use crate::percpu::this_cpu;
 use crate::task::Slot;
@@ -22,6 +22,12 @@ pub(in crate::sched) trait HeldRunqueues {
 }
 
 impl HeldRunqueues for Runqueues {
+    fn held(&mut self, cpu: usize) -> &mut Runqueue {
+        &mut self[cpu]
+    }
+}
+
+impl HeldRunqueues for Focused {
     fn held(&mut self, cpu: usize) -> &mut Runqueue {
         &mut self[cpu]
     }

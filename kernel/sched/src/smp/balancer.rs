@@ -40,21 +40,21 @@ use alloc::vec::Vec;
 /// `MAX_PINNED_INTERVAL`: how far an all-pinned domain's interval may grow, in ms.
 pub const MAX_PINNED_INTERVAL_MS: u64 = 512;
 
-/// What a balancing pass needs of the machine.
+/// What a balancing pass needs of the machine. (A method that reads takes `&mut self`: the
+/// machine may lock the runqueues it reads as it reads them.)
 pub trait Machine {
     /// Every CPU's load, indexed by CPU.
-    fn stats(&self) -> Vec<CpuStat>;
+    fn stats(&mut self) -> Vec<CpuStat>;
     /// How many CPUs are online.
-    fn cpus(&self) -> usize {
-        self.stats().len()
-    }
+    fn cpus(&self) -> usize;
     /// `busiest`'s fair tasks — group by group, with groups — beside `this_cpu`'s loads in
-    /// the same groups (see [`Queues`]), for `this_cpu` to pull from.
-    fn queues(&self, busiest: usize, this_cpu: usize) -> Queues;
+    /// the same groups (see [`Queues`]), for `this_cpu` to pull from: what [`Machine::pull`]
+    /// then moves, the two runqueues held from one to the other.
+    fn queues(&mut self, busiest: usize, this_cpu: usize) -> Queues;
     /// `cpu`'s clock (what `task_hot` compares with).
     fn clock(&self, cpu: usize) -> u64;
     /// The CPUs the task running on `cpu` may run on (none if it runs its idle task).
-    fn running_allowed(&self, cpu: usize) -> CpuSet;
+    fn running_allowed(&mut self, cpu: usize) -> CpuSet;
     /// Moves `tasks` from `from` to `to` (`pull_task`).
     fn pull(&mut self, from: usize, to: usize, tasks: &[TaskId]);
     /// How the era splits a group's shares across CPUs (2.6.24's full shares everywhere
@@ -63,14 +63,14 @@ pub trait Machine {
         SharesSplit::Full
     }
     /// Every group with a runqueue on `span`'s CPUs, each CPU's part of it.
-    fn groups_on(&self, _span: CpuSet) -> Vec<GroupSpan> {
+    fn groups_on(&mut self, _span: CpuSet) -> Vec<GroupSpan> {
         Vec::new()
     }
     /// Gives group `uid`'s entity on `share.cpu` its new share.
     fn reweight_group(&mut self, _uid: u32, _share: Share) {}
     /// 4.1 and 6.6: whether the group of `cpus` at topology level `level` is marked
     /// imbalanced ([`group_imbalance`](super::group_imbalance)).
-    fn group_imbalanced(&self, _level: usize, _cpus: CpuSet) -> bool {
+    fn group_imbalanced(&mut self, _level: usize, _cpus: CpuSet) -> bool {
         false
     }
     /// Marks that group (`on`), or clears its mark.

@@ -61,6 +61,7 @@ pub fn marked<R: Runqueues + ?Sized>(r: &R, level: usize, cpus: CpuSet) -> bool 
 /// Marks the group of `cpus` at `level` (`on`), or clears its mark.
 pub fn mark<R: Runqueues + ?Sized>(r: &mut R, level: usize, cpus: CpuSet, on: bool) {
     if let Some(keeper) = cpus.lowest() {
+        r.reach(keeper);
         r.balance_mut(keeper).imbalanced_groups.set(level, cpus, on);
     }
 }

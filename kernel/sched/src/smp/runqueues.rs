@@ -97,6 +97,21 @@ impl CpuBalance {
         }
     }
 
+    /// A CPU's state with no domains (one the balancer left out): nothing to balance.
+    pub fn without_domains() -> CpuBalance {
+        CpuBalance {
+            cpu_load: CpuLoad::default(),
+            domains: Arc::from(Vec::new()),
+            states: Vec::new(),
+            next_balance: 0,
+            held_shares: Vec::new(),
+            smt: false,
+            idle_stamp: None,
+            avg_idle: avg_idle::AVG_IDLE_MAX_NS,
+            imbalanced_groups: ImbalancedGroups::default(),
+        }
+    }
+
     /// The balancing switches its domains were built with (none without domains).
     pub fn switches(&self) -> Features {
         self.domains.first().map(|d| d.features).unwrap_or_default()
@@ -174,6 +189,19 @@ pub trait Runqueues {
     /// Moves waiting task `task` from `from`'s runqueue to `to`'s (`pull_task`: detach,
     /// `set_task_cpu`, attach), telling `to` to reschedule if it should.
     fn migrate(&mut self, task: TaskId, from: usize, to: usize);
+    /// From here the caller reads and changes `cpus`' runqueues together, and no other,
+    /// until it says otherwise. A holder that locks only what a pass works on (the kernel's
+    /// newly-idle pass: Linux's `double_lock_balance`, and from 3.18 its detach under the
+    /// busiest runqueue's lock) takes their locks now and lets go of the rest; one that
+    /// holds every runqueue anyway (the simulator, the kernel's tick) ignores it.
+    fn focus(&mut self, _cpus: CpuSet) {}
+    /// From here the caller reads or changes CPU `cpu`'s runqueue: one held already stays
+    /// in focus; otherwise it alone is (see [`Runqueues::focus`]). So a pass reads the CPUs'
+    /// figures one CPU at a time, each whole at its own moment, as Linux reads them
+    /// without their locks.
+    fn reach(&mut self, cpu: usize) {
+        let _ = cpu;
+    }
 }
 
 /// `weighted_cpuload`: 2.6.24–2.6.26 count the tasks' weight; later eras the top-level
@@ -257,6 +285,7 @@ fn sync_group_loads<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) {
 /// decay to now, so that the load of its sleeping tasks fades.
 fn update_blocked_averages<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) {
     let now = r.now();
+    r.reach(cpu);
     r.rq_mut(cpu).update_blocked_averages(now);
 }
 
@@ -279,10 +308,19 @@ fn with_domains<R: Runqueues + ?Sized, T>(
     cpu: usize,
     pass: impl FnOnce(&mut R, &[Domain], &mut [DomainState]) -> T,
 ) -> T {
+    r.reach(cpu);
     let b = r.balance_mut(cpu);
     let (domains, mut states) = (b.domains.clone(), core::mem::take(&mut b.states));
     let result = pass(r, &domains, &mut states);
-    r.balance_mut(cpu).states = states;
+    r.reach(cpu);
+    // A holder that let go of `cpu` during the pass (see `Runqueues::focus`) may find its
+    // domains rebuilt meanwhile (a CPU went offline): the states are then those of domains
+    // gone, and go with them, as Linux's live in the domains themselves. (A pass run on
+    // this CPU's behalf meanwhile found no states, and did nothing.)
+    let b = r.balance_mut(cpu);
+    if Arc::ptr_eq(&b.domains, &domains) && b.states.is_empty() {
+        b.states = states;
+    }
     result
 }
 
@@ -314,6 +352,7 @@ pub fn rebalance<R: Runqueues + ?Sized>(
 /// era ([`avg_idle::skips_newidle`]). Returns whether it pulled anything.
 pub fn idle_balance<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) -> bool {
     let (rules, now) = (r.rules(), r.now());
+    r.reach(cpu);
     if r.balance_mut(cpu).skips_newly_idle(rules, now) {
         return false;
     }
@@ -322,6 +361,7 @@ pub fn idle_balance<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) -> bool {
         balancer::idle_balance(cpu, domains, states, &mut Balancing(r)).is_some()
     });
     let now = r.now();
+    r.reach(cpu);
     r.balance_mut(cpu).idle_stamp = (!pulled).then_some(now);
     pulled
 }
@@ -336,11 +376,22 @@ pub fn woken_onto<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) {
     }
 }
 
-/// Every CPU's load as the balancer reads it.
+/// Every CPU's load as the balancer reads it, from a holder of every runqueue.
 pub fn stats<R: Runqueues + ?Sized>(r: &R) -> Vec<CpuStat> {
     let split = r.split();
     (0..r.len())
         .map(|cpu| cpu_stat(r.rq(cpu), r.balance(cpu), split))
+        .collect()
+}
+
+/// [`stats`] read one CPU at a time, each whole at its own moment ([`Runqueues::reach`]).
+pub fn stats_one_by_one<R: Runqueues + ?Sized>(r: &mut R) -> Vec<CpuStat> {
+    let split = r.split();
+    (0..r.len())
+        .map(|cpu| {
+            r.reach(cpu);
+            cpu_stat(r.rq(cpu), r.balance(cpu), split)
+        })
         .collect()
 }
 

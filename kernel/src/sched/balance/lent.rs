@@ -1,25 +1,25 @@
 //! The runqueues as the policy crate's balancer reads and changes them (its `Runqueues`
-//! trait): every CPU's runqueue, each held from the moment the pass reaches it, in CPU order
-//! (`runqueue::Runqueues`), with the era's rules and shares split and the CPUs online.
+//! trait), with the era's rules and shares split and the CPUs online, from one of two
+//! lenders ([`Lender`]): the holder of the scheduler's lock, which holds each runqueue from
+//! the moment it reaches it to its end, in CPU order (`runqueue::Runqueues`: the tick's
+//! passes, a fork's and an exec's placement, the invariant's look); or a newly-idle pass,
+//! which holds only the runqueues it works on at the moment (`runqueue::Focused`: the
+//! busiest CPU's and its own while it pulls, one CPU's while it reads its figures).
 //!
 //! Nothing here reads the task table: a task's affinity, user and `on_cpu` flag are read off
-//! its context, on the runqueue the balancer found it on. So a pass that needs nothing more
-//! — a CPU's newly-idle pass, Linux's `idle_balance`, which takes runqueue locks and no
-//! other — runs without the scheduler's lock ([`balance_newly_idle`]), and what takes that
-//! lock for the task table alone (a signal mask, a process's group) does not wait for it,
-//! nor does a holder of it until it reaches a runqueue. Like every lender it holds the
-//! runqueues from CPU 0's on, in CPU order (`runqueue::Runqueues`), so it and a holder of
-//! the scheduler's lock that has reached a runqueue follow one another whole: none sees the
-//! other move a task under it. The passes that run under the
-//! scheduler's lock (the tick's, a fork's and an exec's placement, the invariant's look)
-//! read the machine through the same view.
+//! its context, on the runqueue the balancer found it on. So a newly-idle pass — Linux's
+//! `idle_balance`, which takes runqueue locks and no other — runs without the scheduler's
+//! lock ([`balance_newly_idle`]), and waits for no CPU but the two it pulls between.
 
 use super::state::Balancer;
 use crate::percpu::this_cpu;
-use crate::sched::runqueue;
+use crate::sched::moving::HeldRunqueues;
+use crate::sched::runqueue::{self, Focused, Runqueue};
 use crate::sched::state::ONLINE;
 use crate::task::Slot;
 use crate::time::clock;
+use core::cell::OnceCell;
+use core::ops::IndexMut;
 use core::sync::atomic::Ordering;
 use sched::smp::cpuset::CpuSet;
 use sched::smp::domains::Rules;
@@ -27,22 +27,69 @@ use sched::smp::runqueues::{self, CpuBalance, Runqueues};
 use sched::smp::shares::SharesSplit;
 use sched::{Policy, Rq, Uid, Wakeup};
 
-/// The runqueues lent to the balancer, with what it asks beside them.
-pub(in crate::sched) struct Lent<'a> {
-    pub(in crate::sched) rqs: &'a mut runqueue::Runqueues,
-    /// The era's rules and split (`None`: no balancer, for a look that needs neither).
-    pub(in crate::sched) balancer: Option<Balancer>,
-    /// The CPUs online, one bit each.
-    pub(in crate::sched) online_mask: u64,
+/// Who lends the runqueues to the balancer (see the module's docs).
+pub(in crate::sched) trait Lender:
+    IndexMut<usize, Output = Runqueue> + HeldRunqueues
+{
+    /// How many CPUs have a runqueue.
+    fn len(&self) -> usize;
+    /// Holds `cpus`' runqueues (one bit each), as `Runqueues::focus` asks; returns whether
+    /// it took a lock, after which what was read before may have changed.
+    fn focus(&mut self, cpus: u64) -> bool;
+    /// Whether CPU `cpu`'s runqueue is held (or would be taken as it is reached).
+    fn holds(&self, cpu: usize) -> bool;
 }
 
-impl Lent<'_> {
+impl Lender for runqueue::Runqueues {
+    fn len(&self) -> usize {
+        runqueue::Runqueues::len(self)
+    }
+
+    /// Every runqueue reached is held to the end: nothing to take or let go of.
+    fn focus(&mut self, _cpus: u64) -> bool {
+        false
+    }
+
+    fn holds(&self, _cpu: usize) -> bool {
+        true
+    }
+}
+
+impl Lender for Focused {
+    fn len(&self) -> usize {
+        Focused::len(self)
+    }
+
+    fn focus(&mut self, cpus: u64) -> bool {
+        Focused::focus(self, cpus)
+    }
+
+    fn holds(&self, cpu: usize) -> bool {
+        Focused::holds(self, cpu)
+    }
+}
+
+/// The runqueues lent to the balancer, with what it asks beside them.
+pub(in crate::sched) struct Lent<'a, L: Lender = runqueue::Runqueues> {
+    pub(in crate::sched) rqs: &'a mut L,
+    /// The era's rules and split (`None`: no balancer, for a look that needs neither).
+    pub(in crate::sched) balancer: Option<Balancer>,
+    /// The CPUs online, one bit each (read again each time a newly-idle pass takes its own
+    /// CPU's runqueue: see [`Runqueues::focus`]).
+    pub(in crate::sched) online_mask: u64,
+    /// The balancing state read for a CPU whose balancer is gone: one rebuilt without it
+    /// while a newly-idle pass had let go of its runqueue (the pass's changes to it are
+    /// lost with it). Made only then.
+    pub(in crate::sched) spare: OnceCell<CpuBalance>,
+}
+
+impl<L: Lender> Lent<'_, L> {
     fn balancer(&self) -> Balancer {
         self.balancer.expect("balancing on one CPU")
     }
 }
 
-impl Runqueues for Lent<'_> {
+impl<L: Lender> Runqueues for Lent<'_, L> {
     type Policy = dyn Policy + Send;
 
     fn len(&self) -> usize {
@@ -58,13 +105,20 @@ impl Runqueues for Lent<'_> {
     }
 
     fn balance(&self, cpu: usize) -> &CpuBalance {
-        let b = self.rqs[cpu].balance.as_ref();
-        &b.expect("balancing on one CPU").state
+        match self.rqs[cpu].balance.as_ref() {
+            Some(b) => &b.state,
+            None => self.spare.get_or_init(CpuBalance::without_domains),
+        }
     }
 
     fn balance_mut(&mut self, cpu: usize) -> &mut CpuBalance {
-        let b = self.rqs[cpu].balance.as_mut();
-        &mut b.expect("balancing on one CPU").state
+        match self.rqs[cpu].balance.as_mut() {
+            Some(b) => &mut b.state,
+            None => {
+                self.spare.get_or_init(CpuBalance::without_domains);
+                self.spare.get_mut().expect("made above")
+            }
+        }
     }
 
     fn allowed(&self, cpu: usize, task: Slot) -> CpuSet {
@@ -96,16 +150,33 @@ impl Runqueues for Lent<'_> {
         let now = clock::now();
         crate::sched::moving::move_task(self.rqs, task, (from, to), Wakeup::default(), now);
     }
+
+    /// A newly-idle pass that takes its own CPU's runqueue again reads the CPUs online again
+    /// under it: `hotplug`'s offlining holds the dying CPU's runqueue as it takes the CPU
+    /// out of them, so a pass either pulls before that or sees it gone, and then no task
+    /// is allowed here (no move can leave a task on an offline CPU).
+    fn focus(&mut self, cpus: CpuSet) {
+        let took = self.rqs.focus(cpus.bits());
+        if took && cpus.contains(this_cpu().index()) {
+            self.online_mask = ONLINE.load(Ordering::Relaxed);
+        }
+    }
+
+    fn reach(&mut self, cpu: usize) {
+        if !self.rqs.holds(cpu) {
+            self.focus(CpuSet::one(cpu));
+        }
+    }
 }
 
 /// `idle_balance`: the running CPU is about to pick with nothing runnable here; it pulls
 /// from its domains first — if it still has nothing to run, its runqueue having been let go
-/// of on the way here. Under the runqueues' locks alone, each taken as the pass reaches it
-/// (see the module's docs); the era's rules and split are this CPU's copy of them.
+/// of on the way here. Under the runqueues' locks alone, a CPU or two at a time (see the
+/// module's docs); the era's rules and split are this CPU's copy of them.
 pub(in crate::sched) fn balance_newly_idle() {
     let cpu = this_cpu().index();
-    let mut rqs = runqueue::Runqueues::new();
-    rqs.start_lending();
+    let mut rqs = Focused::new();
+    rqs.focus(1 << cpu);
     let balancer = rqs[cpu].balance.as_ref().map(|b| Balancer {
         rules: b.rules,
         split: b.split,
@@ -119,8 +190,8 @@ pub(in crate::sched) fn balance_newly_idle() {
             rqs: &mut rqs,
             balancer,
             online_mask,
+            spare: OnceCell::new(),
         };
         runqueues::idle_balance(&mut lent, cpu);
     }
-    rqs.stop_lending();
 }

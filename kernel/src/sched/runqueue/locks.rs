@@ -65,7 +65,7 @@ pub(in crate::sched) fn made() -> usize {
 }
 
 /// The runqueues, by CPU (`None` past the last CPU that has one).
-static RUNQUEUES: [KeyedLock<Option<Runqueue>>; CPUS] = keyed_by_cpu();
+pub(super) static RUNQUEUES: [KeyedLock<Option<Runqueue>>; CPUS] = keyed_by_cpu();
 
 const fn keyed_by_cpu() -> [KeyedLock<Option<Runqueue>>; CPUS] {
     let mut locks = [const { KeyedLock::new(Rank::Runqueue, 0, None) }; CPUS];
@@ -266,7 +266,7 @@ impl Runqueues {
 /// This CPU holds runqueue `cpu`'s lock (or gdb is looking, [`Inspecting`]): checked in every
 /// build, a read and a bit test.
 #[inline(always)]
-fn check_held(cpu: usize) {
+pub(super) fn check_held(cpu: usize) {
     let held = this_cpu().holds_key(Rank::Runqueue as u32, cpu as u32);
     assert!(
         held || INSPECTING.load(Ordering::Relaxed),

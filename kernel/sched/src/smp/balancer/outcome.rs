@@ -19,7 +19,7 @@ pub(super) fn failed(
     busiest: usize,
     this_cpu: usize,
     may_push: bool,
-    m: &impl Machine,
+    m: &mut impl Machine,
     mut outcome: Outcome,
 ) -> Outcome {
     let p = domain.params;

@@ -27,9 +27,13 @@ pub(super) fn parents_group(domain: &Domain, parent: Option<&Domain>) -> Option<
 }
 
 /// Which of `domain`'s groups are marked imbalanced, in its groups' order.
-pub(super) fn marks(domain: &Domain, m: &impl Machine) -> alloc::vec::Vec<bool> {
-    let marked = |cpus| m.group_imbalanced(domain.topology_level, cpus);
-    domain.groups.iter().map(|g| marked(g.cpus)).collect()
+pub(super) fn marks(domain: &Domain, m: &mut impl Machine) -> alloc::vec::Vec<bool> {
+    let level = domain.topology_level;
+    domain
+        .groups
+        .iter()
+        .map(|g| m.group_imbalanced(level, g.cpus))
+        .collect()
 }
 
 /// What a pass is to move from the busiest CPU, which runs `nr_running` tasks.

@@ -51,7 +51,7 @@ impl Toy {
 }
 
 impl Machine for Toy {
-    fn stats(&self) -> Vec<CpuStat> {
+    fn stats(&mut self) -> Vec<CpuStat> {
         self.cpus
             .iter()
             .map(|tasks| {
@@ -67,7 +67,11 @@ impl Machine for Toy {
             .collect()
     }
 
-    fn queues(&self, busiest: usize, this_cpu: usize) -> Queues {
+    fn cpus(&self) -> usize {
+        self.cpus.len()
+    }
+
+    fn queues(&mut self, busiest: usize, this_cpu: usize) -> Queues {
         let here = &self.cpus[this_cpu];
         Queues::Flat(GroupQueues {
             busiest: self.cpus[busiest]
@@ -85,7 +89,7 @@ impl Machine for Toy {
         self.now
     }
 
-    fn running_allowed(&self, cpu: usize) -> CpuSet {
+    fn running_allowed(&mut self, cpu: usize) -> CpuSet {
         self.cpus[cpu]
             .iter()
             .find(|c| c.running)

@@ -2,7 +2,7 @@
 //! the busiest CPU's waiting tasks group by group, the moves, and — from 2.6.27 — each
 //! group's shares split across CPUs.
 
-use super::{Runqueues, stats};
+use super::{Runqueues, stats_one_by_one};
 use crate::policy::{BalanceQueue, Policy, QueuedTask, TaskId};
 use crate::smp::balancer::Machine;
 use crate::smp::busiest::CpuStat;
@@ -11,6 +11,13 @@ use crate::smp::group_imbalance;
 use crate::smp::move_tasks::{Candidate, GroupQueues, MAX_PRIO, Queues};
 use crate::smp::shares::{GroupOnCpu, GroupSpan, Share, SharesSplit};
 use alloc::vec::Vec;
+
+/// What `groups_on` reads of one CPU: its groups' queues and the shares they hold there.
+struct GroupsOnCpu {
+    cpu: usize,
+    queues: Vec<BalanceQueue>,
+    held: Vec<(u32, Share)>,
+}
 
 /// Runqueues lent to a balancing pass.
 pub struct Balancing<'a, R: Runqueues + ?Sized>(pub &'a mut R);
@@ -79,15 +86,16 @@ impl<R: Runqueues + ?Sized> Balancing<'_, R> {
 }
 
 impl<R: Runqueues + ?Sized> Machine for Balancing<'_, R> {
-    fn stats(&self) -> Vec<CpuStat> {
-        stats(self.0)
+    fn stats(&mut self) -> Vec<CpuStat> {
+        stats_one_by_one(self.0)
     }
 
     fn cpus(&self) -> usize {
         self.0.len()
     }
 
-    fn queues(&self, busiest: usize, this_cpu: usize) -> Queues {
+    fn queues(&mut self, busiest: usize, this_cpu: usize) -> Queues {
+        self.0.focus(CpuSet::one(busiest).with(this_cpu));
         let r = &*self.0;
         let (b, t) = (r.rq(busiest), r.rq(this_cpu));
         let busy = b.policy().balance_queues();
@@ -151,12 +159,14 @@ impl<R: Runqueues + ?Sized> Machine for Balancing<'_, R> {
         self.0.now()
     }
 
-    fn running_allowed(&self, cpu: usize) -> CpuSet {
+    fn running_allowed(&mut self, cpu: usize) -> CpuSet {
+        self.0.reach(cpu);
         self.running(cpu)
             .map_or(CpuSet::EMPTY, |t| self.0.allowed(cpu, t))
     }
 
     fn pull(&mut self, from: usize, to: usize, tasks: &[TaskId]) {
+        self.0.focus(CpuSet::one(from).with(to));
         for &task in tasks {
             self.0.migrate(task, from, to);
         }
@@ -166,7 +176,11 @@ impl<R: Runqueues + ?Sized> Machine for Balancing<'_, R> {
         self.0.split()
     }
 
-    fn group_imbalanced(&self, level: usize, cpus: CpuSet) -> bool {
+    fn group_imbalanced(&mut self, level: usize, cpus: CpuSet) -> bool {
+        // The mark is kept by the group's lowest CPU.
+        if let Some(keeper) = cpus.lowest() {
+            self.0.reach(keeper);
+        }
         group_imbalance::marked(self.0, level, cpus)
     }
 
@@ -174,33 +188,44 @@ impl<R: Runqueues + ?Sized> Machine for Balancing<'_, R> {
         group_imbalance::mark(self.0, level, cpus, on);
     }
 
-    fn groups_on(&self, span: CpuSet) -> Vec<GroupSpan> {
-        let r = &*self.0;
-        let mut uids: Vec<u32> = span
+    fn groups_on(&mut self, span: CpuSet) -> Vec<GroupSpan> {
+        let Some(lowest) = span.lowest() else {
+            return Vec::new();
+        };
+        self.0.reach(lowest);
+        let Some(params) = self.0.rq(lowest).policy().fair_params().cloned() else {
+            return Vec::new();
+        };
+        // Each CPU's groups and the shares held there, read one CPU at a time.
+        let on_cpus: Vec<GroupsOnCpu> = span
             .iter()
-            .flat_map(|cpu| r.rq(cpu).policy().balance_queues())
-            .filter_map(|q| q.uid)
+            .map(|cpu| {
+                self.0.reach(cpu);
+                GroupsOnCpu {
+                    cpu,
+                    queues: self.0.rq(cpu).policy().balance_queues(),
+                    held: self.0.balance(cpu).held_shares.clone(),
+                }
+            })
+            .collect();
+        let mut uids: Vec<u32> = on_cpus
+            .iter()
+            .flat_map(|on| on.queues.iter().filter_map(|q| q.uid))
             .collect();
         uids.sort_unstable();
         uids.dedup();
-        let Some(cpu) = span.lowest() else {
-            return Vec::new();
-        };
-        let Some(params) = r.rq(cpu).policy().fair_params() else {
-            return Vec::new();
-        };
         uids.into_iter()
             .map(|uid| {
                 let shares = params.shares_of(uid);
-                let on = span
+                let on = on_cpus
                     .iter()
-                    .map(|cpu| {
-                        let queues = r.rq(cpu).policy().balance_queues();
-                        let q = queues.iter().find(|q| q.uid == Some(uid));
+                    .map(|on| {
+                        let q = on.queues.iter().find(|q| q.uid == Some(uid));
+                        let share = on.held.iter().find(|&&(u, _)| u == uid);
                         GroupOnCpu {
-                            cpu,
+                            cpu: on.cpu,
                             weight: q.map_or(0, |q| q.load),
-                            shares: r.balance(cpu).held(uid),
+                            shares: share.map_or(0, |(_, s)| s.shares),
                             // A CPU without the group's entity yet makes it with the
                             // whole shares.
                             entity_weight: q.and_then(|q| q.entity_weight).unwrap_or(shares),
@@ -214,6 +239,7 @@ impl<R: Runqueues + ?Sized> Machine for Balancing<'_, R> {
 
     fn reweight_group(&mut self, uid: u32, share: Share) {
         let now = self.0.now();
+        self.0.reach(share.cpu);
         self.0
             .rq_mut(share.cpu)
             .set_group_weight_here(uid, share.entity_weight, now);
