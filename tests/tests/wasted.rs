@@ -109,15 +109,16 @@ fn a_hog_hides_its_nodes_idle_cpu_until_groups_are_compared_by_minimum_load() {
     // pinned to the first CPUs of nodes 0 and 2, with per-uid groups. 4.1's balancer and
     // fork placement weigh a node by its average load — the hog's 1024 over two CPUs,
     // against jobs that weigh 1024 / 8 each — so the hogs' nodes' other CPUs neither get
-    // new jobs nor steal any, while jobs wait elsewhere (measured: 0–15 of the 96 ended
-    // there — their fair share, two of the six CPUs free of hogs, is 32 — one to four
-    // violations, 1.0–3.2 s of the invariant broken; how many reach those nodes depends on
+    // new jobs nor steal any, while jobs wait elsewhere: fewer than their fair share end
+    // there — two of the six CPUs free of hogs, 32 of the 96 (measured: 0–15 while a
+    // newly-idle pass held every runqueue, 23–30 since it holds two; one to four
+    // violations, 0.5–3.2 s of the invariant broken; how many reach those nodes depends on
     // where QEMU's round-robin happens to switch vCPUs, which follows the host's time).
     // The scenario `run=wasted-group-imbalance` (4.1's switches, per-uid groups); its fix
     // by the same program with the paper's switch on.
     let argv = argv_of("wasted-group-imbalance");
     let (bug, invariant) = counts("run=wasted-group-imbalance");
-    assert!(bug[0] + bug[2] <= 16, "at most half their share: {bug:?}");
+    assert!(bug[0] + bug[2] < 32, "fewer than their share: {bug:?}");
     assert!(invariant["violations"].as_u64() >= Some(1), "{invariant}");
     assert!(
         invariant["idle_while_waiting_us"].as_u64() >= Some(300_000),

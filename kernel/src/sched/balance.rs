@@ -5,10 +5,10 @@
 //!
 //! The balancer reads the runqueues through one view ([`Lent`]) that needs nothing of the
 //! task table. The tick's passes and a fork's or an exec's placement run under
-//! `with_sched`, which holds the scheduler's lock and the runqueues'; a newly-idle pass holds
-//! the runqueues' locks alone (`balance_newly_idle`). Either way a pass holds every runqueue
-//! it reaches, in CPU order, and so reads and moves tasks on any CPU (where Linux's passes
-//! take two runqueues at a time, `double_rq_lock`). Each CPU's own
+//! `with_sched`, which holds the scheduler's lock and every runqueue it reaches, in CPU
+//! order; a newly-idle pass holds the runqueues' locks alone, a CPU or two at a time: each
+//! CPU's to read its load, then the busiest's and its own to pull (`balance_newly_idle`,
+//! Linux's `double_lock_balance`). Each CPU's own
 //! part of the balancer (`state::CpuBalancing`) lives on its runqueue, so that a wake-up
 //! onto the CPU and the CPU's look before a newly-idle pass need that runqueue's lock
 //! alone. A pull moves a waiting task at once; a push (active balancing) marks the busiest

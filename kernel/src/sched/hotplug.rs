@@ -171,8 +171,8 @@ impl Scheduler {
         }
         // The dying CPU's runqueue is held from here on (the lender keeps it to the end): a
         // newly-idle pass, which holds runqueue locks and not this lock, reads the CPUs
-        // online under that runqueue's lock, and so either ends before the CPU leaves them
-        // or sees it gone and pulls nothing onto it (`balance::balance_newly_idle`).
+        // online each time it takes its own CPU's runqueue, and so either pulls before the
+        // CPU leaves them or sees it gone and pulls nothing onto it (`balance::Lent`).
         let _ = &self.rqs[cpu];
         set_state(cpu, CpuState::Dying);
         self.online.retain(|&c| c != cpu);

@@ -5,8 +5,8 @@
 //! on the mover's CPU, as Linux writes the event where `set_task_cpu` runs.
 //!
 //! The one way a task changes runqueue, whoever moves it: a waker holding only the
-//! runqueues its placement touches (`ttwu`), a newly-idle pass holding the runqueues alone
-//! (`balance::Lent`), or the holder of the whole scheduler (`Scheduler::move_between`: the
+//! runqueues its placement touches (`ttwu`), a newly-idle pass holding the two it pulls
+//! between (`balance::Lent`), or the holder of the whole scheduler (`Scheduler::move_between`: the
 //! tick's balancing, a change of affinity, the slow wake-up).
 
 use super::runqueue::{Focused, Locked, Runqueue, Runqueues};

@@ -46,8 +46,8 @@ pub(super) struct Scheduler {
 
 /// The CPUs online, one bit each: a copy of [`Scheduler::online_mask`] that a wake-up and
 /// the tick read without the scheduler's lock (`sleep::wake_on_its_cpu`), written with it.
-/// A CPU's bit is cleared with its runqueue held: a newly-idle pass reads it under its
-/// CPU's runqueue lock (`balance::balance_newly_idle`, `hotplug::take_offline`).
+/// A CPU's bit is cleared with its runqueue held: a newly-idle pass reads it each time it
+/// takes its CPU's runqueue lock (`balance::Lent`, `hotplug::take_offline`).
 pub(super) static ONLINE: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
 
 /// The scheduler's state beside the runqueues — the task table, the balancer, the online
@@ -102,7 +102,7 @@ impl Scheduler {
     /// The CPU whose runqueue holds the task in `slot` (Linux's `task_cpu()`), that
     /// runqueue held from here on while the scheduler is lent out. A waker holding only
     /// runqueue locks may move a sleeping task meanwhile (`ttwu`), and a newly-idle pass a
-    /// queued one before this lender reached CPU 0's runqueue: the number is sure once
+    /// queued one (holding the two runqueues it moves between): the number is sure once
     /// the runqueue it names is held and it has not changed (Linux's `task_rq_lock` loop;
     /// the runqueues held only grow, so this ends). Not lent out (`with_tasks`), it is the
     /// number as last written, a hint: such a caller reaches no runqueue (`check_held`).

@@ -144,8 +144,8 @@ fn this_rq_to_pick() -> KeyedGuard<'static, Option<Runqueue>> {
 /// run first tries to pull work from the others (Linux's newly-idle balance, which also lets
 /// go of its runqueue's lock to look at the others'), unless its own idle spells say it is
 /// not worth it (read under its own lock, as Linux reads `avg_idle`): the pass takes the
-/// runqueues' locks in CPU order (`balance::balance_newly_idle`), so this one is let go of
-/// first and taken again for the pick — then this also returns whether interrupts were on
+/// runqueues' locks a CPU or two at a time, in CPU order (`balance::balance_newly_idle`), so
+/// this one is let go of first and taken again for the pick — then this also returns whether interrupts were on
 /// when `rq` was taken (they stay off).
 #[inline(always)]
 fn ready_to_pick(

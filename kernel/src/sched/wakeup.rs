@@ -73,7 +73,7 @@ impl Scheduler {
         // Its affinity no longer allows its CPU: it wakes on its new one (Linux's
         // `select_task_rq` at a wake-up chooses among the allowed CPUs) — unless it is
         // still its CPU's current task, blocked but not yet switched away from. That CPU
-        // may be waiting for runqueue locks this wake-up holds (a newly-idle pass, before
+        // may be waiting for a runqueue lock this wake-up holds (a newly-idle pass, before
         // its pick), so the move cannot wait for its `on_cpu` here: the task wakes
         // where it is, runnable again, and that CPU's stopper moves it, as it moves a
         // running task (Linux's `ttwu_runnable` leaves such a task where it is, and

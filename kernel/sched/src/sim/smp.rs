@@ -28,6 +28,7 @@ use crate::smp::topology::Topology;
 use crate::weights::Nice;
 use alloc::boxed::Box;
 use alloc::vec::Vec;
+use focus::Focus;
 use heatmap::Heatmap;
 
 /// The stopper of each simulated CPU: a number no simulated task has (nor the idle task).
@@ -66,6 +67,8 @@ pub struct SmpSim<P: Policy> {
     /// The machine and the balancing switches, for rebuilding the domains.
     topology: Topology,
     features: Features,
+    /// What a newly-idle pass under way works on, checked at each reach ([`focus`]).
+    focus: Focus,
 }
 
 impl<P: Policy> SmpSim<P> {
@@ -111,6 +114,7 @@ impl<P: Policy> SmpSim<P> {
             heatmap: None,
             topology: topology.clone(),
             features,
+            focus: Focus::default(),
         }
     }
 
@@ -180,7 +184,9 @@ impl<P: Policy> SmpSim<P> {
     fn schedule(&mut self, cpu: usize) {
         loop {
             if self.balancing && self.cpus[cpu].rq.about_to_idle() {
+                self.focus.start();
                 runqueues::idle_balance(self, cpu);
+                self.focus.end();
             }
             let now = self.now;
             let pick = self.cpus[cpu].rq.pick(|| now);
@@ -332,26 +338,32 @@ impl<P: Policy> Runqueues for SmpSim<P> {
     }
 
     fn rq(&self, cpu: usize) -> &Rq<P> {
+        self.focus.check(cpu);
         &self.cpus[cpu].rq
     }
 
     fn rq_mut(&mut self, cpu: usize) -> &mut Rq<P> {
+        self.focus.check(cpu);
         &mut self.cpus[cpu].rq
     }
 
     fn balance(&self, cpu: usize) -> &CpuBalance {
+        self.focus.check(cpu);
         &self.cpus[cpu].balance
     }
 
     fn balance_mut(&mut self, cpu: usize) -> &mut CpuBalance {
+        self.focus.check(cpu);
         &mut self.cpus[cpu].balance
     }
 
-    fn allowed(&self, _cpu: usize, task: TaskId) -> CpuSet {
+    fn allowed(&self, cpu: usize, task: TaskId) -> CpuSet {
+        self.focus.check(cpu);
         self.allowed[task]
     }
 
-    fn uid(&self, _cpu: usize, task: TaskId) -> Uid {
+    fn uid(&self, cpu: usize, task: TaskId) -> Uid {
+        self.focus.check(cpu);
         self.tasks[task].uid
     }
 
@@ -368,10 +380,21 @@ impl<P: Policy> Runqueues for SmpSim<P> {
     }
 
     fn migrate(&mut self, task: TaskId, from: usize, to: usize) {
+        self.focus.check(from);
+        self.focus.check(to);
         self.move_task(task, from, to);
+    }
+
+    fn focus(&mut self, cpus: CpuSet) {
+        self.focus.focus(cpus);
+    }
+
+    fn reach(&mut self, cpu: usize) {
+        self.focus.reach(cpu);
     }
 }
 
+mod focus;
 pub mod heatmap;
 mod hotplug;
 mod moving;

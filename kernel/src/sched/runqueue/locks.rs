@@ -2,7 +2,7 @@
 //! keyed by CPU so that several are taken lowest CPU first, as Linux's `double_rq_lock`
 //! takes two (`sync::KeyedLock`; the lock-order checker holds every build to it).
 //!
-//! Three ways in:
+//! Four ways in:
 //! - **one CPU's own runqueue, alone** ([`lock`]): the switch, the tick's charge to the
 //!   running task, a sleep, a yield, a wake-up of a task allowed this CPU alone — what each
 //!   CPU does many times a second touches its own runqueue and nothing else, so CPUs switch
@@ -17,13 +17,13 @@
 //!   task table, then the runqueues of CPUs 0 up to the last that holds a task, and any
 //!   further one as it reaches it, always in CPU order; it reaches them by index for as
 //!   long as it holds them;
-//! - **the runqueues alone, the same way** (a [`Runqueues`] of its own): a newly-idle pass
-//!   (`balance::balance_newly_idle`), which needs nothing of the task table. Every lender
-//!   holds CPU 0's runqueue from its first reach to its end, so lenders, with the scheduler's
-//!   lock or without, follow one another whole: a holder of the scheduler's lock that has
-//!   reached a runqueue sees no pass move a task under it. (Linux takes only the runqueues
-//!   an operation touches: a newly-idle pass this CPU's and the busiest's. cfslab's next
-//!   step; the holders that count tasks over several runqueues must then hold them all.)
+//! - **the runqueues a pass works on, a CPU or two at a time** (`focused::Focused`): a
+//!   newly-idle pass (`balance::balance_newly_idle`), which needs nothing of the task table,
+//!   reads each CPU's load under its lock alone, then holds the busiest CPU's and its own,
+//!   lowest CPU first, to pull (Linux's `double_lock_balance`). A holder of a prefix that
+//!   counts the tasks of several runqueues holds each from its count to its end, so it
+//!   counts a task the pass moves once, before or after the move (`focused`'s docs).
+//!   (Linux takes only the runqueues an operation touches everywhere: cfslab's next step.)
 //!
 //! The index checks, in every build, that this CPU holds the runqueue's lock: that is what
 //! makes a reference into the lock's value safe to hand out without a guard.
@@ -166,8 +166,8 @@ impl Drop for Inspecting {
     }
 }
 
-/// Every runqueue, as its lender reaches them: the holder of the scheduler's lock, or a
-/// newly-idle pass (see the module's docs). While lent, this CPU holds the locks of a prefix
+/// Every runqueue, as its lender reaches them: the holder of the scheduler's lock (see the
+/// module's docs). While lent, this CPU holds the locks of a prefix
 /// of the runqueues, CPUs `0..held`: taken at the start up to the last CPU whose runqueue
 /// holds a task ([`HOLDING_TASKS`]), and further, in CPU order, as the lender reaches a
 /// runqueue past them (an empty CPU a task is placed on, a walk over every CPU). A prefix,
@@ -220,8 +220,7 @@ impl Runqueues {
         })
     }
 
-    /// The lender starts (`with_sched` with the scheduler's lock held, or a newly-idle pass;
-    /// interrupts off): it takes the locks of CPUs 0 up to the last whose runqueue holds a
+    /// The lender starts (`with_sched` with the scheduler's lock held, interrupts off): it takes the locks of CPUs 0 up to the last whose runqueue holds a
     /// task.
     pub(in crate::sched) fn start_lending(&self) {
         debug_assert!(!self.lending.get(), "runqueues lent twice");
@@ -284,8 +283,9 @@ impl Index<usize> for Runqueues {
         // SAFETY: this CPU holds the runqueue's lock (checked), so no other CPU touches the
         // value; on this CPU, no guard of it exists beside this (taking its lock again
         // would break the key order, which panics), and one lender at a time lends it on this
-        // CPU — the scheduler's inside `with_sched`, or a newly-idle pass's, which runs with
-        // interrupts off outside it — whose borrow this reference keeps. (gdb's reads happen
+        // CPU — the scheduler's inside `with_sched` (a newly-idle pass's `Focused`, which
+        // runs with interrupts off outside it, would have to take the lock again) — whose
+        // borrow this reference keeps. (gdb's reads happen
         // with every CPU stopped.)
         unsafe { (*RUNQUEUES[cpu].as_mut_ptr()).as_ref() }.expect("a CPU's runqueue")
     }
