@@ -28,13 +28,11 @@ use sched::smp::runqueues;
 use sched::weights::Nice;
 use sched::{ForkKind, Moving, Policy, Rq, SchedTask, Uid, Wakeup};
 
-mod focused;
 mod locks;
 mod runs_idle;
 mod stop_work;
-pub(super) use focused::Focused;
 pub(super) use locks::{
-    Inspecting, Locked, Runqueues, lock, lock_this_cpu, lock_three, lock_two, made,
+    Focused, Inspecting, Locked, Runqueues, lock, lock_this_cpu, lock_three, lock_two, made,
 };
 pub(super) use runs_idle::runs_idle;
 pub(super) use stop_work::StopWork;

@@ -17,12 +17,12 @@
 //!   task table, then the runqueues of CPUs 0 up to the last that holds a task, and any
 //!   further one as it reaches it, always in CPU order; it reaches them by index for as
 //!   long as it holds them;
-//! - **the runqueues a pass works on, a CPU or two at a time** (`focused::Focused`): a
+//! - **the runqueues a pass works on, a CPU or two at a time** ([`Focused`]): a
 //!   newly-idle pass (`balance::balance_newly_idle`), which needs nothing of the task table,
 //!   reads each CPU's load under its lock alone, then holds the busiest CPU's and its own,
 //!   lowest CPU first, to pull (Linux's `double_lock_balance`). A holder of a prefix that
 //!   counts the tasks of several runqueues holds each from its count to its end, so it
-//!   counts a task the pass moves once, before or after the move (`focused`'s docs).
+//!   counts a task the pass moves once, before or after the move.
 //!   (Linux takes only the runqueues an operation touches everywhere: cfslab's next step.)
 //!
 //! The index checks, in every build, that this CPU holds the runqueue's lock: that is what
@@ -65,7 +65,7 @@ pub(in crate::sched) fn made() -> usize {
 }
 
 /// The runqueues, by CPU (`None` past the last CPU that has one).
-pub(super) static RUNQUEUES: [KeyedLock<Option<Runqueue>>; CPUS] = keyed_by_cpu();
+static RUNQUEUES: [KeyedLock<Option<Runqueue>>; CPUS] = keyed_by_cpu();
 
 const fn keyed_by_cpu() -> [KeyedLock<Option<Runqueue>>; CPUS] {
     let mut locks = [const { KeyedLock::new(Rank::Runqueue, 0, None) }; CPUS];
@@ -265,7 +265,7 @@ impl Runqueues {
 /// This CPU holds runqueue `cpu`'s lock (or gdb is looking, [`Inspecting`]): checked in every
 /// build, a read and a bit test.
 #[inline(always)]
-pub(super) fn check_held(cpu: usize) {
+fn check_held(cpu: usize) {
     let held = this_cpu().holds_key(Rank::Runqueue as u32, cpu as u32);
     assert!(
         held || INSPECTING.load(Ordering::Relaxed),
@@ -295,6 +295,113 @@ impl IndexMut<usize> for Runqueues {
     #[inline(always)]
     fn index_mut(&mut self, cpu: usize) -> &mut Runqueue {
         self.hold_through(cpu);
+        check_held(cpu);
+        // SAFETY: as for `index`, and `self` is borrowed mutably for as long as this lives.
+        unsafe { (*RUNQUEUES[cpu].as_mut_ptr()).as_mut() }.expect("a CPU's runqueue")
+    }
+}
+
+/// The runqueues as a newly-idle pass holds them: only those it works on at the moment, the
+/// two a pull touches (Linux's `double_lock_balance`; from 3.18 `load_balance` detaches under
+/// the busiest runqueue's lock and attaches under its own), or the one whose figures it
+/// reads — each CPU's read whole, one at a time, as Linux reads them without their locks.
+///
+/// Beside a holder of a prefix of the runqueues ([`Runqueues`]) this is safe for the reason
+/// a wake-up's [`lock_three`] is: it takes its locks in CPU order too. A holder of the prefix that reaches a runqueue this pass holds waits for the
+/// pass to let go of both; a pass that wants one the holder has reached waits for the
+/// holder's end. So none sees the other half-way, and a holder that counts the tasks of
+/// several runqueues counts each before or after a move, never both.
+///
+/// What the pass may find changed between two looks is the price of not holding
+/// everything, as in Linux: a CPU's load read a moment ago, or this CPU's domains rebuilt
+/// while it let go of them (`sched::smp::runqueues`' `with_domains` then drops the pass's
+/// states), or the CPUs online (re-read each time this CPU's runqueue is taken: see
+/// `balance::Lent`).
+pub(in crate::sched) struct Focused {
+    /// The CPUs whose runqueue locks are held, one bit each.
+    held: u64,
+}
+
+impl Focused {
+    /// None held yet. Interrupts must be off, and stay off until this is dropped.
+    pub(in crate::sched) fn new() -> Focused {
+        assert!(
+            !crate::arch::irq::enabled(),
+            "runqueues focused on with interrupts on"
+        );
+        Focused { held: 0 }
+    }
+
+    /// How many CPUs have a runqueue.
+    pub(in crate::sched) fn len(&self) -> usize {
+        made()
+    }
+
+    /// Holds the runqueues of `cpus` (one bit each) and no other: those held and not
+    /// wanted are let go of, highest CPU first, and the wanted ones taken lowest first —
+    /// all let go of first if one wanted comes before one held, so that the order holds.
+    /// Returns whether any lock was taken.
+    pub(in crate::sched) fn focus(&mut self, cpus: u64) -> bool {
+        let keep = self.held & cpus;
+        let take = cpus & !keep;
+        if take == 0 {
+            self.let_go(self.held & !cpus);
+            return false;
+        }
+        // A lock is taken only above every one held (`double_rq_lock`'s order).
+        let lowest_taken = take.trailing_zeros();
+        let keep = keep & ((1u64 << lowest_taken) - 1);
+        self.let_go(self.held & !keep);
+        let mut rest = cpus & !keep;
+        while rest != 0 {
+            let cpu = rest.trailing_zeros() as usize;
+            RUNQUEUES[cpu].acquire_held();
+            self.held |= 1 << cpu;
+            rest &= rest - 1;
+        }
+        true
+    }
+
+    /// Lets go of the runqueues of `cpus` (held ones), highest CPU first.
+    fn let_go(&mut self, cpus: u64) {
+        let mut rest = cpus & self.held;
+        while rest != 0 {
+            let cpu = 63 - rest.leading_zeros() as usize;
+            RUNQUEUES[cpu].release_held();
+            self.held &= !(1 << cpu);
+            rest &= !(1 << cpu);
+        }
+    }
+
+    /// Whether CPU `cpu`'s runqueue is held.
+    pub(in crate::sched) fn holds(&self, cpu: usize) -> bool {
+        self.held & 1 << cpu != 0
+    }
+}
+
+impl Drop for Focused {
+    fn drop(&mut self) {
+        self.let_go(self.held);
+    }
+}
+
+impl Index<usize> for Focused {
+    type Output = Runqueue;
+
+    #[inline(always)]
+    fn index(&self, cpu: usize) -> &Runqueue {
+        check_held(cpu);
+        // SAFETY: this CPU holds the runqueue's lock (checked), so no other CPU touches the
+        // value; on this CPU nothing else reaches it while this pass runs (interrupts are
+        // off, and taking its lock again would break the key order, which panics). A lock
+        // is let go of only through `&mut self`, which no reference handed out outlives.
+        unsafe { (*RUNQUEUES[cpu].as_mut_ptr()).as_ref() }.expect("a CPU's runqueue")
+    }
+}
+
+impl IndexMut<usize> for Focused {
+    #[inline(always)]
+    fn index_mut(&mut self, cpu: usize) -> &mut Runqueue {
         check_held(cpu);
         // SAFETY: as for `index`, and `self` is borrowed mutably for as long as this lives.
         unsafe { (*RUNQUEUES[cpu].as_mut_ptr()).as_mut() }.expect("a CPU's runqueue")
