@@ -20,9 +20,9 @@
 //! Only 6.6 tracks load: the CFS eras balanced on instantaneous weights (`cpu_load[]`),
 //! and computing averages nobody reads would cost their switches.
 //!
-//! Two simplifications, both because cfslab holds every runqueue under one lock (the
-//! simulator, and the kernel's one scheduler lock): a waking task that moves is detached
-//! from its old runqueue at once, where Linux queues it as `removed` for that CPU to
+//! Two simplifications, both because cfslab's mover holds both runqueues (the simulator
+//! holds every one; the kernel's movers take the two a move touches): a waking task that
+//! moves is detached from its old runqueue at once, where Linux queues it as `removed` for that CPU to
 //! subtract at its next update; and a task's `h_load` is computed when asked, where Linux
 //! caches it per jiffy.
 

@@ -75,6 +75,16 @@ pub trait Machine {
     }
     /// Marks that group (`on`), or clears its mark.
     fn mark_group_imbalanced(&mut self, _level: usize, _cpus: CpuSet, _on: bool) {}
+    /// Whether `cpu` has a task to run now: a CPU about to idle whose pass let go of its
+    /// runqueue may have been given one meanwhile (a wake-up).
+    fn has_work(&mut self, _cpu: usize) -> bool {
+        false
+    }
+    /// How many tasks `busiest` runs now, after [`Machine::queues`] of it (`None`: as the
+    /// pass's figures said).
+    fn nr_running(&mut self, _busiest: usize) -> Option<usize> {
+        None
+    }
 }
 
 /// What one CPU keeps of one of its domains between passes.

@@ -5,8 +5,9 @@
 //! `idle_balance`, `select_task_rq`; kernel/sched.c in 2.6.24 and 2.6.36).
 //!
 //! One implementation for the kernel and the simulator: each holds its runqueues its own
-//! way — the kernel under its scheduler lock, the simulator in its machine — and answers
-//! [`Runqueues`]; the steps here read the runqueues through it, ask the balancer and the
+//! way — the kernel under their locks, the simulator in its machine — and answers
+//! [`Runqueues`], told which runqueues a newly-idle pass works on as it goes
+//! ([`Runqueues::focus`]); the steps here read the runqueues through it, ask the balancer and the
 //! placement modules, and carry out their decisions through [`Runqueues::migrate`]. A
 //! push (active balancing) is returned to the caller: only it can make a running task
 //! leave its CPU.
@@ -302,26 +303,30 @@ pub fn update_cpu_load_of<P: Policy + ?Sized>(policy: &P, b: &mut CpuBalance, sp
 
 /// Runs `pass` on `cpu`'s domains and their states, the states taken out of its balancing
 /// state for the pass (which reads and changes the runqueues through `r`) and put back
-/// after.
+/// after. `None`, and no pass, if another pass has them out now: a CPU's newly-idle pass
+/// lets go of its runqueue while it reads the others (see `Runqueues::focus`), and a busy
+/// CPU's tick may meanwhile balance for it, if it is idle with its tick stopped.
 fn with_domains<R: Runqueues + ?Sized, T>(
     r: &mut R,
     cpu: usize,
     pass: impl FnOnce(&mut R, &[Domain], &mut [DomainState]) -> T,
-) -> T {
+) -> Option<T> {
     r.reach(cpu);
     let b = r.balance_mut(cpu);
+    if b.states.is_empty() && !b.domains.is_empty() {
+        return None;
+    }
     let (domains, mut states) = (b.domains.clone(), core::mem::take(&mut b.states));
     let result = pass(r, &domains, &mut states);
     r.reach(cpu);
-    // A holder that let go of `cpu` during the pass (see `Runqueues::focus`) may find its
-    // domains rebuilt meanwhile (a CPU went offline): the states are then those of domains
-    // gone, and go with them, as Linux's live in the domains themselves. (A pass run on
-    // this CPU's behalf meanwhile found no states, and did nothing.)
+    // A holder that let go of `cpu` during the pass may find its domains rebuilt meanwhile
+    // (a CPU went offline): the states are then those of domains gone, and go with them, as
+    // Linux's live in the domains themselves.
     let b = r.balance_mut(cpu);
     if Arc::ptr_eq(&b.domains, &domains) && b.states.is_empty() {
         b.states = states;
     }
-    result
+    Some(result)
 }
 
 /// `NR_CPUS` as 2.6.24's x86 configuration set it by default (the cap of a balancing
@@ -339,10 +344,14 @@ pub fn rebalance<R: Runqueues + ?Sized>(
     update_blocked_averages(r, cpu);
     let idle = r.rq(cpu).current() == r.rq(cpu).idle();
     let nr_cpus = NR_CPUS_DEFAULT.max(r.len() as u64);
-    let (outcomes, next) = with_domains(r, cpu, |r, domains, states| {
+    let pass = with_domains(r, cpu, |r, domains, states| {
         let m = &mut Balancing(r);
         balancer::rebalance_domains(cpu, idle, jiffies, domains, states, hz, nr_cpus, m)
     });
+    // (With its domains out, the CPU is in a pass of its own: when it is next due stays.)
+    let Some((outcomes, next)) = pass else {
+        return Vec::new();
+    };
     r.balance_mut(cpu).next_balance = next;
     outcomes.into_iter().filter_map(|o| o.push_from).collect()
 }
@@ -362,6 +371,10 @@ pub fn idle_balance<R: Runqueues + ?Sized>(r: &mut R, cpu: usize) -> bool {
     });
     let now = r.now();
     r.reach(cpu);
+    // A task woken here while the pass had let go of this runqueue counts as pulled (as
+    // from 3.18, the pass letting go of its runqueue in every era here): the CPU does not
+    // go idle, and no idle spell starts.
+    let pulled = pulled.unwrap_or(false) || !r.rq(cpu).about_to_idle();
     r.balance_mut(cpu).idle_stamp = (!pulled).then_some(now);
     pulled
 }

@@ -9,7 +9,8 @@
 //! Nothing here reads the task table: a task's affinity, user and `on_cpu` flag are read off
 //! its context, on the runqueue the balancer found it on. So a newly-idle pass — Linux's
 //! `idle_balance`, which takes runqueue locks and no other — runs without the scheduler's
-//! lock ([`balance_newly_idle`]), and waits for no CPU but the two it pulls between.
+//! lock ([`balance_newly_idle`]), and holds no runqueue but the one it reads or the two it
+//! pulls between.
 
 use super::state::Balancer;
 use crate::percpu::this_cpu;

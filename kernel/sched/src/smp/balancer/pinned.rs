@@ -73,9 +73,12 @@ pub(super) fn detach_here_or_beside(
         ..Pulled::default()
     };
     loop {
-        // The busiest CPU's tasks now: those the looks so far did not take.
-        let nr_running = what.nr_running - all.tasks.len();
+        // The busiest CPU's tasks now: those the looks so far did not take — no more than
+        // are there, under its lock (`detach_tasks` reads `src_rq->nr_running` so: a pass
+        // that let go of the runqueues may find the busiest CPU drained since it read it).
         let tasks = m.queues(busiest, env.this_cpu).candidates();
+        let there = m.nr_running(busiest).unwrap_or(usize::MAX);
+        let nr_running = (what.nr_running - all.tasks.len()).min(there);
         let look = detach_tasks(&tasks, what.migration, all.left, nr_running, what.why, &env);
         m.pull(busiest, env.this_cpu, &look.tasks);
         all.tasks.extend_from_slice(&look.tasks);

@@ -100,6 +100,12 @@ pub fn idle_balance(
         if o.moved {
             return o.pulled;
         }
+        // A task came here meanwhile: the CPU will not idle (Linux from 3.x ends the walk on
+        // `this_rq->nr_running`; it held this CPU's runqueue through most of a pass before,
+        // as cfslab's simulator does, where nothing comes).
+        if m.has_work(cpu) {
+            return None;
+        }
     }
     None
 }

@@ -237,6 +237,18 @@ impl<R: Runqueues + ?Sized> Machine for Balancing<'_, R> {
             .collect()
     }
 
+    fn nr_running(&mut self, busiest: usize) -> Option<usize> {
+        self.0.reach(busiest);
+        let (r, split) = (&*self.0, self.0.split());
+        let stat = super::cpu_stat(r.rq(busiest), r.balance(busiest), split);
+        Some(stat.nr_running as usize)
+    }
+
+    fn has_work(&mut self, cpu: usize) -> bool {
+        self.0.reach(cpu);
+        !self.0.rq(cpu).about_to_idle()
+    }
+
     fn reweight_group(&mut self, uid: u32, share: Share) {
         let now = self.0.now();
         self.0.reach(share.cpu);
