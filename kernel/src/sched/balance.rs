@@ -124,6 +124,7 @@ impl Scheduler {
                         state,
                         rules,
                         split,
+                        seen: Vec::new(),
                     });
                 }
                 Some(Balancer { split, rules })
@@ -315,6 +316,7 @@ impl Scheduler {
             online_mask: self.online_mask,
             rqs: &mut self.rqs,
             spare: core::cell::OnceCell::new(),
+            seen: Vec::new(),
         }
     }
 }

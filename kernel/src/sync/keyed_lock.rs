@@ -88,6 +88,19 @@ impl<T> KeyedLock<T> {
         }
     }
 
+    /// Takes the lock with interrupts already off if it is free now, leaving no guard (as
+    /// [`KeyedLock::acquire_held`]); returns whether it did. Never waits, so never out of
+    /// order; the order is checked all the same.
+    #[inline(always)]
+    pub fn try_acquire_held(&self) -> bool {
+        debug_assert!(!irq::enabled(), "a lock without a guard, interrupts on");
+        if !self.lock.try_acquire() {
+            return false;
+        }
+        this_cpu().keyed_lock_taken(self.lock.rank() as u32, self.key);
+        true
+    }
+
     /// Releases a lock taken with [`KeyedLock::acquire_held`]: this CPU must hold it
     /// (checked in every build: releasing another CPU's lock would let two in).
     #[inline(always)]

@@ -203,6 +203,13 @@ pub trait Runqueues {
     fn reach(&mut self, cpu: usize) {
         let _ = cpu;
     }
+    /// CPU `cpu`'s load figures, for a pass that reads the CPUs one at a time
+    /// ([`stats_one_by_one`]): read under its lock ([`Runqueues::reach`]), unless the holder
+    /// knows better.
+    fn stat(&mut self, cpu: usize) -> CpuStat {
+        self.reach(cpu);
+        cpu_stat(self.rq(cpu), self.balance(cpu), self.split())
+    }
 }
 
 /// `weighted_cpuload`: 2.6.24–2.6.26 count the tasks' weight; later eras the top-level
@@ -397,15 +404,9 @@ pub fn stats<R: Runqueues + ?Sized>(r: &R) -> Vec<CpuStat> {
         .collect()
 }
 
-/// [`stats`] read one CPU at a time, each whole at its own moment ([`Runqueues::reach`]).
+/// [`stats`] read one CPU at a time, each whole at its own moment ([`Runqueues::stat`]).
 pub fn stats_one_by_one<R: Runqueues + ?Sized>(r: &mut R) -> Vec<CpuStat> {
-    let split = r.split();
-    (0..r.len())
-        .map(|cpu| {
-            r.reach(cpu);
-            cpu_stat(r.rq(cpu), r.balance(cpu), split)
-        })
-        .collect()
+    (0..r.len()).map(|cpu| r.stat(cpu)).collect()
 }
 
 /// The load of the CPU whose runqueue is `rq` and balancing state `b`, as the balancer and

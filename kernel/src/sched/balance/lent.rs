@@ -19,9 +19,11 @@ use crate::sched::runqueue::{self, Focused, Runqueue};
 use crate::sched::state::ONLINE;
 use crate::task::Slot;
 use crate::time::clock;
+use alloc::vec::Vec;
 use core::cell::OnceCell;
 use core::ops::IndexMut;
 use core::sync::atomic::Ordering;
+use sched::smp::busiest::CpuStat;
 use sched::smp::cpuset::CpuSet;
 use sched::smp::domains::Rules;
 use sched::smp::runqueues::{self, CpuBalance, Runqueues};
@@ -39,6 +41,8 @@ pub(in crate::sched) trait Lender:
     fn focus(&mut self, cpus: u64) -> bool;
     /// Whether CPU `cpu`'s runqueue is held (or would be taken as it is reached).
     fn holds(&self, cpu: usize) -> bool;
+    /// Holds CPU `cpu`'s runqueue alone if its lock is free now; returns whether it does.
+    fn try_reach(&mut self, cpu: usize) -> bool;
 }
 
 impl Lender for runqueue::Runqueues {
@@ -52,6 +56,10 @@ impl Lender for runqueue::Runqueues {
     }
 
     fn holds(&self, _cpu: usize) -> bool {
+        true
+    }
+
+    fn try_reach(&mut self, _cpu: usize) -> bool {
         true
     }
 }
@@ -68,6 +76,10 @@ impl Lender for Focused {
     fn holds(&self, cpu: usize) -> bool {
         Focused::holds(self, cpu)
     }
+
+    fn try_reach(&mut self, cpu: usize) -> bool {
+        self.try_focus_one(cpu)
+    }
 }
 
 /// The runqueues lent to the balancer, with what it asks beside them.
@@ -82,6 +94,10 @@ pub(in crate::sched) struct Lent<'a, L: Lender = runqueue::Runqueues> {
     /// while a newly-idle pass had let go of its runqueue (the pass's changes to it are
     /// lost with it). Made only then.
     pub(in crate::sched) spare: OnceCell<CpuBalance>,
+    /// The figures a newly-idle pass last read of each CPU, by CPU: what it goes by for a
+    /// CPU whose runqueue is locked as it looks (see [`Runqueues::stat`]). Kept on the
+    /// pass's CPU between passes (`CpuBalancing::seen`); empty for the other lender.
+    pub(in crate::sched) seen: Vec<Option<CpuStat>>,
 }
 
 impl<L: Lender> Lent<'_, L> {
@@ -168,6 +184,28 @@ impl<L: Lender> Runqueues for Lent<'_, L> {
             self.focus(CpuSet::one(cpu));
         }
     }
+
+    /// Linux reads another CPU's figures without its lock, as they are at that moment;
+    /// cfslab cannot read a runqueue it does not hold. So a newly-idle pass reads one
+    /// whose lock is free, and for one whose lock is taken goes by the figures it last read
+    /// of it rather than wait: under QEMU, a wait for a lock lasts until its holder's CPU
+    /// has had its turn, every other CPU's turn at worst (docs/performance.md). A CPU it
+    /// never read it waits for. (Its own CPU it read as the pass began.)
+    fn stat(&mut self, cpu: usize) -> CpuStat {
+        let last = self.seen.get(cpu).copied().flatten();
+        if let Some(last) = last
+            && !self.rqs.holds(cpu)
+            && !self.rqs.try_reach(cpu)
+        {
+            return last;
+        }
+        self.reach(cpu);
+        let stat = runqueues::cpu_stat(&self.rqs[cpu], self.balance(cpu), self.split());
+        if let Some(seen) = self.seen.get_mut(cpu) {
+            *seen = Some(stat);
+        }
+        stat
+    }
 }
 
 /// `idle_balance`: the running CPU is about to pick with nothing runnable here; it pulls
@@ -178,6 +216,11 @@ pub(in crate::sched) fn balance_newly_idle() {
     let cpu = this_cpu().index();
     let mut rqs = Focused::new();
     rqs.focus(1 << cpu);
+    let mut seen = match rqs[cpu].balance.as_mut() {
+        Some(b) => core::mem::take(&mut b.seen),
+        None => Vec::new(),
+    };
+    seen.resize(rqs.len(), None);
     let balancer = rqs[cpu].balance.as_ref().map(|b| Balancer {
         rules: b.rules,
         split: b.split,
@@ -192,7 +235,17 @@ pub(in crate::sched) fn balance_newly_idle() {
             balancer,
             online_mask,
             spare: OnceCell::new(),
+            seen,
         };
+        // This CPU's own figures, read while its runqueue is held.
+        lent.stat(cpu);
         runqueues::idle_balance(&mut lent, cpu);
+        seen = lent.seen;
+    }
+    if !rqs.holds(cpu) {
+        rqs.focus(1 << cpu);
+    }
+    if let Some(b) = rqs[cpu].balance.as_mut() {
+        b.seen = seen;
     }
 }

@@ -3,11 +3,13 @@
 //! Cores invariant's checker, and whether CPU 0 is isolated.
 
 use crate::config::Config;
+use ::sched::smp::busiest::CpuStat;
 use ::sched::smp::domains::Rules;
 use ::sched::smp::invariant::Checker;
 use ::sched::smp::runqueues::CpuBalance;
 use ::sched::smp::shares::SharesSplit;
 use ::sched::smp::topology::Topology;
+use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// What the scheduler keeps for balancing.
@@ -62,6 +64,8 @@ pub struct CpuBalancing {
     pub(in crate::sched) state: CpuBalance,
     pub(in crate::sched) rules: Rules,
     pub(in crate::sched) split: SharesSplit,
+    /// The figures this CPU's newly-idle passes last read of each CPU (`lent::Lent::seen`).
+    pub(in crate::sched) seen: Vec<Option<CpuStat>>,
 }
 
 /// What is left of a tick's balancing once its CPU's own share is done

@@ -362,6 +362,21 @@ impl Focused {
         true
     }
 
+    /// Holds CPU `cpu`'s runqueue alone if its lock is free now (or held already); returns
+    /// whether it does. Whatever else was held is let go of either way.
+    pub(in crate::sched) fn try_focus_one(&mut self, cpu: usize) -> bool {
+        if self.holds(cpu) {
+            self.let_go(self.held & !(1 << cpu));
+            return true;
+        }
+        self.let_go(self.held);
+        let took = RUNQUEUES[cpu].try_acquire_held();
+        if took {
+            self.held = 1 << cpu;
+        }
+        took
+    }
+
     /// Lets go of the runqueues of `cpus` (held ones), highest CPU first.
     fn let_go(&mut self, cpus: u64) {
         let mut rest = cpus & self.held;
