@@ -101,7 +101,8 @@ impl<T> KeyedLock<T> {
         true
     }
 
-    /// Releases a lock taken with [`KeyedLock::acquire_held`]: this CPU must hold it
+    /// Releases a lock taken with [`KeyedLock::acquire_held`] or
+    /// [`KeyedLock::try_acquire_held`]: this CPU must hold it
     /// (checked in every build: releasing another CPU's lock would let two in).
     #[inline(always)]
     pub fn release_held(&self) {

@@ -12,7 +12,7 @@
 //! lock ([`balance_newly_idle`]), and holds no runqueue but the one it reads or the two it
 //! pulls between.
 
-use super::state::Balancer;
+use super::state::{Balancer, CpuBalancing, Seen};
 use crate::percpu::this_cpu;
 use crate::sched::moving::HeldRunqueues;
 use crate::sched::runqueue::{self, Focused, Runqueue};
@@ -88,16 +88,16 @@ pub(in crate::sched) struct Lent<'a, L: Lender = runqueue::Runqueues> {
     /// The era's rules and split (`None`: no balancer, for a look that needs neither).
     pub(in crate::sched) balancer: Option<Balancer>,
     /// The CPUs online, one bit each (read again each time a newly-idle pass takes its own
-    /// CPU's runqueue: see [`Runqueues::focus`]).
+    /// CPU's runqueue with another's to pull: see [`Runqueues::focus`]).
     pub(in crate::sched) online_mask: u64,
     /// The balancing state read for a CPU whose balancer is gone: one rebuilt without it
     /// while a newly-idle pass had let go of its runqueue (the pass's changes to it are
     /// lost with it). Made only then.
     pub(in crate::sched) spare: OnceCell<CpuBalance>,
-    /// The figures a newly-idle pass last read of each CPU, by CPU: what it goes by for a
-    /// CPU whose runqueue is locked as it looks (see [`Runqueues::stat`]). Kept on the
-    /// pass's CPU between passes (`CpuBalancing::seen`); empty for the other lender.
-    pub(in crate::sched) seen: Vec<Option<CpuStat>>,
+    /// The figures a newly-idle pass last read of each CPU, by CPU, and when: what it goes
+    /// by for a CPU whose runqueue is locked as it looks (see [`Runqueues::stat`]). Kept on
+    /// the pass's CPU between passes (`CpuBalancing::seen`); empty for the other lender.
+    pub(in crate::sched) seen: Vec<Option<Seen>>,
 }
 
 impl<L: Lender> Lent<'_, L> {
@@ -187,22 +187,26 @@ impl<L: Lender> Runqueues for Lent<'_, L> {
 
     /// Linux reads another CPU's figures without its lock, as they are at that moment;
     /// cfslab cannot read a runqueue it does not hold. So a newly-idle pass reads one
-    /// whose lock is free, and for one whose lock is taken goes by the figures it last read
-    /// of it rather than wait: under QEMU, a wait for a lock lasts until its holder's CPU
-    /// has had its turn, every other CPU's turn at worst (docs/performance.md). A CPU it
-    /// never read it waits for. (Its own CPU it read as the pass began.)
+    /// whose lock is free, and for one whose lock is taken goes by the figures it read of
+    /// it within the last tick, if it did, rather than wait: under QEMU, a wait for a lock
+    /// lasts until its holder's CPU has had its turn, every other CPU's turn at worst
+    /// (docs/performance.md). (A tick: the load history a pass compares is a tick's; older
+    /// figures could hide a CPU that has since filled up, and leave this one idle beside
+    /// its waiting tasks.) Its own CPU it read as the pass began.
     fn stat(&mut self, cpu: usize) -> CpuStat {
-        let last = self.seen.get(cpu).copied().flatten();
-        if let Some(last) = last
+        let now = clock::now();
+        let recent = self.seen.get(cpu).copied().flatten();
+        let recent = recent.filter(|s| now.saturating_sub(s.at) < crate::time::tick_ns());
+        if let Some(recent) = recent
             && !self.rqs.holds(cpu)
             && !self.rqs.try_reach(cpu)
         {
-            return last;
+            return recent.stat;
         }
         self.reach(cpu);
         let stat = runqueues::cpu_stat(&self.rqs[cpu], self.balance(cpu), self.split());
         if let Some(seen) = self.seen.get_mut(cpu) {
-            *seen = Some(stat);
+            *seen = Some(Seen { stat, at: now });
         }
         stat
     }
@@ -245,7 +249,11 @@ pub(in crate::sched) fn balance_newly_idle() {
     if !rqs.holds(cpu) {
         rqs.focus(1 << cpu);
     }
-    if let Some(b) = rqs[cpu].balance.as_mut() {
+    // Kept for the next pass, unless the balancer was rebuilt for another era meanwhile
+    // (figures in other units).
+    let same =
+        |b: &CpuBalancing| balancer.is_some_and(|a| a.rules == b.rules && a.split == b.split);
+    if let Some(b) = rqs[cpu].balance.as_mut().filter(|b| same(b)) {
         b.seen = seen;
     }
 }

@@ -65,7 +65,14 @@ pub struct CpuBalancing {
     pub(in crate::sched) rules: Rules,
     pub(in crate::sched) split: SharesSplit,
     /// The figures this CPU's newly-idle passes last read of each CPU (`lent::Lent::seen`).
-    pub(in crate::sched) seen: Vec<Option<CpuStat>>,
+    pub(in crate::sched) seen: Vec<Option<Seen>>,
+}
+
+/// A CPU's figures as a newly-idle pass read them, and when (`lent::Lent::stat`).
+#[derive(Debug, Clone, Copy)]
+pub(in crate::sched) struct Seen {
+    pub(in crate::sched) stat: CpuStat,
+    pub(in crate::sched) at: u64,
 }
 
 /// What is left of a tick's balancing once its CPU's own share is done

@@ -19,7 +19,8 @@
 //!   long as it holds them;
 //! - **the runqueues a pass works on, a CPU or two at a time** ([`Focused`]): a
 //!   newly-idle pass (`balance::balance_newly_idle`), which needs nothing of the task table,
-//!   reads each CPU's load under its lock alone, then holds the busiest CPU's and its own,
+//!   reads each CPU's load under its lock alone (or, if it is taken, goes by what it read
+//!   of it within a tick), then holds the busiest CPU's and its own,
 //!   lowest CPU first, to pull (Linux's `double_lock_balance`). A holder of a prefix that
 //!   counts the tasks of several runqueues holds each from its count to its end, so it
 //!   counts a task the pass moves once, before or after the move.
@@ -307,16 +308,16 @@ impl IndexMut<usize> for Runqueues {
 /// reads — each CPU's read whole, one at a time, as Linux reads them without their locks.
 ///
 /// Beside a holder of a prefix of the runqueues ([`Runqueues`]) this is safe for the reason
-/// a wake-up's [`lock_three`] is: it takes its locks in CPU order too. A holder of the prefix that reaches a runqueue this pass holds waits for the
-/// pass to let go of both; a pass that wants one the holder has reached waits for the
+/// a wake-up's [`lock_three`] is: it takes its locks in CPU order too. A holder of the
+/// prefix that reaches a runqueue this pass holds waits for the pass to let go of both; a pass that wants one the holder has reached waits for the
 /// holder's end. So none sees the other half-way, and a holder that counts the tasks of
 /// several runqueues counts each before or after a move, never both.
 ///
 /// What the pass may find changed between two looks is the price of not holding
-/// everything, as in Linux: a CPU's load read a moment ago, or this CPU's domains rebuilt
-/// while it let go of them (`sched::smp::runqueues`' `with_domains` then drops the pass's
-/// states), or the CPUs online (re-read each time this CPU's runqueue is taken: see
-/// `balance::Lent`).
+/// everything, as in Linux: a CPU's load read up to a tick ago, or this CPU's domains
+/// rebuilt while it let go of them (`sched::smp::runqueues`' `with_domains` then drops the
+/// pass's states), or the CPUs online (re-read as the pass takes this CPU's runqueue with
+/// another's to pull: see `balance::Lent`).
 pub(in crate::sched) struct Focused {
     /// The CPUs whose runqueue locks are held, one bit each.
     held: u64,
