@@ -6,8 +6,9 @@
 //!
 //! The one way a task changes runqueue, whoever moves it: a waker holding only the
 //! runqueues its placement touches (`ttwu`), a newly-idle pass holding the two it pulls
-//! between (`balance::Lent`), or the holder of the whole scheduler (`Scheduler::move_between`: the
-//! tick's balancing, a change of affinity, the slow wake-up).
+//! between (`balance::Lent`), or the holder of the whole scheduler
+//! (`Scheduler::move_between`: the tick's balancing, a change of affinity, the slow
+//! wake-up).
 
 use super::runqueue::{Focused, Locked, Runqueue, Runqueues};
 use super::trace::Kind;

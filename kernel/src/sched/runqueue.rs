@@ -28,11 +28,13 @@ use sched::smp::runqueues;
 use sched::weights::Nice;
 use sched::{ForkKind, Moving, Policy, Rq, SchedTask, Uid, Wakeup};
 
+mod inspecting;
 mod locks;
 mod runs_idle;
 mod stop_work;
+pub(super) use inspecting::Inspecting;
 pub(super) use locks::{
-    Focused, Inspecting, Locked, Runqueues, lock, lock_this_cpu, lock_three, lock_two, made,
+    Focused, Locked, Runqueues, lock, lock_this_cpu, lock_three, lock_two, made,
 };
 pub(super) use runs_idle::runs_idle;
 pub(super) use stop_work::StopWork;

@@ -22,9 +22,9 @@
 //!
 //! Two simplifications, both because cfslab's mover holds both runqueues (the simulator
 //! holds every one; the kernel's movers take the two a move touches): a waking task that
-//! moves is detached from its old runqueue at once, where Linux queues it as `removed` for that CPU to
-//! subtract at its next update; and a task's `h_load` is computed when asked, where Linux
-//! caches it per jiffy.
+//! moves is detached from its old runqueue at once, where Linux queues it as `removed` for
+//! that CPU to subtract at its next update; and a task's `h_load` is computed when asked,
+//! where Linux caches it per jiffy.
 
 use super::entity::EntityId;
 use super::runqueue::RqId;

@@ -20,21 +20,22 @@
 //! - **the runqueues a pass works on, a CPU or two at a time** ([`Focused`]): a
 //!   newly-idle pass (`balance::balance_newly_idle`), which needs nothing of the task table,
 //!   reads each CPU's load under its lock alone (or, if it is taken, goes by what it read
-//!   of it within a tick), then holds the busiest CPU's and its own,
-//!   lowest CPU first, to pull (Linux's `double_lock_balance`). A holder of a prefix that
-//!   counts the tasks of several runqueues holds each from its count to its end, so it
-//!   counts a task the pass moves once, before or after the move.
-//!   (Linux takes only the runqueues an operation touches everywhere: cfslab's next step.)
+//!   of it within a tick), then holds the busiest CPU's and its own, lowest CPU first, to
+//!   pull (Linux's `double_lock_balance`). A holder of a prefix that counts the tasks of
+//!   several runqueues holds each from its count to its end, so it counts a task the pass
+//!   moves once, before or after the move. (Linux takes only the runqueues an operation
+//!   touches everywhere: cfslab's next step.)
 //!
 //! The index checks, in every build, that this CPU holds the runqueue's lock: that is what
 //! makes a reference into the lock's value safe to hand out without a guard.
 
 use super::Runqueue;
+use super::inspecting::inspecting;
 use crate::percpu::this_cpu;
 use crate::sync::{KeyedGuard, KeyedLock, Rank};
 use core::cell::Cell;
 use core::ops::{Index, IndexMut};
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// The CPUs whose runqueue holds a task other than its idle task and its stopper (which
 /// stay, and would make every CPU count), one bit each: those whose
@@ -145,28 +146,6 @@ impl Locked {
     }
 }
 
-/// gdb reads the runqueues with the machine stopped, holding no lock ([`Inspecting`]).
-static INSPECTING: AtomicBool = AtomicBool::new(false);
-
-/// While this lives, the runqueues may be read without their locks: only for gdb's helpers,
-/// called with every CPU stopped (`debugger`), where taking a lock could wait for ever. (A
-/// guard, not a function taking a closure: gdb's Rust parser takes a function that holds a
-/// closure for a namespace, and then cannot call it.)
-pub(in crate::sched) struct Inspecting(());
-
-impl Inspecting {
-    pub(in crate::sched) fn start() -> Inspecting {
-        INSPECTING.store(true, Ordering::Relaxed);
-        Inspecting(())
-    }
-}
-
-impl Drop for Inspecting {
-    fn drop(&mut self) {
-        INSPECTING.store(false, Ordering::Relaxed);
-    }
-}
-
 /// Every runqueue, as its lender reaches them: the holder of the scheduler's lock (see the
 /// module's docs). While lent, this CPU holds the locks of a prefix
 /// of the runqueues, CPUs `0..held`: taken at the start up to the last CPU whose runqueue
@@ -253,7 +232,7 @@ impl Runqueues {
     #[inline(always)]
     fn hold_through(&self, cpu: usize) {
         let held = self.held.get();
-        if cpu < held || !self.lending.get() || INSPECTING.load(Ordering::Relaxed) {
+        if cpu < held || !self.lending.get() || inspecting() {
             return;
         }
         RUNQUEUES[held..=cpu]
@@ -263,13 +242,13 @@ impl Runqueues {
     }
 }
 
-/// This CPU holds runqueue `cpu`'s lock (or gdb is looking, [`Inspecting`]): checked in every
+/// This CPU holds runqueue `cpu`'s lock (or gdb is looking, [`Inspecting`](super::Inspecting)): checked in every
 /// build, a read and a bit test.
 #[inline(always)]
 fn check_held(cpu: usize) {
     let held = this_cpu().holds_key(Rank::Runqueue as u32, cpu as u32);
     assert!(
-        held || INSPECTING.load(Ordering::Relaxed),
+        held || inspecting(),
         "runqueue {cpu} reached without its lock"
     );
 }
